@@ -1,0 +1,84 @@
+/*
+ * stall/base.h - time, errors and memory: what every stallsim module shares.
+ *
+ * Time is an int64 count of nanoseconds (stall_time). Event order and every
+ * reported number derive from it, so results are exact and repeatable; doubles
+ * appear only at the edges (reading traces, writing reports).
+ *
+ * Errors: functions return 0 or a negative STALL_E* code. Fallible calls also
+ * fill a caller-owned stall_err with one line that names the input (file:line:
+ * column, or the INI key). On failure a function leaves its outputs untouched
+ * or freed; nothing half-built escapes.
+ */
+#ifndef STALL_BASE_H
+#define STALL_BASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Nanoseconds. Absolute times in traces are ns since the Unix epoch. */
+typedef int64_t stall_time;
+
+#define STALL_NS_PER_S INT64_C(1000000000)
+#define STALL_TIME_MAX INT64_MAX
+
+/* X(name, value, text): the one table of error codes. */
+#define STALL_ERRORS(X)                                                      \
+    X(OK, 0, "success")                                                      \
+    X(EINVAL, -1, "invalid argument")                                        \
+    X(EIO, -2, "cannot read or write a file")                                \
+    X(EPARSE, -3, "bad input data")                                          \
+    X(ECONFIG, -4, "bad configuration")                                      \
+    X(ECAUSAL, -5, "event scheduled before the current time")                \
+    X(ENOMEM, -6, "out of memory")                                           \
+    X(EINTERNAL, -7, "internal error")
+
+enum stall_errcode {
+#define STALL__ENUM(name, value, text) STALL_##name = (value),
+    STALL_ERRORS(STALL__ENUM)
+#undef STALL__ENUM
+};
+
+/* Text for a code; never NULL ("unknown error" for values outside the table). */
+const char *stall_strerror(int code);
+
+/* Process exit status for a code: 0 for STALL_OK, 2 for bad input or
+ * configuration (EINVAL, EIO, EPARSE, ECONFIG), 1 for everything else. */
+int stall_exit_status(int code);
+
+#define STALL_ERR_MSG 512
+
+/* Error record. msg holds one line without a trailing newline. */
+typedef struct stall_err {
+    int code;
+    char msg[STALL_ERR_MSG];
+} stall_err;
+
+/* Sets err (when not NULL) and returns code, so callers can write
+ * `return stall_err_set(err, STALL_EPARSE, "%s:%d:%d: ...", ...)`. */
+int stall_err_set(stall_err *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Allocation that never returns NULL: out of memory aborts with a message.
+ * stall_xcalloc checks n * size for overflow. */
+void *stall_xmalloc(size_t size);
+void *stall_xcalloc(size_t n, size_t size);
+void *stall_xrealloc(void *ptr, size_t size);
+char *stall_xstrdup(const char *s);
+
+/* Seconds (finite, may be negative) to nanoseconds, rounded to nearest. */
+stall_time stall_s_to_ns(double seconds);
+/* Nanoseconds to seconds. */
+double stall_ns_to_s(stall_time ns);
+
+/* The version string of the library ("0.1.0"). */
+const char *stall_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

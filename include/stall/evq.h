@@ -1,0 +1,58 @@
+/*
+ * stall/evq.h - the event queue: a 4-ary min-heap of events.
+ *
+ * Order is total and deterministic: by time, then by insertion sequence, so
+ * events with equal times pop in the order they were pushed (FIFO). Each event
+ * stores its heap slot, which makes removal O(log n).
+ *
+ * The queue does not own events; it stores pointers to caller-owned
+ * stall_event records (the engine keeps them in a pool). An event may sit in
+ * at most one queue at a time.
+ *
+ * Complexity: push, pop, remove O(log n); peek and size O(1).
+ */
+#ifndef STALL_EVQ_H
+#define STALL_EVQ_H
+
+#include "stall/base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* An event. Payload fields are the model's; the queue reads only time and
+ * seq and writes only seq and slot. */
+typedef struct stall_event {
+    stall_time time;  /* when it fires */
+    uint64_t seq;     /* insertion order, set by push */
+    size_t slot;      /* heap index; STALL_EVQ_NOSLOT when not queued */
+    int32_t type;     /* model-defined kind */
+    int32_t a;        /* model payload, e.g. a rank */
+    int64_t b;        /* model payload, e.g. a batch */
+    int64_t c;        /* model payload */
+} stall_event;
+
+#define STALL_EVQ_NOSLOT SIZE_MAX
+
+typedef struct stall_evq stall_evq;
+
+/* Creates an empty queue; capacity is a hint (0 is fine). Never NULL. */
+stall_evq *stall_evq_create(size_t capacity);
+/* Frees the queue (not the events). NULL-safe. */
+void stall_evq_destroy(stall_evq *q);
+
+/* Queues ev, giving it the next sequence number. ev must not be queued. */
+void stall_evq_push(stall_evq *q, stall_event *ev);
+/* Removes and returns the earliest event, or NULL when empty. */
+stall_event *stall_evq_pop(stall_evq *q);
+/* The earliest event without removing it, or NULL when empty. */
+stall_event *stall_evq_peek(const stall_evq *q);
+/* Removes a queued event. Returns STALL_EINVAL if ev is not in q. */
+int stall_evq_remove(stall_evq *q, stall_event *ev);
+/* Number of queued events. */
+size_t stall_evq_size(const stall_evq *q);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,104 @@
+/*
+ * base.c - error table, error records and the allocation wrappers.
+ *
+ * Out of memory is not recoverable in a simulator that sizes its arrays from
+ * the input up front, so the wrappers abort with one line instead of making
+ * every caller check.
+ */
+#include "stall/base.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef STALL_VERSION_STRING
+#define STALL_VERSION_STRING "0.0.0"
+#endif
+
+const char *stall_version(void) { return STALL_VERSION_STRING; }
+
+const char *stall_strerror(int code)
+{
+    switch (code) {
+#define STALL__CASE(name, value, text)                                       \
+    case (value):                                                            \
+        return text;
+        STALL_ERRORS(STALL__CASE)
+#undef STALL__CASE
+    default:
+        return "unknown error";
+    }
+}
+
+int stall_exit_status(int code)
+{
+    switch (code) {
+    case STALL_OK:
+        return 0;
+    case STALL_EINVAL:
+    case STALL_EIO:
+    case STALL_EPARSE:
+    case STALL_ECONFIG:
+        return 2;
+    default:
+        return 1;
+    }
+}
+
+int stall_err_set(stall_err *err, int code, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+        err->code = code;
+    }
+    return code;
+}
+
+static void base_oom(size_t size)
+{
+    fprintf(stderr, "stallsim: out of memory (asked for %zu bytes)\n", size);
+    abort();
+}
+
+void *stall_xmalloc(size_t size)
+{
+    void *p = malloc(size ? size : 1);
+    if (!p)
+        base_oom(size);
+    return p;
+}
+
+void *stall_xcalloc(size_t n, size_t size)
+{
+    if (size && n > SIZE_MAX / size)
+        base_oom(SIZE_MAX);
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p)
+        base_oom(n * size);
+    return p;
+}
+
+void *stall_xrealloc(void *ptr, size_t size)
+{
+    void *p = realloc(ptr, size ? size : 1);
+    if (!p)
+        base_oom(size);
+    return p;
+}
+
+char *stall_xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = stall_xmalloc(n);
+    memcpy(p, s, n);
+    return p;
+}
+
+stall_time stall_s_to_ns(double seconds) { return (stall_time)llround(seconds * 1e9); }
+
+double stall_ns_to_s(stall_time ns) { return (double)ns / 1e9; }
