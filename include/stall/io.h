@@ -1,0 +1,46 @@
+/*
+ * stall/io.h - output files that are written whole or not at all, and the
+ * number formatting every CSV writer shares.
+ */
+#ifndef STALL_IO_H
+#define STALL_IO_H
+
+#include <stdio.h>
+
+#include "stall/base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Fills an open stream; returns 0 or a negative code after setting err. */
+typedef int (*stall_fill_fn)(FILE *f, void *ctx, stall_err *err);
+
+/* Writes `path` atomically: fill() writes into a temporary file in the same
+ * folder, which is flushed, synced and renamed over `path` only if fill()
+ * and every write succeeded. On failure the temporary file is removed and
+ * `path` is left as it was. Returns 0 or STALL_EIO / fill's code. */
+int stall_write_atomic(const char *path, stall_fill_fn fill, void *ctx, stall_err *err);
+
+/* mkdir -p. Returns 0 or STALL_EIO naming the folder. */
+int stall_mkdirs(const char *path, stall_err *err);
+
+/* Formats v as Python's repr() does (what pandas writes to CSV): the
+ * shortest text that reads back to the same double, "0.0", "2.635", "4e-06",
+ * "1e+16", "nan", "inf". buf must hold STALL_REPR_MAX bytes. Returns buf. */
+#define STALL_REPR_MAX 32
+char *stall_repr(char *buf, double v);
+
+/* Writes stall_repr(v) to f. */
+void stall_put_double(FILE *f, double v);
+
+/* Joins dir and name with one '/' into a new string (caller frees). */
+char *stall_path_join(const char *dir, const char *name);
+
+/* The folder part of a path ("." when it has none), as a new string. */
+char *stall_path_dir(const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

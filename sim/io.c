@@ -1,0 +1,181 @@
+/*
+ * io.c - atomic file output, folder creation and repr-style doubles.
+ *
+ * Atomicity: every result file goes through stall_write_atomic, which writes
+ * a temporary file beside the target and renames it into place. rename(2)
+ * within one folder is atomic on POSIX file systems, so a reader (or a sweep
+ * interrupted half way) sees either the old file, no file, or the whole new
+ * one, never a truncated one.
+ */
+#include "stall/io.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int stall_write_atomic(const char *path, stall_fill_fn fill, void *ctx, stall_err *err)
+{
+    size_t n = strlen(path) + 32;
+    char *tmp = stall_xmalloc(n);
+    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        int rc = stall_err_set(err, STALL_EIO, "%s: cannot create: %s", tmp, strerror(errno));
+        free(tmp);
+        return rc;
+    }
+    int rc = fill(f, ctx, err);
+    if (rc == 0 && (ferror(f) || fflush(f) != 0 || fsync(fileno(f)) != 0))
+        rc = stall_err_set(err, STALL_EIO, "%s: write failed: %s", path, strerror(errno));
+    if (fclose(f) != 0 && rc == 0)
+        rc = stall_err_set(err, STALL_EIO, "%s: close failed: %s", path, strerror(errno));
+    if (rc == 0 && rename(tmp, path) != 0)
+        rc = stall_err_set(err, STALL_EIO, "%s: cannot rename into place: %s", path,
+                           strerror(errno));
+    if (rc != 0)
+        remove(tmp);
+    free(tmp);
+    return rc;
+}
+
+int stall_mkdirs(const char *path, stall_err *err)
+{
+    char *p = stall_xstrdup(path);
+    size_t len = strlen(p);
+    while (len > 1 && p[len - 1] == '/')
+        p[--len] = '\0';
+    for (char *s = p + 1;; s++) {
+        char c = *s;
+        if (c == '/' || c == '\0') {
+            *s = '\0';
+            if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+                int rc = stall_err_set(err, STALL_EIO, "%s: cannot create folder: %s", p,
+                                       strerror(errno));
+                free(p);
+                return rc;
+            }
+            struct stat st;
+            if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode)) {
+                int rc = stall_err_set(err, STALL_EIO, "%s: exists and is not a folder", p);
+                free(p);
+                return rc;
+            }
+            *s = c;
+        }
+        if (c == '\0')
+            break;
+    }
+    free(p);
+    return 0;
+}
+
+/* Python's repr: the shortest round-tripping digits (found by trying more
+ * precision until strtod gives the value back), laid out in fixed notation
+ * when the decimal exponent is in [-4, 16), else in scientific notation with
+ * a signed exponent of at least two digits. */
+char *stall_repr(char *buf, double v)
+{
+    if (isnan(v)) {
+        strcpy(buf, "nan");
+        return buf;
+    }
+    if (isinf(v)) {
+        strcpy(buf, v < 0 ? "-inf" : "inf");
+        return buf;
+    }
+    if (v == 0.0) {
+        strcpy(buf, signbit(v) ? "-0.0" : "0.0");
+        return buf;
+    }
+    char sci[40];
+    int prec;
+    for (prec = 0; prec < 17; prec++) {
+        snprintf(sci, sizeof sci, "%.*e", prec, v);
+        if (strtod(sci, NULL) == v)
+            break;
+    }
+    /* sci is "[-]d[.ddd]e[+-]xx": collect the digits and the exponent. */
+    char digits[24];
+    int nd = 0;
+    const char *s = sci;
+    int neg = 0;
+    if (*s == '-') {
+        neg = 1;
+        s++;
+    }
+    for (; *s && *s != 'e'; s++)
+        if (*s >= '0' && *s <= '9')
+            digits[nd++] = *s;
+    int exp10 = atoi(s + 1);
+    while (nd > 1 && digits[nd - 1] == '0')
+        nd--;
+    digits[nd] = '\0';
+    int decpt = exp10 + 1; /* digits d1d2... mean 0.d1d2... x 10^decpt */
+    char *o = buf;
+    if (neg)
+        *o++ = '-';
+    if (decpt > -4 && decpt <= 16) {
+        if (decpt <= 0) {
+            *o++ = '0';
+            *o++ = '.';
+            for (int i = 0; i < -decpt; i++)
+                *o++ = '0';
+            for (int i = 0; i < nd; i++)
+                *o++ = digits[i];
+        } else {
+            for (int i = 0; i < decpt; i++)
+                *o++ = i < nd ? digits[i] : '0';
+            *o++ = '.';
+            if (nd > decpt)
+                for (int i = decpt; i < nd; i++)
+                    *o++ = digits[i];
+            else
+                *o++ = '0';
+        }
+        *o = '\0';
+    } else {
+        *o++ = digits[0];
+        if (nd > 1) {
+            *o++ = '.';
+            for (int i = 1; i < nd; i++)
+                *o++ = digits[i];
+        }
+        sprintf(o, "e%c%02d", exp10 < 0 ? '-' : '+', exp10 < 0 ? -exp10 : exp10);
+    }
+    return buf;
+}
+
+void stall_put_double(FILE *f, double v)
+{
+    char buf[STALL_REPR_MAX];
+    fputs(stall_repr(buf, v), f);
+}
+
+char *stall_path_join(const char *dir, const char *name)
+{
+    size_t a = strlen(dir), b = strlen(name);
+    char *p = stall_xmalloc(a + b + 2);
+    memcpy(p, dir, a);
+    size_t o = a;
+    if (a > 0 && dir[a - 1] != '/')
+        p[o++] = '/';
+    memcpy(p + o, name, b + 1);
+    return p;
+}
+
+char *stall_path_dir(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return stall_xstrdup(".");
+    if (slash == path)
+        return stall_xstrdup("/");
+    size_t n = (size_t)(slash - path);
+    char *p = stall_xmalloc(n + 1);
+    memcpy(p, path, n);
+    p[n] = '\0';
+    return p;
+}
