@@ -1,0 +1,140 @@
+/*
+ * stall/config.h - scenarios as INI files.
+ *
+ * One table (config.c) lists every section and key with its type, default,
+ * range and help text. The loader applies the defaults, then the file (via
+ * inih), then command-line overrides (--set section.key=value), checking each
+ * value against the table. Unknown keys and bad values are errors that name
+ * file:line and the key. The same table prints the effective configuration
+ * into every result folder and the key reference in --help.
+ */
+#ifndef STALL_CONFIG_H
+#define STALL_CONFIG_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "stall/align.h"
+#include "stall/base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define STALL_PATH_MAX 1024
+#define STALL_NAME_MAX 128
+
+typedef enum stall_mode { STALL_MODE_REPLAY = 0, STALL_MODE_SEED, STALL_MODE_MODEL } stall_mode;
+typedef enum stall_format { STALL_FORMAT_DSANALYZER = 0, STALL_FORMAT_TIDY, STALL_FORMAT_NONE } stall_format;
+typedef enum stall_resample {
+    STALL_RESAMPLE_NONE = 0, STALL_RESAMPLE_BOOTSTRAP, STALL_RESAMPLE_LOGNORMAL, STALL_RESAMPLE_GAMMA
+} stall_resample;
+typedef enum stall_dist_kind {
+    STALL_DIST_LOGNORMAL = 0, STALL_DIST_GAMMA, STALL_DIST_NORMAL, STALL_DIST_CONSTANT
+} stall_dist_kind;
+
+/* A list of alignment policies; one run per combination of the two lists. */
+typedef struct stall_align_list {
+    int n;
+    stall_align v[3];
+} stall_align_list;
+
+/* A duration given as a distribution (used when there is no trace). */
+typedef struct stall_dist {
+    int kind;     /* stall_dist_kind */
+    double mean_s;
+    double sigma; /* lognormal: sd of log */
+    double sd_s;  /* gamma, normal: sd in seconds */
+    double scale; /* multiplies every duration (what-if speed factor) */
+} stall_dist;
+
+/* Every field has a default (see the table in config.c or `stallsim --help`).
+ * Paths are absolute or relative to the INI file's folder once loaded. */
+typedef struct stall_config {
+    char ini_path[STALL_PATH_MAX]; /* the file loaded ("" when none) */
+    char ini_dir[STALL_PATH_MAX];  /* its folder, for relative paths */
+
+    /* [scenario] */
+    char name[STALL_NAME_MAX];
+    int mode; /* stall_mode */
+
+    /* [trace] */
+    int format; /* stall_format */
+    char fetch[STALL_PATH_MAX], start[STALL_PATH_MAX], perf[STALL_PATH_MAX];
+    char path[STALL_PATH_MAX]; /* tidy trace */
+    int64_t epoch;             /* dsanalyzer: the epoch to replay */
+
+    /* [align] */
+    stall_align_list fetch_align, start_align;
+
+    /* [report] */
+    int64_t warmup;         /* leading batches of each epoch left out of means */
+    double delay_threshold; /* s, for the effective-delay share */
+    int64_t samples;        /* samples per batch per rank, for throughput; 0 = from trace */
+
+    /* [replay] */
+    int lag;            /* 1: replay the measured arrival lag after fetch end */
+    double stall_floor; /* s: measured stalls above this were waiting for data */
+
+    /* [loader] */
+    int64_t workers, prefetch_factor;
+    bool in_order, persistent_workers;
+    double pin_memory_s, startup_s, handover_s;
+
+    /* [cluster] */
+    int64_t gpus, gpus_per_node, cores;
+
+    /* [fetch] */
+    double cpu_share;
+    int resample; /* stall_resample */
+    stall_dist fetch_dist;
+
+    /* [compute] */
+    stall_dist compute_dist;
+
+    /* [storage] */
+    double bandwidth_mb_s, batch_mb;
+
+    /* [ddp] */
+    double allreduce_s, bucket_mb, bandwidth_gb_s, latency_us;
+
+    /* [run] */
+    int64_t batches, epochs, seed;
+
+    /* Which keys were set explicitly (file or --set), by table index. */
+    unsigned char given[96];
+} stall_config;
+
+/* Fills cfg with the defaults. */
+void stall_config_defaults(stall_config *cfg);
+
+/* Loads an INI file over the defaults. Returns 0, STALL_EIO (cannot open) or
+ * STALL_ECONFIG with err naming "file:line: [section] key: problem". */
+int stall_config_load(stall_config *cfg, const char *ini_path, stall_err *err);
+
+/* Applies one "section.key=value" override (paths relative to the current
+ * folder). Returns 0 or STALL_ECONFIG naming the override. */
+int stall_config_set(stall_config *cfg, const char *assignment, stall_err *err);
+
+/* Sets one key from text, as the file would. where names the origin for
+ * messages ("file:line" or "--set"). */
+int stall_config_apply(stall_config *cfg, const char *section, const char *key,
+                       const char *value, const char *where, stall_err *err);
+
+/* Cross-key checks for the chosen mode (e.g. trace files given, 0 workers
+ * with an explicit prefetch factor). Returns 0 or STALL_ECONFIG. */
+int stall_config_check(const stall_config *cfg, stall_err *err);
+
+/* True when section.key was set explicitly. */
+bool stall_config_given(const stall_config *cfg, const char *section, const char *key);
+
+/* Writes the effective configuration as INI text (every key, resolved). */
+void stall_config_write(const stall_config *cfg, FILE *f);
+
+/* Writes the key reference (section, key, default, help) for --help. */
+void stall_config_help(FILE *f);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

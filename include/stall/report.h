@@ -1,0 +1,89 @@
+/*
+ * stall/report.h - per-iteration records and the run summary of MODEL.md
+ * ("What is reported"), shared by every mode that simulates.
+ *
+ * A stall_report collects one row per (epoch, batch) and the epochs' start
+ * and end, then writes iterations.csv and computes the summary: means, std
+ * and p50/p95/p99 of iteration time, stall and delay over the iterations
+ * after the warm-up, the effective-delay share, the stall share and the GPU
+ * busy share (the last two over the whole run, warm-up included).
+ */
+#ifndef STALL_REPORT_H
+#define STALL_REPORT_H
+
+#include <stdio.h>
+
+#include "stall/base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One iteration. Times in ns. */
+typedef struct stall_iter_row {
+    int epoch;
+    int64_t batch;
+    stall_time iter_end;    /* T(k), absolute */
+    stall_time iter_time;   /* T(k) - T(k-1), or - epoch start for k = 0 */
+    stall_time stall_max;   /* training stall: max over ranks */
+    stall_time stall_min;
+    stall_time wait_max;    /* barrier wait W(r,k), max over ranks */
+    double wait_mean_s;     /* and mean, in seconds */
+    double compute_mean_s;  /* mean over ranks of C(r,k), seconds */
+    stall_time fetch_spread; /* max - min over ranks of the (aligned) fetch duration */
+    stall_time start_spread; /* max - min over ranks of the (aligned) fetch start */
+    const stall_time *stall; /* [ranks] per-rank stall; copied by stall_report_add */
+} stall_iter_row;
+
+typedef struct stall_stat {
+    double mean, std, p50, p95, p99;
+} stall_stat;
+
+typedef struct stall_summary {
+    int epochs;
+    size_t iterations;        /* rows in the run */
+    size_t kept;              /* rows after the warm-up */
+    double epoch_time_s;      /* mean over epochs of T(N-1) - epoch start */
+    double total_time_s;      /* first epoch start to last iteration end */
+    double throughput_batches_s; /* batches (all ranks) per second of epoch time */
+    double throughput_samples_s; /* samples per second; NAN when samples per batch unknown */
+    stall_stat iteration, stall, delay;
+    double mean_wait_s;       /* barrier wait, mean over ranks and kept iterations */
+    double effective_delay_pct; /* % of kept iterations with delay > threshold */
+    double stall_share;       /* sum of training stall / sum of iteration time */
+    double gpu_busy_share;    /* sum of mean compute / total epoch time */
+} stall_summary;
+
+typedef struct stall_report stall_report;
+
+/* warmup: leading batches per epoch left out of the statistics; threshold in
+ * seconds; samples: per batch per rank (0: unknown). Never NULL. */
+stall_report *stall_report_create(int ranks, int64_t warmup, double threshold, int64_t samples);
+void stall_report_destroy(stall_report *r);
+
+/* Appends one row (stall[] is copied). */
+void stall_report_add(stall_report *r, const stall_iter_row *row);
+/* Records one epoch's start and end (absolute ns). */
+void stall_report_epoch(stall_report *r, int epoch, stall_time start, stall_time end);
+
+/* Fills out. Statistics over zero kept rows are NAN. */
+void stall_report_summarize(const stall_report *r, stall_summary *out);
+
+/* Writes iterations.csv atomically: one row per iteration with columns
+ * epoch,batch,iter_end_s,iteration_s,stall_s,delay_s,wait_max_s,wait_mean_s,
+ * compute_s,fetch_spread_s,start_spread_s,stall_r0..stall_r{G-1}; iter_end_s
+ * is relative to the first epoch's start. */
+int stall_report_write_iterations(const stall_report *r, const char *path, stall_err *err);
+
+/* Number of rows, and the i-th row's training stall and delay (ns). */
+size_t stall_report_rows(const stall_report *r);
+
+/* The summary.csv header (no newline) and one row's fields after the
+ * caller's leading columns (no newline). */
+void stall_summary_header(FILE *f);
+void stall_summary_fields(FILE *f, const stall_summary *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,534 @@
+/*
+ * config.c - the scenario key table and the generic loader over inih.
+ *
+ * Every key lives in cfg_keys[]: section, key, type, where it is stored,
+ * default (as text, parsed by the same code as user input, so defaults obey
+ * the same rules), range and help. Loading is: defaults, then the INI file,
+ * then --set overrides; each value is checked when it is set. inih reports
+ * the line of the first failing handler call, so the handler keeps the first
+ * message and the loader prefixes it with "file:line".
+ */
+#include "stall/config.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stall/io.h"
+
+typedef enum cfg_type { CFG_STR, CFG_PATH, CFG_INT, CFG_DOUBLE, CFG_BOOL, CFG_ENUM, CFG_ALIGNS } cfg_type;
+
+typedef struct cfg_key {
+    const char *section, *key;
+    cfg_type type;
+    size_t offset, size;
+    const char *def;
+    double min, max;
+    const char *choices; /* CFG_ENUM: "a|b|c", stored as the index */
+    const char *help;
+} cfg_key;
+
+#define CFG_K(sec, key, type, field, def, min, max, choices, help)                                \
+    {sec, key, type, offsetof(stall_config, field), sizeof(((stall_config *)0)->field), def, min, \
+     max, choices, help}
+#define CFG_BIG 1e18
+
+static const cfg_key cfg_keys[] = {
+    CFG_K("scenario", "name", CFG_STR, name, "scenario", 0, 0, NULL,
+          "name of the scenario; results go to results/<name>/ unless -o is given"),
+    CFG_K("scenario", "mode", CFG_ENUM, mode, "replay", 0, 0, "replay|seed|model",
+          "replay: event simulation of the measured trace under the alignment policies; "
+          "seed: the original notebook's numbers, exactly; model: closed-loop what-if simulation"),
+    CFG_K("trace", "format", CFG_ENUM, format, "dsanalyzer", 0, 0, "dsanalyzer|tidy|none",
+          "input trace format (none: durations from the [fetch] and [compute] distributions)"),
+    CFG_K("trace", "fetch", CFG_PATH, fetch, "", 0, 0, NULL,
+          "dsanalyzer: fetch-time CSV (Epoch, Index number, Fetch time (sec)_gpu{i})"),
+    CFG_K("trace", "start", CFG_PATH, start, "", 0, 0, NULL,
+          "dsanalyzer: fetch-start CSV (Epoch, Index number, Start time_gpu{i})"),
+    CFG_K("trace", "perf", CFG_PATH, perf, "", 0, 0, NULL,
+          "dsanalyzer: perf CSV (Epoch, Step, GPU, Time, Iteration time (sec), Training stall "
+          "time (sec))"),
+    CFG_K("trace", "path", CFG_PATH, path, "", 0, 0, NULL, "tidy: the trace CSV"),
+    CFG_K("trace", "epoch", CFG_INT, epoch, "1", 0, CFG_BIG, NULL,
+          "dsanalyzer: the epoch to replay (the notebook uses 1)"),
+    CFG_K("align", "fetch", CFG_ALIGNS, fetch_align, "avg, min, none", 0, 0, NULL,
+          "fetch-duration alignment across GPUs per batch: a list of avg, min, none"),
+    CFG_K("align", "start", CFG_ALIGNS, start_align, "avg, min, none", 0, 0, NULL,
+          "fetch-start alignment across GPUs per batch: a list of avg (midpoint), min, none"),
+    CFG_K("report", "warmup", CFG_INT, warmup, "11", 0, CFG_BIG, NULL,
+          "leading batches of each epoch left out of the means (11 = the notebook's Index "
+          "number <= 10)"),
+    CFG_K("report", "delay_threshold", CFG_DOUBLE, delay_threshold, "0.030", 0, CFG_BIG, NULL,
+          "seconds; iterations whose delay exceeds it count in effective_delay_pct"),
+    CFG_K("report", "samples", CFG_INT, samples, "0", 0, CFG_BIG, NULL,
+          "samples per batch per GPU for throughput (0: from the trace, or report batches)"),
+    CFG_K("replay", "lag", CFG_ENUM, lag, "measured", 0, 0, "none|measured",
+          "measured: replay each batch's measured delay between fetch end and delivery"),
+    CFG_K("replay", "stall_floor", CFG_DOUBLE, stall_floor, "0.001", 0, CFG_BIG, NULL,
+          "seconds; a measured stall above it means the loop waited for that batch's data"),
+    CFG_K("loader", "workers", CFG_INT, workers, "4", 0, 65536, NULL,
+          "DataLoader workers per GPU (0: loading in the training process)"),
+    CFG_K("loader", "prefetch_factor", CFG_INT, prefetch_factor, "2", 1, 65536, NULL,
+          "batches each worker may hold in flight"),
+    CFG_K("loader", "in_order", CFG_BOOL, in_order, "true", 0, 0, NULL,
+          "deliver batches in index order (PyTorch's default)"),
+    CFG_K("loader", "pin_memory_s", CFG_DOUBLE, pin_memory_s, "0", 0, CFG_BIG, NULL,
+          "seconds the pin-memory thread spends per batch (0: pin_memory off)"),
+    CFG_K("loader", "persistent_workers", CFG_BOOL, persistent_workers, "false", 0, 0, NULL,
+          "keep workers alive across epochs (no start-up cost after the first)"),
+    CFG_K("loader", "startup_s", CFG_DOUBLE, startup_s, "0", 0, CFG_BIG, NULL,
+          "seconds for a worker to start before its first fetch"),
+    CFG_K("loader", "handover_s", CFG_DOUBLE, handover_s, "0", 0, CFG_BIG, NULL,
+          "seconds to hand a ready batch to the loop (result queue, unpickling)"),
+    CFG_K("cluster", "gpus", CFG_INT, gpus, "0", 0, 1 << 24, NULL,
+          "GPUs (DDP ranks); 0: as many as the trace has"),
+    CFG_K("cluster", "gpus_per_node", CFG_INT, gpus_per_node, "0", 0, 1 << 24, NULL,
+          "GPUs per node; 0: all GPUs on one node"),
+    CFG_K("cluster", "cores", CFG_INT, cores, "0", 0, 1 << 24, NULL,
+          "host CPU cores per node shared by the fetches (0: unlimited)"),
+    CFG_K("fetch", "cpu_share", CFG_DOUBLE, cpu_share, "1", 0, 1, NULL,
+          "fraction of a fetch that is CPU work (the rest is waiting, e.g. I/O)"),
+    CFG_K("fetch", "scale", CFG_DOUBLE, fetch_dist.scale, "1", 0, CFG_BIG, NULL,
+          "multiplies every fetch duration (0.5: loading twice as fast)"),
+    CFG_K("fetch", "resample", CFG_ENUM, resample, "none", 0, 0,
+          "none|bootstrap|lognormal|gamma",
+          "how to draw durations beyond the measured ranks or batches"),
+    CFG_K("fetch", "dist", CFG_ENUM, fetch_dist.kind, "constant", 0, 0,
+          "lognormal|gamma|normal|constant", "fetch duration distribution without a trace"),
+    CFG_K("fetch", "mean_s", CFG_DOUBLE, fetch_dist.mean_s, "0", 0, CFG_BIG, NULL,
+          "mean fetch duration in seconds (without a trace)"),
+    CFG_K("fetch", "sigma", CFG_DOUBLE, fetch_dist.sigma, "0", 0, CFG_BIG, NULL,
+          "lognormal: standard deviation of log(duration)"),
+    CFG_K("fetch", "sd_s", CFG_DOUBLE, fetch_dist.sd_s, "0", 0, CFG_BIG, NULL,
+          "gamma, normal: standard deviation in seconds"),
+    CFG_K("compute", "dist", CFG_ENUM, compute_dist.kind, "constant", 0, 0,
+          "lognormal|gamma|normal|constant", "compute duration distribution without a trace"),
+    CFG_K("compute", "mean_s", CFG_DOUBLE, compute_dist.mean_s, "0", 0, CFG_BIG, NULL,
+          "mean forward+backward time in seconds (without a trace)"),
+    CFG_K("compute", "sigma", CFG_DOUBLE, compute_dist.sigma, "0", 0, CFG_BIG, NULL,
+          "lognormal: standard deviation of log(duration)"),
+    CFG_K("compute", "sd_s", CFG_DOUBLE, compute_dist.sd_s, "0", 0, CFG_BIG, NULL,
+          "gamma, normal: standard deviation in seconds"),
+    CFG_K("compute", "scale", CFG_DOUBLE, compute_dist.scale, "1", 0, CFG_BIG, NULL,
+          "multiplies every compute duration (0.5: a GPU twice as fast)"),
+    CFG_K("storage", "bandwidth_mb_s", CFG_DOUBLE, bandwidth_mb_s, "0", 0, CFG_BIG, NULL,
+          "shared read bandwidth per node in MB/s (0: unlimited)"),
+    CFG_K("storage", "batch_mb", CFG_DOUBLE, batch_mb, "0", 0, CFG_BIG, NULL,
+          "MB read from storage per batch"),
+    CFG_K("ddp", "allreduce_s", CFG_DOUBLE, allreduce_s, "0", 0, CFG_BIG, NULL,
+          "exposed all-reduce + optimizer time per iteration (replaces the measured value)"),
+    CFG_K("ddp", "bucket_mb", CFG_DOUBLE, bucket_mb, "0", 0, CFG_BIG, NULL,
+          "ring model: MB in the last gradient bucket (exposed after backward)"),
+    CFG_K("ddp", "bandwidth_gb_s", CFG_DOUBLE, bandwidth_gb_s, "0", 0, CFG_BIG, NULL,
+          "ring model: link bandwidth in GB/s"),
+    CFG_K("ddp", "latency_us", CFG_DOUBLE, latency_us, "0", 0, CFG_BIG, NULL,
+          "ring model: per-step latency in microseconds"),
+    CFG_K("run", "batches", CFG_INT, batches, "0", 0, CFG_BIG, NULL,
+          "batches per GPU per epoch (0: as in the trace)"),
+    CFG_K("run", "epochs", CFG_INT, epochs, "0", 0, 1 << 20, NULL,
+          "epochs to simulate (0: as in the trace, or 1)"),
+    CFG_K("run", "seed", CFG_INT, seed, "1", 0, CFG_BIG, NULL,
+          "random seed for resampling and distributions"),
+};
+#define CFG_NKEYS (sizeof cfg_keys / sizeof cfg_keys[0])
+
+_Static_assert(CFG_NKEYS <= sizeof(((stall_config *)0)->given), "grow stall_config.given");
+
+static const cfg_key *cfg_find(const char *section, const char *key, size_t *idx)
+{
+    for (size_t i = 0; i < CFG_NKEYS; i++)
+        if (strcmp(cfg_keys[i].section, section) == 0 && strcmp(cfg_keys[i].key, key) == 0) {
+            if (idx)
+                *idx = i;
+            return &cfg_keys[i];
+        }
+    return NULL;
+}
+
+static bool cfg_section_known(const char *section)
+{
+    for (size_t i = 0; i < CFG_NKEYS; i++)
+        if (strcmp(cfg_keys[i].section, section) == 0)
+            return true;
+    return false;
+}
+
+static char *cfg_trim(char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        s[--n] = '\0';
+    return s;
+}
+
+/* Index of value in "a|b|c", or -1. */
+static int cfg_choice(const char *choices, const char *value)
+{
+    size_t len = strlen(value);
+    int i = 0;
+    for (const char *p = choices;; i++) {
+        const char *bar = strchr(p, '|');
+        size_t n = bar ? (size_t)(bar - p) : strlen(p);
+        if (n == len && strncmp(p, value, n) == 0)
+            return i;
+        if (!bar)
+            return -1;
+        p = bar + 1;
+    }
+}
+
+static int cfg_parse_aligns(const char *value, stall_align_list *out, char *why, size_t whylen)
+{
+    char buf[128];
+    if (strlen(value) >= sizeof buf) {
+        snprintf(why, whylen, "list too long");
+        return -1;
+    }
+    strcpy(buf, value);
+    stall_align_list l = {0};
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        tok = cfg_trim(tok);
+        stall_align a;
+        if (stall_align_parse(tok, &a) != 0) {
+            snprintf(why, whylen, "unknown policy '%s' (expected avg, min or none)", tok);
+            return -1;
+        }
+        for (int i = 0; i < l.n; i++)
+            if (l.v[i] == a) {
+                snprintf(why, whylen, "policy '%s' listed twice", tok);
+                return -1;
+            }
+        l.v[l.n++] = a;
+    }
+    if (l.n == 0) {
+        snprintf(why, whylen, "empty list (expected avg, min and/or none)");
+        return -1;
+    }
+    *out = l;
+    return 0;
+}
+
+/* Parses value for key k into cfg. base: folder for relative paths. */
+static int cfg_store(stall_config *cfg, const cfg_key *k, const char *raw, const char *base,
+                     char *why, size_t whylen)
+{
+    char buf[STALL_PATH_MAX];
+    if (strlen(raw) >= sizeof buf) {
+        snprintf(why, whylen, "value too long");
+        return -1;
+    }
+    strcpy(buf, raw);
+    char *v = cfg_trim(buf);
+    void *dst = (char *)cfg + k->offset;
+    char *end = NULL;
+    switch (k->type) {
+    case CFG_STR:
+        if (strlen(v) >= k->size) {
+            snprintf(why, whylen, "longer than %zu characters", k->size - 1);
+            return -1;
+        }
+        strcpy(dst, v);
+        return 0;
+    case CFG_PATH: {
+        char *p = (v[0] == '\0' || v[0] == '/' || !base || !base[0]) ? stall_xstrdup(v)
+                                                                      : stall_path_join(base, v);
+        int ok = strlen(p) < k->size;
+        if (ok)
+            strcpy(dst, p);
+        else
+            snprintf(why, whylen, "path longer than %zu characters", k->size - 1);
+        free(p);
+        return ok ? 0 : -1;
+    }
+    case CFG_INT: {
+        errno = 0;
+        long long x = strtoll(v, &end, 10);
+        if (v[0] == '\0' || *end != '\0' || errno == ERANGE) {
+            snprintf(why, whylen, "not an integer: '%s'", v);
+            return -1;
+        }
+        if ((double)x < k->min || (double)x > k->max) {
+            snprintf(why, whylen, "%lld is out of range [%.0f, %.0f]", x, k->min, k->max);
+            return -1;
+        }
+        *(int64_t *)dst = x;
+        return 0;
+    }
+    case CFG_DOUBLE: {
+        errno = 0;
+        double x = strtod(v, &end);
+        if (v[0] == '\0' || *end != '\0' || errno == ERANGE || !isfinite(x)) {
+            snprintf(why, whylen, "not a finite number: '%s'", v);
+            return -1;
+        }
+        if (x < k->min || x > k->max) {
+            snprintf(why, whylen, "%g is out of range [%g, %g]", x, k->min, k->max);
+            return -1;
+        }
+        *(double *)dst = x;
+        return 0;
+    }
+    case CFG_BOOL: {
+        int t = cfg_choice("true|yes|on|1", v), f = cfg_choice("false|no|off|0", v);
+        if (t < 0 && f < 0) {
+            snprintf(why, whylen, "not a boolean: '%s' (expected true or false)", v);
+            return -1;
+        }
+        *(bool *)dst = t >= 0;
+        return 0;
+    }
+    case CFG_ENUM: {
+        int i = cfg_choice(k->choices, v);
+        if (i < 0) {
+            snprintf(why, whylen, "unknown value '%s' (expected one of %s)", v, k->choices);
+            return -1;
+        }
+        *(int *)dst = i;
+        return 0;
+    }
+    case CFG_ALIGNS:
+        return cfg_parse_aligns(v, dst, why, whylen);
+    }
+    snprintf(why, whylen, "internal: unknown key type");
+    return -1;
+}
+
+void stall_config_defaults(stall_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    char why[256];
+    for (size_t i = 0; i < CFG_NKEYS; i++)
+        if (cfg_store(cfg, &cfg_keys[i], cfg_keys[i].def, NULL, why, sizeof why) != 0) {
+            fprintf(stderr, "stallsim: bad default for [%s] %s: %s\n", cfg_keys[i].section,
+                    cfg_keys[i].key, why);
+            abort();
+        }
+}
+
+int stall_config_apply(stall_config *cfg, const char *section, const char *key,
+                       const char *value, const char *where, stall_err *err)
+{
+    size_t idx;
+    const cfg_key *k = cfg_find(section, key, &idx);
+    if (!k) {
+        if (!cfg_section_known(section))
+            return stall_err_set(err, STALL_ECONFIG, "%s: unknown section [%s] (key %s)", where,
+                                 section, key);
+        return stall_err_set(err, STALL_ECONFIG, "%s: unknown key [%s] %s", where, section, key);
+    }
+    char why[384];
+    if (cfg_store(cfg, k, value, cfg->ini_dir, why, sizeof why) != 0)
+        return stall_err_set(err, STALL_ECONFIG, "%s: [%s] %s: %s", where, section, key, why);
+    cfg->given[idx] = 1;
+    return 0;
+}
+
+typedef struct cfg_load_ctx {
+    stall_config *cfg;
+    stall_err first; /* the first failure; code 0 while none */
+} cfg_load_ctx;
+
+static int cfg_ini_handler(void *user, const char *section, const char *name, const char *value)
+{
+    cfg_load_ctx *ctx = user;
+    stall_err e = {0};
+    if (stall_config_apply(ctx->cfg, section, name, value, "", &e) != 0) {
+        if (ctx->first.code == 0)
+            ctx->first = e;
+        return 0;
+    }
+    return 1;
+}
+
+int stall_config_load(stall_config *cfg, const char *ini_path, stall_err *err)
+{
+    if (strlen(ini_path) >= sizeof cfg->ini_path)
+        return stall_err_set(err, STALL_EIO, "%s: path too long", ini_path);
+    FILE *f = fopen(ini_path, "r");
+    if (!f)
+        return stall_err_set(err, STALL_EIO, "%s: cannot open: %s", ini_path, strerror(errno));
+    strcpy(cfg->ini_path, ini_path);
+    char *dir = stall_path_dir(ini_path);
+    snprintf(cfg->ini_dir, sizeof cfg->ini_dir, "%s", dir);
+    free(dir);
+    cfg_load_ctx ctx = {.cfg = cfg};
+    int line = ini_parse_file(f, cfg_ini_handler, &ctx);
+    fclose(f);
+    if (line == 0)
+        return 0;
+    if (line < 0)
+        return stall_err_set(err, STALL_EIO, "%s: cannot read", ini_path);
+    if (ctx.first.code == 0)
+        return stall_err_set(err, STALL_ECONFIG, "%s:%d: syntax error (expected [section] or key = value)",
+                             ini_path, line);
+    /* The stored message starts with ": " (empty origin); prefix file:line. */
+    return stall_err_set(err, STALL_ECONFIG, "%s:%d%s", ini_path, line, ctx.first.msg);
+}
+
+int stall_config_set(stall_config *cfg, const char *assignment, stall_err *err)
+{
+    const char *eq = strchr(assignment, '=');
+    const char *dot = strchr(assignment, '.');
+    if (!eq || !dot || dot > eq)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "--set %s: expected section.key=value", assignment);
+    char section[64], key[64], where[200];
+    size_t ns = (size_t)(dot - assignment), nk = (size_t)(eq - dot - 1);
+    if (ns >= sizeof section || nk >= sizeof key)
+        return stall_err_set(err, STALL_ECONFIG, "--set %s: name too long", assignment);
+    memcpy(section, assignment, ns);
+    section[ns] = '\0';
+    memcpy(key, dot + 1, nk);
+    key[nk] = '\0';
+    snprintf(where, sizeof where, "--set %s.%s", section, key);
+    /* Paths on the command line are relative to the current folder. */
+    char saved[STALL_PATH_MAX];
+    strcpy(saved, cfg->ini_dir);
+    cfg->ini_dir[0] = '\0';
+    int rc = stall_config_apply(cfg, section, key, eq + 1, where, err);
+    strcpy(cfg->ini_dir, saved);
+    return rc;
+}
+
+bool stall_config_given(const stall_config *cfg, const char *section, const char *key)
+{
+    size_t idx;
+    return cfg_find(section, key, &idx) && cfg->given[idx];
+}
+
+static int cfg_need(const stall_config *cfg, const char *key, const char *value, stall_err *err)
+{
+    if (value[0] != '\0')
+        return 0;
+    return stall_err_set(err, STALL_ECONFIG, "%s: [trace] %s: required for format = %s",
+                         cfg->ini_path[0] ? cfg->ini_path : "config", key,
+                         cfg->format == STALL_FORMAT_TIDY ? "tidy" : "dsanalyzer");
+}
+
+int stall_config_check(const stall_config *cfg, stall_err *err)
+{
+    const char *src = cfg->ini_path[0] ? cfg->ini_path : "config";
+    if (cfg->mode == STALL_MODE_SEED || cfg->mode == STALL_MODE_REPLAY) {
+        if (cfg->format != STALL_FORMAT_DSANALYZER && cfg->mode == STALL_MODE_SEED)
+            return stall_err_set(err, STALL_ECONFIG,
+                                 "%s: [trace] format: mode = seed needs format = dsanalyzer", src);
+        if (cfg->format == STALL_FORMAT_NONE)
+            return stall_err_set(err, STALL_ECONFIG,
+                                 "%s: [trace] format: mode = replay needs a trace", src);
+    }
+    if (cfg->format == STALL_FORMAT_DSANALYZER) {
+        int rc;
+        if ((rc = cfg_need(cfg, "fetch", cfg->fetch, err)) || (rc = cfg_need(cfg, "start", cfg->start, err)) ||
+            (rc = cfg_need(cfg, "perf", cfg->perf, err)))
+            return rc;
+    }
+    if (cfg->format == STALL_FORMAT_TIDY) {
+        int rc = cfg_need(cfg, "path", cfg->path, err);
+        if (rc)
+            return rc;
+    }
+    if (cfg->workers == 0 && stall_config_given(cfg, "loader", "prefetch_factor"))
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: [loader] prefetch_factor: needs workers > 0 (PyTorch rejects "
+                             "a prefetch factor without workers)", src);
+    if (cfg->gpus > 0 && cfg->gpus_per_node > cfg->gpus)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: [cluster] gpus_per_node: %lld is more than gpus = %lld", src,
+                             (long long)cfg->gpus_per_node, (long long)cfg->gpus);
+    if (cfg->mode == STALL_MODE_MODEL && cfg->format == STALL_FORMAT_NONE) {
+        if (cfg->fetch_dist.mean_s <= 0)
+            return stall_err_set(err, STALL_ECONFIG,
+                                 "%s: [fetch] mean_s: must be > 0 without a trace", src);
+        if (cfg->compute_dist.mean_s <= 0)
+            return stall_err_set(err, STALL_ECONFIG,
+                                 "%s: [compute] mean_s: must be > 0 without a trace", src);
+        if (cfg->batches <= 0)
+            return stall_err_set(err, STALL_ECONFIG,
+                                 "%s: [run] batches: must be > 0 without a trace", src);
+    }
+    if (cfg->bandwidth_mb_s > 0 && cfg->batch_mb <= 0)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: [storage] batch_mb: must be > 0 when bandwidth_mb_s is set", src);
+    bool ring = cfg->bucket_mb > 0 || cfg->bandwidth_gb_s > 0 || cfg->latency_us > 0;
+    if (ring && cfg->bandwidth_gb_s <= 0)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: [ddp] bandwidth_gb_s: must be > 0 for the ring all-reduce model", src);
+    return 0;
+}
+
+static void cfg_write_value(const stall_config *cfg, const cfg_key *k, FILE *f)
+{
+    const void *src = (const char *)cfg + k->offset;
+    char buf[STALL_REPR_MAX];
+    switch (k->type) {
+    case CFG_STR:
+    case CFG_PATH:
+        fputs(src, f);
+        break;
+    case CFG_INT:
+        fprintf(f, "%lld", (long long)*(const int64_t *)src);
+        break;
+    case CFG_DOUBLE:
+        fputs(stall_repr(buf, *(const double *)src), f);
+        break;
+    case CFG_BOOL:
+        fputs(*(const bool *)src ? "true" : "false", f);
+        break;
+    case CFG_ENUM: {
+        int want = *(const int *)src, i = 0;
+        for (const char *p = k->choices;; i++) {
+            const char *bar = strchr(p, '|');
+            size_t n = bar ? (size_t)(bar - p) : strlen(p);
+            if (i == want) {
+                fwrite(p, 1, n, f);
+                break;
+            }
+            if (!bar)
+                break;
+            p = bar + 1;
+        }
+        break;
+    }
+    case CFG_ALIGNS: {
+        const stall_align_list *l = src;
+        for (int i = 0; i < l->n; i++)
+            fprintf(f, "%s%s", i ? ", " : "", stall_align_name(l->v[i]));
+        break;
+    }
+    }
+}
+
+void stall_config_write(const stall_config *cfg, FILE *f)
+{
+    const char *section = "";
+    for (size_t i = 0; i < CFG_NKEYS; i++) {
+        const cfg_key *k = &cfg_keys[i];
+        if (strcmp(section, k->section) != 0) {
+            fprintf(f, "%s[%s]\n", i ? "\n" : "", k->section);
+            section = k->section;
+        }
+        fprintf(f, "%s = ", k->key);
+        cfg_write_value(cfg, k, f);
+        fputc('\n', f);
+    }
+}
+
+void stall_config_help(FILE *f)
+{
+    const char *section = "";
+    for (size_t i = 0; i < CFG_NKEYS; i++) {
+        const cfg_key *k = &cfg_keys[i];
+        if (strcmp(section, k->section) != 0) {
+            fprintf(f, "  [%s]\n", k->section);
+            section = k->section;
+        }
+        fprintf(f, "    %-18s default %-14s %s%s%s\n", k->key, k->def[0] ? k->def : "(none)",
+                k->help, k->choices ? "; one of " : "", k->choices ? k->choices : "");
+    }
+}
