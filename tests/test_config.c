@@ -1,0 +1,182 @@
+/* Scenario INI loading: defaults, every key type, and the errors that name
+ * file:line and the key. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "stall/config.h"
+
+static char cfg_dir[] = "/tmp/stall_cfg_XXXXXX";
+
+static void cfg_setup(void) { cr_assert_not_null(mkdtemp(cfg_dir)); }
+
+static const char *write_ini(const char *name, const char *text)
+{
+    static char path[512];
+    snprintf(path, sizeof path, "%s/%s", cfg_dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static int load(const char *text, stall_config *cfg, stall_err *err)
+{
+    stall_config_defaults(cfg);
+    return stall_config_load(cfg, write_ini("t.ini", text), err);
+}
+
+TestSuite(config, .init = cfg_setup);
+
+Test(config, defaults_match_the_notebook)
+{
+    stall_config cfg;
+    stall_config_defaults(&cfg);
+    cr_assert_eq(cfg.mode, STALL_MODE_REPLAY);
+    cr_assert_eq(cfg.epoch, 1);
+    cr_assert_eq(cfg.fetch_align.n, 3);
+    cr_assert_eq(cfg.fetch_align.v[0], STALL_ALIGN_AVG);
+    cr_assert_eq(cfg.start_align.v[2], STALL_ALIGN_NONE);
+    cr_assert_float_eq(cfg.delay_threshold, 0.030, 1e-15);
+    cr_assert_eq(cfg.warmup, 11);
+}
+
+Test(config, paths_are_relative_to_the_ini_file)
+{
+    stall_config cfg;
+    stall_err err = {0};
+    cr_assert_eq(load("[trace]\nfetch = data/f.csv\nperf = /abs/p.csv\n", &cfg, &err), 0, "%s",
+                 err.msg);
+    char want[600];
+    snprintf(want, sizeof want, "%s/data/f.csv", cfg_dir);
+    cr_assert_str_eq(cfg.fetch, want);
+    cr_assert_str_eq(cfg.perf, "/abs/p.csv");
+}
+
+Test(config, align_list_keeps_order_and_sets_given)
+{
+    stall_config cfg;
+    stall_err err = {0};
+    cr_assert_eq(load("[align]\nfetch = none, min\nstart=avg\n", &cfg, &err), 0, "%s", err.msg);
+    cr_assert_eq(cfg.fetch_align.n, 2);
+    cr_assert_eq(cfg.fetch_align.v[0], STALL_ALIGN_NONE);
+    cr_assert_eq(cfg.fetch_align.v[1], STALL_ALIGN_MIN);
+    cr_assert_eq(cfg.start_align.n, 1);
+    cr_assert(stall_config_given(&cfg, "align", "fetch"));
+    cr_assert(!stall_config_given(&cfg, "report", "warmup"));
+}
+
+Test(config, unknown_key_names_line)
+{
+    stall_config cfg;
+    stall_err err = {0};
+    int rc = load("[scenario]\nname = x\n\n[trace]\nfecth = a.csv\n", &cfg, &err);
+    cr_assert_eq(rc, STALL_ECONFIG);
+    cr_assert(strstr(err.msg, "t.ini:5:") != NULL, "message: %s", err.msg);
+    cr_assert(strstr(err.msg, "unknown key [trace] fecth") != NULL, "message: %s", err.msg);
+}
+
+Test(config, unknown_section_is_named)
+{
+    stall_config cfg;
+    stall_err err = {0};
+    cr_assert_eq(load("[trcae]\nfetch = a.csv\n", &cfg, &err), STALL_ECONFIG);
+    cr_assert(strstr(err.msg, "t.ini:2: unknown section [trcae]") != NULL, "message: %s", err.msg);
+}
+
+Test(config, unknown_align_value_names_key_and_value)
+{
+    stall_config cfg;
+    stall_err err = {0};
+    cr_assert_eq(load("[align]\nfetch = avg, mean\n", &cfg, &err), STALL_ECONFIG);
+    cr_assert(strstr(err.msg, "t.ini:2: [align] fetch: unknown policy 'mean'") != NULL,
+              "message: %s", err.msg);
+}
+
+Test(config, bad_numbers_and_ranges_are_rejected)
+{
+    const char *bad[] = {"[report]\nwarmup = ten\n", "[report]\nwarmup = -1\n",
+                         "[report]\ndelay_threshold = nan\n", "[report]\ndelay_threshold = 1e999\n",
+                         "[fetch]\ncpu_share = 1.5\n", "[loader]\nin_order = maybe\n",
+                         "[scenario]\nmode = simulate\n", "[storage]\nbandwidth_mb_s = -5\n",
+                         "[align]\nstart = min, min\n", "[align]\nstart = \n"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        stall_config cfg;
+        stall_err err = {0};
+        cr_assert_eq(load(bad[i], &cfg, &err), STALL_ECONFIG, "accepted: %s", bad[i]);
+        cr_assert(strstr(err.msg, "t.ini:2: [") != NULL, "case %zu message: %s", i, err.msg);
+    }
+}
+
+Test(config, syntax_error_names_line)
+{
+    stall_config cfg;
+    stall_err err = {0};
+    cr_assert_eq(load("[scenario]\nname = a\nthis line has no equals\n", &cfg, &err), STALL_ECONFIG);
+    cr_assert(strstr(err.msg, "t.ini:3:") != NULL, "message: %s", err.msg);
+}
+
+Test(config, missing_file_is_an_io_error)
+{
+    stall_config cfg;
+    stall_err err = {0};
+    stall_config_defaults(&cfg);
+    cr_assert_eq(stall_config_load(&cfg, "/nonexistent/x.ini", &err), STALL_EIO);
+    cr_assert(strstr(err.msg, "/nonexistent/x.ini") != NULL, "message: %s", err.msg);
+}
+
+Test(config, set_overrides_and_reports_bad_overrides)
+{
+    stall_config cfg;
+    stall_err err = {0};
+    stall_config_defaults(&cfg);
+    cr_assert_eq(stall_config_set(&cfg, "align.fetch=min", &err), 0, "%s", err.msg);
+    cr_assert_eq(cfg.fetch_align.n, 1);
+    cr_assert_eq(stall_config_set(&cfg, "report.warmup=3", &err), 0);
+    cr_assert_eq(cfg.warmup, 3);
+    cr_assert_eq(stall_config_set(&cfg, "report.nope=3", &err), STALL_ECONFIG);
+    cr_assert(strstr(err.msg, "--set report.nope") != NULL, "message: %s", err.msg);
+    cr_assert_eq(stall_config_set(&cfg, "warmup=3", &err), STALL_ECONFIG);
+}
+
+Test(config, check_rejects_impossible_configurations)
+{
+    stall_config cfg;
+    stall_err err = {0};
+    cr_assert_eq(load("[trace]\nfetch=a\nstart=b\n", &cfg, &err), 0);
+    cr_assert_eq(stall_config_check(&cfg, &err), STALL_ECONFIG);
+    cr_assert(strstr(err.msg, "[trace] perf") != NULL, "message: %s", err.msg);
+
+    cr_assert_eq(load("[scenario]\nmode=model\n[trace]\nformat=none\n[loader]\nworkers=0\n"
+                      "prefetch_factor=2\n", &cfg, &err), 0);
+    cr_assert_eq(stall_config_check(&cfg, &err), STALL_ECONFIG);
+    cr_assert(strstr(err.msg, "prefetch_factor") != NULL, "message: %s", err.msg);
+
+    cr_assert_eq(load("[scenario]\nmode=model\n[trace]\nformat=none\n[cluster]\ngpus=4\n"
+                      "gpus_per_node=8\n", &cfg, &err), 0);
+    cr_assert_eq(stall_config_check(&cfg, &err), STALL_ECONFIG);
+    cr_assert(strstr(err.msg, "gpus_per_node") != NULL, "message: %s", err.msg);
+}
+
+Test(config, effective_config_round_trips)
+{
+    stall_config a, b;
+    stall_err err = {0};
+    cr_assert_eq(load("[scenario]\nname=rt\n[align]\nfetch=min\n[report]\ndelay_threshold=0.05\n"
+                      "[trace]\nfetch=/x/f.csv\n",
+                      &a, &err), 0);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    stall_config_write(&a, f);
+    fclose(f);
+    cr_assert_eq(load(buf, &b, &err), 0, "%s\n%s", err.msg, buf);
+    cr_assert_str_eq(b.name, "rt");
+    cr_assert_eq(b.fetch_align.n, 1);
+    cr_assert_float_eq(b.delay_threshold, 0.05, 0);
+    cr_assert_str_eq(b.fetch, "/x/f.csv");
+    free(buf);
+}

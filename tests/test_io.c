@@ -1,0 +1,111 @@
+/* io: Python-repr doubles, atomic writes, mkdir -p, SHA-256 vectors. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "stall/digest.h"
+#include "stall/io.h"
+
+Test(io, repr_matches_python)
+{
+    struct { double v; const char *s; } cases[] = {
+        {0.0, "0.0"}, {2.635, "2.635"}, {4e-06, "4e-06"}, {0.0001, "0.0001"}, {1e16, "1e+16"},
+        {1234567890123456.0, "1234567890123456.0"}, {9.945801078000002, "9.945801078000002"},
+        {-0.5, "-0.5"}, {100.0, "100.0"}, {1.5e-300, "1.5e-300"}, {4.000000000000001e-06, "4.000000000000001e-06"},
+        {0.1 + 0.2, "0.30000000000000004"}, {12.0, "12.0"}, {1e22, "1e+22"}};
+    char buf[STALL_REPR_MAX];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        cr_assert_str_eq(stall_repr(buf, cases[i].v), cases[i].s, "case %zu", i);
+    cr_assert_str_eq(stall_repr(buf, NAN), "nan");
+}
+
+Test(io, repr_round_trips_random_doubles)
+{
+    srand(7);
+    char buf[STALL_REPR_MAX];
+    for (int i = 0; i < 100000; i++) {
+        double v = (double)rand() / RAND_MAX * pow(10, rand() % 30 - 15);
+        cr_assert_eq(strtod(stall_repr(buf, v), NULL), v, "%.17g -> %s", v, buf);
+    }
+}
+
+static int fill_ok(FILE *f, void *ctx, stall_err *err)
+{
+    (void)err;
+    fputs(ctx, f);
+    return 0;
+}
+
+static int fill_fail(FILE *f, void *ctx, stall_err *err)
+{
+    (void)ctx;
+    fputs("partial", f);
+    return stall_err_set(err, STALL_EPARSE, "failed half way");
+}
+
+Test(io, atomic_write_leaves_old_file_on_failure)
+{
+    char dir[] = "/tmp/stall_io_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char *p = stall_path_join(dir, "out.csv");
+    stall_err err = {0};
+    cr_assert_eq(stall_write_atomic(p, fill_ok, "old\n", &err), 0);
+    cr_assert_eq(stall_write_atomic(p, fill_fail, NULL, &err), STALL_EPARSE);
+    FILE *f = fopen(p, "r");
+    char line[32] = {0};
+    cr_assert(fgets(line, sizeof line, f));
+    fclose(f);
+    cr_assert_str_eq(line, "old\n");
+    /* No temporary file is left behind. */
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "test $(ls %s | wc -l) -eq 1", dir);
+    cr_assert_eq(system(cmd), 0, "stray files in %s", dir);
+    free(p);
+}
+
+Test(io, mkdirs_creates_nested_and_rejects_files)
+{
+    char dir[] = "/tmp/stall_io_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char *p = stall_path_join(dir, "a/b/c/");
+    stall_err err = {0};
+    cr_assert_eq(stall_mkdirs(p, &err), 0, "%s", err.msg);
+    struct stat st;
+    cr_assert_eq(stat(p, &st), 0);
+    char *file = stall_path_join(dir, "a/b/c/f");
+    FILE *f = fopen(file, "w");
+    fclose(f);
+    char *under = stall_path_join(file, "x");
+    cr_assert_eq(stall_mkdirs(under, &err), STALL_EIO);
+    free(p);
+    free(file);
+    free(under);
+}
+
+Test(io, sha256_fips_vectors)
+{
+    char hex[65];
+    stall_sha256_hex("abc", 3, hex);
+    cr_assert_str_eq(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    stall_sha256_hex("", 0, hex);
+    cr_assert_str_eq(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    stall_sha256_hex(two, strlen(two), hex);
+    cr_assert_str_eq(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
+Test(io, path_dir_and_join)
+{
+    char *d = stall_path_dir("a/b/c.ini");
+    cr_assert_str_eq(d, "a/b");
+    free(d);
+    d = stall_path_dir("c.ini");
+    cr_assert_str_eq(d, ".");
+    free(d);
+    char *j = stall_path_join("a/", "b");
+    cr_assert_str_eq(j, "a/b");
+    free(j);
+}
