@@ -1,0 +1,57 @@
+/*
+ * stall/tidy.h - stallsim's own trace format: one CSV row per (rank, epoch,
+ * batch), as written by tools/stallsim_capture.py.
+ *
+ * Header, in this order (extra columns may follow, in any order):
+ *   rank,epoch,batch,worker,fetch_start,fetch_end,request,ready,iter_end
+ * Optional columns read when present: compute_end, bytes, samples,
+ * epoch_start, workers, prefetch, pin_memory.
+ * Times are seconds on one clock for all processes, as decimal numbers; they
+ * are converted to integer ns exactly (no binary floating point).
+ * Rows are sorted by (epoch, batch, rank); every rank has the same batches in
+ * every epoch; epochs and batches count from 0 without gaps.
+ */
+#ifndef STALL_TIDY_H
+#define STALL_TIDY_H
+
+#include <stdbool.h>
+
+#include "stall/base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct stall_tidy_trace {
+    int ranks, epochs;
+    int64_t batches; /* per rank per epoch */
+    /* Per row, indexed by stall_tidy_at(t, e, r, k). ns since the clock's origin. */
+    stall_time *fetch_start, *fetch_end, *request, *ready, *iter_end;
+    stall_time *compute_end; /* NULL when the column is absent */
+    int32_t *worker;
+    int64_t *samples;        /* NULL when absent */
+    double *bytes;           /* NULL when absent */
+    stall_time *epoch_start; /* [e * ranks + r]: column epoch_start, else the first request */
+    int workers, prefetch, pin_memory; /* from the columns; -1 when absent */
+    char *path;
+} stall_tidy_trace;
+
+static inline size_t stall_tidy_at(const stall_tidy_trace *t, int e, int r, int64_t k)
+{
+    return ((size_t)e * (size_t)t->batches + (size_t)k) * (size_t)t->ranks + (size_t)r;
+}
+
+/* Reads a tidy CSV, streaming. Returns 0, STALL_EIO (cannot open) or
+ * STALL_EPARSE with err naming "file:line:column: 'name': problem". */
+int stall_tidy_load(const char *path, stall_tidy_trace **out, stall_err *err);
+void stall_tidy_free(stall_tidy_trace *t);
+
+/* Exact decimal seconds ("1763700000.123456789", "-0.5", "12") to ns,
+ * rounding half away from zero beyond 9 decimals; returns 0 or -1 when s
+ * is not such a number in full. */
+int stall_parse_seconds_ns(const char *s, stall_time *ns);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,410 @@
+/*
+ * tidy.c - streaming reader of the tidy trace format (stall/tidy.h).
+ *
+ * libcsv calls back per field and per row; the reader keeps only the
+ * current row's fields and appends the values to growable column arrays.
+ * Because rows must come sorted by (epoch, batch, rank), each row's place
+ * in the (epoch, batch, rank) grid is known when it is read, so a gap,
+ * duplicate or disagreement between ranks is reported at the line where it
+ * shows. Memory: the parsed columns (a few int64 per row), never the text.
+ */
+#include "stall/tidy.h"
+
+#include <csv.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { TC_RANK, TC_EPOCH, TC_BATCH, TC_WORKER, TC_FSTART, TC_FEND, TC_REQUEST, TC_READY, TC_ITEREND,
+       TC_REQUIRED, TC_COMPUTE = TC_REQUIRED, TC_BYTES, TC_SAMPLES, TC_ESTART, TC_WORKERS,
+       TC_PREFETCH, TC_PIN, TC_ALL };
+
+static const char *const tidy_names[TC_ALL] = {
+    "rank", "epoch", "batch", "worker", "fetch_start", "fetch_end", "request", "ready",
+    "iter_end", "compute_end", "bytes", "samples", "epoch_start", "workers", "prefetch",
+    "pin_memory"};
+
+#define TIDY_MAXF 64
+
+typedef struct tidy_reader {
+    const char *path;
+    long line;      /* line of the row being read (1-based) */
+    int nfield;     /* fields seen in the current row */
+    char *field[TIDY_MAXF];
+    int col[TC_ALL]; /* field index of each known column, -1 absent */
+    int ncols;       /* header width */
+    bool header_done;
+    int rc;
+    stall_err *err;
+    /* grid position */
+    int ranks;    /* known after the first batch */
+    int64_t rows; /* data rows so far */
+    int64_t cur_e, cur_k;
+    int cur_r;
+    int64_t batches; /* per epoch, known after the first epoch */
+    /* columns */
+    size_t cap;
+    stall_time *v[TC_ALL]; /* time columns, and integers stored as int64 */
+    double *bytes;
+    int workers, prefetch, pin;
+} tidy_reader;
+
+static int tidy_fail(tidy_reader *t, int col, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int tidy_fail(tidy_reader *t, int col, const char *fmt, ...)
+{
+    if (t->rc)
+        return t->rc;
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (col >= 0)
+        t->rc = stall_err_set(t->err, STALL_EPARSE, "%s:%ld:%d: %s", t->path, t->line, col + 1, what);
+    else
+        t->rc = stall_err_set(t->err, STALL_EPARSE, "%s:%ld: %s", t->path, t->line, what);
+    return t->rc;
+}
+
+int stall_parse_seconds_ns(const char *s, stall_time *ns)
+{
+    const char *p = s;
+    int neg = 0;
+    if (*p == '-' || *p == '+')
+        neg = *p++ == '-';
+    if (!(*p >= '0' && *p <= '9') && !(*p == '.' && p[1] >= '0' && p[1] <= '9'))
+        return -1;
+    int64_t whole = 0;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (whole > (INT64_MAX / STALL_NS_PER_S - 9) / 10)
+            return -1;
+        whole = whole * 10 + (*p - '0');
+    }
+    int64_t frac = 0;
+    int digits = 0, round_up = 0;
+    if (*p == '.') {
+        for (p++; *p >= '0' && *p <= '9'; p++) {
+            if (digits < 9) {
+                frac = frac * 10 + (*p - '0');
+                digits++;
+            } else if (digits == 9) {
+                round_up = *p >= '5';
+                digits++;
+            }
+        }
+    }
+    if (*p != '\0')
+        return -1;
+    for (int d = digits < 9 ? digits : 9; d < 9; d++)
+        frac *= 10;
+    int64_t v = whole * STALL_NS_PER_S + frac + round_up;
+    *ns = neg ? -v : v;
+    return 0;
+}
+
+static int tidy_int(tidy_reader *t, int c, int64_t lo, int64_t *out)
+{
+    const char *s = t->field[t->col[c]];
+    char *end = NULL;
+    errno = 0;
+    long long x = strtoll(s, &end, 10);
+    if (s[0] == '\0' || *end != '\0' || errno == ERANGE)
+        return tidy_fail(t, t->col[c], "'%s': not an integer: \"%s\"", tidy_names[c], s);
+    if (x < lo)
+        return tidy_fail(t, t->col[c], "'%s': negative value \"%s\"", tidy_names[c], s);
+    *out = x;
+    return 0;
+}
+
+static int tidy_time(tidy_reader *t, int c, stall_time *out)
+{
+    const char *s = t->field[t->col[c]];
+    if (stall_parse_seconds_ns(s, out) != 0)
+        return tidy_fail(t, t->col[c], "'%s': not a time in seconds: \"%s\"", tidy_names[c], s);
+    if (*out < 0)
+        return tidy_fail(t, t->col[c], "'%s': negative time \"%s\"", tidy_names[c], s);
+    return 0;
+}
+
+static void tidy_grow(tidy_reader *t)
+{
+    if ((size_t)t->rows < t->cap)
+        return;
+    t->cap = t->cap ? 2 * t->cap : 4096;
+    for (int c = 0; c < TC_ALL; c++)
+        if (c < TC_REQUIRED || t->col[c] >= 0)
+            t->v[c] = stall_xrealloc(t->v[c], t->cap * sizeof *t->v[c]);
+    if (t->col[TC_BYTES] >= 0)
+        t->bytes = stall_xrealloc(t->bytes, t->cap * sizeof *t->bytes);
+}
+
+static void tidy_header(tidy_reader *t)
+{
+    for (int c = 0; c < TC_ALL; c++)
+        t->col[c] = -1;
+    t->ncols = t->nfield;
+    for (int f = 0; f < t->nfield; f++)
+        for (int c = 0; c < TC_ALL; c++)
+            if (strcmp(t->field[f], tidy_names[c]) == 0) {
+                if (t->col[c] >= 0) {
+                    tidy_fail(t, f, "column '%s' appears twice%s", tidy_names[c], "");
+                    return;
+                }
+                t->col[c] = f;
+            }
+    for (int c = 0; c < TC_REQUIRED; c++) {
+        if (t->col[c] != c) {
+            char want[160] = "";
+            for (int i = 0; i < TC_REQUIRED; i++)
+                snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s", i ? "," : "",
+                         tidy_names[i]);
+            tidy_fail(t, c < t->nfield ? c : -1, "expected column '%s' here (header must start %s)",
+                      tidy_names[c], want);
+            return;
+        }
+    }
+    t->header_done = true;
+}
+
+/* Checks the row's place in the (epoch, batch, rank) grid. */
+static int tidy_place(tidy_reader *t, int64_t e, int64_t k, int64_t r)
+{
+    if (t->rows == 0) {
+        if (e != 0 || k != 0 || r != 0)
+            return tidy_fail(t, -1, "the first row must be rank 0, epoch 0, batch 0%s%s", "", "");
+    } else if (e == t->cur_e && k == t->cur_k && r == t->cur_r + 1) {
+        if (t->ranks > 0 && r >= t->ranks)
+            return tidy_fail(t, t->col[TC_RANK], "rank %s is beyond the %s ranks of the first batch",
+                             t->field[t->col[TC_RANK]], "known");
+    } else if (e == t->cur_e && k == t->cur_k + 1 && r == 0) {
+        if (t->ranks == 0)
+            t->ranks = t->cur_r + 1;
+        else if (t->cur_r + 1 != t->ranks)
+            return tidy_fail(t, -1, "batch before this line has fewer rows than there are ranks "
+                                    "(ranks disagree on batches, or rows are unsorted)%s%s", "", "");
+    } else if (e == t->cur_e + 1 && k == 0 && r == 0) {
+        if (t->ranks == 0)
+            t->ranks = t->cur_r + 1;
+        else if (t->cur_r + 1 != t->ranks)
+            return tidy_fail(t, -1, "batch before this line has fewer rows than there are ranks%s%s",
+                             "", "");
+        if (t->batches == 0)
+            t->batches = t->cur_k + 1;
+        else if (t->cur_k + 1 != t->batches)
+            return tidy_fail(t, -1, "the epoch before this line has a different batch count than "
+                                    "epoch 0 (%s%s)", "ranks must agree on batches per epoch", "");
+    } else {
+        char got[96];
+        snprintf(got, sizeof got, "(rank %lld, epoch %lld, batch %lld)", (long long)r,
+                 (long long)e, (long long)k);
+        return tidy_fail(t, -1,
+                         "row %s out of order or duplicated: rows must be sorted by (epoch, batch, "
+                         "rank) with no gaps%s",
+                         got, "");
+    }
+    t->cur_e = e;
+    t->cur_k = k;
+    t->cur_r = (int)r;
+    return 0;
+}
+
+static void tidy_row(tidy_reader *t)
+{
+    if (t->rc)
+        return;
+    if (!t->header_done) {
+        tidy_header(t);
+        return;
+    }
+    if (t->nfield == 1 && t->field[0][0] == '\0')
+        return; /* blank line */
+    if (t->nfield != t->ncols) {
+        char a[32], b[32];
+        snprintf(a, sizeof a, "%d", t->nfield);
+        snprintf(b, sizeof b, "%d", t->ncols);
+        tidy_fail(t, -1, "row has %s fields, the header %s", a, b);
+        return;
+    }
+    int64_t r, e, k, w;
+    if (tidy_int(t, TC_RANK, 0, &r) || tidy_int(t, TC_EPOCH, 0, &e) || tidy_int(t, TC_BATCH, 0, &k) ||
+        tidy_int(t, TC_WORKER, -1, &w) || tidy_place(t, e, k, r))
+        return;
+    tidy_grow(t);
+    size_t i = (size_t)t->rows;
+    t->v[TC_RANK][i] = r;
+    t->v[TC_EPOCH][i] = e;
+    t->v[TC_BATCH][i] = k;
+    t->v[TC_WORKER][i] = w;
+    for (int c = TC_FSTART; c <= TC_ITEREND; c++)
+        if (tidy_time(t, c, &t->v[c][i]))
+            return;
+    if (t->col[TC_COMPUTE] >= 0 && tidy_time(t, TC_COMPUTE, &t->v[TC_COMPUTE][i]))
+        return;
+    if (t->col[TC_ESTART] >= 0 && tidy_time(t, TC_ESTART, &t->v[TC_ESTART][i]))
+        return;
+    for (int c = TC_SAMPLES; c <= TC_PIN; c++) {
+        if (c == TC_ESTART || t->col[c] < 0)
+            continue;
+        if (tidy_int(t, c, 0, &t->v[c][i]))
+            return;
+    }
+    if (t->col[TC_BYTES] >= 0) {
+        const char *s = t->field[t->col[TC_BYTES]];
+        char *end = NULL;
+        double b = strtod(s, &end);
+        if (s[0] == '\0' || *end != '\0' || !(b >= 0) || b > 1e300) {
+            tidy_fail(t, t->col[TC_BYTES], "'%s': not a byte count: \"%s\"", "bytes", s);
+            return;
+        }
+        t->bytes[i] = b;
+    }
+    const stall_time *fs = &t->v[TC_FSTART][i], *fe = &t->v[TC_FEND][i], *rq = &t->v[TC_REQUEST][i],
+                     *rd = &t->v[TC_READY][i], *ie = &t->v[TC_ITEREND][i];
+    if (*fe < *fs)
+        tidy_fail(t, t->col[TC_FEND], "'%s' is before '%s'", "fetch_end", "fetch_start");
+    else if (*rd < *rq)
+        tidy_fail(t, t->col[TC_READY], "'%s' is before '%s'", "ready", "request");
+    else if (*ie < *rd)
+        tidy_fail(t, t->col[TC_ITEREND], "'%s' is before '%s'", "iter_end", "ready");
+    else if (t->col[TC_COMPUTE] >= 0 &&
+             (t->v[TC_COMPUTE][i] < *rd || t->v[TC_COMPUTE][i] > *ie))
+        tidy_fail(t, t->col[TC_COMPUTE], "'%s' is not between '%s' and iter_end", "compute_end",
+                  "ready");
+    if (t->rc == 0)
+        t->rows++;
+}
+
+static void tidy_cb_field(void *s, size_t len, void *data)
+{
+    tidy_reader *t = data;
+    if (t->rc)
+        return;
+    if (t->nfield >= TIDY_MAXF) {
+        tidy_fail(t, t->nfield, "more than %s columns%s", "64", "");
+        return;
+    }
+    char *f = stall_xmalloc(len + 1);
+    memcpy(f, s, len);
+    f[len] = '\0';
+    t->field[t->nfield++] = f;
+}
+
+static void tidy_cb_row(int c, void *data)
+{
+    (void)c;
+    tidy_reader *t = data;
+    tidy_row(t);
+    for (int i = 0; i < t->nfield; i++)
+        free(t->field[i]);
+    t->nfield = 0;
+    t->line++;
+}
+
+static void tidy_reader_free(tidy_reader *t)
+{
+    for (int c = 0; c < TC_ALL; c++)
+        free(t->v[c]);
+    free(t->bytes);
+}
+
+int stall_tidy_load(const char *path, stall_tidy_trace **out, stall_err *err)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return stall_err_set(err, STALL_EIO, "%s: cannot open: %s", path, strerror(errno));
+    tidy_reader t = {.path = path, .line = 1, .err = err};
+    struct csv_parser p;
+    csv_init(&p, CSV_STRICT | CSV_EMPTY_IS_NULL * 0);
+    char buf[1 << 16];
+    size_t n;
+    while (t.rc == 0 && (n = fread(buf, 1, sizeof buf, f)) > 0)
+        if (csv_parse(&p, buf, n, tidy_cb_field, tidy_cb_row, &t) != n && t.rc == 0)
+            t.rc = stall_err_set(err, STALL_EPARSE, "%s:%ld: malformed CSV: %s", path, t.line,
+                                 csv_strerror(csv_error(&p)));
+    if (t.rc == 0 && ferror(f))
+        t.rc = stall_err_set(err, STALL_EIO, "%s: read error", path);
+    if (t.rc == 0)
+        csv_fini(&p, tidy_cb_field, tidy_cb_row, &t);
+    for (int i = 0; i < t.nfield; i++)
+        free(t.field[i]);
+    csv_free(&p);
+    fclose(f);
+    if (t.rc == 0 && !t.header_done)
+        t.rc = stall_err_set(err, STALL_EPARSE, "%s:1: empty file (no header)", path);
+    if (t.rc == 0 && t.rows == 0)
+        t.rc = stall_err_set(err, STALL_EPARSE, "%s:2: empty trace (no rows)", path);
+    if (t.rc == 0) {
+        int ranks = t.ranks ? t.ranks : t.cur_r + 1;
+        if (t.cur_r + 1 != ranks)
+            t.rc = stall_err_set(err, STALL_EPARSE, "%s:%ld: the last batch has %d rows for %d ranks",
+                                 path, t.line - 1, t.cur_r + 1, ranks);
+        t.ranks = ranks;
+        int64_t batches = t.batches ? t.batches : t.cur_k + 1;
+        if (t.rc == 0 && t.cur_k + 1 != batches)
+            t.rc = stall_err_set(err, STALL_EPARSE,
+                                 "%s:%ld: the last epoch has %lld batches, epoch 0 has %lld", path,
+                                 t.line - 1, (long long)(t.cur_k + 1), (long long)batches);
+        t.batches = batches;
+    }
+    if (t.rc) {
+        tidy_reader_free(&t);
+        return t.rc;
+    }
+    stall_tidy_trace *tr = stall_xcalloc(1, sizeof *tr);
+    tr->ranks = t.ranks;
+    tr->batches = t.batches;
+    tr->epochs = (int)(t.cur_e + 1);
+    tr->fetch_start = t.v[TC_FSTART];
+    tr->fetch_end = t.v[TC_FEND];
+    tr->request = t.v[TC_REQUEST];
+    tr->ready = t.v[TC_READY];
+    tr->iter_end = t.v[TC_ITEREND];
+    tr->compute_end = t.v[TC_COMPUTE];
+    t.v[TC_FSTART] = t.v[TC_FEND] = t.v[TC_REQUEST] = t.v[TC_READY] = t.v[TC_ITEREND] = NULL;
+    t.v[TC_COMPUTE] = NULL;
+    size_t rows = (size_t)t.rows;
+    tr->worker = stall_xmalloc(rows * sizeof *tr->worker);
+    for (size_t i = 0; i < rows; i++)
+        tr->worker[i] = (int32_t)t.v[TC_WORKER][i];
+    tr->samples = (int64_t *)t.v[TC_SAMPLES];
+    t.v[TC_SAMPLES] = NULL;
+    tr->bytes = t.bytes;
+    t.bytes = NULL;
+    tr->epoch_start = stall_xmalloc((size_t)tr->epochs * tr->ranks * sizeof *tr->epoch_start);
+    for (int e = 0; e < tr->epochs; e++)
+        for (int r = 0; r < tr->ranks; r++) {
+            size_t i = stall_tidy_at(tr, e, r, 0);
+            tr->epoch_start[(size_t)e * tr->ranks + r] =
+                t.v[TC_ESTART] ? t.v[TC_ESTART][i] : tr->request[i];
+        }
+    tr->workers = t.v[TC_WORKERS] ? (int)t.v[TC_WORKERS][0] : -1;
+    tr->prefetch = t.v[TC_PREFETCH] ? (int)t.v[TC_PREFETCH][0] : -1;
+    tr->pin_memory = t.v[TC_PIN] ? (int)t.v[TC_PIN][0] : -1;
+    tr->path = stall_xstrdup(path);
+    tidy_reader_free(&t);
+    *out = tr;
+    return 0;
+}
+
+void stall_tidy_free(stall_tidy_trace *t)
+{
+    if (!t)
+        return;
+    free(t->fetch_start);
+    free(t->fetch_end);
+    free(t->request);
+    free(t->ready);
+    free(t->iter_end);
+    free(t->compute_end);
+    free(t->worker);
+    free(t->samples);
+    free(t->bytes);
+    free(t->epoch_start);
+    free(t->path);
+    free(t);
+}

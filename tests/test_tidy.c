@@ -1,0 +1,140 @@
+/* The tidy trace reader: exact seconds parsing, the grid checks, and one
+ * error test per bad-input rule, each naming file:line(:column). */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stall/tidy.h"
+
+static char tdir[] = "/tmp/stall_tidy_XXXXXX";
+static void tidy_setup(void) { cr_assert_not_null(mkdtemp(tdir)); }
+TestSuite(tidy, .init = tidy_setup);
+
+#define HDR "rank,epoch,batch,worker,fetch_start,fetch_end,request,ready,iter_end"
+
+static const char *put(const char *text)
+{
+    static char path[600];
+    static int n;
+    snprintf(path, sizeof path, "%s/t%d.csv", tdir, n++);
+    FILE *f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static void expect_error(const char *text, int code, const char *where, const char *what)
+{
+    stall_tidy_trace *t = NULL;
+    stall_err err = {0};
+    const char *p = put(text);
+    int rc = stall_tidy_load(p, &t, &err);
+    cr_assert_eq(rc, code, "rc %d for:\n%s\nmessage: %s", rc, text, err.msg);
+    cr_assert_null(t);
+    cr_assert(strstr(err.msg, p) != NULL, "no file name in: %s", err.msg);
+    cr_assert(strstr(err.msg, where) != NULL, "expected '%s' in: %s", where, err.msg);
+    cr_assert(strstr(err.msg, what) != NULL, "expected '%s' in: %s", what, err.msg);
+}
+
+Test(tidy, seconds_parse_exactly_to_ns)
+{
+    stall_time ns;
+    cr_assert_eq(stall_parse_seconds_ns("1763700000.123456789", &ns), 0);
+    cr_assert_eq(ns, 1763700000123456789LL, "%lld", (long long)ns);
+    cr_assert_eq(stall_parse_seconds_ns("0.0000000015", &ns), 0);
+    cr_assert_eq(ns, 2);
+    cr_assert_eq(stall_parse_seconds_ns("12", &ns), 0);
+    cr_assert_eq(ns, 12000000000LL);
+    cr_assert_eq(stall_parse_seconds_ns(".5", &ns), 0);
+    cr_assert_eq(ns, 500000000);
+    cr_assert_eq(stall_parse_seconds_ns("-1.25", &ns), 0);
+    cr_assert_eq(ns, -1250000000);
+    cr_assert_eq(stall_parse_seconds_ns("nan", &ns), -1);
+    cr_assert_eq(stall_parse_seconds_ns("1.2.3", &ns), -1);
+    cr_assert_eq(stall_parse_seconds_ns("", &ns), -1);
+    cr_assert_eq(stall_parse_seconds_ns("1e3", &ns), -1);
+}
+
+Test(tidy, loads_two_ranks_two_epochs_with_optional_columns)
+{
+    const char *text = HDR ",compute_end,samples,epoch_start,workers,prefetch\n"
+                       "0,0,0,0,1.0,2.0,1.5,2.1,2.5,2.4,32,1.0,2,2\n"
+                       "1,0,0,0,1.0,2.2,1.5,2.3,2.5,2.45,32,1.0,2,2\n"
+                       "0,0,1,1,1.0,2.0,2.5,2.6,3.0,2.9,32,1.0,2,2\n"
+                       "1,0,1,1,1.0,2.0,2.5,2.6,3.0,2.9,32,1.0,2,2\n"
+                       "0,1,0,0,5.0,6.0,5.5,6.1,6.5,6.4,32,4.9,2,2\n"
+                       "1,1,0,0,5.0,6.0,5.5,6.1,6.5,6.4,32,4.9,2,2\n"
+                       "0,1,1,1,5.0,6.0,6.5,6.6,7.0,6.9,32,4.9,2,2\n"
+                       "1,1,1,1,5.0,6.0,6.5,6.6,7.0,6.9,32,4.9,2,2\n";
+    stall_tidy_trace *t = NULL;
+    stall_err err = {0};
+    cr_assert_eq(stall_tidy_load(put(text), &t, &err), 0, "%s", err.msg);
+    cr_assert_eq(t->ranks, 2);
+    cr_assert_eq(t->epochs, 2);
+    cr_assert_eq(t->batches, 2);
+    cr_assert_eq(t->workers, 2);
+    cr_assert_eq(t->prefetch, 2);
+    cr_assert_eq(t->fetch_end[stall_tidy_at(t, 0, 1, 0)], 2200000000LL);
+    cr_assert_eq(t->epoch_start[1 * 2 + 0], 4900000000LL);
+    cr_assert_not_null(t->compute_end);
+    cr_assert_eq(t->samples[0], 32);
+    stall_tidy_free(t);
+}
+
+Test(tidy, missing_file_is_io_error)
+{
+    stall_tidy_trace *t = NULL;
+    stall_err err = {0};
+    cr_assert_eq(stall_tidy_load("/nonexistent/trace.csv", &t, &err), STALL_EIO);
+    cr_assert(strstr(err.msg, "/nonexistent/trace.csv") != NULL);
+}
+
+Test(tidy, misspelled_column_names_line_and_column)
+{
+    expect_error("rank,epoch,batch,worker,fetch_start,fetch_end,requets,ready,iter_end\n", STALL_EPARSE,
+                 ":1:7:", "'request'");
+}
+
+Test(tidy, empty_trace_is_rejected)
+{
+    expect_error(HDR "\n", STALL_EPARSE, ":2", "empty trace");
+    expect_error("", STALL_EPARSE, ":1", "empty file");
+}
+
+Test(tidy, non_numeric_negative_and_nan_times)
+{
+    expect_error(HDR "\n0,0,0,0,abc,2,1,2,3\n", STALL_EPARSE, ":2:5:", "not a time");
+    expect_error(HDR "\n0,0,0,0,1,2,1,nan,3\n", STALL_EPARSE, ":2:8:", "not a time");
+    expect_error(HDR "\n0,0,0,0,-1,2,1,2,3\n", STALL_EPARSE, ":2:5:", "negative");
+    expect_error(HDR "\n0,0,0,x,1,2,1,2,3\n", STALL_EPARSE, ":2:4:", "not an integer");
+}
+
+Test(tidy, inconsistent_times_are_rejected)
+{
+    expect_error(HDR "\n0,0,0,0,3,2,1,2,3\n", STALL_EPARSE, ":2:6:", "before 'fetch_start'");
+    expect_error(HDR "\n0,0,0,0,1,2,3,2,3\n", STALL_EPARSE, ":2:8:", "before 'request'");
+    expect_error(HDR "\n0,0,0,0,1,2,1,2,1.5\n", STALL_EPARSE, ":2:9:", "before 'ready'");
+}
+
+Test(tidy, unsorted_or_duplicate_rows_are_rejected)
+{
+    expect_error(HDR "\n0,0,0,0,1,2,1,2,3\n0,0,0,0,1,2,1,2,3\n", STALL_EPARSE, ":3", "out of order or duplicated");
+    expect_error(HDR "\n0,0,0,0,1,2,1,2,3\n0,0,2,0,1,2,1,2,3\n", STALL_EPARSE, ":3", "out of order");
+    expect_error(HDR "\n0,0,1,0,1,2,1,2,3\n", STALL_EPARSE, ":2", "first row");
+}
+
+Test(tidy, ranks_disagreeing_on_batches_are_rejected)
+{
+    /* Rank 1 lacks batch 1. */
+    expect_error(HDR "\n0,0,0,0,1,2,1,2,3\n1,0,0,0,1,2,1,2,3\n0,0,1,0,1,2,1,2,3\n0,1,0,0,1,2,1,2,3\n",
+                 STALL_EPARSE, ":5", "fewer rows than there are ranks");
+    /* Epoch 1 shorter than epoch 0. */
+    expect_error(HDR "\n0,0,0,0,1,2,1,2,3\n0,0,1,0,1,2,1,2,3\n0,1,0,0,1,2,1,2,3\n", STALL_EPARSE, ":4",
+                 "the last epoch has 1 batches");
+}
+
+Test(tidy, wrong_field_count_is_rejected)
+{
+    expect_error(HDR "\n0,0,0,0,1,2,1,2\n", STALL_EPARSE, ":2", "8 fields");
+}
