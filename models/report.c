@@ -72,16 +72,16 @@ void stall_report_add(stall_report *r, const stall_iter_row *row)
 
 void stall_report_epoch(stall_report *r, int epoch, stall_time start, stall_time end)
 {
-    if (epoch >= r->epoch_cap) {
-        int cap = epoch + 8;
+    (void)epoch; /* epochs are recorded in the order they finish */
+    if (r->epochs >= r->epoch_cap) {
+        int cap = 2 * r->epochs + 8;
         r->epoch_start = stall_xrealloc(r->epoch_start, (size_t)cap * sizeof *r->epoch_start);
         r->epoch_end = stall_xrealloc(r->epoch_end, (size_t)cap * sizeof *r->epoch_end);
         r->epoch_cap = cap;
     }
-    r->epoch_start[epoch] = start;
-    r->epoch_end[epoch] = end;
-    if (epoch + 1 > r->epochs)
-        r->epochs = epoch + 1;
+    r->epoch_start[r->epochs] = start;
+    r->epoch_end[r->epochs] = end;
+    r->epochs++;
 }
 
 size_t stall_report_rows(const stall_report *r) { return r->n; }

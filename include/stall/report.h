@@ -63,7 +63,8 @@ void stall_report_destroy(stall_report *r);
 
 /* Appends one row (stall[] is copied). */
 void stall_report_add(stall_report *r, const stall_iter_row *row);
-/* Records one epoch's start and end (absolute ns). */
+/* Records the next epoch's start and end (absolute ns); call once per
+ * epoch, in order (the label is for the caller). */
 void stall_report_epoch(stall_report *r, int epoch, stall_time start, stall_time end);
 
 /* Fills out. Statistics over zero kept rows are NAN. */
