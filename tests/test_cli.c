@@ -1,0 +1,135 @@
+/*
+ * End to end through the stallsim binary: exit status, one-line errors,
+ * nothing left in the result folder on bad input, and byte-identical
+ * output whatever the thread count.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#define BIN STALL_BINARY_DIR "/stallsim"
+#define GOLD STALL_SOURCE_DIR "/tests/golden/seed-case1/input/"
+#define STEM "fsNprepNloadNtrain_Imagenet_default_resnet50_epoch1_b2048_worker12_thread0"
+
+static char cdir[] = "/tmp/stall_cli_XXXXXX";
+static void cli_setup(void) { cr_assert_not_null(mkdtemp(cdir)); }
+TestSuite(cli, .init = cli_setup, .timeout = 120);
+
+/* Runs a shell command; returns its exit status and its stderr's first line. */
+static int sh(const char *cmd, char *firstline, size_t n)
+{
+    char full[4096], errf[600];
+    snprintf(errf, sizeof errf, "%s/stderr.txt", cdir);
+    snprintf(full, sizeof full, "%s 2>%s >/dev/null", cmd, errf);
+    int st = system(full);
+    if (firstline) {
+        firstline[0] = '\0';
+        FILE *f = fopen(errf, "r");
+        if (f) {
+            if (!fgets(firstline, (int)n, f))
+                firstline[0] = '\0';
+            fclose(f);
+        }
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static const char *ini(const char *name, const char *mode, const char *extra)
+{
+    static char path[600];
+    snprintf(path, sizeof path, "%s/%s.ini", cdir, name);
+    FILE *f = fopen(path, "w");
+    fprintf(f,
+            "[scenario]\nname = %s\nmode = %s\n[trace]\nfetch = %s%s_simp_fetchdifftime.csv\n"
+            "start = %s%s_simp_fetchstartdifftime.csv\nperf = %s%s.csv\n%s",
+            name, mode, GOLD, STEM, GOLD, STEM, GOLD, STEM, extra);
+    fclose(f);
+    return path;
+}
+
+static int count_entries(const char *dir)
+{
+    char cmd[1600];
+    snprintf(cmd, sizeof cmd, "test -d %s && ls -A %s | wc -l", dir, dir);
+    FILE *p = popen(cmd, "r");
+    int n = 0;
+    if (fscanf(p, "%d", &n) != 1)
+        n = 0;
+    pclose(p);
+    return n;
+}
+
+Test(cli, version_and_help_exit_zero)
+{
+    cr_assert_eq(sh(BIN " --version", NULL, 0), 0);
+    cr_assert_eq(sh(BIN " --help", NULL, 0), 0);
+    cr_assert_eq(sh(BIN, NULL, 0), 2);
+    cr_assert_eq(sh(BIN " frobnicate", NULL, 0), 2);
+}
+
+Test(cli, jobs_do_not_change_a_byte)
+{
+    char cmd[2000];
+    const char *p = ini("det", "replay", "");
+    snprintf(cmd, sizeof cmd, BIN " run %s -q -o %s/j1 -j 1", p, cdir);
+    cr_assert_eq(sh(cmd, NULL, 0), 0);
+    snprintf(cmd, sizeof cmd, BIN " run %s -q -o %s/j4 -j 4", p, cdir);
+    cr_assert_eq(sh(cmd, NULL, 0), 0);
+    snprintf(cmd, sizeof cmd, "diff -r %s/j1 %s/j4", cdir, cdir);
+    cr_assert_eq(sh(cmd, NULL, 0), 0, "outputs differ between -j 1 and -j 4");
+    /* And the same run twice is identical too. */
+    snprintf(cmd, sizeof cmd, BIN " run %s -q -o %s/j1b -j 3 && diff -r %s/j1 %s/j1b", p, cdir, cdir, cdir);
+    cr_assert_eq(sh(cmd, NULL, 0), 0);
+}
+
+Test(cli, seed_mode_writes_the_notebook_layout_bit_exact)
+{
+    char cmd[2000];
+    const char *p = ini("seed", "seed", "");
+    snprintf(cmd, sizeof cmd, BIN " run %s -q -o %s/seed -j 2", p, cdir);
+    cr_assert_eq(sh(cmd, NULL, 0), 0);
+    snprintf(cmd, sizeof cmd,
+             "cd %s/seed && for d in FETCH_ALIGN_*; do cmp $d/" STEM ".csv " STALL_SOURCE_DIR
+             "/tests/golden/seed-case1/output/$d/" STEM ".csv || exit 1; done && cmp total_summary.csv " STALL_SOURCE_DIR
+             "/tests/golden/seed-case1/output/total_summary.csv && test $(ls -d FETCH_ALIGN_* | wc -l) -eq 9",
+             cdir);
+    cr_assert_eq(sh(cmd, NULL, 0), 0, "seed output differs from the golden files");
+}
+
+Test(cli, set_override_and_bad_override)
+{
+    char cmd[2000], line[1024];
+    const char *p = ini("ovr", "replay", "");
+    snprintf(cmd, sizeof cmd, BIN " run %s -q -o %s/ovr --set align.fetch=none --set align.start=min", p, cdir);
+    cr_assert_eq(sh(cmd, NULL, 0), 0);
+    char dir[700];
+    snprintf(dir, sizeof dir, "%s/ovr", cdir);
+    /* summary.csv, effective.ini and one combination folder. */
+    cr_assert_eq(count_entries(dir), 3);
+    snprintf(cmd, sizeof cmd, BIN " run %s -q -o %s/ovr2 --set align.fetch=mean", p, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2);
+    cr_assert(strstr(line, "--set align.fetch") != NULL, "stderr: %s", line);
+}
+
+/* Each bad input: exit 2, one line naming the place, and no result folder. */
+static void bad_case(const char *name, const char *mode, const char *extra, const char *want)
+{
+    char cmd[2000], line[1024], out[700];
+    const char *p = ini(name, mode, extra);
+    snprintf(out, sizeof out, "%s/out_%s", cdir, name);
+    snprintf(cmd, sizeof cmd, BIN " run %s -o %s", p, out);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2, "%s: stderr %s", name, line);
+    cr_assert(strstr(line, want) != NULL, "%s: expected '%s' in: %s", name, want, line);
+    cr_assert_eq(count_entries(out), 0, "%s: result folder was written", name);
+}
+
+Test(cli, bad_config_exits_2_and_writes_nothing)
+{
+    bad_case("unknown_key", "replay", "[report]\nwarmpu = 3\n", "unknown key [report] warmpu");
+    bad_case("bad_align", "replay", "[align]\nstart = avg, maximum\n", "unknown policy 'maximum'");
+    bad_case("bad_mode", "replay", "[scenario]\nmode = fast\n", "[scenario] mode");
+    bad_case("missing_trace", "replay", "[trace]\nfetch = /nonexistent/f.csv\n", "/nonexistent/f.csv");
+}
