@@ -1,0 +1,68 @@
+/*
+ * stall/dsanalyzer.h - reads the three dsanalyzer CSVs of one training run
+ * (the seed notebook's inputs, SEED_SEMANTICS.md section 2) into arrays.
+ *
+ * Files (each starts with pandas' unnamed index column, whose header field is
+ * empty and whose values are ignored; other extra columns are ignored too):
+ *   fetch CSV  `*_simp_fetchdifftime.csv`:      Epoch, Index number,
+ *              Fetch time (sec)_gpu0 .. _gpu{G-1}   (seconds)
+ *   start CSV  `*_simp_fetchstartdifftime.csv`: Epoch, Index number,
+ *              Start time_gpu0 .. _gpu{G-1}         ("YYYY-MM-DD HH:MM:SS.f")
+ *   perf CSV   `{FILE}.csv`: Epoch, Step, GPU, Time, Iteration time (sec),
+ *              Training stall time (sec)
+ *
+ * What is checked (any failure is an error naming file:line:column):
+ *   - G is the number of `Fetch time (sec)_gpu{i}` columns, i = 0..G-1 with
+ *     no gap; the start CSV has exactly the same GPU columns;
+ *   - fetch and start rows are sorted by (Epoch, Index number) without
+ *     duplicates, and both files hold the same keys;
+ *   - times are finite, non-negative numbers (parsed as pandas 1.5 does);
+ *     timestamps have 1-9 fractional digits and valid fields;
+ *   - perf: GPU in 0..G-1, no duplicate (Epoch, Step, GPU), and for the
+ *     selected epoch every GPU has exactly one row per Index number. The
+ *     seed matches perf rows to batches by position after sorting by Step
+ *     (quirk Q9); with this check that equals matching Step == Index number;
+ *   - the selected epoch has at least one row;
+ *   - every record has as many fields as the header.
+ */
+#ifndef STALL_DSANALYZER_H
+#define STALL_DSANALYZER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stall/base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct stall_ds_trace {
+    int gpus;             /* G, from the fetch CSV's `Fetch time (sec)_gpu{i}` columns */
+    int64_t epoch;        /* the selected epoch */
+    size_t rows;          /* N: batches of the selected epoch, Index number ascending */
+    size_t label0;        /* fetch rows before the selected epoch (pandas label of row 0, Q7) */
+    int64_t *index;       /* [N] Index number */
+    double *fetch_s;      /* [N*G] F, fetch_s[k*G+g], seconds, parsed like pandas 1.5 */
+    stall_time *start_ns; /* [N*G] S, ns since the Unix epoch (naive timestamps taken as UTC) */
+    stall_time *time_ns;  /* [N*G] perf `Time` of GPU g's row for batch k */
+    double *iter_s;       /* [N*G] perf `Iteration time (sec)` */
+    double *stall_s;      /* [N*G] perf `Training stall time (sec)` */
+    char *fetch_path, *start_path, *perf_path; /* copies of the paths */
+} stall_ds_trace;
+
+/* Loads the three CSVs and keeps the rows of `epoch`. On success returns 0
+ * and sets *out to a trace the caller frees with stall_ds_free. On failure
+ * returns STALL_EIO (a file cannot be read) or STALL_EPARSE (bad content),
+ * fills err with one line "file:line:column: ..." (line 1 is the header,
+ * columns count from 1 with the index column), and leaves *out untouched. */
+int stall_ds_load(const char *fetch_csv, const char *start_csv, const char *perf_csv,
+                  int64_t epoch, stall_ds_trace **out, stall_err *err);
+
+/* Frees a trace and everything it owns. NULL-safe. */
+void stall_ds_free(stall_ds_trace *t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,691 @@
+/*
+ * dsanalyzer.c - reads and cross-checks the dsanalyzer trace CSVs (fetch,
+ * start, perf) of one training run into a stall_ds_trace.
+ *
+ * Two stages. First each file is read whole into a dsa_table: libcsv parses
+ * it from fread chunks, cut at every '\n' so that the physical line number is
+ * known when a field or record callback fires; every field is kept as a
+ * NUL-terminated string together with its record's line. Second, the tables
+ * are checked and converted: header, keys, values, then the cross-file
+ * rules of dsanalyzer.h. Keeping text first and meaning second lets every
+ * error name file:line:column without threading state through callbacks.
+ *
+ * Invariants: fetch and start rows are strictly sorted by (Epoch, Index
+ * number) and hold the same keys, so the seed's inner merges keep every row
+ * in file order and the selected epoch is one contiguous run of rows. The
+ * first error wins; later rows are not looked at.
+ *
+ * Cost: O(size of the files) to read, O(P log P) to sort the P perf rows.
+ * Memory: the three files' text plus O(rows) offsets, freed before return.
+ */
+#include "stall/dsanalyzer.h"
+
+#include <csv.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pdparse.h"
+
+/* One CSV file as text. Field f of data record r is text + off[(r+1)*ncols + f];
+ * the header's fields come first. */
+typedef struct dsa_table {
+    const char *path;
+    size_t ncols;
+    size_t nrows;
+    char *text;
+    size_t text_len, text_cap;
+    size_t *off;
+    size_t noff, off_cap;
+    long *line; /* physical line of each data record */
+    size_t line_cap;
+} dsa_table;
+
+/* libcsv callback state while one file is read. */
+typedef struct dsa_reader {
+    dsa_table *t;
+    long line;      /* physical line being fed to libcsv, from 1 */
+    size_t nfields; /* fields of the current record so far */
+    int header_done;
+    int rc;
+    stall_err *err;
+} dsa_reader;
+
+/* The seed's column names. */
+#define DSA_EPOCH "Epoch"
+#define DSA_INDEX "Index number"
+#define DSA_FETCH_GPU "Fetch time (sec)_gpu"
+#define DSA_START_GPU "Start time_gpu"
+#define DSA_STEP "Step"
+#define DSA_GPU "GPU"
+#define DSA_TIME "Time"
+#define DSA_ITER "Iteration time (sec)"
+#define DSA_STALL "Training stall time (sec)"
+
+/* Longest field text quoted in an error message. */
+#define DSA_QUOTE "%.40s"
+
+static void dsa_table_free(dsa_table *t)
+{
+    free(t->text);
+    free(t->off);
+    free(t->line);
+    memset(t, 0, sizeof *t);
+}
+
+static const char *dsa_header(const dsa_table *t, size_t col)
+{
+    return t->text + t->off[col];
+}
+
+static const char *dsa_field(const dsa_table *t, size_t row, size_t col)
+{
+    return t->text + t->off[(row + 1) * t->ncols + col];
+}
+
+/* ---- stage 1: text ---------------------------------------------------- */
+
+static void dsa_on_field(void *s, size_t len, void *data)
+{
+    dsa_reader *r = data;
+    dsa_table *t = r->t;
+    if (r->rc)
+        return;
+    if (len > 0 && memchr(s, '\0', len)) {
+        r->rc = stall_err_set(r->err, STALL_EPARSE, "%s:%ld:%zu: field contains a NUL byte",
+                              t->path, r->line, r->nfields + 1);
+        return;
+    }
+    if (t->text_len + len + 1 > t->text_cap) {
+        size_t cap = t->text_cap ? t->text_cap : 4096;
+        while (t->text_len + len + 1 > cap)
+            cap *= 2;
+        t->text = stall_xrealloc(t->text, cap);
+        t->text_cap = cap;
+    }
+    if (t->noff == t->off_cap) {
+        t->off_cap = t->off_cap ? 2 * t->off_cap : 256;
+        t->off = stall_xrealloc(t->off, t->off_cap * sizeof *t->off);
+    }
+    t->off[t->noff++] = t->text_len;
+    if (len > 0)
+        memcpy(t->text + t->text_len, s, len);
+    t->text[t->text_len + len] = '\0';
+    t->text_len += len + 1;
+    r->nfields++;
+}
+
+static void dsa_on_record(int c, void *data)
+{
+    (void)c;
+    dsa_reader *r = data;
+    dsa_table *t = r->t;
+    if (r->rc)
+        return;
+    if (!r->header_done) {
+        t->ncols = r->nfields;
+        r->header_done = 1;
+    } else if (r->nfields != t->ncols) {
+        size_t col = (r->nfields < t->ncols ? r->nfields : t->ncols) + 1;
+        r->rc = stall_err_set(r->err, STALL_EPARSE,
+                              "%s:%ld:%zu: expected %zu fields as in the header, found %zu",
+                              t->path, r->line, col, t->ncols, r->nfields);
+        return;
+    } else {
+        if (t->nrows == t->line_cap) {
+            t->line_cap = t->line_cap ? 2 * t->line_cap : 256;
+            t->line = stall_xrealloc(t->line, t->line_cap * sizeof *t->line);
+        }
+        t->line[t->nrows++] = r->line;
+    }
+    r->nfields = 0;
+}
+
+/* No white space is trimmed from unquoted fields: pandas keeps it too, so
+ * " Epoch" is not "Epoch". */
+static int dsa_no_space(unsigned char c)
+{
+    (void)c;
+    return 0;
+}
+
+static int dsa_read(const char *path, dsa_table *t, stall_err *err)
+{
+    memset(t, 0, sizeof *t);
+    t->path = path;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return stall_err_set(err, STALL_EIO, "%s: cannot open: %s", path, strerror(errno));
+    struct csv_parser p;
+    if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0) {
+        fclose(f);
+        return stall_err_set(err, STALL_ENOMEM, "%s: cannot set up the CSV parser", path);
+    }
+    csv_set_space_func(&p, dsa_no_space);
+    dsa_reader r = {.t = t, .line = 1, .err = err};
+    char buf[1 << 16];
+    size_t n;
+    while (!r.rc && (n = fread(buf, 1, sizeof buf, f)) > 0) {
+        /* Feed one line at a time so that r.line is right in the callbacks;
+         * libcsv keeps its state across calls, quoted newlines included. */
+        for (size_t pos = 0; pos < n && !r.rc;) {
+            const char *nl = memchr(buf + pos, '\n', n - pos);
+            size_t len = nl ? (size_t)(nl - (buf + pos)) + 1 : n - pos;
+            if (csv_parse(&p, buf + pos, len, dsa_on_field, dsa_on_record, &r) != len && !r.rc)
+                r.rc = stall_err_set(err, STALL_EPARSE, "%s:%ld:%zu: malformed CSV: %s", path,
+                                     r.line, r.nfields + 1, csv_strerror(csv_error(&p)));
+            pos += len;
+            if (nl)
+                r.line++;
+        }
+    }
+    if (!r.rc && ferror(f))
+        r.rc = stall_err_set(err, STALL_EIO, "%s: read error: %s", path, strerror(errno));
+    if (!r.rc && csv_fini(&p, dsa_on_field, dsa_on_record, &r) != 0 && !r.rc)
+        r.rc = stall_err_set(err, STALL_EPARSE, "%s:%ld:%zu: malformed CSV at end of file: %s",
+                             path, r.line, r.nfields + 1, csv_strerror(csv_error(&p)));
+    csv_free(&p);
+    fclose(f);
+    if (!r.rc && !r.header_done)
+        r.rc = stall_err_set(err, STALL_EPARSE, "%s:1:1: empty file, expected a header line",
+                             path);
+    if (r.rc)
+        dsa_table_free(t);
+    return r.rc;
+}
+
+/* ---- stage 2: header --------------------------------------------------- */
+
+/* The first column must be pandas' unnamed index column; names are unique. */
+static int dsa_check_header(const dsa_table *t, stall_err *err)
+{
+    if (dsa_header(t, 0)[0] != '\0')
+        return stall_err_set(err, STALL_EPARSE,
+                             "%s:1:1: expected pandas' unnamed index column (an empty header "
+                             "field) first, found '" DSA_QUOTE "'",
+                             t->path, dsa_header(t, 0));
+    for (size_t i = 1; i < t->ncols; i++)
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(dsa_header(t, i), dsa_header(t, j)) == 0)
+                return stall_err_set(err, STALL_EPARSE,
+                                     "%s:1:%zu: duplicate column '" DSA_QUOTE
+                                     "' (also column %zu)",
+                                     t->path, i + 1, dsa_header(t, i), j + 1);
+    return 0;
+}
+
+static int dsa_find(const dsa_table *t, const char *name, size_t *col)
+{
+    for (size_t i = 1; i < t->ncols; i++)
+        if (strcmp(dsa_header(t, i), name) == 0) {
+            *col = i;
+            return 0;
+        }
+    return -1;
+}
+
+/* Finds a required column; `canon` is its 0-based position in the seed's
+ * layout, which the error message points at. */
+static int dsa_require(const dsa_table *t, const char *name, size_t canon, size_t *col,
+                       stall_err *err)
+{
+    if (dsa_find(t, name, col) == 0)
+        return 0;
+    if (canon < t->ncols)
+        return stall_err_set(err, STALL_EPARSE,
+                             "%s:1:%zu: missing column '%s' (found '" DSA_QUOTE "' there)",
+                             t->path, canon + 1, name, dsa_header(t, canon));
+    return stall_err_set(err, STALL_EPARSE,
+                         "%s:1:%zu: missing column '%s' (the header has %zu fields)", t->path,
+                         canon + 1, name, t->ncols);
+}
+
+/* The i of a column named prefix + i (decimal, no sign, no leading zero),
+ * or -1. */
+static long dsa_gpu_suffix(const char *name, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    if (strncmp(name, prefix, n) != 0)
+        return -1;
+    const char *s = name + n;
+    if (s[0] < '0' || s[0] > '9' || (s[0] == '0' && s[1] != '\0'))
+        return -1;
+    long v = 0;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || v > 100000)
+            return -1;
+        v = v * 10 + (*s - '0');
+    }
+    return v;
+}
+
+static size_t dsa_count_gpu_cols(const dsa_table *t, const char *prefix)
+{
+    size_t m = 0;
+    for (size_t i = 1; i < t->ncols; i++)
+        m += dsa_gpu_suffix(dsa_header(t, i), prefix) >= 0;
+    return m;
+}
+
+/* Looks up prefix0 .. prefix{g-1}; cols gets their positions. */
+static int dsa_gpu_col(const dsa_table *t, const char *prefix, int g, size_t *col)
+{
+    char name[64];
+    snprintf(name, sizeof name, "%s%d", prefix, g);
+    return dsa_find(t, name, col);
+}
+
+/* ---- stage 2: values --------------------------------------------------- */
+
+static int dsa_field_err(const dsa_table *t, size_t row, size_t col, const char *what,
+                         stall_err *err)
+{
+    return stall_err_set(err, STALL_EPARSE, "%s:%ld:%zu: '%s': %s: \"" DSA_QUOTE "\"", t->path,
+                         t->line[row], col + 1, dsa_header(t, col), what, dsa_field(t, row, col));
+}
+
+/* An integer as pandas reads one: optional blanks, sign, digits, blanks. */
+static int dsa_int(const dsa_table *t, size_t row, size_t col, int64_t *out, stall_err *err)
+{
+    const char *s = dsa_field(t, row, col);
+    while (*s == ' ' || *s == '\t')
+        s++;
+    int neg = *s == '-';
+    if (*s == '-' || *s == '+')
+        s++;
+    if (*s < '0' || *s > '9')
+        return dsa_field_err(t, row, col, "not an integer", err);
+    uint64_t v = 0;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        if (v > (UINT64_C(1) << 63) / 10)
+            return dsa_field_err(t, row, col, "integer out of range", err);
+        v = v * 10 + (uint64_t)(*s - '0');
+    }
+    while (*s == ' ' || *s == '\t')
+        s++;
+    if (*s != '\0')
+        return dsa_field_err(t, row, col, "not an integer", err);
+    if (v > (uint64_t)INT64_MAX + (uint64_t)neg)
+        return dsa_field_err(t, row, col, "integer out of range", err);
+    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+    return 0;
+}
+
+/* A duration in seconds: finite, >= 0, and small enough for int64 ns. */
+static int dsa_seconds(const dsa_table *t, size_t row, size_t col, double *out, stall_err *err)
+{
+    const char *s = dsa_field(t, row, col);
+    if (*s == '\0')
+        return dsa_field_err(t, row, col, "empty field (pandas reads NaN)", err);
+    char *end;
+    double v = stall_pd_strtod(s, &end);
+    if (end == s || *end != '\0') {
+        double w = strtod(s, &end); /* only to name NaN and inf properly */
+        if (end != s && *end == '\0' && !isfinite(w))
+            return dsa_field_err(t, row, col, "not a finite number", err);
+        return dsa_field_err(t, row, col, "not a number", err);
+    }
+    if (!isfinite(v))
+        return dsa_field_err(t, row, col, "not a finite number", err);
+    if (v < 0)
+        return dsa_field_err(t, row, col, "negative time", err);
+    stall_time ns;
+    if (stall_pd_s_to_ns_vec(v, &ns) != 0)
+        return dsa_field_err(t, row, col, "too large for int64 nanoseconds", err);
+    *out = v;
+    return 0;
+}
+
+static int dsa_timestamp(const dsa_table *t, size_t row, size_t col, stall_time *out,
+                         stall_err *err)
+{
+    if (stall_parse_timestamp(dsa_field(t, row, col), out) != 0)
+        return dsa_field_err(t, row, col,
+                             "not a timestamp YYYY-MM-DD HH:MM:SS.f (1 to 9 fractional digits, "
+                             "valid date and time)",
+                             err);
+    return 0;
+}
+
+/* Reads (Epoch, Index number) of every row and checks they increase. */
+static int dsa_keys(const dsa_table *t, size_t ce, size_t ci, int64_t *ep, int64_t *ix,
+                    stall_err *err)
+{
+    for (size_t r = 0; r < t->nrows; r++) {
+        int rc = dsa_int(t, r, ce, &ep[r], err);
+        if (!rc)
+            rc = dsa_int(t, r, ci, &ix[r], err);
+        if (rc)
+            return rc;
+        if (r == 0 || ep[r] > ep[r - 1] || (ep[r] == ep[r - 1] && ix[r] > ix[r - 1]))
+            continue;
+        size_t col = (ep[r] == ep[r - 1] ? ci : ce) + 1;
+        if (ep[r] == ep[r - 1] && ix[r] == ix[r - 1])
+            return stall_err_set(err, STALL_EPARSE,
+                                 "%s:%ld:%zu: duplicate row (Epoch %lld, Index number %lld), "
+                                 "first on line %ld",
+                                 t->path, t->line[r], col, (long long)ep[r], (long long)ix[r],
+                                 t->line[r - 1]);
+        return stall_err_set(err, STALL_EPARSE,
+                             "%s:%ld:%zu: rows not sorted by (Epoch, Index number): (%lld, %lld) "
+                             "comes after (%lld, %lld) on line %ld",
+                             t->path, t->line[r], col, (long long)ep[r], (long long)ix[r],
+                             (long long)ep[r - 1], (long long)ix[r - 1], t->line[r - 1]);
+    }
+    return 0;
+}
+
+/* One perf row, for sorting by (Epoch, GPU, Step) and then file order. */
+typedef struct dsa_prow {
+    int64_t epoch, step;
+    int64_t gpu;
+    size_t row;
+} dsa_prow;
+
+static int dsa_prow_cmp(const void *a, const void *b)
+{
+    const dsa_prow *x = a, *y = b;
+    if (x->epoch != y->epoch)
+        return x->epoch < y->epoch ? -1 : 1;
+    if (x->gpu != y->gpu)
+        return x->gpu < y->gpu ? -1 : 1;
+    if (x->step != y->step)
+        return x->step < y->step ? -1 : 1;
+    return x->row < y->row ? -1 : x->row > y->row;
+}
+
+/* ---- stall_ds_load ------------------------------------------------------ */
+
+/* Everything stall_ds_load allocates, so that one function frees it. */
+typedef struct dsa_work {
+    dsa_table fetch, start, perf;
+    int64_t *f_ep, *f_ix, *s_ep, *s_ix;
+    size_t *fcols, *scols;
+    size_t f_ci, s_ci; /* the Index number columns */
+    dsa_prow *prows;
+} dsa_work;
+
+static void dsa_work_free(dsa_work *w)
+{
+    dsa_table_free(&w->fetch);
+    dsa_table_free(&w->start);
+    dsa_table_free(&w->perf);
+    free(w->f_ep);
+    free(w->f_ix);
+    free(w->s_ep);
+    free(w->s_ix);
+    free(w->fcols);
+    free(w->scols);
+    free(w->prows);
+}
+
+/* Fetch CSV: header, G, keys, and the fetch times of every row. */
+static int dsa_load_fetch(dsa_work *w, stall_ds_trace *tr, size_t *ce, stall_err *err)
+{
+    const dsa_table *t = &w->fetch;
+    int rc = dsa_check_header(t, err);
+    if (!rc)
+        rc = dsa_require(t, DSA_EPOCH, 1, ce, err);
+    if (!rc)
+        rc = dsa_require(t, DSA_INDEX, 2, &w->f_ci, err);
+    if (rc)
+        return rc;
+    size_t m = dsa_count_gpu_cols(t, DSA_FETCH_GPU), unused;
+    if (m == 0)
+        return dsa_require(t, DSA_FETCH_GPU "0", 3, &unused, err);
+    w->fcols = stall_xcalloc(m, sizeof *w->fcols);
+    for (size_t g = 0; g < m; g++)
+        if (dsa_gpu_col(t, DSA_FETCH_GPU, (int)g, &w->fcols[g]) != 0) {
+            char name[64];
+            snprintf(name, sizeof name, DSA_FETCH_GPU "%zu", g);
+            return stall_err_set(err, STALL_EPARSE,
+                                 "%s:1:%zu: missing column '%s' (GPU columns must be numbered "
+                                 "0..G-1 without gaps; %zu found)",
+                                 t->path, 4 + g, name, m);
+        }
+    tr->gpus = (int)m;
+    w->f_ep = stall_xcalloc(t->nrows, sizeof *w->f_ep);
+    w->f_ix = stall_xcalloc(t->nrows, sizeof *w->f_ix);
+    return dsa_keys(t, *ce, w->f_ci, w->f_ep, w->f_ix, err);
+}
+
+/* Start CSV: header with exactly the fetch CSV's GPU columns, and keys. */
+static int dsa_load_start(dsa_work *w, int G, stall_err *err)
+{
+    const dsa_table *t = &w->start;
+    size_t ce;
+    int rc = dsa_check_header(t, err);
+    if (!rc)
+        rc = dsa_require(t, DSA_EPOCH, 1, &ce, err);
+    if (!rc)
+        rc = dsa_require(t, DSA_INDEX, 2, &w->s_ci, err);
+    if (rc)
+        return rc;
+    w->scols = stall_xcalloc((size_t)G, sizeof *w->scols);
+    for (int g = 0; g < G; g++)
+        if (dsa_gpu_col(t, DSA_START_GPU, g, &w->scols[g]) != 0)
+            return stall_err_set(err, STALL_EPARSE,
+                                 "%s:1:%d: missing column '" DSA_START_GPU
+                                 "%d' (%s has '" DSA_FETCH_GPU "%d')",
+                                 t->path, 4 + g, g, w->fetch.path, g);
+    if (dsa_count_gpu_cols(t, DSA_START_GPU) != (size_t)G)
+        for (size_t i = 1; i < t->ncols; i++) {
+            long k = dsa_gpu_suffix(dsa_header(t, i), DSA_START_GPU);
+            if (k >= G)
+                return stall_err_set(err, STALL_EPARSE,
+                                     "%s:1:%zu: column '" DSA_START_GPU
+                                     "%ld' has no '" DSA_FETCH_GPU "%ld' in %s (%d GPUs)",
+                                     t->path, i + 1, k, k, w->fetch.path, G);
+        }
+    w->s_ep = stall_xcalloc(t->nrows, sizeof *w->s_ep);
+    w->s_ix = stall_xcalloc(t->nrows, sizeof *w->s_ix);
+    return dsa_keys(t, ce, w->s_ci, w->s_ep, w->s_ix, err);
+}
+
+/* Both files hold the same keys (both are sorted): the seed's inner merges
+ * then drop nothing and keep the fetch CSV's row order (quirks Q5, Q6). */
+static int dsa_same_keys(const dsa_work *w, stall_err *err)
+{
+    const dsa_table *f = &w->fetch, *s = &w->start;
+    size_t i = 0, j = 0;
+    while (i < f->nrows || j < s->nrows) {
+        int c;
+        if (i == f->nrows)
+            c = 1;
+        else if (j == s->nrows)
+            c = -1;
+        else if (w->f_ep[i] != w->s_ep[j])
+            c = w->f_ep[i] < w->s_ep[j] ? -1 : 1;
+        else
+            c = w->f_ix[i] < w->s_ix[j] ? -1 : w->f_ix[i] > w->s_ix[j];
+        if (c == 0) {
+            i++;
+            j++;
+            continue;
+        }
+        const dsa_table *has = c < 0 ? f : s, *lacks = c < 0 ? s : f;
+        size_t r = c < 0 ? i : j, col = (c < 0 ? w->f_ci : w->s_ci) + 1;
+        int64_t ep = c < 0 ? w->f_ep[i] : w->s_ep[j], ix = c < 0 ? w->f_ix[i] : w->s_ix[j];
+        return stall_err_set(err, STALL_EPARSE,
+                             "%s:%ld:%zu: row (Epoch %lld, Index number %lld) is missing from %s",
+                             has->path, has->line[r], col, (long long)ep, (long long)ix,
+                             lacks->path);
+    }
+    return 0;
+}
+
+/* Perf CSV: checks every row's keys, then matches the selected epoch's rows
+ * to batches and reads their values. */
+static int dsa_load_perf(dsa_work *w, stall_ds_trace *tr, stall_err *err)
+{
+    const dsa_table *t = &w->perf;
+    const int G = tr->gpus;
+    size_t ce, cs, cg, ct, cit, cst;
+    int rc = dsa_check_header(t, err);
+    if (!rc)
+        rc = dsa_require(t, DSA_EPOCH, 1, &ce, err);
+    if (!rc)
+        rc = dsa_require(t, DSA_STEP, 2, &cs, err);
+    if (!rc)
+        rc = dsa_require(t, DSA_GPU, 3, &cg, err);
+    if (!rc)
+        rc = dsa_require(t, DSA_TIME, 4, &ct, err);
+    if (!rc)
+        rc = dsa_require(t, DSA_ITER, 5, &cit, err);
+    if (!rc)
+        rc = dsa_require(t, DSA_STALL, 6, &cst, err);
+    if (rc)
+        return rc;
+    w->prows = stall_xcalloc(t->nrows, sizeof *w->prows);
+    for (size_t r = 0; r < t->nrows; r++) {
+        dsa_prow *p = &w->prows[r];
+        p->row = r;
+        if ((rc = dsa_int(t, r, ce, &p->epoch, err)) || (rc = dsa_int(t, r, cs, &p->step, err)) ||
+            (rc = dsa_int(t, r, cg, &p->gpu, err)))
+            return rc;
+        if (p->gpu < 0 || p->gpu >= G)
+            return stall_err_set(err, STALL_EPARSE,
+                                 "%s:%ld:%zu: 'GPU': %lld is outside 0..%d (%s has %d GPU columns)",
+                                 t->path, t->line[r], cg + 1, (long long)p->gpu, G - 1,
+                                 w->fetch.path, G);
+    }
+    qsort(w->prows, t->nrows, sizeof *w->prows, dsa_prow_cmp);
+    for (size_t i = 1; i < t->nrows; i++) {
+        const dsa_prow *a = &w->prows[i - 1], *b = &w->prows[i];
+        if (a->epoch == b->epoch && a->gpu == b->gpu && a->step == b->step)
+            return stall_err_set(err, STALL_EPARSE,
+                                 "%s:%ld:%zu: duplicate row (Epoch %lld, Step %lld, GPU %lld), "
+                                 "first on line %ld",
+                                 t->path, t->line[b->row], cs + 1, (long long)b->epoch,
+                                 (long long)b->step, (long long)b->gpu, t->line[a->row]);
+    }
+    /* Rows of the selected epoch, by GPU and then Step: GPU g's k-th row is
+     * batch k's (Q9). Walking it beside the ascending Index numbers checks
+     * that this is also the row whose Step equals the Index number. */
+    size_t j = 0, N = tr->rows;
+    while (j < t->nrows && w->prows[j].epoch < tr->epoch)
+        j++;
+    for (int g = 0; g < G; g++) {
+        for (size_t k = 0; k < N; k++, j++) {
+            const dsa_prow *p = j < t->nrows ? &w->prows[j] : NULL;
+            int here = p && p->epoch == tr->epoch && p->gpu == g;
+            if (here && p->step < tr->index[k])
+                break; /* extra step, reported below */
+            if (!here || p->step > tr->index[k])
+                return stall_err_set(err, STALL_EPARSE,
+                                     "%s:1:%zu: no row for GPU %d, Step %lld of Epoch %lld "
+                                     "(%s:%ld has that Index number)",
+                                     t->path, cs + 1, g, (long long)tr->index[k],
+                                     (long long)tr->epoch, w->fetch.path,
+                                     w->fetch.line[tr->label0 + k]);
+            size_t o = k * (size_t)G + (size_t)g;
+            if ((rc = dsa_timestamp(t, p->row, ct, &tr->time_ns[o], err)) ||
+                (rc = dsa_seconds(t, p->row, cit, &tr->iter_s[o], err)) ||
+                (rc = dsa_seconds(t, p->row, cst, &tr->stall_s[o], err)))
+                return rc;
+        }
+        if (j < t->nrows && w->prows[j].epoch == tr->epoch && w->prows[j].gpu == g) {
+            const dsa_prow *p = &w->prows[j];
+            return stall_err_set(err, STALL_EPARSE,
+                                 "%s:%ld:%zu: Step %lld of GPU %d (Epoch %lld) has no row with "
+                                 "that Index number in %s",
+                                 t->path, t->line[p->row], cs + 1, (long long)p->step, g,
+                                 (long long)tr->epoch, w->fetch.path);
+        }
+    }
+    return 0;
+}
+
+int stall_ds_load(const char *fetch_csv, const char *start_csv, const char *perf_csv,
+                  int64_t epoch, stall_ds_trace **out, stall_err *err)
+{
+    if (!fetch_csv || !start_csv || !perf_csv || !out)
+        return stall_err_set(err, STALL_EINVAL, "stall_ds_load: NULL argument");
+    dsa_work w;
+    memset(&w, 0, sizeof w);
+    stall_ds_trace *tr = stall_xcalloc(1, sizeof *tr);
+    tr->epoch = epoch;
+    tr->fetch_path = stall_xstrdup(fetch_csv);
+    tr->start_path = stall_xstrdup(start_csv);
+    tr->perf_path = stall_xstrdup(perf_csv);
+    size_t ce = 0;
+    int rc = dsa_read(fetch_csv, &w.fetch, err);
+    if (!rc)
+        rc = dsa_load_fetch(&w, tr, &ce, err);
+    if (!rc)
+        rc = dsa_read(start_csv, &w.start, err);
+    if (!rc)
+        rc = dsa_load_start(&w, tr->gpus, err);
+    if (!rc)
+        rc = dsa_same_keys(&w, err);
+    if (rc)
+        goto done;
+
+    /* The selected epoch is one run of rows, since the keys are sorted. */
+    const dsa_table *f = &w.fetch, *s = &w.start;
+    size_t lo = 0;
+    while (lo < f->nrows && w.f_ep[lo] < epoch)
+        lo++;
+    size_t hi = lo;
+    while (hi < f->nrows && w.f_ep[hi] == epoch)
+        hi++;
+    if (hi == lo) {
+        rc = stall_err_set(err, STALL_EPARSE, "%s:1:%zu: no rows with Epoch %lld (empty trace)",
+                           f->path, ce + 1, (long long)epoch);
+        goto done;
+    }
+    const size_t G = (size_t)tr->gpus, N = hi - lo;
+    tr->rows = N;
+    tr->label0 = lo;
+    tr->index = stall_xcalloc(N, sizeof *tr->index);
+    tr->fetch_s = stall_xcalloc(N * G, sizeof *tr->fetch_s);
+    tr->start_ns = stall_xcalloc(N * G, sizeof *tr->start_ns);
+    tr->time_ns = stall_xcalloc(N * G, sizeof *tr->time_ns);
+    tr->iter_s = stall_xcalloc(N * G, sizeof *tr->iter_s);
+    tr->stall_s = stall_xcalloc(N * G, sizeof *tr->stall_s);
+    memcpy(tr->index, w.f_ix + lo, N * sizeof *tr->index);
+    /* Every row's values are checked, as pandas converts whole columns; only
+     * the selected epoch's are kept. Row r of fetch is row r of start. */
+    for (size_t r = 0; r < f->nrows && !rc; r++)
+        for (size_t g = 0; g < G && !rc; g++) {
+            double v;
+            stall_time ts;
+            rc = dsa_seconds(f, r, w.fcols[g], &v, err);
+            if (!rc)
+                rc = dsa_timestamp(s, r, w.scols[g], &ts, err);
+            if (!rc && r >= lo && r < hi) {
+                tr->fetch_s[(r - lo) * G + g] = v;
+                tr->start_ns[(r - lo) * G + g] = ts;
+            }
+        }
+    if (!rc)
+        rc = dsa_read(perf_csv, &w.perf, err);
+    if (!rc)
+        rc = dsa_load_perf(&w, tr, err);
+done:
+    dsa_work_free(&w);
+    if (rc) {
+        stall_ds_free(tr);
+        return rc;
+    }
+    *out = tr;
+    return 0;
+}
+
+void stall_ds_free(stall_ds_trace *t)
+{
+    if (!t)
+        return;
+    free(t->index);
+    free(t->fetch_s);
+    free(t->start_ns);
+    free(t->time_ns);
+    free(t->iter_s);
+    free(t->stall_s);
+    free(t->fetch_path);
+    free(t->start_path);
+    free(t->perf_path);
+    free(t);
+}
