@@ -1,0 +1,171 @@
+/*
+ * stall/model.h - the closed-loop model (MODEL.md, "mode = model"): G ranks,
+ * each with a PyTorch DataLoader of W workers and prefetch factor P, a
+ * training loop that asks for batches, and a DDP barrier every iteration,
+ * simulated as events on the stall engine.
+ *
+ * Per rank r and epoch, for the k-th batch the loop takes (MODEL.md words):
+ *   - batches are handed round robin to workers (k mod W, restarting at
+ *     worker 0 every epoch); batches 0 .. P*W-1 at epoch start, then one per
+ *     batch the loop takes, to the worker that produced it (refill on yield):
+ *     Disp(r,k) = Y(r,k-P*W);
+ *   - S(r,k) = max(Disp, E(r,k-W), worker ready), E = S + D'(r,k), where D'
+ *     is fetch(e,r,k) after fetch_align across the ranks;
+ *   - pin memory (pin > 0): one thread per rank pins arrivals one at a time,
+ *     in arrival order (ties: lower batch index first), adding `pin` each;
+ *   - Y(r,k) = max(Q(r,k), arrival(r,k), Y(r,k-1)) + handover, in order
+ *     (head-of-line blocking), or the earliest arrival when in_order = false;
+ *   - Q(r,0) = epoch start, Q(r,k) = T(k-1);
+ *     T(k) = max_r (Y(r,k) + C(r,k)) + A(k);
+ *   - stall = Y - Q; barrier wait W(r,k) = T(k) - A(k) - (Y(r,k) + C(r,k));
+ *   - no prefetch crosses an epoch boundary; epoch e starts at
+ *     end(e-1) + epoch_gap(e), with end(-1) = 0, so epoch 0 starts at
+ *     epoch_gap(0).
+ * Without shared resources (cores = 0, storage_mb_s = 0) this is MODEL.md's
+ * max-plus recurrence, and the engine reproduces it to the nanosecond
+ * (tests/test_model.c holds it against an independent implementation).
+ *
+ * Shared resources make fetch durations depend on concurrency. A fetch is
+ * then three phases in a row: waiting (the non-CPU part of D', a plain
+ * delay), a storage read of batch_mb at the node's bandwidth shared equally
+ * among the node's concurrent reads, and the CPU part, processor-shared
+ * among the node's fetches in their CPU part (each progresses at
+ * min(1, cores / active)). Ranks r sit on node r / gpus_per_node.
+ *
+ * Memory is O(ranks x workers x prefetch), independent of batches and
+ * epochs; time is O(events x log(queue)) plus O(ranks) per iteration.
+ */
+#ifndef STALL_MODEL_H
+#define STALL_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "stall/align.h"
+#include "stall/base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The inputs, all in ns. Each callback must be a pure function of its
+ * arguments (the model may call it more than once, in any order, and for
+ * fetch align calls fetch for every rank of a batch). A negative return
+ * stops the run with STALL_EINVAL. fetch and compute are required; tail and
+ * epoch_gap may be NULL (= 0). */
+typedef struct stall_durations {
+    /* Fetch duration of batch `batch` (the dataset order index handed to a
+     * worker) at no contention: load + preprocess + collate. */
+    stall_time (*fetch)(void *ctx, int epoch, int rank, int64_t batch);
+    /* C(r,k): forward + backward of iteration k on rank r, before the
+     * gradient synchronisation. */
+    stall_time (*compute)(void *ctx, int epoch, int rank, int64_t batch);
+    /* A(k): exposed all-reduce + optimizer step after the last compute. */
+    stall_time (*tail)(void *ctx, int epoch, int64_t batch);
+    /* Idle time before epoch e starts, after epoch e-1 ended (for e = 0:
+     * after time 0). */
+    stall_time (*epoch_gap)(void *ctx, int epoch);
+    void *ctx; /* passed to every callback; not owned */
+} stall_durations;
+
+/* Run configuration. Start from stall_model_defaults(): a zeroed struct is
+ * not the default (its aligns would read as avg). */
+typedef struct stall_model_params {
+    int ranks;               /* G >= 1. Default 1. */
+    int gpus_per_node;       /* ranks per node, 1 <= . <= ranks; the last node may
+                                be partial. Default 1. */
+    int workers;             /* W >= 0 DataLoader workers per rank; 0 = load in
+                                the main process when the loop asks for a batch
+                                (fetch starts at Q). Default 0. */
+    int prefetch;            /* P >= 1 batches per worker in flight (ignored when
+                                W == 0). P*W <= 2^20. Default 2 (PyTorch's). */
+    bool in_order;           /* true: deliver batches in index order (PyTorch's
+                                default). Default true. */
+    bool persistent_workers; /* true: workers start once; startup is paid in
+                           epoch 0 only. Default false. */
+    stall_time startup;      /* ns >= 0 each worker needs before its first fetch
+                                of an epoch (W > 0 only). Default 0. */
+    stall_time pin;          /* ns >= 0 pin-memory time per batch, one thread per
+                                rank, serialised in arrival order; 0 = off.
+                                Default 0. */
+    stall_time handover;     /* ns >= 0 per batch after Y's max: result queue +
+                               unpickle (also applied when W == 0). Default 0. */
+    int64_t batches;         /* N >= 1 batches per rank per epoch. Default 1. */
+    int epochs;              /* >= 1. Default 1. */
+    stall_align fetch_align; /* applied per batch across ranks to fetch
+                           durations (stall_align_durations). Default none. */
+    stall_align start_align; /* must be STALL_ALIGN_NONE here: start
+                           alignment is an idealised non-causal coordinator,
+                           available in replay mode only. Default none. */
+
+    /* Shared resources; 0 = off (then the closed form holds exactly). */
+    int cores;            /* >= 0 host cores per node for the CPU part of the
+                             fetches (processor sharing). Default 0 = off. */
+    double cpu_share;     /* in [0,1]: fraction of D' that is CPU work; the
+                             rest is waiting. Used only when cores > 0.
+                             Default 1. */
+    int measured_workers; /* >= 0: workers per rank under which the fetch
+                           durations were measured. The CPU work of a fetch
+                           is cpu_share * D' * min(1, cores /
+                           (measured_workers * ranks on that node)), i.e. the
+                           measured time deflated by the contention it was
+                           measured under. 0 = take D' as is. Default 0. */
+    double storage_mb_s;  /* >= 0 read bandwidth per node in MB/s, shared
+                            equally among concurrent reads; 0 = off.
+                            Default 0. */
+    double batch_mb;      /* >= 0 MB read per fetch when storage_mb_s > 0; the
+                             read comes on top of D'. Default 0. */
+} stall_model_params;
+
+/* Fills *p with the defaults documented above. */
+void stall_model_defaults(stall_model_params *p);
+
+/* One iteration, delivered once per (epoch, batch) when T(k) is known, in
+ * increasing time order. The arrays have `ranks` entries and are valid
+ * during the callback only. */
+typedef struct stall_iter_record {
+    int epoch;
+    int64_t batch;                          /* iteration index k in the epoch */
+    stall_time epoch_start;                 /* start of this epoch (= Q(r,0)) */
+    stall_time iter_end;                    /* T(k) */
+    stall_time iter_time;                   /* T(k) - T(k-1), or - epoch start for k = 0 */
+    stall_time stall_max, stall_min, delay; /* over ranks; delay = max - min */
+    stall_time wait_max;                    /* max_r W(r,k) */
+    double wait_mean_s;                     /* mean_r W(r,k), seconds */
+    stall_time compute_max;                 /* max_r C(r,k) */
+    stall_time tail;                        /* A(k) */
+    stall_time fetch_spread;                /* max - min over ranks of the fetch time
+                                               E - S of the batch taken (= D' without
+                                               shared resources) */
+    stall_time start_spread;                /* max - min over ranks of S of the batch
+                                               taken */
+    const stall_time *stall;                /* [G] Y - Q */
+    const stall_time *ready;                /* [G] Y(r,k) */
+    const stall_time *compute;              /* [G] C(r,k) */
+    const stall_time *fetch_start;          /* [G] S of the batch taken */
+    const stall_time *fetch_end;            /* [G] E of the batch taken (before pin) */
+    const int64_t *fetched;                 /* [G] index of the batch taken; == batch
+                                               when in order */
+} stall_iter_record;
+
+typedef void (*stall_iter_fn)(void *ctx, const stall_iter_record *rec);
+
+typedef struct stall_model_stats {
+    uint64_t events;    /* events the engine dispatched */
+    int64_t iterations; /* records delivered (epochs * batches on success) */
+    stall_time end;     /* T of the last iteration */
+} stall_model_stats;
+
+/* Validates *p (each impossible setting: STALL_ECONFIG with a message naming
+ * the field; NULL p, d, d->fetch or d->compute: STALL_EINVAL), then runs the
+ * model, calling on_iter(ctx, rec) (may be NULL) for every iteration.
+ * Returns 0, or the first failure: STALL_EINVAL when a callback returned a
+ * negative duration (the message names the callback, epoch, rank, batch).
+ * stats (may be NULL) is filled on success and on failure (what ran). */
+int stall_model_run(const stall_model_params *p, const stall_durations *d, stall_iter_fn on_iter,
+                    void *ctx, stall_model_stats *stats, stall_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,836 @@
+/*
+ * model.c - the closed-loop model: DataLoader workers, prefetch, pin memory,
+ * in-order delivery and the DDP barrier of MODEL.md, as events on the stall
+ * engine (the header states the rules).
+ *
+ * State is per rank: P*W slots (a slot holds one handed-out batch from hand-
+ * out until the loop takes it; the refill reuses the slot of the batch just
+ * taken, which is also the batch's worker, since batch k and k+P*W share a
+ * worker, and out of order the only worker below P outstanding is the one
+ * whose batch was taken), W workers, a pin heap and, out of order, a FIFO of
+ * arrivals. Per iteration the ranks' Y, C, S, E sit in G-arrays. Nothing
+ * grows with batches or epochs.
+ *
+ * Events: FETCH_END (or, with shared resources, the fetch's phases), PIN_END
+ * when pin > 0, TAKE when handover > 0 (otherwise the take is handled in
+ * place), ITER_END once per iteration, EPOCH once per epoch.
+ *
+ * Exactness without shared resources: a FETCH_END is scheduled when its batch
+ * is handed out, and a rank hands batches out in index order, so a rank's
+ * FETCH_ENDs at one instant fire in index order. That is the tie order of
+ * MODEL.md's recurrence (arrival order; equal times: lower index first), so
+ * every decision taken at the instant of an event (which batch the pin thread
+ * takes next, which batch an out-of-order loop takes) matches the closed
+ * form: any batch still to arrive at that instant was handed out later, so
+ * its index is higher. The tests hold this against an independent
+ * implementation of the recurrence.
+ *
+ * Shared resources: per node a CPU and a storage processor-sharing resource
+ * (share.c), each with one pending departure event that is cancelled and
+ * rescheduled when its job count changes.
+ *
+ * Complexity: O(log(queue)) per event, O(G) per iteration (the barrier and
+ * the record), O(G) per batch index for fetch align avg/min (cached rows).
+ */
+#include "stall/model.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "share.h"
+#include "stall/engine.h"
+
+enum {
+    MODEL_EV_EPOCH = 1, /* a = epoch */
+    MODEL_EV_FETCH_END, /* a = rank, b = slot */
+    MODEL_EV_PIN_END,   /* a = rank, b = slot */
+    MODEL_EV_TAKE,      /* a = rank, b = slot: Y, after the hand-over */
+    MODEL_EV_ITER_END,  /* T(k) */
+    MODEL_EV_READY,     /* a = rank, b = worker: start-up over (shared) */
+    MODEL_EV_IO_END,    /* a = rank, b = slot: waiting part over (shared) */
+    MODEL_EV_PS_DONE,   /* a = node, b = MODEL_RES_*: next departure */
+};
+
+enum { MODEL_RES_DISK = 0, MODEL_RES_CPU = 1 };
+
+/* Largest P*W, and largest G*P*W, accepted (keeps slot ids in int32). */
+#define MODEL_MAX_PW (INT32_C(1) << 20)
+#define MODEL_MAX_SLOTS INT64_C(0x7fffffff)
+
+typedef struct model_slot {
+    int64_t batch;       /* index of the batch in the slot, -1 = none */
+    stall_time dur;      /* D' */
+    stall_time start;    /* S */
+    stall_time end;      /* E, before pin */
+    stall_time arrival;  /* after pin; -1 until then */
+    stall_time cpu_work; /* shared: CPU part still to do */
+} model_slot;
+
+typedef struct model_worker {
+    stall_time free_at; /* without sharing: E of its last batch, or ready */
+    stall_time ready;   /* start-up over */
+    int32_t head, len;  /* shared: FIFO of handed-out slots */
+    bool busy;          /* shared: fetching */
+    bool ready_pending; /* shared: a READY event is queued */
+} model_worker;
+
+typedef struct model_rank {
+    int64_t next_take;       /* the loop's next iteration k */
+    int64_t send;            /* next batch index to hand out */
+    int32_t pin_n;           /* pin heap size */
+    int32_t arr_head, arr_n; /* out of order: arrivals not yet taken */
+    bool waiting;            /* the loop asked and got nothing yet */
+    bool pin_busy;
+} model_rank;
+
+typedef struct model_state {
+    const stall_model_params *p;
+    const stall_durations *d;
+    stall_iter_fn on_iter;
+    void *ctx;
+    stall_engine *eng;
+
+    int g;         /* ranks */
+    int wn;        /* workers per rank, at least 1 (W = 0: the main process) */
+    int pf;        /* slots per worker: P, or 1 when W = 0 */
+    int pw;        /* slots per rank: pf * wn */
+    bool in_order; /* in order, or W = 0 */
+    bool shared;   /* any shared resource on */
+
+    model_rank *ranks;     /* [g] */
+    model_slot *slots;     /* [g * pw] */
+    model_worker *workers; /* [g * wn] */
+    int32_t *wq;           /* [g * wn * pf] worker FIFOs (shared) */
+    int32_t *pinq;         /* [g * pw] pin heaps */
+    int32_t *arrq;         /* [g * pw] arrival FIFOs */
+
+    /* Fetch align avg/min: rows of aligned durations, keyed (epoch, batch). */
+    int nrows;
+    int *row_epoch;
+    int64_t *row_batch;
+    stall_time *row_d; /* [nrows * g] */
+
+    /* The epoch and iteration under way. */
+    int epoch;
+    int64_t k;
+    stall_time epoch_start;
+    stall_time q;       /* Q of iteration k, the same on every rank */
+    int taken;          /* ranks whose Y(k) is known */
+    stall_time bar_max; /* max over those of Y + C */
+    stall_time tail;    /* A(k) */
+    stall_time *it_y, *it_c, *it_stall, *it_start, *it_end;
+    int64_t *it_batch;
+
+    /* Shared resources, per node. */
+    int nodes;
+    stall__ps *cpu, *disk;
+    double *deflate;      /* [nodes] measured-contention factor */
+    stall_time disk_work; /* read time of one batch at full bandwidth */
+
+    stall_model_stats stats;
+} model_state;
+
+void stall_model_defaults(stall_model_params *p)
+{
+    *p = (stall_model_params){
+        .ranks = 1,
+        .gpus_per_node = 1,
+        .workers = 0,
+        .prefetch = 2,
+        .in_order = true,
+        .persistent_workers = false,
+        .startup = 0,
+        .pin = 0,
+        .handover = 0,
+        .batches = 1,
+        .epochs = 1,
+        .fetch_align = STALL_ALIGN_NONE,
+        .start_align = STALL_ALIGN_NONE,
+        .cores = 0,
+        .cpu_share = 1.0,
+        .measured_workers = 0,
+        .storage_mb_s = 0.0,
+        .batch_mb = 0.0,
+    };
+}
+
+/* ---- validation ------------------------------------------------------ */
+
+static int model_check(const stall_model_params *p, const stall_durations *d, stall_err *err)
+{
+    if (!p || !d)
+        return stall_err_set(err, STALL_EINVAL, "model: params and durations must not be NULL");
+    if (!d->fetch || !d->compute)
+        return stall_err_set(err, STALL_EINVAL,
+                             "model: durations.fetch and durations.compute are required");
+    if (p->ranks < 1)
+        return stall_err_set(err, STALL_ECONFIG, "model: ranks = %d, must be >= 1", p->ranks);
+    if (p->gpus_per_node < 1 || p->gpus_per_node > p->ranks)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "model: gpus_per_node = %d, must be in [1, ranks = %d]",
+                             p->gpus_per_node, p->ranks);
+    if (p->workers < 0)
+        return stall_err_set(err, STALL_ECONFIG, "model: workers = %d, must be >= 0", p->workers);
+    if (p->workers > 0 && p->prefetch < 1)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "model: prefetch = %d, must be >= 1 when workers = %d > 0",
+                             p->prefetch, p->workers);
+    if (p->workers > 0 && (int64_t)p->prefetch * p->workers > MODEL_MAX_PW)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "model: prefetch * workers = %" PRId64 ", must be <= %" PRId32,
+                             (int64_t)p->prefetch * p->workers, MODEL_MAX_PW);
+    int64_t pw = p->workers > 0 ? (int64_t)p->prefetch * p->workers : 1;
+    if (pw * p->ranks > MODEL_MAX_SLOTS)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "model: ranks * prefetch * workers = %" PRId64 " is too large",
+                             pw * p->ranks);
+    if (p->startup < 0)
+        return stall_err_set(err, STALL_ECONFIG, "model: startup = %" PRId64 " ns, must be >= 0",
+                             p->startup);
+    if (p->pin < 0)
+        return stall_err_set(err, STALL_ECONFIG, "model: pin = %" PRId64 " ns, must be >= 0",
+                             p->pin);
+    if (p->handover < 0)
+        return stall_err_set(err, STALL_ECONFIG, "model: handover = %" PRId64 " ns, must be >= 0",
+                             p->handover);
+    if (p->batches < 1)
+        return stall_err_set(err, STALL_ECONFIG, "model: batches = %" PRId64 ", must be >= 1",
+                             p->batches);
+    if (p->epochs < 1)
+        return stall_err_set(err, STALL_ECONFIG, "model: epochs = %d, must be >= 1", p->epochs);
+    if ((unsigned)p->fetch_align > STALL_ALIGN_NONE)
+        return stall_err_set(err, STALL_ECONFIG, "model: fetch_align = %d is not avg, min or none",
+                             (int)p->fetch_align);
+    if (p->start_align != STALL_ALIGN_NONE)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "model: start_align = %s: start alignment is an idealised "
+                             "non-causal policy, available in replay mode only; use none here",
+                             stall_align_name(p->start_align));
+    if (p->cores < 0)
+        return stall_err_set(err, STALL_ECONFIG, "model: cores = %d, must be >= 0", p->cores);
+    if (!(p->cpu_share >= 0.0 && p->cpu_share <= 1.0))
+        return stall_err_set(err, STALL_ECONFIG, "model: cpu_share = %g, must be in [0, 1]",
+                             p->cpu_share);
+    if (p->measured_workers < 0)
+        return stall_err_set(err, STALL_ECONFIG, "model: measured_workers = %d, must be >= 0",
+                             p->measured_workers);
+    if (!(p->storage_mb_s >= 0.0 && isfinite(p->storage_mb_s)))
+        return stall_err_set(err, STALL_ECONFIG,
+                             "model: storage_mb_s = %g, must be finite and >= 0", p->storage_mb_s);
+    if (!(p->batch_mb >= 0.0 && isfinite(p->batch_mb)))
+        return stall_err_set(err, STALL_ECONFIG, "model: batch_mb = %g, must be finite and >= 0",
+                             p->batch_mb);
+    if (p->storage_mb_s > 0.0 && p->batch_mb / p->storage_mb_s * 1e9 > 1e15)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "model: batch_mb / storage_mb_s = %g s per read is out of range",
+                             p->batch_mb / p->storage_mb_s);
+    return 0;
+}
+
+/* ---- small helpers ----------------------------------------------------- */
+
+static int model_negative(stall_err *err, const char *what, int epoch, int rank, int64_t batch,
+                          stall_time v)
+{
+    return stall_err_set(err, STALL_EINVAL,
+                         "model: durations.%s(epoch %d, rank %d, batch %" PRId64
+                         ") returned %" PRId64 " ns; durations must be >= 0",
+                         what, epoch, rank, batch, v);
+}
+
+static int model_at(model_state *st, stall_time at, int32_t type, int32_t a, int64_t b,
+                    stall_err *err)
+{
+    return stall_engine_schedule(st->eng, at, type, a, b, 0, err) ? 0 : STALL_ECAUSAL;
+}
+
+static stall_time model_now(const model_state *st)
+{
+    return stall_engine_now(st->eng);
+}
+
+static model_slot *model_slot_at(model_state *st, int r, int32_t s)
+{
+    return &st->slots[(size_t)r * (size_t)st->pw + (size_t)s];
+}
+
+static model_worker *model_worker_at(model_state *st, int r, int w)
+{
+    return &st->workers[(size_t)r * (size_t)st->wn + (size_t)w];
+}
+
+/* D'(r, j) of the current epoch. */
+static int model_fetch_dur(model_state *st, int r, int64_t j, stall_time *out, stall_err *err)
+{
+    const stall_durations *d = st->d;
+    if (st->nrows == 0) {
+        stall_time v = d->fetch(d->ctx, st->epoch, r, j);
+        if (v < 0)
+            return model_negative(err, "fetch", st->epoch, r, j, v);
+        *out = v;
+        return 0;
+    }
+    int i = (int)(j % st->nrows);
+    stall_time *row = st->row_d + (size_t)i * (size_t)st->g;
+    if (st->row_epoch[i] != st->epoch || st->row_batch[i] != j) {
+        for (int q = 0; q < st->g; q++) {
+            stall_time v = d->fetch(d->ctx, st->epoch, q, j);
+            if (v < 0) {
+                st->row_epoch[i] = -1;
+                return model_negative(err, "fetch", st->epoch, q, j, v);
+            }
+            row[q] = v;
+        }
+        stall_align_durations(st->p->fetch_align, row, st->g, row);
+        st->row_epoch[i] = st->epoch;
+        st->row_batch[i] = j;
+    }
+    *out = row[r];
+    return 0;
+}
+
+/* ---- shared resources -------------------------------------------------- */
+
+static stall__ps *model_ps(model_state *st, int node, int res)
+{
+    return res == MODEL_RES_CPU ? &st->cpu[node] : &st->disk[node];
+}
+
+/* Moves the resource's departure event to its next departure. */
+static int model_ps_resched(model_state *st, int node, int res, stall_err *err)
+{
+    stall__ps *ps = model_ps(st, node, res);
+    stall_time now = model_now(st);
+    if (ps->event) {
+        if (stall_engine_cancel(st->eng, ps->event) != 0)
+            return stall_err_set(err, STALL_EINTERNAL, "model: lost a departure event");
+        ps->event = NULL;
+    }
+    stall_time t = stall__ps_next(ps, now);
+    if (t < 0)
+        return 0;
+    ps->event = stall_engine_schedule(st->eng, t, MODEL_EV_PS_DONE, node, res, 0, err);
+    return ps->event ? 0 : STALL_ECAUSAL;
+}
+
+static int model_ps_add(model_state *st, int r, int32_t s, int res, stall_time work, stall_err *err)
+{
+    int node = r / st->p->gpus_per_node;
+    stall__ps_add(model_ps(st, node, res), model_now(st), work, (int64_t)r * st->pw + s);
+    return model_ps_resched(st, node, res, err);
+}
+
+/* ---- the pipeline -------------------------------------------------------- */
+
+static int model_take(model_state *st, int r, int32_t s, stall_err *err);
+static int model_fetch_done(model_state *st, int r, int32_t s, stall_err *err);
+static int model_worker_kick(model_state *st, int r, int w, stall_err *err);
+
+/* Hands batch j to slot s (and so to worker s mod wn) at now. */
+static int model_dispatch(model_state *st, int r, int32_t s, int64_t j, stall_err *err)
+{
+    stall_time dur = 0;
+    int rc = model_fetch_dur(st, r, j, &dur, err);
+    if (rc)
+        return rc;
+    model_slot *sl = model_slot_at(st, r, s);
+    sl->batch = j;
+    sl->dur = dur;
+    sl->arrival = -1;
+    int w = s % st->wn;
+    model_worker *wk = model_worker_at(st, r, w);
+    if (!st->shared) {
+        stall_time now = model_now(st);
+        sl->start = wk->free_at > now ? wk->free_at : now;
+        sl->end = sl->start + dur;
+        wk->free_at = sl->end;
+        return model_at(st, sl->end, MODEL_EV_FETCH_END, r, s, err);
+    }
+    sl->start = sl->end = -1;
+    int32_t *q = st->wq + ((size_t)r * (size_t)st->wn + (size_t)w) * (size_t)st->pf;
+    q[(wk->head + wk->len) % st->pf] = s;
+    wk->len++;
+    return model_worker_kick(st, r, w, err);
+}
+
+/* Shared path: a fetch's CPU phase, after its storage read. */
+static int model_after_read(model_state *st, int r, int32_t s, stall_err *err)
+{
+    model_slot *sl = model_slot_at(st, r, s);
+    if (sl->cpu_work > 0)
+        return model_ps_add(st, r, s, MODEL_RES_CPU, sl->cpu_work, err);
+    return model_fetch_done(st, r, s, err);
+}
+
+/* Shared path: the storage read, after the waiting part. */
+static int model_after_io(model_state *st, int r, int32_t s, stall_err *err)
+{
+    if (st->disk_work > 0)
+        return model_ps_add(st, r, s, MODEL_RES_DISK, st->disk_work, err);
+    return model_after_read(st, r, s, err);
+}
+
+/* Shared path: starts the worker's next batch if it is free and ready. */
+static int model_worker_kick(model_state *st, int r, int w, stall_err *err)
+{
+    model_worker *wk = model_worker_at(st, r, w);
+    if (wk->busy || wk->len == 0 || wk->ready_pending)
+        return 0;
+    stall_time now = model_now(st);
+    if (wk->ready > now) {
+        wk->ready_pending = true;
+        return model_at(st, wk->ready, MODEL_EV_READY, r, w, err);
+    }
+    int32_t *q = st->wq + ((size_t)r * (size_t)st->wn + (size_t)w) * (size_t)st->pf;
+    int32_t s = q[wk->head];
+    wk->head = (wk->head + 1) % st->pf;
+    wk->len--;
+    wk->busy = true;
+    model_slot *sl = model_slot_at(st, r, s);
+    sl->start = now;
+    stall_time cpu = 0;
+    if (st->p->cores > 0) {
+        cpu = llround(st->p->cpu_share * (double)sl->dur);
+        if (cpu > sl->dur)
+            cpu = sl->dur;
+    }
+    stall_time io = sl->dur - cpu;
+    sl->cpu_work = llround((double)cpu * st->deflate[r / st->p->gpus_per_node]);
+    if (io > 0)
+        return model_at(st, now + io, MODEL_EV_IO_END, r, s, err);
+    return model_after_io(st, r, s, err);
+}
+
+/* Pin heap on (E, batch index). */
+static bool model_pin_less(model_state *st, int r, int32_t a, int32_t b)
+{
+    const model_slot *x = model_slot_at(st, r, a), *y = model_slot_at(st, r, b);
+    return x->end < y->end || (x->end == y->end && x->batch < y->batch);
+}
+
+static void model_pin_push(model_state *st, int r, int32_t s)
+{
+    int32_t *h = st->pinq + (size_t)r * (size_t)st->pw;
+    int32_t i = st->ranks[r].pin_n++;
+    while (i > 0) {
+        int32_t parent = (i - 1) / 2;
+        if (!model_pin_less(st, r, s, h[parent]))
+            break;
+        h[i] = h[parent];
+        i = parent;
+    }
+    h[i] = s;
+}
+
+static int32_t model_pin_pop(model_state *st, int r)
+{
+    int32_t *h = st->pinq + (size_t)r * (size_t)st->pw;
+    int32_t top = h[0];
+    int32_t n = --st->ranks[r].pin_n;
+    int32_t last = h[n];
+    int32_t i = 0;
+    for (;;) {
+        int32_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && model_pin_less(st, r, h[c + 1], h[c]))
+            c++;
+        if (!model_pin_less(st, r, h[c], last))
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (n > 0)
+        h[i] = last;
+    return top;
+}
+
+static int model_pin_next(model_state *st, int r, stall_err *err)
+{
+    int32_t s = model_pin_pop(st, r);
+    st->ranks[r].pin_busy = true;
+    return model_at(st, model_now(st) + st->p->pin, MODEL_EV_PIN_END, r, s, err);
+}
+
+/* Batch in slot s reached the loop's side (after pin). */
+static int model_arrive(model_state *st, int r, int32_t s, stall_err *err)
+{
+    model_slot *sl = model_slot_at(st, r, s);
+    model_rank *rk = &st->ranks[r];
+    sl->arrival = model_now(st);
+    if (st->in_order)
+        return rk->waiting && sl->batch == rk->next_take ? model_take(st, r, s, err) : 0;
+    int32_t *q = st->arrq + (size_t)r * (size_t)st->pw;
+    q[(rk->arr_head + rk->arr_n) % st->pw] = s;
+    rk->arr_n++;
+    if (!rk->waiting)
+        return 0;
+    s = q[rk->arr_head];
+    rk->arr_head = (rk->arr_head + 1) % st->pw;
+    rk->arr_n--;
+    return model_take(st, r, s, err);
+}
+
+static int model_fetch_done(model_state *st, int r, int32_t s, stall_err *err)
+{
+    model_slot *sl = model_slot_at(st, r, s);
+    sl->end = model_now(st);
+    int w = s % st->wn;
+    if (st->shared)
+        model_worker_at(st, r, w)->busy = false;
+    int rc;
+    if (st->p->pin == 0) {
+        rc = model_arrive(st, r, s, err);
+    } else {
+        model_pin_push(st, r, s);
+        rc = st->ranks[r].pin_busy ? 0 : model_pin_next(st, r, err);
+    }
+    /* The worker moves on after its batch was passed along, so that a
+     * zero-length successor never overtakes it. */
+    if (rc == 0 && st->shared)
+        rc = model_worker_kick(st, r, w, err);
+    return rc;
+}
+
+/* The loop of rank r asks for batch k at now (= Q). */
+static int model_request(model_state *st, int r, stall_err *err)
+{
+    model_rank *rk = &st->ranks[r];
+    if (st->p->workers == 0) {
+        rk->waiting = true;
+        return model_dispatch(st, r, 0, rk->next_take, err);
+    }
+    if (st->in_order) {
+        int32_t s = (int32_t)(rk->next_take % st->pw);
+        model_slot *sl = model_slot_at(st, r, s);
+        if (sl->batch == rk->next_take && sl->arrival >= 0)
+            return model_take(st, r, s, err);
+        rk->waiting = true;
+        return 0;
+    }
+    if (rk->arr_n > 0) {
+        int32_t s = st->arrq[(size_t)r * (size_t)st->pw + (size_t)rk->arr_head];
+        rk->arr_head = (rk->arr_head + 1) % st->pw;
+        rk->arr_n--;
+        return model_take(st, r, s, err);
+    }
+    rk->waiting = true;
+    return 0;
+}
+
+/* Y(r,k) = now: the loop holds the batch; refill, then the barrier. */
+static int model_take_end(model_state *st, int r, int32_t s, stall_err *err)
+{
+    const stall_durations *d = st->d;
+    model_rank *rk = &st->ranks[r];
+    model_slot *sl = model_slot_at(st, r, s);
+    stall_time now = model_now(st);
+    stall_time c = d->compute(d->ctx, st->epoch, r, st->k);
+    if (c < 0)
+        return model_negative(err, "compute", st->epoch, r, st->k, c);
+    st->it_y[r] = now;
+    st->it_c[r] = c;
+    st->it_start[r] = sl->start;
+    st->it_end[r] = sl->end;
+    st->it_batch[r] = sl->batch;
+    rk->next_take++;
+    if (st->p->workers > 0 && rk->send < st->p->batches) {
+        int rc = model_dispatch(st, r, s, rk->send++, err);
+        if (rc)
+            return rc;
+    }
+    if (now + c > st->bar_max)
+        st->bar_max = now + c;
+    if (++st->taken < st->g)
+        return 0;
+    stall_time a = d->tail ? d->tail(d->ctx, st->epoch, st->k) : 0;
+    if (a < 0)
+        return model_negative(err, "tail", st->epoch, -1, st->k, a);
+    st->tail = a;
+    return model_at(st, st->bar_max + a, MODEL_EV_ITER_END, 0, st->k, err);
+}
+
+static int model_take(model_state *st, int r, int32_t s, stall_err *err)
+{
+    st->ranks[r].waiting = false;
+    if (st->p->handover > 0)
+        return model_at(st, model_now(st) + st->p->handover, MODEL_EV_TAKE, r, s, err);
+    return model_take_end(st, r, s, err);
+}
+
+static int model_epoch_start(model_state *st, int e, stall_err *err)
+{
+    const stall_model_params *p = st->p;
+    stall_time now = model_now(st);
+    st->epoch = e;
+    st->epoch_start = now;
+    st->q = now;
+    st->k = 0;
+    st->taken = 0;
+    st->bar_max = INT64_MIN;
+    stall_time ready = now;
+    if (p->workers > 0 && (!p->persistent_workers || e == 0))
+        ready += p->startup;
+    int64_t first = p->workers > 0 ? (p->batches < st->pw ? p->batches : st->pw) : 0;
+    for (int r = 0; r < st->g; r++) {
+        st->ranks[r] = (model_rank){.next_take = 0, .send = first};
+        for (int w = 0; w < st->wn; w++)
+            *model_worker_at(st, r, w) = (model_worker){.free_at = ready, .ready = ready};
+        for (int32_t s = 0; s < st->pw; s++)
+            *model_slot_at(st, r, s) = (model_slot){.batch = -1, .arrival = -1};
+        for (int64_t j = 0; j < first; j++) {
+            int rc = model_dispatch(st, r, (int32_t)j, j, err);
+            if (rc)
+                return rc;
+        }
+        int rc = model_request(st, r, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int model_iter_end(model_state *st, stall_err *err)
+{
+    const stall_model_params *p = st->p;
+    stall_time t = model_now(st);
+    stall_iter_record rec = {
+        .epoch = st->epoch,
+        .batch = st->k,
+        .epoch_start = st->epoch_start,
+        .iter_end = t,
+        .iter_time = t - st->q,
+        .tail = st->tail,
+        .stall = st->it_stall,
+        .ready = st->it_y,
+        .compute = st->it_c,
+        .fetch_start = st->it_start,
+        .fetch_end = st->it_end,
+        .fetched = st->it_batch,
+    };
+    stall_time smin = INT64_MAX, smax = INT64_MIN, wmax = INT64_MIN, cmax = INT64_MIN;
+    stall_time fmin = INT64_MAX, fmax = INT64_MIN, s0min = INT64_MAX, s0max = INT64_MIN;
+    double wsum = 0.0;
+    for (int r = 0; r < st->g; r++) {
+        stall_time s = st->it_y[r] - st->q;
+        st->it_stall[r] = s;
+        smin = s < smin ? s : smin;
+        smax = s > smax ? s : smax;
+        stall_time w = t - st->tail - (st->it_y[r] + st->it_c[r]);
+        wmax = w > wmax ? w : wmax;
+        wsum += (double)w;
+        cmax = st->it_c[r] > cmax ? st->it_c[r] : cmax;
+        stall_time f = st->it_end[r] - st->it_start[r];
+        fmin = f < fmin ? f : fmin;
+        fmax = f > fmax ? f : fmax;
+        s0min = st->it_start[r] < s0min ? st->it_start[r] : s0min;
+        s0max = st->it_start[r] > s0max ? st->it_start[r] : s0max;
+    }
+    rec.stall_max = smax;
+    rec.stall_min = smin;
+    rec.delay = smax - smin;
+    rec.wait_max = wmax;
+    rec.wait_mean_s = wsum / (double)st->g / 1e9;
+    rec.compute_max = cmax;
+    rec.fetch_spread = fmax - fmin;
+    rec.start_spread = s0max - s0min;
+    if (st->on_iter)
+        st->on_iter(st->ctx, &rec);
+    st->stats.iterations++;
+    st->stats.end = t;
+
+    if (st->k + 1 < p->batches) {
+        st->k++;
+        st->q = t;
+        st->taken = 0;
+        st->bar_max = INT64_MIN;
+        for (int r = 0; r < st->g; r++) {
+            int rc = model_request(st, r, err);
+            if (rc)
+                return rc;
+        }
+        return 0;
+    }
+    if (st->epoch + 1 >= p->epochs)
+        return 0;
+    int e = st->epoch + 1;
+    stall_time gap = st->d->epoch_gap ? st->d->epoch_gap(st->d->ctx, e) : 0;
+    if (gap < 0)
+        return stall_err_set(err, STALL_EINVAL,
+                             "model: durations.epoch_gap(epoch %d) returned %" PRId64
+                             " ns; durations must be >= 0",
+                             e, gap);
+    return model_at(st, t + gap, MODEL_EV_EPOCH, e, 0, err);
+}
+
+static int model_ps_done(model_state *st, int node, int res, stall_err *err)
+{
+    stall__ps *ps = model_ps(st, node, res);
+    ps->event = NULL; /* it is the event being handled */
+    stall_time now = model_now(st);
+    int64_t id;
+    while (stall__ps_pop_done(ps, now, &id)) {
+        int r = (int)(id / st->pw);
+        int32_t s = (int32_t)(id % st->pw);
+        int rc = res == MODEL_RES_CPU ? model_fetch_done(st, r, s, err)
+                                      : model_after_read(st, r, s, err);
+        if (rc)
+            return rc;
+    }
+    return model_ps_resched(st, node, res, err);
+}
+
+static int model_handle(stall_engine *eng, void *state, const stall_event *ev, stall_err *err)
+{
+    (void)eng;
+    model_state *st = state;
+    int r = ev->a;
+    int32_t s = (int32_t)ev->b;
+    switch (ev->type) {
+    case MODEL_EV_EPOCH:
+        return model_epoch_start(st, r, err);
+    case MODEL_EV_FETCH_END:
+        return model_fetch_done(st, r, s, err);
+    case MODEL_EV_PIN_END: {
+        st->ranks[r].pin_busy = false;
+        int rc = st->ranks[r].pin_n > 0 ? model_pin_next(st, r, err) : 0;
+        return rc ? rc : model_arrive(st, r, s, err);
+    }
+    case MODEL_EV_TAKE:
+        return model_take_end(st, r, s, err);
+    case MODEL_EV_ITER_END:
+        return model_iter_end(st, err);
+    case MODEL_EV_READY:
+        model_worker_at(st, r, s)->ready_pending = false;
+        return model_worker_kick(st, r, s, err);
+    case MODEL_EV_IO_END:
+        return model_after_io(st, r, s, err);
+    case MODEL_EV_PS_DONE:
+        return model_ps_done(st, r, s, err);
+    default:
+        return stall_err_set(err, STALL_EINTERNAL, "model: unknown event type %" PRId32, ev->type);
+    }
+}
+
+static const stall_model_ops model_ops = {.name = "model", .handle = model_handle};
+
+/* ---- set-up and the run -------------------------------------------------- */
+
+static void model_init(model_state *st, const stall_model_params *p, const stall_durations *d)
+{
+    st->p = p;
+    st->d = d;
+    st->g = p->ranks;
+    st->wn = p->workers > 0 ? p->workers : 1;
+    st->pf = p->workers > 0 ? p->prefetch : 1;
+    st->pw = st->pf * st->wn;
+    st->in_order = p->in_order || p->workers == 0;
+    st->shared = p->cores > 0 || (p->storage_mb_s > 0.0 && p->batch_mb > 0.0);
+    size_t g = (size_t)st->g, pw = (size_t)st->pw;
+    st->ranks = stall_xcalloc(g, sizeof *st->ranks);
+    st->slots = stall_xcalloc(g * pw, sizeof *st->slots);
+    st->workers = stall_xcalloc(g * (size_t)st->wn, sizeof *st->workers);
+    st->pinq = stall_xcalloc(g * pw, sizeof *st->pinq);
+    st->arrq = stall_xcalloc(g * pw, sizeof *st->arrq);
+    st->wq = st->shared ? stall_xcalloc(g * pw, sizeof *st->wq) : NULL;
+    if (p->fetch_align != STALL_ALIGN_NONE && st->g > 1) {
+        /* The ranks hand out batch indices within one iteration of each
+         * other, so pw + 2 rows serve every hand-out; a miss only costs a
+         * recomputation. */
+        st->nrows = st->pw + 2;
+        st->row_epoch = stall_xcalloc((size_t)st->nrows, sizeof *st->row_epoch);
+        st->row_batch = stall_xcalloc((size_t)st->nrows, sizeof *st->row_batch);
+        st->row_d = stall_xcalloc((size_t)st->nrows * g, sizeof *st->row_d);
+        for (int i = 0; i < st->nrows; i++)
+            st->row_epoch[i] = -1;
+    }
+    st->it_y = stall_xcalloc(g, sizeof *st->it_y);
+    st->it_c = stall_xcalloc(g, sizeof *st->it_c);
+    st->it_stall = stall_xcalloc(g, sizeof *st->it_stall);
+    st->it_start = stall_xcalloc(g, sizeof *st->it_start);
+    st->it_end = stall_xcalloc(g, sizeof *st->it_end);
+    st->it_batch = stall_xcalloc(g, sizeof *st->it_batch);
+    if (st->shared) {
+        int gpn = p->gpus_per_node;
+        st->nodes = (st->g + gpn - 1) / gpn;
+        st->cpu = stall_xcalloc((size_t)st->nodes, sizeof *st->cpu);
+        st->disk = stall_xcalloc((size_t)st->nodes, sizeof *st->disk);
+        st->deflate = stall_xcalloc((size_t)st->nodes, sizeof *st->deflate);
+        for (int n = 0; n < st->nodes; n++) {
+            int on_node = st->g - n * gpn < gpn ? st->g - n * gpn : gpn;
+            stall__ps_init(&st->cpu[n], p->cores, on_node * st->wn);
+            stall__ps_init(&st->disk[n], 1, on_node * st->wn);
+            double f = 1.0;
+            if (p->measured_workers > 0 && p->cores > 0) {
+                f = (double)p->cores / ((double)p->measured_workers * on_node);
+                f = f < 1.0 ? f : 1.0;
+            }
+            st->deflate[n] = f;
+        }
+        if (p->storage_mb_s > 0.0 && p->batch_mb > 0.0)
+            st->disk_work = llround(p->batch_mb / p->storage_mb_s * 1e9);
+    }
+}
+
+static void model_fini(model_state *st)
+{
+    for (int n = 0; n < st->nodes; n++) {
+        stall__ps_free(&st->cpu[n]);
+        stall__ps_free(&st->disk[n]);
+    }
+    free(st->cpu);
+    free(st->disk);
+    free(st->deflate);
+    free(st->ranks);
+    free(st->slots);
+    free(st->workers);
+    free(st->pinq);
+    free(st->arrq);
+    free(st->wq);
+    free(st->row_epoch);
+    free(st->row_batch);
+    free(st->row_d);
+    free(st->it_y);
+    free(st->it_c);
+    free(st->it_stall);
+    free(st->it_start);
+    free(st->it_end);
+    free(st->it_batch);
+}
+
+int stall_model_run(const stall_model_params *p, const stall_durations *d, stall_iter_fn on_iter,
+                    void *ctx, stall_model_stats *stats, stall_err *err)
+{
+    if (stats)
+        *stats = (stall_model_stats){0};
+    int rc = model_check(p, d, err);
+    if (rc)
+        return rc;
+    stall_time gap0 = d->epoch_gap ? d->epoch_gap(d->ctx, 0) : 0;
+    if (gap0 < 0)
+        return stall_err_set(err, STALL_EINVAL,
+                             "model: durations.epoch_gap(epoch 0) returned %" PRId64
+                             " ns; durations must be >= 0",
+                             gap0);
+    model_state st = {0};
+    model_init(&st, p, d);
+    st.on_iter = on_iter;
+    st.ctx = ctx;
+    st.eng = stall_engine_create(&model_ops, &st, 0);
+    rc = model_at(&st, gap0, MODEL_EV_EPOCH, 0, 0, err);
+    if (rc == 0)
+        rc = stall_engine_run(st.eng, STALL_TIME_MAX, err);
+    if (rc == 0 && st.stats.iterations != (int64_t)p->epochs * p->batches)
+        rc = stall_err_set(err, STALL_EINTERNAL,
+                           "model: the run stopped after %" PRId64 " of %" PRId64
+                           " iterations with no event left",
+                           st.stats.iterations, (int64_t)p->epochs * p->batches);
+    st.stats.events = stall_engine_dispatched(st.eng);
+    if (stats)
+        *stats = st.stats;
+    stall_engine_destroy(st.eng);
+    model_fini(&st);
+    return rc;
+}
