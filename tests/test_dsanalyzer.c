@@ -1,0 +1,543 @@
+/* dsanalyzer: loading the golden trace, and every kind of bad input, each
+ * with its error code and a message naming file:line:column. Bad CSVs are
+ * written into a fresh mkdtemp folder by each test. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pdparse.h"
+#include "stall/dsanalyzer.h"
+#include "stall/io.h"
+
+#define CASE1 STALL_SOURCE_DIR "/tests/golden/seed-case1/input/"
+#define STEM "fsNprepNloadNtrain_Imagenet_default_resnet50_epoch1_b2048_worker12_thread0"
+
+/* A small good trace: 2 GPUs, Epoch 1, Index numbers 0..2. */
+static const char *const GOOD_FETCH =
+    ",Epoch,Index number,Fetch time (sec)_gpu0,Fetch time (sec)_gpu1\n"
+    "0,1,0,1.5,1.25\n"
+    "1,1,1,2.0,2.5\n"
+    "2,1,2,0.75,0.5\n";
+static const char *const GOOD_START =
+    ",Epoch,Index number,Start time_gpu0,Start time_gpu1\n"
+    "0,1,0,2021-09-01 19:48:46.731757,2021-09-01 19:48:46.728846\n"
+    "1,1,1,2021-09-01 19:48:47.5,2021-09-01 19:48:47.25\n"
+    "2,1,2,2021-09-01 19:48:48.000000001,2021-09-01 19:48:48.1\n";
+/* Rows deliberately out of order: matching goes by (GPU, Step). */
+static const char *const GOOD_PERF =
+    ",Epoch,Step,GPU,Time,Iteration time (sec),Training stall time (sec)\n"
+    "0,1,2,1,2021-09-01 19:48:57.6,1.6,0.06\n"
+    "1,1,0,0,2021-09-01 19:48:55.1,1.1,0.01\n"
+    "2,1,0,1,2021-09-01 19:48:55.2,1.2,0.02\n"
+    "3,1,1,0,2021-09-01 19:48:56.3,1.3,0.03\n"
+    "4,1,1,1,2021-09-01 19:48:56.4,1.4,0.04\n"
+    "5,1,2,0,2021-09-01 19:48:57.5,1.5,0.05\n";
+
+typedef struct files {
+    char dir[64];
+    char *fetch, *start, *perf;
+} files;
+
+static void put(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f, "cannot write %s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Writes the three files (NULL: the good one) into a new temp folder. */
+static void make(files *fs, const char *fetch, const char *start, const char *perf)
+{
+    strcpy(fs->dir, "/tmp/stall_dsa_XXXXXX");
+    cr_assert_not_null(mkdtemp(fs->dir));
+    fs->fetch = stall_path_join(fs->dir, "fetch.csv");
+    fs->start = stall_path_join(fs->dir, "start.csv");
+    fs->perf = stall_path_join(fs->dir, "perf.csv");
+    put(fs->fetch, fetch ? fetch : GOOD_FETCH);
+    put(fs->start, start ? start : GOOD_START);
+    put(fs->perf, perf ? perf : GOOD_PERF);
+}
+
+static void clean(files *fs)
+{
+    remove(fs->fetch);
+    remove(fs->start);
+    remove(fs->perf);
+    rmdir(fs->dir);
+    free(fs->fetch);
+    free(fs->start);
+    free(fs->perf);
+}
+
+/* Loads, expects `code`, *out untouched, and a one-line message containing
+ * `where` (e.g. "fetch.csv:3:5:") and, when not NULL, `what`. */
+static void expect_fail_epoch(const char *fetch, const char *start, const char *perf,
+                              int64_t epoch, int code, const char *where, const char *what)
+{
+    files fs;
+    make(&fs, fetch, start, perf);
+    stall_ds_trace sentinel, *t = &sentinel;
+    stall_err err = {0};
+    int rc = stall_ds_load(fs.fetch, fs.start, fs.perf, epoch, &t, &err);
+    cr_assert_eq(rc, code, "rc %d, want %d; message: %s", rc, code, err.msg);
+    cr_assert_eq(err.code, code, "err.code %d", err.code);
+    cr_assert_eq(t, &sentinel, "*out changed on failure");
+    cr_assert(strstr(err.msg, where), "message \"%s\" lacks \"%s\"", err.msg, where);
+    if (what)
+        cr_assert(strstr(err.msg, what), "message \"%s\" lacks \"%s\"", err.msg, what);
+    cr_assert_null(strchr(err.msg, '\n'), "message has more than one line: %s", err.msg);
+    clean(&fs);
+}
+
+static void expect_fail(const char *fetch, const char *start, const char *perf, const char *where,
+                        const char *what)
+{
+    expect_fail_epoch(fetch, start, perf, 1, STALL_EPARSE, where, what);
+}
+
+/* ---- good inputs ------------------------------------------------------------ */
+
+Test(dsanalyzer, golden_case1_has_4_gpus_and_850_rows)
+{
+    stall_ds_trace *t = NULL;
+    stall_err err = {0};
+    int rc = stall_ds_load(CASE1 STEM "_simp_fetchdifftime.csv",
+                           CASE1 STEM "_simp_fetchstartdifftime.csv", CASE1 STEM ".csv", 1, &t,
+                           &err);
+    cr_assert_eq(rc, 0, "rc %d: %s", rc, err.msg);
+    cr_assert_eq(t->gpus, 4, "gpus %d", t->gpus);
+    cr_assert_eq(t->rows, 850, "rows %zu", t->rows);
+    cr_assert_eq(t->label0, 0, "label0 %zu", t->label0);
+    cr_assert_eq(t->epoch, 1);
+    for (size_t k = 0; k < t->rows; k++)
+        cr_assert_eq(t->index[k], (int64_t)k, "index[%zu] = %lld", k, (long long)t->index[k]);
+    /* Row 0 as in the files; the fetch time parsed as pandas 1.5 parses it. */
+    cr_assert_eq(t->fetch_s[0], stall_pd_strtod("8.680903887459785", NULL));
+    cr_assert_eq(t->fetch_s[849 * 4 + 3], stall_pd_strtod("8.044573952139334", NULL));
+    cr_assert_eq(t->start_ns[0], INT64_C(1630525726731757000), "S %lld", (long long)t->start_ns[0]);
+    cr_assert_eq(t->time_ns[1], INT64_C(1630525735423241000), "T %lld", (long long)t->time_ns[1]);
+    cr_assert_eq(t->iter_s[0], 10.158128, "it %.17g", t->iter_s[0]);
+    cr_assert_eq(t->stall_s[1], 8.821552, "st %.17g", t->stall_s[1]);
+    cr_assert_str_eq(t->perf_path, CASE1 STEM ".csv");
+    stall_ds_free(t);
+    stall_ds_free(NULL);
+}
+
+Test(dsanalyzer, perf_rows_are_matched_by_gpu_and_step)
+{
+    files fs;
+    make(&fs, NULL, NULL, NULL);
+    stall_ds_trace *t = NULL;
+    stall_err err = {0};
+    cr_assert_eq(stall_ds_load(fs.fetch, fs.start, fs.perf, 1, &t, &err), 0, "%s", err.msg);
+    cr_assert_eq(t->gpus, 2);
+    cr_assert_eq(t->rows, 3);
+    const double it[6] = {1.1, 1.2, 1.3, 1.4, 1.5, 1.6};
+    for (int i = 0; i < 6; i++)
+        cr_assert_eq(t->iter_s[i], it[i], "iter[%d] = %g", i, t->iter_s[i]);
+    cr_assert_eq(t->stall_s[5], 0.06);
+    cr_assert_eq(t->start_ns[4], INT64_C(1630525728000000001), "%lld", (long long)t->start_ns[4]);
+    cr_assert_eq(t->fetch_s[5], 0.5);
+    stall_ds_free(t);
+    clean(&fs);
+}
+
+Test(dsanalyzer, epoch_0_rows_set_label0_and_are_skipped)
+{
+    const char *fetch = ",Epoch,Index number,Fetch time (sec)_gpu0,Fetch time (sec)_gpu1\n"
+                        "0,0,0,9.0,9.0\n"
+                        "1,0,1,9.0,9.0\n"
+                        "2,1,0,1.5,1.25\n"
+                        "3,1,1,2.0,2.5\n"
+                        "4,1,2,0.75,0.5\n"
+                        "5,2,0,9.0,9.0\n";
+    const char *start = ",Epoch,Index number,Start time_gpu0,Start time_gpu1\n"
+                        "0,0,0,2021-09-01 19:00:00.0,2021-09-01 19:00:00.0\n"
+                        "1,0,1,2021-09-01 19:00:00.0,2021-09-01 19:00:00.0\n"
+                        "2,1,0,2021-09-01 19:48:46.731757,2021-09-01 19:48:46.728846\n"
+                        "3,1,1,2021-09-01 19:48:47.5,2021-09-01 19:48:47.25\n"
+                        "4,1,2,2021-09-01 19:48:48.000000001,2021-09-01 19:48:48.1\n"
+                        "5,2,0,2021-09-01 20:00:00.0,2021-09-01 20:00:00.0\n";
+    files fs;
+    make(&fs, fetch, start, NULL);
+    stall_ds_trace *t = NULL;
+    stall_err err = {0};
+    cr_assert_eq(stall_ds_load(fs.fetch, fs.start, fs.perf, 1, &t, &err), 0, "%s", err.msg);
+    cr_assert_eq(t->label0, 2, "label0 %zu", t->label0);
+    cr_assert_eq(t->rows, 3, "rows %zu", t->rows);
+    cr_assert_eq(t->fetch_s[0], 1.5);
+    stall_ds_free(t);
+    clean(&fs);
+}
+
+Test(dsanalyzer, crlf_line_endings_and_quoted_fields_load)
+{
+    const char *fetch = ",Epoch,Index number,Fetch time (sec)_gpu0,Fetch time (sec)_gpu1\r\n"
+                        "0,1,0,1.5,1.25\r\n"
+                        "\"1\",1,1,\"2.0\",2.5\r\n"
+                        "2,1,2,0.75,0.5\r\n";
+    files fs;
+    make(&fs, fetch, NULL, NULL);
+    stall_ds_trace *t = NULL;
+    stall_err err = {0};
+    cr_assert_eq(stall_ds_load(fs.fetch, fs.start, fs.perf, 1, &t, &err), 0, "%s", err.msg);
+    cr_assert_eq(t->fetch_s[2], 2.0);
+    stall_ds_free(t);
+    clean(&fs);
+}
+
+/* ---- files and CSV structure ------------------------------------------------ */
+
+Test(dsanalyzer, missing_file_is_eio_naming_it)
+{
+    files fs;
+    make(&fs, NULL, NULL, NULL);
+    remove(fs.start);
+    stall_ds_trace sentinel, *t = &sentinel;
+    stall_err err = {0};
+    cr_assert_eq(stall_ds_load(fs.fetch, fs.start, fs.perf, 1, &t, &err), STALL_EIO, "%s",
+                 err.msg);
+    cr_assert(strstr(err.msg, fs.start) && strstr(err.msg, "cannot open"), "%s", err.msg);
+    cr_assert_eq(t, &sentinel);
+    clean(&fs);
+}
+
+Test(dsanalyzer, empty_file_names_line_1)
+{
+    expect_fail(NULL, NULL, "", "perf.csv:1:1:", "empty file");
+}
+
+Test(dsanalyzer, row_with_an_extra_field_names_line_and_first_extra_column)
+{
+    const char *fetch = ",Epoch,Index number,Fetch time (sec)_gpu0,Fetch time (sec)_gpu1\n"
+                        "0,1,0,1.5,1.25\n"
+                        "1,1,1,2.0,2.5,7\n"
+                        "2,1,2,0.75,0.5\n";
+    expect_fail(fetch, NULL, NULL, "fetch.csv:3:6:", "expected 5 fields");
+}
+
+Test(dsanalyzer, row_with_a_missing_field_names_first_missing_column)
+{
+    const char *start = ",Epoch,Index number,Start time_gpu0,Start time_gpu1\n"
+                        "0,1,0,2021-09-01 19:48:46.731757,2021-09-01 19:48:46.728846\n"
+                        "1,1,1,2021-09-01 19:48:47.5\n";
+    expect_fail(NULL, start, NULL, "start.csv:3:5:", "found 4");
+}
+
+Test(dsanalyzer, last_row_without_newline_is_still_checked)
+{
+    const char *fetch = ",Epoch,Index number,Fetch time (sec)_gpu0,Fetch time (sec)_gpu1\n"
+                        "0,1,0,1.5,1.25\n"
+                        "1,1,1,2.0";
+    expect_fail(fetch, NULL, NULL, "fetch.csv:3:5:", "found 4");
+}
+
+Test(dsanalyzer, quoted_newline_keeps_physical_line_numbers)
+{
+    /* Record 2 spans lines 2-3 (its ignored index field holds a newline), so
+     * the bad value in the next record is on line 4. */
+    const char *fetch = ",Epoch,Index number,Fetch time (sec)_gpu0,Fetch time (sec)_gpu1\n"
+                        "\"a\nb\",1,0,1.5,1.25\n"
+                        "1,1,1,2.0,x\n"
+                        "2,1,2,0.75,0.5\n";
+    expect_fail(fetch, NULL, NULL, "fetch.csv:4:5:", "not a number: \"x\"");
+}
+
+Test(dsanalyzer, unterminated_quote_is_malformed)
+{
+    const char *fetch = ",Epoch,Index number,Fetch time (sec)_gpu0,Fetch time (sec)_gpu1\n"
+                        "0,1,0,1.5,1.25\n"
+                        "1,1,1,\"2.0,2.5\n";
+    expect_fail(fetch, NULL, NULL, "fetch.csv:", "malformed CSV");
+}
+
+Test(dsanalyzer, quote_inside_unquoted_field_is_malformed)
+{
+    const char *perf = ",Epoch,Step,GPU,Time,Iteration time (sec),Training stall time (sec)\n"
+                       "0,1,0,0,2021-09-01 19:48:55.1,1\"1,0.01\n";
+    expect_fail(NULL, NULL, perf, "perf.csv:2:6:", "malformed CSV");
+}
+
+Test(dsanalyzer, first_column_must_be_the_unnamed_index)
+{
+    const char *fetch = "Epoch,Index number,Fetch time (sec)_gpu0,Fetch time (sec)_gpu1\n"
+                        "1,0,1.5,1.25\n";
+    expect_fail(fetch, NULL, NULL, "fetch.csv:1:1:", "unnamed index column");
+}
+
+/* ---- columns ---------------------------------------------------------------- */
+
+Test(dsanalyzer, misspelled_column_names_the_expected_one)
+{
+    const char *fetch = ",Epoch,Index numbr,Fetch time (sec)_gpu0,Fetch time (sec)_gpu1\n"
+                        "0,1,0,1.5,1.25\n";
+    expect_fail(fetch, NULL, NULL, "fetch.csv:1:3:", "missing column 'Index number'");
+}
+
+Test(dsanalyzer, missing_perf_column_names_it)
+{
+    const char *perf = ",Epoch,Step,GPU,Time,Iteration time (sec)\n"
+                       "0,1,0,0,2021-09-01 19:48:55.1,1.1\n";
+    expect_fail(NULL, NULL, perf, "perf.csv:1:7:", "missing column 'Training stall time (sec)'");
+}
+
+Test(dsanalyzer, duplicate_column_is_refused)
+{
+    const char *fetch = ",Epoch,Index number,Fetch time (sec)_gpu0,Fetch time (sec)_gpu0\n"
+                        "0,1,0,1.5,1.25\n";
+    expect_fail(fetch, NULL, NULL, "fetch.csv:1:5:", "duplicate column");
+}
+
+Test(dsanalyzer, no_fetch_gpu_columns_at_all)
+{
+    const char *fetch = ",Epoch,Index number\n0,1,0\n";
+    expect_fail(fetch, NULL, NULL, "fetch.csv:1:4:", "'Fetch time (sec)_gpu0'");
+}
+
+Test(dsanalyzer, gap_in_fetch_gpu_columns)
+{
+    const char *fetch = ",Epoch,Index number,Fetch time (sec)_gpu0,Fetch time (sec)_gpu2\n"
+                        "0,1,0,1.5,1.25\n";
+    expect_fail(fetch, NULL, NULL, "fetch.csv:1:5:", "missing column 'Fetch time (sec)_gpu1'");
+}
+
+Test(dsanalyzer, start_lacks_a_gpu_column_the_fetch_csv_has)
+{
+    const char *start = ",Epoch,Index number,Start time_gpu0\n"
+                        "0,1,0,2021-09-01 19:48:46.731757\n";
+    expect_fail(NULL, start, NULL, "start.csv:1:5:", "'Start time_gpu1'");
+    expect_fail(NULL, start, NULL, "start.csv:1:5:", "fetch.csv");
+}
+
+Test(dsanalyzer, start_has_a_gpu_column_the_fetch_csv_lacks)
+{
+    const char *start = ",Epoch,Index number,Start time_gpu0,Start time_gpu1,Start time_gpu2\n"
+                        "0,1,0,2021-09-01 19:48:46.1,2021-09-01 19:48:46.1,2021-09-01 19:48:46.1\n";
+    expect_fail(NULL, start, NULL, "start.csv:1:6:", "'Start time_gpu2' has no");
+    expect_fail(NULL, start, NULL, "start.csv:1:6:", "fetch.csv");
+}
+
+/* ---- values ------------------------------------------------------------------ */
+
+static char *fetch_with_value(const char *v)
+{
+    char *s = malloc(512);
+    snprintf(s, 512,
+             ",Epoch,Index number,Fetch time (sec)_gpu0,Fetch time (sec)_gpu1\n"
+             "0,1,0,1.5,1.25\n"
+             "1,1,1,2.0,%s\n"
+             "2,1,2,0.75,0.5\n",
+             v);
+    return s;
+}
+
+Test(dsanalyzer, non_numeric_fetch_time)
+{
+    char *f = fetch_with_value("abc");
+    expect_fail(f, NULL, NULL, "fetch.csv:3:5:",
+                "'Fetch time (sec)_gpu1': not a number: \"abc\"");
+    free(f);
+}
+
+Test(dsanalyzer, negative_fetch_time)
+{
+    char *f = fetch_with_value("-0.5");
+    expect_fail(f, NULL, NULL, "fetch.csv:3:5:", "negative time");
+    free(f);
+}
+
+Test(dsanalyzer, nan_and_inf_fetch_times)
+{
+    const char *bad[] = {"nan", "NaN", "inf", "-inf", "1e999"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *f = fetch_with_value(bad[i]);
+        expect_fail(f, NULL, NULL, "fetch.csv:3:5:", "not a finite number");
+        free(f);
+    }
+}
+
+Test(dsanalyzer, empty_fetch_time_is_nan_to_pandas)
+{
+    char *f = fetch_with_value("");
+    expect_fail(f, NULL, NULL, "fetch.csv:3:5:", "empty field");
+    free(f);
+}
+
+Test(dsanalyzer, fetch_time_too_large_for_ns)
+{
+    char *f = fetch_with_value("1e10");
+    expect_fail(f, NULL, NULL, "fetch.csv:3:5:", "too large");
+    free(f);
+}
+
+Test(dsanalyzer, non_integer_index_number)
+{
+    const char *fetch = ",Epoch,Index number,Fetch time (sec)_gpu0,Fetch time (sec)_gpu1\n"
+                        "0,1,0,1.5,1.25\n"
+                        "1,1,1.0,2.0,2.5\n";
+    expect_fail(fetch, NULL, NULL, "fetch.csv:3:3:", "not an integer");
+}
+
+/* GOOD_PERF with its line 3 (GPU 0, Step 0) replaced by `row`. */
+static char *perf_with_row(const char *row)
+{
+    const char *l3 = strstr(GOOD_PERF, "\n1,1,0,0,") + 1, *l4 = strchr(l3, '\n');
+    char *s = malloc(1024);
+    snprintf(s, 1024, "%.*s%s%s", (int)(l3 - GOOD_PERF), GOOD_PERF, row, l4);
+    return s;
+}
+
+Test(dsanalyzer, non_numeric_perf_stall)
+{
+    char *perf = perf_with_row("1,1,0,0,2021-09-01 19:48:55.1,1.1,oops");
+    expect_fail(NULL, NULL, perf, "perf.csv:3:7:", "not a number: \"oops\"");
+    free(perf);
+}
+
+Test(dsanalyzer, negative_perf_iteration_time)
+{
+    char *perf = perf_with_row("1,1,0,0,2021-09-01 19:48:55.1,-1.1,0.01");
+    expect_fail(NULL, NULL, perf, "perf.csv:3:6:", "negative time");
+    free(perf);
+}
+
+Test(dsanalyzer, start_timestamp_without_fraction)
+{
+    const char *start = ",Epoch,Index number,Start time_gpu0,Start time_gpu1\n"
+                        "0,1,0,2021-09-01 19:48:46.731757,2021-09-01 19:48:46\n"
+                        "1,1,1,2021-09-01 19:48:47.5,2021-09-01 19:48:47.25\n"
+                        "2,1,2,2021-09-01 19:48:48.000000001,2021-09-01 19:48:48.1\n";
+    expect_fail(NULL, start, NULL, "start.csv:2:5:", "not a timestamp");
+}
+
+Test(dsanalyzer, start_timestamp_with_invalid_date)
+{
+    const char *start = ",Epoch,Index number,Start time_gpu0,Start time_gpu1\n"
+                        "0,1,0,2021-02-29 19:48:46.1,2021-09-01 19:48:46.2\n"
+                        "1,1,1,2021-09-01 19:48:47.5,2021-09-01 19:48:47.25\n"
+                        "2,1,2,2021-09-01 19:48:48.000000001,2021-09-01 19:48:48.1\n";
+    expect_fail(NULL, start, NULL, "start.csv:2:4:", "2021-02-29");
+}
+
+Test(dsanalyzer, perf_time_with_ten_fractional_digits)
+{
+    char *perf = perf_with_row("1,1,0,0,2021-09-01 19:48:55.1234567890,1.1,0.01");
+    expect_fail(NULL, NULL, perf, "perf.csv:3:5:", "'Time': not a timestamp");
+    free(perf);
+}
+
+/* ---- keys and cross-file rules ----------------------------------------------- */
+
+Test(dsanalyzer, unsorted_fetch_rows)
+{
+    const char *fetch = ",Epoch,Index number,Fetch time (sec)_gpu0,Fetch time (sec)_gpu1\n"
+                        "0,1,0,1.5,1.25\n"
+                        "1,1,2,2.0,2.5\n"
+                        "2,1,1,0.75,0.5\n";
+    expect_fail(fetch, NULL, NULL, "fetch.csv:4:3:", "not sorted");
+}
+
+Test(dsanalyzer, unsorted_start_epochs_name_the_epoch_column)
+{
+    const char *start = ",Epoch,Index number,Start time_gpu0,Start time_gpu1\n"
+                        "0,1,0,2021-09-01 19:48:46.1,2021-09-01 19:48:46.1\n"
+                        "1,0,1,2021-09-01 19:48:47.1,2021-09-01 19:48:47.1\n";
+    expect_fail(NULL, start, NULL, "start.csv:3:2:", "not sorted");
+}
+
+Test(dsanalyzer, duplicate_fetch_key)
+{
+    const char *fetch = ",Epoch,Index number,Fetch time (sec)_gpu0,Fetch time (sec)_gpu1\n"
+                        "0,1,0,1.5,1.25\n"
+                        "1,1,1,2.0,2.5\n"
+                        "2,1,1,0.75,0.5\n";
+    expect_fail(fetch, NULL, NULL, "fetch.csv:4:3:", "duplicate row (Epoch 1, Index number 1)");
+}
+
+Test(dsanalyzer, row_missing_from_start)
+{
+    const char *start = ",Epoch,Index number,Start time_gpu0,Start time_gpu1\n"
+                        "0,1,0,2021-09-01 19:48:46.731757,2021-09-01 19:48:46.728846\n"
+                        "1,1,1,2021-09-01 19:48:47.5,2021-09-01 19:48:47.25\n";
+    expect_fail(NULL, start, NULL, "fetch.csv:4:3:", "(Epoch 1, Index number 2)");
+    expect_fail(NULL, start, NULL, "fetch.csv:4:3:", "missing from ");
+    expect_fail(NULL, start, NULL, "fetch.csv:4:3:", "start.csv");
+}
+
+Test(dsanalyzer, row_missing_from_fetch)
+{
+    const char *start = ",Epoch,Index number,Start time_gpu0,Start time_gpu1\n"
+                        "0,1,0,2021-09-01 19:48:46.731757,2021-09-01 19:48:46.728846\n"
+                        "1,1,1,2021-09-01 19:48:47.5,2021-09-01 19:48:47.25\n"
+                        "2,1,2,2021-09-01 19:48:48.000000001,2021-09-01 19:48:48.1\n"
+                        "3,1,3,2021-09-01 19:48:49.1,2021-09-01 19:48:49.1\n";
+    expect_fail(NULL, start, NULL, "start.csv:5:3:", "(Epoch 1, Index number 3)");
+    expect_fail(NULL, start, NULL, "start.csv:5:3:", "fetch.csv");
+}
+
+Test(dsanalyzer, perf_gpu_outside_range)
+{
+    const char *perf = ",Epoch,Step,GPU,Time,Iteration time (sec),Training stall time (sec)\n"
+                       "0,1,0,0,2021-09-01 19:48:55.1,1.1,0.01\n"
+                       "1,1,0,2,2021-09-01 19:48:55.2,1.2,0.02\n";
+    expect_fail(NULL, NULL, perf, "perf.csv:3:4:", "outside 0..1");
+}
+
+Test(dsanalyzer, duplicate_perf_epoch_step_gpu)
+{
+    char perf[1024];
+    snprintf(perf, sizeof perf, "%s6,1,1,0,2021-09-01 19:48:56.3,1.3,0.03\n", GOOD_PERF);
+    expect_fail(NULL, NULL, perf, "perf.csv:8:3:", "duplicate row (Epoch 1, Step 1, GPU 0)");
+    expect_fail(NULL, NULL, perf, "perf.csv:8:3:", "first on line 5");
+}
+
+Test(dsanalyzer, perf_missing_a_step_for_one_gpu)
+{
+    const char *perf = ",Epoch,Step,GPU,Time,Iteration time (sec),Training stall time (sec)\n"
+                       "1,1,0,0,2021-09-01 19:48:55.1,1.1,0.01\n"
+                       "2,1,0,1,2021-09-01 19:48:55.2,1.2,0.02\n"
+                       "3,1,1,0,2021-09-01 19:48:56.3,1.3,0.03\n"
+                       "4,1,1,1,2021-09-01 19:48:56.4,1.4,0.04\n"
+                       "5,1,2,0,2021-09-01 19:48:57.5,1.5,0.05\n";
+    expect_fail(NULL, NULL, perf, "perf.csv:1:3:", "no row for GPU 1, Step 2 of Epoch 1");
+    expect_fail(NULL, NULL, perf, "perf.csv:1:3:", "fetch.csv:4");
+}
+
+Test(dsanalyzer, perf_extra_step_is_not_matched_by_position)
+{
+    /* GPU 0 has steps 0, 1, 5 instead of 0, 1, 2: matching by position (Q9)
+     * would silently take step 5 for batch 2. */
+    const char *perf = ",Epoch,Step,GPU,Time,Iteration time (sec),Training stall time (sec)\n"
+                       "0,1,2,1,2021-09-01 19:48:57.6,1.6,0.06\n"
+                       "1,1,0,0,2021-09-01 19:48:55.1,1.1,0.01\n"
+                       "2,1,0,1,2021-09-01 19:48:55.2,1.2,0.02\n"
+                       "3,1,1,0,2021-09-01 19:48:56.3,1.3,0.03\n"
+                       "4,1,1,1,2021-09-01 19:48:56.4,1.4,0.04\n"
+                       "5,1,5,0,2021-09-01 19:48:57.5,1.5,0.05\n";
+    expect_fail(NULL, NULL, perf, "fetch.csv", NULL);
+    expect_fail(NULL, NULL, perf, "perf.csv:1:3:", "no row for GPU 0, Step 2");
+}
+
+Test(dsanalyzer, perf_surplus_step_after_the_last_batch)
+{
+    char perf[1024];
+    snprintf(perf, sizeof perf, "%s6,1,3,1,2021-09-01 19:48:58.1,1.7,0.07\n", GOOD_PERF);
+    expect_fail(NULL, NULL, perf, "perf.csv:8:3:", "Step 3 of GPU 1 (Epoch 1) has no row");
+    expect_fail(NULL, NULL, perf, "perf.csv:8:3:", "fetch.csv");
+}
+
+Test(dsanalyzer, empty_trace_for_the_selected_epoch)
+{
+    expect_fail_epoch(NULL, NULL, NULL, 2, STALL_EPARSE, "fetch.csv:1:2:", "no rows with Epoch 2");
+}
+
+Test(dsanalyzer, header_only_files_are_an_empty_trace)
+{
+    const char *fetch = ",Epoch,Index number,Fetch time (sec)_gpu0,Fetch time (sec)_gpu1\n";
+    const char *start = ",Epoch,Index number,Start time_gpu0,Start time_gpu1\n";
+    expect_fail(fetch, start, NULL, "fetch.csv:1:2:", "empty trace");
+}
