@@ -6,21 +6,30 @@
  * Exit status: 0 success, 2 bad input or configuration, 1 internal failure.
  * Every error is one line on stderr that names the file and line (or key).
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "stall/config.h"
 #include "stall/scenario.h"
+#include "stall/whatif.h"
 
 static void cli_usage(FILE *f)
 {
     fprintf(f,
             "usage: stallsim run CONFIG.ini [-o DIR] [--set section.key=value]... [-j N] [-q]\n"
+            "       stallsim validate CONFIG.ini [-o DIR] [--set section.key=value]...\n"
+            "       stallsim calibrate [--cores N] [--gpus-per-node N] TRACE.csv TRACE.csv...\n"
             "       stallsim --help | --version\n"
             "\n"
             "Simulates the data pipeline of a DDP training run from a measured trace:\n"
-            "  run       replay (or seed-compatible) results for every alignment combination\n"
+            "  run        mode = replay | seed: every alignment combination of a measured trace;\n"
+            "             mode = model: the closed-loop what-if (workers, GPUs, cores, storage...)\n"
+            "  validate   simulate a tidy trace's measured configuration; simulated vs measured\n"
+            "             epoch time and stall per epoch (validate.csv)\n"
+            "  calibrate  from traces of one job with different worker counts, estimate the CPU\n"
+            "             share of a fetch (and the effective cores) and print the INI lines\n"
             "\n"
             "options:\n"
             "  -o DIR          result folder (default results/<scenario name>/)\n"
@@ -46,7 +55,7 @@ static int cli_bad_usage(const char *what)
     return 2;
 }
 
-static int cli_run(int argc, char **argv)
+static int cli_run(int argc, char **argv, bool validate)
 {
     const char *ini = NULL, *outdir = NULL;
     int jobs = 1, quiet = 0;
@@ -112,7 +121,7 @@ static int cli_run(int argc, char **argv)
             rc = stall_config_check(cfg, &err);
         if (rc == 0) {
             stall_run_opts o = {.outdir = outdir, .jobs = jobs, .term = quiet ? NULL : stdout};
-            rc = stall_scenario_run(cfg, &o, &err);
+            rc = validate ? stall_validate(cfg, &o, &err) : stall_scenario_run(cfg, &o, &err);
         }
         free(cfg);
         rc = rc ? cli_fail(&err) : 0;
@@ -120,6 +129,47 @@ static int cli_run(int argc, char **argv)
 done:
     free(sets);
     return rc;
+}
+
+static int cli_int_arg(const char *v, int lo, int hi, int *out)
+{
+    char *end = NULL;
+    long n = v ? strtol(v, &end, 10) : 0;
+    if (!v || *end != '\0' || n < lo || n > hi)
+        return -1;
+    *out = (int)n;
+    return 0;
+}
+
+static int cli_calibrate(int argc, char **argv)
+{
+    int cores = 0, gpn = 0, n = 0;
+    const char **paths = calloc((size_t)argc + 1, sizeof *paths);
+    if (!paths)
+        return 1;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--cores") == 0) {
+            if (cli_int_arg(i + 1 < argc ? argv[++i] : NULL, 1, 1 << 20, &cores)) {
+                free(paths);
+                return cli_bad_usage("--cores needs a count >= 1");
+            }
+        } else if (strcmp(argv[i], "--gpus-per-node") == 0) {
+            if (cli_int_arg(i + 1 < argc ? argv[++i] : NULL, 1, 1 << 20, &gpn)) {
+                free(paths);
+                return cli_bad_usage("--gpus-per-node needs a count >= 1");
+            }
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            fprintf(stderr, "stallsim: unknown option %s (try stallsim --help)\n", argv[i]);
+            free(paths);
+            return 2;
+        } else {
+            paths[n++] = argv[i];
+        }
+    }
+    stall_err err = {0};
+    int rc = stall_calibrate(paths, n, cores, gpn, stdout, &err);
+    free(paths);
+    return rc ? cli_fail(&err) : 0;
 }
 
 int main(int argc, char **argv)
@@ -138,7 +188,11 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(cmd, "run") == 0)
-        return cli_run(argc - 2, argv + 2);
+        return cli_run(argc - 2, argv + 2, false);
+    if (strcmp(cmd, "validate") == 0)
+        return cli_run(argc - 2, argv + 2, true);
+    if (strcmp(cmd, "calibrate") == 0)
+        return cli_calibrate(argc - 2, argv + 2);
     fprintf(stderr, "stallsim: unknown command '%s' (try stallsim --help)\n", cmd);
     return 2;
 }

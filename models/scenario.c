@@ -24,6 +24,7 @@
 #include "stall/replay.h"
 #include "stall/report.h"
 #include "stall/seed.h"
+#include "stall/whatif.h"
 
 typedef struct scen_job {
     stall_align fa, sa;
@@ -309,7 +310,7 @@ static int scen_fill_manifest(FILE *f, void *arg, stall_err *err)
     return 0;
 }
 
-static int scen_write_manifest(const stall_config *cfg, const char *outdir, stall_err *err)
+int stall_scenario_manifest(const stall_config *cfg, const char *outdir, stall_err *err)
 {
     scen_manifest m = {.cfg = cfg};
     if (cfg->format == STALL_FORMAT_DSANALYZER) {
@@ -368,8 +369,7 @@ static const char *scen_basename(const char *p)
 int stall_scenario_run(const stall_config *cfg, const stall_run_opts *opts, stall_err *err)
 {
     if (cfg->mode == STALL_MODE_MODEL)
-        return stall_err_set(err, STALL_ECONFIG, "%s: [scenario] mode = model: not available in this build",
-                             cfg->ini_path);
+        return stall_whatif_run(cfg, opts, err);
     if (cfg->format != STALL_FORMAT_DSANALYZER)
         return stall_err_set(err, STALL_ECONFIG,
                              "%s: [trace] format: replay and seed modes read dsanalyzer traces",
@@ -431,7 +431,7 @@ int stall_scenario_run(const stall_config *cfg, const stall_run_opts *opts, stal
         free(p);
     }
     if (rc == 0)
-        rc = scen_write_manifest(cfg, outdir, err);
+        rc = stall_scenario_manifest(cfg, outdir, err);
     if (rc == 0 && opts->term) {
         FILE *t = opts->term;
         fprintf(t, "stallsim %s: scenario '%s' (%s), %d GPUs x %zu batches, epoch %lld\n",

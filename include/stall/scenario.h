@@ -31,6 +31,10 @@ typedef struct stall_run_opts {
 /* Runs cfg (already checked with stall_config_check). Returns 0 or a code. */
 int stall_scenario_run(const stall_config *cfg, const stall_run_opts *opts, stall_err *err);
 
+/* Writes <outdir>/effective.ini: the version, the SHA-256 of every input
+ * file and the complete effective configuration. */
+int stall_scenario_manifest(const stall_config *cfg, const char *outdir, stall_err *err);
+
 #ifdef __cplusplus
 }
 #endif
