@@ -78,6 +78,31 @@ int stall_measured_from_tidy(const stall_tidy_trace *t, stall_measured *m, stall
     m->gap = stall_xcalloc((size_t)ne, sizeof *m->gap);
     m->epoch_s = stall_xcalloc((size_t)ne, sizeof *m->epoch_s);
     m->stall_s = stall_xcalloc((size_t)ne, sizeof *m->stall_s);
+    /* Worker turnaround: after collating a batch a worker still has to hand
+     * it to the result queue (pickling, the feeder thread) before it starts
+     * its next batch. The trace shows it as S(k+W) - E(k) for batches whose
+     * successor was already dispatched when k ended (the worker, not the
+     * prefetch window, was the limit). Its mean is added to every fetch, so
+     * that both the worker's occupancy and the batch's arrival include it. */
+    stall_time turn = 0;
+    if (t->workers > 0) {
+        int w = t->workers, pf = t->prefetch > 0 ? t->prefetch : 2;
+        double tsum = 0;
+        size_t tn = 0;
+        for (int e = 0; e < ne; e++)
+            for (int r = 0; r < g; r++)
+                for (int64_t k = 0; k + w < n; k++) {
+                    size_t i = stall_tidy_at(t, e, r, k), j = stall_tidy_at(t, e, r, k + w);
+                    int64_t from = k + w - (int64_t)pf * w; /* the yield that dispatched k+W */
+                    stall_time disp = from >= 0 ? t->ready[stall_tidy_at(t, e, r, from)] : 0;
+                    if (disp <= t->fetch_end[i] && t->fetch_start[j] >= t->fetch_end[i]) {
+                        tsum += (double)(t->fetch_start[j] - t->fetch_end[i]);
+                        tn++;
+                    }
+                }
+        turn = tn ? (stall_time)llround(tsum / (double)tn) : 0;
+    }
+    m->turnaround = turn;
     stall_time *startups = stall_xmalloc(cells * sizeof *startups);
     stall_time *hand = stall_xmalloc(cells * sizeof *hand);
     size_t nstart = 0, nhand = 0;
@@ -112,10 +137,11 @@ int stall_measured_from_tidy(const stall_tidy_trace *t, stall_measured *m, stall
             for (int r = 0; r < g; r++) {
                 size_t i = stall_tidy_at(t, e, r, k);
                 size_t o = ((size_t)e * g + r) * (size_t)n + (size_t)k;
-                m->fetch[o] = t->fetch_end[i] - t->fetch_start[i];
+                m->fetch[o] = t->fetch_end[i] - t->fetch_start[i] + turn;
                 fetch_sum += stall_ns_to_s(m->fetch[o]);
                 m->compute[o] = t->compute_end ? t->compute_end[i] - t->ready[i] : tk - ymax;
-                stall_time arrived = t->fetch_end[i] > t->request[i] ? t->fetch_end[i] : t->request[i];
+                stall_time fe = t->fetch_end[i] + turn;
+                stall_time arrived = fe > t->request[i] ? fe : t->request[i];
                 hand[nhand++] = t->ready[i] - arrived > 0 ? t->ready[i] - arrived : 0;
                 if (t->workers > 0 && k < t->workers && t->worker[i] >= 0)
                     startups[nstart++] = t->fetch_start[i] - e0 > 0 ? t->fetch_start[i] - e0 : 0;

@@ -34,6 +34,7 @@ typedef struct stall_measured {
     int64_t samples;       /* per batch per rank; 0 unknown */
     stall_time *fetch, *compute, *tail, *gap;
     stall_time startup, handover;
+    stall_time turnaround; /* mean worker gap between batches, included in fetch */
     double *epoch_s;       /* [e] measured epoch time */
     double *stall_s;       /* [e] mean over batches of max_r stall */
     double mean_fetch_s;   /* over everything */
