@@ -189,8 +189,7 @@ static int dsa_read(const char *path, dsa_table *t, stall_err *err)
     csv_free(&p);
     fclose(f);
     if (!r.rc && !r.header_done)
-        r.rc = stall_err_set(err, STALL_EPARSE, "%s:1:1: empty file, expected a header line",
-                             path);
+        r.rc = stall_err_set(err, STALL_EPARSE, "%s:1:1: empty file, expected a header line", path);
     if (r.rc)
         dsa_table_free(t);
     return r.rc;
@@ -210,8 +209,7 @@ static int dsa_check_header(const dsa_table *t, stall_err *err)
         for (size_t j = 0; j < i; j++)
             if (strcmp(dsa_header(t, i), dsa_header(t, j)) == 0)
                 return stall_err_set(err, STALL_EPARSE,
-                                     "%s:1:%zu: duplicate column '" DSA_QUOTE
-                                     "' (also column %zu)",
+                                     "%s:1:%zu: duplicate column '" DSA_QUOTE "' (also column %zu)",
                                      t->path, i + 1, dsa_header(t, i), j + 1);
     return 0;
 }
@@ -235,8 +233,8 @@ static int dsa_require(const dsa_table *t, const char *name, size_t canon, size_
         return 0;
     if (canon < t->ncols)
         return stall_err_set(err, STALL_EPARSE,
-                             "%s:1:%zu: missing column '%s' (found '" DSA_QUOTE "' there)",
-                             t->path, canon + 1, name, dsa_header(t, canon));
+                             "%s:1:%zu: missing column '%s' (found '" DSA_QUOTE "' there)", t->path,
+                             canon + 1, name, dsa_header(t, canon));
     return stall_err_set(err, STALL_EPARSE,
                          "%s:1:%zu: missing column '%s' (the header has %zu fields)", t->path,
                          canon + 1, name, t->ncols);
@@ -508,10 +506,9 @@ static int dsa_same_keys(const dsa_work *w, stall_err *err)
         const dsa_table *has = c < 0 ? f : s, *lacks = c < 0 ? s : f;
         size_t r = c < 0 ? i : j, col = (c < 0 ? w->f_ci : w->s_ci) + 1;
         int64_t ep = c < 0 ? w->f_ep[i] : w->s_ep[j], ix = c < 0 ? w->f_ix[i] : w->s_ix[j];
-        return stall_err_set(err, STALL_EPARSE,
-                             "%s:%ld:%zu: row (Epoch %lld, Index number %lld) is missing from %s",
-                             has->path, has->line[r], col, (long long)ep, (long long)ix,
-                             lacks->path);
+        return stall_err_set(
+            err, STALL_EPARSE, "%s:%ld:%zu: row (Epoch %lld, Index number %lld) is missing from %s",
+            has->path, has->line[r], col, (long long)ep, (long long)ix, lacks->path);
     }
     return 0;
 }
@@ -598,8 +595,8 @@ static int dsa_load_perf(dsa_work *w, stall_ds_trace *tr, stall_err *err)
     return 0;
 }
 
-int stall_ds_load(const char *fetch_csv, const char *start_csv, const char *perf_csv,
-                  int64_t epoch, stall_ds_trace **out, stall_err *err)
+int stall_ds_load(const char *fetch_csv, const char *start_csv, const char *perf_csv, int64_t epoch,
+                  stall_ds_trace **out, stall_err *err)
 {
     if (!fetch_csv || !start_csv || !perf_csv || !out)
         return stall_err_set(err, STALL_EINVAL, "stall_ds_load: NULL argument");
@@ -650,8 +647,8 @@ int stall_ds_load(const char *fetch_csv, const char *start_csv, const char *perf
      * the selected epoch's are kept. Row r of fetch is row r of start. */
     for (size_t r = 0; r < f->nrows && !rc; r++)
         for (size_t g = 0; g < G && !rc; g++) {
-            double v;
-            stall_time ts;
+            double v = 0;
+            stall_time ts = 0;
             rc = dsa_seconds(f, r, w.fcols[g], &v, err);
             if (!rc)
                 rc = dsa_timestamp(s, r, w.scols[g], &ts, err);

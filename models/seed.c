@@ -65,8 +65,7 @@ void stall_seed_free(stall_seed_result *r)
 
 char *stall_seed_config_name(char *buf, stall_align fa, stall_align sa)
 {
-    snprintf(buf, 64, "FETCH_ALIGN_%s_START_ALIGN_%s", stall_align_name(fa),
-             stall_align_name(sa));
+    snprintf(buf, 64, "FETCH_ALIGN_%s_START_ALIGN_%s", stall_align_name(fa), stall_align_name(sa));
     return buf;
 }
 
@@ -175,8 +174,8 @@ static int seed_row(const stall_ds_trace *t, stall_align fa, stall_align sa, siz
     return 0;
 }
 
-int stall_seed_run(const stall_ds_trace *t, stall_align fa, stall_align sa,
-                   stall_seed_result **out, stall_err *err)
+int stall_seed_run(const stall_ds_trace *t, stall_align fa, stall_align sa, stall_seed_result **out,
+                   stall_err *err)
 {
     if (!t || !out || t->gpus < 1 || t->rows < 1)
         return stall_err_set(err, STALL_EINVAL, "stall_seed_run: empty or missing trace");
@@ -285,7 +284,8 @@ static void seed_mean_std(const double *x, size_t n, double *mean, double *std)
     for (size_t i = 0; i < n; i++)
         if (!isnan(x[i])) {
             double d = x[i] - *mean;
-            ss += d * d;
+            double sq = d * d; /* a separate statement: never fused into an fma */
+            ss += sq;
         }
     *std = sqrt(ss / (double)(cnt - 1));
 }
@@ -316,9 +316,8 @@ int stall_seed_summarize(const stall_seed_result *r, int64_t warmup_index, doubl
     char name[64];
     stall_seed_config_name(name, r->fa, r->sa);
     if (n == 0)
-        return stall_err_set(err, STALL_EINVAL,
-                             "%s: no rows with Index number > %lld to summarise", name,
-                             (long long)warmup_index);
+        return stall_err_set(err, STALL_EINVAL, "%s: no rows with Index number > %lld to summarise",
+                             name, (long long)warmup_index);
     /* Columns: iteration, stall, delay, start diff, fetch diff. */
     double *col[5];
     for (int c = 0; c < 5; c++)
@@ -473,12 +472,12 @@ static int seed_parse_names(const char *stem, seed_names *nm)
     free(thread);
     thread = t1;
     t1 = NULL;
-#define SEED_INT(str, word, dst)                                                             \
-    do {                                                                                     \
-        free(t2);                                                                            \
-        t2 = seed_remove_all(str, word);                                                     \
-        if (seed_pyint(t2, &nm->dst) != 0)                                                   \
-            goto done;                                                                       \
+#define SEED_INT(str, word, dst)                                                                   \
+    do {                                                                                           \
+        free(t2);                                                                                  \
+        t2 = seed_remove_all(str, word);                                                           \
+        if (seed_pyint(t2, &nm->dst) != 0)                                                         \
+            goto done;                                                                             \
     } while (0)
     SEED_INT(epoch, "epoch", epoch);
     SEED_INT(batch, "b", batch);

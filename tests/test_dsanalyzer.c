@@ -75,8 +75,8 @@ static void clean(files *fs)
 
 /* Loads, expects `code`, *out untouched, and a one-line message containing
  * `where` (e.g. "fetch.csv:3:5:") and, when not NULL, `what`. */
-static void expect_fail_epoch(const char *fetch, const char *start, const char *perf,
-                              int64_t epoch, int code, const char *where, const char *what)
+static void expect_fail_epoch(const char *fetch, const char *start, const char *perf, int64_t epoch,
+                              int code, const char *where, const char *what)
 {
     files fs;
     make(&fs, fetch, start, perf);
@@ -105,9 +105,9 @@ Test(dsanalyzer, golden_case1_has_4_gpus_and_850_rows)
 {
     stall_ds_trace *t = NULL;
     stall_err err = {0};
-    int rc = stall_ds_load(CASE1 STEM "_simp_fetchdifftime.csv",
-                           CASE1 STEM "_simp_fetchstartdifftime.csv", CASE1 STEM ".csv", 1, &t,
-                           &err);
+    int rc =
+        stall_ds_load(CASE1 STEM "_simp_fetchdifftime.csv",
+                      CASE1 STEM "_simp_fetchstartdifftime.csv", CASE1 STEM ".csv", 1, &t, &err);
     cr_assert_eq(rc, 0, "rc %d: %s", rc, err.msg);
     cr_assert_eq(t->gpus, 4, "gpus %d", t->gpus);
     cr_assert_eq(t->rows, 850, "rows %zu", t->rows);
@@ -199,8 +199,7 @@ Test(dsanalyzer, missing_file_is_eio_naming_it)
     remove(fs.start);
     stall_ds_trace sentinel, *t = &sentinel;
     stall_err err = {0};
-    cr_assert_eq(stall_ds_load(fs.fetch, fs.start, fs.perf, 1, &t, &err), STALL_EIO, "%s",
-                 err.msg);
+    cr_assert_eq(stall_ds_load(fs.fetch, fs.start, fs.perf, 1, &t, &err), STALL_EIO, "%s", err.msg);
     cr_assert(strstr(err.msg, fs.start) && strstr(err.msg, "cannot open"), "%s", err.msg);
     cr_assert_eq(t, &sentinel);
     clean(&fs);
@@ -338,8 +337,7 @@ static char *fetch_with_value(const char *v)
 Test(dsanalyzer, non_numeric_fetch_time)
 {
     char *f = fetch_with_value("abc");
-    expect_fail(f, NULL, NULL, "fetch.csv:3:5:",
-                "'Fetch time (sec)_gpu1': not a number: \"abc\"");
+    expect_fail(f, NULL, NULL, "fetch.csv:3:5:", "'Fetch time (sec)_gpu1': not a number: \"abc\"");
     free(f);
 }
 

@@ -12,8 +12,8 @@
 
 #include "pdparse.h"
 
-#define GOLDEN_FETCH                                                                         \
-    STALL_SOURCE_DIR "/tests/golden/seed-case1/input/fsNprepNloadNtrain_Imagenet_default_"   \
+#define GOLDEN_FETCH                                                                               \
+    STALL_SOURCE_DIR "/tests/golden/seed-case1/input/fsNprepNloadNtrain_Imagenet_default_"         \
                      "resnet50_epoch1_b2048_worker12_thread0_simp_fetchdifftime.csv"
 
 static double pd(const char *s)
@@ -28,7 +28,8 @@ Test(pdparse, sixteen_digits_above_2p53_round_while_accumulating)
 {
     /* 9251980909236117 > 2^53: the last n*10 + d step rounds. From the golden input. */
     double n = 925198090923611.0; /* exact */
-    n = n * 10.0 + 7.0;
+    n = n * 10.0;                 /* rounds: above 2^53 */
+    n = n + 7.0;
     double want = n / 1e15;
     double got = pd("9.251980909236117");
     cr_assert_eq(got, want, "got %a want %a", got, want);
@@ -66,8 +67,10 @@ Test(pdparse, integer_digits_past_17_scale_the_exponent)
     double got = pd("123456789012345678901e-3");
     cr_assert_eq(got, 0x1.b69b4ba630f35p+56, "got %a", got);
     double n = 0;
-    for (const char *p = "12345678901234567"; *p; p++)
-        n = n * 10.0 + (*p - '0');
+    for (const char *p = "12345678901234567"; *p; p++) {
+        n = n * 10.0;
+        n = n + (*p - '0');
+    }
     cr_assert_eq(got, n * 1e1, "got %a want %a", got, n * 1e1);
 }
 
@@ -81,7 +84,7 @@ Test(pdparse, random_16_digit_values_are_n_over_1e15)
         int64_t n = 1000000000000000 + ((int64_t)rand() * RAND_MAX + rand()) % 8000000000000000;
         char s[32];
         snprintf(s, sizeof s, "%lld", (long long)n);
-        memmove(s + 2, s + 1, strlen(s));
+        memmove(s + 2, s + 1, strlen(s + 1) + 1); /* with the NUL */
         s[1] = '.';
         double want = (double)n / 1e15, got = pd(s);
         cr_assert_eq(got, want, "%s: got %a want %a", s, got, want);
@@ -99,9 +102,10 @@ Test(pdparse, random_17_digit_values_round_twice)
         int d = rand() % 10;
         char s[40];
         snprintf(s, sizeof s, "%lld%d", (long long)n16, d);
-        memmove(s + 2, s + 1, strlen(s));
+        memmove(s + 2, s + 1, strlen(s + 1) + 1); /* with the NUL */
         s[1] = '.';
-        double want = ((double)n16 * 10.0 + d) / 1e16, got = pd(s);
+        double tens = (double)n16 * 10.0; /* two roundings, never one fma */
+        double want = (tens + d) / 1e16, got = pd(s);
         cr_assert_eq(got, want, "%s: got %a want %a", s, got, want);
         differ += got != strtod(s, NULL);
     }
@@ -228,11 +232,20 @@ Test(timestamp, rejects_malformed_text)
         "2021-09-01 19:48:46.",           /* empty fraction */
         "2021-09-01 19:48:46.1234567890", /* 10 digits */
         "2021-09-01T19:48:46.1",          /* ISO 'T' */
-        "2021-13-01 19:48:46.1",          "2021-00-01 19:48:46.1", "2021-09-00 19:48:46.1",
-        "2021-09-01 24:00:00.1",          "2021-09-01 19:60:46.1", "2021-09-01 19:48:60.1",
-        "2021-9-01 19:48:46.1",           " 2021-09-01 19:48:46.1", "2021-09-01 19:48:46.1 ",
-        "2021-09-01 19:48:46.1x",         "abc",                    "",
-        "21-09-01 19:48:46.1",            "2021-09-01 19:48:46,1",
+        "2021-13-01 19:48:46.1",
+        "2021-00-01 19:48:46.1",
+        "2021-09-00 19:48:46.1",
+        "2021-09-01 24:00:00.1",
+        "2021-09-01 19:60:46.1",
+        "2021-09-01 19:48:60.1",
+        "2021-9-01 19:48:46.1",
+        " 2021-09-01 19:48:46.1",
+        "2021-09-01 19:48:46.1 ",
+        "2021-09-01 19:48:46.1x",
+        "abc",
+        "",
+        "21-09-01 19:48:46.1",
+        "2021-09-01 19:48:46,1",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         stall_time v = 0;
@@ -258,7 +271,10 @@ Test(timestamp, range_is_pandas_timestamp_range)
 Test(s_to_ns, truncation_gives_one_ns_less_than_llround)
 {
     /* Expected values from the definition, computed in Python. */
-    struct { double x; stall_time ns; } cases[] = {
+    struct {
+        double x;
+        stall_time ns;
+    } cases[] = {
         {2.523581, 2523580999}, {2.129682, 2129681999}, {5.511705, 5511704999},
         {8.112918, 8112918000}, {0.000002, 2000},       {0.9999999996, 1000000000},
     };
@@ -268,8 +284,8 @@ Test(s_to_ns, truncation_gives_one_ns_less_than_llround)
         cr_assert_eq(stall_pd_s_to_ns_scalar(cases[i].x, &s), 0);
         cr_assert_eq(v, cases[i].ns, "vec(%.17g) = %lld, want %lld", cases[i].x, (long long)v,
                      (long long)cases[i].ns);
-        cr_assert_eq(s, cases[i].ns, "scalar(%.17g) = %lld, want %lld", cases[i].x,
-                     (long long)s, (long long)cases[i].ns);
+        cr_assert_eq(s, cases[i].ns, "scalar(%.17g) = %lld, want %lld", cases[i].x, (long long)s,
+                     (long long)cases[i].ns);
     }
     cr_assert_neq(llround(2.523581 * 1e9), 2523580999, "llround would differ");
 }

@@ -249,7 +249,7 @@ Test(seed, lateness_is_absorbed_when_stall_is_at_most_10ms)
     mini m;
     mini_init(&m, 2, 1);
     m.fetch[0] = 1.0;
-    m.fetch[1] = 3.0; /* avg 2.0: GPU 0 is 1 s later, GPU 1 1 s earlier */
+    m.fetch[1] = 3.0;  /* avg 2.0: GPU 0 is 1 s later, GPU 1 1 s earlier */
     m.stall[0] = 0.01; /* not > 0.01: absorbs the second */
     m.stall[1] = 0.5;
     m.iter[0] = m.iter[1] = 1.0;
@@ -351,24 +351,27 @@ Test(seed, summary_name_fields_follow_q21_or_stay_empty)
     stall_seed_summary row;
     memset(&row, 0, sizeof row);
     strcpy(row.align, "FETCH_ALIGN_avg_START_ALIGN_avg");
-    strcpy(row.iter, "1.0\xC2\xB1" "0.0");
+    strcpy(row.iter, "1.0\xC2\xB1"
+                     "0.0");
     stall_err err = {0};
     /* Too few '_' fields: the notebook raises; here the eight fields are empty. */
     cr_assert_eq(stall_seed_write_summary(p, "mytrace", &row, 1, &err), 0, "%s", err.msg);
     char *txt = slurp(p, NULL);
-    cr_assert(strstr(txt, "\n0,FETCH_ALIGN_avg_START_ALIGN_avg,,,,,,,,,1.0\xC2\xB1" "0.0,"),
+    cr_assert(strstr(txt, "\n0,FETCH_ALIGN_avg_START_ALIGN_avg,,,,,,,,,1.0\xC2\xB1"
+                          "0.0,"),
               "%s", txt);
     free(txt);
     /* The convention, with Worker batch size holding the thread number. */
-    cr_assert_eq(stall_seed_write_summary(p, "log_ds_aug_model_epoch3_b64_worker4_thread2", &row, 1,
-                                          &err),
-                 0);
+    cr_assert_eq(
+        stall_seed_write_summary(p, "log_ds_aug_model_epoch3_b64_worker4_thread2", &row, 1, &err),
+        0);
     txt = slurp(p, NULL);
     cr_assert(strstr(txt, ",log,ds,model,aug,4,2,3,64,"), "%s", txt);
     free(txt);
     /* A repeated token: find_value takes the first occurrence, so "x" after
      * "x" gives model "x" and the epoch field is not a number: no names. */
-    cr_assert_eq(stall_seed_write_summary(p, "a_x_x_m_epoch1_b2_worker3_thread4", &row, 1, &err), 0);
+    cr_assert_eq(stall_seed_write_summary(p, "a_x_x_m_epoch1_b2_worker3_thread4", &row, 1, &err),
+                 0);
     txt = slurp(p, NULL);
     cr_assert(strstr(txt, "START_ALIGN_avg,,,,,,,,,"), "%s", txt);
     free(txt);

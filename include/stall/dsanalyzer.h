@@ -56,8 +56,8 @@ typedef struct stall_ds_trace {
  * returns STALL_EIO (a file cannot be read) or STALL_EPARSE (bad content),
  * fills err with one line "file:line:column: ..." (line 1 is the header,
  * columns count from 1 with the index column), and leaves *out untouched. */
-int stall_ds_load(const char *fetch_csv, const char *start_csv, const char *perf_csv,
-                  int64_t epoch, stall_ds_trace **out, stall_err *err);
+int stall_ds_load(const char *fetch_csv, const char *start_csv, const char *perf_csv, int64_t epoch,
+                  stall_ds_trace **out, stall_err *err);
 
 /* Frees a trace and everything it owns. NULL-safe. */
 void stall_ds_free(stall_ds_trace *t);

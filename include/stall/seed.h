@@ -38,8 +38,8 @@ typedef struct stall_seed_result stall_seed_result;
  * selected one in the fetch CSV: the notebook then reads rows by the wrong
  * labels and crashes, quirks Q7/Q13), or STALL_EPARSE when a time sum
  * overflows int64 ns. *out is untouched on failure. */
-int stall_seed_run(const stall_ds_trace *t, stall_align fa, stall_align sa,
-                   stall_seed_result **out, stall_err *err);
+int stall_seed_run(const stall_ds_trace *t, stall_align fa, stall_align sa, stall_seed_result **out,
+                   stall_err *err);
 
 /* NULL-safe. */
 void stall_seed_free(stall_seed_result *r);
@@ -52,12 +52,12 @@ char *stall_seed_config_name(char *buf, stall_align fa, stall_align sa);
 /* One output row, as written to the per-configuration CSV. */
 typedef struct stall_seed_row {
     int64_t epoch, index;
-    double iter_s;            /* Iteration time (sec) */
+    double iter_s;             /* Iteration time (sec) */
     const double *gpu_stall_s; /* [G] Training Stall time (sec)_gpu{g}, owned by the result */
-    double stall_s;           /* Training stall time (sec): max over GPUs */
-    double delay_s;           /* Delay time (sec): max - min stall */
-    double fetch_diff_s;      /* Batch fetch time diff (sec), simulated */
-    double start_diff_s;      /* Batch fetch start time diff (sec), simulated */
+    double stall_s;            /* Training stall time (sec): max over GPUs */
+    double delay_s;            /* Delay time (sec): max - min stall */
+    double fetch_diff_s;       /* Batch fetch time diff (sec), simulated */
+    double start_diff_s;       /* Batch fetch start time diff (sec), simulated */
 } stall_seed_row;
 
 size_t stall_seed_rows(const stall_seed_result *r);
@@ -72,7 +72,7 @@ void stall_seed_get_row(const stall_seed_result *r, size_t k, stall_seed_row *ro
 int stall_seed_write_csv(const stall_seed_result *r, const char *path, stall_err *err);
 
 typedef struct stall_seed_summary {
-    char align[64];          /* "FETCH_ALIGN_avg_START_ALIGN_min" */
+    char align[64]; /* "FETCH_ALIGN_avg_START_ALIGN_min" */
     char iter[64], stall[64], delay[64], start_diff[64], fetch_diff[64]; /* "mean±std" */
     double effective_delay_pct;
     double mean_iter_s, mean_stall_s, mean_delay_s; /* numeric means of the kept rows */
