@@ -12,8 +12,9 @@
  * grows with batches or epochs.
  *
  * Events: FETCH_END (or, with shared resources, the fetch's phases), PIN_END
- * when pin > 0, TAKE when handover > 0 (otherwise the take is handled in
- * place), ITER_END once per iteration, EPOCH once per epoch.
+ * when pin > 0, TAKE at Y when handover > 0 with shared resources (otherwise
+ * Y is handled when it is decided), ITER_END once per iteration, EPOCH once
+ * per epoch.
  *
  * Exactness without shared resources: a FETCH_END is scheduled when its batch
  * is handed out, and a rank hands batches out in index order, so a rank's
@@ -46,7 +47,7 @@ enum {
     MODEL_EV_EPOCH = 1, /* a = epoch */
     MODEL_EV_FETCH_END, /* a = rank, b = slot */
     MODEL_EV_PIN_END,   /* a = rank, b = slot */
-    MODEL_EV_TAKE,      /* a = rank, b = slot: Y, after the hand-over */
+    MODEL_EV_TAKE,      /* a = rank, b = slot: Y after the hand-over (shared) */
     MODEL_EV_ITER_END,  /* T(k) */
     MODEL_EV_READY,     /* a = rank, b = worker: start-up over (shared) */
     MODEL_EV_IO_END,    /* a = rank, b = slot: waiting part over (shared) */
@@ -328,8 +329,10 @@ static int model_take(model_state *st, int r, int32_t s, stall_err *err);
 static int model_fetch_done(model_state *st, int r, int32_t s, stall_err *err);
 static int model_worker_kick(model_state *st, int r, int w, stall_err *err);
 
-/* Hands batch j to slot s (and so to worker s mod wn) at now. */
-static int model_dispatch(model_state *st, int r, int32_t s, int64_t j, stall_err *err)
+/* Hands batch j to slot s (and so to worker s mod wn) at time `at`: now, or,
+ * without shared resources, a known later time (the end of a hand-over). */
+static int model_dispatch(model_state *st, int r, int32_t s, int64_t j, stall_time at,
+                          stall_err *err)
 {
     stall_time dur = 0;
     int rc = model_fetch_dur(st, r, j, &dur, err);
@@ -342,8 +345,7 @@ static int model_dispatch(model_state *st, int r, int32_t s, int64_t j, stall_er
     int w = s % st->wn;
     model_worker *wk = model_worker_at(st, r, w);
     if (!st->shared) {
-        stall_time now = model_now(st);
-        sl->start = wk->free_at > now ? wk->free_at : now;
+        sl->start = wk->free_at > at ? wk->free_at : at;
         sl->end = sl->start + dur;
         wk->free_at = sl->end;
         return model_at(st, sl->end, MODEL_EV_FETCH_END, r, s, err);
@@ -500,7 +502,7 @@ static int model_request(model_state *st, int r, stall_err *err)
     model_rank *rk = &st->ranks[r];
     if (st->p->workers == 0) {
         rk->waiting = true;
-        return model_dispatch(st, r, 0, rk->next_take, err);
+        return model_dispatch(st, r, 0, rk->next_take, model_now(st), err);
     }
     if (st->in_order) {
         int32_t s = (int32_t)(rk->next_take % st->pw);
@@ -520,29 +522,31 @@ static int model_request(model_state *st, int r, stall_err *err)
     return 0;
 }
 
-/* Y(r,k) = now: the loop holds the batch; refill, then the barrier. */
-static int model_take_end(model_state *st, int r, int32_t s, stall_err *err)
+/* Y(r,k) = y: the loop holds the batch; refill, then the barrier. Called at
+ * time y, or, without shared resources, when y is decided: the refill's
+ * fetch end and the barrier are then known already, and nothing else looks
+ * at the rank until T(k) >= y, so a TAKE event would add nothing. */
+static int model_take_end(model_state *st, int r, int32_t s, stall_time y, stall_err *err)
 {
     const stall_durations *d = st->d;
     model_rank *rk = &st->ranks[r];
     model_slot *sl = model_slot_at(st, r, s);
-    stall_time now = model_now(st);
     stall_time c = d->compute(d->ctx, st->epoch, r, st->k);
     if (c < 0)
         return model_negative(err, "compute", st->epoch, r, st->k, c);
-    st->it_y[r] = now;
+    st->it_y[r] = y;
     st->it_c[r] = c;
     st->it_start[r] = sl->start;
     st->it_end[r] = sl->end;
     st->it_batch[r] = sl->batch;
     rk->next_take++;
     if (st->p->workers > 0 && rk->send < st->p->batches) {
-        int rc = model_dispatch(st, r, s, rk->send++, err);
+        int rc = model_dispatch(st, r, s, rk->send++, y, err);
         if (rc)
             return rc;
     }
-    if (now + c > st->bar_max)
-        st->bar_max = now + c;
+    if (y + c > st->bar_max)
+        st->bar_max = y + c;
     if (++st->taken < st->g)
         return 0;
     stall_time a = d->tail ? d->tail(d->ctx, st->epoch, st->k) : 0;
@@ -555,9 +559,10 @@ static int model_take_end(model_state *st, int r, int32_t s, stall_err *err)
 static int model_take(model_state *st, int r, int32_t s, stall_err *err)
 {
     st->ranks[r].waiting = false;
-    if (st->p->handover > 0)
-        return model_at(st, model_now(st) + st->p->handover, MODEL_EV_TAKE, r, s, err);
-    return model_take_end(st, r, s, err);
+    stall_time y = model_now(st) + st->p->handover;
+    if (st->shared && st->p->handover > 0)
+        return model_at(st, y, MODEL_EV_TAKE, r, s, err);
+    return model_take_end(st, r, s, y, err);
 }
 
 static int model_epoch_start(model_state *st, int e, stall_err *err)
@@ -581,7 +586,7 @@ static int model_epoch_start(model_state *st, int e, stall_err *err)
         for (int32_t s = 0; s < st->pw; s++)
             *model_slot_at(st, r, s) = (model_slot){.batch = -1, .arrival = -1};
         for (int64_t j = 0; j < first; j++) {
-            int rc = model_dispatch(st, r, (int32_t)j, j, err);
+            int rc = model_dispatch(st, r, (int32_t)j, j, now, err);
             if (rc)
                 return rc;
         }
@@ -699,7 +704,7 @@ static int model_handle(stall_engine *eng, void *state, const stall_event *ev, s
         return rc ? rc : model_arrive(st, r, s, err);
     }
     case MODEL_EV_TAKE:
-        return model_take_end(st, r, s, err);
+        return model_take_end(st, r, s, model_now(st), err);
     case MODEL_EV_ITER_END:
         return model_iter_end(st, err);
     case MODEL_EV_READY:
