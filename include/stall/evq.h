@@ -21,7 +21,8 @@ extern "C" {
 #endif
 
 /* An event. Payload fields are the model's; the queue reads only time and
- * seq and writes only seq and slot. */
+ * seq and writes only seq and slot. While an event is queued its time, seq
+ * and slot must not change (the heap is ordered by them); the payload may. */
 typedef struct stall_event {
     stall_time time;  /* when it fires */
     uint64_t seq;     /* insertion order, set by push */
@@ -41,13 +42,21 @@ stall_evq *stall_evq_create(size_t capacity);
 /* Frees the queue (not the events). NULL-safe. */
 void stall_evq_destroy(stall_evq *q);
 
-/* Queues ev, giving it the next sequence number. ev must not be queued. */
+/* Queues ev, giving it the next sequence number (a 64-bit counter that never
+ * wraps in practice). ev must not be queued in any queue; pushing one that is
+ * queued here fails an assertion in debug builds (which reads ev->slot, so
+ * give new events slot = STALL_EVQ_NOSLOT) and corrupts the heap otherwise.
+ * The array grows as needed; out of memory aborts. */
 void stall_evq_push(stall_evq *q, stall_event *ev);
-/* Removes and returns the earliest event, or NULL when empty. */
+/* Removes and returns the earliest event (smallest time, then smallest seq),
+ * or NULL when empty. The returned event's slot is STALL_EVQ_NOSLOT. */
 stall_event *stall_evq_pop(stall_evq *q);
 /* The earliest event without removing it, or NULL when empty. */
 stall_event *stall_evq_peek(const stall_evq *q);
-/* Removes a queued event. Returns STALL_EINVAL if ev is not in q. */
+/* Removes a queued event and sets its slot to STALL_EVQ_NOSLOT. Returns 0, or
+ * STALL_EINVAL, changing nothing, when ev is NULL or not in q (checked: its
+ * slot must be in range and q's entry there must be ev, so events from other
+ * queues and events already popped are refused). */
 int stall_evq_remove(stall_evq *q, stall_event *ev);
 /* Number of queued events. */
 size_t stall_evq_size(const stall_evq *q);

@@ -1,0 +1,329 @@
+/*
+ * test_evq.c - the event queue: order by (time, seq), removal, growth.
+ *
+ * The small tests pin one rule each; the large one holds a million pushes
+ * with interleaved removals against a qsort of the survivors. Events are
+ * plain arrays owned by the tests, as the queue expects.
+ */
+#include "stall/evq.h"
+
+#include <criterion/criterion.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_rng.h>
+#include <stdlib.h>
+
+static void tevq_init(stall_event *ev, stall_time t, int64_t id)
+{
+    *ev = (stall_event){.time = t, .slot = STALL_EVQ_NOSLOT, .b = id};
+}
+
+static gsl_rng *tevq_rng(unsigned long seed)
+{
+    gsl_set_error_handler_off();
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    cr_assert_not_null(rng, "gsl_rng_alloc failed");
+    gsl_rng_set(rng, seed);
+    return rng;
+}
+
+static int tevq_cmp_key(const void *x, const void *y)
+{
+    const stall_event *a = *(const stall_event *const *)x;
+    const stall_event *b = *(const stall_event *const *)y;
+    if (a->time != b->time)
+        return a->time < b->time ? -1 : 1;
+    if (a->seq != b->seq)
+        return a->seq < b->seq ? -1 : 1;
+    return 0;
+}
+
+Test(evq, pop_empty_returns_null)
+{
+    stall_evq *q = stall_evq_create(0);
+    cr_assert_null(stall_evq_pop(q), "pop on an empty queue returned an event");
+    cr_assert_null(stall_evq_peek(q), "peek on an empty queue returned an event");
+    cr_assert_eq(stall_evq_size(q), 0, "size of an empty queue is %zu", stall_evq_size(q));
+
+    stall_event ev;
+    tevq_init(&ev, 5, 1);
+    stall_evq_push(q, &ev);
+    cr_assert_eq(stall_evq_pop(q), &ev, "the only event did not pop");
+    cr_assert_null(stall_evq_pop(q), "pop after draining returned an event");
+    cr_assert_null(stall_evq_peek(q), "peek after draining returned an event");
+    stall_evq_destroy(q);
+}
+
+Test(evq, equal_times_fire_fifo)
+{
+    enum { N = 200 };
+    stall_event ev[N];
+    stall_evq *q = stall_evq_create(0);
+    /* Equal-time events interleaved with later ones, which must not disturb
+     * the push order among the equals. */
+    for (int i = 0; i < N; i++) {
+        tevq_init(&ev[i], i % 2 ? 1000 - i : 7, i);
+        stall_evq_push(q, &ev[i]);
+    }
+    for (int i = 0; i < N; i += 2) {
+        stall_event *got = stall_evq_pop(q);
+        cr_assert_eq(got->time, 7, "pop %d: time %lld, expected 7", i / 2, (long long)got->time);
+        cr_assert_eq(got->b, i, "pop %d among equal times: id %lld, expected %d (push order)",
+                     i / 2, (long long)got->b, i);
+    }
+    stall_evq_destroy(q);
+}
+
+Test(evq, earlier_time_beats_earlier_push)
+{
+    enum { N = 100 };
+    stall_event ev[N];
+    stall_evq *q = stall_evq_create(0);
+    for (int i = 0; i < N; i++) {
+        tevq_init(&ev[i], (stall_time)(N - i) * 10, i);
+        stall_evq_push(q, &ev[i]);
+    }
+    for (int i = 0; i < N; i++) {
+        stall_event *got = stall_evq_pop(q);
+        cr_assert_eq(got->time, (stall_time)(i + 1) * 10, "pop %d: time %lld, expected %lld", i,
+                     (long long)got->time, (long long)(i + 1) * 10);
+    }
+    stall_evq_destroy(q);
+}
+
+Test(evq, negative_and_extreme_times_order)
+{
+    const stall_time times[] = {0, -1, STALL_TIME_MAX, INT64_MIN, 1, -1000000000000LL};
+    const stall_time sorted[] = {INT64_MIN, -1000000000000LL, -1, 0, 1, STALL_TIME_MAX};
+    stall_event ev[6];
+    stall_evq *q = stall_evq_create(0);
+    for (int i = 0; i < 6; i++) {
+        tevq_init(&ev[i], times[i], i);
+        stall_evq_push(q, &ev[i]);
+    }
+    for (int i = 0; i < 6; i++) {
+        stall_event *got = stall_evq_pop(q);
+        cr_assert_eq(got->time, sorted[i], "pop %d: time %lld, expected %lld", i,
+                     (long long)got->time, (long long)sorted[i]);
+    }
+    stall_evq_destroy(q);
+}
+
+Test(evq, push_assigns_increasing_seq_and_slots)
+{
+    enum { N = 50 };
+    stall_event ev[N];
+    stall_evq *q = stall_evq_create(0);
+    for (int i = 0; i < N; i++) {
+        tevq_init(&ev[i], (i * 37) % 11, i);
+        stall_evq_push(q, &ev[i]);
+        if (i > 0)
+            cr_assert_gt(ev[i].seq, ev[i - 1].seq, "seq %llu after %llu is not increasing",
+                         (unsigned long long)ev[i].seq, (unsigned long long)ev[i - 1].seq);
+    }
+    for (int i = 0; i < N; i++)
+        cr_assert_lt(ev[i].slot, (size_t)N, "queued event %d has slot %zu", i, ev[i].slot);
+    stall_event *got = stall_evq_pop(q);
+    cr_assert_eq(got->slot, STALL_EVQ_NOSLOT, "popped event keeps slot %zu", got->slot);
+    stall_evq_destroy(q);
+}
+
+Test(evq, peek_does_not_remove)
+{
+    stall_event a, b;
+    tevq_init(&a, 20, 1);
+    tevq_init(&b, 10, 2);
+    stall_evq *q = stall_evq_create(0);
+    stall_evq_push(q, &a);
+    stall_evq_push(q, &b);
+    cr_assert_eq(stall_evq_peek(q), &b, "peek did not return the earliest event");
+    cr_assert_eq(stall_evq_peek(q), &b, "a second peek returned another event");
+    cr_assert_eq(stall_evq_size(q), 2, "peek changed the size to %zu", stall_evq_size(q));
+    cr_assert_eq(stall_evq_pop(q), &b, "pop disagrees with peek");
+    stall_evq_destroy(q);
+}
+
+Test(evq, grows_past_capacity_hint)
+{
+    enum { N = 10000 };
+    stall_event *ev = stall_xcalloc(N, sizeof *ev);
+    stall_evq *q = stall_evq_create(1);
+    for (int i = 0; i < N; i++) {
+        tevq_init(&ev[i], N - i, i);
+        stall_evq_push(q, &ev[i]);
+    }
+    cr_assert_eq(stall_evq_size(q), N, "size %zu after %d pushes", stall_evq_size(q), N);
+    for (int i = 1; i <= N; i++) {
+        stall_event *got = stall_evq_pop(q);
+        cr_assert_eq(got->time, i, "pop %d: time %lld", i, (long long)got->time);
+    }
+    stall_evq_destroy(q);
+    free(ev);
+}
+
+Test(evq, remove_middle_keeps_order)
+{
+    enum { N = 21 };
+    stall_event ev[N];
+    stall_evq *q = stall_evq_create(0);
+    for (int i = 0; i < N; i++) {
+        tevq_init(&ev[i], (stall_time)((i * 8) % N) * 10, i);
+        stall_evq_push(q, &ev[i]);
+    }
+    stall_event *victim = NULL;
+    for (int i = 0; i < N; i++)
+        if (ev[i].time == 100)
+            victim = &ev[i];
+    cr_assert_eq(stall_evq_remove(q, victim), 0, "removing a queued event failed");
+    cr_assert_eq(victim->slot, STALL_EVQ_NOSLOT, "removed event keeps slot %zu", victim->slot);
+    cr_assert_eq(stall_evq_size(q), N - 1, "size %zu after remove", stall_evq_size(q));
+    for (int t = 0; t < N; t++) {
+        if (t == 10)
+            continue;
+        stall_event *got = stall_evq_pop(q);
+        cr_assert_eq(got->time, (stall_time)t * 10, "time %lld popped, expected %lld",
+                     (long long)got->time, (long long)t * 10);
+    }
+    cr_assert_null(stall_evq_pop(q), "queue not empty after popping the rest");
+    stall_evq_destroy(q);
+}
+
+/* Removes every slot of heaps of every size up to 40 and checks the order of
+ * the rest. The hole is refilled by the last event, which must sometimes move
+ * up and sometimes down; the test counts that both happened. */
+Test(evq, remove_any_slot_refills_hole_up_or_down)
+{
+    enum { MAXN = 40 };
+    stall_event ev[MAXN];
+    stall_event *ref[MAXN];
+    gsl_rng *rng = tevq_rng(7);
+    int moved_up = 0, moved_down = 0;
+    for (int n = 1; n <= MAXN; n++) {
+        for (int k = 0; k < n; k++) {
+            stall_evq *q = stall_evq_create(0);
+            for (int i = 0; i < n; i++) {
+                tevq_init(&ev[i], (stall_time)gsl_rng_uniform_int(rng, 50), i);
+                stall_evq_push(q, &ev[i]);
+            }
+            stall_event *victim = NULL, *last = NULL;
+            for (int i = 0; i < n; i++) {
+                if (ev[i].slot == (size_t)k)
+                    victim = &ev[i];
+                if (ev[i].slot == (size_t)n - 1)
+                    last = &ev[i];
+            }
+            cr_assert(victim && last, "n=%d: no event holds slot %d or %d", n, k, n - 1);
+            cr_assert_eq(stall_evq_remove(q, victim), 0, "n=%d: remove of slot %d failed", n, k);
+            if (last != victim) {
+                moved_up += last->slot < (size_t)k;
+                moved_down += last->slot > (size_t)k;
+            }
+            int m = 0;
+            for (int i = 0; i < n; i++)
+                if (&ev[i] != victim)
+                    ref[m++] = &ev[i];
+            qsort(ref, (size_t)m, sizeof *ref, tevq_cmp_key);
+            for (int i = 0; i < m; i++) {
+                stall_event *got = stall_evq_pop(q);
+                cr_assert_eq(got, ref[i],
+                             "n=%d, removed slot %d: pop %d gave (%lld, %llu), expected "
+                             "(%lld, %llu)",
+                             n, k, i, (long long)got->time, (unsigned long long)got->seq,
+                             (long long)ref[i]->time, (unsigned long long)ref[i]->seq);
+            }
+            stall_evq_destroy(q);
+        }
+    }
+    gsl_rng_free(rng);
+    cr_assert_gt(moved_up, 0, "no removal moved the last event up (%d down)", moved_down);
+    cr_assert_gt(moved_down, 0, "no removal moved the last event down (%d up)", moved_up);
+}
+
+Test(evq, remove_event_not_in_queue_is_einval)
+{
+    stall_event a, b, c, never;
+    tevq_init(&a, 1, 1);
+    tevq_init(&b, 2, 2);
+    tevq_init(&c, 3, 3);
+    tevq_init(&never, 4, 4);
+    stall_evq *q1 = stall_evq_create(0);
+    stall_evq *q2 = stall_evq_create(0);
+    stall_evq_push(q1, &a);
+    stall_evq_push(q1, &c);
+    stall_evq_push(q2, &b);
+
+    int rc = stall_evq_remove(q1, &b);
+    cr_assert_eq(rc, STALL_EINVAL, "removing another queue's event (same slot 0) gave %d", rc);
+    cr_assert_eq(b.slot, 0, "refused removal changed the foreign event's slot to %zu", b.slot);
+    rc = stall_evq_remove(q1, &never);
+    cr_assert_eq(rc, STALL_EINVAL, "removing a never-queued event gave %d", rc);
+    never.slot = 1;
+    rc = stall_evq_remove(q1, &never);
+    cr_assert_eq(rc, STALL_EINVAL, "an event with a forged in-range slot was removed (%d)", rc);
+    rc = stall_evq_remove(q1, NULL);
+    cr_assert_eq(rc, STALL_EINVAL, "removing NULL gave %d", rc);
+
+    cr_assert_eq(stall_evq_pop(q1), &a, "pop gave the wrong event");
+    rc = stall_evq_remove(q1, &a);
+    cr_assert_eq(rc, STALL_EINVAL, "removing a popped event gave %d", rc);
+    cr_assert_eq(stall_evq_remove(q1, &c), 0, "removing a queued event failed");
+    rc = stall_evq_remove(q1, &c);
+    cr_assert_eq(rc, STALL_EINVAL, "removing the same event twice gave %d", rc);
+
+    cr_assert_eq(stall_evq_size(q1), 0, "q1 size %zu", stall_evq_size(q1));
+    cr_assert_eq(stall_evq_size(q2), 1, "q2 size %zu after refused removals", stall_evq_size(q2));
+    stall_evq_destroy(q1);
+    stall_evq_destroy(q2);
+}
+
+Test(evq, million_random_events_match_sorted_reference, .timeout = 300)
+{
+    enum { N = 1000000 };
+    stall_event *ev = stall_xcalloc(N, sizeof *ev);
+    stall_event **live = stall_xcalloc(N, sizeof *live);
+    size_t nlive = 0, removed = 0;
+    stall_event *last_removed = NULL;
+    gsl_rng *rng = tevq_rng(20240611);
+    stall_evq *q = stall_evq_create(0);
+
+    for (int i = 0; i < N; i++) {
+        /* 2000 distinct times around zero: about 500 events share each. */
+        tevq_init(&ev[i], (stall_time)gsl_rng_uniform_int(rng, 2000) - 1000, i);
+        stall_evq_push(q, &ev[i]);
+        if (i > 0)
+            cr_assert_gt(ev[i].seq, ev[i - 1].seq, "push %d: seq %llu not above %llu", i,
+                         (unsigned long long)ev[i].seq, (unsigned long long)ev[i - 1].seq);
+        live[nlive++] = &ev[i];
+        if (gsl_rng_uniform(rng) < 0.1) {
+            size_t k = gsl_rng_uniform_int(rng, nlive);
+            stall_event *victim = live[k];
+            int rc = stall_evq_remove(q, victim);
+            cr_assert_eq(rc, 0, "push %d: removing a live event gave %d", i, rc);
+            live[k] = live[--nlive];
+            removed++;
+            if (last_removed) {
+                rc = stall_evq_remove(q, last_removed);
+                cr_assert_eq(rc, STALL_EINVAL, "push %d: second removal gave %d", i, rc);
+            }
+            last_removed = victim;
+        }
+    }
+    cr_assert_eq(stall_evq_size(q), nlive, "size %zu, expected %zu live events", stall_evq_size(q),
+                 nlive);
+    cr_assert_gt(removed, (size_t)N / 20, "only %zu removals happened", removed);
+
+    qsort(live, nlive, sizeof *live, tevq_cmp_key);
+    for (size_t i = 0; i < nlive; i++) {
+        stall_event *got = stall_evq_pop(q);
+        cr_assert_not_null(got, "queue ran dry at pop %zu of %zu", i, nlive);
+        if (got != live[i])
+            cr_assert_fail("pop %zu: got (time %lld, seq %llu), reference (time %lld, seq %llu)", i,
+                           (long long)got->time, (unsigned long long)got->seq,
+                           (long long)live[i]->time, (unsigned long long)live[i]->seq);
+    }
+    cr_assert_null(stall_evq_pop(q), "queue not empty after %zu pops", nlive);
+
+    stall_evq_destroy(q);
+    gsl_rng_free(rng);
+    free(live);
+    free(ev);
+}
