@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Tests for stallsim_capture (CPU, a few seconds): /usr/bin/python3 tools/test_stallsim_capture.py"""
+
+import csv
+import os
+import sys
+import tempfile
+import time
+import unittest
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import stallsim_capture as sc  # noqa: E402
+
+
+class Squares(torch.utils.data.Dataset):
+    def __len__(self):
+        return 40
+
+    def __getitem__(self, i):
+        time.sleep(0.001)
+        return torch.tensor([float(i)]), i * i
+
+
+class Batched(Squares):
+    """A dataset with its own __getitems__, which the wrapper must call."""
+
+    calls = 0
+
+    def __getitems__(self, idx):
+        Batched.calls += 1
+        return [self[i] for i in idx]
+
+
+def rows_of(path):
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+class CaptureTest(unittest.TestCase):
+    def run_loader(self, workers, epochs=2, dataset=None, stop_after=None, call_marks=True, **kw):
+        d = tempfile.mkdtemp()
+        path = os.path.join(d, "trace_rank0.csv")
+        rec = sc.Recorder(rank=0, path=path)
+        ds = dataset or Squares()
+        extra = dict(prefetch_factor=2) if workers else {}
+        loader = rec.dataloader(ds, batch_size=4, shuffle=True, num_workers=workers, **extra, **kw)
+        seen = []
+        for _ in range(epochs):
+            for k, (x, y) in enumerate(loader):
+                # the loop gets the user's batch, untouched
+                self.assertEqual(x.shape, (4, 1))
+                self.assertTrue(torch.equal(y, (x[:, 0] ** 2).long()))
+                seen.append(x[:, 0].tolist())
+                if call_marks:
+                    rec.compute_end()
+                    rec.iter_end()
+                if stop_after is not None and k + 1 == stop_after:
+                    break
+        rec.close()
+        merged = os.path.join(d, "trace.csv")
+        sc.merge(merged, [path])
+        return merged, rows_of(merged), seen, loader
+
+    def test_header_is_tidy_and_times_consistent(self):
+        for workers in (0, 2):
+            merged, rows, _, _ = self.run_loader(workers)
+            with open(merged) as fh:
+                self.assertTrue(fh.readline().startswith(
+                    "rank,epoch,batch,worker,fetch_start,fetch_end,request,ready,iter_end,"))
+            self.assertEqual(len(rows), 20)
+            bad, times = sc.check(merged)
+            self.assertEqual(bad, [], f"workers={workers}")
+            self.assertEqual(len(times), 2)
+            self.assertEqual([int(r["batch"]) for r in rows[:10]], list(range(10)))
+            ws = {int(r["worker"]) for r in rows}
+            self.assertEqual(ws, {-1} if workers == 0 else {0, 1})
+            if workers == 2:  # round robin: batch k goes to worker k mod 2
+                self.assertTrue(all(int(r["worker"]) == int(r["batch"]) % 2 for r in rows))
+            self.assertTrue(all(r["samples"] == "4" and r["bytes"] == str(4 * 4 + 4 * 8)
+                                for r in rows))
+
+    def test_dataset_getitems_is_used(self):
+        for workers in (0, 2):
+            _, rows, _, _ = self.run_loader(workers, dataset=Batched())
+            self.assertEqual(len(rows), 20)
+        self.assertEqual(Batched.calls, 20)  # counted in this process: the workers=0 run
+
+    def test_break_and_missing_marks(self):
+        merged, rows, _, _ = self.run_loader(2, stop_after=3, call_marks=False)
+        self.assertEqual(len(rows), 6)
+        bad, _ = sc.check(merged)
+        self.assertEqual(bad, [])
+        self.assertTrue(all(r["compute_end"] == "" for r in rows))
+        # without marks, an iteration ends when the loop asks for the next batch
+        by = {(r["epoch"], int(r["batch"])): r for r in rows}
+        self.assertEqual(by[("0", 0)]["iter_end"], by[("0", 1)]["request"])
+
+    def test_loader_exposes_user_objects(self):
+        ds = Squares()
+        _, _, _, loader = self.run_loader(0, epochs=1, dataset=ds)
+        self.assertIs(loader.dataset, ds)
+        self.assertIsInstance(loader.sampler, torch.utils.data.RandomSampler)
+        self.assertEqual(len(loader), 10)
+
+    def test_merge_sorts_ranks(self):
+        d = tempfile.mkdtemp()
+        paths = []
+        for r in (1, 0):
+            p = os.path.join(d, f"trace_rank{r}.csv")
+            rec = sc.Recorder(rank=r, path=p)
+            loader = rec.dataloader(Squares(), batch_size=8)
+            for _ in loader:
+                rec.iter_end()
+            rec.close()
+            paths.append(p)
+        out = os.path.join(d, "m.csv")
+        sc.merge(out, paths)
+        keys = [(int(r["epoch"]), int(r["batch"]), int(r["rank"])) for r in rows_of(out)]
+        self.assertEqual(keys, sorted(keys))
+        self.assertEqual(len(keys), 10)
+
+
+if __name__ == "__main__":
+    print("torch", torch.__version__)
+    unittest.main()
