@@ -655,7 +655,7 @@ int stall_validate(const stall_config *cfg, const stall_run_opts *opts, stall_er
     if (rc == 0 && opts->term) {
         FILE *f = opts->term;
         fprintf(f, "stallsim %s: validate %s: %d ranks x %d workers x prefetch %d, %lld batches x %d "
-                   "epochs; start-up %.4f s, hand-over %.6f s per batch (medians from the trace)\n",
+                   "epochs; from the trace: start-up %.4f s (median), hand-over %.6f s per batch (mean)\n",
                 stall_version(), cfg->path, p.ranks, p.workers, p.prefetch, (long long)p.batches,
                 p.epochs, stall_ns_to_s(p.startup), stall_ns_to_s(p.handover));
         fprintf(f, "%5s %11s %11s %8s | %11s %11s %8s\n", "epoch", "measured_s", "simulated_s", "error",
