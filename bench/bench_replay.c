@@ -41,8 +41,8 @@ static void bench_synthetic(void)
         s[i] = (stall_time)k * 100000000 + (stall_time)gsl_rng_uniform_int(rng, 50000000);
         c[i] = 90000000 + (stall_time)gsl_rng_uniform_int(rng, 5000000);
     }
-    stall_replay_input in = {.ranks = G, .batches = N, .start = s, .fetch = d, .compute = c,
-                             .request0 = q0};
+    stall_replay_input in = {
+        .ranks = G, .batches = N, .start = s, .fetch = d, .compute = c, .request0 = q0};
     double best = 1e30;
     uint64_t events = 0;
     for (int rep = 0; rep < 5; rep++) {
@@ -65,7 +65,8 @@ static void bench_synthetic(void)
         double dt = bench_now() - t0;
         best = dt < best ? dt : best;
     }
-    printf("replay 8 GPUs x 5000 iterations x 9 combinations: %.1f ms (%llu events, %.1f M events/s)\n",
+    printf("replay 8 GPUs x 5000 iterations x 9 combinations: %.1f ms (%llu events, %.1f M "
+           "events/s)\n",
            best * 1e3, (unsigned long long)events, (double)events / best / 1e6);
     gsl_rng_free(rng);
     free(s);

@@ -19,7 +19,15 @@
 
 #include "stall/io.h"
 
-typedef enum cfg_type { CFG_STR, CFG_PATH, CFG_INT, CFG_DOUBLE, CFG_BOOL, CFG_ENUM, CFG_ALIGNS } cfg_type;
+typedef enum cfg_type {
+    CFG_STR,
+    CFG_PATH,
+    CFG_INT,
+    CFG_DOUBLE,
+    CFG_BOOL,
+    CFG_ENUM,
+    CFG_ALIGNS
+} cfg_type;
 
 typedef struct cfg_key {
     const char *section, *key;
@@ -31,9 +39,11 @@ typedef struct cfg_key {
     const char *help;
 } cfg_key;
 
-#define CFG_K(sec, key, type, field, def, min, max, choices, help)                                \
-    {sec, key, type, offsetof(stall_config, field), sizeof(((stall_config *)0)->field), def, min, \
-     max, choices, help}
+#define CFG_K(sec, key, type, field, def, min, max, choices, help)                                 \
+    {                                                                                              \
+        sec, key, type, offsetof(stall_config, field), sizeof(((stall_config *)0)->field), def,    \
+            min, max, choices, help                                                                \
+    }
 #define CFG_BIG 1e18
 
 static const cfg_key cfg_keys[] = {
@@ -93,8 +103,7 @@ static const cfg_key cfg_keys[] = {
           "fraction of a fetch that is CPU work (the rest is waiting, e.g. I/O)"),
     CFG_K("fetch", "scale", CFG_DOUBLE, fetch_dist.scale, "1", 0, CFG_BIG, NULL,
           "multiplies every fetch duration (0.5: loading twice as fast)"),
-    CFG_K("fetch", "resample", CFG_ENUM, resample, "none", 0, 0,
-          "none|bootstrap|lognormal|gamma",
+    CFG_K("fetch", "resample", CFG_ENUM, resample, "none", 0, 0, "none|bootstrap|lognormal|gamma",
           "how to draw durations beyond the measured ranks or batches"),
     CFG_K("fetch", "dist", CFG_ENUM, fetch_dist.kind, "constant", 0, 0,
           "lognormal|gamma|normal|constant", "fetch duration distribution without a trace"),
@@ -237,7 +246,7 @@ static int cfg_store(stall_config *cfg, const cfg_key *k, const char *raw, const
         return 0;
     case CFG_PATH: {
         char *p = (v[0] == '\0' || v[0] == '/' || !base || !base[0]) ? stall_xstrdup(v)
-                                                                      : stall_path_join(base, v);
+                                                                     : stall_path_join(base, v);
         int ok = strlen(p) < k->size;
         if (ok)
             strcpy(dst, p);
@@ -311,8 +320,8 @@ void stall_config_defaults(stall_config *cfg)
         }
 }
 
-int stall_config_apply(stall_config *cfg, const char *section, const char *key,
-                       const char *value, const char *where, stall_err *err)
+int stall_config_apply(stall_config *cfg, const char *section, const char *key, const char *value,
+                       const char *where, stall_err *err)
 {
     size_t idx;
     const cfg_key *k = cfg_find(section, key, &idx);
@@ -365,8 +374,9 @@ int stall_config_load(stall_config *cfg, const char *ini_path, stall_err *err)
     if (line < 0)
         return stall_err_set(err, STALL_EIO, "%s: cannot read", ini_path);
     if (ctx.first.code == 0)
-        return stall_err_set(err, STALL_ECONFIG, "%s:%d: syntax error (expected [section] or key = value)",
-                             ini_path, line);
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s:%d: syntax error (expected [section] or key = value)", ini_path,
+                             line);
     /* The stored message starts with ": " (empty origin); prefix file:line. */
     return stall_err_set(err, STALL_ECONFIG, "%s:%d%s", ini_path, line, ctx.first.msg);
 }
@@ -376,8 +386,8 @@ int stall_config_set(stall_config *cfg, const char *assignment, stall_err *err)
     const char *eq = strchr(assignment, '=');
     const char *dot = strchr(assignment, '.');
     if (!eq || !dot || dot > eq)
-        return stall_err_set(err, STALL_ECONFIG,
-                             "--set %s: expected section.key=value", assignment);
+        return stall_err_set(err, STALL_ECONFIG, "--set %s: expected section.key=value",
+                             assignment);
     char section[64], key[64], where[200];
     size_t ns = (size_t)(dot - assignment), nk = (size_t)(eq - dot - 1);
     if (ns >= sizeof section || nk >= sizeof key)
@@ -424,7 +434,8 @@ int stall_config_check(const stall_config *cfg, stall_err *err)
     }
     if (cfg->format == STALL_FORMAT_DSANALYZER) {
         int rc;
-        if ((rc = cfg_need(cfg, "fetch", cfg->fetch, err)) || (rc = cfg_need(cfg, "start", cfg->start, err)) ||
+        if ((rc = cfg_need(cfg, "fetch", cfg->fetch, err)) ||
+            (rc = cfg_need(cfg, "start", cfg->start, err)) ||
             (rc = cfg_need(cfg, "perf", cfg->perf, err)))
             return rc;
     }
@@ -436,7 +447,8 @@ int stall_config_check(const stall_config *cfg, stall_err *err)
     if (cfg->workers == 0 && stall_config_given(cfg, "loader", "prefetch_factor"))
         return stall_err_set(err, STALL_ECONFIG,
                              "%s: [loader] prefetch_factor: needs workers > 0 (PyTorch rejects "
-                             "a prefetch factor without workers)", src);
+                             "a prefetch factor without workers)",
+                             src);
     if (cfg->gpus > 0 && cfg->gpus_per_node > cfg->gpus)
         return stall_err_set(err, STALL_ECONFIG,
                              "%s: [cluster] gpus_per_node: %lld is more than gpus = %lld", src,
@@ -458,7 +470,8 @@ int stall_config_check(const stall_config *cfg, stall_err *err)
     bool ring = cfg->bucket_mb > 0 || cfg->bandwidth_gb_s > 0 || cfg->latency_us > 0;
     if (ring && cfg->bandwidth_gb_s <= 0)
         return stall_err_set(err, STALL_ECONFIG,
-                             "%s: [ddp] bandwidth_gb_s: must be > 0 for the ring all-reduce model", src);
+                             "%s: [ddp] bandwidth_gb_s: must be > 0 for the ring all-reduce model",
+                             src);
     return 0;
 }
 

@@ -30,7 +30,7 @@ typedef struct replay_state {
     stall_time *stall;         /* [r]: stall of the current batch */
     int computed;              /* ranks done with the current batch */
     stall_time compute_end_max;
-    stall_time prev_end;       /* T(k-1), or epoch start */
+    stall_time prev_end; /* T(k-1), or epoch start */
     stall_report *rep;
     stall_replay_stats *stats;
 } replay_state;

@@ -62,10 +62,10 @@ void stall_report_add(stall_report *r, const stall_iter_row *row)
         r->rows = stall_xrealloc(r->rows, r->cap * sizeof *r->rows);
         r->stalls = stall_xrealloc(r->stalls, r->cap * (size_t)r->ranks * sizeof *r->stalls);
     }
-    r->rows[r->n] = (report_row){row->epoch,        row->batch,        row->iter_end,
-                                 row->iter_time,    row->stall_max,    row->stall_min,
-                                 row->wait_max,     row->fetch_spread, row->start_spread,
-                                 row->wait_mean_s,  row->compute_mean_s};
+    r->rows[r->n] =
+        (report_row){row->epoch,        row->batch,       row->iter_end,      row->iter_time,
+                     row->stall_max,    row->stall_min,   row->wait_max,      row->fetch_spread,
+                     row->start_spread, row->wait_mean_s, row->compute_mean_s};
     memcpy(r->stalls + r->n * (size_t)r->ranks, row->stall, (size_t)r->ranks * sizeof *row->stall);
     r->n++;
 }
@@ -84,7 +84,10 @@ void stall_report_epoch(stall_report *r, int epoch, stall_time start, stall_time
     r->epochs++;
 }
 
-size_t stall_report_rows(const stall_report *r) { return r->n; }
+size_t stall_report_rows(const stall_report *r)
+{
+    return r->n;
+}
 
 static stall_stat report_stat(double *v, size_t n)
 {
@@ -129,10 +132,12 @@ void stall_report_summarize(const stall_report *r, stall_summary *out)
     for (int e = 0; e < r->epochs; e++)
         epoch_sum += stall_ns_to_s(r->epoch_end[e] - r->epoch_start[e]);
     out->epoch_time_s = r->epochs ? epoch_sum / r->epochs : NAN;
-    out->total_time_s = r->epochs ? stall_ns_to_s(r->epoch_end[r->epochs - 1] - r->epoch_start[0]) : NAN;
+    out->total_time_s =
+        r->epochs ? stall_ns_to_s(r->epoch_end[r->epochs - 1] - r->epoch_start[0]) : NAN;
     double batches = (double)r->n * r->ranks;
     out->throughput_batches_s = epoch_sum > 0 ? batches / epoch_sum : NAN;
-    out->throughput_samples_s = r->samples > 0 && epoch_sum > 0 ? batches * (double)r->samples / epoch_sum : NAN;
+    out->throughput_samples_s =
+        r->samples > 0 && epoch_sum > 0 ? batches * (double)r->samples / epoch_sum : NAN;
     out->iteration = report_stat(it, k);
     out->stall = report_stat(st, k);
     out->delay = report_stat(dl, k);
@@ -155,7 +160,8 @@ static int report_fill_iterations(FILE *f, void *ctx, stall_err *err)
     for (int g = 0; g < r->ranks; g++)
         fprintf(f, ",stall_r%d", g);
     fputc('\n', f);
-    stall_time t0 = r->epochs ? r->epoch_start[0] : (r->n ? r->rows[0].iter_end - r->rows[0].iter_time : 0);
+    stall_time t0 =
+        r->epochs ? r->epoch_start[0] : (r->n ? r->rows[0].iter_end - r->rows[0].iter_time : 0);
     for (size_t i = 0; i < r->n; i++) {
         const report_row *w = &r->rows[i];
         fprintf(f, "%d,%lld,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f", w->epoch,

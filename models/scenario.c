@@ -175,7 +175,8 @@ static void scen_replay_build(const stall_config *cfg, const stall_ds_trace *t, 
 static char *scen_replay_dir(const char *outdir, const scen_job *j)
 {
     char name[64];
-    snprintf(name, sizeof name, "fetch-%s_start-%s", stall_align_name(j->fa), stall_align_name(j->sa));
+    snprintf(name, sizeof name, "fetch-%s_start-%s", stall_align_name(j->fa),
+             stall_align_name(j->sa));
     return stall_path_join(outdir, name);
 }
 
@@ -183,7 +184,8 @@ static int scen_do_replay(scen_ctx *c, scen_job *j, bool write_rows)
 {
     const stall_config *cfg = c->cfg;
     int64_t samples = cfg->samples;
-    stall_report *rep = stall_report_create(c->rin->ranks, cfg->warmup, cfg->delay_threshold, samples);
+    stall_report *rep =
+        stall_report_create(c->rin->ranks, cfg->warmup, cfg->delay_threshold, samples);
     int rc = stall_replay_run(c->rin, j->fa, j->sa, rep, NULL, &j->err);
     if (rc == 0) {
         stall_report_summarize(rep, &j->sum);
@@ -333,8 +335,8 @@ int stall_scenario_manifest(const stall_config *cfg, const char *outdir, stall_e
 
 static void scen_term_replay(FILE *t, const scen_ctx *c, double measured)
 {
-    fprintf(t, "%-5s %-5s %11s %9s %10s %9s %9s %10s %7s\n", "fetch", "start", "epoch_s",
-            "vs_meas", "iter_s", "stall_s", "delay_s", "eff_delay%", "stall%");
+    fprintf(t, "%-5s %-5s %11s %9s %10s %9s %9s %10s %7s\n", "fetch", "start", "epoch_s", "vs_meas",
+            "iter_s", "stall_s", "delay_s", "eff_delay%", "stall%");
     for (int i = 0; i < c->njobs; i++) {
         const scen_job *j = &c->jobs[i];
         fprintf(t, "%-5s %-5s %11.3f %+8.2f%% %10.4f %9.4f %9.4f %10.2f %7.2f\n",
@@ -445,8 +447,9 @@ int stall_scenario_run(const stall_config *cfg, const stall_run_opts *opts, stal
             fprintf(t, "notebook means keep Index number > 10; ");
         fprintf(t, "%smeans exclude the first %lld batches; results in %s/ (%s, effective.ini)\n",
                 cfg->mode == STALL_MODE_SEED ? "replay " : "", (long long)cfg->warmup, outdir,
-                cfg->mode == STALL_MODE_SEED ? "FETCH_ALIGN_*/, total_summary.csv, replay_summary.csv"
-                                             : "summary.csv, fetch-*_start-*/iterations.csv");
+                cfg->mode == STALL_MODE_SEED
+                    ? "FETCH_ALIGN_*/, total_summary.csv, replay_summary.csv"
+                    : "summary.csv, fetch-*_start-*/iterations.csv");
     }
     pthread_mutex_destroy(&c.lock);
     free(c.jobs);

@@ -17,21 +17,38 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { TC_RANK, TC_EPOCH, TC_BATCH, TC_WORKER, TC_FSTART, TC_FEND, TC_REQUEST, TC_READY, TC_ITEREND,
-       TC_REQUIRED, TC_COMPUTE = TC_REQUIRED, TC_BYTES, TC_SAMPLES, TC_ESTART, TC_WORKERS,
-       TC_PREFETCH, TC_PIN, TC_ALL };
+enum {
+    TC_RANK,
+    TC_EPOCH,
+    TC_BATCH,
+    TC_WORKER,
+    TC_FSTART,
+    TC_FEND,
+    TC_REQUEST,
+    TC_READY,
+    TC_ITEREND,
+    TC_REQUIRED,
+    TC_COMPUTE = TC_REQUIRED,
+    TC_BYTES,
+    TC_SAMPLES,
+    TC_ESTART,
+    TC_WORKERS,
+    TC_PREFETCH,
+    TC_PIN,
+    TC_ALL
+};
 
 static const char *const tidy_names[TC_ALL] = {
-    "rank", "epoch", "batch", "worker", "fetch_start", "fetch_end", "request", "ready",
-    "iter_end", "compute_end", "bytes", "samples", "epoch_start", "workers", "prefetch",
-    "pin_memory"};
+    "rank",        "epoch",   "batch",    "worker",      "fetch_start", "fetch_end",
+    "request",     "ready",   "iter_end", "compute_end", "bytes",       "samples",
+    "epoch_start", "workers", "prefetch", "pin_memory"};
 
 #define TIDY_MAXF 64
 
 typedef struct tidy_reader {
     const char *path;
-    long line;      /* line of the row being read (1-based) */
-    int nfield;     /* fields seen in the current row */
+    long line;  /* line of the row being read (1-based) */
+    int nfield; /* fields seen in the current row */
     char *field[TIDY_MAXF];
     int col[TC_ALL]; /* field index of each known column, -1 absent */
     int ncols;       /* header width */
@@ -64,7 +81,8 @@ static int tidy_fail(tidy_reader *t, int col, const char *fmt, ...)
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     if (col >= 0)
-        t->rc = stall_err_set(t->err, STALL_EPARSE, "%s:%ld:%d: %s", t->path, t->line, col + 1, what);
+        t->rc =
+            stall_err_set(t->err, STALL_EPARSE, "%s:%ld:%d: %s", t->path, t->line, col + 1, what);
     else
         t->rc = stall_err_set(t->err, STALL_EPARSE, "%s:%ld: %s", t->path, t->line, what);
     return t->rc;
@@ -178,29 +196,34 @@ static int tidy_place(tidy_reader *t, int64_t e, int64_t k, int64_t r)
             return tidy_fail(t, -1, "the first row must be rank 0, epoch 0, batch 0%s%s", "", "");
     } else if (e == t->cur_e && k == t->cur_k && r == t->cur_r + 1) {
         if (t->ranks > 0 && r >= t->ranks)
-            return tidy_fail(t, t->col[TC_RANK], "rank %s is beyond the %s ranks of the first batch",
+            return tidy_fail(t, t->col[TC_RANK],
+                             "rank %s is beyond the %s ranks of the first batch",
                              t->field[t->col[TC_RANK]], "known");
     } else if (e == t->cur_e && k == t->cur_k + 1 && r == 0) {
         if (t->ranks == 0)
             t->ranks = t->cur_r + 1;
         else if (t->cur_r + 1 != t->ranks)
-            return tidy_fail(t, -1, "batch before this line has fewer rows than there are ranks "
-                                    "(ranks disagree on batches, or rows are unsorted)%s%s", "", "");
+            return tidy_fail(t, -1,
+                             "batch before this line has fewer rows than there are ranks "
+                             "(ranks disagree on batches, or rows are unsorted)%s%s",
+                             "", "");
     } else if (e == t->cur_e + 1 && k == 0 && r == 0) {
         if (t->ranks == 0)
             t->ranks = t->cur_r + 1;
         else if (t->cur_r + 1 != t->ranks)
-            return tidy_fail(t, -1, "batch before this line has fewer rows than there are ranks%s%s",
-                             "", "");
+            return tidy_fail(
+                t, -1, "batch before this line has fewer rows than there are ranks%s%s", "", "");
         if (t->batches == 0)
             t->batches = t->cur_k + 1;
         else if (t->cur_k + 1 != t->batches)
-            return tidy_fail(t, -1, "the epoch before this line has a different batch count than "
-                                    "epoch 0 (%s%s)", "ranks must agree on batches per epoch", "");
+            return tidy_fail(t, -1,
+                             "the epoch before this line has a different batch count than "
+                             "epoch 0 (%s%s)",
+                             "ranks must agree on batches per epoch", "");
     } else {
         char got[96];
-        snprintf(got, sizeof got, "(rank %lld, epoch %lld, batch %lld)", (long long)r,
-                 (long long)e, (long long)k);
+        snprintf(got, sizeof got, "(rank %lld, epoch %lld, batch %lld)", (long long)r, (long long)e,
+                 (long long)k);
         return tidy_fail(t, -1,
                          "row %s out of order or duplicated: rows must be sorted by (epoch, batch, "
                          "rank) with no gaps%s",
@@ -230,8 +253,8 @@ static void tidy_row(tidy_reader *t)
         return;
     }
     int64_t r, e, k, w;
-    if (tidy_int(t, TC_RANK, 0, &r) || tidy_int(t, TC_EPOCH, 0, &e) || tidy_int(t, TC_BATCH, 0, &k) ||
-        tidy_int(t, TC_WORKER, -1, &w) || tidy_place(t, e, k, r))
+    if (tidy_int(t, TC_RANK, 0, &r) || tidy_int(t, TC_EPOCH, 0, &e) ||
+        tidy_int(t, TC_BATCH, 0, &k) || tidy_int(t, TC_WORKER, -1, &w) || tidy_place(t, e, k, r))
         return;
     tidy_grow(t);
     size_t i = (size_t)t->rows;
@@ -270,8 +293,7 @@ static void tidy_row(tidy_reader *t)
         tidy_fail(t, t->col[TC_READY], "'%s' is before '%s'", "ready", "request");
     else if (*ie < *rd)
         tidy_fail(t, t->col[TC_ITEREND], "'%s' is before '%s'", "iter_end", "ready");
-    else if (t->col[TC_COMPUTE] >= 0 &&
-             (t->v[TC_COMPUTE][i] < *rd || t->v[TC_COMPUTE][i] > *ie))
+    else if (t->col[TC_COMPUTE] >= 0 && (t->v[TC_COMPUTE][i] < *rd || t->v[TC_COMPUTE][i] > *ie))
         tidy_fail(t, t->col[TC_COMPUTE], "'%s' is not between '%s' and iter_end", "compute_end",
                   "ready");
     if (t->rc == 0)
@@ -341,8 +363,9 @@ int stall_tidy_load(const char *path, stall_tidy_trace **out, stall_err *err)
     if (t.rc == 0) {
         int ranks = t.ranks ? t.ranks : t.cur_r + 1;
         if (t.cur_r + 1 != ranks)
-            t.rc = stall_err_set(err, STALL_EPARSE, "%s:%ld: the last batch has %d rows for %d ranks",
-                                 path, t.line - 1, t.cur_r + 1, ranks);
+            t.rc =
+                stall_err_set(err, STALL_EPARSE, "%s:%ld: the last batch has %d rows for %d ranks",
+                              path, t.line - 1, t.cur_r + 1, ranks);
         t.ranks = ranks;
         int64_t batches = t.batches ? t.batches : t.cur_k + 1;
         if (t.rc == 0 && t.cur_k + 1 != batches)

@@ -125,7 +125,8 @@ int stall_measured_from_tidy(const stall_tidy_trace *t, stall_measured *m, stall
             stall_time ymax = 0, cemax = 0, smax = 0;
             for (int r = 0; r < g; r++) {
                 size_t i = stall_tidy_at(t, e, r, k);
-                stall_time next = k + 1 < n ? t->request[stall_tidy_at(t, e, r, k + 1)] : t->iter_end[i];
+                stall_time next =
+                    k + 1 < n ? t->request[stall_tidy_at(t, e, r, k + 1)] : t->iter_end[i];
                 tk = next > tk ? next : tk;
                 ymax = t->ready[i] > ymax ? t->ready[i] : ymax;
                 stall_time ce = t->compute_end ? t->compute_end[i] : 0;
@@ -227,7 +228,8 @@ static stall_time wi_draw_dist(gsl_rng *rng, const stall_dist *d)
             v = d->mean_s;
             break;
         }
-        double k = (d->mean_s / d->sd_s) * (d->mean_s / d->sd_s), theta = d->sd_s * d->sd_s / d->mean_s;
+        double k = (d->mean_s / d->sd_s) * (d->mean_s / d->sd_s),
+               theta = d->sd_s * d->sd_s / d->mean_s;
         v = gsl_ran_gamma(rng, k, theta);
         break;
     }
@@ -327,7 +329,8 @@ static int wi_tables_build(const stall_config *cfg, const stall_measured *m, int
         ffit = wi_fit_pool(cfg->resample, m->fetch, mcells);
         cfit = wi_fit_pool(cfg->resample, m->compute, mcells);
     }
-    double fscale = whatif ? cfg->fetch_dist.scale : 1.0, cscale = whatif ? cfg->compute_dist.scale : 1.0;
+    double fscale = whatif ? cfg->fetch_dist.scale : 1.0,
+           cscale = whatif ? cfg->compute_dist.scale : 1.0;
     for (int e = 0; e < ne; e++)
         for (int r = 0; r < g; r++)
             for (int64_t k = 0; k < n; k++) {
@@ -356,10 +359,12 @@ static int wi_tables_build(const stall_config *cfg, const stall_measured *m, int
             else if (m && e < m->epochs && k < m->batches)
                 a = m->tail[(size_t)e * m->batches + (size_t)k];
             else if (m)
-                a = m->tail[gsl_rng_uniform_int(rng, (unsigned long)m->epochs * (unsigned long)m->batches)];
+                a = m->tail[gsl_rng_uniform_int(rng, (unsigned long)m->epochs *
+                                                         (unsigned long)m->batches)];
             w->tail[(size_t)e * n + (size_t)k] = a;
         }
-        w->gap[e] = m && e < m->epochs ? m->gap[e] : (m && m->epochs > 1 ? m->gap[m->epochs - 1] : 0);
+        w->gap[e] =
+            m && e < m->epochs ? m->gap[e] : (m && m->epochs > 1 ? m->gap[m->epochs - 1] : 0);
     }
     gsl_rng_free(rng);
     return 0;
@@ -411,8 +416,11 @@ static void wi_on_iter(void *ctx, const stall_iter_record *rec)
 static int wi_run(const stall_model_params *p, wi_tables *w, wi_collect *c, stall_model_stats *st,
                   stall_err *err)
 {
-    stall_durations d = {.fetch = wi_cb_fetch, .compute = wi_cb_compute, .tail = wi_cb_tail,
-                         .epoch_gap = wi_cb_gap, .ctx = w};
+    stall_durations d = {.fetch = wi_cb_fetch,
+                         .compute = wi_cb_compute,
+                         .tail = wi_cb_tail,
+                         .epoch_gap = wi_cb_gap,
+                         .ctx = w};
     c->ranks = p->ranks;
     c->batches = p->batches;
     return stall_model_run(p, &d, wi_on_iter, c, st, err);
@@ -434,20 +442,25 @@ static void wi_params(const stall_config *cfg, const stall_measured *m, bool wha
 {
     stall_model_defaults(p);
     bool have = m != NULL;
-#define WI_PICK(sec, key, cfgval, measured, ok) \
+#define WI_PICK(sec, key, cfgval, measured, ok)                                                    \
     ((whatif && (stall_config_given(cfg, sec, key) || !have || !(ok))) ? (cfgval) : (measured))
-    p->ranks = (int)(whatif && cfg->gpus > 0 ? cfg->gpus : (have ? m->ranks : (cfg->gpus > 0 ? cfg->gpus : 1)));
+    p->ranks = (int)(whatif && cfg->gpus > 0 ? cfg->gpus
+                                             : (have ? m->ranks : (cfg->gpus > 0 ? cfg->gpus : 1)));
     p->gpus_per_node = whatif && cfg->gpus_per_node > 0 ? (int)cfg->gpus_per_node : p->ranks;
     p->workers = (int)WI_PICK("loader", "workers", cfg->workers, m->workers, m->workers >= 0);
-    int pf = (int)WI_PICK("loader", "prefetch_factor", cfg->prefetch_factor, m->prefetch, m->prefetch >= 1);
+    int pf = (int)WI_PICK("loader", "prefetch_factor", cfg->prefetch_factor, m->prefetch,
+                          m->prefetch >= 1);
     p->prefetch = pf >= 1 ? pf : 2;
     p->in_order = cfg->in_order;
     p->persistent_workers = cfg->persistent_workers;
     p->startup = WI_PICK("loader", "startup_s", stall_s_to_ns(cfg->startup_s), m->startup, true);
-    p->handover = WI_PICK("loader", "handover_s", stall_s_to_ns(cfg->handover_s), m->handover, true);
+    p->handover =
+        WI_PICK("loader", "handover_s", stall_s_to_ns(cfg->handover_s), m->handover, true);
     p->pin = whatif ? stall_s_to_ns(cfg->pin_memory_s) : 0;
     p->batches = whatif && cfg->batches > 0 ? cfg->batches : (have ? m->batches : cfg->batches);
-    p->epochs = (int)(whatif && cfg->epochs > 0 ? cfg->epochs : (have ? m->epochs : (cfg->epochs > 0 ? cfg->epochs : 1)));
+    p->epochs =
+        (int)(whatif && cfg->epochs > 0 ? cfg->epochs
+                                        : (have ? m->epochs : (cfg->epochs > 0 ? cfg->epochs : 1)));
 #undef WI_PICK
     if (whatif) {
         p->cores = (int)cfg->cores;
@@ -506,15 +519,16 @@ int stall_whatif_run(const stall_config *cfg, const stall_run_opts *opts, stall_
     stall_measured m = {0};
     bool have = cfg->format == STALL_FORMAT_TIDY;
     if (cfg->format == STALL_FORMAT_DSANALYZER)
-        return stall_err_set(err, STALL_ECONFIG,
-                             "%s: [trace] format: mode = model reads tidy traces (or format = none)",
-                             cfg->ini_path);
+        return stall_err_set(
+            err, STALL_ECONFIG,
+            "%s: [trace] format: mode = model reads tidy traces (or format = none)", cfg->ini_path);
     for (int i = 0; i < cfg->start_align.n; i++)
         if (cfg->start_align.v[i] != STALL_ALIGN_NONE && stall_config_given(cfg, "align", "start"))
-            return stall_err_set(err, STALL_ECONFIG,
-                                 "%s: [align] start: start alignment is a counterfactual on measured "
-                                 "starts, available in mode = replay; mode = model takes start = none",
-                                 cfg->ini_path);
+            return stall_err_set(
+                err, STALL_ECONFIG,
+                "%s: [align] start: start alignment is a counterfactual on measured "
+                "starts, available in mode = replay; mode = model takes start = none",
+                cfg->ini_path);
     int rc = have ? wi_load_measured(cfg, &t, &m, err) : 0;
     stall_model_params p;
     wi_tables w = {0};
@@ -536,7 +550,8 @@ int stall_whatif_run(const stall_config *cfg, const stall_run_opts *opts, stall_
         j->fa = fl.v[i];
         stall_model_params pj = p;
         pj.fetch_align = j->fa;
-        wi_collect c = {.rep = stall_report_create(p.ranks, cfg->warmup, cfg->delay_threshold, samples)};
+        wi_collect c = {
+            .rep = stall_report_create(p.ranks, cfg->warmup, cfg->delay_threshold, samples)};
         rc = wi_run(&pj, &w, &c, &j->st, err);
         if (rc == 0) {
             stall_report_summarize(c.rep, &j->sum);
@@ -570,26 +585,33 @@ int stall_whatif_run(const stall_config *cfg, const stall_run_opts *opts, stall_
         rc = stall_scenario_manifest(cfg, outdir, err);
     if (rc == 0 && opts->term) {
         FILE *f = opts->term;
-        fprintf(f, "stallsim %s: scenario '%s' (model), %d GPUs (%d per node) x %d workers x prefetch %d, "
-                   "%lld batches x %d epochs%s\n",
-                stall_version(), cfg->name, p.ranks, p.gpus_per_node, p.workers, p.prefetch,
-                (long long)p.batches, p.epochs, p.cores ? "" : ", no CPU/storage contention");
-        fprintf(f, "%-5s %11s %9s %10s %9s %9s %7s %7s %12s\n", "fetch", "epoch_s", "vs_meas", "iter_s",
-                "stall_s", "delay_s", "stall%", "busy%", "samples/s");
+        fprintf(
+            f,
+            "stallsim %s: scenario '%s' (model), %d GPUs (%d per node) x %d workers x prefetch %d, "
+            "%lld batches x %d epochs%s\n",
+            stall_version(), cfg->name, p.ranks, p.gpus_per_node, p.workers, p.prefetch,
+            (long long)p.batches, p.epochs, p.cores ? "" : ", no CPU/storage contention");
+        fprintf(f, "%-5s %11s %9s %10s %9s %9s %7s %7s %12s\n", "fetch", "epoch_s", "vs_meas",
+                "iter_s", "stall_s", "delay_s", "stall%", "busy%", "samples/s");
         for (int i = 0; i < fl.n; i++) {
             const wi_job *j = &jobs[i];
             char vs[16] = "";
             if (!isnan(measured))
-                snprintf(vs, sizeof vs, "%+.2f%%", 100.0 * (j->sum.epoch_time_s - measured) / measured);
-            fprintf(f, "%-5s %11.3f %9s %10.4f %9.4f %9.4f %7.2f %7.2f %12.1f\n", stall_align_name(j->fa),
-                    j->sum.epoch_time_s, vs, j->sum.iteration.mean, j->sum.stall.mean, j->sum.delay.mean,
-                    100.0 * j->sum.stall_share, 100.0 * j->sum.gpu_busy_share,
+                snprintf(vs, sizeof vs, "%+.2f%%",
+                         100.0 * (j->sum.epoch_time_s - measured) / measured);
+            fprintf(f, "%-5s %11.3f %9s %10.4f %9.4f %9.4f %7.2f %7.2f %12.1f\n",
+                    stall_align_name(j->fa), j->sum.epoch_time_s, vs, j->sum.iteration.mean,
+                    j->sum.stall.mean, j->sum.delay.mean, 100.0 * j->sum.stall_share,
+                    100.0 * j->sum.gpu_busy_share,
                     isnan(j->sum.throughput_samples_s) ? j->sum.throughput_batches_s
-                                                      : j->sum.throughput_samples_s);
+                                                       : j->sum.throughput_samples_s);
         }
         if (!isnan(measured))
-            fprintf(f, "%-5s %11.3f   (measured mean epoch time of the trace)\n", "trace", measured);
-        fprintf(f, "results in %s/ (summary.csv, fetch-*_start-none/iterations.csv, effective.ini)\n", outdir);
+            fprintf(f, "%-5s %11.3f   (measured mean epoch time of the trace)\n", "trace",
+                    measured);
+        fprintf(f,
+                "results in %s/ (summary.csv, fetch-*_start-none/iterations.csv, effective.ini)\n",
+                outdir);
     }
     free(outdir);
     free(jobs);
@@ -610,12 +632,15 @@ static int wi_fill_validate(FILE *f, void *arg, stall_err *err)
 {
     (void)err;
     const wi_val *v = arg;
-    fputs("epoch,measured_s,simulated_s,error_pct,measured_stall_s,simulated_stall_s,stall_error_pct\n", f);
+    fputs("epoch,measured_s,simulated_s,error_pct,measured_stall_s,simulated_stall_s,stall_error_"
+          "pct\n",
+          f);
     for (int e = 0; e < v->m->epochs; e++)
         fprintf(f, "%d,%.6f,%.6f,%.3f,%.6f,%.6f,%.3f\n", e, v->m->epoch_s[e], v->sim_e[e],
                 100.0 * (v->sim_e[e] - v->m->epoch_s[e]) / v->m->epoch_s[e], v->m->stall_s[e],
                 v->sim_s[e],
-                v->m->stall_s[e] > 0 ? 100.0 * (v->sim_s[e] - v->m->stall_s[e]) / v->m->stall_s[e] : 0.0);
+                v->m->stall_s[e] > 0 ? 100.0 * (v->sim_s[e] - v->m->stall_s[e]) / v->m->stall_s[e]
+                                     : 0.0);
     return 0;
 }
 
@@ -654,18 +679,21 @@ int stall_validate(const stall_config *cfg, const stall_run_opts *opts, stall_er
         rc = stall_scenario_manifest(cfg, outdir, err);
     if (rc == 0 && opts->term) {
         FILE *f = opts->term;
-        fprintf(f, "stallsim %s: validate %s: %d ranks x %d workers x prefetch %d, %lld batches x %d "
-                   "epochs; from the trace: start-up %.4f s (median), hand-over %.6f s per batch (mean)\n",
-                stall_version(), cfg->path, p.ranks, p.workers, p.prefetch, (long long)p.batches,
-                p.epochs, stall_ns_to_s(p.startup), stall_ns_to_s(p.handover));
-        fprintf(f, "%5s %11s %11s %8s | %11s %11s %8s\n", "epoch", "measured_s", "simulated_s", "error",
-                "meas_stall", "sim_stall", "error");
+        fprintf(
+            f,
+            "stallsim %s: validate %s: %d ranks x %d workers x prefetch %d, %lld batches x %d "
+            "epochs; from the trace: start-up %.4f s (median), hand-over %.6f s per batch (mean)\n",
+            stall_version(), cfg->path, p.ranks, p.workers, p.prefetch, (long long)p.batches,
+            p.epochs, stall_ns_to_s(p.startup), stall_ns_to_s(p.handover));
+        fprintf(f, "%5s %11s %11s %8s | %11s %11s %8s\n", "epoch", "measured_s", "simulated_s",
+                "error", "meas_stall", "sim_stall", "error");
         double ms = 0, ss = 0;
         for (int e = 0; e < m.epochs; e++) {
             ms += m.epoch_s[e];
             ss += sim_e[e];
-            fprintf(f, "%5d %11.4f %11.4f %+7.2f%% | %11.5f %11.5f %+7.2f%%\n", e, m.epoch_s[e], sim_e[e],
-                    100.0 * (sim_e[e] - m.epoch_s[e]) / m.epoch_s[e], m.stall_s[e], sim_s[e],
+            fprintf(f, "%5d %11.4f %11.4f %+7.2f%% | %11.5f %11.5f %+7.2f%%\n", e, m.epoch_s[e],
+                    sim_e[e], 100.0 * (sim_e[e] - m.epoch_s[e]) / m.epoch_s[e], m.stall_s[e],
+                    sim_s[e],
                     m.stall_s[e] > 0 ? 100.0 * (sim_s[e] - m.stall_s[e]) / m.stall_s[e] : 0.0);
         }
         fprintf(f, "%5s %11.4f %11.4f %+7.2f%%\n", "mean", ms / m.epochs, ss / m.epochs,
@@ -699,7 +727,8 @@ static int wi_predict(const stall_measured *base, int workers, int cores, double
     p.gpus_per_node = gpn > 0 && gpn <= p.ranks ? gpn : p.ranks;
     wi_tables w;
     int rc = wi_tables_build(&cfg, base, p.ranks, p.epochs, p.batches, false, &w, err);
-    double *e = stall_xcalloc((size_t)p.epochs, sizeof *e), *s = stall_xcalloc((size_t)p.epochs, sizeof *s);
+    double *e = stall_xcalloc((size_t)p.epochs, sizeof *e),
+           *s = stall_xcalloc((size_t)p.epochs, sizeof *s);
     if (rc == 0) {
         wi_collect c = {.epoch_s = e, .stall_s = s};
         stall_model_stats st;
@@ -719,7 +748,8 @@ int stall_calibrate(const char *const *paths, int n, int cores, int gpus_per_nod
                     stall_err *err)
 {
     if (n < 2)
-        return stall_err_set(err, STALL_EINVAL, "calibrate needs two or more traces of the same job");
+        return stall_err_set(err, STALL_EINVAL,
+                             "calibrate needs two or more traces of the same job");
     stall_measured *ms = stall_xcalloc((size_t)n, sizeof *ms);
     int rc = 0;
     for (int i = 0; i < n && rc == 0; i++) {
@@ -729,7 +759,8 @@ int stall_calibrate(const char *const *paths, int n, int cores, int gpus_per_nod
             rc = stall_measured_from_tidy(t, &ms[i], err);
         if (rc == 0 && ms[i].workers < 1)
             rc = stall_err_set(err, STALL_EPARSE,
-                               "%s: calibrate needs traces with a workers column and workers >= 1", paths[i]);
+                               "%s: calibrate needs traces with a workers column and workers >= 1",
+                               paths[i]);
         stall_tidy_free(t);
     }
     int distinct = 0;
@@ -740,10 +771,12 @@ int stall_calibrate(const char *const *paths, int n, int cores, int gpus_per_nod
         distinct += !seen;
     }
     if (rc == 0 && distinct < 2)
-        rc = stall_err_set(err, STALL_EINVAL, "calibrate needs traces with at least two different worker counts");
-    if (rc == 0 && cores <= 0 && distinct < 3)
         rc = stall_err_set(err, STALL_EINVAL,
-                           "calibrate: with two worker counts the core count cannot be estimated; give --cores N");
+                           "calibrate needs traces with at least two different worker counts");
+    if (rc == 0 && cores <= 0 && distinct < 3)
+        rc = stall_err_set(
+            err, STALL_EINVAL,
+            "calibrate: with two worker counts the core count cannot be estimated; give --cores N");
     /* Mean fetch duration D_i = io + cpu * f_i with f_i = max(1, W_i * R_i / cores):
      * least squares for (io, cpu) at each candidate core count, keeping the
      * best fit (or the given count). */
@@ -753,7 +786,8 @@ int stall_calibrate(const char *const *paths, int n, int cores, int gpus_per_nod
     for (int c = lo; c <= hi && rc == 0; c++) {
         double sx = 0, sy = 0, sxx = 0, sxy = 0;
         for (int i = 0; i < n; i++) {
-            int rpn = gpus_per_node > 0 && gpus_per_node < ms[i].ranks ? gpus_per_node : ms[i].ranks;
+            int rpn =
+                gpus_per_node > 0 && gpus_per_node < ms[i].ranks ? gpus_per_node : ms[i].ranks;
             double f = fmax(1.0, (double)ms[i].workers * rpn / c), y = ms[i].mean_fetch_s;
             sx += f;
             sy += y;
@@ -774,8 +808,10 @@ int stall_calibrate(const char *const *paths, int n, int cores, int gpus_per_nod
         }
         double sse = 0;
         for (int i = 0; i < n; i++) {
-            int rpn = gpus_per_node > 0 && gpus_per_node < ms[i].ranks ? gpus_per_node : ms[i].ranks;
-            double f = fmax(1.0, (double)ms[i].workers * rpn / c), d = io + cpu * f - ms[i].mean_fetch_s;
+            int rpn =
+                gpus_per_node > 0 && gpus_per_node < ms[i].ranks ? gpus_per_node : ms[i].ranks;
+            double f = fmax(1.0, (double)ms[i].workers * rpn / c),
+                   d = io + cpu * f - ms[i].mean_fetch_s;
             sse += d * d;
         }
         if (sse < best_sse - 1e-15) {
@@ -807,7 +843,8 @@ int stall_calibrate(const char *const *paths, int n, int cores, int gpus_per_nod
         double c = step <= CAL_STEPS ? dmin * step / CAL_STEPS : fit_cpu;
         double obj = 0;
         for (int i = 0; i < n && rc == 0; i++) {
-            int rpn = gpus_per_node > 0 && gpus_per_node < ms[i].ranks ? gpus_per_node : ms[i].ranks;
+            int rpn =
+                gpus_per_node > 0 && gpus_per_node < ms[i].ranks ? gpus_per_node : ms[i].ranks;
             double f = fmax(1.0, (double)ms[i].workers * rpn / best_cores);
             double sh = fmin(1.0, c * f / ms[i].mean_fetch_s);
             for (int j = 0; j < n && rc == 0; j++) {
@@ -826,24 +863,33 @@ int stall_calibrate(const char *const *paths, int n, int cores, int gpus_per_nod
     free(meas);
     double *share = stall_xcalloc((size_t)n, sizeof *share);
     if (rc == 0) {
-        fprintf(out, "CPU work per batch: %.6f s from the mean-fetch fit, %.6f s after refining by "
-                     "simulation (rms cross-prediction error %.2f%%)\n",
+        fprintf(out,
+                "CPU work per batch: %.6f s from the mean-fetch fit, %.6f s after refining by "
+                "simulation (rms cross-prediction error %.2f%%)\n",
                 fit_cpu, best_cpu, 100.0 * sqrt(best_obj / (n * (n - 1.0))));
-        fprintf(out, "stallsim %s: calibrate from %d traces: fetch = %.6f s waiting + %.6f s CPU work x contention, "
-                     "on %d cores%s\n",
-                stall_version(), n, best_io, best_cpu, best_cores, cores > 0 ? " (given)" : " (fitted)");
-        fprintf(out, "%-40s %7s %12s %12s %9s\n", "trace", "workers", "mean_fetch_s", "fitted_s", "cpu_share");
+        fprintf(out,
+                "stallsim %s: calibrate from %d traces: fetch = %.6f s waiting + %.6f s CPU work x "
+                "contention, "
+                "on %d cores%s\n",
+                stall_version(), n, best_io, best_cpu, best_cores,
+                cores > 0 ? " (given)" : " (fitted)");
+        fprintf(out, "%-40s %7s %12s %12s %9s\n", "trace", "workers", "mean_fetch_s", "fitted_s",
+                "cpu_share");
         for (int i = 0; i < n; i++) {
-            int rpn = gpus_per_node > 0 && gpus_per_node < ms[i].ranks ? gpus_per_node : ms[i].ranks;
+            int rpn =
+                gpus_per_node > 0 && gpus_per_node < ms[i].ranks ? gpus_per_node : ms[i].ranks;
             double f = fmax(1.0, (double)ms[i].workers * rpn / best_cores);
             double fit = best_io + fit_cpu * f;
             share[i] = fmin(1.0, best_cpu * f / ms[i].mean_fetch_s);
-            fprintf(out, "%-40s %7d %12.6f %12.6f %9.4f\n", paths[i], ms[i].workers, ms[i].mean_fetch_s, fit,
-                    share[i]);
+            fprintf(out, "%-40s %7d %12.6f %12.6f %9.4f\n", paths[i], ms[i].workers,
+                    ms[i].mean_fetch_s, fit, share[i]);
         }
-        fprintf(out, "\nINI lines for a scenario built on trace %s:\n[cluster]\ncores = %d\n[fetch]\ncpu_share = %.4f\n",
+        fprintf(out,
+                "\nINI lines for a scenario built on trace %s:\n[cluster]\ncores = "
+                "%d\n[fetch]\ncpu_share = %.4f\n",
                 paths[0], best_cores, share[0]);
-        fprintf(out, "\npredicted mean epoch time (rows: trace the prediction starts from; columns: worker count)\n");
+        fprintf(out, "\npredicted mean epoch time (rows: trace the prediction starts from; "
+                     "columns: worker count)\n");
         fprintf(out, "%-40s", "from \\ to");
         for (int j = 0; j < n; j++)
             fprintf(out, " %16s", paths[j] + (strlen(paths[j]) > 16 ? strlen(paths[j]) - 16 : 0));
@@ -859,7 +905,8 @@ int stall_calibrate(const char *const *paths, int n, int cores, int gpus_per_nod
             fprintf(out, "%-40s", paths[i]);
             for (int j = 0; j < n && rc == 0; j++) {
                 double pred, mj = 0;
-                rc = wi_predict(&ms[i], ms[j].workers, best_cores, share[i], gpus_per_node, &pred, err);
+                rc = wi_predict(&ms[i], ms[j].workers, best_cores, share[i], gpus_per_node, &pred,
+                                err);
                 for (int e = 0; e < ms[j].epochs; e++)
                     mj += ms[j].epoch_s[e];
                 mj /= ms[j].epochs;

@@ -46,7 +46,8 @@ static void sha_block(sha_ctx *c, const unsigned char *p)
     for (int i = 0; i < 64; i++) {
         uint32_t t1 = h + (SHA_ROR(e, 6) ^ SHA_ROR(e, 11) ^ SHA_ROR(e, 25)) + ((e & f) ^ (~e & g)) +
                       sha_k[i] + w[i];
-        uint32_t t2 = (SHA_ROR(a, 2) ^ SHA_ROR(a, 13) ^ SHA_ROR(a, 22)) + ((a & b) ^ (a & cc) ^ (b & cc));
+        uint32_t t2 =
+            (SHA_ROR(a, 2) ^ SHA_ROR(a, 13) ^ SHA_ROR(a, 22)) + ((a & b) ^ (a & cc) ^ (b & cc));
         h = g;
         g = f;
         f = e;

@@ -15,7 +15,10 @@
 #define STEM "fsNprepNloadNtrain_Imagenet_default_resnet50_epoch1_b2048_worker12_thread0"
 
 static char cdir[] = "/tmp/stall_cli_XXXXXX";
-static void cli_setup(void) { cr_assert_not_null(mkdtemp(cdir)); }
+static void cli_setup(void)
+{
+    cr_assert_not_null(mkdtemp(cdir));
+}
 TestSuite(cli, .init = cli_setup, .timeout = 120);
 
 /* Runs a shell command; returns its exit status and its stderr's first line. */
@@ -81,7 +84,8 @@ Test(cli, jobs_do_not_change_a_byte)
     snprintf(cmd, sizeof cmd, "diff -r %s/j1 %s/j4", cdir, cdir);
     cr_assert_eq(sh(cmd, NULL, 0), 0, "outputs differ between -j 1 and -j 4");
     /* And the same run twice is identical too. */
-    snprintf(cmd, sizeof cmd, BIN " run %s -q -o %s/j1b -j 3 && diff -r %s/j1 %s/j1b", p, cdir, cdir, cdir);
+    snprintf(cmd, sizeof cmd, BIN " run %s -q -o %s/j1b -j 3 && diff -r %s/j1 %s/j1b", p, cdir,
+             cdir, cdir);
     cr_assert_eq(sh(cmd, NULL, 0), 0);
 }
 
@@ -93,8 +97,10 @@ Test(cli, seed_mode_writes_the_notebook_layout_bit_exact)
     cr_assert_eq(sh(cmd, NULL, 0), 0);
     snprintf(cmd, sizeof cmd,
              "cd %s/seed && for d in FETCH_ALIGN_*; do cmp $d/" STEM ".csv " STALL_SOURCE_DIR
-             "/tests/golden/seed-case1/output/$d/" STEM ".csv || exit 1; done && cmp total_summary.csv " STALL_SOURCE_DIR
-             "/tests/golden/seed-case1/output/total_summary.csv && test $(ls -d FETCH_ALIGN_* | wc -l) -eq 9",
+             "/tests/golden/seed-case1/output/$d/" STEM
+             ".csv || exit 1; done && cmp total_summary.csv " STALL_SOURCE_DIR
+             "/tests/golden/seed-case1/output/total_summary.csv && test $(ls -d FETCH_ALIGN_* | wc "
+             "-l) -eq 9",
              cdir);
     cr_assert_eq(sh(cmd, NULL, 0), 0, "seed output differs from the golden files");
 }
@@ -103,7 +109,8 @@ Test(cli, set_override_and_bad_override)
 {
     char cmd[2000], line[1024];
     const char *p = ini("ovr", "replay", "");
-    snprintf(cmd, sizeof cmd, BIN " run %s -q -o %s/ovr --set align.fetch=none --set align.start=min", p, cdir);
+    snprintf(cmd, sizeof cmd,
+             BIN " run %s -q -o %s/ovr --set align.fetch=none --set align.start=min", p, cdir);
     cr_assert_eq(sh(cmd, NULL, 0), 0);
     char dir[700];
     snprintf(dir, sizeof dir, "%s/ovr", cdir);
@@ -131,5 +138,6 @@ Test(cli, bad_config_exits_2_and_writes_nothing)
     bad_case("unknown_key", "replay", "[report]\nwarmpu = 3\n", "unknown key [report] warmpu");
     bad_case("bad_align", "replay", "[align]\nstart = avg, maximum\n", "unknown policy 'maximum'");
     bad_case("bad_mode", "replay", "[scenario]\nmode = fast\n", "[scenario] mode");
-    bad_case("missing_trace", "replay", "[trace]\nfetch = /nonexistent/f.csv\n", "/nonexistent/f.csv");
+    bad_case("missing_trace", "replay", "[trace]\nfetch = /nonexistent/f.csv\n",
+             "/nonexistent/f.csv");
 }

@@ -10,7 +10,10 @@
 
 static char cfg_dir[] = "/tmp/stall_cfg_XXXXXX";
 
-static void cfg_setup(void) { cr_assert_not_null(mkdtemp(cfg_dir)); }
+static void cfg_setup(void)
+{
+    cr_assert_not_null(mkdtemp(cfg_dir));
+}
 
 static const char *write_ini(const char *name, const char *text)
 {
@@ -98,11 +101,11 @@ Test(config, unknown_align_value_names_key_and_value)
 
 Test(config, bad_numbers_and_ranges_are_rejected)
 {
-    const char *bad[] = {"[report]\nwarmup = ten\n", "[report]\nwarmup = -1\n",
+    const char *bad[] = {"[report]\nwarmup = ten\n",          "[report]\nwarmup = -1\n",
                          "[report]\ndelay_threshold = nan\n", "[report]\ndelay_threshold = 1e999\n",
-                         "[fetch]\ncpu_share = 1.5\n", "[loader]\nin_order = maybe\n",
-                         "[scenario]\nmode = simulate\n", "[storage]\nbandwidth_mb_s = -5\n",
-                         "[align]\nstart = min, min\n", "[align]\nstart = \n"};
+                         "[fetch]\ncpu_share = 1.5\n",        "[loader]\nin_order = maybe\n",
+                         "[scenario]\nmode = simulate\n",     "[storage]\nbandwidth_mb_s = -5\n",
+                         "[align]\nstart = min, min\n",       "[align]\nstart = \n"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         stall_config cfg;
         stall_err err = {0};
@@ -115,7 +118,8 @@ Test(config, syntax_error_names_line)
 {
     stall_config cfg;
     stall_err err = {0};
-    cr_assert_eq(load("[scenario]\nname = a\nthis line has no equals\n", &cfg, &err), STALL_ECONFIG);
+    cr_assert_eq(load("[scenario]\nname = a\nthis line has no equals\n", &cfg, &err),
+                 STALL_ECONFIG);
     cr_assert(strstr(err.msg, "t.ini:3:") != NULL, "message: %s", err.msg);
 }
 
@@ -151,12 +155,16 @@ Test(config, check_rejects_impossible_configurations)
     cr_assert(strstr(err.msg, "[trace] perf") != NULL, "message: %s", err.msg);
 
     cr_assert_eq(load("[scenario]\nmode=model\n[trace]\nformat=none\n[loader]\nworkers=0\n"
-                      "prefetch_factor=2\n", &cfg, &err), 0);
+                      "prefetch_factor=2\n",
+                      &cfg, &err),
+                 0);
     cr_assert_eq(stall_config_check(&cfg, &err), STALL_ECONFIG);
     cr_assert(strstr(err.msg, "prefetch_factor") != NULL, "message: %s", err.msg);
 
     cr_assert_eq(load("[scenario]\nmode=model\n[trace]\nformat=none\n[cluster]\ngpus=4\n"
-                      "gpus_per_node=8\n", &cfg, &err), 0);
+                      "gpus_per_node=8\n",
+                      &cfg, &err),
+                 0);
     cr_assert_eq(stall_config_check(&cfg, &err), STALL_ECONFIG);
     cr_assert(strstr(err.msg, "gpus_per_node") != NULL, "message: %s", err.msg);
 }
@@ -167,7 +175,8 @@ Test(config, effective_config_round_trips)
     stall_err err = {0};
     cr_assert_eq(load("[scenario]\nname=rt\n[align]\nfetch=min\n[report]\ndelay_threshold=0.05\n"
                       "[trace]\nfetch=/x/f.csv\n",
-                      &a, &err), 0);
+                      &a, &err),
+                 0);
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);

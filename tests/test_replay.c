@@ -113,8 +113,14 @@ Test(replay, matches_closed_form_on_random_traces)
         int64_t n = 1 + (int64_t)gsl_rng_uniform_int(rng, 200);
         case_data cd;
         case_make(&cd, rng, g, n);
-        stall_replay_input in = {.ranks = g, .batches = n, .start = cd.s, .fetch = cd.d,
-                                 .lag = cd.lag, .floor = cd.fl, .compute = cd.c, .tail = cd.a,
+        stall_replay_input in = {.ranks = g,
+                                 .batches = n,
+                                 .start = cd.s,
+                                 .fetch = cd.d,
+                                 .lag = cd.lag,
+                                 .floor = cd.fl,
+                                 .compute = cd.c,
+                                 .tail = cd.a,
                                  .request0 = cd.q0};
         stall_time *t = malloc((size_t)n * sizeof *t);
         for (int fa = 0; fa < 3; fa++)
@@ -150,8 +156,8 @@ Test(replay, late_batch_delays_every_later_iteration)
         d[k] = 10;
         c[k] = 100;
     }
-    stall_replay_input in = {.ranks = 1, .batches = N, .start = s, .fetch = d, .compute = c,
-                             .request0 = q0};
+    stall_replay_input in = {
+        .ranks = 1, .batches = N, .start = s, .fetch = d, .compute = c, .request0 = q0};
     stall_replay_stats base, late;
     stall_err err = {0};
     cr_assert_eq(stall_replay_run(&in, STALL_ALIGN_NONE, STALL_ALIGN_NONE, NULL, &base, &err), 0);
@@ -170,8 +176,8 @@ Test(replay, slow_rank_holds_the_barrier_and_shows_as_delay)
         c[i] = 100;
     }
     d[1 * G + 1] = 500; /* rank 1, batch 1 arrives at 500 */
-    stall_replay_input in = {.ranks = G, .batches = N, .start = s, .fetch = d, .compute = c,
-                             .request0 = q0};
+    stall_replay_input in = {
+        .ranks = G, .batches = N, .start = s, .fetch = d, .compute = c, .request0 = q0};
     stall_report *rep = stall_report_create(G, 0, 1e-9, 0);
     stall_err err = {0};
     cr_assert_eq(stall_replay_run(&in, STALL_ALIGN_NONE, STALL_ALIGN_NONE, rep, NULL, &err), 0);

@@ -8,7 +8,10 @@
 #include "stall/tidy.h"
 
 static char tdir[] = "/tmp/stall_tidy_XXXXXX";
-static void tidy_setup(void) { cr_assert_not_null(mkdtemp(tdir)); }
+static void tidy_setup(void)
+{
+    cr_assert_not_null(mkdtemp(tdir));
+}
 TestSuite(tidy, .init = tidy_setup);
 
 #define HDR "rank,epoch,batch,worker,fetch_start,fetch_end,request,ready,iter_end"
@@ -59,14 +62,14 @@ Test(tidy, seconds_parse_exactly_to_ns)
 Test(tidy, loads_two_ranks_two_epochs_with_optional_columns)
 {
     const char *text = HDR ",compute_end,samples,epoch_start,workers,prefetch\n"
-                       "0,0,0,0,1.0,2.0,1.5,2.1,2.5,2.4,32,1.0,2,2\n"
-                       "1,0,0,0,1.0,2.2,1.5,2.3,2.5,2.45,32,1.0,2,2\n"
-                       "0,0,1,1,1.0,2.0,2.5,2.6,3.0,2.9,32,1.0,2,2\n"
-                       "1,0,1,1,1.0,2.0,2.5,2.6,3.0,2.9,32,1.0,2,2\n"
-                       "0,1,0,0,5.0,6.0,5.5,6.1,6.5,6.4,32,4.9,2,2\n"
-                       "1,1,0,0,5.0,6.0,5.5,6.1,6.5,6.4,32,4.9,2,2\n"
-                       "0,1,1,1,5.0,6.0,6.5,6.6,7.0,6.9,32,4.9,2,2\n"
-                       "1,1,1,1,5.0,6.0,6.5,6.6,7.0,6.9,32,4.9,2,2\n";
+                           "0,0,0,0,1.0,2.0,1.5,2.1,2.5,2.4,32,1.0,2,2\n"
+                           "1,0,0,0,1.0,2.2,1.5,2.3,2.5,2.45,32,1.0,2,2\n"
+                           "0,0,1,1,1.0,2.0,2.5,2.6,3.0,2.9,32,1.0,2,2\n"
+                           "1,0,1,1,1.0,2.0,2.5,2.6,3.0,2.9,32,1.0,2,2\n"
+                           "0,1,0,0,5.0,6.0,5.5,6.1,6.5,6.4,32,4.9,2,2\n"
+                           "1,1,0,0,5.0,6.0,5.5,6.1,6.5,6.4,32,4.9,2,2\n"
+                           "0,1,1,1,5.0,6.0,6.5,6.6,7.0,6.9,32,4.9,2,2\n"
+                           "1,1,1,1,5.0,6.0,6.5,6.6,7.0,6.9,32,4.9,2,2\n";
     stall_tidy_trace *t = NULL;
     stall_err err = {0};
     cr_assert_eq(stall_tidy_load(put(text), &t, &err), 0, "%s", err.msg);
@@ -92,8 +95,8 @@ Test(tidy, missing_file_is_io_error)
 
 Test(tidy, misspelled_column_names_line_and_column)
 {
-    expect_error("rank,epoch,batch,worker,fetch_start,fetch_end,requets,ready,iter_end\n", STALL_EPARSE,
-                 ":1:7:", "'request'");
+    expect_error("rank,epoch,batch,worker,fetch_start,fetch_end,requets,ready,iter_end\n",
+                 STALL_EPARSE, ":1:7:", "'request'");
 }
 
 Test(tidy, empty_trace_is_rejected)
@@ -119,19 +122,22 @@ Test(tidy, inconsistent_times_are_rejected)
 
 Test(tidy, unsorted_or_duplicate_rows_are_rejected)
 {
-    expect_error(HDR "\n0,0,0,0,1,2,1,2,3\n0,0,0,0,1,2,1,2,3\n", STALL_EPARSE, ":3", "out of order or duplicated");
-    expect_error(HDR "\n0,0,0,0,1,2,1,2,3\n0,0,2,0,1,2,1,2,3\n", STALL_EPARSE, ":3", "out of order");
+    expect_error(HDR "\n0,0,0,0,1,2,1,2,3\n0,0,0,0,1,2,1,2,3\n", STALL_EPARSE, ":3",
+                 "out of order or duplicated");
+    expect_error(HDR "\n0,0,0,0,1,2,1,2,3\n0,0,2,0,1,2,1,2,3\n", STALL_EPARSE, ":3",
+                 "out of order");
     expect_error(HDR "\n0,0,1,0,1,2,1,2,3\n", STALL_EPARSE, ":2", "first row");
 }
 
 Test(tidy, ranks_disagreeing_on_batches_are_rejected)
 {
     /* Rank 1 lacks batch 1. */
-    expect_error(HDR "\n0,0,0,0,1,2,1,2,3\n1,0,0,0,1,2,1,2,3\n0,0,1,0,1,2,1,2,3\n0,1,0,0,1,2,1,2,3\n",
+    expect_error(HDR
+                 "\n0,0,0,0,1,2,1,2,3\n1,0,0,0,1,2,1,2,3\n0,0,1,0,1,2,1,2,3\n0,1,0,0,1,2,1,2,3\n",
                  STALL_EPARSE, ":5", "fewer rows than there are ranks");
     /* Epoch 1 shorter than epoch 0. */
-    expect_error(HDR "\n0,0,0,0,1,2,1,2,3\n0,0,1,0,1,2,1,2,3\n0,1,0,0,1,2,1,2,3\n", STALL_EPARSE, ":4",
-                 "the last epoch has 1 batches");
+    expect_error(HDR "\n0,0,0,0,1,2,1,2,3\n0,0,1,0,1,2,1,2,3\n0,1,0,0,1,2,1,2,3\n", STALL_EPARSE,
+                 ":4", "the last epoch has 1 batches");
 }
 
 Test(tidy, wrong_field_count_is_rejected)

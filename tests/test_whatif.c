@@ -17,7 +17,10 @@
 #include "stall/whatif.h"
 
 static char wdir[] = "/tmp/stall_whatif_XXXXXX";
-static void wi_setup(void) { cr_assert_not_null(mkdtemp(wdir)); }
+static void wi_setup(void)
+{
+    cr_assert_not_null(mkdtemp(wdir));
+}
 TestSuite(whatif, .init = wi_setup, .timeout = 120);
 
 typedef struct gen {
@@ -60,9 +63,9 @@ static void w_iter(void *ctx, const stall_iter_record *rec)
         stall_time q = rec->ready[r] - rec->stall[r];
         stall_time ce = rec->ready[r] + rec->compute[r];
         fprintf(w->f, "%d,%d,%lld,%d,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,%d,%d\n", r, rec->epoch,
-                (long long)rec->batch, (int)(rec->fetched[r] % w->workers), rec->fetch_start[r] / 1e9,
-                rec->fetch_end[r] / 1e9, q / 1e9, rec->ready[r] / 1e9, rec->iter_end / 1e9, ce / 1e9,
-                rec->epoch_start / 1e9, w->workers, w->prefetch);
+                (long long)rec->batch, (int)(rec->fetched[r] % w->workers),
+                rec->fetch_start[r] / 1e9, rec->fetch_end[r] / 1e9, q / 1e9, rec->ready[r] / 1e9,
+                rec->iter_end / 1e9, ce / 1e9, rec->epoch_start / 1e9, w->workers, w->prefetch);
     }
     w->epoch_s[rec->epoch] = (rec->iter_end - rec->epoch_start) / 1e9;
 }
@@ -122,10 +125,11 @@ Test(whatif, validate_of_a_simulated_trace_gives_its_epoch_times_back)
             double meas, sim, errpct;
             cr_assert(fgets(line, sizeof line, v));
             cr_assert_eq(sscanf(line, "%d,%lf,%lf,%lf", &ep, &meas, &sim, &errpct), 4);
-            cr_assert_float_eq(meas, w.epoch_s[e], 1e-6, "trial %d epoch %d: measured %f, generated %f",
-                               trial, e, meas, w.epoch_s[e]);
-            cr_assert(fabs(errpct) < 0.01, "trial %d (W=%d P=%d G=%d) epoch %d: error %.4f%%", trial,
-                      p.workers, p.prefetch, x.g, e, errpct);
+            cr_assert_float_eq(meas, w.epoch_s[e], 1e-6,
+                               "trial %d epoch %d: measured %f, generated %f", trial, e, meas,
+                               w.epoch_s[e]);
+            cr_assert(fabs(errpct) < 0.01, "trial %d (W=%d P=%d G=%d) epoch %d: error %.4f%%",
+                      trial, p.workers, p.prefetch, x.g, e, errpct);
         }
         fclose(v);
         free(x.f);
@@ -140,11 +144,13 @@ static const char *wi_trace(void)
     static char path[600];
     snprintf(path, sizeof path, "%s/small.csv", wdir);
     FILE *f = fopen(path, "w");
-    fputs("rank,epoch,batch,worker,fetch_start,fetch_end,request,ready,iter_end,workers,prefetch\n", f);
+    fputs("rank,epoch,batch,worker,fetch_start,fetch_end,request,ready,iter_end,workers,prefetch\n",
+          f);
     double t = 0;
     for (int k = 0; k < 6; k++) {
         double d = 0.03 + 0.01 * k;
-        fprintf(f, "0,0,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,2,2\n", k, k % 2, t, t + d, t, t + d, t + 0.08);
+        fprintf(f, "0,0,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,2,2\n", k, k % 2, t, t + d, t, t + d,
+                t + 0.08);
         t += 0.08;
     }
     fclose(f);

@@ -16,7 +16,11 @@
 extern "C" {
 #endif
 
-typedef enum stall_align { STALL_ALIGN_AVG = 0, STALL_ALIGN_MIN = 1, STALL_ALIGN_NONE = 2 } stall_align;
+typedef enum stall_align {
+    STALL_ALIGN_AVG = 0,
+    STALL_ALIGN_MIN = 1,
+    STALL_ALIGN_NONE = 2
+} stall_align;
 
 /* "avg", "min" or "none". */
 const char *stall_align_name(stall_align a);

@@ -25,12 +25,22 @@ extern "C" {
 #define STALL_NAME_MAX 128
 
 typedef enum stall_mode { STALL_MODE_REPLAY = 0, STALL_MODE_SEED, STALL_MODE_MODEL } stall_mode;
-typedef enum stall_format { STALL_FORMAT_DSANALYZER = 0, STALL_FORMAT_TIDY, STALL_FORMAT_NONE } stall_format;
+typedef enum stall_format {
+    STALL_FORMAT_DSANALYZER = 0,
+    STALL_FORMAT_TIDY,
+    STALL_FORMAT_NONE
+} stall_format;
 typedef enum stall_resample {
-    STALL_RESAMPLE_NONE = 0, STALL_RESAMPLE_BOOTSTRAP, STALL_RESAMPLE_LOGNORMAL, STALL_RESAMPLE_GAMMA
+    STALL_RESAMPLE_NONE = 0,
+    STALL_RESAMPLE_BOOTSTRAP,
+    STALL_RESAMPLE_LOGNORMAL,
+    STALL_RESAMPLE_GAMMA
 } stall_resample;
 typedef enum stall_dist_kind {
-    STALL_DIST_LOGNORMAL = 0, STALL_DIST_GAMMA, STALL_DIST_NORMAL, STALL_DIST_CONSTANT
+    STALL_DIST_LOGNORMAL = 0,
+    STALL_DIST_GAMMA,
+    STALL_DIST_NORMAL,
+    STALL_DIST_CONSTANT
 } stall_dist_kind;
 
 /* A list of alignment policies; one run per combination of the two lists. */
@@ -41,7 +51,7 @@ typedef struct stall_align_list {
 
 /* A duration given as a distribution (used when there is no trace). */
 typedef struct stall_dist {
-    int kind;     /* stall_dist_kind */
+    int kind; /* stall_dist_kind */
     double mean_s;
     double sigma; /* lognormal: sd of log */
     double sd_s;  /* gamma, normal: sd in seconds */
@@ -118,8 +128,8 @@ int stall_config_set(stall_config *cfg, const char *assignment, stall_err *err);
 
 /* Sets one key from text, as the file would. where names the origin for
  * messages ("file:line" or "--set"). */
-int stall_config_apply(stall_config *cfg, const char *section, const char *key,
-                       const char *value, const char *where, stall_err *err);
+int stall_config_apply(stall_config *cfg, const char *section, const char *key, const char *value,
+                       const char *where, stall_err *err);
 
 /* Cross-key checks for the chosen mode (e.g. trace files given, 0 workers
  * with an explicit prefetch factor). Returns 0 or STALL_ECONFIG. */

@@ -27,8 +27,8 @@ typedef struct stall_engine stall_engine;
 /* Handles one event at time stall_engine_now(eng) == ev->time. Returns 0, or
  * a negative code after filling err; a failure stops the run. The event is
  * recycled after the call: copy what must outlive it. */
-typedef int (*stall_handle_fn)(stall_engine *eng, void *state,
-                               const stall_event *ev, stall_err *err);
+typedef int (*stall_handle_fn)(stall_engine *eng, void *state, const stall_event *ev,
+                               stall_err *err);
 
 typedef struct stall_model_ops {
     const char *name;
@@ -36,14 +36,12 @@ typedef struct stall_model_ops {
 } stall_model_ops;
 
 /* Observer hook: called before each dispatch, clock already set. */
-typedef void (*stall_hook_fn)(void *ctx, const stall_engine *eng,
-                              const stall_event *ev);
+typedef void (*stall_hook_fn)(void *ctx, const stall_engine *eng, const stall_event *ev);
 
 /* Creates an engine whose clock reads `start` (usually 0), for a model whose
  * handler gets `state` on every call. ops must outlive the engine; ops and
  * ops->handle must not be NULL. Never returns NULL (out of memory aborts). */
-stall_engine *stall_engine_create(const stall_model_ops *ops, void *state,
-                                  stall_time start);
+stall_engine *stall_engine_create(const stall_model_ops *ops, void *state, stall_time start);
 /* Frees the engine, its pool and any events still queued; pointers to its
  * events become invalid. Not from inside a handler. NULL-safe. */
 void stall_engine_destroy(stall_engine *eng);
@@ -58,9 +56,8 @@ stall_time stall_engine_now(const stall_engine *eng);
  * not its time; to move an event, cancel it and schedule anew. Returns NULL,
  * changing nothing, with err (may be NULL) set to STALL_ECAUSAL and a message
  * naming both times when at < now. */
-stall_event *stall_engine_schedule(stall_engine *eng, stall_time at,
-                                   int32_t type, int32_t a, int64_t b,
-                                   int64_t c, stall_err *err);
+stall_event *stall_engine_schedule(stall_engine *eng, stall_time at, int32_t type, int32_t a,
+                                   int64_t b, int64_t c, stall_err *err);
 
 /* Removes a scheduled event and recycles it; ev is invalid afterwards.
  * Returns 0, or STALL_EINVAL when ev is not queued in this engine (for example

@@ -24,13 +24,13 @@ extern "C" {
  * seq and writes only seq and slot. While an event is queued its time, seq
  * and slot must not change (the heap is ordered by them); the payload may. */
 typedef struct stall_event {
-    stall_time time;  /* when it fires */
-    uint64_t seq;     /* insertion order, set by push */
-    size_t slot;      /* heap index; STALL_EVQ_NOSLOT when not queued */
-    int32_t type;     /* model-defined kind */
-    int32_t a;        /* model payload, e.g. a rank */
-    int64_t b;        /* model payload, e.g. a batch */
-    int64_t c;        /* model payload */
+    stall_time time; /* when it fires */
+    uint64_t seq;    /* insertion order, set by push */
+    size_t slot;     /* heap index; STALL_EVQ_NOSLOT when not queued */
+    int32_t type;    /* model-defined kind */
+    int32_t a;       /* model payload, e.g. a rank */
+    int64_t b;       /* model payload, e.g. a batch */
+    int64_t c;       /* model payload */
 } stall_event;
 
 #define STALL_EVQ_NOSLOT SIZE_MAX

@@ -23,13 +23,13 @@ extern "C" {
 typedef struct stall_iter_row {
     int epoch;
     int64_t batch;
-    stall_time iter_end;    /* T(k), absolute */
-    stall_time iter_time;   /* T(k) - T(k-1), or - epoch start for k = 0 */
-    stall_time stall_max;   /* training stall: max over ranks */
+    stall_time iter_end;  /* T(k), absolute */
+    stall_time iter_time; /* T(k) - T(k-1), or - epoch start for k = 0 */
+    stall_time stall_max; /* training stall: max over ranks */
     stall_time stall_min;
-    stall_time wait_max;    /* barrier wait W(r,k), max over ranks */
-    double wait_mean_s;     /* and mean, in seconds */
-    double compute_mean_s;  /* mean over ranks of C(r,k), seconds */
+    stall_time wait_max;     /* barrier wait W(r,k), max over ranks */
+    double wait_mean_s;      /* and mean, in seconds */
+    double compute_mean_s;   /* mean over ranks of C(r,k), seconds */
     stall_time fetch_spread; /* max - min over ranks of the (aligned) fetch duration */
     stall_time start_spread; /* max - min over ranks of the (aligned) fetch start */
     const stall_time *stall; /* [ranks] per-rank stall; copied by stall_report_add */
@@ -41,17 +41,17 @@ typedef struct stall_stat {
 
 typedef struct stall_summary {
     int epochs;
-    size_t iterations;        /* rows in the run */
-    size_t kept;              /* rows after the warm-up */
-    double epoch_time_s;      /* mean over epochs of T(N-1) - epoch start */
-    double total_time_s;      /* first epoch start to last iteration end */
+    size_t iterations;           /* rows in the run */
+    size_t kept;                 /* rows after the warm-up */
+    double epoch_time_s;         /* mean over epochs of T(N-1) - epoch start */
+    double total_time_s;         /* first epoch start to last iteration end */
     double throughput_batches_s; /* batches (all ranks) per second of epoch time */
     double throughput_samples_s; /* samples per second; NAN when samples per batch unknown */
     stall_stat iteration, stall, delay;
-    double mean_wait_s;       /* barrier wait, mean over ranks and kept iterations */
+    double mean_wait_s;         /* barrier wait, mean over ranks and kept iterations */
     double effective_delay_pct; /* % of kept iterations with delay > threshold */
-    double stall_share;       /* sum of training stall / sum of iteration time */
-    double gpu_busy_share;    /* sum of mean compute / total epoch time */
+    double stall_share;         /* sum of training stall / sum of iteration time */
+    double gpu_busy_share;      /* sum of mean compute / total epoch time */
 } stall_summary;
 
 typedef struct stall_report stall_report;
