@@ -54,21 +54,6 @@ typedef struct scen_replay_data {
     double measured_epoch_s;
 } scen_replay_data;
 
-static int scen_cmp_time(const void *a, const void *b)
-{
-    stall_time x = *(const stall_time *)a, y = *(const stall_time *)b;
-    return (x > y) - (x < y);
-}
-
-/* Median of v[0..n) (sorts v); 0 when n == 0. */
-static stall_time scen_median(stall_time *v, size_t n)
-{
-    if (n == 0)
-        return 0;
-    qsort(v, n, sizeof *v, scen_cmp_time);
-    return v[n / 2];
-}
-
 static void scen_replay_free(scen_replay_data *d)
 {
     free(d->start);
@@ -139,7 +124,7 @@ static void scen_replay_build(const stall_config *cfg, const stall_ds_trace *t, 
                 else
                     handed[nh++] = st;
             }
-            stall_time lag_typ = scen_median(waited, nw), floor_typ = scen_median(handed, nh);
+            stall_time lag_typ = stall_median_time(waited, nw), floor_typ = stall_median_time(handed, nh);
             for (int64_t k = 0; k < n; k++) {
                 size_t i = (size_t)k * g + (size_t)r;
                 stall_time st = stall_s_to_ns(t->stall_s[i]);

@@ -26,20 +26,6 @@
 
 /* ---- the measured run ---- */
 
-static int wi_cmp_time(const void *a, const void *b)
-{
-    stall_time x = *(const stall_time *)a, y = *(const stall_time *)b;
-    return (x > y) - (x < y);
-}
-
-static stall_time wi_median(stall_time *v, size_t n)
-{
-    if (n == 0)
-        return 0;
-    qsort(v, n, sizeof *v, wi_cmp_time);
-    return v[n / 2];
-}
-
 void stall_measured_free(stall_measured *m)
 {
     if (!m)
@@ -154,7 +140,7 @@ int stall_measured_from_tidy(const stall_tidy_trace *t, stall_measured *m, stall
         m->epoch_s[e] = stall_ns_to_s(tk - e0);
         m->stall_s[e] = stall_sum / (double)n;
     }
-    m->startup = wi_median(startups, nstart);
+    m->startup = stall_median_time(startups, nstart);
     /* The mean, not the median: per-batch hand-over costs add up over the
      * epoch, and the occasional slow one (a page fault, a descheduled
      * process) is part of the measured time. */

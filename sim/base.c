@@ -102,3 +102,17 @@ char *stall_xstrdup(const char *s)
 stall_time stall_s_to_ns(double seconds) { return (stall_time)llround(seconds * 1e9); }
 
 double stall_ns_to_s(stall_time ns) { return (double)ns / 1e9; }
+
+static int base_cmp_time(const void *a, const void *b)
+{
+    stall_time x = *(const stall_time *)a, y = *(const stall_time *)b;
+    return (x > y) - (x < y);
+}
+
+stall_time stall_median_time(stall_time *v, size_t n)
+{
+    if (n == 0)
+        return 0;
+    qsort(v, n, sizeof *v, base_cmp_time);
+    return v[n / 2];
+}

@@ -75,6 +75,10 @@ stall_time stall_s_to_ns(double seconds);
 /* Nanoseconds to seconds. */
 double stall_ns_to_s(stall_time ns);
 
+/* Median of v[0..n) (the upper one for even n); sorts v in place. 0 when
+ * n == 0. */
+stall_time stall_median_time(stall_time *v, size_t n);
+
 /* The version string of the library ("0.1.0"). */
 const char *stall_version(void);
 
