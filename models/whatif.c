@@ -359,6 +359,8 @@ static int wi_tables_build(const stall_config *cfg, const stall_measured *m, int
 /* ---- running the model and collecting rows ---- */
 
 typedef struct wi_collect {
+    double fetch_sum; /* sum of simulated E - S over the batches taken */
+    int64_t fetch_n;
     stall_report *rep;
     int ranks;
     double *compute_s; /* scratch */
@@ -388,6 +390,9 @@ static void wi_on_iter(void *ctx, const stall_iter_record *rec)
     if (c->rep)
         stall_report_add(c->rep, &row);
     c->epoch_stall_sum += stall_ns_to_s(rec->stall_max);
+    for (int r = 0; r < c->ranks; r++)
+        c->fetch_sum += stall_ns_to_s(rec->fetch_end[r] - rec->fetch_start[r]);
+    c->fetch_n += c->ranks;
     if (rec->batch == c->batches - 1) {
         if (c->rep)
             stall_report_epoch(c->rep, rec->epoch, rec->epoch_start, rec->iter_end);
@@ -697,10 +702,12 @@ int stall_validate(const stall_config *cfg, const stall_run_opts *opts, stall_er
 
 /* ---- calibrate ---- */
 
-/* Simulated mean epoch time of trace `base` run with `workers`, on `cores`
- * with the given CPU share. */
-static int wi_predict(const stall_measured *base, int workers, int cores, double share, int gpn,
-                      double *epoch_s, stall_err *err)
+/* Runs trace `base` with `workers` on `cores`, its fetches split into a
+ * waiting part and a CPU part: share is the fraction of a measured fetch
+ * that was CPU time, and f the contention the measured fetches met (their
+ * CPU part took f times its work). Mean epoch and mean simulated fetch. */
+static int wi_sim(const stall_measured *base, int workers, int cores, double share, double f,
+                  int gpn, double *epoch_s, double *fetch_s, stall_err *err)
 {
     stall_config cfg;
     stall_config_defaults(&cfg);
@@ -708,25 +715,72 @@ static int wi_predict(const stall_measured *base, int workers, int cores, double
     wi_params(&cfg, base, false, &p);
     p.workers = workers;
     p.cores = cores;
-    p.cpu_share = share;
-    p.measured_workers = base->workers > 0 ? base->workers : 0;
+    p.measured_workers = 0;
+    double keep = 1.0 - share + share / f;
+    p.cpu_share = keep > 0 ? share / f / keep : 0;
     p.gpus_per_node = gpn > 0 && gpn <= p.ranks ? gpn : p.ranks;
     wi_tables w;
     int rc = wi_tables_build(&cfg, base, p.ranks, p.epochs, p.batches, false, &w, err);
-    double *e = stall_xcalloc((size_t)p.epochs, sizeof *e),
-           *s = stall_xcalloc((size_t)p.epochs, sizeof *s);
+    double *e = stall_xcalloc((size_t)p.epochs, sizeof *e), *st = stall_xcalloc((size_t)p.epochs, sizeof *st);
+    wi_collect c = {.epoch_s = e, .stall_s = st};
     if (rc == 0) {
-        wi_collect c = {.epoch_s = e, .stall_s = s};
-        stall_model_stats st;
-        rc = wi_run(&p, &w, &c, &st, err);
+        size_t cells = (size_t)p.epochs * p.ranks * (size_t)p.batches;
+        for (size_t i = 0; i < cells; i++)
+            w.fetch[i] = (stall_time)llround((double)w.fetch[i] * keep);
+        stall_model_stats ms;
+        rc = wi_run(&p, &w, &c, &ms, err);
     }
     double sum = 0;
     for (int i = 0; i < p.epochs; i++)
         sum += e[i];
     *epoch_s = sum / p.epochs;
+    *fetch_s = c.fetch_n ? c.fetch_sum / (double)c.fetch_n : 0;
     free(e);
-    free(s);
+    free(st);
     wi_tables_free(&w);
+    return rc;
+}
+
+/* The contention the base trace's fetches met: the f in [1, workers x ranks
+ * per node / cores] for which simulating the measured configuration gives
+ * the measured mean fetch time back (bisection; the simulated fetch time
+ * falls as f grows). */
+static int wi_contention(const stall_measured *base, int cores, double share, int gpn, double *f,
+                         stall_err *err)
+{
+    int rpn = gpn > 0 && gpn < base->ranks ? gpn : base->ranks;
+    double lo = 1.0, hi = fmax(1.0, (double)base->workers * rpn / cores), ep, fe;
+    *f = 1.0;
+    if (share <= 0 || hi <= 1.0)
+        return 0;
+    int rc = wi_sim(base, base->workers, cores, share, lo, gpn, &ep, &fe, err);
+    if (rc || fe <= base->mean_fetch_s)
+        return rc;
+    rc = wi_sim(base, base->workers, cores, share, hi, gpn, &ep, &fe, err);
+    if (rc || fe >= base->mean_fetch_s) {
+        *f = hi;
+        return rc;
+    }
+    for (int it = 0; it < 14 && rc == 0; it++) {
+        double mid = 0.5 * (lo + hi);
+        rc = wi_sim(base, base->workers, cores, share, mid, gpn, &ep, &fe, err);
+        if (fe > base->mean_fetch_s)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    *f = 0.5 * (lo + hi);
+    return rc;
+}
+
+/* Simulated mean epoch time of trace `base` run with `workers`. */
+static int wi_predict(const stall_measured *base, int workers, int cores, double share, int gpn,
+                      double *epoch_s, stall_err *err)
+{
+    double f, fe;
+    int rc = wi_contention(base, cores, share, gpn, &f, err);
+    if (rc == 0)
+        rc = wi_sim(base, workers, cores, share, f, gpn, epoch_s, &fe, err);
     return rc;
 }
 
@@ -810,29 +864,23 @@ int stall_calibrate(const char *const *paths, int n, int cores, int gpus_per_nod
     if (rc == 0 && !isfinite(best_sse))
         rc = stall_err_set(err, STALL_EINVAL, "calibrate: the traces do not determine a fit");
     /* Refinement by simulation: the fit above assumes every worker is in
-     * its CPU part all the time, which overstates contention. Search the CPU
-     * work per batch c (seconds at full speed) that minimises the squared
-     * relative error of the simulated cross-predictions (trace i run with
-     * trace j's worker count, i != j); share_i = c * f_i / mean fetch_i. */
-    double dmin = INFINITY;
-    for (int i = 0; i < n; i++)
-        dmin = fmin(dmin, ms[i].mean_fetch_s);
+     * its CPU part all the time, which overstates contention. Search the
+     * share s of a measured fetch that is CPU time (the same for every
+     * trace) minimising the squared relative error of the simulated
+     * cross-predictions (trace i run with trace j's worker count, i != j),
+     * where each base trace's fetches are deflated by the contention they
+     * actually met in the simulation of their own run (wi_contention). */
     double *meas = stall_xcalloc((size_t)n, sizeof *meas);
     for (int j = 0; j < n; j++) {
         for (int e = 0; e < ms[j].epochs; e++)
             meas[j] += ms[j].epoch_s[e];
         meas[j] /= ms[j].epochs;
     }
-    double best_obj = INFINITY, fit_cpu = best_cpu;
-    enum { CAL_STEPS = 40 };
-    for (int step = 0; step <= CAL_STEPS + 1 && rc == 0; step++) {
-        double c = step <= CAL_STEPS ? dmin * step / CAL_STEPS : fit_cpu;
-        double obj = 0;
-        for (int i = 0; i < n && rc == 0; i++) {
-            int rpn =
-                gpus_per_node > 0 && gpus_per_node < ms[i].ranks ? gpus_per_node : ms[i].ranks;
-            double f = fmax(1.0, (double)ms[i].workers * rpn / best_cores);
-            double sh = fmin(1.0, c * f / ms[i].mean_fetch_s);
+    double best_obj = INFINITY, best_s = 0;
+    enum { CAL_STEPS = 20 };
+    for (int step = 0; step <= CAL_STEPS && rc == 0; step++) {
+        double sh = (double)step / CAL_STEPS, obj = 0;
+        for (int i = 0; i < n && rc == 0; i++)
             for (int j = 0; j < n && rc == 0; j++) {
                 if (j == i)
                     continue;
@@ -840,35 +888,32 @@ int stall_calibrate(const char *const *paths, int n, int cores, int gpus_per_nod
                 rc = wi_predict(&ms[i], ms[j].workers, best_cores, sh, gpus_per_node, &pred, err);
                 obj += (pred / meas[j] - 1) * (pred / meas[j] - 1);
             }
-        }
         if (rc == 0 && obj < best_obj - 1e-15) {
             best_obj = obj;
-            best_cpu = c;
+            best_s = sh;
         }
     }
     free(meas);
     double *share = stall_xcalloc((size_t)n, sizeof *share);
     if (rc == 0) {
         fprintf(out,
-                "CPU work per batch: %.6f s from the mean-fetch fit, %.6f s after refining by "
-                "simulation (rms cross-prediction error %.2f%%)\n",
-                fit_cpu, best_cpu, 100.0 * sqrt(best_obj / (n * (n - 1.0))));
-        fprintf(out,
-                "stallsim %s: calibrate from %d traces: fetch = %.6f s waiting + %.6f s CPU work x "
-                "contention, "
-                "on %d cores%s\n",
-                stall_version(), n, best_io, best_cpu, best_cores,
-                cores > 0 ? " (given)" : " (fitted)");
-        fprintf(out, "%-40s %7s %12s %12s %9s\n", "trace", "workers", "mean_fetch_s", "fitted_s",
+                "stallsim %s: calibrate from %d traces on %d cores%s: %.0f%% of a measured fetch is "
+                "CPU time (rms cross-prediction error %.2f%%); mean-fetch fit: %.6f s waiting + "
+                "%.6f s CPU\n",
+                stall_version(), n, best_cores, cores > 0 ? " (given)" : " (fitted)", 100 * best_s,
+                100.0 * sqrt(best_obj / (n * (n - 1.0))), best_io, best_cpu);
+        fprintf(out, "%-40s %7s %12s %11s %9s\n", "trace", "workers", "mean_fetch_s", "contention",
                 "cpu_share");
-        for (int i = 0; i < n; i++) {
+        for (int i = 0; i < n && rc == 0; i++) {
             int rpn =
                 gpus_per_node > 0 && gpus_per_node < ms[i].ranks ? gpus_per_node : ms[i].ranks;
-            double f = fmax(1.0, (double)ms[i].workers * rpn / best_cores);
-            double fit = best_io + fit_cpu * f;
-            share[i] = fmin(1.0, best_cpu * f / ms[i].mean_fetch_s);
-            fprintf(out, "%-40s %7d %12.6f %12.6f %9.4f\n", paths[i], ms[i].workers,
-                    ms[i].mean_fetch_s, fit, share[i]);
+            double f;
+            rc = wi_contention(&ms[i], best_cores, best_s, gpus_per_node, &f, err);
+            /* The INI's cpu_share is deflated by workers x ranks / cores in
+             * mode = model; express the fitted share in those terms. */
+            share[i] = fmin(1.0, best_s / f * fmax(1.0, (double)ms[i].workers * rpn / best_cores));
+            fprintf(out, "%-40s %7d %12.6f %11.3f %9.4f\n", paths[i], ms[i].workers,
+                    ms[i].mean_fetch_s, f, share[i]);
         }
         fprintf(out,
                 "\nINI lines for a scenario built on trace %s:\n[cluster]\ncores = "

@@ -141,3 +141,19 @@ Test(cli, bad_config_exits_2_and_writes_nothing)
     bad_case("missing_trace", "replay", "[trace]\nfetch = /nonexistent/f.csv\n",
              "/nonexistent/f.csv");
 }
+
+Test(cli, calibrate_prints_ini_lines_and_rejects_one_trace)
+{
+    char cmd[2000], line[1024];
+    snprintf(cmd, sizeof cmd,
+             BIN " calibrate " STALL_SOURCE_DIR "/traces/w1/trace.csv " STALL_SOURCE_DIR
+                 "/traces/w4/trace.csv --cores 2 2>&1 | grep -q '^cpu_share = '");
+    cr_assert_eq(system(cmd), 0, "calibrate printed no cpu_share line");
+    snprintf(cmd, sizeof cmd, BIN " calibrate " STALL_SOURCE_DIR "/traces/w1/trace.csv");
+    cr_assert_eq(sh(cmd, line, sizeof line), 2);
+    cr_assert(strstr(line, "two or more traces") != NULL, "stderr: %s", line);
+    snprintf(cmd, sizeof cmd, BIN " calibrate " STALL_SOURCE_DIR "/traces/w1/trace.csv " STALL_SOURCE_DIR
+             "/traces/w4/trace.csv");
+    cr_assert_eq(sh(cmd, line, sizeof line), 2, "two worker counts without --cores must be refused");
+    cr_assert(strstr(line, "--cores") != NULL, "stderr: %s", line);
+}
