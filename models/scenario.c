@@ -124,7 +124,8 @@ static void scen_replay_build(const stall_config *cfg, const stall_ds_trace *t, 
                 else
                     handed[nh++] = st;
             }
-            stall_time lag_typ = stall_median_time(waited, nw), floor_typ = stall_median_time(handed, nh);
+            stall_time lag_typ = stall_median_time(waited, nw),
+                       floor_typ = stall_median_time(handed, nh);
             for (int64_t k = 0; k < n; k++) {
                 size_t i = (size_t)k * g + (size_t)r;
                 stall_time st = stall_s_to_ns(t->stall_s[i]);
@@ -312,10 +313,7 @@ int stall_scenario_manifest(const stall_config *cfg, const char *outdir, stall_e
         if (rc)
             return rc;
     }
-    char *p = stall_path_join(outdir, "effective.ini");
-    int rc = stall_write_atomic(p, scen_fill_manifest, &m, err);
-    free(p);
-    return rc;
+    return stall_write_atomic_in(outdir, "effective.ini", scen_fill_manifest, &m, err);
 }
 
 static void scen_term_replay(FILE *t, const scen_ctx *c, double measured)
@@ -407,15 +405,10 @@ int stall_scenario_run(const stall_config *cfg, const stall_run_opts *opts, stal
         rc = stall_seed_write_summary(p, stem, rows, (size_t)c.njobs, err);
         free(p);
         free(rows);
-        if (rc == 0) {
-            p = stall_path_join(outdir, "replay_summary.csv");
-            rc = stall_write_atomic(p, scen_fill_summary, &o, err);
-            free(p);
-        }
+        if (rc == 0)
+            rc = stall_write_atomic_in(outdir, "replay_summary.csv", scen_fill_summary, &o, err);
     } else if (rc == 0) {
-        char *p = stall_path_join(outdir, "summary.csv");
-        rc = stall_write_atomic(p, scen_fill_summary, &o, err);
-        free(p);
+        rc = stall_write_atomic_in(outdir, "summary.csv", scen_fill_summary, &o, err);
     }
     if (rc == 0)
         rc = stall_scenario_manifest(cfg, outdir, err);

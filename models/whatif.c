@@ -154,6 +154,15 @@ int stall_measured_from_tidy(const stall_tidy_trace *t, stall_measured *m, stall
     return 0;
 }
 
+/* Mean of the measured epoch times. */
+static double wi_mean_epoch(const stall_measured *m)
+{
+    double s = 0;
+    for (int e = 0; e < m->epochs; e++)
+        s += m->epoch_s[e];
+    return s / m->epochs;
+}
+
 /* ---- duration tables ---- */
 
 typedef struct wi_tables {
@@ -560,17 +569,11 @@ int stall_whatif_run(const stall_config *cfg, const stall_run_opts *opts, stall_
         stall_report_destroy(c.rep);
     }
     double measured = NAN;
-    if (have && rc == 0) {
-        double s = 0;
-        for (int e = 0; e < m.epochs; e++)
-            s += m.epoch_s[e];
-        measured = s / m.epochs;
-    }
+    if (have && rc == 0)
+        measured = wi_mean_epoch(&m);
     if (rc == 0) {
         wi_out o = {.jobs = jobs, .n = fl.n, .p = &p, .measured_epoch_s = measured};
-        char *path = stall_path_join(outdir, "summary.csv");
-        rc = stall_write_atomic(path, wi_fill_summary, &o, err);
-        free(path);
+        rc = stall_write_atomic_in(outdir, "summary.csv", wi_fill_summary, &o, err);
     }
     if (rc == 0)
         rc = stall_scenario_manifest(cfg, outdir, err);
@@ -662,9 +665,7 @@ int stall_validate(const stall_config *cfg, const stall_run_opts *opts, stall_er
         rc = stall_mkdirs(outdir, err);
     if (rc == 0) {
         wi_val v = {.m = &m, .sim_e = sim_e, .sim_s = sim_s};
-        char *path = stall_path_join(outdir, "validate.csv");
-        rc = stall_write_atomic(path, wi_fill_validate, &v, err);
-        free(path);
+        rc = stall_write_atomic_in(outdir, "validate.csv", wi_fill_validate, &v, err);
     }
     if (rc == 0)
         rc = stall_scenario_manifest(cfg, outdir, err);
@@ -721,7 +722,8 @@ static int wi_sim(const stall_measured *base, int workers, int cores, double sha
     p.gpus_per_node = gpn > 0 && gpn <= p.ranks ? gpn : p.ranks;
     wi_tables w;
     int rc = wi_tables_build(&cfg, base, p.ranks, p.epochs, p.batches, false, &w, err);
-    double *e = stall_xcalloc((size_t)p.epochs, sizeof *e), *st = stall_xcalloc((size_t)p.epochs, sizeof *st);
+    double *e = stall_xcalloc((size_t)p.epochs, sizeof *e),
+           *st = stall_xcalloc((size_t)p.epochs, sizeof *st);
     wi_collect c = {.epoch_s = e, .stall_s = st};
     if (rc == 0) {
         size_t cells = (size_t)p.epochs * p.ranks * (size_t)p.batches;
@@ -871,11 +873,8 @@ int stall_calibrate(const char *const *paths, int n, int cores, int gpus_per_nod
      * where each base trace's fetches are deflated by the contention they
      * actually met in the simulation of their own run (wi_contention). */
     double *meas = stall_xcalloc((size_t)n, sizeof *meas);
-    for (int j = 0; j < n; j++) {
-        for (int e = 0; e < ms[j].epochs; e++)
-            meas[j] += ms[j].epoch_s[e];
-        meas[j] /= ms[j].epochs;
-    }
+    for (int j = 0; j < n; j++)
+        meas[j] = wi_mean_epoch(&ms[j]);
     double best_obj = INFINITY, best_s = 0;
     enum { CAL_STEPS = 20 };
     for (int step = 0; step <= CAL_STEPS && rc == 0; step++) {
@@ -896,12 +895,13 @@ int stall_calibrate(const char *const *paths, int n, int cores, int gpus_per_nod
     free(meas);
     double *share = stall_xcalloc((size_t)n, sizeof *share);
     if (rc == 0) {
-        fprintf(out,
-                "stallsim %s: calibrate from %d traces on %d cores%s: %.0f%% of a measured fetch is "
-                "CPU time (rms cross-prediction error %.2f%%); mean-fetch fit: %.6f s waiting + "
-                "%.6f s CPU\n",
-                stall_version(), n, best_cores, cores > 0 ? " (given)" : " (fitted)", 100 * best_s,
-                100.0 * sqrt(best_obj / (n * (n - 1.0))), best_io, best_cpu);
+        fprintf(
+            out,
+            "stallsim %s: calibrate from %d traces on %d cores%s: %.0f%% of a measured fetch is "
+            "CPU time (rms cross-prediction error %.2f%%); mean-fetch fit: %.6f s waiting + "
+            "%.6f s CPU\n",
+            stall_version(), n, best_cores, cores > 0 ? " (given)" : " (fitted)", 100 * best_s,
+            100.0 * sqrt(best_obj / (n * (n - 1.0))), best_io, best_cpu);
         fprintf(out, "%-40s %7s %12s %11s %9s\n", "trace", "workers", "mean_fetch_s", "contention",
                 "cpu_share");
         for (int i = 0; i < n && rc == 0; i++) {
@@ -925,22 +925,15 @@ int stall_calibrate(const char *const *paths, int n, int cores, int gpus_per_nod
         for (int j = 0; j < n; j++)
             fprintf(out, " %16s", paths[j] + (strlen(paths[j]) > 16 ? strlen(paths[j]) - 16 : 0));
         fprintf(out, "\n%-40s", "measured");
-        for (int j = 0; j < n; j++) {
-            double s = 0;
-            for (int e = 0; e < ms[j].epochs; e++)
-                s += ms[j].epoch_s[e];
-            fprintf(out, " %16.4f", s / ms[j].epochs);
-        }
+        for (int j = 0; j < n; j++)
+            fprintf(out, " %16.4f", wi_mean_epoch(&ms[j]));
         fputc('\n', out);
         for (int i = 0; i < n && rc == 0; i++) {
             fprintf(out, "%-40s", paths[i]);
             for (int j = 0; j < n && rc == 0; j++) {
-                double pred, mj = 0;
+                double pred, mj = wi_mean_epoch(&ms[j]);
                 rc = wi_predict(&ms[i], ms[j].workers, best_cores, share[i], gpus_per_node, &pred,
                                 err);
-                for (int e = 0; e < ms[j].epochs; e++)
-                    mj += ms[j].epoch_s[e];
-                mj /= ms[j].epochs;
                 if (rc == 0)
                     fprintf(out, " %8.4f %+6.1f%%", pred, 100.0 * (pred - mj) / mj);
             }

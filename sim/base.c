@@ -17,13 +17,16 @@
 #define STALL_VERSION_STRING "0.0.0"
 #endif
 
-const char *stall_version(void) { return STALL_VERSION_STRING; }
+const char *stall_version(void)
+{
+    return STALL_VERSION_STRING;
+}
 
 const char *stall_strerror(int code)
 {
     switch (code) {
-#define STALL__CASE(name, value, text)                                       \
-    case (value):                                                            \
+#define STALL__CASE(name, value, text)                                                             \
+    case (value):                                                                                  \
         return text;
         STALL_ERRORS(STALL__CASE)
 #undef STALL__CASE
@@ -99,9 +102,15 @@ char *stall_xstrdup(const char *s)
     return p;
 }
 
-stall_time stall_s_to_ns(double seconds) { return (stall_time)llround(seconds * 1e9); }
+stall_time stall_s_to_ns(double seconds)
+{
+    return (stall_time)llround(seconds * 1e9);
+}
 
-double stall_ns_to_s(stall_time ns) { return (double)ns / 1e9; }
+double stall_ns_to_s(stall_time ns)
+{
+    return (double)ns / 1e9;
+}
 
 static int base_cmp_time(const void *a, const void *b)
 {

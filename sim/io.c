@@ -41,6 +41,15 @@ int stall_write_atomic(const char *path, stall_fill_fn fill, void *ctx, stall_er
     return rc;
 }
 
+int stall_write_atomic_in(const char *dir, const char *name, stall_fill_fn fill, void *ctx,
+                          stall_err *err)
+{
+    char *path = stall_path_join(dir, name);
+    int rc = stall_write_atomic(path, fill, ctx, err);
+    free(path);
+    return rc;
+}
+
 int stall_mkdirs(const char *path, stall_err *err)
 {
     char *p = stall_xstrdup(path);

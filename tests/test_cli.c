@@ -152,8 +152,10 @@ Test(cli, calibrate_prints_ini_lines_and_rejects_one_trace)
     snprintf(cmd, sizeof cmd, BIN " calibrate " STALL_SOURCE_DIR "/traces/w1/trace.csv");
     cr_assert_eq(sh(cmd, line, sizeof line), 2);
     cr_assert(strstr(line, "two or more traces") != NULL, "stderr: %s", line);
-    snprintf(cmd, sizeof cmd, BIN " calibrate " STALL_SOURCE_DIR "/traces/w1/trace.csv " STALL_SOURCE_DIR
-             "/traces/w4/trace.csv");
-    cr_assert_eq(sh(cmd, line, sizeof line), 2, "two worker counts without --cores must be refused");
+    snprintf(cmd, sizeof cmd,
+             BIN " calibrate " STALL_SOURCE_DIR "/traces/w1/trace.csv " STALL_SOURCE_DIR
+                 "/traces/w4/trace.csv");
+    cr_assert_eq(sh(cmd, line, sizeof line), 2,
+                 "two worker counts without --cores must be refused");
     cr_assert(strstr(line, "--cores") != NULL, "stderr: %s", line);
 }

@@ -27,14 +27,14 @@ typedef int64_t stall_time;
 #define STALL_TIME_MAX INT64_MAX
 
 /* X(name, value, text): the one table of error codes. */
-#define STALL_ERRORS(X)                                                      \
-    X(OK, 0, "success")                                                      \
-    X(EINVAL, -1, "invalid argument")                                        \
-    X(EIO, -2, "cannot read or write a file")                                \
-    X(EPARSE, -3, "bad input data")                                          \
-    X(ECONFIG, -4, "bad configuration")                                      \
-    X(ECAUSAL, -5, "event scheduled before the current time")                \
-    X(ENOMEM, -6, "out of memory")                                           \
+#define STALL_ERRORS(X)                                                                            \
+    X(OK, 0, "success")                                                                            \
+    X(EINVAL, -1, "invalid argument")                                                              \
+    X(EIO, -2, "cannot read or write a file")                                                      \
+    X(EPARSE, -3, "bad input data")                                                                \
+    X(ECONFIG, -4, "bad configuration")                                                            \
+    X(ECAUSAL, -5, "event scheduled before the current time")                                      \
+    X(ENOMEM, -6, "out of memory")                                                                 \
     X(EINTERNAL, -7, "internal error")
 
 enum stall_errcode {

@@ -22,6 +22,10 @@ typedef int (*stall_fill_fn)(FILE *f, void *ctx, stall_err *err);
  * `path` is left as it was. Returns 0 or STALL_EIO / fill's code. */
 int stall_write_atomic(const char *path, stall_fill_fn fill, void *ctx, stall_err *err);
 
+/* stall_write_atomic on dir/name. */
+int stall_write_atomic_in(const char *dir, const char *name, stall_fill_fn fill, void *ctx,
+                          stall_err *err);
+
 /* mkdir -p. Returns 0 or STALL_EIO naming the folder. */
 int stall_mkdirs(const char *path, stall_err *err);
 
