@@ -113,6 +113,9 @@ static const cfg_key cfg_keys[] = {
           "lognormal: standard deviation of log(duration)"),
     CFG_K("fetch", "sd_s", CFG_DOUBLE, fetch_dist.sd_s, "0", 0, CFG_BIG, NULL,
           "gamma, normal: standard deviation in seconds"),
+    CFG_K("compute", "cpu_share", CFG_DOUBLE, compute_cpu_share, "0", 0, 1, NULL,
+          "fraction of compute that is CPU work on the node's cores, shared with the fetches "
+          "(1: training on the CPU; 0: on a GPU)"),
     CFG_K("compute", "dist", CFG_ENUM, compute_dist.kind, "constant", 0, 0,
           "lognormal|gamma|normal|constant", "compute duration distribution without a trace"),
     CFG_K("compute", "mean_s", CFG_DOUBLE, compute_dist.mean_s, "0", 0, CFG_BIG, NULL,

@@ -52,6 +52,7 @@ enum {
     MODEL_EV_READY,     /* a = rank, b = worker: start-up over (shared) */
     MODEL_EV_IO_END,    /* a = rank, b = slot: waiting part over (shared) */
     MODEL_EV_PS_DONE,   /* a = node, b = MODEL_RES_*: next departure */
+    MODEL_EV_COMPUTE,   /* a = rank: C(r,k) over (compute shares the CPU) */
 };
 
 enum { MODEL_RES_DISK = 0, MODEL_RES_CPU = 1 };
@@ -122,13 +123,15 @@ typedef struct model_state {
     stall_time bar_max; /* max over those of Y + C */
     stall_time tail;    /* A(k) */
     stall_time *it_y, *it_c, *it_stall, *it_start, *it_end;
+    stall_time *it_rest; /* compute sharing: the non-CPU part of C still to come */
     int64_t *it_batch;
 
     /* Shared resources, per node. */
     int nodes;
     stall__ps *cpu, *disk;
-    double *deflate;      /* [nodes] measured-contention factor */
     stall_time disk_work; /* read time of one batch at full bandwidth */
+    bool compute_cpu;     /* compute is a CPU participant */
+    int64_t compute_id0;  /* PS job id of rank r's compute: compute_id0 + r */
 
     stall_model_stats stats;
 } model_state;
@@ -151,7 +154,8 @@ void stall_model_defaults(stall_model_params *p)
         .start_align = STALL_ALIGN_NONE,
         .cores = 0,
         .cpu_share = 1.0,
-        .measured_workers = 0,
+        .compute_cpu_share = 0.0,
+        .cpu_deflate = 1.0,
         .storage_mb_s = 0.0,
         .batch_mb = 0.0,
     };
@@ -214,9 +218,12 @@ static int model_check(const stall_model_params *p, const stall_durations *d, st
     if (!(p->cpu_share >= 0.0 && p->cpu_share <= 1.0))
         return stall_err_set(err, STALL_ECONFIG, "model: cpu_share = %g, must be in [0, 1]",
                              p->cpu_share);
-    if (p->measured_workers < 0)
-        return stall_err_set(err, STALL_ECONFIG, "model: measured_workers = %d, must be >= 0",
-                             p->measured_workers);
+    if (!(p->compute_cpu_share >= 0.0 && p->compute_cpu_share <= 1.0))
+        return stall_err_set(err, STALL_ECONFIG, "model: compute_cpu_share = %g, must be in [0, 1]",
+                             p->compute_cpu_share);
+    if (!(p->cpu_deflate > 0.0 && p->cpu_deflate <= 1.0))
+        return stall_err_set(err, STALL_ECONFIG, "model: cpu_deflate = %g, must be in (0, 1]",
+                             p->cpu_deflate);
     if (!(p->storage_mb_s >= 0.0 && isfinite(p->storage_mb_s)))
         return stall_err_set(err, STALL_ECONFIG,
                              "model: storage_mb_s = %g, must be finite and >= 0", p->storage_mb_s);
@@ -326,6 +333,7 @@ static int model_ps_add(model_state *st, int r, int32_t s, int res, stall_time w
 /* ---- the pipeline -------------------------------------------------------- */
 
 static int model_take(model_state *st, int r, int32_t s, stall_err *err);
+static int model_computed(model_state *st, int r, stall_time end, stall_err *err);
 static int model_fetch_done(model_state *st, int r, int32_t s, stall_err *err);
 static int model_worker_kick(model_state *st, int r, int w, stall_err *err);
 
@@ -399,7 +407,7 @@ static int model_worker_kick(model_state *st, int r, int w, stall_err *err)
             cpu = sl->dur;
     }
     stall_time io = sl->dur - cpu;
-    sl->cpu_work = llround((double)cpu * st->deflate[r / st->p->gpus_per_node]);
+    sl->cpu_work = llround((double)cpu * st->p->cpu_deflate);
     if (io > 0)
         return model_at(st, now + io, MODEL_EV_IO_END, r, s, err);
     return model_after_io(st, r, s, err);
@@ -545,8 +553,29 @@ static int model_take_end(model_state *st, int r, int32_t s, stall_time y, stall
         if (rc)
             return rc;
     }
-    if (y + c > st->bar_max)
-        st->bar_max = y + c;
+    if (st->compute_cpu) {
+        /* y is now: the CPU part joins the node's cores, the rest follows. */
+        stall_time cpu = llround(st->p->compute_cpu_share * (double)c);
+        cpu = cpu < c ? cpu : c;
+        st->it_rest[r] = c - cpu;
+        stall_time work = llround((double)cpu * st->p->cpu_deflate);
+        if (work > 0) {
+            int node = r / st->p->gpus_per_node;
+            stall__ps_add(&st->cpu[node], y, work, st->compute_id0 + r);
+            return model_ps_resched(st, node, MODEL_RES_CPU, err);
+        }
+        return model_at(st, y + st->it_rest[r], MODEL_EV_COMPUTE, r, 0, err);
+    }
+    return model_computed(st, r, y + c, err);
+}
+
+/* Rank r finished C(r,k) at `end`: the barrier. */
+static int model_computed(model_state *st, int r, stall_time end, stall_err *err)
+{
+    const stall_durations *d = st->d;
+    st->it_c[r] = end - st->it_y[r];
+    if (end > st->bar_max)
+        st->bar_max = end;
     if (++st->taken < st->g)
         return 0;
     stall_time a = d->tail ? d->tail(d->ctx, st->epoch, st->k) : 0;
@@ -677,6 +706,15 @@ static int model_ps_done(model_state *st, int node, int res, stall_err *err)
     stall_time now = model_now(st);
     int64_t id;
     while (stall__ps_pop_done(ps, now, &id)) {
+        if (id >= st->compute_id0) {
+            int r = (int)(id - st->compute_id0);
+            int rc = st->it_rest[r] > 0
+                         ? model_at(st, now + st->it_rest[r], MODEL_EV_COMPUTE, r, 0, err)
+                         : model_computed(st, r, now, err);
+            if (rc)
+                return rc;
+            continue;
+        }
         int r = (int)(id / st->pw);
         int32_t s = (int32_t)(id % st->pw);
         int rc = res == MODEL_RES_CPU ? model_fetch_done(st, r, s, err)
@@ -714,6 +752,8 @@ static int model_handle(stall_engine *eng, void *state, const stall_event *ev, s
         return model_after_io(st, r, s, err);
     case MODEL_EV_PS_DONE:
         return model_ps_done(st, r, s, err);
+    case MODEL_EV_COMPUTE:
+        return model_computed(st, r, model_now(st), err);
     default:
         return stall_err_set(err, STALL_EINTERNAL, "model: unknown event type %" PRId32, ev->type);
     }
@@ -757,22 +797,18 @@ static void model_init(model_state *st, const stall_model_params *p, const stall
     st->it_start = stall_xcalloc(g, sizeof *st->it_start);
     st->it_end = stall_xcalloc(g, sizeof *st->it_end);
     st->it_batch = stall_xcalloc(g, sizeof *st->it_batch);
+    st->it_rest = stall_xcalloc(g, sizeof *st->it_rest);
+    st->compute_cpu = p->cores > 0 && p->compute_cpu_share > 0.0;
+    st->compute_id0 = (int64_t)st->g * st->pw;
     if (st->shared) {
         int gpn = p->gpus_per_node;
         st->nodes = (st->g + gpn - 1) / gpn;
         st->cpu = stall_xcalloc((size_t)st->nodes, sizeof *st->cpu);
         st->disk = stall_xcalloc((size_t)st->nodes, sizeof *st->disk);
-        st->deflate = stall_xcalloc((size_t)st->nodes, sizeof *st->deflate);
         for (int n = 0; n < st->nodes; n++) {
             int on_node = st->g - n * gpn < gpn ? st->g - n * gpn : gpn;
-            stall__ps_init(&st->cpu[n], p->cores, on_node * st->wn);
+            stall__ps_init(&st->cpu[n], p->cores > 0 ? p->cores : 1, on_node * (st->wn + 1));
             stall__ps_init(&st->disk[n], 1, on_node * st->wn);
-            double f = 1.0;
-            if (p->measured_workers > 0 && p->cores > 0) {
-                f = (double)p->cores / ((double)p->measured_workers * on_node);
-                f = f < 1.0 ? f : 1.0;
-            }
-            st->deflate[n] = f;
         }
         if (p->storage_mb_s > 0.0 && p->batch_mb > 0.0)
             st->disk_work = llround(p->batch_mb / p->storage_mb_s * 1e9);
@@ -787,7 +823,7 @@ static void model_fini(model_state *st)
     }
     free(st->cpu);
     free(st->disk);
-    free(st->deflate);
+    free(st->it_rest);
     free(st->ranks);
     free(st->slots);
     free(st->workers);

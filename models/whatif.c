@@ -465,10 +465,101 @@ static void wi_params(const stall_config *cfg, const stall_measured *m, bool wha
     if (whatif) {
         p->cores = (int)cfg->cores;
         p->cpu_share = cfg->cpu_share;
-        p->measured_workers = have && m->workers > 0 ? m->workers : 0;
+        p->compute_cpu_share = cfg->compute_cpu_share;
         p->storage_mb_s = cfg->bandwidth_mb_s;
         p->batch_mb = cfg->batch_mb;
     }
+}
+
+/* ---- CPU contention ---- */
+
+/* How a job uses the host CPU: cores per node, ranks per node, and the
+ * fraction of a measured fetch and of a measured compute that is CPU work. */
+typedef struct wi_cpu {
+    int cores, gpn;
+    double fetch_share, compute_share;
+} wi_cpu;
+
+/* Runs trace `base` with `workers` under the CPU model *cpu, its CPU parts
+ * multiplied by `deflate` (the inverse of the contention they were measured
+ * under). Mean epoch and mean simulated fetch time (E - S). */
+static int wi_sim(const stall_measured *base, int workers, const wi_cpu *cpu, double deflate,
+                  double *epoch_s, double *fetch_s, stall_err *err)
+{
+    stall_config cfg;
+    stall_config_defaults(&cfg);
+    stall_model_params p;
+    wi_params(&cfg, base, false, &p);
+    p.workers = workers;
+    p.cores = cpu->cores;
+    p.cpu_share = cpu->fetch_share;
+    p.compute_cpu_share = cpu->compute_share;
+    p.cpu_deflate = deflate;
+    p.gpus_per_node = cpu->gpn > 0 && cpu->gpn <= p.ranks ? cpu->gpn : p.ranks;
+    wi_tables w;
+    int rc = wi_tables_build(&cfg, base, p.ranks, p.epochs, p.batches, false, &w, err);
+    double *e = stall_xcalloc((size_t)p.epochs, sizeof *e),
+           *st = stall_xcalloc((size_t)p.epochs, sizeof *st);
+    wi_collect c = {.epoch_s = e, .stall_s = st};
+    if (rc == 0) {
+        stall_model_stats ms;
+        rc = wi_run(&p, &w, &c, &ms, err);
+    }
+    double sum = 0;
+    for (int i = 0; i < p.epochs; i++)
+        sum += e[i];
+    *epoch_s = sum / p.epochs;
+    *fetch_s = c.fetch_n ? c.fetch_sum / (double)c.fetch_n : 0;
+    free(e);
+    free(st);
+    wi_tables_free(&w);
+    return rc;
+}
+
+/* The contention the trace's CPU work met: the deflate in [1 / most, 1] for
+ * which simulating the measured configuration gives the measured mean fetch
+ * time back, where `most` is the largest possible slowdown (every fetch and
+ * compute of a node on its cores at once). Bisection: the simulated fetch
+ * time grows with deflate. */
+static int wi_deflate(const stall_measured *base, const wi_cpu *cpu, double *deflate,
+                      stall_err *err)
+{
+    int rpn = cpu->gpn > 0 && cpu->gpn < base->ranks ? cpu->gpn : base->ranks;
+    int per_rank = (base->workers > 0 ? base->workers : 0) + (cpu->compute_share > 0 ? 1 : 0);
+    double most = fmax(1.0, (double)per_rank * rpn / cpu->cores);
+    double lo = 1.0 / most, hi = 1.0, ep, fe;
+    *deflate = 1.0;
+    if (cpu->cores <= 0 || most <= 1.0 || (cpu->fetch_share <= 0 && cpu->compute_share <= 0))
+        return 0;
+    int rc = wi_sim(base, base->workers, cpu, hi, &ep, &fe, err);
+    if (rc || fe <= base->mean_fetch_s)
+        return rc;
+    rc = wi_sim(base, base->workers, cpu, lo, &ep, &fe, err);
+    if (rc || fe >= base->mean_fetch_s) {
+        *deflate = lo;
+        return rc;
+    }
+    for (int it = 0; it < 14 && rc == 0; it++) {
+        double mid = 0.5 * (lo + hi);
+        rc = wi_sim(base, base->workers, cpu, mid, &ep, &fe, err);
+        if (fe > base->mean_fetch_s)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    *deflate = 0.5 * (lo + hi);
+    return rc;
+}
+
+/* Simulated mean epoch time of trace `base` run with `workers`. */
+static int wi_predict(const stall_measured *base, int workers, const wi_cpu *cpu, double *epoch_s,
+                      stall_err *err)
+{
+    double d, fe;
+    int rc = wi_deflate(base, cpu, &d, err);
+    if (rc == 0)
+        rc = wi_sim(base, workers, cpu, d, epoch_s, &fe, err);
+    return rc;
 }
 
 /* ---- mode = model ---- */
@@ -532,9 +623,20 @@ int stall_whatif_run(const stall_config *cfg, const stall_run_opts *opts, stall_
     int rc = have ? wi_load_measured(cfg, &t, &m, err) : 0;
     stall_model_params p;
     wi_tables w = {0};
+    double contention = 1.0;
     if (rc == 0) {
         wi_params(cfg, have ? &m : NULL, true, &p);
         rc = wi_tables_build(cfg, have ? &m : NULL, p.ranks, p.epochs, p.batches, true, &w, err);
+    }
+    if (rc == 0 && have && p.cores > 0) {
+        /* The trace's durations were measured under contention: find how
+         * much by simulating the measured configuration on these cores. */
+        wi_cpu cpu = {.cores = p.cores,
+                      .gpn = (int)cfg->gpus_per_node,
+                      .fetch_share = p.cpu_share,
+                      .compute_share = p.compute_cpu_share};
+        rc = wi_deflate(&m, &cpu, &p.cpu_deflate, err);
+        contention = 1.0 / p.cpu_deflate;
     }
     /* Fetch alignments: the [align] fetch list when given, else none. */
     stall_align_list fl = {1, {STALL_ALIGN_NONE}};
@@ -584,7 +686,15 @@ int stall_whatif_run(const stall_config *cfg, const stall_run_opts *opts, stall_
             "stallsim %s: scenario '%s' (model), %d GPUs (%d per node) x %d workers x prefetch %d, "
             "%lld batches x %d epochs%s\n",
             stall_version(), cfg->name, p.ranks, p.gpus_per_node, p.workers, p.prefetch,
-            (long long)p.batches, p.epochs, p.cores ? "" : ", no CPU/storage contention");
+            (long long)p.batches, p.epochs, p.cores ? "" : ", no CPU contention");
+        if (p.cores > 0)
+            fprintf(f,
+                    "CPU: %d cores per node; %.0f%% of a fetch and %.0f%% of a compute is CPU "
+                    "work%s",
+                    p.cores, 100 * p.cpu_share, 100 * p.compute_cpu_share, have ? "" : "\n");
+        if (p.cores > 0 && have)
+            fprintf(f, "; the trace's CPU work ran %.3fx slower than alone (measured %d workers)\n",
+                    contention, m.workers);
         fprintf(f, "%-5s %11s %9s %10s %9s %9s %7s %7s %12s\n", "fetch", "epoch_s", "vs_meas",
                 "iter_s", "stall_s", "delay_s", "stall%", "busy%", "samples/s");
         for (int i = 0; i < fl.n; i++) {
@@ -703,92 +813,78 @@ int stall_validate(const stall_config *cfg, const stall_run_opts *opts, stall_er
 
 /* ---- calibrate ---- */
 
-/* Runs trace `base` with `workers` on `cores`, its fetches split into a
- * waiting part and a CPU part: share is the fraction of a measured fetch
- * that was CPU time, and f the contention the measured fetches met (their
- * CPU part took f times its work). Mean epoch and mean simulated fetch. */
-static int wi_sim(const stall_measured *base, int workers, int cores, double share, double f,
-                  int gpn, double *epoch_s, double *fetch_s, stall_err *err)
+/* Least squares for the mean fetch D_i = io + cpu * f_i, f_i = max(1, W_i *
+ * R_i / cores), at each candidate core count (or the given one), keeping the
+ * best: a first estimate of the core count. */
+static int wi_cores_fit(const stall_measured *ms, int n, int cores, int gpn, stall_calibration *c,
+                        stall_err *err)
 {
-    stall_config cfg;
-    stall_config_defaults(&cfg);
-    stall_model_params p;
-    wi_params(&cfg, base, false, &p);
-    p.workers = workers;
-    p.cores = cores;
-    p.measured_workers = 0;
-    double keep = 1.0 - share + share / f;
-    p.cpu_share = keep > 0 ? share / f / keep : 0;
-    p.gpus_per_node = gpn > 0 && gpn <= p.ranks ? gpn : p.ranks;
-    wi_tables w;
-    int rc = wi_tables_build(&cfg, base, p.ranks, p.epochs, p.batches, false, &w, err);
-    double *e = stall_xcalloc((size_t)p.epochs, sizeof *e),
-           *st = stall_xcalloc((size_t)p.epochs, sizeof *st);
-    wi_collect c = {.epoch_s = e, .stall_s = st};
-    if (rc == 0) {
-        size_t cells = (size_t)p.epochs * p.ranks * (size_t)p.batches;
-        for (size_t i = 0; i < cells; i++)
-            w.fetch[i] = (stall_time)llround((double)w.fetch[i] * keep);
-        stall_model_stats ms;
-        rc = wi_run(&p, &w, &c, &ms, err);
+    double best_sse = INFINITY, *f = stall_xcalloc((size_t)n, sizeof *f);
+    int lo = cores > 0 ? cores : 1, hi = cores > 0 ? cores : 256;
+    for (int k = lo; k <= hi; k++) {
+        double sx = 0, sy = 0, sxx = 0, sxy = 0;
+        for (int i = 0; i < n; i++) {
+            int rpn = gpn > 0 && gpn < ms[i].ranks ? gpn : ms[i].ranks;
+            f[i] = fmax(1.0, (double)ms[i].workers * rpn / k);
+            double y = ms[i].mean_fetch_s;
+            sx += f[i];
+            sy += y;
+            sxx += f[i] * f[i];
+            sxy += f[i] * y;
+        }
+        double den = n * sxx - sx * sx;
+        if (fabs(den) < 1e-12)
+            continue;
+        double cpu = (n * sxy - sx * sy) / den, io = (sy - cpu * sx) / n;
+        if (cpu < 0) {
+            cpu = 0;
+            io = sy / n;
+        }
+        if (io < 0) {
+            io = 0;
+            cpu = sxy / sxx;
+        }
+        double sse = 0;
+        for (int i = 0; i < n; i++) {
+            double d = io + cpu * f[i] - ms[i].mean_fetch_s;
+            sse += d * d;
+        }
+        if (sse < best_sse - 1e-15) {
+            best_sse = sse;
+            c->fit_io_s = io;
+            c->fit_cpu_s = cpu;
+            c->cores = k;
+        }
     }
-    double sum = 0;
-    for (int i = 0; i < p.epochs; i++)
-        sum += e[i];
-    *epoch_s = sum / p.epochs;
-    *fetch_s = c.fetch_n ? c.fetch_sum / (double)c.fetch_n : 0;
-    free(e);
-    free(st);
-    wi_tables_free(&w);
-    return rc;
-}
-
-/* The contention the base trace's fetches met: the f in [1, workers x ranks
- * per node / cores] for which simulating the measured configuration gives
- * the measured mean fetch time back (bisection; the simulated fetch time
- * falls as f grows). */
-static int wi_contention(const stall_measured *base, int cores, double share, int gpn, double *f,
-                         stall_err *err)
-{
-    int rpn = gpn > 0 && gpn < base->ranks ? gpn : base->ranks;
-    double lo = 1.0, hi = fmax(1.0, (double)base->workers * rpn / cores), ep, fe;
-    *f = 1.0;
-    if (share <= 0 || hi <= 1.0)
+    free(f);
+    if (!isfinite(best_sse) && cores > 0) {
+        /* No trace was contended in the linear sense: nothing to fit, the
+         * simulation below still is. */
+        c->cores = cores;
+        c->fit_io_s = c->fit_cpu_s = NAN;
         return 0;
-    int rc = wi_sim(base, base->workers, cores, share, lo, gpn, &ep, &fe, err);
-    if (rc || fe <= base->mean_fetch_s)
-        return rc;
-    rc = wi_sim(base, base->workers, cores, share, hi, gpn, &ep, &fe, err);
-    if (rc || fe >= base->mean_fetch_s) {
-        *f = hi;
-        return rc;
     }
-    for (int it = 0; it < 14 && rc == 0; it++) {
-        double mid = 0.5 * (lo + hi);
-        rc = wi_sim(base, base->workers, cores, share, mid, gpn, &ep, &fe, err);
-        if (fe > base->mean_fetch_s)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    *f = 0.5 * (lo + hi);
-    return rc;
+    if (!isfinite(best_sse))
+        return stall_err_set(err, STALL_EINVAL, "calibrate: the traces do not determine a fit");
+    return 0;
 }
 
-/* Simulated mean epoch time of trace `base` run with `workers`. */
-static int wi_predict(const stall_measured *base, int workers, int cores, double share, int gpn,
-                      double *epoch_s, stall_err *err)
+void stall_calibration_free(stall_calibration *c)
 {
-    double f, fe;
-    int rc = wi_contention(base, cores, share, gpn, &f, err);
-    if (rc == 0)
-        rc = wi_sim(base, workers, cores, share, f, gpn, epoch_s, &fe, err);
-    return rc;
+    if (!c)
+        return;
+    free(c->workers);
+    free(c->mean_fetch_s);
+    free(c->contention);
+    free(c->measured_s);
+    free(c->predicted_s);
+    memset(c, 0, sizeof *c);
 }
 
-int stall_calibrate(const char *const *paths, int n, int cores, int gpus_per_node, FILE *out,
-                    stall_err *err)
+int stall_calibrate_fit(const char *const *paths, int n, int cores, int gpus_per_node,
+                        stall_calibration *c, stall_err *err)
 {
+    memset(c, 0, sizeof *c);
     if (n < 2)
         return stall_err_set(err, STALL_EINVAL,
                              "calibrate needs two or more traces of the same job");
@@ -819,130 +915,151 @@ int stall_calibrate(const char *const *paths, int n, int cores, int gpus_per_nod
         rc = stall_err_set(
             err, STALL_EINVAL,
             "calibrate: with two worker counts the core count cannot be estimated; give --cores N");
-    /* Mean fetch duration D_i = io + cpu * f_i with f_i = max(1, W_i * R_i / cores):
-     * least squares for (io, cpu) at each candidate core count, keeping the
-     * best fit (or the given count). */
-    double best_sse = INFINITY, best_io = 0, best_cpu = 0;
-    int best_cores = cores;
-    int lo = cores > 0 ? cores : 1, hi = cores > 0 ? cores : 256;
-    for (int c = lo; c <= hi && rc == 0; c++) {
-        double sx = 0, sy = 0, sxx = 0, sxy = 0;
-        for (int i = 0; i < n; i++) {
-            int rpn =
-                gpus_per_node > 0 && gpus_per_node < ms[i].ranks ? gpus_per_node : ms[i].ranks;
-            double f = fmax(1.0, (double)ms[i].workers * rpn / c), y = ms[i].mean_fetch_s;
-            sx += f;
-            sy += y;
-            sxx += f * f;
-            sxy += f * y;
-        }
-        double den = n * sxx - sx * sx;
-        if (fabs(den) < 1e-12)
-            continue;
-        double cpu = (n * sxy - sx * sy) / den, io = (sy - cpu * sx) / n;
-        if (cpu < 0) {
-            cpu = 0;
-            io = sy / n;
-        }
-        if (io < 0) {
-            io = 0;
-            cpu = sxy / sxx;
-        }
-        double sse = 0;
-        for (int i = 0; i < n; i++) {
-            int rpn =
-                gpus_per_node > 0 && gpus_per_node < ms[i].ranks ? gpus_per_node : ms[i].ranks;
-            double f = fmax(1.0, (double)ms[i].workers * rpn / c),
-                   d = io + cpu * f - ms[i].mean_fetch_s;
-            sse += d * d;
-        }
-        if (sse < best_sse - 1e-15) {
-            best_sse = sse;
-            best_io = io;
-            best_cpu = cpu;
-            best_cores = c;
-        }
-    }
-    if (rc == 0 && !isfinite(best_sse))
-        rc = stall_err_set(err, STALL_EINVAL, "calibrate: the traces do not determine a fit");
+    c->n = n;
+    c->cores_given = cores > 0;
+    c->gpus_per_node = gpus_per_node;
+    if (rc == 0)
+        rc = wi_cores_fit(ms, n, cores, gpus_per_node, c, err);
     /* Refinement by simulation: the fit above assumes every worker is in
-     * its CPU part all the time, which overstates contention. Search the
-     * share s of a measured fetch that is CPU time (the same for every
+     * its CPU part all the time, which overstates contention, and it leaves
+     * out the training loop's own CPU use. Search the share of a measured
+     * fetch and of a measured compute that is CPU time (the same for every
      * trace) minimising the squared relative error of the simulated
      * cross-predictions (trace i run with trace j's worker count, i != j),
-     * where each base trace's fetches are deflated by the contention they
-     * actually met in the simulation of their own run (wi_contention). */
-    double *meas = stall_xcalloc((size_t)n, sizeof *meas);
-    for (int j = 0; j < n; j++)
-        meas[j] = wi_mean_epoch(&ms[j]);
-    double best_obj = INFINITY, best_s = 0;
-    enum { CAL_STEPS = 20 };
-    for (int step = 0; step <= CAL_STEPS && rc == 0; step++) {
-        double sh = (double)step / CAL_STEPS, obj = 0;
-        for (int i = 0; i < n && rc == 0; i++)
-            for (int j = 0; j < n && rc == 0; j++) {
-                if (j == i)
-                    continue;
-                double pred;
-                rc = wi_predict(&ms[i], ms[j].workers, best_cores, sh, gpus_per_node, &pred, err);
-                obj += (pred / meas[j] - 1) * (pred / meas[j] - 1);
+     * where each base trace's CPU work is deflated by the contention it met
+     * in the simulation of its own run (wi_deflate). */
+    c->measured_s = stall_xcalloc((size_t)n, sizeof *c->measured_s);
+    for (int j = 0; j < n && rc == 0; j++)
+        c->measured_s[j] = wi_mean_epoch(&ms[j]);
+    double best_obj = INFINITY;
+    wi_cpu best = {.cores = c->cores, .gpn = gpus_per_node};
+    enum { CAL_FETCH_STEPS = 20, CAL_COMPUTE_STEPS = 10 };
+    double grid[CAL_COMPUTE_STEPS + 1][CAL_FETCH_STEPS + 1];
+    for (int cs = 0; cs <= CAL_COMPUTE_STEPS && rc == 0; cs++)
+        for (int fs = 0; fs <= CAL_FETCH_STEPS && rc == 0; fs++) {
+            wi_cpu cpu = {.cores = c->cores,
+                          .gpn = gpus_per_node,
+                          .fetch_share = (double)fs / CAL_FETCH_STEPS,
+                          .compute_share = (double)cs / CAL_COMPUTE_STEPS};
+            double obj = 0;
+            for (int i = 0; i < n && rc == 0; i++)
+                for (int j = 0; j < n && rc == 0; j++) {
+                    if (j == i)
+                        continue;
+                    double pred;
+                    rc = wi_predict(&ms[i], ms[j].workers, &cpu, &pred, err);
+                    double e = pred / c->measured_s[j] - 1;
+                    obj += e * e;
+                }
+            grid[cs][fs] = 100.0 * sqrt(obj / (n * (n - 1.0)));
+            if (rc == 0 && obj < best_obj - 1e-15) {
+                best_obj = obj;
+                best = cpu;
             }
-        if (rc == 0 && obj < best_obj - 1e-15) {
-            best_obj = obj;
-            best_s = sh;
         }
-    }
-    free(meas);
-    double *share = stall_xcalloc((size_t)n, sizeof *share);
-    if (rc == 0) {
-        fprintf(
-            out,
-            "stallsim %s: calibrate from %d traces on %d cores%s: %.0f%% of a measured fetch is "
-            "CPU time (rms cross-prediction error %.2f%%); mean-fetch fit: %.6f s waiting + "
-            "%.6f s CPU\n",
-            stall_version(), n, best_cores, cores > 0 ? " (given)" : " (fitted)", 100 * best_s,
-            100.0 * sqrt(best_obj / (n * (n - 1.0))), best_io, best_cpu);
-        fprintf(out, "%-40s %7s %12s %11s %9s\n", "trace", "workers", "mean_fetch_s", "contention",
-                "cpu_share");
-        for (int i = 0; i < n && rc == 0; i++) {
-            int rpn =
-                gpus_per_node > 0 && gpus_per_node < ms[i].ranks ? gpus_per_node : ms[i].ranks;
-            double f;
-            rc = wi_contention(&ms[i], best_cores, best_s, gpus_per_node, &f, err);
-            /* The INI's cpu_share is deflated by workers x ranks / cores in
-             * mode = model; express the fitted share in those terms. */
-            share[i] = fmin(1.0, best_s / f * fmax(1.0, (double)ms[i].workers * rpn / best_cores));
-            fprintf(out, "%-40s %7d %12.6f %11.3f %9.4f\n", paths[i], ms[i].workers,
-                    ms[i].mean_fetch_s, f, share[i]);
-        }
-        fprintf(out,
-                "\nINI lines for a scenario built on trace %s:\n[cluster]\ncores = "
-                "%d\n[fetch]\ncpu_share = %.4f\n",
-                paths[0], best_cores, share[0]);
-        fprintf(out, "\npredicted mean epoch time (rows: trace the prediction starts from; "
-                     "columns: worker count)\n");
-        fprintf(out, "%-40s", "from \\ to");
-        for (int j = 0; j < n; j++)
-            fprintf(out, " %16s", paths[j] + (strlen(paths[j]) > 16 ? strlen(paths[j]) - 16 : 0));
-        fprintf(out, "\n%-40s", "measured");
-        for (int j = 0; j < n; j++)
-            fprintf(out, " %16.4f", wi_mean_epoch(&ms[j]));
-        fputc('\n', out);
-        for (int i = 0; i < n && rc == 0; i++) {
-            fprintf(out, "%-40s", paths[i]);
-            for (int j = 0; j < n && rc == 0; j++) {
-                double pred, mj = wi_mean_epoch(&ms[j]);
-                rc = wi_predict(&ms[i], ms[j].workers, best_cores, share[i], gpus_per_node, &pred,
-                                err);
-                if (rc == 0)
-                    fprintf(out, " %8.4f %+6.1f%%", pred, 100.0 * (pred - mj) / mj);
+    c->fetch_share = best.fetch_share;
+    c->compute_share = best.compute_share;
+    c->rms_pct = 100.0 * sqrt(best_obj / (n * (n - 1.0)));
+    /* How well the traces pin the shares down: the ranges of the fits whose
+     * rms error is within CAL_SLACK percentage points of the best. */
+    const double CAL_SLACK = 0.5;
+    c->fetch_share_lo = c->compute_share_lo = 1.0;
+    c->fetch_share_hi = c->compute_share_hi = 0.0;
+    for (int cs = 0; cs <= CAL_COMPUTE_STEPS && rc == 0; cs++)
+        for (int fs = 0; fs <= CAL_FETCH_STEPS; fs++)
+            if (grid[cs][fs] <= c->rms_pct + CAL_SLACK) {
+                double f = (double)fs / CAL_FETCH_STEPS, k = (double)cs / CAL_COMPUTE_STEPS;
+                c->fetch_share_lo = fmin(c->fetch_share_lo, f);
+                c->fetch_share_hi = fmax(c->fetch_share_hi, f);
+                c->compute_share_lo = fmin(c->compute_share_lo, k);
+                c->compute_share_hi = fmax(c->compute_share_hi, k);
             }
-            fputc('\n', out);
-        }
+    c->workers = stall_xcalloc((size_t)n, sizeof *c->workers);
+    c->mean_fetch_s = stall_xcalloc((size_t)n, sizeof *c->mean_fetch_s);
+    c->contention = stall_xcalloc((size_t)n, sizeof *c->contention);
+    c->predicted_s = stall_xcalloc((size_t)n * (size_t)n, sizeof *c->predicted_s);
+    for (int i = 0; i < n && rc == 0; i++) {
+        c->workers[i] = ms[i].workers;
+        c->mean_fetch_s[i] = ms[i].mean_fetch_s;
+        double d;
+        rc = wi_deflate(&ms[i], &best, &d, err);
+        c->contention[i] = 1.0 / d;
+        for (int j = 0; j < n && rc == 0; j++)
+            rc = wi_predict(&ms[i], ms[j].workers, &best, &c->predicted_s[(size_t)i * n + j], err);
     }
-    free(share);
     for (int i = 0; i < n; i++)
         stall_measured_free(&ms[i]);
     free(ms);
+    if (rc)
+        stall_calibration_free(c);
+    return rc;
+}
+
+void stall_calibration_print(const stall_calibration *c, const char *const *paths, FILE *out)
+{
+    int n = c->n;
+    fprintf(out,
+            "stallsim %s: calibrate from %d traces on %d cores%s: %.0f%% of a measured fetch "
+            "and %.0f%% of a measured compute is CPU time (rms cross-prediction error "
+            "%.2f%%)",
+            stall_version(), n, c->cores, c->cores_given ? " (given)" : " (fitted)",
+            100 * c->fetch_share, 100 * c->compute_share, c->rms_pct);
+    if (isnan(c->fit_io_s))
+        fputs("; mean-fetch fit: none (no trace had more workers than cores)\n", out);
+    else
+        fprintf(out, "; mean-fetch fit: %.6f s waiting + %.6f s CPU\n", c->fit_io_s, c->fit_cpu_s);
+    fprintf(out,
+            "fits within 0.5 points of the best: fetch CPU share %.2f-%.2f, compute CPU share "
+            "%.2f-%.2f\n",
+            c->fetch_share_lo, c->fetch_share_hi, c->compute_share_lo, c->compute_share_hi);
+    double most = 0;
+    for (int i = 0; i < n; i++)
+        most = fmax(most, c->contention[i]);
+    if (most < 1.05 || c->fetch_share_hi - c->fetch_share_lo > 0.25)
+        fprintf(out,
+                "warning: the shares are not pinned down (the most contended trace ran its CPU "
+                "work %.3fx slower than alone); predictions for more workers than measured are "
+                "unreliable: add a trace with more workers than cores\n",
+                most);
+    fprintf(out, "%-40s %7s %12s %11s\n", "trace", "workers", "mean_fetch_s", "contention");
+    for (int i = 0; i < n; i++)
+        fprintf(out, "%-40s %7d %12.6f %10.3fx\n", paths[i], c->workers[i], c->mean_fetch_s[i],
+                c->contention[i]);
+    fprintf(out,
+            "\nINI lines for a scenario built on any of these traces (mode = model deflates "
+            "the trace's CPU work by the contention it met, as above):\n[cluster]\ncores = "
+            "%d\n",
+            c->cores);
+    if (c->gpus_per_node > 0)
+        fprintf(out, "gpus_per_node = %d\n", c->gpus_per_node);
+    fprintf(out, "[fetch]\ncpu_share = %.2f\n[compute]\ncpu_share = %.2f\n", c->fetch_share,
+            c->compute_share);
+    fprintf(out, "\npredicted mean epoch time (rows: trace the prediction starts from; "
+                 "columns: worker count)\n");
+    fprintf(out, "%-40s", "from \\ to");
+    for (int j = 0; j < n; j++)
+        fprintf(out, " %16s", paths[j] + (strlen(paths[j]) > 16 ? strlen(paths[j]) - 16 : 0));
+    fprintf(out, "\n%-40s", "measured");
+    for (int j = 0; j < n; j++)
+        fprintf(out, " %16.4f", c->measured_s[j]);
+    fputc('\n', out);
+    for (int i = 0; i < n; i++) {
+        fprintf(out, "%-40s", paths[i]);
+        for (int j = 0; j < n; j++) {
+            double pred = c->predicted_s[(size_t)i * n + j], mj = c->measured_s[j];
+            fprintf(out, " %8.4f %+6.1f%%", pred, 100.0 * (pred - mj) / mj);
+        }
+        fputc('\n', out);
+    }
+}
+
+int stall_calibrate(const char *const *paths, int n, int cores, int gpus_per_node, FILE *out,
+                    stall_err *err)
+{
+    stall_calibration c;
+    int rc = stall_calibrate_fit(paths, n, cores, gpus_per_node, &c, err);
+    if (rc == 0)
+        stall_calibration_print(&c, paths, out);
+    stall_calibration_free(&c);
     return rc;
 }

@@ -897,6 +897,12 @@ Test(model, rejects_other_impossible_settings)
     p.cpu_share = 1.5;
     expect_config_error(&p, "cpu_share");
     stall_model_defaults(&p);
+    p.compute_cpu_share = -0.1;
+    expect_config_error(&p, "compute_cpu_share");
+    stall_model_defaults(&p);
+    p.cpu_deflate = 0.0;
+    expect_config_error(&p, "cpu_deflate");
+    stall_model_defaults(&p);
     p.cores = -2;
     expect_config_error(&p, "cores");
     stall_model_defaults(&p);

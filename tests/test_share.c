@@ -285,19 +285,58 @@ Test(share, storage_read_comes_on_top_of_the_fetch_duration)
     log_free(&o);
 }
 
-Test(share, measured_workers_deflate_the_cpu_work)
+Test(share, cpu_deflate_shrinks_only_the_cpu_part)
 {
-    /* Measured with 8 workers on 4 cores: the CPU part ran at half speed,
-     * so its work is half the measured time. */
+    /* Measured at half speed (deflate 0.5): 40 ms of which 75% CPU is 10 ms
+     * of waiting + 30 ms CPU measured = 15 ms of CPU work: 25 ms alone. */
     stall_model_params p;
     stall_model_defaults(&p);
     p.workers = 1;
     p.cores = 4;
-    p.measured_workers = 8;
+    p.cpu_share = 0.75;
+    p.cpu_deflate = 0.5;
     cfg c = {.fetch = {40 * MS}};
     plog o;
     run_cfg(&p, &c, &o);
-    cr_assert_eq(o.e[0] - o.s[0], 20 * MS, "fetch took %" PRId64, o.e[0] - o.s[0]);
+    cr_assert_eq(o.e[0] - o.s[0], 25 * MS, "fetch took %" PRId64, o.e[0] - o.s[0]);
+    log_free(&o);
+}
+
+Test(share, cpu_compute_competes_with_the_worker_for_one_core)
+{
+    /* 1 core, 1 worker, fetch 10 ms and compute 10 ms, both all CPU.
+     * Batch 0 alone: 0-10. At 10 the loop computes batch 0 while the worker
+     * fetches batch 1: both at half speed, both done at 30 = T(0). Batch 2
+     * was handed out at 10 and starts at 30, alone with compute 1 (from 30):
+     * both done at 50 = T(1). */
+    stall_model_params p;
+    stall_model_defaults(&p);
+    p.workers = 1;
+    p.batches = 3;
+    p.cores = 1;
+    p.compute_cpu_share = 1.0;
+    cfg c = {.fetch = {10 * MS}, .compute = 10 * MS};
+    plog o;
+    run_cfg(&p, &c, &o);
+    cr_assert_eq(o.t[0], 30 * MS, "T(0) = %" PRId64, o.t[0]);
+    cr_assert_eq(o.e[1] - o.s[1], 20 * MS, "batch 1 took %" PRId64, o.e[1] - o.s[1]);
+    cr_assert_eq(o.t[1], 50 * MS, "T(1) = %" PRId64, o.t[1]);
+    log_free(&o);
+
+    /* Half of compute is CPU: at 10, 5 ms of compute CPU and 10 ms of fetch
+     * share the core; compute's CPU part ends at 20, its 5 ms rest at 25;
+     * the fetch, alone from 20 with 5 ms left, ends at 25 too. */
+    p.compute_cpu_share = 0.5;
+    p.batches = 2;
+    run_cfg(&p, &c, &o);
+    cr_assert_eq(o.t[0], 25 * MS, "T(0) = %" PRId64, o.t[0]);
+    cr_assert_eq(o.e[1], 25 * MS, "E(1) = %" PRId64, o.e[1]);
+    log_free(&o);
+
+    /* On a GPU (compute_cpu_share 0) compute takes no core: T(0) = 20. */
+    p.compute_cpu_share = 0.0;
+    run_cfg(&p, &c, &o);
+    cr_assert_eq(o.t[0], 20 * MS, "T(0) = %" PRId64, o.t[0]);
     log_free(&o);
 }
 
@@ -364,7 +403,8 @@ static void enough_cores_case(gsl_rng *rng, bool in_order, bool quantized)
     log_init(&b, p.ranks, iters);
     stall_err err = {0};
     cr_assert_eq(stall_model_run(&p, &d, log_record, &a, NULL, &err), 0, "%s", err.msg);
-    p.cores = p.gpus_per_node * (p.workers > 0 ? p.workers : 1);
+    p.compute_cpu_share = (double)gsl_rng_uniform_int(rng, 3) / 2.0;
+    p.cores = p.gpus_per_node * ((p.workers > 0 ? p.workers : 1) + (p.compute_cpu_share > 0));
     p.cpu_share = 0.7;
     cr_assert_eq(stall_model_run(&p, &d, log_record, &b, NULL, &err), 0, "%s", err.msg);
     size_t cells = (size_t)iters * p.ranks;
@@ -406,7 +446,8 @@ Test(share, contended_run_is_deterministic)
         p.pin = i % 4 == 0 ? 2 * MS : 0;
         p.cores = 1 + (int)gsl_rng_uniform_int(rng, 4);
         p.cpu_share = gsl_rng_uniform(rng);
-        p.measured_workers = (int)gsl_rng_uniform_int(rng, 3);
+        p.cpu_deflate = 0.25 + 0.75 * gsl_rng_uniform(rng);
+        p.compute_cpu_share = gsl_rng_uniform_int(rng, 2) ? gsl_rng_uniform(rng) : 0.0;
         p.storage_mb_s = gsl_rng_uniform_int(rng, 2) ? 500 : 0;
         p.batch_mb = 5;
         stall_durations d = {.fetch = rtab_fetch, .compute = rtab_compute, .ctx = &t};

@@ -260,3 +260,81 @@ Test(whatif, more_workers_on_few_cores_load_no_faster)
     cr_assert(fabs(epoch[1][1] - epoch[1][0]) / epoch[1][0] < 0.02,
               "2 cores: 8 workers %.3f vs 2 workers %.3f", epoch[1][1], epoch[1][0]);
 }
+
+/* ---- calibrate on the shipped real traces ---- */
+
+#define TRACE(w) STALL_SOURCE_DIR "/traces/" w "/trace.csv"
+
+static double summary_epoch(const char *dir)
+{
+    char sp[800];
+    snprintf(sp, sizeof sp, "%s/summary.csv", dir);
+    char *s = slurp(sp);
+    char *fld = strchr(s, '\n') + 1;
+    for (int i = 0; i < 8; i++)
+        fld = strchr(fld, ',') + 1;
+    double v = strtod(fld, NULL);
+    free(s);
+    return v;
+}
+
+Test(whatif, calibrate_predicts_every_shipped_trace_from_every_other_within_5_percent)
+{
+    const char *paths[] = {TRACE("w1"), TRACE("w2"), TRACE("w4")};
+    stall_calibration c;
+    stall_err err = {0};
+    cr_assert_eq(stall_calibrate_fit(paths, 3, 0, 0, &c, &err), 0, "%s", err.msg);
+    cr_assert_eq(c.cores, 2, "the capture machine has 2 cores; fitted %d", c.cores);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            double p = c.predicted_s[i * 3 + j], m = c.measured_s[j];
+            cr_assert(fabs(p - m) / m < 0.05,
+                      "%d workers predicted from %d: %.4f s, measured %.4f s", c.workers[j],
+                      c.workers[i], p, m);
+        }
+    /* 4 workers and the training loop on 2 cores: contended; 1 worker: not. */
+    cr_assert(c.contention[2] > 1.05, "w4 contention %.3f", c.contention[2]);
+    cr_assert(c.contention[0] < 1.001, "w1 contention %.3f", c.contention[0]);
+    cr_assert(c.compute_share > 0, "forward/backward ran on the CPU: compute share %.2f",
+              c.compute_share);
+
+    /* mode = model with the printed INI lines gives calibrate's prediction. */
+    stall_config cfg;
+    stall_config_defaults(&cfg);
+    cfg.mode = STALL_MODE_MODEL;
+    cfg.format = STALL_FORMAT_TIDY;
+    snprintf(cfg.path, sizeof cfg.path, "%s", paths[2]);
+    char set[4][64];
+    snprintf(set[0], sizeof set[0], "loader.workers=1");
+    snprintf(set[1], sizeof set[1], "cluster.cores=%d", c.cores);
+    snprintf(set[2], sizeof set[2], "fetch.cpu_share=%.2f", c.fetch_share);
+    snprintf(set[3], sizeof set[3], "compute.cpu_share=%.2f", c.compute_share);
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(stall_config_set(&cfg, set[i], &err), 0, "%s", err.msg);
+    char out[700];
+    snprintf(out, sizeof out, "%s/calib_w4_to_w1", wdir);
+    stall_run_opts o = {.outdir = out, .jobs = 1};
+    cr_assert_eq(stall_whatif_run(&cfg, &o, &err), 0, "%s", err.msg);
+    double e = summary_epoch(out);
+    cr_assert(fabs(e - c.predicted_s[2 * 3 + 0]) < 1e-6, "run %.7f s vs calibrate %.7f s", e,
+              c.predicted_s[6]);
+    stall_calibration_free(&c);
+}
+
+Test(whatif, calibrate_says_when_no_trace_was_contended)
+{
+    const char *paths[] = {TRACE("w1"), TRACE("w2")};
+    stall_calibration c;
+    stall_err err = {0};
+    cr_assert_eq(stall_calibrate_fit(paths, 2, 2, 0, &c, &err), 0, "%s", err.msg);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    stall_calibration_print(&c, paths, f);
+    fclose(f);
+    cr_assert_not_null(strstr(buf, "warning: the shares are not pinned down"), "%s", buf);
+    free(buf);
+    stall_calibration_free(&c);
+    cr_assert_neq(stall_calibrate_fit(paths, 2, 0, 0, &c, &err), 0,
+                  "two worker counts and no --cores must be refused");
+}

@@ -100,6 +100,7 @@ typedef struct stall_config {
     stall_dist fetch_dist;
 
     /* [compute] */
+    double compute_cpu_share; /* fraction of compute that is host CPU work */
     stall_dist compute_dist;
 
     /* [storage] */

@@ -30,7 +30,10 @@
  * delay), a storage read of batch_mb at the node's bandwidth shared equally
  * among the node's concurrent reads, and the CPU part, processor-shared
  * among the node's fetches in their CPU part (each progresses at
- * min(1, cores / active)). Ranks r sit on node r / gpus_per_node.
+ * min(1, cores / active)). With compute_cpu_share > 0 the training loop's
+ * compute is a participant too: its CPU part joins the same node's cores at
+ * Y, and the rank reaches the barrier when that part and the rest of C are
+ * done. Ranks r sit on node r / gpus_per_node.
  *
  * Memory is O(ranks x workers x prefetch), independent of batches and
  * epochs; time is O(events x log(queue)) plus O(ranks) per iteration.
@@ -99,22 +102,28 @@ typedef struct stall_model_params {
                            available in replay mode only. Default none. */
 
     /* Shared resources; 0 = off (then the closed form holds exactly). */
-    int cores;            /* >= 0 host cores per node for the CPU part of the
-                             fetches (processor sharing). Default 0 = off. */
-    double cpu_share;     /* in [0,1]: fraction of D' that is CPU work; the
-                             rest is waiting. Used only when cores > 0.
-                             Default 1. */
-    int measured_workers; /* >= 0: workers per rank under which the fetch
-                           durations were measured. The CPU work of a fetch
-                           is cpu_share * D' * min(1, cores /
-                           (measured_workers * ranks on that node)), i.e. the
-                           measured time deflated by the contention it was
-                           measured under. 0 = take D' as is. Default 0. */
-    double storage_mb_s;  /* >= 0 read bandwidth per node in MB/s, shared
-                            equally among concurrent reads; 0 = off.
-                            Default 0. */
-    double batch_mb;      /* >= 0 MB read per fetch when storage_mb_s > 0; the
-                             read comes on top of D'. Default 0. */
+    int cores;                /* >= 0 host cores per node for the CPU part of the
+                                 fetches (processor sharing). Default 0 = off. */
+    double cpu_share;         /* in [0,1]: fraction of D' that is CPU work; the
+                                 rest is waiting. Used only when cores > 0.
+                                 Default 1. */
+    double compute_cpu_share; /* in [0,1]: fraction of C that is CPU work on the
+                                 node's cores, processor-shared with the
+                                 fetches (1: training on the CPU; 0: on a GPU,
+                                 compute takes no host core). The CPU part runs
+                                 first, the rest is a plain delay. Used only
+                                 when cores > 0. Default 0. */
+    double cpu_deflate;       /* in (0,1]: measured durations were taken under
+                                 contention; the CPU work of a fetch is
+                                 cpu_share * D' * cpu_deflate, of a compute
+                                 compute_cpu_share * C * cpu_deflate, while the
+                                 non-CPU parts stay as measured. 1 = take the
+                                 durations as uncontended. Default 1. */
+    double storage_mb_s;      /* >= 0 read bandwidth per node in MB/s, shared
+                                equally among concurrent reads; 0 = off.
+                                Default 0. */
+    double batch_mb;          /* >= 0 MB read per fetch when storage_mb_s > 0; the
+                                 read comes on top of D'. Default 0. */
 } stall_model_params;
 
 /* Fills *p with the defaults documented above. */
