@@ -1,13 +1,11 @@
 /*
  * bench_model.c - events per second and peak memory of the closed-loop model.
  *
- * Durations come from a pure function: a hash of (epoch, rank, batch) gives
- * two uniforms, Box-Muller turns them into a normal, exp into a lognormal
- * around a median. Each case runs in its own child process so that ru_maxrss
- * is that case's peak alone. The 10x-batches case shows that memory does not
- * grow with the number of batches. Time is process CPU time, best of
- * BENCH_REPEAT runs, and includes the duration callbacks (about two
- * lognormal draws per rank and batch). Prints one line per case.
+ * Durations come from a pure function: a hash of (epoch, rank, batch) picks
+ * one of 4096 pre-drawn lognormal values (see bench_dist). Each case runs in its own child process
+ * so that ru_maxrss is that case's peak alone. The 10x-batches case shows that memory does not grow
+ * with the number of batches. Time is process CPU time, best of BENCH_REPEAT runs, and includes the
+ * duration callbacks (two table lookups per rank and batch). Prints one line per case.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -24,8 +22,14 @@
  * shared). */
 #define BENCH_REPEAT 3
 
+/* Durations are drawn once into pools of BENCH_POOL lognormal values (GSL-free,
+ * a pure function of the index) and looked up by a hash of (epoch, rank,
+ * batch): what a run does with a trace (a table lookup per duration), not
+ * what a random number generator costs. */
+#define BENCH_POOL 4096
+
 typedef struct bench_dist {
-    double fetch_median_ns, compute_median_ns, sigma;
+    stall_time fetch[BENCH_POOL], compute[BENCH_POOL];
 } bench_dist;
 
 static uint64_t bench_mix(uint64_t x)
@@ -36,28 +40,43 @@ static uint64_t bench_mix(uint64_t x)
     return x ^ (x >> 31);
 }
 
-/* A lognormal draw that depends only on its arguments. */
-static stall_time bench_lognormal(double median, double sigma, uint64_t salt, int e, int r,
-                                  int64_t k)
+/* The i-th lognormal draw around `median` (Box-Muller on two hashed
+ * uniforms). */
+static stall_time bench_lognormal(double median, double sigma, uint64_t i)
 {
-    uint64_t h =
-        bench_mix(salt ^ bench_mix((uint64_t)e << 40 ^ (uint64_t)r << 20 ^ bench_mix((uint64_t)k)));
+    uint64_t h = bench_mix(i);
     double u1 = ((double)(h >> 11) + 0.5) / 9007199254740992.0;
     double u2 = (double)(bench_mix(h) >> 11) / 9007199254740992.0;
     double z = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
     return (stall_time)(median * exp(sigma * z));
 }
 
+static void bench_dist_init(bench_dist *d, double fetch_median_ns, double compute_median_ns,
+                            double sigma)
+{
+    for (uint64_t i = 0; i < BENCH_POOL; i++) {
+        d->fetch[i] = bench_lognormal(fetch_median_ns, sigma, 2 * i);
+        d->compute[i] = bench_lognormal(compute_median_ns, sigma / 2, 2 * i + 1);
+    }
+}
+
+static size_t bench_index(uint64_t salt, int e, int r, int64_t k)
+{
+    uint64_t x = ((uint64_t)k * UINT64_C(0x9e3779b97f4a7c15)) ^ ((uint64_t)r << 40) ^
+                 ((uint64_t)e << 58) ^ salt;
+    return (size_t)((x * UINT64_C(0xbf58476d1ce4e5b9)) >> 52);
+}
+
 static stall_time bench_fetch(void *ctx, int e, int r, int64_t k)
 {
     const bench_dist *d = ctx;
-    return bench_lognormal(d->fetch_median_ns, d->sigma, 1, e, r, k);
+    return d->fetch[bench_index(1, e, r, k)];
 }
 
 static stall_time bench_compute(void *ctx, int e, int r, int64_t k)
 {
     const bench_dist *d = ctx;
-    return bench_lognormal(d->compute_median_ns, d->sigma / 2, 2, e, r, k);
+    return d->compute[bench_index(2, e, r, k)];
 }
 
 static stall_time bench_tail(void *ctx, int e, int64_t k)
@@ -88,7 +107,8 @@ static int bench_run(const bench_case *c)
     p.handover = 1400000; /* 1.4 ms, PyTorch 1.13's measured hand-over */
     p.cores = c->cores;
     p.cpu_share = 0.8;
-    bench_dist dist = {.fetch_median_ns = 0.6e9, .compute_median_ns = 0.1e9, .sigma = 0.4};
+    static bench_dist dist;
+    bench_dist_init(&dist, 0.6e9, 0.1e9, 0.4);
     stall_durations d = {
         .fetch = bench_fetch, .compute = bench_compute, .tail = bench_tail, .ctx = &dist};
     stall_model_stats stats;

@@ -121,7 +121,7 @@ Test(evq, push_assigns_increasing_seq_and_slots)
                          (unsigned long long)ev[i].seq, (unsigned long long)ev[i - 1].seq);
     }
     for (int i = 0; i < N; i++)
-        cr_assert_lt(ev[i].slot, (size_t)N, "queued event %d has slot %zu", i, ev[i].slot);
+        cr_assert_neq(ev[i].slot, STALL_EVQ_NOSLOT, "queued event %d has no slot", i);
     stall_event *got = stall_evq_pop(q);
     cr_assert_eq(got->slot, STALL_EVQ_NOSLOT, "popped event keeps slot %zu", got->slot);
     stall_evq_destroy(q);
@@ -187,55 +187,85 @@ Test(evq, remove_middle_keeps_order)
     stall_evq_destroy(q);
 }
 
-/* Removes every slot of heaps of every size up to 40 and checks the order of
- * the rest. The hole is refilled by the last event, which must sometimes move
- * up and sometimes down; the test counts that both happened. */
-Test(evq, remove_any_slot_refills_hole_up_or_down)
+/* Removes the k-th event (in push order) of queues of every size up to 40,
+ * after popping some, so that victims sit in the front bucket (the one popped
+ * from, removal leaves a tombstone) and in the others (swap with the last),
+ * and checks the order of the rest. Counts that both kinds happened. */
+Test(evq, remove_any_event_keeps_the_order_of_the_rest)
 {
     enum { MAXN = 40 };
     stall_event ev[MAXN];
     stall_event *ref[MAXN];
     gsl_rng *rng = tevq_rng(7);
-    int moved_up = 0, moved_down = 0;
-    for (int n = 1; n <= MAXN; n++) {
+    int front = 0, other = 0;
+    for (int n = 2; n <= MAXN; n++) {
         for (int k = 0; k < n; k++) {
             stall_evq *q = stall_evq_create(0);
             for (int i = 0; i < n; i++) {
-                tevq_init(&ev[i], (stall_time)gsl_rng_uniform_int(rng, 50), i);
+                tevq_init(&ev[i], (stall_time)gsl_rng_uniform_int(rng, 8), i);
                 stall_evq_push(q, &ev[i]);
             }
-            stall_event *victim = NULL, *last = NULL;
-            for (int i = 0; i < n; i++) {
-                if (ev[i].slot == (size_t)k)
-                    victim = &ev[i];
-                if (ev[i].slot == (size_t)n - 1)
-                    last = &ev[i];
-            }
-            cr_assert(victim && last, "n=%d: no event holds slot %d or %d", n, k, n - 1);
-            cr_assert_eq(stall_evq_remove(q, victim), 0, "n=%d: remove of slot %d failed", n, k);
-            if (last != victim) {
-                moved_up += last->slot < (size_t)k;
-                moved_down += last->slot > (size_t)k;
-            }
+            /* Pop one, so that the queue redistributed around a minimum. */
+            stall_event *first = stall_evq_pop(q);
+            stall_event *victim = &ev[k] == first ? &ev[(k + 1) % n] : &ev[k];
+            size_t was = victim->slot;
+            cr_assert_eq(stall_evq_remove(q, victim), 0, "n=%d: remove of event %d failed", n, k);
+            cr_assert_eq(victim->slot, STALL_EVQ_NOSLOT, "removed event keeps a slot");
+            front += (was >> 48) == 0;
+            other += (was >> 48) != 0;
             int m = 0;
             for (int i = 0; i < n; i++)
-                if (&ev[i] != victim)
+                if (&ev[i] != victim && &ev[i] != first)
                     ref[m++] = &ev[i];
             qsort(ref, (size_t)m, sizeof *ref, tevq_cmp_key);
+            cr_assert_eq(stall_evq_size(q), (size_t)m, "size %zu, expected %d", stall_evq_size(q),
+                         m);
             for (int i = 0; i < m; i++) {
                 stall_event *got = stall_evq_pop(q);
                 cr_assert_eq(got, ref[i],
-                             "n=%d, removed slot %d: pop %d gave (%lld, %llu), expected "
+                             "n=%d, removed %d: pop %d gave (%lld, %llu), expected "
                              "(%lld, %llu)",
                              n, k, i, (long long)got->time, (unsigned long long)got->seq,
                              (long long)ref[i]->time, (unsigned long long)ref[i]->seq);
             }
+            cr_assert_null(stall_evq_pop(q), "n=%d: events left after the last", n);
             stall_evq_destroy(q);
         }
     }
     gsl_rng_free(rng);
-    cr_assert_gt(moved_up, 0, "no removal moved the last event up (%d down)", moved_down);
-    cr_assert_gt(moved_down, 0, "no removal moved the last event down (%d up)", moved_up);
+    cr_assert_gt(front, 0, "no victim sat in the front bucket (%d elsewhere)", other);
+    cr_assert_gt(other, 0, "no victim sat outside the front bucket (%d in it)", front);
+}
+
+/* Pushing below the last minimum (after a peek moved it up) re-buckets. */
+Test(evq, push_below_a_peeked_minimum_keeps_order)
+{
+    enum { N = 200 };
+    stall_event ev[N];
+    stall_event *ref[N];
+    gsl_rng *rng = tevq_rng(11);
+    for (int round = 0; round < 50; round++) {
+        stall_evq *q = stall_evq_create(0);
+        int n = 0;
+        for (; n < N / 2; n++) {
+            tevq_init(&ev[n], 1000 + (stall_time)gsl_rng_uniform_int(rng, 1000), n);
+            stall_evq_push(q, &ev[n]);
+        }
+        stall_event *peeked = stall_evq_peek(q);
+        cr_assert_not_null(peeked);
+        for (; n < N; n++) {
+            /* earlier than the peeked minimum, or not */
+            tevq_init(&ev[n], (stall_time)gsl_rng_uniform_int(rng, 2000), n);
+            stall_evq_push(q, &ev[n]);
+        }
+        for (int i = 0; i < N; i++)
+            ref[i] = &ev[i];
+        qsort(ref, N, sizeof *ref, tevq_cmp_key);
+        for (int i = 0; i < N; i++)
+            cr_assert_eq(stall_evq_pop(q), ref[i], "round %d pop %d out of order", round, i);
+        stall_evq_destroy(q);
+    }
+    gsl_rng_free(rng);
 }
 
 Test(evq, remove_event_not_in_queue_is_einval)

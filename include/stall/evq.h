@@ -1,15 +1,18 @@
 /*
- * stall/evq.h - the event queue: a 4-ary min-heap of events.
+ * stall/evq.h - the event queue: a radix heap of events (evq.c).
  *
  * Order is total and deterministic: by time, then by insertion sequence, so
  * events with equal times pop in the order they were pushed (FIFO). Each event
- * stores its heap slot, which makes removal O(log n).
+ * stores its slot in the queue, which makes removal O(1).
  *
  * The queue does not own events; it stores pointers to caller-owned
  * stall_event records (the engine keeps them in a pool). An event may sit in
  * at most one queue at a time.
  *
- * Complexity: push, pop, remove O(log n); peek and size O(1).
+ * Complexity: push and remove O(1); pop and peek O(1) amortised (an event
+ * moves between the 65 buckets at most 64 times in all); size O(1). A push
+ * earlier than the last peeked or popped time costs O(n) (rare: the engine
+ * does it only when resuming a run that stopped at `until`).
  */
 #ifndef STALL_EVQ_H
 #define STALL_EVQ_H
@@ -26,7 +29,7 @@ extern "C" {
 typedef struct stall_event {
     stall_time time; /* when it fires */
     uint64_t seq;    /* insertion order, set by push */
-    size_t slot;     /* heap index; STALL_EVQ_NOSLOT when not queued */
+    size_t slot;     /* position in the queue; STALL_EVQ_NOSLOT when not queued */
     int32_t type;    /* model-defined kind */
     int32_t a;       /* model payload, e.g. a rank */
     int64_t b;       /* model payload, e.g. a batch */
@@ -51,8 +54,9 @@ void stall_evq_push(stall_evq *q, stall_event *ev);
 /* Removes and returns the earliest event (smallest time, then smallest seq),
  * or NULL when empty. The returned event's slot is STALL_EVQ_NOSLOT. */
 stall_event *stall_evq_pop(stall_evq *q);
-/* The earliest event without removing it, or NULL when empty. */
-stall_event *stall_evq_peek(const stall_evq *q);
+/* The earliest event without removing it, or NULL when empty. Not const:
+ * finding it may reorganise the buckets (the order is unchanged). */
+stall_event *stall_evq_peek(stall_evq *q);
 /* Removes a queued event and sets its slot to STALL_EVQ_NOSLOT. Returns 0, or
  * STALL_EINVAL, changing nothing, when ev is NULL or not in q (checked: its
  * slot must be in range and q's entry there must be ev, so events from other
