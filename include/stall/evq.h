@@ -25,7 +25,7 @@ extern "C" {
 
 /* An event. Payload fields are the model's; the queue reads only time and
  * seq and writes only seq and slot. While an event is queued its time, seq
- * and slot must not change (the heap is ordered by them); the payload may. */
+ * and slot must not change (the queue is ordered by them); the payload may. */
 typedef struct stall_event {
     stall_time time; /* when it fires */
     uint64_t seq;    /* insertion order, set by push */
@@ -48,7 +48,7 @@ void stall_evq_destroy(stall_evq *q);
 /* Queues ev, giving it the next sequence number (a 64-bit counter that never
  * wraps in practice). ev must not be queued in any queue; pushing one that is
  * queued here fails an assertion in debug builds (which reads ev->slot, so
- * give new events slot = STALL_EVQ_NOSLOT) and corrupts the heap otherwise.
+ * give new events slot = STALL_EVQ_NOSLOT) and corrupts the queue otherwise.
  * The array grows as needed; out of memory aborts. */
 void stall_evq_push(stall_evq *q, stall_event *ev);
 /* Removes and returns the earliest event (smallest time, then smallest seq),
