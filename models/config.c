@@ -467,6 +467,12 @@ int stall_config_check(const stall_config *cfg, stall_err *err)
             return stall_err_set(err, STALL_ECONFIG,
                                  "%s: [run] batches: must be > 0 without a trace", src);
     }
+    if (cfg->mode == STALL_MODE_MODEL && cfg->cores == 0 &&
+        (cfg->cpu_share != 1.0 || cfg->compute_cpu_share != 0.0))
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: [%s] cpu_share: has no effect without [cluster] cores (the "
+                             "host cores it is a share of)",
+                             src, cfg->compute_cpu_share != 0.0 ? "compute" : "fetch");
     if (cfg->bandwidth_mb_s > 0 && cfg->batch_mb <= 0)
         return stall_err_set(err, STALL_ECONFIG,
                              "%s: [storage] batch_mb: must be > 0 when bandwidth_mb_s is set", src);

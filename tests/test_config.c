@@ -167,6 +167,14 @@ Test(config, check_rejects_impossible_configurations)
                  0);
     cr_assert_eq(stall_config_check(&cfg, &err), STALL_ECONFIG);
     cr_assert(strstr(err.msg, "gpus_per_node") != NULL, "message: %s", err.msg);
+
+    cr_assert_eq(
+        load("[scenario]\nmode=model\n[trace]\nformat=none\n[fetch]\nmean_s=1\n[run]\nbatches=5\n"
+             "[compute]\nmean_s=1\ncpu_share=1\n",
+             &cfg, &err),
+        0);
+    cr_assert_eq(stall_config_check(&cfg, &err), STALL_ECONFIG);
+    cr_assert(strstr(err.msg, "[compute] cpu_share") != NULL, "message: %s", err.msg);
 }
 
 Test(config, effective_config_round_trips)
