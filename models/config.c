@@ -358,6 +358,30 @@ static int cfg_ini_handler(void *user, const char *section, const char *name, co
     return 1;
 }
 
+/* inih reads lines into a buffer of its compile-time INI_MAX_LINE and would
+ * parse the rest of a longer line as a line of its own; this reader stops
+ * the parse at such a line instead (as if at end of file) and remembers it. */
+typedef struct cfg_reader {
+    FILE *f;
+    int line, max;
+    bool too_long;
+} cfg_reader;
+
+static char *cfg_read_line(char *str, int num, void *stream)
+{
+    cfg_reader *rd = stream;
+    if (rd->too_long || !fgets(str, num, rd->f))
+        return NULL;
+    rd->line++;
+    size_t n = strlen(str);
+    if ((int)n == num - 1 && str[n - 1] != '\n' && !feof(rd->f)) {
+        rd->too_long = true;
+        rd->max = num;
+        return NULL;
+    }
+    return str;
+}
+
 int stall_config_load(stall_config *cfg, const char *ini_path, stall_err *err)
 {
     if (strlen(ini_path) >= sizeof cfg->ini_path)
@@ -370,8 +394,14 @@ int stall_config_load(stall_config *cfg, const char *ini_path, stall_err *err)
     snprintf(cfg->ini_dir, sizeof cfg->ini_dir, "%s", dir);
     free(dir);
     cfg_load_ctx ctx = {.cfg = cfg};
-    int line = ini_parse_file(f, cfg_ini_handler, &ctx);
+    cfg_reader rd = {.f = f};
+    int line = ini_parse_stream(cfg_read_line, &rd, cfg_ini_handler, &ctx);
     fclose(f);
+    if (rd.too_long && (line == 0 || line > rd.line))
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s:%d: line longer than %d characters (inih's limit; use a shorter "
+                             "path, e.g. relative to the INI file)",
+                             ini_path, rd.line, rd.max - 2);
     if (line == 0)
         return 0;
     if (line < 0)
@@ -484,15 +514,27 @@ int stall_config_check(const stall_config *cfg, stall_err *err)
     return 0;
 }
 
-static void cfg_write_value(const stall_config *cfg, const cfg_key *k, FILE *f)
+static void cfg_write_value(const stall_config *cfg, const cfg_key *k, const char *base_dir,
+                            FILE *f)
 {
     const void *src = (const char *)cfg + k->offset;
     char buf[STALL_REPR_MAX];
     switch (k->type) {
     case CFG_STR:
-    case CFG_PATH:
         fputs(src, f);
         break;
+    case CFG_PATH: {
+        /* Relative to the directory the file is written to, which is how
+         * the loader reads it back. */
+        if (base_dir && *(const char *)src) {
+            char *rel = stall_path_relative(base_dir, src);
+            fputs(rel, f);
+            free(rel);
+        } else {
+            fputs(src, f);
+        }
+        break;
+    }
     case CFG_INT:
         fprintf(f, "%lld", (long long)*(const int64_t *)src);
         break;
@@ -526,7 +568,7 @@ static void cfg_write_value(const stall_config *cfg, const cfg_key *k, FILE *f)
     }
 }
 
-void stall_config_write(const stall_config *cfg, FILE *f)
+void stall_config_write(const stall_config *cfg, const char *base_dir, FILE *f)
 {
     const char *section = "";
     for (size_t i = 0; i < CFG_NKEYS; i++) {
@@ -535,8 +577,11 @@ void stall_config_write(const stall_config *cfg, FILE *f)
             fprintf(f, "%s[%s]\n", i ? "\n" : "", k->section);
             section = k->section;
         }
-        fprintf(f, "%s = ", k->key);
-        cfg_write_value(cfg, k, f);
+        /* Keys left at their default stay comments, so that the text loads
+         * back with the same keys given: several defaults mean "as the
+         * trace says", which an explicit value would override. */
+        fprintf(f, "%s%s = ", cfg->given[i] ? "" : "; ", k->key);
+        cfg_write_value(cfg, k, base_dir, f);
         fputc('\n', f);
     }
 }

@@ -279,28 +279,38 @@ static int scen_fill_summary(FILE *f, void *arg, stall_err *err)
 
 typedef struct scen_manifest {
     const stall_config *cfg;
+    const char *outdir;
     const char *paths[4];
     char hex[4][65];
     int n;
 } scen_manifest;
 
+/* Paths are written relative to the result folder (where effective.ini is
+ * read from when run again), each on a line of its own to stay within the
+ * INI reader's line length. */
 static int scen_fill_manifest(FILE *f, void *arg, stall_err *err)
 {
     (void)err;
     const scen_manifest *m = arg;
     fprintf(f, "; stallsim %s: effective configuration of this run\n", stall_version());
-    if (m->cfg->ini_path[0])
-        fprintf(f, "; config %s\n", m->cfg->ini_path);
-    for (int i = 0; i < m->n; i++)
-        fprintf(f, "; input sha256 %s  %s\n", m->hex[i], m->paths[i]);
+    if (m->cfg->ini_path[0]) {
+        char *rel = stall_path_relative(m->outdir, m->cfg->ini_path);
+        fprintf(f, "; config %s\n", rel);
+        free(rel);
+    }
+    for (int i = 0; i < m->n; i++) {
+        char *rel = stall_path_relative(m->outdir, m->paths[i]);
+        fprintf(f, "; input %s\n;   sha256 %s\n", rel, m->hex[i]);
+        free(rel);
+    }
     fputc('\n', f);
-    stall_config_write(m->cfg, f);
+    stall_config_write(m->cfg, m->outdir, f);
     return 0;
 }
 
 int stall_scenario_manifest(const stall_config *cfg, const char *outdir, stall_err *err)
 {
-    scen_manifest m = {.cfg = cfg};
+    scen_manifest m = {.cfg = cfg, .outdir = outdir};
     if (cfg->format == STALL_FORMAT_DSANALYZER) {
         m.paths[m.n++] = cfg->fetch;
         m.paths[m.n++] = cfg->start;

@@ -677,8 +677,13 @@ int stall_whatif_run(const stall_config *cfg, const stall_run_opts *opts, stall_
         wi_out o = {.jobs = jobs, .n = fl.n, .p = &p, .measured_epoch_s = measured};
         rc = stall_write_atomic_in(outdir, "summary.csv", wi_fill_summary, &o, err);
     }
-    if (rc == 0)
-        rc = stall_scenario_manifest(cfg, outdir, err);
+    if (rc == 0) {
+        /* effective.ini says what ran, so that it runs again as is. */
+        stall_config eff = *cfg;
+        eff.fetch_align = fl;
+        eff.start_align = (stall_align_list){1, {STALL_ALIGN_NONE}};
+        rc = stall_scenario_manifest(&eff, outdir, err);
+    }
     if (rc == 0 && opts->term) {
         FILE *f = opts->term;
         fprintf(
@@ -777,8 +782,11 @@ int stall_validate(const stall_config *cfg, const stall_run_opts *opts, stall_er
         wi_val v = {.m = &m, .sim_e = sim_e, .sim_s = sim_s};
         rc = stall_write_atomic_in(outdir, "validate.csv", wi_fill_validate, &v, err);
     }
-    if (rc == 0)
-        rc = stall_scenario_manifest(cfg, outdir, err);
+    if (rc == 0) {
+        stall_config eff = *cfg;
+        eff.start_align = (stall_align_list){1, {STALL_ALIGN_NONE}};
+        rc = stall_scenario_manifest(&eff, outdir, err);
+    }
     if (rc == 0 && opts->term) {
         FILE *f = opts->term;
         fprintf(

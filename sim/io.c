@@ -7,9 +7,11 @@
  * interrupted half way) sees either the old file, no file, or the whole new
  * one, never a truncated one.
  */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "stall/io.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,4 +189,43 @@ char *stall_path_dir(const char *path)
     memcpy(p, path, n);
     p[n] = '\0';
     return p;
+}
+
+char *stall_path_relative(const char *from, const char *path)
+{
+    char *to = realpath(path, NULL);
+    if (!to)
+        return stall_xstrdup(path);
+    char *base = realpath(from, NULL);
+    if (!base)
+        return to;
+    /* Longest common prefix that ends at a component boundary. */
+    size_t common = 0;
+    for (size_t i = 0;; i++) {
+        bool end_b = base[i] == '\0', end_t = to[i] == '\0' || to[i] == '/';
+        if ((end_b || base[i] == '/') && end_t)
+            common = i;
+        if (end_b || base[i] != to[i])
+            break;
+    }
+    /* base = /a/b/c, to = /a/x: common = 2, one ".." per component of base
+     * after the prefix. */
+    size_t ups = 0;
+    for (size_t i = common; base[i]; i++)
+        ups += base[i] == '/' && base[i + 1] != '\0';
+    const char *rest = to + common + (to[common] == '/');
+    size_t n = 3 * ups + strlen(rest) + 2;
+    char *rel = stall_xmalloc(n);
+    rel[0] = '\0';
+    for (size_t i = 0; i < ups; i++)
+        strcat(rel, "../");
+    strcat(rel, rest);
+    if (rel[0] == '\0')
+        strcpy(rel, ".");
+    size_t len = strlen(rel);
+    if (len > 1 && rel[len - 1] == '/')
+        rel[len - 1] = '\0';
+    free(base);
+    free(to);
+    return rel;
 }

@@ -159,3 +159,39 @@ Test(cli, calibrate_prints_ini_lines_and_rejects_one_trace)
                  "two worker counts without --cores must be refused");
     cr_assert(strstr(line, "--cores") != NULL, "stderr: %s", line);
 }
+
+/* effective.ini runs again, from its own folder, to the same results: in
+ * model mode (where defaults mean "as the trace says") and in replay mode. */
+Test(cli, effective_ini_runs_again_to_the_same_results)
+{
+    char cmd[2000];
+    snprintf(cmd, sizeof cmd,
+             BIN " run " STALL_SOURCE_DIR "/configs/w2.ini -q -o %s/eff1 && " BIN
+                 " run %s/eff1/effective.ini -q -o %s/eff2 && cmp %s/eff1/summary.csv "
+                 "%s/eff2/summary.csv && cmp %s/eff1/fetch-none_start-none/iterations.csv "
+                 "%s/eff2/fetch-none_start-none/iterations.csv",
+             cdir, cdir, cdir, cdir, cdir, cdir, cdir);
+    cr_assert_eq(sh(cmd, NULL, 0), 0, "model: effective.ini gave other results");
+    snprintf(cmd, sizeof cmd,
+             BIN " run " STALL_SOURCE_DIR "/configs/example.ini -q -o %s/eff3 && cd /tmp && " BIN
+                 " run %s/eff3/effective.ini -q -o %s/eff4 && cmp %s/eff3/summary.csv "
+                 "%s/eff4/summary.csv",
+             cdir, cdir, cdir, cdir, cdir);
+    cr_assert_eq(sh(cmd, NULL, 0), 0, "replay: effective.ini gave other results");
+}
+
+Test(cli, overlong_ini_line_is_a_clear_error)
+{
+    char path[700], cmd[1000], line[1024];
+    snprintf(path, sizeof path, "%s/long.ini", cdir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "[scenario]\nname = x\n[trace]\nfetch = ");
+    for (int i = 0; i < 120; i++)
+        fputs("ab/", f);
+    fputs("f.csv\n", f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, BIN " run %s -q -o %s/long", path, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2);
+    cr_assert(strstr(line, "long.ini:4: line longer than") != NULL, "stderr: %s", line);
+}

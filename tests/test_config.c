@@ -188,7 +188,7 @@ Test(config, effective_config_round_trips)
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    stall_config_write(&a, f);
+    stall_config_write(&a, NULL, f);
     fclose(f);
     cr_assert_eq(load(buf, &b, &err), 0, "%s\n%s", err.msg, buf);
     cr_assert_str_eq(b.name, "rt");

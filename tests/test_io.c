@@ -121,3 +121,38 @@ Test(io, path_dir_and_join)
     cr_assert_str_eq(j, "a/b");
     free(j);
 }
+
+Test(io, path_relative_between_existing_paths)
+{
+    char dir[] = "/tmp/stall_io_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/a/b/c %s/a/bc %s/x && touch %s/x/f %s/a/bc/g", dir, dir,
+             dir, dir, dir);
+    cr_assert_eq(system(cmd), 0);
+    struct {
+        const char *from, *to, *want;
+    } cases[] = {
+        {"a/b/c", "x/f", "../../../x/f"}, {"a", "a/bc/g", "bc/g"},
+        {"a/b", "a/bc/g", "../bc/g"}, /* "b" is not a prefix component of "bc" */
+        {"a/b/c", "a/b/c", "."},          {"x", "x/f", "f"},
+        {"a/b/c/../..", "x/f", "../x/f"}, /* the from side is resolved */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char from[200], to[200];
+        snprintf(from, sizeof from, "%s/%s", dir, cases[i].from);
+        snprintf(to, sizeof to, "%s/%s", dir, cases[i].to);
+        char *got = stall_path_relative(from, to);
+        cr_assert_str_eq(got, cases[i].want, "from %s to %s", cases[i].from, cases[i].to);
+        free(got);
+    }
+    char *root = stall_path_relative("/", dir);
+    cr_assert_str_eq(root, dir + 1, "from / got %s", root);
+    free(root);
+    /* A path that does not exist comes back as given. */
+    char *missing = stall_path_relative(dir, "no/such/file");
+    cr_assert_str_eq(missing, "no/such/file");
+    free(missing);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}

@@ -139,8 +139,13 @@ int stall_config_check(const stall_config *cfg, stall_err *err);
 /* True when section.key was set explicitly. */
 bool stall_config_given(const stall_config *cfg, const char *section, const char *key);
 
-/* Writes the effective configuration as INI text (every key, resolved). */
-void stall_config_write(const stall_config *cfg, FILE *f);
+/* Writes the effective configuration as INI text: every key, resolved; the
+ * keys that were not given (defaults) as comments, so that loading the text
+ * gives the same configuration, given flags included.
+ * Paths are written relative to base_dir, the directory the text will be
+ * loaded from (see stall_path_relative), or as stored when base_dir is
+ * NULL. */
+void stall_config_write(const stall_config *cfg, const char *base_dir, FILE *f);
 
 /* Writes the key reference (section, key, default, help) for --help. */
 void stall_config_help(FILE *f);

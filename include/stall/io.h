@@ -43,6 +43,10 @@ char *stall_path_join(const char *dir, const char *name);
 
 /* The folder part of a path ("." when it has none), as a new string. */
 char *stall_path_dir(const char *path);
+/* `path` as seen from directory `from`: relative ("../traces/w2/trace.csv")
+ * when both exist, else `path` made absolute when it exists, else `path` as
+ * given. Symbolic links are resolved. Never NULL; free() it. */
+char *stall_path_relative(const char *from, const char *path);
 
 #ifdef __cplusplus
 }
