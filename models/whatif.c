@@ -426,12 +426,14 @@ static int wi_run(const stall_model_params *p, wi_tables *w, wi_collect *c, stal
     return stall_model_run(p, &d, wi_on_iter, c, st, err);
 }
 
-static int wi_load_measured(const stall_config *cfg, stall_tidy_trace **t, stall_measured *m,
-                            stall_err *err)
+/* Loads and decomposes cfg's trace; the rows are freed once decomposed. */
+static int wi_load_measured(const stall_config *cfg, stall_measured *m, stall_err *err)
 {
-    int rc = stall_tidy_load(cfg->path, t, err);
+    stall_tidy_trace *t = NULL;
+    int rc = stall_tidy_load(cfg->path, &t, err);
     if (rc == 0)
-        rc = stall_measured_from_tidy(*t, m, err);
+        rc = stall_measured_from_tidy(t, m, err);
+    stall_tidy_free(t);
     return rc;
 }
 
@@ -606,7 +608,6 @@ static char *wi_outdir(const stall_config *cfg, const stall_run_opts *opts)
 
 int stall_whatif_run(const stall_config *cfg, const stall_run_opts *opts, stall_err *err)
 {
-    stall_tidy_trace *t = NULL;
     stall_measured m = {0};
     bool have = cfg->format == STALL_FORMAT_TIDY;
     if (cfg->format == STALL_FORMAT_DSANALYZER)
@@ -620,7 +621,7 @@ int stall_whatif_run(const stall_config *cfg, const stall_run_opts *opts, stall_
                 "%s: [align] start: start alignment is a counterfactual on measured "
                 "starts, available in mode = replay; mode = model takes start = none",
                 cfg->ini_path);
-    int rc = have ? wi_load_measured(cfg, &t, &m, err) : 0;
+    int rc = have ? wi_load_measured(cfg, &m, err) : 0;
     stall_model_params p;
     wi_tables w = {0};
     double contention = 1.0;
@@ -726,7 +727,6 @@ int stall_whatif_run(const stall_config *cfg, const stall_run_opts *opts, stall_
     free(jobs);
     wi_tables_free(&w);
     stall_measured_free(&m);
-    stall_tidy_free(t);
     return rc;
 }
 
@@ -758,9 +758,8 @@ int stall_validate(const stall_config *cfg, const stall_run_opts *opts, stall_er
     if (cfg->format != STALL_FORMAT_TIDY)
         return stall_err_set(err, STALL_ECONFIG, "%s: [trace] format: validate needs a tidy trace",
                              cfg->ini_path);
-    stall_tidy_trace *t = NULL;
     stall_measured m = {0};
-    int rc = wi_load_measured(cfg, &t, &m, err);
+    int rc = wi_load_measured(cfg, &m, err);
     stall_model_params p;
     wi_tables w = {0};
     double *sim_e = NULL, *sim_s = NULL;
@@ -815,7 +814,6 @@ int stall_validate(const stall_config *cfg, const stall_run_opts *opts, stall_er
     free(sim_s);
     wi_tables_free(&w);
     stall_measured_free(&m);
-    stall_tidy_free(t);
     return rc;
 }
 
