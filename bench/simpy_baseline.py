@@ -7,7 +7,8 @@ docs/simpy-baseline.md.
 
 SimPy here is Debian's python3-simpy 2.3.1, the SimPy 2 API (`from
 SimPy.Simulation import ...`: Process, hold, get/put on a Store, waitevent on
-a SimEvent). The clock holds integer nanoseconds (Python ints: exact).
+a SimEvent, passivate/reactivate). The clock holds integer nanoseconds
+(Python ints: exact).
 
 Rules (MODEL.md, "PyTorch DataLoader, per rank" and "Training loop and DDP
 barrier"), no shared CPU or storage:
@@ -30,11 +31,15 @@ Time: wall (perf_counter) and process CPU time around simulate() only; the
 duration functions are called inside, as bench_model.c's callbacks are.
 
 Events: SimPy 2 schedules one event notice per process resumption (every
-`yield hold/get/put/waitevent` and every activation; a blocked get/waitevent
-is resumed by the put/signal that satisfies it). The count reported is the
-number of notices posted, -sim._sortpr (SimPy decrements it once per post);
-this model cancels none, so it equals the number of steps executed
-(--count-steps runs its own step loop and checks that).
+`yield hold/get/put/waitevent/passivate` and every activation; a blocked
+get/waitevent/passivate is resumed by the put/signal/reactivate that
+satisfies it). Per rank and batch that is about 8: worker get + hold, pin
+wake-up + hold, loop hand-over hold, refill put, compute hold, barrier
+(waitevent, or the tail hold for the last rank in), plus a waitevent when the
+batch is not there yet. The count reported is the number of notices posted,
+-sim._sortpr (SimPy decrements it once per post); this model cancels none,
+so it equals the number of steps executed (--count-steps runs its own step
+loop and checks that).
 
 usage: simpy_baseline.py [--ranks G] [--workers W] [--batches N] [--epochs E]
                          [--check FILE] [--dump FILE] [--count-steps]
@@ -50,7 +55,7 @@ from heapq import heappop, heappush
 import SimPy
 
 from SimPy.Simulation import (Process, SimEvent, Simulation, Store, get, hold,
-                              put, waitevent)
+                              passivate, put, waitevent)
 
 M64 = 0xFFFFFFFFFFFFFFFF
 
@@ -143,13 +148,15 @@ class PinThread(Process):
         Process.__init__(self, name='pin%d' % rank.r, sim=sim)
         self.rank = rank
         self.idle = False
-        self.wake = SimEvent(name='pinwake%d' % rank.r, sim=sim)
 
     def enqueue(self, t, k, e):
         heappush(self.rank.pinq, (t, k, e))
         if self.idle:
+            # Wake the thread after every event already due at this instant
+            # (reactivate without prior): all workers delivering now are in
+            # the queue before it picks, so a tie goes to the lower batch.
             self.idle = False
-            self.wake.signal()
+            self.sim.reactivate(self)
 
     def run(self):
         rank = self.rank
@@ -158,10 +165,10 @@ class PinThread(Process):
         while True:
             if not q:
                 self.idle = True
-                yield waitevent, self, self.wake
-            if q[0][0] == sim.now():
-                # Other workers may deliver at this same instant: let them, so
-                # that a tie goes to the lower batch index.
+                yield passivate, self
+            elif q[0][0] == sim.now():
+                # Done pinning just as a batch arrived: other workers may
+                # deliver at this same instant too; let them first.
                 yield hold, self, 0
             t, k, e = heappop(q)
             yield hold, self, PIN_NS
@@ -296,7 +303,7 @@ def main():
             or args.repeat < 1:
         ap.error('ranks, workers, batches, epochs, repeat must be >= 1')
     if args.quantum < 1 or args.quantum > 50000000:
-        ap.error('quantum must be in [1, 50000000] ns (durations stay > 0)')
+        ap.error('quantum must be in [1, 50000000] ns')
 
     best = None
     for _ in range(args.repeat):
