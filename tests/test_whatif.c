@@ -220,6 +220,21 @@ Test(whatif, resampled_what_if_is_deterministic_for_a_seed)
     free(z);
 }
 
+/* epoch_time_s of the first row of DIR/summary.csv (the 9th column:
+ * fetch_align,start_align,gpus,workers,prefetch,epochs,iterations,kept,...). */
+static double summary_epoch(const char *dir)
+{
+    char sp[800];
+    snprintf(sp, sizeof sp, "%s/summary.csv", dir);
+    char *s = slurp(sp);
+    char *fld = strchr(s, '\n') + 1;
+    for (int i = 0; i < 8; i++)
+        fld = strchr(fld, ',') + 1;
+    double v = strtod(fld, NULL);
+    free(s);
+    return v;
+}
+
 Test(whatif, more_workers_on_few_cores_load_no_faster)
 {
     /* CPU-bound loading (cpu_share 1) on 2 cores: 8 workers per GPU are no
@@ -244,16 +259,7 @@ Test(whatif, more_workers_on_few_cores_load_no_faster)
             stall_run_opts o = {.outdir = out, .jobs = 1};
             stall_err err = {0};
             cr_assert_eq(stall_whatif_run(&cfg, &o, &err), 0, "%s", err.msg);
-            char sp[800];
-            snprintf(sp, sizeof sp, "%s/summary.csv", out);
-            char *s = slurp(sp);
-            char *row = strchr(s, '\n') + 1;
-            /* fetch_align,start_align,gpus,workers,prefetch,epochs,iterations,kept,epoch_time_s */
-            char *fld = row;
-            for (int i = 0; i < 8; i++)
-                fld = strchr(fld, ',') + 1;
-            epoch[cores][wi] = strtod(fld, NULL);
-            free(s);
+            epoch[cores][wi] = summary_epoch(out);
         }
     cr_assert(epoch[0][1] < 0.5 * epoch[0][0], "unlimited cores: 8 workers %.3f vs 2 workers %.3f",
               epoch[0][1], epoch[0][0]);
@@ -264,19 +270,6 @@ Test(whatif, more_workers_on_few_cores_load_no_faster)
 /* ---- calibrate on the shipped real traces ---- */
 
 #define TRACE(w) STALL_SOURCE_DIR "/traces/" w "/trace.csv"
-
-static double summary_epoch(const char *dir)
-{
-    char sp[800];
-    snprintf(sp, sizeof sp, "%s/summary.csv", dir);
-    char *s = slurp(sp);
-    char *fld = strchr(s, '\n') + 1;
-    for (int i = 0; i < 8; i++)
-        fld = strchr(fld, ',') + 1;
-    double v = strtod(fld, NULL);
-    free(s);
-    return v;
-}
 
 Test(whatif, calibrate_predicts_every_shipped_trace_from_every_other_within_5_percent)
 {
