@@ -543,7 +543,6 @@ static int model_take_end(model_state *st, int r, int32_t s, stall_time y, stall
     if (c < 0)
         return model_negative(err, "compute", st->epoch, r, st->k, c);
     st->it_y[r] = y;
-    st->it_c[r] = c;
     st->it_start[r] = sl->start;
     st->it_end[r] = sl->end;
     st->it_batch[r] = sl->batch;
