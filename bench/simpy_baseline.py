@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""simpy_baseline.py - the closed-loop DataLoader/DDP model of MODEL.md written
+"""simpy_baseline.py - the closed-loop DataLoader/DDP model of docs/model.md written
 the way a researcher writes it in SimPy: one process per DataLoader worker, a
 pin-memory thread and a training loop per rank, and the DDP barrier. It is the
 speed baseline the C engine (models/model.c) is measured against; see
@@ -10,7 +10,7 @@ SimPy.Simulation import ...`: Process, hold, get/put on a Store, waitevent on
 a SimEvent, passivate/reactivate). The clock holds integer nanoseconds
 (Python ints: exact).
 
-Rules (MODEL.md, "PyTorch DataLoader, per rank" and "Training loop and DDP
+Rules (docs/model.md, "PyTorch DataLoader, per rank" and "Training loop and DDP
 barrier"), no shared CPU or storage:
   - batch k goes to worker k mod W (round robin, restarting every epoch); at
     epoch start batches 0 .. P*W-1 are handed out; taking batch k (at Y) hands

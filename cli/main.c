@@ -13,7 +13,8 @@
 
 #include "stall/config.h"
 #include "stall/scenario.h"
-#include "stall/whatif.h"
+#include "stall/calibrate.h"
+#include "stall/validate.h"
 
 static void cli_usage(FILE *f)
 {

@@ -1,6 +1,6 @@
 /*
  * model.c - the closed-loop model: DataLoader workers, prefetch, pin memory,
- * in-order delivery and the DDP barrier of MODEL.md, as events on the stall
+ * in-order delivery and the DDP barrier of docs/model.md, as events on the stall
  * engine (the header states the rules).
  *
  * State is per rank: P*W slots (a slot holds one handed-out batch from hand-
@@ -19,7 +19,7 @@
  * Exactness without shared resources: a FETCH_END is scheduled when its batch
  * is handed out, and a rank hands batches out in index order, so a rank's
  * FETCH_ENDs at one instant fire in index order. That is the tie order of
- * MODEL.md's recurrence (arrival order; equal times: lower index first), so
+ * docs/model.md's recurrence (arrival order; equal times: lower index first), so
  * every decision taken at the instant of an event (which batch the pin thread
  * takes next, which batch an out-of-order loop takes) matches the closed
  * form: any batch still to arrive at that instant was handed out later, so

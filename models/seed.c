@@ -1,6 +1,6 @@
 /*
  * seed.c - seed-compatible mode: the notebook's per-row what-if and its
- * summary, with the notebook's arithmetic (SEED_SEMANTICS.md sections 3-5).
+ * summary, with the notebook's arithmetic (docs/model.md section 4.3).
  *
  * Purpose: give the seed's users their published numbers back, bit for bit,
  * so that the event simulation can be compared against them. Everything
@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pdparse.h"
+#include "stall/pdparse.h"
 #include "stall/io.h"
 
 struct stall_seed_result {

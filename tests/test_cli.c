@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "tmpdir.h"
+
 #define BIN STALL_BINARY_DIR "/stallsim"
 #define GOLD STALL_SOURCE_DIR "/tests/golden/seed-case1/input/"
 #define STEM "fsNprepNloadNtrain_Imagenet_default_resnet50_epoch1_b2048_worker12_thread0"
@@ -17,9 +19,13 @@
 static char cdir[] = "/tmp/stall_cli_XXXXXX";
 static void cli_setup(void)
 {
-    cr_assert_not_null(mkdtemp(cdir));
+    tmpdir_make(cdir);
 }
-TestSuite(cli, .init = cli_setup, .timeout = 120);
+static void cli_teardown(void)
+{
+    tmpdir_remove(cdir);
+}
+TestSuite(cli, .init = cli_setup, .fini = cli_teardown, .timeout = 120);
 
 /* Runs a shell command; returns its exit status and its stderr's first line. */
 static int sh(const char *cmd, char *firstline, size_t n)

@@ -7,12 +7,17 @@
 #include <unistd.h>
 
 #include "stall/config.h"
+#include "tmpdir.h"
 
 static char cfg_dir[] = "/tmp/stall_cfg_XXXXXX";
 
 static void cfg_setup(void)
 {
-    cr_assert_not_null(mkdtemp(cfg_dir));
+    tmpdir_make(cfg_dir);
+}
+static void cfg_teardown(void)
+{
+    tmpdir_remove(cfg_dir);
 }
 
 static const char *write_ini(const char *name, const char *text)
@@ -32,7 +37,7 @@ static int load(const char *text, stall_config *cfg, stall_err *err)
     return stall_config_load(cfg, write_ini("t.ini", text), err);
 }
 
-TestSuite(config, .init = cfg_setup);
+TestSuite(config, .init = cfg_setup, .fini = cfg_teardown);
 
 Test(config, defaults_match_the_notebook)
 {

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pdparse.h"
+#include "stall/pdparse.h"
 #include "stall/dsanalyzer.h"
 #include "stall/io.h"
 

@@ -9,6 +9,19 @@
 #include "stall/digest.h"
 #include "stall/io.h"
 
+#include "tmpdir.h"
+
+static char iodir[] = "/tmp/stall_io_XXXXXX";
+static void io_setup(void)
+{
+    tmpdir_make(iodir);
+}
+static void io_teardown(void)
+{
+    tmpdir_remove(iodir);
+}
+TestSuite(io, .init = io_setup, .fini = io_teardown);
+
 Test(io, repr_matches_python)
 {
     struct {
@@ -60,8 +73,7 @@ static int fill_fail(FILE *f, void *ctx, stall_err *err)
 
 Test(io, atomic_write_leaves_old_file_on_failure)
 {
-    char dir[] = "/tmp/stall_io_XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
+    const char *dir = iodir;
     char *p = stall_path_join(dir, "out.csv");
     stall_err err = {0};
     cr_assert_eq(stall_write_atomic(p, fill_ok, "old\n", &err), 0);
@@ -80,8 +92,7 @@ Test(io, atomic_write_leaves_old_file_on_failure)
 
 Test(io, mkdirs_creates_nested_and_rejects_files)
 {
-    char dir[] = "/tmp/stall_io_XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
+    const char *dir = iodir;
     char *p = stall_path_join(dir, "a/b/c/");
     stall_err err = {0};
     cr_assert_eq(stall_mkdirs(p, &err), 0, "%s", err.msg);
@@ -124,8 +135,7 @@ Test(io, path_dir_and_join)
 
 Test(io, path_relative_between_existing_paths)
 {
-    char dir[] = "/tmp/stall_io_XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
+    const char *dir = iodir;
     char cmd[400];
     snprintf(cmd, sizeof cmd, "mkdir -p %s/a/b/c %s/a/bc %s/x && touch %s/x/f %s/a/bc/g", dir, dir,
              dir, dir, dir);
@@ -153,6 +163,4 @@ Test(io, path_relative_between_existing_paths)
     char *missing = stall_path_relative(dir, "no/such/file");
     cr_assert_str_eq(missing, "no/such/file");
     free(missing);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    cr_assert_eq(system(cmd), 0);
 }

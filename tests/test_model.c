@@ -1,5 +1,5 @@
 /*
- * The closed-loop model against an independent implementation of MODEL.md's
+ * The closed-loop model against an independent implementation of docs/model.md's
  * max-plus recurrence (the oracle below shares no code with models/model.c;
  * it even writes the fetch-align policies out again), on hundreds of random
  * configurations, plus targeted cases and configuration errors.

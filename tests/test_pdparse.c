@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pdparse.h"
+#include "stall/pdparse.h"
 
 #define GOLDEN_FETCH                                                                               \
     STALL_SOURCE_DIR "/tests/golden/seed-case1/input/fsNprepNloadNtrain_Imagenet_default_"         \

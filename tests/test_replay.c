@@ -1,5 +1,5 @@
 /*
- * Replay against an independent closed form of MODEL.md's trace-timed
+ * Replay against an independent closed form of docs/model.md's trace-timed
  * replay: Y = max(Q + floor, S' + D' + lag), T(k) = max_r (Y + C) + A(k),
  * Q(r,k+1) = T(k), with the alignment policies written out again here.
  */

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "share.h"
+#include "models/share.h"
 #include "stall/model.h"
 
 #define MS INT64_C(1000000)

@@ -7,12 +7,18 @@
 
 #include "stall/tidy.h"
 
+#include "tmpdir.h"
+
 static char tdir[] = "/tmp/stall_tidy_XXXXXX";
 static void tidy_setup(void)
 {
-    cr_assert_not_null(mkdtemp(tdir));
+    tmpdir_make(tdir);
 }
-TestSuite(tidy, .init = tidy_setup);
+static void tidy_teardown(void)
+{
+    tmpdir_remove(tdir);
+}
+TestSuite(tidy, .init = tidy_setup, .fini = tidy_teardown);
 
 #define HDR "rank,epoch,batch,worker,fetch_start,fetch_end,request,ready,iter_end"
 

@@ -14,14 +14,23 @@
 #include "stall/config.h"
 #include "stall/model.h"
 #include "stall/tidy.h"
-#include "stall/whatif.h"
+#include "stall/calibrate.h"
+#include "stall/measured.h"
+#include "stall/scenario.h"
+#include "stall/validate.h"
+
+#include "tmpdir.h"
 
 static char wdir[] = "/tmp/stall_whatif_XXXXXX";
 static void wi_setup(void)
 {
-    cr_assert_not_null(mkdtemp(wdir));
+    tmpdir_make(wdir);
 }
-TestSuite(whatif, .init = wi_setup, .timeout = 120);
+static void wi_teardown(void)
+{
+    tmpdir_remove(wdir);
+}
+TestSuite(whatif, .init = wi_setup, .fini = wi_teardown, .timeout = 120);
 
 typedef struct gen {
     int g, ne;
@@ -169,10 +178,10 @@ Test(whatif, what_if_beyond_the_trace_needs_resampling)
     snprintf(out, sizeof out, "%s/r", wdir);
     stall_run_opts o = {.outdir = out, .jobs = 1};
     stall_err err = {0};
-    cr_assert_eq(stall_whatif_run(&cfg, &o, &err), STALL_ECONFIG);
+    cr_assert_eq(stall_scenario_run(&cfg, &o, &err), STALL_ECONFIG);
     cr_assert(strstr(err.msg, "resample") != NULL, "message: %s", err.msg);
     cfg.resample = STALL_RESAMPLE_BOOTSTRAP;
-    cr_assert_eq(stall_whatif_run(&cfg, &o, &err), 0, "%s", err.msg);
+    cr_assert_eq(stall_scenario_run(&cfg, &o, &err), 0, "%s", err.msg);
 }
 
 static char *slurp(const char *path)
@@ -202,12 +211,12 @@ Test(whatif, resampled_what_if_is_deterministic_for_a_seed)
     snprintf(c, sizeof c, "%s/c", wdir);
     stall_err err = {0};
     stall_run_opts o = {.outdir = a, .jobs = 1};
-    cr_assert_eq(stall_whatif_run(&cfg, &o, &err), 0, "%s", err.msg);
+    cr_assert_eq(stall_scenario_run(&cfg, &o, &err), 0, "%s", err.msg);
     o.outdir = b;
-    cr_assert_eq(stall_whatif_run(&cfg, &o, &err), 0, "%s", err.msg);
+    cr_assert_eq(stall_scenario_run(&cfg, &o, &err), 0, "%s", err.msg);
     cfg.seed = 2;
     o.outdir = c;
-    cr_assert_eq(stall_whatif_run(&cfg, &o, &err), 0, "%s", err.msg);
+    cr_assert_eq(stall_scenario_run(&cfg, &o, &err), 0, "%s", err.msg);
     char pa[800], pb[800], pc[800];
     snprintf(pa, sizeof pa, "%s/fetch-none_start-none/iterations.csv", a);
     snprintf(pb, sizeof pb, "%s/fetch-none_start-none/iterations.csv", b);
@@ -258,7 +267,7 @@ Test(whatif, more_workers_on_few_cores_load_no_faster)
             snprintf(out, sizeof out, "%s/cores%d_w%d", wdir, cores, wi);
             stall_run_opts o = {.outdir = out, .jobs = 1};
             stall_err err = {0};
-            cr_assert_eq(stall_whatif_run(&cfg, &o, &err), 0, "%s", err.msg);
+            cr_assert_eq(stall_scenario_run(&cfg, &o, &err), 0, "%s", err.msg);
             epoch[cores][wi] = summary_epoch(out);
         }
     cr_assert(epoch[0][1] < 0.5 * epoch[0][0], "unlimited cores: 8 workers %.3f vs 2 workers %.3f",
@@ -307,7 +316,7 @@ Test(whatif, calibrate_predicts_every_shipped_trace_from_every_other_within_5_pe
     char out[700];
     snprintf(out, sizeof out, "%s/calib_w4_to_w1", wdir);
     stall_run_opts o = {.outdir = out, .jobs = 1};
-    cr_assert_eq(stall_whatif_run(&cfg, &o, &err), 0, "%s", err.msg);
+    cr_assert_eq(stall_scenario_run(&cfg, &o, &err), 0, "%s", err.msg);
     double e = summary_epoch(out);
     cr_assert(fabs(e - c.predicted_s[2 * 3 + 0]) < 1e-6, "run %.7f s vs calibrate %.7f s", e,
               c.predicted_s[6]);

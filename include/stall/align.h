@@ -1,6 +1,6 @@
 /*
  * stall/align.h - the seed's alignment policies as a what-if on measured
- * values (MODEL.md, "Alignment policies").
+ * values (docs/model.md, section 4.1).
  *
  * Per batch index k, across the G ranks:
  *   fetch align: D'(r,k) = mean_r D (avg), min_r D (min), or D(r,k) (none);

@@ -1,6 +1,6 @@
 /*
  * stall/dsanalyzer.h - reads the three dsanalyzer CSVs of one training run
- * (the seed notebook's inputs, SEED_SEMANTICS.md section 2) into arrays.
+ * (the seed notebook's inputs) into arrays.
  *
  * Files (each starts with pandas' unnamed index column, whose header field is
  * empty and whose values are ignored; other extra columns are ignored too):

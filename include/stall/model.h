@@ -1,10 +1,10 @@
 /*
- * stall/model.h - the closed-loop model (MODEL.md, "mode = model"): G ranks,
+ * stall/model.h - the closed-loop model (docs/model.md, "mode = model"): G ranks,
  * each with a PyTorch DataLoader of W workers and prefetch factor P, a
  * training loop that asks for batches, and a DDP barrier every iteration,
  * simulated as events on the stall engine.
  *
- * Per rank r and epoch, for the k-th batch the loop takes (MODEL.md words):
+ * Per rank r and epoch, for the k-th batch the loop takes (docs/model.md words):
  *   - batches are handed round robin to workers (k mod W, restarting at
  *     worker 0 every epoch); batches 0 .. P*W-1 at epoch start, then one per
  *     batch the loop takes, to the worker that produced it (refill on yield):
@@ -21,7 +21,7 @@
  *   - no prefetch crosses an epoch boundary; epoch e starts at
  *     end(e-1) + epoch_gap(e), with end(-1) = 0, so epoch 0 starts at
  *     epoch_gap(0).
- * Without shared resources (cores = 0, storage_mb_s = 0) this is MODEL.md's
+ * Without shared resources (cores = 0, storage_mb_s = 0) this is docs/model.md's
  * max-plus recurrence, and the engine reproduces it to the nanosecond
  * (tests/test_model.c holds it against an independent implementation).
  *

@@ -1,5 +1,5 @@
 /*
- * stall/replay.h - trace-timed replay (MODEL.md, "Alignment policies": in
+ * stall/replay.h - trace-timed replay (docs/model.md, "Alignment policies": in
  * trace-timed replay the policies are counterfactuals on measured times).
  *
  * Fetch starts and durations come from the trace, aligned per batch across

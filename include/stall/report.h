@@ -1,5 +1,5 @@
 /*
- * stall/report.h - per-iteration records and the run summary of MODEL.md
+ * stall/report.h - per-iteration records and the run summary of docs/model.md
  * ("What is reported"), shared by every mode that simulates.
  *
  * A stall_report collects one row per (epoch, batch) and the epochs' start

@@ -1,7 +1,7 @@
 /*
  * stall/seed.h - seed-compatible mode: the research notebook's row-by-row
  * what-if (shared/seeds/000_*.txt), reproduced bit for bit as specified in
- * SEED_SEMANTICS.md sections 3 and 4, quirks included.
+ * docs/model.md section 4.3, quirks included.
  *
  * This is not the event simulation. Each batch (row) is treated on its own:
  * the measured start and fetch times of the G GPUs are replaced by aligned

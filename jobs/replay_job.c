@@ -1,30 +1,29 @@
 /*
- * scenario.c - from a checked configuration to a finished result folder.
+ * replay_job.c - mode = replay and mode = seed: from a dsanalyzer trace to a
+ * finished result folder.
  *
  * replay: the dsanalyzer trace becomes a stall_replay_input (measured starts,
  * durations, arrival lags, hand-over floors, compute) and each (fetch, start)
  * combination is replayed in the event engine. seed: the notebook's
- * row-by-row computation (seed.c), written in its exact layout, with the
- * event replay's answer beside it in replay_summary.csv.
+ * row-by-row computation (models/seed.c), written in its exact layout, with
+ * the event replay's answer beside it in replay_summary.csv.
  *
  * Combinations run on a small pthread pool; each job owns its outputs, and
  * everything shared (the summary files, the terminal table) is produced in
  * combination order after the pool has joined, so -j never changes a byte.
  */
-#include "stall/scenario.h"
+#include "modes.h"
 
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "stall/digest.h"
 #include "stall/dsanalyzer.h"
 #include "stall/io.h"
 #include "stall/replay.h"
 #include "stall/report.h"
 #include "stall/seed.h"
-#include "stall/whatif.h"
 
 typedef struct scen_job {
     stall_align fa, sa;
@@ -85,7 +84,7 @@ static void scen_replay_build(const stall_config *cfg, const stall_ds_trace *t, 
             size_t i = (size_t)k * g + (size_t)r;
             d->start[i] = t->start_ns[i];
             d->fetch[i] = stall_s_to_ns(t->fetch_s[i]);
-            /* C(r,k) = iteration time - max_r stall (MODEL.md: never each
+            /* C(r,k) = iteration time - max_r stall (docs/model.md: never each
              * rank's own stall, or the barrier is counted twice). */
             double c = t->iter_s[i] - maxst;
             d->compute[i] = c > 0 ? stall_s_to_ns(c) : 0;
@@ -277,55 +276,6 @@ static int scen_fill_summary(FILE *f, void *arg, stall_err *err)
     return 0;
 }
 
-typedef struct scen_manifest {
-    const stall_config *cfg;
-    const char *outdir;
-    const char *paths[4];
-    char hex[4][65];
-    int n;
-} scen_manifest;
-
-/* Paths are written relative to the result folder (where effective.ini is
- * read from when run again), each on a line of its own to stay within the
- * INI reader's line length. */
-static int scen_fill_manifest(FILE *f, void *arg, stall_err *err)
-{
-    (void)err;
-    const scen_manifest *m = arg;
-    fprintf(f, "; stallsim %s: effective configuration of this run\n", stall_version());
-    if (m->cfg->ini_path[0]) {
-        char *rel = stall_path_relative(m->outdir, m->cfg->ini_path);
-        fprintf(f, "; config %s\n", rel);
-        free(rel);
-    }
-    for (int i = 0; i < m->n; i++) {
-        char *rel = stall_path_relative(m->outdir, m->paths[i]);
-        fprintf(f, "; input %s\n;   sha256 %s\n", rel, m->hex[i]);
-        free(rel);
-    }
-    fputc('\n', f);
-    stall_config_write(m->cfg, m->outdir, f);
-    return 0;
-}
-
-int stall_scenario_manifest(const stall_config *cfg, const char *outdir, stall_err *err)
-{
-    scen_manifest m = {.cfg = cfg, .outdir = outdir};
-    if (cfg->format == STALL_FORMAT_DSANALYZER) {
-        m.paths[m.n++] = cfg->fetch;
-        m.paths[m.n++] = cfg->start;
-        m.paths[m.n++] = cfg->perf;
-    } else if (cfg->format == STALL_FORMAT_TIDY) {
-        m.paths[m.n++] = cfg->path;
-    }
-    for (int i = 0; i < m.n; i++) {
-        int rc = stall_sha256_file(m.paths[i], m.hex[i], err);
-        if (rc)
-            return rc;
-    }
-    return stall_write_atomic_in(outdir, "effective.ini", scen_fill_manifest, &m, err);
-}
-
 static void scen_term_replay(FILE *t, const scen_ctx *c, double measured)
 {
     fprintf(t, "%-5s %-5s %11s %9s %10s %9s %9s %10s %7s\n", "fetch", "start", "epoch_s", "vs_meas",
@@ -361,10 +311,8 @@ static const char *scen_basename(const char *p)
     return s ? s + 1 : p;
 }
 
-int stall_scenario_run(const stall_config *cfg, const stall_run_opts *opts, stall_err *err)
+int stall_replay_job(const stall_config *cfg, const stall_run_opts *opts, stall_err *err)
 {
-    if (cfg->mode == STALL_MODE_MODEL)
-        return stall_whatif_run(cfg, opts, err);
     if (cfg->format != STALL_FORMAT_DSANALYZER)
         return stall_err_set(err, STALL_ECONFIG,
                              "%s: [trace] format: replay and seed modes read dsanalyzer traces",
@@ -374,10 +322,7 @@ int stall_scenario_run(const stall_config *cfg, const stall_run_opts *opts, stal
     if (rc)
         return rc;
 
-    char *outdir = opts->outdir ? stall_xstrdup(opts->outdir) : NULL;
-    if (!outdir) {
-        outdir = stall_path_join("results", cfg->name);
-    }
+    char *outdir = stall_job_outdir(cfg, opts);
     char stem[STALL_PATH_MAX];
     snprintf(stem, sizeof stem, "%s", scen_basename(cfg->perf));
     size_t sl = strlen(stem);
@@ -421,7 +366,7 @@ int stall_scenario_run(const stall_config *cfg, const stall_run_opts *opts, stal
         rc = stall_write_atomic_in(outdir, "summary.csv", scen_fill_summary, &o, err);
     }
     if (rc == 0)
-        rc = stall_scenario_manifest(cfg, outdir, err);
+        rc = stall_job_manifest(cfg, outdir, err);
     if (rc == 0 && opts->term) {
         FILE *t = opts->term;
         fprintf(t, "stallsim %s: scenario '%s' (%s), %d GPUs x %zu batches, epoch %lld\n",

@@ -5,13 +5,13 @@
  * CSV floats (precise_xstrtod, not correctly rounded for 16-17 digits) and
  * how it turned float seconds into int64 nanoseconds (two slightly different
  * routines for Series and scalars). These functions reproduce both, from the
- * descriptions in SEED_SEMANTICS.md section 4 and pandas' tokenizer.c.
+ * descriptions in docs/model.md section 4.3 and pandas' tokenizer.c.
  *
  * Invariants: no state; the only table is the const table of powers of ten,
  * each written as a decimal literal, which the C compiler rounds correctly.
  * Every function is O(length of its input).
  */
-#include "pdparse.h"
+#include "stall/pdparse.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,10 +1,10 @@
 /*
  * pdparse.h - text and unit conversions exactly as pandas 1.5 does them
- * (private to the library: the dsanalyzer reader and seed mode share it).
+ * (formats/pdparse.c; the dsanalyzer reader and seed mode share it).
  *
  * The seed notebook read its CSVs with pandas 1.5's C parser and converted
  * seconds to nanoseconds with pandas' own routines. To reproduce its numbers
- * bit for bit (SEED_SEMANTICS.md, section 4 and quirk Q28), these functions
+ * bit for bit (docs/model.md section 4.3), these functions
  * emulate those routines, including where they are not correctly rounded.
  */
 #ifndef STALL_PDPARSE_H

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pdparse.h"
+#include "stall/pdparse.h"
 
 /* One CSV file as text. Field f of data record r is text + off[(r+1)*ncols + f];
  * the header's fields come first. */

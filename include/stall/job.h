@@ -1,0 +1,38 @@
+/*
+ * stall/job.h - what every job a user runs (run, validate, calibrate, and
+ * later sweep and plan) shares: the run options, the result folder and the
+ * manifest that makes a result folder reproducible.
+ *
+ * This is the bottom of the jobs layer: it knows the configuration and the
+ * I/O helpers, and no job.
+ */
+#ifndef STALL_JOB_H
+#define STALL_JOB_H
+
+#include <stdio.h>
+
+#include "stall/base.h"
+#include "stall/config.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct stall_run_opts {
+    const char *outdir; /* result folder; NULL: results/<name> */
+    int jobs;           /* threads for the combinations (>= 1) */
+    FILE *term;         /* terminal summary; NULL: none */
+} stall_run_opts;
+
+/* The result folder of a run: opts->outdir, or results/<name>. Caller frees. */
+char *stall_job_outdir(const stall_config *cfg, const stall_run_opts *opts);
+
+/* Writes <outdir>/effective.ini: the version, the SHA-256 of every input
+ * file and the complete effective configuration (stall_config_write), paths
+ * relative to outdir, so that running it again reproduces the results. */
+int stall_job_manifest(const stall_config *cfg, const char *outdir, stall_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,266 @@
+/*
+ * calibrate.c - `stallsim calibrate`: the CPU shares of a fetch and a
+ * compute (and the core count) that best predict every trace of a job from
+ * every other, each deflated by the contention it met.
+ */
+#include "stall/calibrate.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "feed.h"
+#include "stall/tidy.h"
+
+/* ---- calibrate ---- */
+
+/* Least squares for the mean fetch D_i = io + cpu * f_i, f_i = max(1, W_i *
+ * R_i / cores), at each candidate core count (or the given one), keeping the
+ * best: a first estimate of the core count. */
+static int wi_cores_fit(const stall_measured *ms, int n, int cores, int gpn, stall_calibration *c,
+                        stall_err *err)
+{
+    double best_sse = INFINITY, *f = stall_xcalloc((size_t)n, sizeof *f);
+    int lo = cores > 0 ? cores : 1, hi = cores > 0 ? cores : 256;
+    for (int k = lo; k <= hi; k++) {
+        double sx = 0, sy = 0, sxx = 0, sxy = 0;
+        for (int i = 0; i < n; i++) {
+            int rpn = gpn > 0 && gpn < ms[i].ranks ? gpn : ms[i].ranks;
+            f[i] = fmax(1.0, (double)ms[i].workers * rpn / k);
+            double y = ms[i].mean_fetch_s;
+            sx += f[i];
+            sy += y;
+            sxx += f[i] * f[i];
+            sxy += f[i] * y;
+        }
+        double den = n * sxx - sx * sx;
+        if (fabs(den) < 1e-12)
+            continue;
+        double cpu = (n * sxy - sx * sy) / den, io = (sy - cpu * sx) / n;
+        if (cpu < 0) {
+            cpu = 0;
+            io = sy / n;
+        }
+        if (io < 0) {
+            io = 0;
+            cpu = sxy / sxx;
+        }
+        double sse = 0;
+        for (int i = 0; i < n; i++) {
+            double d = io + cpu * f[i] - ms[i].mean_fetch_s;
+            sse += d * d;
+        }
+        if (sse < best_sse - 1e-15) {
+            best_sse = sse;
+            c->fit_io_s = io;
+            c->fit_cpu_s = cpu;
+            c->cores = k;
+        }
+    }
+    free(f);
+    if (!isfinite(best_sse) && cores > 0) {
+        /* No trace was contended in the linear sense: nothing to fit, the
+         * simulation below still is. */
+        c->cores = cores;
+        c->fit_io_s = c->fit_cpu_s = NAN;
+        return 0;
+    }
+    if (!isfinite(best_sse))
+        return stall_err_set(err, STALL_EINVAL, "calibrate: the traces do not determine a fit");
+    return 0;
+}
+
+void stall_calibration_free(stall_calibration *c)
+{
+    if (!c)
+        return;
+    free(c->workers);
+    free(c->mean_fetch_s);
+    free(c->contention);
+    free(c->measured_s);
+    free(c->predicted_s);
+    memset(c, 0, sizeof *c);
+}
+
+int stall_calibrate_fit(const char *const *paths, int n, int cores, int gpus_per_node,
+                        stall_calibration *c, stall_err *err)
+{
+    memset(c, 0, sizeof *c);
+    if (n < 2)
+        return stall_err_set(err, STALL_EINVAL,
+                             "calibrate needs two or more traces of the same job");
+    stall_measured *ms = stall_xcalloc((size_t)n, sizeof *ms);
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        stall_tidy_trace *t = NULL;
+        rc = stall_tidy_load(paths[i], &t, err);
+        if (rc == 0)
+            rc = stall_measured_from_tidy(t, &ms[i], err);
+        if (rc == 0 && ms[i].workers < 1)
+            rc = stall_err_set(err, STALL_EPARSE,
+                               "%s: calibrate needs traces with a workers column and workers >= 1",
+                               paths[i]);
+        stall_tidy_free(t);
+    }
+    int distinct = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        int seen = 0;
+        for (int j = 0; j < i; j++)
+            seen |= ms[j].workers == ms[i].workers;
+        distinct += !seen;
+    }
+    if (rc == 0 && distinct < 2)
+        rc = stall_err_set(err, STALL_EINVAL,
+                           "calibrate needs traces with at least two different worker counts");
+    if (rc == 0 && cores <= 0 && distinct < 3)
+        rc = stall_err_set(
+            err, STALL_EINVAL,
+            "calibrate: with two worker counts the core count cannot be estimated; give --cores N");
+    c->n = n;
+    c->cores_given = cores > 0;
+    c->gpus_per_node = gpus_per_node;
+    if (rc == 0)
+        rc = wi_cores_fit(ms, n, cores, gpus_per_node, c, err);
+    /* Refinement by simulation: the fit above assumes every worker is in
+     * its CPU part all the time, which overstates contention, and it leaves
+     * out the training loop's own CPU use. Search the share of a measured
+     * fetch and of a measured compute that is CPU time (the same for every
+     * trace) minimising the squared relative error of the simulated
+     * cross-predictions (trace i run with trace j's worker count, i != j),
+     * where each base trace's CPU work is deflated by the contention it met
+     * in the simulation of its own run (wi_deflate). */
+    c->measured_s = stall_xcalloc((size_t)n, sizeof *c->measured_s);
+    for (int j = 0; j < n && rc == 0; j++)
+        c->measured_s[j] = stall_measured_mean_epoch(&ms[j]);
+    double best_obj = INFINITY;
+    wi_cpu best = {.cores = c->cores, .gpn = gpus_per_node};
+    enum { CAL_FETCH_STEPS = 20, CAL_COMPUTE_STEPS = 10 };
+    double grid[CAL_COMPUTE_STEPS + 1][CAL_FETCH_STEPS + 1];
+    for (int cs = 0; cs <= CAL_COMPUTE_STEPS && rc == 0; cs++)
+        for (int fs = 0; fs <= CAL_FETCH_STEPS && rc == 0; fs++) {
+            wi_cpu cpu = {.cores = c->cores,
+                          .gpn = gpus_per_node,
+                          .fetch_share = (double)fs / CAL_FETCH_STEPS,
+                          .compute_share = (double)cs / CAL_COMPUTE_STEPS};
+            double obj = 0;
+            for (int i = 0; i < n && rc == 0; i++)
+                for (int j = 0; j < n && rc == 0; j++) {
+                    if (j == i)
+                        continue;
+                    double pred;
+                    rc = wi_predict(&ms[i], ms[j].workers, &cpu, &pred, err);
+                    double e = pred / c->measured_s[j] - 1;
+                    obj += e * e;
+                }
+            grid[cs][fs] = 100.0 * sqrt(obj / (n * (n - 1.0)));
+            if (rc == 0 && obj < best_obj - 1e-15) {
+                best_obj = obj;
+                best = cpu;
+            }
+        }
+    c->fetch_share = best.fetch_share;
+    c->compute_share = best.compute_share;
+    c->rms_pct = 100.0 * sqrt(best_obj / (n * (n - 1.0)));
+    /* How well the traces pin the shares down: the ranges of the fits whose
+     * rms error is within CAL_SLACK percentage points of the best. */
+    const double CAL_SLACK = 0.5;
+    c->fetch_share_lo = c->compute_share_lo = 1.0;
+    c->fetch_share_hi = c->compute_share_hi = 0.0;
+    for (int cs = 0; cs <= CAL_COMPUTE_STEPS && rc == 0; cs++)
+        for (int fs = 0; fs <= CAL_FETCH_STEPS; fs++)
+            if (grid[cs][fs] <= c->rms_pct + CAL_SLACK) {
+                double f = (double)fs / CAL_FETCH_STEPS, k = (double)cs / CAL_COMPUTE_STEPS;
+                c->fetch_share_lo = fmin(c->fetch_share_lo, f);
+                c->fetch_share_hi = fmax(c->fetch_share_hi, f);
+                c->compute_share_lo = fmin(c->compute_share_lo, k);
+                c->compute_share_hi = fmax(c->compute_share_hi, k);
+            }
+    c->workers = stall_xcalloc((size_t)n, sizeof *c->workers);
+    c->mean_fetch_s = stall_xcalloc((size_t)n, sizeof *c->mean_fetch_s);
+    c->contention = stall_xcalloc((size_t)n, sizeof *c->contention);
+    c->predicted_s = stall_xcalloc((size_t)n * (size_t)n, sizeof *c->predicted_s);
+    for (int i = 0; i < n && rc == 0; i++) {
+        c->workers[i] = ms[i].workers;
+        c->mean_fetch_s[i] = ms[i].mean_fetch_s;
+        double d;
+        rc = wi_deflate(&ms[i], &best, &d, err);
+        c->contention[i] = 1.0 / d;
+        for (int j = 0; j < n && rc == 0; j++)
+            rc = wi_predict(&ms[i], ms[j].workers, &best, &c->predicted_s[(size_t)i * n + j], err);
+    }
+    for (int i = 0; i < n; i++)
+        stall_measured_free(&ms[i]);
+    free(ms);
+    if (rc)
+        stall_calibration_free(c);
+    return rc;
+}
+
+void stall_calibration_print(const stall_calibration *c, const char *const *paths, FILE *out)
+{
+    int n = c->n;
+    fprintf(out,
+            "stallsim %s: calibrate from %d traces on %d cores%s: %.0f%% of a measured fetch "
+            "and %.0f%% of a measured compute is CPU time (rms cross-prediction error "
+            "%.2f%%)",
+            stall_version(), n, c->cores, c->cores_given ? " (given)" : " (fitted)",
+            100 * c->fetch_share, 100 * c->compute_share, c->rms_pct);
+    if (isnan(c->fit_io_s))
+        fputs("; mean-fetch fit: none (no trace had more workers than cores)\n", out);
+    else
+        fprintf(out, "; mean-fetch fit: %.6f s waiting + %.6f s CPU\n", c->fit_io_s, c->fit_cpu_s);
+    fprintf(out,
+            "fits within 0.5 points of the best: fetch CPU share %.2f-%.2f, compute CPU share "
+            "%.2f-%.2f\n",
+            c->fetch_share_lo, c->fetch_share_hi, c->compute_share_lo, c->compute_share_hi);
+    double most = 0;
+    for (int i = 0; i < n; i++)
+        most = fmax(most, c->contention[i]);
+    if (most < 1.05 || c->fetch_share_hi - c->fetch_share_lo > 0.25)
+        fprintf(out,
+                "warning: the shares are not pinned down (the most contended trace ran its CPU "
+                "work %.3fx slower than alone); predictions for more workers than measured are "
+                "unreliable: add a trace with more workers than cores\n",
+                most);
+    fprintf(out, "%-40s %7s %12s %11s\n", "trace", "workers", "mean_fetch_s", "contention");
+    for (int i = 0; i < n; i++)
+        fprintf(out, "%-40s %7d %12.6f %10.3fx\n", paths[i], c->workers[i], c->mean_fetch_s[i],
+                c->contention[i]);
+    fprintf(out,
+            "\nINI lines for a scenario built on any of these traces (mode = model deflates "
+            "the trace's CPU work by the contention it met, as above):\n[cluster]\ncores = "
+            "%d\n",
+            c->cores);
+    if (c->gpus_per_node > 0)
+        fprintf(out, "gpus_per_node = %d\n", c->gpus_per_node);
+    fprintf(out, "[fetch]\ncpu_share = %.2f\n[compute]\ncpu_share = %.2f\n", c->fetch_share,
+            c->compute_share);
+    fprintf(out, "\npredicted mean epoch time (rows: trace the prediction starts from; "
+                 "columns: worker count)\n");
+    fprintf(out, "%-40s", "from \\ to");
+    for (int j = 0; j < n; j++)
+        fprintf(out, " %16s", paths[j] + (strlen(paths[j]) > 16 ? strlen(paths[j]) - 16 : 0));
+    fprintf(out, "\n%-40s", "measured");
+    for (int j = 0; j < n; j++)
+        fprintf(out, " %16.4f", c->measured_s[j]);
+    fputc('\n', out);
+    for (int i = 0; i < n; i++) {
+        fprintf(out, "%-40s", paths[i]);
+        for (int j = 0; j < n; j++) {
+            double pred = c->predicted_s[(size_t)i * n + j], mj = c->measured_s[j];
+            fprintf(out, " %8.4f %+6.1f%%", pred, 100.0 * (pred - mj) / mj);
+        }
+        fputc('\n', out);
+    }
+}
+
+int stall_calibrate(const char *const *paths, int n, int cores, int gpus_per_node, FILE *out,
+                    stall_err *err)
+{
+    stall_calibration c;
+    int rc = stall_calibrate_fit(paths, n, cores, gpus_per_node, &c, err);
+    if (rc == 0)
+        stall_calibration_print(&c, paths, out);
+    stall_calibration_free(&c);
+    return rc;
+}

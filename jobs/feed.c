@@ -1,0 +1,381 @@
+/*
+ * feed.c - duration tables, model parameters and CPU contention for the
+ * closed-loop model (see feed.h).
+ */
+#include "feed.h"
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- duration tables ---- */
+
+void wi_tables_free(wi_tables *w)
+{
+    free(w->fetch);
+    free(w->compute);
+    free(w->tail);
+    free(w->gap);
+}
+
+static stall_time wi_cb_fetch(void *ctx, int e, int r, int64_t k)
+{
+    const wi_tables *w = ctx;
+    return w->fetch[((size_t)e * w->g + r) * (size_t)w->n + (size_t)k];
+}
+
+static stall_time wi_cb_compute(void *ctx, int e, int r, int64_t k)
+{
+    const wi_tables *w = ctx;
+    return w->compute[((size_t)e * w->g + r) * (size_t)w->n + (size_t)k];
+}
+
+static stall_time wi_cb_tail(void *ctx, int e, int64_t k)
+{
+    const wi_tables *w = ctx;
+    return w->tail[(size_t)e * w->n + (size_t)k];
+}
+
+static stall_time wi_cb_gap(void *ctx, int e)
+{
+    const wi_tables *w = ctx;
+    return w->gap[e];
+}
+
+static stall_time wi_draw_dist(gsl_rng *rng, const stall_dist *d)
+{
+    double v;
+    switch (d->kind) {
+    case STALL_DIST_LOGNORMAL: {
+        double s = d->sigma, mu = log(d->mean_s) - 0.5 * s * s;
+        v = gsl_ran_lognormal(rng, mu, s);
+        break;
+    }
+    case STALL_DIST_GAMMA: {
+        if (d->sd_s <= 0) {
+            v = d->mean_s;
+            break;
+        }
+        double k = (d->mean_s / d->sd_s) * (d->mean_s / d->sd_s),
+               theta = d->sd_s * d->sd_s / d->mean_s;
+        v = gsl_ran_gamma(rng, k, theta);
+        break;
+    }
+    case STALL_DIST_NORMAL:
+        v = d->mean_s + gsl_ran_gaussian(rng, d->sd_s);
+        break;
+    default:
+        v = d->mean_s;
+    }
+    return v > 0 ? stall_s_to_ns(v) : 0;
+}
+
+/* Fits the resample distribution to a pool of measured durations. */
+static stall_dist wi_fit_pool(int resample, const stall_time *pool, size_t n)
+{
+    stall_dist d = {.kind = STALL_DIST_CONSTANT, .scale = 1};
+    double *v = stall_xmalloc((n + 1) * sizeof *v);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (pool[i] > 0)
+            v[m++] = stall_ns_to_s(pool[i]);
+    if (m == 0) {
+        free(v);
+        return d;
+    }
+    double mean = gsl_stats_mean(v, 1, m), sd = m > 1 ? gsl_stats_sd_m(v, 1, m, mean) : 0;
+    d.mean_s = mean;
+    if (resample == STALL_RESAMPLE_LOGNORMAL) {
+        for (size_t i = 0; i < m; i++)
+            v[i] = log(v[i]);
+        d.kind = STALL_DIST_LOGNORMAL;
+        double lm = gsl_stats_mean(v, 1, m);
+        d.sigma = m > 1 ? gsl_stats_sd_m(v, 1, m, lm) : 0;
+        d.mean_s = exp(lm + 0.5 * d.sigma * d.sigma);
+    } else if (resample == STALL_RESAMPLE_GAMMA) {
+        d.kind = STALL_DIST_GAMMA;
+        d.sd_s = sd;
+    }
+    free(v);
+    return d;
+}
+
+/* One value for a cell outside the measured grid. */
+static stall_time wi_resample(gsl_rng *rng, int resample, const stall_time *pool, size_t npool,
+                              const stall_dist *fit)
+{
+    if (resample == STALL_RESAMPLE_BOOTSTRAP)
+        return pool[gsl_rng_uniform_int(rng, npool)];
+    return wi_draw_dist(rng, fit);
+}
+
+static stall_time wi_scaled(stall_time v, double scale)
+{
+    return scale == 1.0 ? v : (stall_time)llround((double)v * scale);
+}
+
+/* Exposed all-reduce from [ddp] when given explicitly (a what-if); -1 when
+ * the measured tail should be replayed. */
+static stall_time wi_ddp_tail(const stall_config *cfg, int g)
+{
+    if (stall_config_given(cfg, "ddp", "allreduce_s"))
+        return stall_s_to_ns(cfg->allreduce_s);
+    if (cfg->bandwidth_gb_s > 0) {
+        double steps = 2.0 * (g - 1);
+        double s = steps * cfg->latency_us * 1e-6 +
+                   (g > 1 ? steps / g * cfg->bucket_mb * 1e6 / (cfg->bandwidth_gb_s * 1e9) : 0);
+        return stall_s_to_ns(s);
+    }
+    return -1;
+}
+
+int wi_tables_build(const stall_config *cfg, const stall_measured *m, int g, int ne, int64_t n,
+                    bool whatif, wi_tables *w, stall_err *err)
+{
+    memset(w, 0, sizeof *w);
+    w->g = g;
+    w->ne = ne;
+    w->n = n;
+    size_t cells = (size_t)ne * g * (size_t)n;
+    bool beyond = m && (g > m->ranks || ne > m->epochs || n > m->batches);
+    if (beyond && cfg->resample == STALL_RESAMPLE_NONE)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: [fetch] resample: the what-if needs %d ranks x %d epochs x %lld "
+                             "batches but the trace has %d x %d x %lld; set resample = bootstrap, "
+                             "lognormal or gamma",
+                             cfg->ini_path, g, ne, (long long)n, m->ranks, m->epochs,
+                             (long long)m->batches);
+    w->fetch = stall_xmalloc(cells * sizeof *w->fetch);
+    w->compute = stall_xmalloc(cells * sizeof *w->compute);
+    w->tail = stall_xmalloc((size_t)ne * (size_t)n * sizeof *w->tail);
+    w->gap = stall_xcalloc((size_t)ne, sizeof *w->gap);
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, (unsigned long)cfg->seed);
+    size_t mcells = m ? (size_t)m->epochs * m->ranks * (size_t)m->batches : 0;
+    stall_dist ffit = cfg->fetch_dist, cfit = cfg->compute_dist;
+    if (m) {
+        ffit = wi_fit_pool(cfg->resample, m->fetch, mcells);
+        cfit = wi_fit_pool(cfg->resample, m->compute, mcells);
+    }
+    double fscale = whatif ? cfg->fetch_dist.scale : 1.0,
+           cscale = whatif ? cfg->compute_dist.scale : 1.0;
+    for (int e = 0; e < ne; e++)
+        for (int r = 0; r < g; r++)
+            for (int64_t k = 0; k < n; k++) {
+                size_t o = ((size_t)e * g + r) * (size_t)n + (size_t)k;
+                stall_time f, c;
+                if (!m) {
+                    f = wi_draw_dist(rng, &cfg->fetch_dist);
+                    c = wi_draw_dist(rng, &cfg->compute_dist);
+                } else if (e < m->epochs && r < m->ranks && k < m->batches) {
+                    size_t i = ((size_t)e * m->ranks + r) * (size_t)m->batches + (size_t)k;
+                    f = m->fetch[i];
+                    c = m->compute[i];
+                } else {
+                    f = wi_resample(rng, cfg->resample, m->fetch, mcells, &ffit);
+                    c = wi_resample(rng, cfg->resample, m->compute, mcells, &cfit);
+                }
+                w->fetch[o] = wi_scaled(f, fscale);
+                w->compute[o] = wi_scaled(c, cscale);
+            }
+    stall_time ddp = whatif ? wi_ddp_tail(cfg, g) : -1;
+    for (int e = 0; e < ne; e++) {
+        for (int64_t k = 0; k < n; k++) {
+            stall_time a = 0;
+            if (ddp >= 0)
+                a = ddp;
+            else if (m && e < m->epochs && k < m->batches)
+                a = m->tail[(size_t)e * m->batches + (size_t)k];
+            else if (m)
+                a = m->tail[gsl_rng_uniform_int(rng, (unsigned long)m->epochs *
+                                                         (unsigned long)m->batches)];
+            w->tail[(size_t)e * n + (size_t)k] = a;
+        }
+        w->gap[e] =
+            m && e < m->epochs ? m->gap[e] : (m && m->epochs > 1 ? m->gap[m->epochs - 1] : 0);
+    }
+    gsl_rng_free(rng);
+    return 0;
+}
+
+/* ---- running the model and collecting rows ---- */
+
+static void wi_on_iter(void *ctx, const stall_iter_record *rec)
+{
+    wi_collect *c = ctx;
+    double csum = 0;
+    for (int r = 0; r < c->ranks; r++)
+        csum += stall_ns_to_s(rec->compute[r]);
+    stall_iter_row row = {.epoch = rec->epoch,
+                          .batch = rec->batch,
+                          .iter_end = rec->iter_end,
+                          .iter_time = rec->iter_time,
+                          .stall_max = rec->stall_max,
+                          .stall_min = rec->stall_min,
+                          .wait_max = rec->wait_max,
+                          .wait_mean_s = rec->wait_mean_s,
+                          .compute_mean_s = csum / c->ranks,
+                          .fetch_spread = rec->fetch_spread,
+                          .start_spread = rec->start_spread,
+                          .stall = rec->stall};
+    if (c->rep)
+        stall_report_add(c->rep, &row);
+    c->epoch_stall_sum += stall_ns_to_s(rec->stall_max);
+    for (int r = 0; r < c->ranks; r++)
+        c->fetch_sum += stall_ns_to_s(rec->fetch_end[r] - rec->fetch_start[r]);
+    c->fetch_n += c->ranks;
+    if (rec->batch == c->batches - 1) {
+        if (c->rep)
+            stall_report_epoch(c->rep, rec->epoch, rec->epoch_start, rec->iter_end);
+        if (c->epoch_s) {
+            c->epoch_s[rec->epoch] = stall_ns_to_s(rec->iter_end - rec->epoch_start);
+            c->stall_s[rec->epoch] = c->epoch_stall_sum / (double)c->batches;
+        }
+        c->epoch_stall_sum = 0;
+    }
+}
+
+int wi_run(const stall_model_params *p, wi_tables *w, wi_collect *c, stall_model_stats *st,
+           stall_err *err)
+{
+    stall_durations d = {.fetch = wi_cb_fetch,
+                         .compute = wi_cb_compute,
+                         .tail = wi_cb_tail,
+                         .epoch_gap = wi_cb_gap,
+                         .ctx = w};
+    c->ranks = p->ranks;
+    c->batches = p->batches;
+    return stall_model_run(p, &d, wi_on_iter, c, st, err);
+}
+
+/* Loads and decomposes cfg's trace; the rows are freed once decomposed. */
+int wi_load_measured(const stall_config *cfg, stall_measured *m, stall_err *err)
+{
+    stall_tidy_trace *t = NULL;
+    int rc = stall_tidy_load(cfg->path, &t, err);
+    if (rc == 0)
+        rc = stall_measured_from_tidy(t, m, err);
+    stall_tidy_free(t);
+    return rc;
+}
+
+/* Model parameters: the measured configuration, then the INI's explicit
+ * what-if keys on top (when whatif). */
+void wi_params(const stall_config *cfg, const stall_measured *m, bool whatif, stall_model_params *p)
+{
+    stall_model_defaults(p);
+    bool have = m != NULL;
+#define WI_PICK(sec, key, cfgval, measured, ok)                                                    \
+    ((whatif && (stall_config_given(cfg, sec, key) || !have || !(ok))) ? (cfgval) : (measured))
+    p->ranks = (int)(whatif && cfg->gpus > 0 ? cfg->gpus
+                                             : (have ? m->ranks : (cfg->gpus > 0 ? cfg->gpus : 1)));
+    p->gpus_per_node = whatif && cfg->gpus_per_node > 0 ? (int)cfg->gpus_per_node : p->ranks;
+    p->workers = (int)WI_PICK("loader", "workers", cfg->workers, m->workers, m->workers >= 0);
+    int pf = (int)WI_PICK("loader", "prefetch_factor", cfg->prefetch_factor, m->prefetch,
+                          m->prefetch >= 1);
+    p->prefetch = pf >= 1 ? pf : 2;
+    p->in_order = cfg->in_order;
+    p->persistent_workers = cfg->persistent_workers;
+    p->startup = WI_PICK("loader", "startup_s", stall_s_to_ns(cfg->startup_s), m->startup, true);
+    p->handover =
+        WI_PICK("loader", "handover_s", stall_s_to_ns(cfg->handover_s), m->handover, true);
+    p->pin = whatif ? stall_s_to_ns(cfg->pin_memory_s) : 0;
+    p->batches = whatif && cfg->batches > 0 ? cfg->batches : (have ? m->batches : cfg->batches);
+    p->epochs =
+        (int)(whatif && cfg->epochs > 0 ? cfg->epochs
+                                        : (have ? m->epochs : (cfg->epochs > 0 ? cfg->epochs : 1)));
+#undef WI_PICK
+    if (whatif) {
+        p->cores = (int)cfg->cores;
+        p->cpu_share = cfg->cpu_share;
+        p->compute_cpu_share = cfg->compute_cpu_share;
+        p->storage_mb_s = cfg->bandwidth_mb_s;
+        p->batch_mb = cfg->batch_mb;
+    }
+}
+
+/* ---- CPU contention ---- */
+
+/* Runs trace `base` with `workers` under the CPU model *cpu, its CPU parts
+ * multiplied by `deflate` (the inverse of the contention they were measured
+ * under). Mean epoch and mean simulated fetch time (E - S). */
+int wi_sim(const stall_measured *base, int workers, const wi_cpu *cpu, double deflate,
+           double *epoch_s, double *fetch_s, stall_err *err)
+{
+    stall_config cfg;
+    stall_config_defaults(&cfg);
+    stall_model_params p;
+    wi_params(&cfg, base, false, &p);
+    p.workers = workers;
+    p.cores = cpu->cores;
+    p.cpu_share = cpu->fetch_share;
+    p.compute_cpu_share = cpu->compute_share;
+    p.cpu_deflate = deflate;
+    p.gpus_per_node = cpu->gpn > 0 && cpu->gpn <= p.ranks ? cpu->gpn : p.ranks;
+    wi_tables w;
+    int rc = wi_tables_build(&cfg, base, p.ranks, p.epochs, p.batches, false, &w, err);
+    double *e = stall_xcalloc((size_t)p.epochs, sizeof *e),
+           *st = stall_xcalloc((size_t)p.epochs, sizeof *st);
+    wi_collect c = {.epoch_s = e, .stall_s = st};
+    if (rc == 0) {
+        stall_model_stats ms;
+        rc = wi_run(&p, &w, &c, &ms, err);
+    }
+    double sum = 0;
+    for (int i = 0; i < p.epochs; i++)
+        sum += e[i];
+    *epoch_s = sum / p.epochs;
+    *fetch_s = c.fetch_n ? c.fetch_sum / (double)c.fetch_n : 0;
+    free(e);
+    free(st);
+    wi_tables_free(&w);
+    return rc;
+}
+
+/* The contention the trace's CPU work met: the deflate in [1 / most, 1] for
+ * which simulating the measured configuration gives the measured mean fetch
+ * time back, where `most` is the largest possible slowdown (every fetch and
+ * compute of a node on its cores at once). Bisection: the simulated fetch
+ * time grows with deflate. */
+int wi_deflate(const stall_measured *base, const wi_cpu *cpu, double *deflate, stall_err *err)
+{
+    int rpn = cpu->gpn > 0 && cpu->gpn < base->ranks ? cpu->gpn : base->ranks;
+    int per_rank = (base->workers > 0 ? base->workers : 0) + (cpu->compute_share > 0 ? 1 : 0);
+    double most = fmax(1.0, (double)per_rank * rpn / cpu->cores);
+    double lo = 1.0 / most, hi = 1.0, ep, fe;
+    *deflate = 1.0;
+    if (cpu->cores <= 0 || most <= 1.0 || (cpu->fetch_share <= 0 && cpu->compute_share <= 0))
+        return 0;
+    int rc = wi_sim(base, base->workers, cpu, hi, &ep, &fe, err);
+    if (rc || fe <= base->mean_fetch_s)
+        return rc;
+    rc = wi_sim(base, base->workers, cpu, lo, &ep, &fe, err);
+    if (rc || fe >= base->mean_fetch_s) {
+        *deflate = lo;
+        return rc;
+    }
+    for (int it = 0; it < 14 && rc == 0; it++) {
+        double mid = 0.5 * (lo + hi);
+        rc = wi_sim(base, base->workers, cpu, mid, &ep, &fe, err);
+        if (fe > base->mean_fetch_s)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    *deflate = 0.5 * (lo + hi);
+    return rc;
+}
+
+/* Simulated mean epoch time of trace `base` run with `workers`. */
+int wi_predict(const stall_measured *base, int workers, const wi_cpu *cpu, double *epoch_s,
+               stall_err *err)
+{
+    double d, fe;
+    int rc = wi_deflate(base, cpu, &d, err);
+    if (rc == 0)
+        rc = wi_sim(base, workers, cpu, d, epoch_s, &fe, err);
+    return rc;
+}

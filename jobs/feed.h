@@ -1,0 +1,84 @@
+/*
+ * feed.h - feeding the closed-loop model (models/model.c) from a measured
+ * run or from distributions: duration tables, model parameters, the row
+ * collector, and the simulation of a trace under CPU contention. Private to
+ * jobs/: mode = model, validate and calibrate (and later sweep and plan)
+ * share it.
+ *
+ * Durations are laid out in tables before the run, drawn in a fixed (epoch,
+ * rank, batch) order from one GSL generator seeded by [run] seed, so a run is
+ * a pure function of its configuration, whatever the thread count. Cells the
+ * trace measured are replayed as measured; cells beyond it (more ranks,
+ * batches or epochs than measured) are resampled as [fetch] resample says.
+ * Memory: O(epochs x ranks x batches) int64 for the tables.
+ */
+#ifndef STALL_JOBS_FEED_H
+#define STALL_JOBS_FEED_H
+
+#include <stdbool.h>
+
+#include "stall/config.h"
+#include "stall/measured.h"
+#include "stall/model.h"
+#include "stall/report.h"
+
+/* Duration tables [(e * g + r) * n + k], [e * n + k] and [e]; ns. */
+typedef struct wi_tables {
+    int g, ne;
+    int64_t n;
+    stall_time *fetch, *compute, *tail, *gap;
+} wi_tables;
+
+void wi_tables_free(wi_tables *w);
+
+/* Builds the tables for g ranks x ne epochs x n batches: from m where it
+ * measured the cell (scaled by the what-if speed factors when whatif),
+ * resampled beyond it, drawn from cfg's distributions without m. */
+int wi_tables_build(const stall_config *cfg, const stall_measured *m, int g, int ne, int64_t n,
+                    bool whatif, wi_tables *w, stall_err *err);
+
+/* What a run collects per iteration: report rows, per-epoch times and the
+ * mean simulated fetch. */
+typedef struct wi_collect {
+    double fetch_sum; /* sum of simulated E - S over the batches taken */
+    int64_t fetch_n;
+    stall_report *rep;
+    int ranks;
+    double *compute_s; /* scratch */
+    double epoch_stall_sum;
+    double *epoch_s, *stall_s; /* per epoch, simulated */
+    int64_t batches;
+} wi_collect;
+
+int wi_run(const stall_model_params *p, wi_tables *w, wi_collect *c, stall_model_stats *st,
+           stall_err *err);
+
+/* Loads and decomposes cfg's trace; the rows are freed once decomposed. */
+int wi_load_measured(const stall_config *cfg, stall_measured *m, stall_err *err);
+
+/* Model parameters: the measured configuration, then the INI's explicit
+ * what-if keys on top (when whatif). */
+void wi_params(const stall_config *cfg, const stall_measured *m, bool whatif,
+               stall_model_params *p);
+
+/* How a job uses the host CPU: cores per node, ranks per node, and the
+ * fraction of a measured fetch and of a measured compute that is CPU work. */
+typedef struct wi_cpu {
+    int cores, gpn;
+    double fetch_share, compute_share;
+} wi_cpu;
+
+/* Runs trace `base` with `workers` under the CPU model *cpu, its CPU parts
+ * multiplied by `deflate`. Mean epoch and mean simulated fetch time. */
+int wi_sim(const stall_measured *base, int workers, const wi_cpu *cpu, double deflate,
+           double *epoch_s, double *fetch_s, stall_err *err);
+
+/* The contention the trace's CPU work met, as the deflate in (0, 1] that
+ * gives the measured mean fetch time back in a simulation of its own run. */
+int wi_deflate(const stall_measured *base, const wi_cpu *cpu, double *deflate, stall_err *err);
+
+/* Simulated mean epoch time of trace `base` run with `workers`. */
+int wi_predict(const stall_measured *base, int workers, const wi_cpu *cpu, double *epoch_s,
+               stall_err *err);
+
+#endif

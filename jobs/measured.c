@@ -1,0 +1,149 @@
+/*
+ * measured.c - a measured tidy trace decomposed into the model's inputs
+ * (stall/measured.h).
+ */
+#include "stall/measured.h"
+
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the measured run ---- */
+
+void stall_measured_free(stall_measured *m)
+{
+    if (!m)
+        return;
+    free(m->fetch);
+    free(m->compute);
+    free(m->tail);
+    free(m->gap);
+    free(m->epoch_s);
+    free(m->stall_s);
+    memset(m, 0, sizeof *m);
+}
+
+int stall_measured_from_tidy(const stall_tidy_trace *t, stall_measured *m, stall_err *err)
+{
+    memset(m, 0, sizeof *m);
+    int g = t->ranks, ne = t->epochs;
+    int64_t n = t->batches;
+    size_t cells = (size_t)ne * g * (size_t)n;
+    m->ranks = g;
+    m->epochs = ne;
+    m->batches = n;
+    m->workers = t->workers;
+    m->prefetch = t->prefetch;
+    m->samples = t->samples ? t->samples[0] : 0;
+    if (t->workers >= 0) {
+        for (size_t i = 0; i < cells; i++)
+            if (t->worker[i] >= (t->workers > 0 ? t->workers : 1))
+                return stall_err_set(err, STALL_EPARSE,
+                                     "%s: worker id %d but the trace says workers = %d", t->path,
+                                     t->worker[i], t->workers);
+    }
+    m->fetch = stall_xmalloc(cells * sizeof *m->fetch);
+    m->compute = stall_xmalloc(cells * sizeof *m->compute);
+    m->tail = stall_xmalloc((size_t)ne * (size_t)n * sizeof *m->tail);
+    m->gap = stall_xcalloc((size_t)ne, sizeof *m->gap);
+    m->epoch_s = stall_xcalloc((size_t)ne, sizeof *m->epoch_s);
+    m->stall_s = stall_xcalloc((size_t)ne, sizeof *m->stall_s);
+    /* Worker turnaround: after collating a batch a worker still has to hand
+     * it to the result queue (pickling, the feeder thread) before it starts
+     * its next batch. The trace shows it as S(k+W) - E(k) for batches whose
+     * successor was already dispatched when k ended (the worker, not the
+     * prefetch window, was the limit). Its mean is added to every fetch, so
+     * that both the worker's occupancy and the batch's arrival include it. */
+    stall_time turn = 0;
+    if (t->workers > 0) {
+        int w = t->workers, pf = t->prefetch > 0 ? t->prefetch : 2;
+        double tsum = 0;
+        size_t tn = 0;
+        for (int e = 0; e < ne; e++)
+            for (int r = 0; r < g; r++)
+                for (int64_t k = 0; k + w < n; k++) {
+                    size_t i = stall_tidy_at(t, e, r, k), j = stall_tidy_at(t, e, r, k + w);
+                    int64_t from = k + w - (int64_t)pf * w; /* the yield that dispatched k+W */
+                    stall_time disp = from >= 0 ? t->ready[stall_tidy_at(t, e, r, from)] : 0;
+                    if (disp <= t->fetch_end[i] && t->fetch_start[j] >= t->fetch_end[i]) {
+                        tsum += (double)(t->fetch_start[j] - t->fetch_end[i]);
+                        tn++;
+                    }
+                }
+        turn = tn ? (stall_time)llround(tsum / (double)tn) : 0;
+    }
+    m->turnaround = turn;
+    stall_time *startups = stall_xmalloc(cells * sizeof *startups);
+    stall_time *hand = stall_xmalloc(cells * sizeof *hand);
+    size_t nstart = 0, nhand = 0;
+    double fetch_sum = 0;
+    stall_time prev_end = 0;
+    for (int e = 0; e < ne; e++) {
+        stall_time e0 = t->epoch_start[(size_t)e * g];
+        for (int r = 1; r < g; r++)
+            if (t->epoch_start[(size_t)e * g + r] < e0)
+                e0 = t->epoch_start[(size_t)e * g + r];
+        m->gap[e] = e > 0 ? e0 - prev_end : 0;
+        if (m->gap[e] < 0)
+            m->gap[e] = 0;
+        double stall_sum = 0;
+        stall_time tk = 0;
+        for (int64_t k = 0; k < n; k++) {
+            /* T(k): when the slowest rank asks for the next batch (the loop's
+             * bookkeeping after the optimizer step is part of the iteration). */
+            tk = 0;
+            stall_time ymax = 0, cemax = 0, smax = 0;
+            for (int r = 0; r < g; r++) {
+                size_t i = stall_tidy_at(t, e, r, k);
+                stall_time next =
+                    k + 1 < n ? t->request[stall_tidy_at(t, e, r, k + 1)] : t->iter_end[i];
+                tk = next > tk ? next : tk;
+                ymax = t->ready[i] > ymax ? t->ready[i] : ymax;
+                stall_time ce = t->compute_end ? t->compute_end[i] : 0;
+                cemax = ce > cemax ? ce : cemax;
+                stall_time st = t->ready[i] - t->request[i];
+                smax = st > smax ? st : smax;
+            }
+            stall_sum += stall_ns_to_s(smax);
+            for (int r = 0; r < g; r++) {
+                size_t i = stall_tidy_at(t, e, r, k);
+                size_t o = ((size_t)e * g + r) * (size_t)n + (size_t)k;
+                m->fetch[o] = t->fetch_end[i] - t->fetch_start[i] + turn;
+                fetch_sum += stall_ns_to_s(m->fetch[o]);
+                m->compute[o] = t->compute_end ? t->compute_end[i] - t->ready[i] : tk - ymax;
+                stall_time fe = t->fetch_end[i] + turn;
+                stall_time arrived = fe > t->request[i] ? fe : t->request[i];
+                hand[nhand++] = t->ready[i] - arrived > 0 ? t->ready[i] - arrived : 0;
+                if (t->workers > 0 && k < t->workers && t->worker[i] >= 0)
+                    startups[nstart++] = t->fetch_start[i] - e0 > 0 ? t->fetch_start[i] - e0 : 0;
+            }
+            stall_time a = t->compute_end ? tk - cemax : 0;
+            m->tail[(size_t)e * n + k] = a > 0 ? a : 0;
+        }
+        prev_end = tk;
+        m->epoch_s[e] = stall_ns_to_s(tk - e0);
+        m->stall_s[e] = stall_sum / (double)n;
+    }
+    m->startup = stall_median_time(startups, nstart);
+    /* The mean, not the median: per-batch hand-over costs add up over the
+     * epoch, and the occasional slow one (a page fault, a descheduled
+     * process) is part of the measured time. */
+    double hsum = 0;
+    for (size_t i = 0; i < nhand; i++)
+        hsum += (double)hand[i];
+    m->handover = nhand ? (stall_time)llround(hsum / (double)nhand) : 0;
+    m->mean_fetch_s = fetch_sum / (double)cells;
+    free(startups);
+    free(hand);
+    return 0;
+}
+
+double stall_measured_mean_epoch(const stall_measured *m)
+{
+    double s = 0;
+    for (int e = 0; e < m->epochs; e++)
+        s += m->epoch_s[e];
+    return s / m->epochs;
+}

@@ -1,0 +1,18 @@
+/*
+ * scenario.c - `stallsim run`: the dispatch on [scenario] mode, in one place.
+ */
+#include "stall/scenario.h"
+
+#include "modes.h"
+
+int stall_scenario_run(const stall_config *cfg, const stall_run_opts *opts, stall_err *err)
+{
+    switch (cfg->mode) {
+    case STALL_MODE_MODEL:
+        return stall_model_job(cfg, opts, err);
+    case STALL_MODE_REPLAY:
+    case STALL_MODE_SEED:
+        return stall_replay_job(cfg, opts, err);
+    }
+    return stall_err_set(err, STALL_ECONFIG, "%s: [scenario] mode: unknown mode", cfg->ini_path);
+}

@@ -1,0 +1,97 @@
+/*
+ * validate.c - `stallsim validate`: the measured configuration of a trace,
+ * simulated, against what was measured, epoch by epoch.
+ */
+#include "stall/validate.h"
+
+#include <stdlib.h>
+
+#include "feed.h"
+#include "stall/io.h"
+
+/* ---- validate ---- */
+
+typedef struct wi_val {
+    const stall_measured *m;
+    const double *sim_e, *sim_s;
+} wi_val;
+
+static int wi_fill_validate(FILE *f, void *arg, stall_err *err)
+{
+    (void)err;
+    const wi_val *v = arg;
+    fputs("epoch,measured_s,simulated_s,error_pct,measured_stall_s,simulated_stall_s,stall_error_"
+          "pct\n",
+          f);
+    for (int e = 0; e < v->m->epochs; e++)
+        fprintf(f, "%d,%.6f,%.6f,%.3f,%.6f,%.6f,%.3f\n", e, v->m->epoch_s[e], v->sim_e[e],
+                100.0 * (v->sim_e[e] - v->m->epoch_s[e]) / v->m->epoch_s[e], v->m->stall_s[e],
+                v->sim_s[e],
+                v->m->stall_s[e] > 0 ? 100.0 * (v->sim_s[e] - v->m->stall_s[e]) / v->m->stall_s[e]
+                                     : 0.0);
+    return 0;
+}
+
+int stall_validate(const stall_config *cfg, const stall_run_opts *opts, stall_err *err)
+{
+    if (cfg->format != STALL_FORMAT_TIDY)
+        return stall_err_set(err, STALL_ECONFIG, "%s: [trace] format: validate needs a tidy trace",
+                             cfg->ini_path);
+    stall_measured m = {0};
+    int rc = wi_load_measured(cfg, &m, err);
+    stall_model_params p;
+    wi_tables w = {0};
+    double *sim_e = NULL, *sim_s = NULL;
+    char *outdir = stall_job_outdir(cfg, opts);
+    if (rc == 0) {
+        wi_params(cfg, &m, false, &p);
+        rc = wi_tables_build(cfg, &m, p.ranks, p.epochs, p.batches, false, &w, err);
+    }
+    if (rc == 0) {
+        sim_e = stall_xcalloc((size_t)m.epochs, sizeof *sim_e);
+        sim_s = stall_xcalloc((size_t)m.epochs, sizeof *sim_s);
+        wi_collect c = {.epoch_s = sim_e, .stall_s = sim_s};
+        stall_model_stats st;
+        rc = wi_run(&p, &w, &c, &st, err);
+    }
+    if (rc == 0)
+        rc = stall_mkdirs(outdir, err);
+    if (rc == 0) {
+        wi_val v = {.m = &m, .sim_e = sim_e, .sim_s = sim_s};
+        rc = stall_write_atomic_in(outdir, "validate.csv", wi_fill_validate, &v, err);
+    }
+    if (rc == 0) {
+        stall_config eff = *cfg;
+        eff.start_align = (stall_align_list){1, {STALL_ALIGN_NONE}};
+        rc = stall_job_manifest(&eff, outdir, err);
+    }
+    if (rc == 0 && opts->term) {
+        FILE *f = opts->term;
+        fprintf(
+            f,
+            "stallsim %s: validate %s: %d ranks x %d workers x prefetch %d, %lld batches x %d "
+            "epochs; from the trace: start-up %.4f s (median), hand-over %.6f s per batch (mean)\n",
+            stall_version(), cfg->path, p.ranks, p.workers, p.prefetch, (long long)p.batches,
+            p.epochs, stall_ns_to_s(p.startup), stall_ns_to_s(p.handover));
+        fprintf(f, "%5s %11s %11s %8s | %11s %11s %8s\n", "epoch", "measured_s", "simulated_s",
+                "error", "meas_stall", "sim_stall", "error");
+        double ms = 0, ss = 0;
+        for (int e = 0; e < m.epochs; e++) {
+            ms += m.epoch_s[e];
+            ss += sim_e[e];
+            fprintf(f, "%5d %11.4f %11.4f %+7.2f%% | %11.5f %11.5f %+7.2f%%\n", e, m.epoch_s[e],
+                    sim_e[e], 100.0 * (sim_e[e] - m.epoch_s[e]) / m.epoch_s[e], m.stall_s[e],
+                    sim_s[e],
+                    m.stall_s[e] > 0 ? 100.0 * (sim_s[e] - m.stall_s[e]) / m.stall_s[e] : 0.0);
+        }
+        fprintf(f, "%5s %11.4f %11.4f %+7.2f%%\n", "mean", ms / m.epochs, ss / m.epochs,
+                100.0 * (ss - ms) / ms);
+        fprintf(f, "results in %s/ (validate.csv, effective.ini)\n", outdir);
+    }
+    free(outdir);
+    free(sim_e);
+    free(sim_s);
+    wi_tables_free(&w);
+    stall_measured_free(&m);
+    return rc;
+}
