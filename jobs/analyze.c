@@ -621,7 +621,7 @@ int stall_analysis_write(const stall_analysis *a, const char *const *labels, int
 
 void stall_analysis_print(const stall_analysis *a, const char *const *labels, int n, FILE *f)
 {
-    fprintf(f, "%-44s", "share of the ranks' time");
+    fprintf(f, "%-48s", "share of the ranks' time");
     for (int j = 0; j < n; j++)
         fprintf(f, " %11s", labels[j]);
     fputc('\n', f);
@@ -630,7 +630,7 @@ void stall_analysis_print(const stall_analysis *a, const char *const *labels, in
                                        "compute, all-reduce and post-compute",
                                        "epoch start-up (first batch)"};
     for (int i = 0; i < 4; i++) {
-        fprintf(f, "%-44.44s", rows[i]);
+        fprintf(f, "%-48.48s", rows[i]);
         for (int j = 0; j < n; j++) {
             double v[4] = {a[j].share_data, a[j].share_straggler, a[j].share_compute,
                            a[j].share_startup};
