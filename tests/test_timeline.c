@@ -390,3 +390,42 @@ Test(timeline, option_parsing_rejects_bad_input)
     cr_expect_eq(o.rank_lo, 2);
     cr_expect_eq(o.rank_hi, 2);
 }
+
+static stall_time s_fetch(void *ctx, int e, int r, int64_t k)
+{
+    (void)ctx, (void)e;
+    return 20000000 + 7000000 * ((k + r) % 3);
+}
+static stall_time s_compute(void *ctx, int e, int r, int64_t k)
+{
+    (void)ctx, (void)e, (void)k;
+    return r == 1 ? 25000000 : 8000000;
+}
+
+Test(timeline, simulated_run_is_valid_with_one_track_per_worker)
+{
+    stall_model_params p;
+    stall_model_defaults(&p);
+    p.ranks = 3;
+    p.workers = 2;
+    p.prefetch = 2;
+    p.batches = 30;
+    p.epochs = 2;
+    p.startup = 5000000;
+    stall_durations d = {.fetch = s_fetch, .compute = s_compute};
+    stall_an_recorder rec = {0};
+    stall_an_params(&rec, &p);
+    stall_err err = {0};
+    cr_assert_eq(stall_model_run(&p, &d, stall_an_record, &rec, NULL, &err), 0, "%s", err.msg);
+    stall_tidy_trace *t = stall_an_recorder_take(&rec);
+    cr_assert_not_null(t);
+    char out[512];
+    snprintf(out, sizeof out, "%s/s.json", tdir);
+    cr_assert_eq(stall_timeline_export(t, NULL, out, &err), 0, "%s", err.msg);
+    js j = check_file(out, true);
+    cr_expect_eq(count(&j, 'X', "compute"), 3 * 2 * 30);
+    cr_expect_eq(count(&j, 'M', "thread_name"), 3 * (1 + 2), "a loop and 2 worker tracks per rank");
+    cr_expect_gt(count(&j, 'X', "barrier wait"), 0, "ranks 0 and 2 wait for rank 1");
+    free(j.evs);
+    stall_tidy_free(t);
+}
