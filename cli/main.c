@@ -15,6 +15,8 @@
 #include "stall/scenario.h"
 #include "stall/calibrate.h"
 #include "stall/validate.h"
+#include "stall/analyze.h"
+#include "stall/tlexport.h"
 
 static void cli_usage(FILE *f)
 {
@@ -22,6 +24,10 @@ static void cli_usage(FILE *f)
         f, "usage: stallsim run CONFIG.ini [-o DIR] [--set section.key=value]... [-j N] [-q]\n"
            "       stallsim validate CONFIG.ini [-o DIR] [--set section.key=value]...\n"
            "       stallsim calibrate [--cores N] [--gpus-per-node N] TRACE.csv TRACE.csv...\n"
+           "       stallsim analyze TRACE.csv|CONFIG.ini [-o DIR] [--workers N]\n"
+           "       stallsim timeline TRACE.csv|CONFIG.ini -o FILE.json [--window S:E] [--ranks "
+           "R|LO-HI]\n"
+           "                                             [--workers N]\n"
            "       stallsim --help | --version\n"
            "\n"
            "Simulates the data pipeline of a DDP training run from a measured trace:\n"
@@ -31,12 +37,22 @@ static void cli_usage(FILE *f)
            "             epoch time and stall per epoch (validate.csv)\n"
            "  calibrate  from traces of one job with different worker counts, estimate the CPU\n"
            "             share of a fetch (and the effective cores) and print the INI lines\n"
+           "  analyze    where a measured run's time went: per rank, per worker, over time, the\n"
+           "             slowest batches, the straggler and a verdict (analyze.csv, per_rank.csv,\n"
+           "             per_worker.csv, windows.csv, slowest.csv)\n"
+           "  timeline   a measured run as Chrome Trace Event JSON for ui.perfetto.dev\n"
            "\n"
            "options:\n"
            "  -o DIR          result folder (default results/<scenario name>/)\n"
            "  --set S.K=V     override an INI key, e.g. --set align.fetch=min\n"
            "  -j N            run combinations in N threads (output identical to -j 1)\n"
            "  -q              no terminal summary\n"
+           "  --analyze       (run, mode = model; validate) analyse the simulated run beside the\n"
+           "                  measured trace, into the result folder\n"
+           "  --timeline F    (run, mode = model; validate) the simulated run's timeline as JSON\n"
+           "  --window S:E    timeline: only events overlapping S..E seconds from the start\n"
+           "  --ranks R|LO-HI timeline: only these ranks\n"
+           "  --workers N     dsanalyzer traces: assign batches to N workers round robin\n"
            "\n"
            "exit status: 0 ok, 2 bad input or configuration, 1 internal error\n"
            "\n"
@@ -60,6 +76,9 @@ static int cli_run(int argc, char **argv, bool validate)
 {
     const char *ini = NULL, *outdir = NULL;
     int jobs = 1, quiet = 0;
+    bool analyze = false;
+    const char *timeline = NULL;
+    stall_tl_opts tl = {.rank_hi = -1};
     /* Overrides are applied after the file, in the order given. */
     const char **sets = calloc((size_t)argc, sizeof *sets);
     int nsets = 0, rc = 0;
@@ -92,6 +111,21 @@ static int cli_run(int argc, char **argv, bool validate)
             jobs = (int)n;
         } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
             quiet = 1;
+        } else if (strcmp(a, "--analyze") == 0) {
+            analyze = true;
+        } else if (strcmp(a, "--timeline") == 0) {
+            if (++i >= argc) {
+                rc = cli_bad_usage("--timeline needs FILE.json");
+                goto done;
+            }
+            timeline = argv[i];
+        } else if (strcmp(a, "--window") == 0 || strcmp(a, "--ranks") == 0) {
+            if (++i >= argc || (a[2] == 'w' ? stall_tl_parse_window(argv[i], &tl)
+                                            : stall_tl_parse_ranks(argv[i], &tl))) {
+                rc = cli_bad_usage(a[2] == 'w' ? "--window needs START:END seconds, START < END"
+                                               : "--ranks needs R or LO-HI");
+                goto done;
+            }
         } else if (a[0] == '-' && a[1] != '\0') {
             fprintf(stderr, "stallsim: unknown option %s (try stallsim --help)\n", a);
             rc = 2;
@@ -122,7 +156,12 @@ static int cli_run(int argc, char **argv, bool validate)
             rc = stall_config_check(cfg, &err);
         if (rc == 0) {
             stall_run_opts o = {.outdir = outdir, .jobs = jobs, .term = quiet ? NULL : stdout};
-            rc = validate ? stall_validate(cfg, &o, &err) : stall_scenario_run(cfg, &o, &err);
+            if ((tl.window || tl.rank_hi >= 0) && !timeline)
+                rc = stall_err_set(&err, STALL_ECONFIG, "--window and --ranks need --timeline");
+            else if (analyze || timeline)
+                rc = stall_run_observed(cfg, &o, analyze, validate, timeline, &tl, &err);
+            else
+                rc = validate ? stall_validate(cfg, &o, &err) : stall_scenario_run(cfg, &o, &err);
         }
         free(cfg);
         rc = rc ? cli_fail(&err) : 0;
@@ -173,6 +212,57 @@ static int cli_calibrate(int argc, char **argv)
     return rc ? cli_fail(&err) : 0;
 }
 
+/* analyze and timeline: one trace (or INI) and options. */
+static int cli_trace_cmd(int argc, char **argv, bool timeline)
+{
+    const char *path = NULL, *out = NULL;
+    int workers = 0;
+    stall_tl_opts tl = {.rank_hi = -1};
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-o") == 0 || strcmp(a, "--out") == 0) {
+            if (++i >= argc)
+                return cli_bad_usage(timeline ? "-o needs FILE.json" : "-o needs a folder");
+            out = argv[i];
+        } else if (strcmp(a, "--workers") == 0) {
+            if (cli_int_arg(i + 1 < argc ? argv[++i] : NULL, 1, 4096, &workers))
+                return cli_bad_usage("--workers needs a count between 1 and 4096");
+        } else if (timeline && strcmp(a, "--window") == 0) {
+            if (++i >= argc || stall_tl_parse_window(argv[i], &tl))
+                return cli_bad_usage("--window needs START:END seconds, START < END");
+        } else if (timeline && strcmp(a, "--ranks") == 0) {
+            if (++i >= argc || stall_tl_parse_ranks(argv[i], &tl))
+                return cli_bad_usage("--ranks needs R or LO-HI");
+        } else if (a[0] == '-' && a[1] != '\0') {
+            fprintf(stderr, "stallsim: unknown option %s (try stallsim --help)\n", a);
+            return 2;
+        } else if (!path) {
+            path = a;
+        } else {
+            return cli_bad_usage("more than one trace given");
+        }
+    }
+    if (!path)
+        return cli_bad_usage("needs a TRACE.csv or CONFIG.ini");
+    stall_err err = {0};
+    int rc;
+    if (!timeline) {
+        rc = stall_analyze_job(path, out, workers, stdout, &err);
+    } else {
+        if (!out)
+            return cli_bad_usage("timeline needs -o FILE.json");
+        stall_tidy_trace *t = NULL;
+        rc = stall_an_load(path, workers, &t, &err);
+        if (rc == 0)
+            rc = stall_timeline_export(t, &tl, out, &err);
+        if (rc == 0)
+            printf("stallsim %s: timeline of %s (%d ranks) in %s (open in ui.perfetto.dev)\n",
+                   stall_version(), path, t->ranks, out);
+        stall_tidy_free(t);
+    }
+    return rc ? cli_fail(&err) : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -194,6 +284,10 @@ int main(int argc, char **argv)
         return cli_run(argc - 2, argv + 2, true);
     if (strcmp(cmd, "calibrate") == 0)
         return cli_calibrate(argc - 2, argv + 2);
+    if (strcmp(cmd, "analyze") == 0)
+        return cli_trace_cmd(argc - 2, argv + 2, false);
+    if (strcmp(cmd, "timeline") == 0)
+        return cli_trace_cmd(argc - 2, argv + 2, true);
     fprintf(stderr, "stallsim: unknown command '%s' (try stallsim --help)\n", cmd);
     return 2;
 }

@@ -223,6 +223,8 @@ static void wi_on_iter(void *ctx, const stall_iter_record *rec)
                           .stall = rec->stall};
     if (c->rep)
         stall_report_add(c->rep, &row);
+    if (c->hook)
+        c->hook(c->hook_ctx, rec);
     c->epoch_stall_sum += stall_ns_to_s(rec->stall_max);
     for (int r = 0; r < c->ranks; r++)
         c->fetch_sum += stall_ns_to_s(rec->fetch_end[r] - rec->fetch_start[r]);

@@ -48,6 +48,8 @@ typedef struct wi_collect {
     double epoch_stall_sum;
     double *epoch_s, *stall_s; /* per epoch, simulated */
     int64_t batches;
+    stall_iter_fn hook; /* an observer of every iteration (may be NULL) */
+    void *hook_ctx;
 } wi_collect;
 
 int wi_run(const stall_model_params *p, wi_tables *w, wi_collect *c, stall_model_stats *st,

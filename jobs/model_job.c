@@ -98,6 +98,12 @@ int stall_model_job(const stall_config *cfg, const stall_run_opts *opts, stall_e
         pj.fetch_align = j->fa;
         wi_collect c = {
             .rep = stall_report_create(p.ranks, cfg->warmup, cfg->delay_threshold, samples)};
+        if (i == 0 && opts->on_iter) {
+            if (opts->on_params)
+                opts->on_params(opts->observer, &pj);
+            c.hook = opts->on_iter;
+            c.hook_ctx = opts->observer;
+        }
         rc = wi_run(&pj, &w, &c, &j->st, err);
         if (rc == 0) {
             stall_report_summarize(c.rep, &j->sum);

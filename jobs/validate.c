@@ -50,7 +50,10 @@ int stall_validate(const stall_config *cfg, const stall_run_opts *opts, stall_er
     if (rc == 0) {
         sim_e = stall_xcalloc((size_t)m.epochs, sizeof *sim_e);
         sim_s = stall_xcalloc((size_t)m.epochs, sizeof *sim_s);
-        wi_collect c = {.epoch_s = sim_e, .stall_s = sim_s};
+        wi_collect c = {
+            .epoch_s = sim_e, .stall_s = sim_s, .hook = opts->on_iter, .hook_ctx = opts->observer};
+        if (opts->on_params)
+            opts->on_params(opts->observer, &p);
         stall_model_stats st;
         rc = wi_run(&p, &w, &c, &st, err);
     }

@@ -173,14 +173,20 @@ def run_rank(rank, a, reps):
         rec.attach_ddp(model)
     opt = torch.optim.SGD(model.parameters(), lr=0.02, momentum=0.9)
     losses = []
+    slow = a.slow_factor if (a.slow_rank is not None and rank == a.slow_rank) else 1.0
     for epoch in range(a.epochs):
         if hasattr(sampler, "set_epoch"):
             sampler.set_epoch(epoch)
         total, n = 0.0, 0
         for x, y in loader:
+            rec_t0 = time.time()
             loss = F.cross_entropy(model(x), y)
             opt.zero_grad(set_to_none=True)
             loss.backward()
+            if slow > 1.0:
+                # A slower accelerator on this rank: its forward+backward takes slow x as long.
+                # A sleep, not CPU work, as a slower GPU would not take host cores either.
+                time.sleep((slow - 1.0) * (time.time() - rec_t0))
             if sync != "ddp":
                 rec.compute_end()           # with ddp the comm hook supplies it
             if sync == "manual":
@@ -224,6 +230,9 @@ def write_readme(a, meta, nrows):
         f"(CPU work: {meta['cpu_ms_per_sample_est']:g} ms of CPU time, measured at start-up).",
         f"- gradient sync: {('none (one process)' if a.ddp < 1 else a.sync)}; compute_end = "
         f"{meta['compute_end']}.",
+        (f"- straggler: rank {a.slow_rank}'s forward+backward is stretched {a.slow_factor:g}x "
+         f"(a sleep after backward, standing for a slower GPU)." if a.slow_rank is not None
+         else "- no straggler: every rank computes at the same speed."),
         f"- {nrows} rows; consistency checks (`stallsim_capture.py check`): "
         f"{'passed' if meta['checks_passed'] else 'FAILED'}.",
         f"- CPU used by other processes during the run: {meta['other_cpu_s']} s "
@@ -267,6 +276,11 @@ def main():
                    help="start method of the DataLoader workers. fork (Linux default) also inside "
                         "the --ddp ranks, which mp.spawn would otherwise make 'spawn' (a worker "
                         "start-up of seconds per epoch that torchrun-launched ranks do not have)")
+    p.add_argument("--slow-rank", type=int, default=None, metavar="R",
+                   help="make rank R a straggler: its forward+backward takes --slow-factor times "
+                        "as long (a sleep after backward, standing for a slower GPU)")
+    p.add_argument("--slow-factor", type=float, default=1.0, metavar="F",
+                   help="compute slowdown of --slow-rank (>= 1; default 1 = none)")
     p.add_argument("--width", type=int, default=16, help="CNN width (compute per batch)")
     p.add_argument("--threads", type=int, default=1, help="torch threads per rank")
     p.add_argument("--port", type=int, default=29517)
@@ -275,6 +289,8 @@ def main():
     p.add_argument("--wait-idle", type=float, default=0.0, metavar="S",
                    help="on a shared machine: wait up to S seconds for other load to go quiet")
     a = p.parse_args()
+    if a.slow_factor < 1.0 or (a.slow_rank is not None and not 0 <= a.slow_rank < max(1, a.ddp)):
+        p.error("--slow-factor must be >= 1 and --slow-rank a rank in 0..ddp-1")
     os.makedirs(a.out, exist_ok=True)
     idle = wait_idle(a.wait_idle) if a.wait_idle > 0 else None
     per_rep = rep_cost_s()

@@ -13,6 +13,7 @@
 
 #include "stall/base.h"
 #include "stall/config.h"
+#include "stall/model.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,6 +23,13 @@ typedef struct stall_run_opts {
     const char *outdir; /* result folder; NULL: results/<name> */
     int jobs;           /* threads for the combinations (>= 1) */
     FILE *term;         /* terminal summary; NULL: none */
+    /* Observers of the first simulated run of a job (mode = model: the first
+     * fetch alignment; validate), all may be NULL: on_params once before it,
+     * on_iter for each of its iterations, both with ctx = observer. They
+     * change nothing in the run or its outputs. */
+    void (*on_params)(void *observer, const stall_model_params *p);
+    stall_iter_fn on_iter;
+    void *observer;
 } stall_run_opts;
 
 /* The result folder of a run: opts->outdir, or results/<name>. Caller frees. */

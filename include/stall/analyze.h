@@ -1,0 +1,159 @@
+/*
+ * stall/analyze.h - where the time of a training run went (`stallsim
+ * analyze`, `stallsim run --analyze`), measured or simulated, per rank, per
+ * worker and over time, and a verdict in one sentence (docs/model.md,
+ * section 8).
+ *
+ * Every source is first put in one shape, a stall_tidy_trace: a tidy trace
+ * as read; the notebook's dsanalyzer trace (request = Time - stall, ready =
+ * Time, fetch end = start + fetch, no compute_end, workers only when given:
+ * round robin); a simulated run (stall_an_recorder: request = T(k-1), ready
+ * = Y, compute_end = Y + C, iter_end = T(k)). The analysis and the timeline
+ * then read that shape only, so measured and simulated runs are analysed by
+ * the same code.
+ */
+#ifndef STALL_ANALYZE_H
+#define STALL_ANALYZE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "stall/base.h"
+#include "stall/config.h"
+#include "stall/dsanalyzer.h"
+#include "stall/job.h"
+#include "stall/model.h"
+#include "stall/tidy.h"
+#include "stall/tlexport.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum stall_verdict {
+    STALL_VERDICT_DATA = 0,  /* waiting for data (incl. barrier waits for a rank's data) */
+    STALL_VERDICT_STRAGGLER, /* barrier waits for a rank that computes longer */
+    STALL_VERDICT_COMPUTE,   /* compute, all-reduce and the loop's own work */
+    STALL_VERDICT_STARTUP    /* the first batch of every epoch (worker start-up) */
+} stall_verdict;
+
+/* Where one rank's time went, seconds summed over epochs; the parts add up
+ * to total_s, the sum over epochs of (last iter_end - epoch_start). */
+typedef struct stall_an_rank {
+    double startup_s;  /* epoch start to the first batch's ready */
+    double data_s;     /* request to max(request, fetch end), clipped to the stall */
+    double handover_s; /* the rest of the stall: fetch end (or request) to ready */
+    double compute_s;  /* ready to compute_end (without compute_end: to the barrier) */
+    double barrier_s;  /* waiting for the last rank to reach the barrier */
+    double post_s;     /* all-reduce, optimizer step, bookkeeping: to the next request */
+    double total_s;
+    int64_t last;    /* iterations (after the first) where this rank reached the barrier last */
+    double caused_s; /* barrier wait of the other ranks while this rank was last */
+} stall_an_rank;
+
+typedef struct stall_an_worker {
+    int rank, worker;
+    int64_t batches;
+    double busy_share; /* sum of fetch time / sum of epoch times */
+    double mean_fetch_s, p95_fetch_s;
+} stall_an_worker;
+
+typedef struct stall_an_slow {
+    int epoch;
+    int64_t batch;
+    double iteration_s; /* max over ranks of next request - request */
+    int rank;           /* the rank with the longest stall in that iteration */
+    int worker;         /* the worker that fetched its batch (-1: unknown) */
+    double stall_s, fetch_s;
+} stall_an_slow;
+
+/* A loss (data, straggler, start-up) names the verdict when it is the
+ * largest and takes at least this share of the ranks' time. */
+#define STALL_AN_LOSS 0.20
+#define STALL_AN_SLOWEST 10
+#define STALL_AN_WINDOWS 20
+
+typedef struct stall_analysis {
+    int ranks, epochs;
+    int64_t batches;
+    int workers;           /* per rank; 0 when unknown */
+    bool workers_inferred; /* round robin from a given count (dsanalyzer) */
+    bool have_compute_end; /* else compute holds all-reduce, barrier only data waits */
+    stall_an_rank *rank;   /* [ranks] */
+    stall_an_worker *wk;   /* [nwk], rank-major */
+    int nwk;
+    int nwin;
+    double win_start_s[STALL_AN_WINDOWS], win_end_s[STALL_AN_WINDOWS]; /* from the run's start */
+    double win_batches_s[STALL_AN_WINDOWS]; /* batches (all ranks) per second */
+    int nslow;
+    stall_an_slow slow[STALL_AN_SLOWEST];
+    /* Shares of the sum over ranks of total_s (they add up to 1). */
+    double share_data;      /* stall after the first batch + barrier waits caused by data */
+    double share_straggler; /* barrier waits caused by a rank's longer compute */
+    double share_compute;   /* compute + all-reduce and post-compute */
+    double share_startup;
+    int straggler; /* the rank the others waited for most; -1 with one rank */
+    double straggler_input_s, straggler_compute_s; /* its lateness, split by cause */
+    stall_verdict verdict;
+    char sentence[512];
+} stall_analysis;
+
+/* Analyses t. Never fails on a loaded trace; a is freed with
+ * stall_analysis_free. */
+void stall_analyze(const stall_tidy_trace *t, stall_analysis *a);
+void stall_analysis_free(stall_analysis *a);
+const char *stall_verdict_name(stall_verdict v);
+
+/* The notebook's dsanalyzer trace in the tidy shape. workers > 0 assigns
+ * batch k to worker k mod workers (PyTorch's round robin); 0 leaves the
+ * worker unknown (-1). Caller frees with stall_tidy_free. */
+stall_tidy_trace *stall_an_from_ds(const stall_ds_trace *d, int workers);
+
+/* Loads what `stallsim analyze` and `stallsim timeline` take: a tidy CSV,
+ * or an INI whose [trace] is tidy or dsanalyzer (workers: as above, for
+ * dsanalyzer). Returns 0, STALL_EIO, STALL_EPARSE or STALL_ECONFIG. */
+int stall_an_load(const char *trace_or_ini, int workers, stall_tidy_trace **out, stall_err *err);
+
+/* Collects a simulated run in the tidy shape: pass stall_an_record as the
+ * model's per-iteration hook. */
+typedef struct stall_an_recorder {
+    int ranks, workers;  /* of the simulated run (stall_an_params sets them) */
+    stall_time last_end; /* T of the previous record */
+    stall_tidy_trace *t;
+    size_t cap;
+    int64_t rows; /* (epoch, batch) records so far */
+} stall_an_recorder;
+
+void stall_an_record(void *ctx, const stall_iter_record *rec);
+/* The run's parameters, before its first record (stall_run_opts.on_params). */
+void stall_an_params(void *ctx, const stall_model_params *p);
+/* The collected run (owned by the caller from now on; NULL when nothing
+ * was recorded). */
+stall_tidy_trace *stall_an_recorder_take(stall_an_recorder *r);
+
+/* Writes analyze.csv, per_rank.csv, per_worker.csv (and windows.csv,
+ * slowest.csv) into dir: one row set per analysis, the first column naming
+ * its source (labels[i], e.g. "measured", "simulated"). */
+int stall_analysis_write(const stall_analysis *a, const char *const *labels, int n, const char *dir,
+                         stall_err *err);
+
+/* The terminal report: the analyses side by side, then each verdict. */
+void stall_analysis_print(const stall_analysis *a, const char *const *labels, int n, FILE *f);
+
+/* `stallsim analyze TRACE_OR_CONFIG`: loads, analyses, writes into outdir
+ * (NULL: results/analyze-<name>), prints to term (may be NULL). */
+int stall_analyze_job(const char *trace_or_ini, const char *outdir, int workers, FILE *term,
+                      stall_err *err);
+
+/* `stallsim run --analyze`: runs cfg (mode = model) with the recorder on
+ * its first fetch alignment, then writes the analysis of the simulated run
+ * beside the measured one (when cfg has a tidy trace) into the result
+ * folder. timeline (may be NULL) writes the simulated run's timeline too. */
+int stall_run_observed(const stall_config *cfg, const stall_run_opts *opts, bool analyze,
+                       bool validate, const char *timeline, const stall_tl_opts *tl,
+                       stall_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,780 @@
+/*
+ * analyze.c - where the time of a run went (stall/analyze.h, docs/model.md
+ * section 8).
+ *
+ * Per rank r, epoch e, iteration k, with Q = request, Y = ready, E = fetch
+ * end, CE = compute_end, next = the rank's next request (iter_end for the
+ * last batch), the interval [epoch_start, last iter_end] is cut into parts
+ * that add up exactly:
+ *   k = 0:  start-up    = Y - epoch_start (worker start-up and the first fetch)
+ *   k > 0:  data        = clamp(E - Q, 0, Y - Q),  hand-over = (Y - Q) - data
+ *   all k:  compute     = CE - Y
+ *           barrier     = min(next - CE, max_r' CE(r') - CE)
+ *           post        = next - CE - barrier (all-reduce, optimizer, loop)
+ * Without compute_end (dsanalyzer traces) CE is taken as Y: the barrier is
+ * then the wait for the other ranks' data and compute holds everything else.
+ *
+ * Barrier waits are charged to their cause: in each iteration the last rank
+ * s to reach the barrier made the others wait; its lateness against the
+ * mean of the other ranks is split into input (longer stall) and compute
+ * (longer compute), and the others' waits are shared out in proportion.
+ * Time O(rows log rows) (percentiles, slowest batches), memory O(rows).
+ */
+#include "stall/analyze.h"
+
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stall/io.h"
+#include "stall/scenario.h"
+#include "stall/validate.h"
+
+const char *stall_verdict_name(stall_verdict v)
+{
+    switch (v) {
+    case STALL_VERDICT_DATA:
+        return "data-bound";
+    case STALL_VERDICT_STRAGGLER:
+        return "straggler-bound";
+    case STALL_VERDICT_COMPUTE:
+        return "compute-bound";
+    case STALL_VERDICT_STARTUP:
+        return "start-up-bound";
+    }
+    return "?";
+}
+
+void stall_analysis_free(stall_analysis *a)
+{
+    if (!a)
+        return;
+    free(a->rank);
+    free(a->wk);
+    memset(a, 0, sizeof *a);
+}
+
+static stall_time an_next(const stall_tidy_trace *t, int e, int r, int64_t k)
+{
+    return k + 1 < t->batches ? t->request[stall_tidy_at(t, e, r, k + 1)]
+                              : t->iter_end[stall_tidy_at(t, e, r, k)];
+}
+
+static stall_time an_arrive(const stall_tidy_trace *t, size_t i)
+{
+    return t->compute_end ? t->compute_end[i] : t->ready[i];
+}
+
+static int an_cmp_slow(const void *pa, const void *pb)
+{
+    const stall_an_slow *a = pa, *b = pb;
+    if (a->iteration_s != b->iteration_s)
+        return a->iteration_s > b->iteration_s ? -1 : 1;
+    if (a->epoch != b->epoch)
+        return a->epoch < b->epoch ? -1 : 1;
+    return a->batch < b->batch ? -1 : (a->batch > b->batch);
+}
+
+/* Per rank parts and the charging of barrier waits. */
+static void an_ranks(const stall_tidy_trace *t, stall_analysis *a, double *wait_input,
+                     double *wait_compute)
+{
+    int g = t->ranks;
+    for (int e = 0; e < t->epochs; e++) {
+        for (int r = 0; r < g; r++) {
+            size_t last = stall_tidy_at(t, e, r, t->batches - 1);
+            a->rank[r].total_s += stall_ns_to_s(t->iter_end[last] - t->epoch_start[e * g + r]);
+        }
+        for (int64_t k = 0; k < t->batches; k++) {
+            stall_time latest = 0;
+            int s = 0;
+            for (int r = 0; r < g; r++) {
+                stall_time ar = an_arrive(t, stall_tidy_at(t, e, r, k));
+                if (r == 0 || ar > latest) {
+                    latest = ar;
+                    s = r;
+                }
+            }
+            double sumw = 0, oth_stall = 0, oth_comp = 0;
+            for (int r = 0; r < g; r++) {
+                size_t i = stall_tidy_at(t, e, r, k);
+                stall_an_rank *ar = &a->rank[r];
+                stall_time q = t->request[i], y = t->ready[i], ce = an_arrive(t, i);
+                stall_time nx = an_next(t, e, r, k);
+                if (k == 0) {
+                    ar->startup_s += stall_ns_to_s(y - t->epoch_start[e * g + r]);
+                } else {
+                    stall_time st = y - q, dw = t->fetch_end[i] - q;
+                    dw = dw < 0 ? 0 : (dw > st ? st : dw);
+                    ar->data_s += stall_ns_to_s(dw);
+                    ar->handover_s += stall_ns_to_s(st - dw);
+                }
+                ar->compute_s += stall_ns_to_s(ce - y);
+                stall_time rem = nx - ce > 0 ? nx - ce : 0;
+                stall_time w = latest - ce < rem ? latest - ce : rem;
+                ar->barrier_s += stall_ns_to_s(w);
+                if (t->compute_end)
+                    ar->post_s += stall_ns_to_s(rem - w);
+                else
+                    ar->compute_s += stall_ns_to_s(rem - w); /* all-reduce inside */
+                /* nx < ce cannot happen in a checked trace; keep the parts summing. */
+                if (nx < ce)
+                    ar->post_s += stall_ns_to_s(nx - ce);
+                if (r != s) {
+                    sumw += stall_ns_to_s(w);
+                    oth_stall += stall_ns_to_s(y - q);
+                    oth_comp += stall_ns_to_s(ce - y);
+                }
+            }
+            if (g < 2 || k == 0) {
+                *wait_input += sumw; /* the first batch's waits are start-up */
+                continue;
+            }
+            size_t si = stall_tidy_at(t, e, s, k);
+            double din = stall_ns_to_s(t->ready[si] - t->request[si]) - oth_stall / (g - 1);
+            double dc = stall_ns_to_s(an_arrive(t, si) - t->ready[si]) - oth_comp / (g - 1);
+            din = din > 0 ? din : 0;
+            dc = dc > 0 ? dc : 0;
+            double fc = din + dc > 0 ? dc / (din + dc) : 0.5;
+            a->rank[s].last++;
+            a->rank[s].caused_s += sumw;
+            *wait_input += (1 - fc) * sumw;
+            *wait_compute += fc * sumw;
+        }
+    }
+}
+
+static void an_workers(const stall_tidy_trace *t, stall_analysis *a, double epoch_sum)
+{
+    int g = t->ranks, w = a->workers;
+    if (w <= 0)
+        return;
+    a->nwk = g * w;
+    a->wk = stall_xcalloc((size_t)a->nwk, sizeof *a->wk);
+    size_t cap = (size_t)t->epochs * (size_t)t->batches;
+    double *v = stall_xmalloc((cap ? cap : 1) * sizeof *v);
+    for (int r = 0; r < g; r++)
+        for (int wi = 0; wi < w; wi++) {
+            stall_an_worker *x = &a->wk[r * w + wi];
+            x->rank = r;
+            x->worker = wi;
+            size_t n = 0;
+            for (int e = 0; e < t->epochs; e++)
+                for (int64_t k = 0; k < t->batches; k++) {
+                    size_t i = stall_tidy_at(t, e, r, k);
+                    if (t->worker[i] == wi)
+                        v[n++] = stall_ns_to_s(t->fetch_end[i] - t->fetch_start[i]);
+                }
+            x->batches = (int64_t)n;
+            if (n == 0) {
+                x->mean_fetch_s = x->p95_fetch_s = NAN;
+                continue;
+            }
+            double sum = 0;
+            for (size_t j = 0; j < n; j++)
+                sum += v[j];
+            gsl_sort(v, 1, n);
+            x->mean_fetch_s = sum / (double)n;
+            x->p95_fetch_s = gsl_stats_quantile_from_sorted_data(v, 1, n, 0.95);
+            x->busy_share = epoch_sum > 0 ? sum / epoch_sum : NAN;
+        }
+    free(v);
+}
+
+/* Throughput over time: the run (epochs back to back, gaps left out) cut
+ * into STALL_AN_WINDOWS windows of equal iteration counts, window i holding
+ * iterations [i * total / n, (i + 1) * total / n); batches of all ranks per
+ * second of the window. */
+static void an_windows(const stall_tidy_trace *t, stall_analysis *a)
+{
+    int64_t total = (int64_t)t->epochs * t->batches;
+    int nw = total < STALL_AN_WINDOWS ? (int)total : STALL_AN_WINDOWS;
+    a->nwin = nw;
+    double off = 0, prev = 0; /* run time before this epoch; end of the previous iteration */
+    int64_t idx = 0;
+    for (int e = 0; e < t->epochs; e++) {
+        stall_time e0 = t->epoch_start[(size_t)e * t->ranks];
+        for (int r = 1; r < t->ranks; r++)
+            if (t->epoch_start[(size_t)e * t->ranks + r] < e0)
+                e0 = t->epoch_start[(size_t)e * t->ranks + r];
+        double tt = off;
+        for (int64_t k = 0; k < t->batches; k++, idx++) {
+            stall_time tk = 0;
+            for (int r = 0; r < t->ranks; r++) {
+                stall_time nx = an_next(t, e, r, k);
+                tk = nx > tk ? nx : tk;
+            }
+            tt = off + stall_ns_to_s(tk - e0);
+            int wi = (int)(idx * nw / total);
+            if (idx == wi * total / nw)
+                a->win_start_s[wi] = prev;
+            a->win_end_s[wi] = tt;
+            prev = tt;
+        }
+        off = tt;
+    }
+    for (int wi = 0; wi < nw; wi++) {
+        int64_t nb = (wi + 1) * total / nw - wi * total / nw;
+        double d = a->win_end_s[wi] - a->win_start_s[wi];
+        a->win_batches_s[wi] = d > 0 ? (double)(nb * t->ranks) / d : NAN;
+    }
+}
+
+static void an_slowest(const stall_tidy_trace *t, stall_analysis *a)
+{
+    size_t n = (size_t)t->epochs * (size_t)t->batches;
+    stall_an_slow *all = stall_xmalloc(n * sizeof *all);
+    size_t m = 0;
+    for (int e = 0; e < t->epochs; e++)
+        for (int64_t k = 0; k < t->batches; k++) {
+            stall_an_slow s = {.epoch = e, .batch = k, .rank = 0};
+            stall_time best = -1;
+            for (int r = 0; r < t->ranks; r++) {
+                size_t i = stall_tidy_at(t, e, r, k);
+                double it = stall_ns_to_s(an_next(t, e, r, k) - t->request[i]);
+                s.iteration_s = it > s.iteration_s ? it : s.iteration_s;
+                if (t->ready[i] - t->request[i] > best) {
+                    best = t->ready[i] - t->request[i];
+                    s.rank = r;
+                    s.worker = t->worker[i];
+                    s.stall_s = stall_ns_to_s(best);
+                    s.fetch_s = stall_ns_to_s(t->fetch_end[i] - t->fetch_start[i]);
+                }
+            }
+            all[m++] = s;
+        }
+    qsort(all, m, sizeof *all, an_cmp_slow);
+    a->nslow = m < STALL_AN_SLOWEST ? (int)m : STALL_AN_SLOWEST;
+    memcpy(a->slow, all, (size_t)a->nslow * sizeof *all);
+    free(all);
+}
+
+/* The verdict: the largest loss (data, straggler, start-up) when it takes at
+ * least STALL_AN_LOSS of the ranks' time, else compute-bound (docs/model.md
+ * section 8 says why). */
+static void an_verdict(stall_analysis *a)
+{
+    double s[4] = {a->share_data, a->share_straggler, a->share_compute, a->share_startup};
+    int best = STALL_VERDICT_DATA;
+    if (s[STALL_VERDICT_STRAGGLER] > s[best])
+        best = STALL_VERDICT_STRAGGLER;
+    if (s[STALL_VERDICT_STARTUP] > s[best])
+        best = STALL_VERDICT_STARTUP;
+    if (s[best] < STALL_AN_LOSS)
+        best = STALL_VERDICT_COMPUTE;
+    a->verdict = (stall_verdict)best;
+    char strag[160] = "";
+    if (a->straggler >= 0)
+        snprintf(strag, sizeof strag,
+                 "; rank %d is last at the barrier in %.0f%% of iterations (%s)", a->straggler,
+                 100.0 * (double)a->rank[a->straggler].last /
+                     (double)((int64_t)a->epochs * (a->batches > 1 ? a->batches - 1 : 1)),
+                 a->straggler_compute_s > a->straggler_input_s ? "compute-bound: longer compute"
+                                                               : "input-bound: longer stalls");
+    snprintf(a->sentence, sizeof a->sentence,
+             "%s: %.0f%% of the ranks' time waits for data, %.0f%% waits at the barrier for a "
+             "slower-computing rank, %.0f%% computes (incl. all-reduce), %.0f%% is epoch "
+             "start-up%s",
+             stall_verdict_name(a->verdict), 100 * a->share_data, 100 * a->share_straggler,
+             100 * a->share_compute, 100 * a->share_startup, strag);
+}
+
+void stall_analyze(const stall_tidy_trace *t, stall_analysis *a)
+{
+    memset(a, 0, sizeof *a);
+    a->ranks = t->ranks;
+    a->epochs = t->epochs;
+    a->batches = t->batches;
+    a->have_compute_end = t->compute_end != NULL;
+    a->straggler = -1;
+    /* Workers: the trace's column, else the largest id + 1. */
+    int maxw = -1;
+    size_t cells = (size_t)t->epochs * (size_t)t->batches * (size_t)t->ranks;
+    for (size_t i = 0; i < cells; i++)
+        maxw = t->worker[i] > maxw ? t->worker[i] : maxw;
+    a->workers = t->workers > 0 ? t->workers : maxw + 1;
+    a->rank = stall_xcalloc((size_t)t->ranks, sizeof *a->rank);
+    double win = 0, wcomp = 0;
+    an_ranks(t, a, &win, &wcomp);
+    double tot = 0, data = 0, comp = 0, start = 0, epoch_sum = 0;
+    for (int r = 0; r < t->ranks; r++) {
+        const stall_an_rank *x = &a->rank[r];
+        tot += x->total_s;
+        data += x->data_s + x->handover_s;
+        comp += x->compute_s + x->post_s;
+        start += x->startup_s;
+    }
+    epoch_sum = tot / t->ranks;
+    if (tot > 0) {
+        a->share_data = (data + win) / tot;
+        a->share_straggler = wcomp / tot;
+        a->share_compute = comp / tot;
+        a->share_startup = start / tot;
+    }
+    if (t->ranks > 1) {
+        int s = 0;
+        for (int r = 1; r < t->ranks; r++)
+            if (a->rank[r].caused_s > a->rank[s].caused_s)
+                s = r;
+        a->straggler = s;
+        /* The straggler's lateness by cause, over the iterations it was last. */
+        for (int e = 0; e < t->epochs; e++)
+            for (int64_t k = 1; k < t->batches; k++) {
+                stall_time latest = 0;
+                int last = 0;
+                for (int r = 0; r < t->ranks; r++) {
+                    stall_time ar = an_arrive(t, stall_tidy_at(t, e, r, k));
+                    if (r == 0 || ar > latest) {
+                        latest = ar;
+                        last = r;
+                    }
+                }
+                if (last != s)
+                    continue;
+                double os = 0, oc = 0;
+                for (int r = 0; r < t->ranks; r++)
+                    if (r != s) {
+                        size_t i = stall_tidy_at(t, e, r, k);
+                        os += stall_ns_to_s(t->ready[i] - t->request[i]);
+                        oc += stall_ns_to_s(an_arrive(t, i) - t->ready[i]);
+                    }
+                size_t i = stall_tidy_at(t, e, s, k);
+                a->straggler_input_s +=
+                    stall_ns_to_s(t->ready[i] - t->request[i]) - os / (t->ranks - 1);
+                a->straggler_compute_s +=
+                    stall_ns_to_s(an_arrive(t, i) - t->ready[i]) - oc / (t->ranks - 1);
+            }
+    }
+    an_workers(t, a, epoch_sum);
+    an_windows(t, a);
+    an_slowest(t, a);
+    an_verdict(a);
+}
+
+/* ---- sources in the tidy shape ---- */
+
+stall_tidy_trace *stall_an_from_ds(const stall_ds_trace *d, int workers)
+{
+    stall_tidy_trace *t = stall_xcalloc(1, sizeof *t);
+    int g = d->gpus;
+    size_t n = d->rows * (size_t)g;
+    t->ranks = g;
+    t->epochs = 1;
+    t->batches = (int64_t)d->rows;
+    t->fetch_start = stall_xmalloc(n * sizeof *t->fetch_start);
+    t->fetch_end = stall_xmalloc(n * sizeof *t->fetch_end);
+    t->request = stall_xmalloc(n * sizeof *t->request);
+    t->ready = stall_xmalloc(n * sizeof *t->ready);
+    t->iter_end = stall_xmalloc(n * sizeof *t->iter_end);
+    t->worker = stall_xmalloc(n * sizeof *t->worker);
+    t->epoch_start = stall_xmalloc((size_t)g * sizeof *t->epoch_start);
+    for (size_t k = 0; k < d->rows; k++)
+        for (int r = 0; r < g; r++) {
+            size_t i = k * (size_t)g + (size_t)r; /* the same layout: one epoch */
+            t->fetch_start[i] = d->start_ns[i];
+            t->fetch_end[i] = d->start_ns[i] + (stall_time)llround(d->fetch_s[i] * 1e9);
+            t->ready[i] = d->time_ns[i];
+            t->request[i] = d->time_ns[i] - (stall_time)llround(d->stall_s[i] * 1e9);
+            t->iter_end[i] = t->request[i] + (stall_time)llround(d->iter_s[i] * 1e9);
+            t->worker[i] = workers > 0 ? (int32_t)(k % (size_t)workers) : -1;
+        }
+    for (int r = 0; r < g; r++)
+        t->epoch_start[r] = t->request[r];
+    t->workers = workers > 0 ? workers : -1;
+    t->prefetch = t->pin_memory = -1;
+    t->path = stall_xstrdup(d->perf_path);
+    return t;
+}
+
+static bool an_is_ini(const char *path)
+{
+    size_t n = strlen(path);
+    return n > 4 && strcmp(path + n - 4, ".ini") == 0;
+}
+
+int stall_an_load(const char *path, int workers, stall_tidy_trace **out, stall_err *err)
+{
+    if (!an_is_ini(path))
+        return stall_tidy_load(path, out, err);
+    stall_config *cfg = stall_xmalloc(sizeof *cfg);
+    stall_config_defaults(cfg);
+    int rc = stall_config_load(cfg, path, err);
+    if (rc == 0 && cfg->format == STALL_FORMAT_TIDY) {
+        rc = stall_tidy_load(cfg->path, out, err);
+    } else if (rc == 0 && cfg->format == STALL_FORMAT_DSANALYZER) {
+        stall_ds_trace *d = NULL;
+        rc = stall_ds_load(cfg->fetch, cfg->start, cfg->perf, cfg->epoch, &d, err);
+        if (rc == 0)
+            *out = stall_an_from_ds(d, workers);
+        stall_ds_free(d);
+    } else if (rc == 0) {
+        rc = stall_err_set(
+            err, STALL_ECONFIG,
+            "%s: [trace] format: analyze needs a measured trace (tidy or dsanalyzer)", path);
+    }
+    free(cfg);
+    return rc;
+}
+
+/* ---- a simulated run in the tidy shape ---- */
+
+void stall_an_params(void *ctx, const stall_model_params *p)
+{
+    stall_an_recorder *c = ctx;
+    c->ranks = p->ranks;
+    c->workers = p->workers;
+}
+
+void stall_an_record(void *ctx, const stall_iter_record *rec)
+{
+    stall_an_recorder *c = ctx;
+    if (!c->t) {
+        c->t = stall_xcalloc(1, sizeof *c->t);
+        c->t->workers = c->workers;
+        c->t->prefetch = c->t->pin_memory = -1;
+        c->t->path = stall_xstrdup("(simulated)");
+    }
+    stall_tidy_trace *t = c->t;
+    t->ranks = c->ranks;
+    int g = t->ranks;
+    size_t need = (size_t)(c->rows + 1) * (size_t)g;
+    if (need > c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : (size_t)g * 256;
+        t->fetch_start = stall_xrealloc(t->fetch_start, cap * sizeof *t->fetch_start);
+        t->fetch_end = stall_xrealloc(t->fetch_end, cap * sizeof *t->fetch_end);
+        t->request = stall_xrealloc(t->request, cap * sizeof *t->request);
+        t->ready = stall_xrealloc(t->ready, cap * sizeof *t->ready);
+        t->iter_end = stall_xrealloc(t->iter_end, cap * sizeof *t->iter_end);
+        t->compute_end = stall_xrealloc(t->compute_end, cap * sizeof *t->compute_end);
+        t->worker = stall_xrealloc(t->worker, cap * sizeof *t->worker);
+        c->cap = cap;
+    }
+    if (rec->batch == 0) {
+        t->epochs = rec->epoch + 1;
+        t->epoch_start =
+            stall_xrealloc(t->epoch_start, (size_t)t->epochs * (size_t)g * sizeof *t->epoch_start);
+        for (int r = 0; r < g; r++)
+            t->epoch_start[(size_t)rec->epoch * g + r] = rec->epoch_start;
+    }
+    if (rec->epoch == 0)
+        t->batches = rec->batch + 1;
+    size_t base = (size_t)c->rows * (size_t)g;
+    for (int r = 0; r < g; r++) {
+        size_t i = base + (size_t)r;
+        t->request[i] = rec->batch == 0 ? rec->epoch_start : c->last_end;
+        t->ready[i] = rec->ready[r];
+        t->compute_end[i] = rec->ready[r] + rec->compute[r];
+        t->iter_end[i] = rec->iter_end;
+        t->fetch_start[i] = rec->fetch_start[r];
+        t->fetch_end[i] = rec->fetch_end[r];
+        t->worker[i] = c->workers > 0 ? (int32_t)(rec->fetched[r] % c->workers) : -1;
+    }
+    c->last_end = rec->iter_end;
+    c->rows++;
+}
+
+stall_tidy_trace *stall_an_recorder_take(stall_an_recorder *r)
+{
+    stall_tidy_trace *t = r->t;
+    r->t = NULL;
+    if (t && (t->batches <= 0 || (int64_t)t->epochs * t->batches != r->rows)) {
+        stall_tidy_free(t); /* a run that stopped half-way */
+        t = NULL;
+    }
+    return t;
+}
+
+/* ---- output ---- */
+
+typedef struct an_out {
+    const stall_analysis *a;
+    const char *const *labels;
+    int n;
+} an_out;
+
+static void an_num(FILE *f, double v)
+{
+    if (isnan(v))
+        fputs(",", f);
+    else
+        fprintf(f, ",%.9g", v);
+}
+
+static int an_fill_summary(FILE *f, void *ctx, stall_err *err)
+{
+    (void)err;
+    const an_out *o = ctx;
+    fputs("source,metric,value\n", f);
+    for (int j = 0; j < o->n; j++) {
+        const stall_analysis *a = &o->a[j];
+        const char *l = o->labels[j];
+        fprintf(f, "%s,ranks,%d\n%s,epochs,%d\n%s,batches,%lld\n", l, a->ranks, l, a->epochs, l,
+                (long long)a->batches);
+        fprintf(f, "%s,workers,%d\n%s,workers_inferred,%d\n%s,have_compute_end,%d\n", l, a->workers,
+                l, a->workers_inferred, l, a->have_compute_end);
+        fprintf(f, "%s,verdict,%s\n", l, stall_verdict_name(a->verdict));
+        fprintf(f, "%s,share_data", l);
+        an_num(f, a->share_data);
+        fprintf(f, "\n%s,share_straggler", l);
+        an_num(f, a->share_straggler);
+        fprintf(f, "\n%s,share_compute", l);
+        an_num(f, a->share_compute);
+        fprintf(f, "\n%s,share_startup", l);
+        an_num(f, a->share_startup);
+        fprintf(f, "\n%s,straggler_rank,", l);
+        if (a->straggler >= 0)
+            fprintf(f, "%d", a->straggler);
+        fprintf(f, "\n%s,straggler_input_s", l);
+        an_num(f, a->straggler >= 0 ? a->straggler_input_s : NAN);
+        fprintf(f, "\n%s,straggler_compute_s", l);
+        an_num(f, a->straggler >= 0 ? a->straggler_compute_s : NAN);
+        fprintf(f, "\n%s,sentence,\"%s\"\n", l, a->sentence);
+    }
+    return 0;
+}
+
+static int an_fill_ranks(FILE *f, void *ctx, stall_err *err)
+{
+    (void)err;
+    const an_out *o = ctx;
+    fputs("source,rank,total_s,startup_s,data_s,handover_s,compute_s,barrier_s,post_s,"
+          "last_iterations,caused_wait_s\n",
+          f);
+    for (int j = 0; j < o->n; j++)
+        for (int r = 0; r < o->a[j].ranks; r++) {
+            const stall_an_rank *x = &o->a[j].rank[r];
+            fprintf(f, "%s,%d,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,%lld,%.9f\n", o->labels[j], r,
+                    x->total_s, x->startup_s, x->data_s, x->handover_s, x->compute_s, x->barrier_s,
+                    x->post_s, (long long)x->last, x->caused_s);
+        }
+    return 0;
+}
+
+static int an_fill_workers(FILE *f, void *ctx, stall_err *err)
+{
+    (void)err;
+    const an_out *o = ctx;
+    fputs("source,rank,worker,batches,busy_share,mean_fetch_s,p95_fetch_s\n", f);
+    for (int j = 0; j < o->n; j++)
+        for (int i = 0; i < o->a[j].nwk; i++) {
+            const stall_an_worker *x = &o->a[j].wk[i];
+            fprintf(f, "%s,%d,%d,%lld", o->labels[j], x->rank, x->worker, (long long)x->batches);
+            an_num(f, x->busy_share);
+            an_num(f, x->mean_fetch_s);
+            an_num(f, x->p95_fetch_s);
+            fputc('\n', f);
+        }
+    return 0;
+}
+
+static int an_fill_windows(FILE *f, void *ctx, stall_err *err)
+{
+    (void)err;
+    const an_out *o = ctx;
+    fputs("source,window,start_s,end_s,batches_per_s\n", f);
+    for (int j = 0; j < o->n; j++)
+        for (int i = 0; i < o->a[j].nwin; i++) {
+            fprintf(f, "%s,%d,%.9f,%.9f", o->labels[j], i, o->a[j].win_start_s[i],
+                    o->a[j].win_end_s[i]);
+            an_num(f, o->a[j].win_batches_s[i]);
+            fputc('\n', f);
+        }
+    return 0;
+}
+
+static int an_fill_slowest(FILE *f, void *ctx, stall_err *err)
+{
+    (void)err;
+    const an_out *o = ctx;
+    fputs("source,epoch,batch,iteration_s,rank,worker,stall_s,fetch_s\n", f);
+    for (int j = 0; j < o->n; j++)
+        for (int i = 0; i < o->a[j].nslow; i++) {
+            const stall_an_slow *x = &o->a[j].slow[i];
+            fprintf(f, "%s,%d,%lld,%.9f,%d,", o->labels[j], x->epoch, (long long)x->batch,
+                    x->iteration_s, x->rank);
+            if (x->worker >= 0)
+                fprintf(f, "%d", x->worker);
+            fprintf(f, ",%.9f,%.9f\n", x->stall_s, x->fetch_s);
+        }
+    return 0;
+}
+
+int stall_analysis_write(const stall_analysis *a, const char *const *labels, int n, const char *dir,
+                         stall_err *err)
+{
+    an_out o = {.a = a, .labels = labels, .n = n};
+    int rc = stall_mkdirs(dir, err);
+    if (rc == 0)
+        rc = stall_write_atomic_in(dir, "analyze.csv", an_fill_summary, &o, err);
+    if (rc == 0)
+        rc = stall_write_atomic_in(dir, "per_rank.csv", an_fill_ranks, &o, err);
+    if (rc == 0)
+        rc = stall_write_atomic_in(dir, "per_worker.csv", an_fill_workers, &o, err);
+    if (rc == 0)
+        rc = stall_write_atomic_in(dir, "windows.csv", an_fill_windows, &o, err);
+    if (rc == 0)
+        rc = stall_write_atomic_in(dir, "slowest.csv", an_fill_slowest, &o, err);
+    return rc;
+}
+
+void stall_analysis_print(const stall_analysis *a, const char *const *labels, int n, FILE *f)
+{
+    fprintf(f, "%-48s", "share of the ranks' time");
+    for (int j = 0; j < n; j++)
+        fprintf(f, " %11s", labels[j]);
+    fputc('\n', f);
+    static const char *const rows[] = {"waiting for data (incl. barrier waits for data)",
+                                       "barrier wait for a slower-computing rank",
+                                       "compute, all-reduce and post-compute",
+                                       "epoch start-up (first batch)"};
+    for (int i = 0; i < 4; i++) {
+        fprintf(f, "%-48.48s", rows[i]);
+        for (int j = 0; j < n; j++) {
+            double v[4] = {a[j].share_data, a[j].share_straggler, a[j].share_compute,
+                           a[j].share_startup};
+            fprintf(f, " %10.1f%%", 100 * v[i]);
+        }
+        fputc('\n', f);
+    }
+    for (int j = 0; j < n; j++) {
+        fprintf(f, "\n%s, per rank (seconds over %d epoch%s):\n", labels[j], a[j].epochs,
+                a[j].epochs == 1 ? "" : "s");
+        fprintf(f, "%4s %10s %9s %9s %9s %9s %9s %9s %6s\n", "rank", "total", "start-up", "data",
+                "hand-over", "compute", "barrier", "post", "last%");
+        int64_t its = (int64_t)a[j].epochs * (a[j].batches > 1 ? a[j].batches - 1 : 1);
+        for (int r = 0; r < a[j].ranks; r++) {
+            const stall_an_rank *x = &a[j].rank[r];
+            fprintf(f, "%4d %10.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %6.1f\n", r, x->total_s,
+                    x->startup_s, x->data_s, x->handover_s, x->compute_s, x->barrier_s, x->post_s,
+                    a[j].ranks > 1 ? 100.0 * (double)x->last / (double)its : 100.0);
+        }
+        if (!a[j].have_compute_end)
+            fputs("(no compute_end in this trace: compute includes the all-reduce, and the "
+                  "barrier wait is the wait for the other ranks' data only)\n",
+                  f);
+        if (a[j].nwk == 0)
+            fputs("(no worker ids: no per-worker table; give --workers N to assign batches round "
+                  "robin)\n",
+                  f);
+        else if (a[j].workers_inferred)
+            fprintf(f, "(worker ids inferred round robin from --workers %d)\n", a[j].workers);
+        fprintf(f, "verdict (%s): %s\n", labels[j], a[j].sentence);
+    }
+}
+
+/* ---- stallsim analyze ---- */
+
+static char *an_default_outdir(const char *path)
+{
+    /* results/analyze-<name>: the INI's file name, or the trace's folder. */
+    char *dir = stall_path_dir(path);
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    char name[STALL_NAME_MAX];
+    if (an_is_ini(path)) {
+        snprintf(name, sizeof name, "%.*s", (int)(strlen(base) - 4), base);
+    } else {
+        const char *d = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
+        snprintf(name, sizeof name, "%s", strcmp(d, ".") ? d : "trace");
+    }
+    free(dir);
+    char buf[STALL_NAME_MAX + 32];
+    snprintf(buf, sizeof buf, "results/analyze-%s", name);
+    return stall_xstrdup(buf);
+}
+
+int stall_analyze_job(const char *path, const char *outdir, int workers, FILE *term, stall_err *err)
+{
+    stall_tidy_trace *t = NULL;
+    int rc = stall_an_load(path, workers, &t, err);
+    if (rc)
+        return rc;
+    if (workers > 0 && !an_is_ini(path)) {
+        stall_tidy_free(t);
+        return stall_err_set(err, STALL_ECONFIG,
+                             "--workers: a tidy trace names its workers; --workers is for "
+                             "dsanalyzer traces only");
+    }
+    stall_analysis a;
+    stall_analyze(t, &a);
+    a.workers_inferred = workers > 0;
+    char *dir = outdir ? stall_xstrdup(outdir) : an_default_outdir(path);
+    const char *label = "measured";
+    rc = stall_analysis_write(&a, &label, 1, dir, err);
+    if (rc == 0 && term) {
+        fprintf(
+            term,
+            "stallsim %s: analyze %s: %d ranks x %d epochs x %lld batches, %d workers per rank%s\n",
+            stall_version(), path, a.ranks, a.epochs, (long long)a.batches, a.workers,
+            a.workers_inferred ? " (round robin, as given)" : "");
+        stall_analysis_print(&a, &label, 1, term);
+        fprintf(term,
+                "results in %s/ (analyze.csv, per_rank.csv, per_worker.csv, windows.csv, "
+                "slowest.csv)\n",
+                dir);
+    }
+    free(dir);
+    stall_analysis_free(&a);
+    stall_tidy_free(t);
+    return rc;
+}
+
+/* ---- stallsim run/validate --analyze --timeline ---- */
+
+int stall_run_observed(const stall_config *cfg, const stall_run_opts *opts, bool analyze,
+                       bool validate, const char *timeline, const stall_tl_opts *tl, stall_err *err)
+{
+    if (!validate && cfg->mode != STALL_MODE_MODEL)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: [scenario] mode: --analyze and --timeline on run need mode = "
+                             "model (replay and seed simulate no workers); for the measured "
+                             "trace use stallsim analyze / stallsim timeline",
+                             cfg->ini_path);
+    stall_an_recorder rec = {0};
+    stall_run_opts o = *opts;
+    o.on_params = stall_an_params;
+    o.on_iter = stall_an_record;
+    o.observer = &rec;
+    int rc = validate ? stall_validate(cfg, &o, err) : stall_scenario_run(cfg, &o, err);
+    stall_tidy_trace *sim = stall_an_recorder_take(&rec);
+    stall_tidy_free(rec.t);
+    if (rc == 0 && !sim)
+        rc = stall_err_set(err, STALL_EINTERNAL, "the simulated run recorded no iteration");
+    char *dir = stall_job_outdir(cfg, opts);
+    if (rc == 0 && timeline)
+        rc = stall_timeline_export(sim, tl, timeline, err);
+    if (rc == 0 && analyze) {
+        stall_analysis a[2];
+        const char *labels[2] = {"simulated", "measured"};
+        int n = 1;
+        stall_analyze(sim, &a[0]);
+        stall_tidy_trace *meas = NULL;
+        if (cfg->format == STALL_FORMAT_TIDY) {
+            rc = stall_tidy_load(cfg->path, &meas, err);
+            if (rc == 0) {
+                stall_analyze(meas, &a[1]);
+                n = 2;
+            }
+        }
+        if (rc == 0)
+            rc = stall_analysis_write(a, labels, n, dir, err);
+        if (rc == 0 && opts->term) {
+            fputc('\n', opts->term);
+            stall_analysis_print(a, labels, n, opts->term);
+            fprintf(opts->term,
+                    "analysis in %s/ (analyze.csv, per_rank.csv, per_worker.csv, windows.csv, "
+                    "slowest.csv)\n",
+                    dir);
+        }
+        for (int j = 0; j < n; j++)
+            stall_analysis_free(&a[j]);
+        stall_tidy_free(meas);
+    }
+    if (rc == 0 && timeline && opts->term)
+        fprintf(opts->term, "timeline of the simulated run in %s (open in ui.perfetto.dev)\n",
+                timeline);
+    free(dir);
+    stall_tidy_free(sim);
+    return rc;
+}
