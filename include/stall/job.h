@@ -19,9 +19,13 @@ extern "C" {
 #endif
 
 typedef struct stall_run_opts {
-    const char *outdir; /* result folder; NULL: results/<name> */
-    int jobs;           /* threads for the combinations (>= 1) */
-    FILE *term;         /* terminal summary; NULL: none */
+    const char *outdir;            /* result folder; NULL: results/<name> */
+    int jobs;                      /* threads for the combinations (>= 1) */
+    FILE *term;                    /* terminal summary; NULL: none */
+    int no_iterations;             /* 1: no per-iteration files (sweep points without --keep) */
+    int no_files;                  /* 1: write nothing (mode = model only; plan's searches) */
+    struct stall_summary *summary; /* not NULL: mode = model stores the first fetch
+                                      alignment's summary here (report.h) */
 } stall_run_opts;
 
 /* The result folder of a run: opts->outdir, or results/<name>. Caller frees. */
