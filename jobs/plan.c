@@ -267,9 +267,13 @@ static int plan_scaling(plan_ctx *c, const stall_config *chosen, int gpn, stall_
                 cf->cores = 0;
             else
                 cf->allreduce_s = cf->bucket_mb = cf->bandwidth_gb_s = cf->latency_us = 0;
-            rc = plan_curve_point(c, cf, gpn, hi, &p, err);
+            /* Efficiency against the same counterfactual on 1 GPU. */
+            plan_probe q1;
+            rc = plan_curve_point(c, cf, gpn, 1, &q1, err);
             if (rc == 0)
-                gain[k] = p.thr / p1.thr / hi - eff;
+                rc = plan_curve_point(c, cf, gpn, hi, &p, err);
+            if (rc == 0)
+                gain[k] = p.thr / q1.thr / hi - eff;
         }
         free(cf);
     }
