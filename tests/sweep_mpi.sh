@@ -32,7 +32,12 @@ INI
 "$bin" sweep "$dir/s.ini" -o "$dir/j1" -j 1 -q
 "$bin" sweep "$dir/s.ini" -o "$dir/j2" -j 2 -q
 cmp "$dir/j1/sweep.csv" "$dir/j2/sweep.csv"
-mpirun --allow-run-as-root --oversubscribe -n 2 "$bin" sweep "$dir/s.ini" -o "$dir/mpi" -j 1 -q \
+# OpenMPI's runtime (and its dlopen'ed plugins, which LeakSanitizer cannot
+# name for a suppression) leaves blocks behind at MPI_Finalize: leak checks
+# are off for the MPI run alone in the sanitizer build; the -j runs above and
+# test_sweep check our own code for leaks.
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+mpirun --allow-run-as-root --oversubscribe -n 2 -x ASAN_OPTIONS "$bin" sweep "$dir/s.ini" -o "$dir/mpi" -j 1 -q \
     > "$dir/mpi.log" 2>&1 || { cat "$dir/mpi.log"; exit 1; }
 cmp "$dir/j1/sweep.csv" "$dir/mpi/sweep.csv"
 grep -q "2 ranks" "$dir/mpi.log" 2>/dev/null || true
