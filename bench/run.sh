@@ -12,3 +12,15 @@ for b in "$B"/bench_*; do
     *) "$b" ;;
     esac
 done
+# The sweep benchmark's case under `mpirun -n 2` (when MPI is there).
+if command -v mpirun >/dev/null 2>&1 && [ -x "$B/stallsim" ]; then
+    d=$(mktemp -d /tmp/stall_bench_mpi_XXXXXX)
+    sed -n '/^; bench-sweep-ini$/,$p' "$SRC/bench/sweep.ini" > "$d/s.ini"
+    t0=$(date +%s.%N)
+    if mpirun --allow-run-as-root --oversubscribe -n 2 "$B/stallsim" sweep "$d/s.ini" -o "$d/out" -q; then
+        t1=$(date +%s.%N)
+        echo "== mpirun -n 2 stallsim sweep (same 1000 points, process start included)"
+        echo "$t0 $t1" | awk '{printf "sweep, mpirun -n 2: %.2f s, %.0f points/s\n", $2-$1, 1000/($2-$1)}'
+    fi
+    rm -rf "$d"
+fi

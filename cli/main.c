@@ -17,6 +17,9 @@
 #include "stall/validate.h"
 #include "stall/analyze.h"
 #include "stall/tlexport.h"
+#include "stall/sweep.h"
+#include "stall/plan.h"
+#include <unistd.h>
 
 static void cli_usage(FILE *f)
 {
@@ -58,6 +61,18 @@ static void cli_usage(FILE *f)
            "\n"
            "INI keys (section, key, default, meaning):\n");
     stall_config_help(f);
+    fputs("\n"
+          "sweeps and capacity planning:\n"
+          "  stallsim sweep CONFIG.ini [-o DIR] [-j N] [--set S.K=V]... [--sweep S.K=LIST]...\n"
+          "                 [--keep iterations] [--max-points N] [--max-point-mb MB] [-q]\n"
+          "      one run per point of the [sweep] grid (section.key = LIST; LIST: v1, v2 | A..B |\n"
+          "      A..B xF | A..B +S; zip = a.b, c.d steps keys together) into DIR/sweep.csv;\n"
+          "      resumable; under mpirun the points are split across the ranks\n"
+          "  stallsim plan CONFIG.ini [-o DIR] [--set S.K=V]... [-q]\n"
+          "      mode = model: fewest workers per GPU for the stall target, the weak-scaling\n"
+          "      curve, the storage bandwidth and cores per node needed; [plan] keys:\n"
+          "      stall_target (0.05), efficiency (0.80), max_workers (64), max_gpus (1024)\n",
+          f);
 }
 
 static int cli_fail(const stall_err *err)
@@ -263,6 +278,122 @@ static int cli_trace_cmd(int argc, char **argv, bool timeline)
     return rc ? cli_fail(&err) : 0;
 }
 
+/* Loads ini, applies --set and --sweep in order. */
+static int cli_load(stall_config *cfg, const char *ini, const char **sets, const bool *is_sweep,
+                    int nsets, stall_err *err)
+{
+    stall_config_defaults(cfg);
+    int rc = stall_config_load(cfg, ini, err);
+    for (int i = 0; rc == 0 && i < nsets; i++) {
+        if (!is_sweep[i]) {
+            rc = stall_config_set(cfg, sets[i], err);
+            continue;
+        }
+        const char *eq = strchr(sets[i], '=');
+        char key[64];
+        if (!eq || (size_t)(eq - sets[i]) >= sizeof key)
+            return stall_err_set(err, STALL_ECONFIG, "--sweep %s: expected section.key=LIST",
+                                 sets[i]);
+        snprintf(key, sizeof key, "%.*s", (int)(eq - sets[i]), sets[i]);
+        rc = stall_config_extra_add(cfg, "sweep", key, eq + 1, true, "--sweep", err);
+    }
+    return rc;
+}
+
+/* stallsim sweep and stallsim plan. */
+static int cli_sweep_plan(int argc, char **argv, bool plan)
+{
+    const char *ini = NULL, *outdir = NULL;
+    stall_sweep_opts so = {.jobs = 1};
+    int quiet = 0, rc = 0;
+    const char **sets = calloc((size_t)argc + 1, sizeof *sets);
+    bool *is_sweep = calloc((size_t)argc + 1, sizeof *is_sweep);
+    int nsets = 0;
+    if (!sets || !is_sweep) {
+        free(sets);
+        free(is_sweep);
+        return 1;
+    }
+    for (int i = 0; i < argc && rc == 0; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "-o") == 0 || strcmp(a, "--out") == 0) {
+            if (!v)
+                rc = cli_bad_usage("-o needs a folder");
+            outdir = v;
+            i++;
+        } else if (strcmp(a, "--set") == 0 || (!plan && strcmp(a, "--sweep") == 0)) {
+            if (!v)
+                rc = cli_bad_usage("--set and --sweep need section.key=value");
+            is_sweep[nsets] = a[2] == 's' && a[3] == 'w';
+            sets[nsets++] = v;
+            i++;
+        } else if (!plan && strncmp(a, "-j", 2) == 0) {
+            int n = 1;
+            if (cli_int_arg(a[2] ? a + 2 : (i++, v), 1, 1024, &n))
+                rc = cli_bad_usage("-j needs a thread count between 1 and 1024");
+            so.jobs = n;
+        } else if (!plan && strcmp(a, "--keep") == 0) {
+            if (!v || strcmp(v, "iterations") != 0)
+                rc = cli_bad_usage("--keep takes 'iterations'");
+            so.keep_iterations = true;
+            i++;
+        } else if (!plan && strcmp(a, "--max-points") == 0) {
+            int n = 1;
+            if (cli_int_arg(v, 1, 2000000000, &n))
+                rc = cli_bad_usage("--max-points needs a count >= 1");
+            so.max_points = n;
+            i++;
+        } else if (!plan && strcmp(a, "--max-point-mb") == 0) {
+            int n = 1;
+            if (cli_int_arg(v, 1, 1 << 30, &n))
+                rc = cli_bad_usage("--max-point-mb needs a size in MB >= 1");
+            so.max_point_mb = n;
+            i++;
+        } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+            quiet = 1;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            fprintf(stderr, "stallsim: unknown option %s (try stallsim --help)\n", a);
+            rc = 2;
+        } else if (!ini) {
+            ini = a;
+        } else {
+            rc = cli_bad_usage("more than one CONFIG.ini given");
+        }
+    }
+    if (rc == 0 && !ini)
+        rc = cli_bad_usage(plan ? "plan needs a CONFIG.ini" : "sweep needs a CONFIG.ini");
+    stall_config *cfg = rc == 0 ? malloc(sizeof *cfg) : NULL;
+    if (rc == 0 && !cfg)
+        rc = 1;
+    if (rc == 0) {
+        stall_err err = {0};
+        rc = cli_load(cfg, ini, sets, is_sweep, nsets, &err);
+        if (rc == 0 && plan) {
+            stall_plan_opts po = {.outdir = outdir, .term = quiet ? NULL : stdout};
+            rc = stall_plan_run(cfg, &po, &err);
+        } else if (rc == 0) {
+            so.outdir = outdir;
+            so.term = quiet ? NULL : stdout;
+            so.progress = !quiet && isatty(STDERR_FILENO) ? stderr : NULL;
+            stall_sweep_result res;
+            rc = stall_sweep_run(cfg, &so, &res, &err);
+            if (rc == 0 && res.interrupted) {
+                fprintf(stderr,
+                        "stallsim: sweep interrupted: %zu of %zu points done are kept in %s/; run "
+                        "the same command again to run the rest\n",
+                        res.ran + res.skipped, res.points, res.outdir);
+                rc = 130;
+            }
+        }
+        if (rc < 0)
+            rc = cli_fail(&err);
+    }
+    free(cfg);
+    free(sets);
+    free(is_sweep);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -288,6 +419,10 @@ int main(int argc, char **argv)
         return cli_trace_cmd(argc - 2, argv + 2, false);
     if (strcmp(cmd, "timeline") == 0)
         return cli_trace_cmd(argc - 2, argv + 2, true);
+    if (strcmp(cmd, "sweep") == 0)
+        return cli_sweep_plan(argc - 2, argv + 2, false);
+    if (strcmp(cmd, "plan") == 0)
+        return cli_sweep_plan(argc - 2, argv + 2, true);
     fprintf(stderr, "stallsim: unknown command '%s' (try stallsim --help)\n", cmd);
     return 2;
 }

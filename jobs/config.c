@@ -350,6 +350,14 @@ static int cfg_ini_handler(void *user, const char *section, const char *name, co
 {
     cfg_load_ctx *ctx = user;
     stall_err e = {0};
+    if (strcmp(section, "sweep") == 0 || strcmp(section, "plan") == 0) {
+        if (stall_config_extra_add(ctx->cfg, section, name, value, false, "", &e) != 0) {
+            if (ctx->first.code == 0)
+                ctx->first = e;
+            return 0;
+        }
+        return 1;
+    }
     if (stall_config_apply(ctx->cfg, section, name, value, "", &e) != 0) {
         if (ctx->first.code == 0)
             ctx->first = e;
@@ -439,6 +447,26 @@ int stall_config_set(stall_config *cfg, const char *assignment, stall_err *err)
     return rc;
 }
 
+int stall_config_extra_add(stall_config *cfg, const char *section, const char *key,
+                           const char *value, bool command_line, const char *where, stall_err *err)
+{
+    if (cfg->nextra >= STALL_EXTRA_MAX)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: [%s] %s: more than %d [sweep] and [plan] lines", where, section,
+                             key, STALL_EXTRA_MAX);
+    struct stall_config_extra *x = &cfg->extra[cfg->nextra];
+    if (strlen(section) >= sizeof x->section || strlen(key) >= sizeof x->key ||
+        strlen(value) >= sizeof x->value)
+        return stall_err_set(err, STALL_ECONFIG, "%s: [%s] %s: name or value too long (limit %zu)",
+                             where, section, key, sizeof x->value - 1);
+    strcpy(x->section, section);
+    strcpy(x->key, key);
+    strcpy(x->value, value);
+    x->command_line = command_line;
+    cfg->nextra++;
+    return 0;
+}
+
 bool stall_config_given(const stall_config *cfg, const char *section, const char *key)
 {
     size_t idx;
@@ -457,6 +485,11 @@ static int cfg_need(const stall_config *cfg, const char *key, const char *value,
 int stall_config_check(const stall_config *cfg, stall_err *err)
 {
     const char *src = cfg->ini_path[0] ? cfg->ini_path : "config";
+    if (cfg->nextra > 0)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: [%s] %s: only `stallsim %s` reads this section (this command "
+                             "would ignore it)",
+                             src, cfg->extra[0].section, cfg->extra[0].key, cfg->extra[0].section);
     if (cfg->mode == STALL_MODE_SEED || cfg->mode == STALL_MODE_REPLAY) {
         if (cfg->format != STALL_FORMAT_DSANALYZER && cfg->mode == STALL_MODE_SEED)
             return stall_err_set(err, STALL_ECONFIG,

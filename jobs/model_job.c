@@ -88,7 +88,7 @@ int stall_model_job(const stall_config *cfg, const stall_run_opts *opts, stall_e
         fl = cfg->fetch_align;
     wi_job *jobs = stall_xcalloc((size_t)fl.n, sizeof *jobs);
     char *outdir = stall_job_outdir(cfg, opts);
-    if (rc == 0)
+    if (rc == 0 && !opts->no_files)
         rc = stall_mkdirs(outdir, err);
     int64_t samples = cfg->samples > 0 ? cfg->samples : (have ? m.samples : 0);
     for (int i = 0; i < fl.n && rc == 0; i++) {
@@ -105,8 +105,9 @@ int stall_model_job(const stall_config *cfg, const stall_run_opts *opts, stall_e
             c.hook_ctx = opts->observer;
         }
         rc = wi_run(&pj, &w, &c, &j->st, err);
-        if (rc == 0) {
+        if (rc == 0)
             stall_report_summarize(c.rep, &j->sum);
+        if (rc == 0 && !opts->no_files && !opts->no_iterations) {
             char name[64];
             snprintf(name, sizeof name, "fetch-%s_start-none", stall_align_name(j->fa));
             char *dir = stall_path_join(outdir, name);
@@ -123,11 +124,13 @@ int stall_model_job(const stall_config *cfg, const stall_run_opts *opts, stall_e
     double measured = NAN;
     if (have && rc == 0)
         measured = stall_measured_mean_epoch(&m);
-    if (rc == 0) {
+    if (rc == 0 && opts->summary)
+        *opts->summary = jobs[0].sum;
+    if (rc == 0 && !opts->no_files) {
         wi_out o = {.jobs = jobs, .n = fl.n, .p = &p, .measured_epoch_s = measured};
         rc = stall_write_atomic_in(outdir, "summary.csv", wi_fill_summary, &o, err);
     }
-    if (rc == 0) {
+    if (rc == 0 && !opts->no_files) {
         /* effective.ini says what ran, so that it runs again as is. */
         stall_config eff = *cfg;
         eff.fetch_align = fl;

@@ -42,6 +42,7 @@ typedef struct scen_ctx {
     scen_job *jobs;
     int njobs;
     int next;
+    int no_iterations; /* opts->no_iterations: no iterations.csv per combination */
     pthread_mutex_t lock;
 } scen_ctx;
 
@@ -227,7 +228,8 @@ static void *scen_worker(void *arg)
         if (i < 0)
             return NULL;
         scen_job *j = &c->jobs[i];
-        j->rc = c->cfg->mode == STALL_MODE_SEED ? scen_do_seed(c, j) : scen_do_replay(c, j, true);
+        j->rc = c->cfg->mode == STALL_MODE_SEED ? scen_do_seed(c, j)
+                                                : scen_do_replay(c, j, !c->no_iterations);
     }
 }
 
@@ -331,7 +333,12 @@ int stall_replay_job(const stall_config *cfg, const stall_run_opts *opts, stall_
 
     scen_replay_data rd;
     scen_replay_build(cfg, ds, &rd);
-    scen_ctx c = {.cfg = cfg, .outdir = outdir, .ds = ds, .rin = &rd.in, .stem = stem};
+    scen_ctx c = {.cfg = cfg,
+                  .outdir = outdir,
+                  .ds = ds,
+                  .rin = &rd.in,
+                  .stem = stem,
+                  .no_iterations = opts->no_iterations};
     c.njobs = cfg->fetch_align.n * cfg->start_align.n;
     c.jobs = stall_xcalloc((size_t)c.njobs, sizeof *c.jobs);
     for (int a = 0; a < cfg->fetch_align.n; a++)

@@ -23,6 +23,7 @@ extern "C" {
 
 #define STALL_PATH_MAX 1024
 #define STALL_NAME_MAX 128
+#define STALL_EXTRA_MAX 32 /* [sweep] and [plan] lines */
 
 typedef enum stall_mode { STALL_MODE_REPLAY = 0, STALL_MODE_SEED, STALL_MODE_MODEL } stall_mode;
 typedef enum stall_format {
@@ -114,6 +115,19 @@ typedef struct stall_config {
 
     /* Which keys were set explicitly (file or --set), by table index. */
     unsigned char given[96];
+
+    /* [sweep] and [plan] lines (and --sweep), kept as text in the order
+     * given for `stallsim sweep` and `stallsim plan` to parse (sweep.h,
+     * plan.h). They are not scenario keys: stall_config_check refuses a
+     * configuration that still holds any, as `stallsim run` would ignore
+     * them; sweep and plan take them out first. */
+    int nextra;
+    struct stall_config_extra {
+        char section[8];   /* "sweep" or "plan" */
+        char key[64];      /* e.g. "loader.workers", "zip", "stall_target" */
+        char value[256];   /* as written */
+        bool command_line; /* from --sweep: paths relative to the current folder */
+    } extra[STALL_EXTRA_MAX];
 } stall_config;
 
 /* Fills cfg with the defaults. */
@@ -135,6 +149,12 @@ int stall_config_apply(stall_config *cfg, const char *section, const char *key, 
 /* Cross-key checks for the chosen mode (e.g. trace files given, 0 workers
  * with an explicit prefetch factor). Returns 0 or STALL_ECONFIG. */
 int stall_config_check(const stall_config *cfg, stall_err *err);
+
+/* Keeps one [sweep] or [plan] line (section "sweep" or "plan") for sweep.c
+ * and plan.c. Returns 0 or STALL_ECONFIG naming `where` (too many lines, a
+ * value too long). */
+int stall_config_extra_add(stall_config *cfg, const char *section, const char *key,
+                           const char *value, bool command_line, const char *where, stall_err *err);
 
 /* True when section.key was set explicitly. */
 bool stall_config_given(const stall_config *cfg, const char *section, const char *key);

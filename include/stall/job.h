@@ -30,6 +30,10 @@ typedef struct stall_run_opts {
     void (*on_params)(void *observer, const stall_model_params *p);
     stall_iter_fn on_iter;
     void *observer;
+    int no_iterations;             /* 1: no per-iteration files (sweep points without --keep) */
+    int no_files;                  /* 1: write nothing (mode = model only; plan's searches) */
+    struct stall_summary *summary; /* not NULL: mode = model stores the first fetch
+                                      alignment's summary here (report.h) */
 } stall_run_opts;
 
 /* The result folder of a run: opts->outdir, or results/<name>. Caller frees. */

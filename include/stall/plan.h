@@ -1,0 +1,89 @@
+/*
+ * stall/plan.h - `stallsim plan`: capacity planning on the closed-loop
+ * model (mode = model), answered by search rather than by a full sweep.
+ *
+ * [plan] keys (all optional):
+ *   stall_target = 0.05  the stall share to reach, in [0, 1]
+ *   efficiency   = 0.80  weak-scaling efficiency to keep, in (0, 1]
+ *   max_workers  = 64    the most workers per GPU to try
+ *   max_gpus     = 1024  the most GPUs on the scaling curve
+ *
+ * Questions, in order, each with the simulations it took:
+ *  1. workers: the fewest workers per GPU in 1..max_workers whose stall
+ *     share is <= stall_target: galloping (1, 2, 4, ...) then bisection,
+ *     which assumes the stall share does not grow with workers. Not met:
+ *     max_workers is the best found, and the reason is given.
+ *  2. gpus: weak scaling (per-GPU batches and samples fixed) of the
+ *     configuration with that worker count over 1, 2, 4, ... up to
+ *     max_gpus, nodes of [cluster] gpus_per_node GPUs (0: of the
+ *     configuration's GPU count); throughput, speed-up and efficiency
+ *     against 1 GPU; the largest count whose efficiency, and that of every
+ *     smaller count, stays >= efficiency: the powers of two, then bisection
+ *     between the last one that holds and the first that does not. What
+ *     limits it is found by simulating that first failing count without
+ *     each shared resource in turn (storage bandwidth, host cores, the
+ *     all-reduce); when none gives back 1% of efficiency, stragglers at the
+ *     barrier. A trace with [fetch] resample = none is resampled with
+ *     bootstrap beyond its ranks.
+ *  3. bandwidth, cores: for the chosen configuration (question 1's workers,
+ *     the configuration's GPUs), the least storage bandwidth per node
+ *     (when [storage] batch_mb is set; resolution 0.1%) and host cores
+ *     per node whose throughput is within 1% of unlimited.
+ *  4. which resource binds, in a sentence.
+ */
+#ifndef STALL_PLAN_H
+#define STALL_PLAN_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "stall/base.h"
+#include "stall/config.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define STALL_PLAN_CURVE_MAX 64
+
+typedef struct stall_plan_answer {
+    double value;     /* NAN: not answered (e.g. bandwidth without batch_mb) */
+    char binding[24]; /* one word: met, not_met, storage, cores, allreduce, stragglers,
+                         none, not_modelled */
+    int sims;         /* simulations the answer took */
+} stall_plan_answer;
+
+typedef struct stall_plan_result {
+    double stall_target, efficiency;
+    int max_workers, max_gpus;
+    stall_plan_answer workers, gpus, bandwidth, cores;
+    double stall_at_workers; /* stall share with the chosen workers */
+    int n;                   /* scaling curve points */
+    int curve_gpus[STALL_PLAN_CURVE_MAX];
+    double curve_samples_s[STALL_PLAN_CURVE_MAX]; /* NAN when samples per batch unknown */
+    double curve_batches_s[STALL_PLAN_CURVE_MAX];
+    double curve_speedup[STALL_PLAN_CURVE_MAX], curve_efficiency[STALL_PLAN_CURVE_MAX];
+    double curve_stall[STALL_PLAN_CURVE_MAX];
+    bool resampled;      /* bootstrap turned on for the curve */
+    char why[512];       /* why the worker target was not met ("" when met) */
+    char limit[512];     /* what limits the scaling */
+    char sentence[1024]; /* which resource binds */
+} stall_plan_result;
+
+/* Answers the questions for cfg (its [plan] lines are read, the rest must
+ * be a valid mode = model configuration). Returns 0 or a code. */
+int stall_plan_compute(const stall_config *cfg, stall_plan_result *res, stall_err *err);
+
+typedef struct stall_plan_opts {
+    const char *outdir; /* NULL: results/<name> */
+    FILE *term;         /* the table; NULL: none */
+} stall_plan_opts;
+
+/* stall_plan_compute, then plan.csv and scaling.csv in the result folder
+ * and the table on opts->term. */
+int stall_plan_run(const stall_config *cfg, const stall_plan_opts *opts, stall_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,552 @@
+/*
+ * plan.c - `stallsim plan` (contract in stall/plan.h).
+ *
+ * Every question is a search over one key of a mode = model configuration;
+ * each probe is one in-memory run of the model job (stall_scenario_run
+ * with no_files and a summary pointer), counted. Searches over integers
+ * gallop (1, 2, 4, ...) to bracket the answer and then bisect, so a count
+ * up to N takes about 2 log2 N runs; bandwidth bisects on a real line to
+ * 0.1%. Every search assumes its quantity is monotone in the key (more
+ * workers, bandwidth or cores never hurt); brute-force sweeps in
+ * tests/test_plan.c hold it to that.
+ */
+#include "stall/plan.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "feed.h"
+#include "stall/io.h"
+#include "stall/job.h"
+#include "stall/report.h"
+#include "stall/scenario.h"
+
+typedef struct plan_ctx {
+    stall_config base; /* the configuration, without [plan] lines */
+    const char *src;
+    int *sims; /* the counter of the answer being searched */
+} plan_ctx;
+
+typedef struct plan_probe {
+    double thr; /* batches per second, all GPUs */
+    double samples_s;
+    double stall; /* stall share */
+} plan_probe;
+
+static int plan_sim(plan_ctx *c, const stall_config *cfg, plan_probe *out, stall_err *err)
+{
+    stall_summary sum;
+    stall_run_opts o = {.jobs = 1, .no_files = 1, .summary = &sum};
+    (*c->sims)++;
+    int rc = stall_scenario_run(cfg, &o, err);
+    if (rc == 0) {
+        out->thr = sum.throughput_batches_s;
+        out->samples_s = sum.throughput_samples_s;
+        out->stall = sum.stall_share;
+    }
+    return rc;
+}
+
+/* Sets an integer or real key as given, as the file would. */
+static void plan_set_int(stall_config *cfg, const char *section, const char *key, long long v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%lld", v);
+    stall_err e;
+    if (stall_config_apply(cfg, section, key, buf, "plan", &e) != 0)
+        abort(); /* the values plan sets are in range by construction */
+}
+
+static void plan_set_real(stall_config *cfg, const char *section, const char *key, double v)
+{
+    char buf[STALL_REPR_MAX];
+    stall_err e;
+    if (stall_config_apply(cfg, section, key, stall_repr(buf, v), "plan", &e) != 0)
+        abort();
+}
+
+static int plan_keys(const stall_config *cfg, stall_plan_result *r, const char *src, stall_err *err)
+{
+    r->stall_target = 0.05;
+    r->efficiency = 0.80;
+    r->max_workers = 64;
+    r->max_gpus = 1024;
+    for (int i = 0; i < cfg->nextra; i++) {
+        const struct stall_config_extra *x = &cfg->extra[i];
+        if (strcmp(x->section, "plan") != 0)
+            return stall_err_set(err, STALL_ECONFIG,
+                                 "%s: [%s] %s: only `stallsim %s` reads this section", src,
+                                 x->section, x->key, x->section);
+        char *end = NULL;
+        errno = 0;
+        double v = strtod(x->value, &end);
+        while (end && (*end == ' ' || *end == '\t'))
+            end++;
+        bool num = end != x->value && *end == '\0' && errno == 0 && isfinite(v);
+        if (strcmp(x->key, "stall_target") == 0 && num && v >= 0 && v <= 1)
+            r->stall_target = v;
+        else if (strcmp(x->key, "efficiency") == 0 && num && v > 0 && v <= 1)
+            r->efficiency = v;
+        else if (strcmp(x->key, "max_workers") == 0 && num && v == floor(v) && v >= 1 && v <= 65536)
+            r->max_workers = (int)v;
+        else if (strcmp(x->key, "max_gpus") == 0 && num && v == floor(v) && v >= 1 && v <= 1 << 20)
+            r->max_gpus = (int)v;
+        else if (strcmp(x->key, "stall_target") == 0 || strcmp(x->key, "efficiency") == 0 ||
+                 strcmp(x->key, "max_workers") == 0 || strcmp(x->key, "max_gpus") == 0)
+            return stall_err_set(err, STALL_ECONFIG,
+                                 "%s: [plan] %s: bad value '%s' (stall_target in [0, 1], "
+                                 "efficiency in (0, 1], max_workers 1..65536, max_gpus 1..1048576)",
+                                 src, x->key, x->value);
+        else
+            return stall_err_set(err, STALL_ECONFIG,
+                                 "%s: [plan] %s: unknown key (expected stall_target, efficiency, "
+                                 "max_workers or max_gpus)",
+                                 src, x->key);
+    }
+    return 0;
+}
+
+/* ---- 1. workers ---- */
+
+static int plan_workers(plan_ctx *c, stall_plan_result *r, stall_err *err)
+{
+    c->sims = &r->workers.sims;
+    stall_config *cfg = stall_xmalloc(sizeof *cfg);
+    *cfg = c->base;
+    plan_probe p;
+    int lo = 0, hi = 0, rc = 0; /* lo fails (0: none tried), hi meets (0: none found) */
+    double stall_hi = NAN, stall_last = NAN;
+    for (int w = 1; rc == 0;) {
+        plan_set_int(cfg, "loader", "workers", w);
+        rc = plan_sim(c, cfg, &p, err);
+        if (rc)
+            break;
+        stall_last = p.stall;
+        if (p.stall <= r->stall_target) {
+            hi = w;
+            stall_hi = p.stall;
+            break;
+        }
+        lo = w;
+        if (w == r->max_workers)
+            break;
+        w = w * 2 > r->max_workers ? r->max_workers : w * 2;
+    }
+    while (rc == 0 && hi > 0 && hi - lo > 1) {
+        int mid = lo + (hi - lo) / 2;
+        plan_set_int(cfg, "loader", "workers", mid);
+        rc = plan_sim(c, cfg, &p, err);
+        if (rc == 0 && p.stall <= r->stall_target) {
+            hi = mid;
+            stall_hi = p.stall;
+        } else {
+            lo = mid;
+        }
+    }
+    free(cfg);
+    if (rc)
+        return rc;
+    if (hi > 0) {
+        r->workers.value = hi;
+        r->stall_at_workers = stall_hi;
+        snprintf(r->workers.binding, sizeof r->workers.binding, "met");
+        return 0;
+    }
+    r->workers.value = r->max_workers;
+    r->stall_at_workers = stall_last;
+    snprintf(r->workers.binding, sizeof r->workers.binding, "not_met");
+    const stall_config *b = &c->base;
+    double per_batch = b->handover_s + b->pin_memory_s;
+    char cause[384];
+    if (per_batch > 0)
+        snprintf(cause, sizeof cause,
+                 "a stall floor: the loop pays the per-batch hand-over and pinning (%g s per "
+                 "batch) whatever the workers",
+                 per_batch);
+    else if (b->bandwidth_mb_s > 0)
+        snprintf(cause, sizeof cause,
+                 "the storage bandwidth (%g MB/s per node for %g MB per batch) caps the batches "
+                 "that more workers could load",
+                 b->bandwidth_mb_s, b->batch_mb);
+    else if (b->cores > 0)
+        snprintf(cause, sizeof cause,
+                 "the %lld host cores per node are shared by every worker: more workers do not "
+                 "load faster",
+                 (long long)b->cores);
+    else
+        snprintf(cause, sizeof cause,
+                 "a batch takes longer to load than %d workers can hide behind compute",
+                 r->max_workers);
+    snprintf(r->why, sizeof r->why,
+             "no worker count up to max_workers = %d reaches stall_target = %g (stall share "
+             "%.4f at %d): %s",
+             r->max_workers, r->stall_target, stall_last, r->max_workers, cause);
+    return 0;
+}
+
+/* ---- 2. scaling ---- */
+
+static int plan_curve_point(plan_ctx *c, const stall_config *chosen, int gpn, int g, plan_probe *p,
+                            stall_err *err)
+{
+    stall_config *cfg = stall_xmalloc(sizeof *cfg);
+    *cfg = *chosen;
+    plan_set_int(cfg, "cluster", "gpus", g);
+    plan_set_int(cfg, "cluster", "gpus_per_node", g < gpn ? g : gpn);
+    int rc = plan_sim(c, cfg, p, err);
+    free(cfg);
+    return rc;
+}
+
+static int plan_scaling(plan_ctx *c, const stall_config *chosen, int gpn, stall_plan_result *r,
+                        stall_err *err)
+{
+    c->sims = &r->gpus.sims;
+    plan_probe p, p1 = {0};
+    int rc = 0, last_ok = 0, first_bad = 0;
+    for (int g = 1; rc == 0 && r->n < STALL_PLAN_CURVE_MAX;) {
+        rc = plan_curve_point(c, chosen, gpn, g, &p, err);
+        if (rc)
+            break;
+        if (g == 1)
+            p1 = p;
+        int i = r->n++;
+        r->curve_gpus[i] = g;
+        r->curve_batches_s[i] = p.thr;
+        r->curve_samples_s[i] = p.samples_s;
+        r->curve_speedup[i] = p.thr / p1.thr;
+        r->curve_efficiency[i] = r->curve_speedup[i] / g;
+        r->curve_stall[i] = p.stall;
+        if (first_bad == 0 && r->curve_efficiency[i] >= r->efficiency)
+            last_ok = g;
+        else if (first_bad == 0)
+            first_bad = g;
+        if (g == r->max_gpus)
+            break;
+        g = g * 2 > r->max_gpus ? r->max_gpus : g * 2;
+    }
+    /* Bisect between the last count that holds and the first that fails. */
+    int lo = last_ok, hi = first_bad;
+    while (rc == 0 && hi > 0 && hi - lo > 1) {
+        int mid = lo + (hi - lo) / 2;
+        rc = plan_curve_point(c, chosen, gpn, mid, &p, err);
+        if (rc == 0 && p.thr / p1.thr / mid >= r->efficiency)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    if (rc)
+        return rc;
+    r->gpus.value = lo;
+    if (hi == 0) {
+        snprintf(r->gpus.binding, sizeof r->gpus.binding, "none");
+        snprintf(r->limit, sizeof r->limit,
+                 "efficiency stays >= %g up to max_gpus = %d: nothing limits the scaling there",
+                 r->efficiency, r->max_gpus);
+        return 0;
+    }
+    /* What limits it: the failing count without each shared resource. */
+    double eff = 0;
+    rc = plan_curve_point(c, chosen, gpn, hi, &p, err);
+    eff = p.thr / p1.thr / hi;
+    const char *names[3] = {"storage", "cores", "allreduce"};
+    const char *words[3] = {"shared storage bandwidth", "shared host cores", "the all-reduce"};
+    double gain[3] = {0, 0, 0};
+    for (int k = 0; k < 3 && rc == 0; k++) {
+        stall_config *cf = stall_xmalloc(sizeof *cf);
+        *cf = *chosen;
+        bool has = k == 0   ? cf->bandwidth_mb_s > 0
+                   : k == 1 ? cf->cores > 0
+                            : (cf->allreduce_s > 0 || cf->bandwidth_gb_s > 0);
+        if (has) {
+            if (k == 0)
+                cf->bandwidth_mb_s = 0;
+            else if (k == 1)
+                cf->cores = 0;
+            else
+                cf->allreduce_s = cf->bucket_mb = cf->bandwidth_gb_s = cf->latency_us = 0;
+            /* Efficiency against the same counterfactual on 1 GPU. */
+            plan_probe q1;
+            rc = plan_curve_point(c, cf, gpn, 1, &q1, err);
+            if (rc == 0)
+                rc = plan_curve_point(c, cf, gpn, hi, &p, err);
+            if (rc == 0)
+                gain[k] = p.thr / q1.thr / hi - eff;
+        }
+        free(cf);
+    }
+    if (rc)
+        return rc;
+    int best = -1;
+    for (int k = 0; k < 3; k++)
+        if (gain[k] >= 0.01 && (best < 0 || gain[k] > gain[best]))
+            best = k;
+    snprintf(r->gpus.binding, sizeof r->gpus.binding, "%s", best < 0 ? "stragglers" : names[best]);
+    if (best < 0)
+        snprintf(r->limit, sizeof r->limit,
+                 "at %d GPUs efficiency falls to %.3f: stragglers at the barrier (every "
+                 "iteration waits for the slowest of more ranks; no shared resource gives back "
+                 "1%%)",
+                 hi, eff);
+    else
+        snprintf(r->limit, sizeof r->limit,
+                 "at %d GPUs efficiency falls to %.3f: %s (without it, %.3f)", hi, eff, words[best],
+                 eff + gain[best]);
+    return 0;
+}
+
+/* ---- 3. bandwidth and cores ---- */
+
+static int plan_bandwidth(plan_ctx *c, const stall_config *chosen, stall_plan_result *r,
+                          stall_err *err)
+{
+    c->sims = &r->bandwidth.sims;
+    r->bandwidth.value = NAN;
+    if (chosen->batch_mb <= 0) {
+        snprintf(r->bandwidth.binding, sizeof r->bandwidth.binding, "not_modelled");
+        return 0;
+    }
+    stall_config *cfg = stall_xmalloc(sizeof *cfg);
+    *cfg = *chosen;
+    cfg->bandwidth_mb_s = 0;
+    plan_probe p, p0;
+    int rc = plan_sim(c, cfg, &p0, err);
+    /* The least it can be: the unlimited run's bytes per second per node. */
+    int nodes = 1;
+    if (cfg->gpus > 0 && cfg->gpus_per_node > 0)
+        nodes = (int)((cfg->gpus + cfg->gpus_per_node - 1) / cfg->gpus_per_node);
+    double lo = 0, hi = rc == 0 ? 0.99 * p0.thr * cfg->batch_mb / nodes : 0;
+    if (!(hi > 0))
+        hi = 1;
+    for (; rc == 0;) {
+        plan_set_real(cfg, "storage", "bandwidth_mb_s", hi);
+        rc = plan_sim(c, cfg, &p, err);
+        if (rc || p.thr >= 0.99 * p0.thr)
+            break;
+        lo = hi;
+        hi *= 2;
+    }
+    while (rc == 0 && hi - lo > 0.001 * hi) {
+        double mid = 0.5 * (lo + hi);
+        plan_set_real(cfg, "storage", "bandwidth_mb_s", mid);
+        rc = plan_sim(c, cfg, &p, err);
+        if (rc == 0 && p.thr >= 0.99 * p0.thr)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    free(cfg);
+    if (rc)
+        return rc;
+    r->bandwidth.value = ceil(hi * 10) / 10;
+    snprintf(r->bandwidth.binding, sizeof r->bandwidth.binding, "%s",
+             chosen->bandwidth_mb_s > 0 && chosen->bandwidth_mb_s < r->bandwidth.value ? "binds"
+                                                                                       : "ok");
+    return 0;
+}
+
+static int plan_cores(plan_ctx *c, const stall_config *chosen, stall_plan_result *r, stall_err *err)
+{
+    c->sims = &r->cores.sims;
+    stall_config *cfg = stall_xmalloc(sizeof *cfg);
+    *cfg = *chosen;
+    cfg->cores = 0;
+    plan_probe p, p0;
+    int rc = plan_sim(c, cfg, &p0, err);
+    int lo = 0, hi = 1;
+    for (; rc == 0; hi *= 2) {
+        plan_set_int(cfg, "cluster", "cores", hi);
+        rc = plan_sim(c, cfg, &p, err);
+        if (rc || p.thr >= 0.99 * p0.thr || hi >= 1 << 20)
+            break;
+        lo = hi;
+    }
+    while (rc == 0 && hi - lo > 1) {
+        int mid = lo + (hi - lo) / 2;
+        plan_set_int(cfg, "cluster", "cores", mid);
+        rc = plan_sim(c, cfg, &p, err);
+        if (rc == 0 && p.thr >= 0.99 * p0.thr)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    free(cfg);
+    if (rc)
+        return rc;
+    r->cores.value = hi;
+    snprintf(r->cores.binding, sizeof r->cores.binding, "%s",
+             chosen->cores > 0 && chosen->cores < hi ? "binds" : "ok");
+    return 0;
+}
+
+int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err *err)
+{
+    memset(r, 0, sizeof *r);
+    plan_ctx *c = stall_xcalloc(1, sizeof *c);
+    c->base = *cfg;
+    c->base.nextra = 0;
+    c->src = cfg->ini_path[0] ? cfg->ini_path : "config";
+    int rc = plan_keys(cfg, r, c->src, err);
+    if (rc == 0 && cfg->mode != STALL_MODE_MODEL)
+        rc = stall_err_set(err, STALL_ECONFIG,
+                           "%s: [scenario] mode: plan simulates mode = model (the closed loop)",
+                           c->src);
+    if (rc == 0 && cfg->fetch_align.n > 1 && stall_config_given(cfg, "align", "fetch"))
+        rc = stall_err_set(err, STALL_ECONFIG, "%s: [align] fetch: plan takes one policy", c->src);
+    if (rc == 0)
+        rc = stall_config_check(&c->base, err);
+    stall_config *chosen = stall_xmalloc(sizeof *chosen);
+    if (rc == 0)
+        rc = plan_workers(c, r, err);
+    int ranks = 1;
+    if (rc == 0) {
+        *chosen = c->base;
+        plan_set_int(chosen, "loader", "workers", (long long)r->workers.value);
+        /* The configuration's GPU count, as the model reads it. */
+        stall_measured m = {0};
+        bool have = cfg->format == STALL_FORMAT_TIDY;
+        rc = have ? wi_load_measured(chosen, &m, err) : 0;
+        if (rc == 0) {
+            stall_model_params mp;
+            wi_params(chosen, have ? &m : NULL, true, &mp);
+            ranks = mp.ranks;
+        }
+        stall_measured_free(&m);
+    }
+    if (rc == 0) {
+        stall_config *curve = stall_xmalloc(sizeof *curve);
+        *curve = *chosen;
+        if (curve->format != STALL_FORMAT_NONE && curve->resample == STALL_RESAMPLE_NONE) {
+            stall_err e;
+            stall_config_apply(curve, "fetch", "resample", "bootstrap", "plan", &e);
+            r->resampled = true;
+        }
+        int gpn = chosen->gpus_per_node > 0 ? (int)chosen->gpus_per_node : ranks;
+        rc = plan_scaling(c, curve, gpn, r, err);
+        free(curve);
+    }
+    if (rc == 0)
+        rc = plan_bandwidth(c, chosen, r, err);
+    if (rc == 0)
+        rc = plan_cores(c, chosen, r, err);
+    if (rc == 0) {
+        int w = (int)r->workers.value;
+        if (strcmp(r->workers.binding, "not_met") == 0)
+            snprintf(r->sentence, sizeof r->sentence,
+                     "Data loading binds: even %d workers per GPU leave a stall share of %.3f "
+                     "(target %g).",
+                     w, r->stall_at_workers, r->stall_target);
+        else if (strcmp(r->bandwidth.binding, "binds") == 0)
+            snprintf(r->sentence, sizeof r->sentence,
+                     "Storage binds: %d workers per GPU reach the stall target, but %g MB/s per "
+                     "node is below the %.1f MB/s they need.",
+                     w, chosen->bandwidth_mb_s, r->bandwidth.value);
+        else if (strcmp(r->cores.binding, "binds") == 0)
+            snprintf(r->sentence, sizeof r->sentence,
+                     "Host cores bind: %d workers per GPU reach the stall target, but %lld cores "
+                     "per node are fewer than the %.0f they need.",
+                     w, (long long)chosen->cores, r->cores.value);
+        else
+            snprintf(r->sentence, sizeof r->sentence,
+                     "Nothing binds at %d GPU%s with %d workers per GPU (stall share %.3f); "
+                     "scaling stays efficient up to %.0f GPUs, then %s limits it.",
+                     ranks, ranks == 1 ? "" : "s", w, r->stall_at_workers, r->gpus.value,
+                     strcmp(r->gpus.binding, "none") == 0 ? "nothing up to max_gpus"
+                                                          : r->gpus.binding);
+    }
+    free(chosen);
+    free(c);
+    return rc;
+}
+
+/* ---- output ---- */
+
+static void plan_num(FILE *f, double v)
+{
+    if (isnan(v))
+        fputc(',', f);
+    else
+        fprintf(f, ",%.9g", v);
+}
+
+static int plan_fill_plan(FILE *f, void *arg, stall_err *err)
+{
+    (void)err;
+    const stall_plan_result *r = arg;
+    const char *names[4] = {"min_workers_per_gpu", "max_efficient_gpus", "storage_bandwidth_mb_s",
+                            "cores_per_node"};
+    const stall_plan_answer *a[4] = {&r->workers, &r->gpus, &r->bandwidth, &r->cores};
+    fputs("quantity,value,binding,simulations\n", f);
+    for (int i = 0; i < 4; i++) {
+        fputs(names[i], f);
+        plan_num(f, a[i]->value);
+        fprintf(f, ",%s,%d\n", a[i]->binding, a[i]->sims);
+    }
+    return 0;
+}
+
+static int plan_fill_scaling(FILE *f, void *arg, stall_err *err)
+{
+    (void)err;
+    const stall_plan_result *r = arg;
+    fputs("gpus,throughput_samples_s,speedup,efficiency,stall_share,throughput_batches_s\n", f);
+    for (int i = 0; i < r->n; i++) {
+        fprintf(f, "%d", r->curve_gpus[i]);
+        plan_num(f, r->curve_samples_s[i]);
+        plan_num(f, r->curve_speedup[i]);
+        plan_num(f, r->curve_efficiency[i]);
+        plan_num(f, r->curve_stall[i]);
+        plan_num(f, r->curve_batches_s[i]);
+        fputc('\n', f);
+    }
+    return 0;
+}
+
+int stall_plan_run(const stall_config *cfg, const stall_plan_opts *opts, stall_err *err)
+{
+    stall_plan_result *r = stall_xmalloc(sizeof *r);
+    int rc = stall_plan_compute(cfg, r, err);
+    stall_run_opts ro = {.outdir = opts->outdir};
+    char *outdir = stall_job_outdir(cfg, &ro);
+    if (rc == 0)
+        rc = stall_mkdirs(outdir, err);
+    if (rc == 0)
+        rc = stall_write_atomic_in(outdir, "plan.csv", plan_fill_plan, r, err);
+    if (rc == 0)
+        rc = stall_write_atomic_in(outdir, "scaling.csv", plan_fill_scaling, r, err);
+    FILE *f = opts->term;
+    if (rc == 0 && f) {
+        fprintf(f, "stallsim %s plan: scenario '%s'\n", stall_version(), cfg->name);
+        fprintf(f, "%-24s %12s  %-12s %s\n", "question", "answer", "binding", "simulations");
+        fprintf(f, "%-24s %12.0f  %-12s %d\n", "min_workers_per_gpu", r->workers.value,
+                r->workers.binding, r->workers.sims);
+        fprintf(f, "%-24s %12.0f  %-12s %d\n", "max_efficient_gpus", r->gpus.value, r->gpus.binding,
+                r->gpus.sims);
+        if (isnan(r->bandwidth.value))
+            fprintf(f, "%-24s %12s  %-12s %d\n", "storage_bandwidth_mb_s", "-",
+                    r->bandwidth.binding, r->bandwidth.sims);
+        else
+            fprintf(f, "%-24s %12.1f  %-12s %d\n", "storage_bandwidth_mb_s", r->bandwidth.value,
+                    r->bandwidth.binding, r->bandwidth.sims);
+        fprintf(f, "%-24s %12.0f  %-12s %d\n", "cores_per_node", r->cores.value, r->cores.binding,
+                r->cores.sims);
+        if (r->why[0])
+            fprintf(f, "workers: %s\n", r->why);
+        fprintf(f, "scaling (weak, %s): %s\n",
+                r->resampled ? "trace resampled with bootstrap beyond its ranks"
+                             : "per-GPU batches fixed",
+                r->limit);
+        fprintf(f, "%6s %14s %9s %10s %7s\n", "gpus", "batches/s", "speedup", "efficiency",
+                "stall%");
+        for (int i = 0; i < r->n; i++)
+            fprintf(f, "%6d %14.2f %9.2f %10.3f %7.2f\n", r->curve_gpus[i], r->curve_batches_s[i],
+                    r->curve_speedup[i], r->curve_efficiency[i], 100 * r->curve_stall[i]);
+        fprintf(f, "%s\n", r->sentence);
+        fprintf(f, "results in %s/ (plan.csv, scaling.csv)\n", outdir);
+    }
+    free(outdir);
+    free(r);
+    return rc;
+}

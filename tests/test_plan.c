@@ -1,0 +1,218 @@
+/*
+ * plan: each answer found by search equals what a brute-force sweep of the
+ * same axis says (the sweep runs every value through `stallsim sweep`'s
+ * files, an independent path), answers sit exactly at the boundary, a
+ * per-batch hand-over gives a stall floor that plan reports as such, and
+ * bad [plan] keys are refused.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stall/config.h"
+#include "stall/plan.h"
+#include "stall/sweep.h"
+
+#include "tmpdir.h"
+
+static char pdir[] = "/tmp/stall_plan_XXXXXX";
+static void pl_setup(void)
+{
+    tmpdir_make(pdir);
+}
+static void pl_teardown(void)
+{
+    tmpdir_remove(pdir);
+}
+TestSuite(plan, .init = pl_setup, .fini = pl_teardown, .timeout = 300);
+
+static stall_config *pl_config(const char *const *lines)
+{
+    static const char *const base[] = {
+        "scenario.mode=model", "trace.format=none",   "fetch.dist=lognormal", "fetch.mean_s=0.05",
+        "fetch.sigma=0.3",     "compute.dist=normal", "compute.mean_s=0.01",  "compute.sd_s=0.001",
+        "cluster.gpus=2",      "run.batches=400",     "report.warmup=2",      NULL};
+    stall_config *cfg = malloc(sizeof *cfg);
+    stall_config_defaults(cfg);
+    stall_err e = {0};
+    for (int i = 0; base[i]; i++)
+        cr_assert_eq(stall_config_set(cfg, base[i], &e), 0, "%s", e.msg);
+    for (int i = 0; lines && lines[i]; i++) {
+        const char *l = lines[i];
+        if (strncmp(l, "sweep:", 6) == 0 || strncmp(l, "plan:", 5) == 0) {
+            bool sw = l[0] == 's';
+            l += sw ? 6 : 5;
+            const char *eq = strchr(l, '=');
+            char key[64];
+            snprintf(key, sizeof key, "%.*s", (int)(eq - l), l);
+            cr_assert_eq(
+                stall_config_extra_add(cfg, sw ? "sweep" : "plan", key, eq + 1, true, "test", &e),
+                0, "%s", e.msg);
+        } else {
+            cr_assert_eq(stall_config_set(cfg, l, &e), 0, "%s", e.msg);
+        }
+    }
+    return cfg;
+}
+
+/* Brute force: sweeps cfg (which holds one [sweep] line) and returns column
+ * `col` of every point. */
+static int pl_brute(const stall_config *cfg, const char *name, const char *col, double *out,
+                    int max)
+{
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s/%s", pdir, name);
+    stall_sweep_opts o = {.outdir = dir, .jobs = 2};
+    stall_sweep_result res;
+    stall_err e = {0};
+    cr_assert_eq(stall_sweep_run(cfg, &o, &res, &e), 0, "%s", e.msg);
+    char path[300];
+    snprintf(path, sizeof path, "%s/sweep.csv", dir);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    char line[8192];
+    cr_assert_not_null(fgets(line, sizeof line, f));
+    int idx = -1, k = 0;
+    for (char *t = strtok(line, ",\n"); t; t = strtok(NULL, ",\n"), k++)
+        if (strcmp(t, col) == 0)
+            idx = k;
+    cr_assert_geq(idx, 0, "no column %s", col);
+    int n = 0;
+    while (n < max && fgets(line, sizeof line, f)) {
+        char *p = line;
+        for (int j = 0; j < idx; j++)
+            p = strchr(p, ',') + 1;
+        out[n++] = strtod(p, NULL);
+    }
+    fclose(f);
+    return n;
+}
+
+Test(plan, min_workers_agrees_with_brute_force)
+{
+    stall_config *cfg = pl_config((const char *const[]){"plan:max_workers=16", NULL});
+    stall_plan_result r;
+    stall_err e = {0};
+    cr_assert_eq(stall_plan_compute(cfg, &r, &e), 0, "%s", e.msg);
+    stall_config *bf = pl_config((const char *const[]){"sweep:loader.workers=1..16", NULL});
+    double stall[16];
+    int n = pl_brute(bf, "workers", "stall_share", stall, 16);
+    cr_assert_eq(n, 16);
+    int want = 0;
+    for (int w = 1; w <= 16 && !want; w++)
+        if (stall[w - 1] <= 0.05)
+            want = w;
+    cr_assert_gt(want, 1, "the case should need more than one worker: %g %g %g", stall[0], stall[1],
+                 stall[15]);
+    cr_assert_eq((int)r.workers.value, want, "plan %g, brute force %d", r.workers.value, want);
+    cr_assert_str_eq(r.workers.binding, "met");
+    cr_assert_lt(r.workers.sims, 16, "search took %d runs", r.workers.sims);
+    free(bf);
+    free(cfg);
+}
+
+Test(plan, max_efficient_gpus_agrees_with_brute_force)
+{
+    /* Constant durations, one GPU per node: only the ring all-reduce, whose
+     * latency term grows with the GPUs, costs efficiency. */
+    const char *const common[] = {"fetch.dist=constant",
+                                  "compute.dist=constant",
+                                  "cluster.gpus_per_node=1",
+                                  "ddp.bucket_mb=1",
+                                  "ddp.bandwidth_gb_s=10",
+                                  "ddp.latency_us=300",
+                                  NULL};
+    const char *lines[16];
+    int k = 0;
+    for (; common[k]; k++)
+        lines[k] = common[k];
+    lines[k] = "plan:max_gpus=40";
+    lines[k + 1] = "plan:efficiency=0.9";
+    lines[k + 2] = NULL;
+    stall_config *cfg = pl_config(lines);
+    stall_plan_result r;
+    stall_err e = {0};
+    cr_assert_eq(stall_plan_compute(cfg, &r, &e), 0, "%s", e.msg);
+    char wl[64];
+    snprintf(wl, sizeof wl, "loader.workers=%.0f", r.workers.value);
+    lines[k] = wl;
+    lines[k + 1] = "sweep:cluster.gpus=1..40";
+    lines[k + 2] = NULL;
+    stall_config *bf = pl_config(lines);
+    double thr[40];
+    cr_assert_eq(pl_brute(bf, "gpus", "throughput_batches_s", thr, 40), 40);
+    int want = 0;
+    for (int g = 1; g <= 40 && thr[g - 1] / thr[0] / g >= 0.9; g++)
+        want = g;
+    cr_assert(want > 1 && want < 40, "the case should have a limit inside the range: %d", want);
+    cr_assert_eq((int)r.gpus.value, want, "plan %g, brute force %d", r.gpus.value, want);
+    cr_assert_str_eq(r.gpus.binding, "allreduce");
+    /* The curve's points are those of the sweep. */
+    for (int i = 0; i < r.n; i++)
+        cr_assert_float_eq(r.curve_batches_s[i], thr[r.curve_gpus[i] - 1],
+                           1e-6 * thr[r.curve_gpus[i] - 1], "gpus %d", r.curve_gpus[i]);
+    free(bf);
+    free(cfg);
+}
+
+Test(plan, bandwidth_and_cores_sit_at_the_one_percent_boundary)
+{
+    stall_config *cfg = pl_config((const char *const[]){"storage.batch_mb=20", NULL});
+    stall_plan_result r;
+    stall_err e = {0};
+    cr_assert_eq(stall_plan_compute(cfg, &r, &e), 0, "%s", e.msg);
+    cr_assert(isfinite(r.bandwidth.value));
+    char wl[64], b1[64], b2[64];
+    snprintf(wl, sizeof wl, "loader.workers=%.0f", r.workers.value);
+    /* Unlimited, the answer, and 1% below the answer. */
+    snprintf(b1, sizeof b1, "sweep:storage.bandwidth_mb_s=0, %.1f, %.1f", r.bandwidth.value,
+             r.bandwidth.value * 0.99);
+    stall_config *bf = pl_config((const char *const[]){"storage.batch_mb=20", wl, b1, NULL});
+    double thr[3];
+    cr_assert_eq(pl_brute(bf, "bw", "throughput_batches_s", thr, 3), 3);
+    cr_assert_geq(thr[1], 0.99 * thr[0], "answer %.1f gives %g of %g", r.bandwidth.value, thr[1],
+                  thr[0]);
+    cr_assert_lt(thr[2], 0.99 * thr[0], "1%% less bandwidth should not do");
+    snprintf(b2, sizeof b2, "sweep:cluster.cores=%.0f, %.0f", r.cores.value, r.cores.value - 1);
+    stall_config *bc = pl_config((const char *const[]){"storage.batch_mb=20", wl, b2, NULL});
+    double thc[2];
+    cr_assert_eq(pl_brute(bc, "cores", "throughput_batches_s", thc, 2), 2);
+    cr_assert_geq(thc[0], 0.99 * thr[0]);
+    cr_assert_lt(thc[1], 0.99 * thr[0], "one core fewer should not do");
+    free(bc);
+    free(bf);
+    free(cfg);
+}
+
+Test(plan, handover_floor_reported_as_not_met)
+{
+    stall_config *cfg =
+        pl_config((const char *const[]){"loader.handover_s=0.005", "plan:max_workers=8", NULL});
+    stall_plan_result r;
+    stall_err e = {0};
+    cr_assert_eq(stall_plan_compute(cfg, &r, &e), 0, "%s", e.msg);
+    cr_assert_str_eq(r.workers.binding, "not_met");
+    cr_assert_eq((int)r.workers.value, 8);
+    cr_assert(strstr(r.why, "hand-over"), "%s", r.why);
+    cr_assert_gt(r.stall_at_workers, 0.05);
+    free(cfg);
+}
+
+Test(plan, bad_plan_keys_and_modes_refused)
+{
+    const char *bad[][2] = {{"plan:stall_target=1.5", "[plan] stall_target: bad value"},
+                            {"plan:max_gpus=0", "[plan] max_gpus: bad value"},
+                            {"plan:nope=1", "[plan] nope: unknown key"},
+                            {"scenario.mode=replay", "plan simulates mode = model"},
+                            {"sweep:loader.workers=1, 2", "[sweep] loader.workers: only"}};
+    for (int i = 0; i < 5; i++) {
+        stall_config *cfg = pl_config((const char *const[]){bad[i][0], NULL});
+        stall_plan_result r;
+        stall_err e = {0};
+        cr_assert_eq(stall_plan_compute(cfg, &r, &e), STALL_ECONFIG, "%s", bad[i][0]);
+        cr_assert(strstr(e.msg, bad[i][1]), "'%s' should say '%s'", e.msg, bad[i][1]);
+        free(cfg);
+    }
+}

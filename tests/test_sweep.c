@@ -1,0 +1,346 @@
+/*
+ * sweep: lists and ranges expand as documented, points come in product order
+ * (checked against nested loops), zip steps keys together, bad grids are
+ * refused before anything is written, every row equals what `stallsim run`
+ * gives for that point (on the notebook's dsanalyzer trace too), and
+ * sweep.csv is identical across thread counts and after a resumed run.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "stall/config.h"
+#include "stall/scenario.h"
+#include "stall/sweep.h"
+
+#include "tmpdir.h"
+
+static char sdir[] = "/tmp/stall_sweep_XXXXXX";
+static void sw_setup(void)
+{
+    tmpdir_make(sdir);
+}
+static void sw_teardown(void)
+{
+    tmpdir_remove(sdir);
+}
+TestSuite(sweep, .init = sw_setup, .fini = sw_teardown, .timeout = 300);
+
+/* A model configuration from distributions, then "s.k=v" overrides, then
+ * "sweep:s.k=LIST" lines. */
+static stall_config *sw_config(const char *const *lines)
+{
+    static const char *const base[] = {
+        "scenario.mode=model", "trace.format=none", "fetch.dist=lognormal",
+        "fetch.mean_s=0.02",   "fetch.sigma=0.3",   "compute.dist=lognormal",
+        "compute.mean_s=0.01", "compute.sigma=0.2", "cluster.gpus=2",
+        "run.batches=40",      "report.warmup=2",   NULL};
+    stall_config *cfg = malloc(sizeof *cfg);
+    stall_config_defaults(cfg);
+    stall_err e = {0};
+    for (int i = 0; base[i]; i++)
+        cr_assert_eq(stall_config_set(cfg, base[i], &e), 0, "%s", e.msg);
+    for (int i = 0; lines && lines[i]; i++) {
+        if (strncmp(lines[i], "sweep:", 6) == 0) {
+            const char *l = lines[i] + 6, *eq = strchr(l, '=');
+            char key[64];
+            snprintf(key, sizeof key, "%.*s", (int)(eq - l), l);
+            cr_assert_eq(stall_config_extra_add(cfg, "sweep", key, eq + 1, true, "test", &e), 0,
+                         "%s", e.msg);
+        } else {
+            cr_assert_eq(stall_config_set(cfg, lines[i], &e), 0, "%s", e.msg);
+        }
+    }
+    return cfg;
+}
+
+static char *sw_slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    size_t got = fread(b, 1, (size_t)n, f);
+    b[got] = '\0';
+    fclose(f);
+    return b;
+}
+
+static char *sw_path(const char *a, const char *b)
+{
+    char *p = malloc(strlen(sdir) + strlen(a) + strlen(b) + 3);
+    sprintf(p, "%s/%s%s%s", sdir, a, b[0] ? "/" : "", b);
+    return p;
+}
+
+static int sw_run(const stall_config *cfg, const char *out, int jobs, bool keep,
+                  stall_sweep_result *res, stall_err *e)
+{
+    char *dir = sw_path(out, "");
+    stall_sweep_opts o = {.outdir = dir, .jobs = jobs, .keep_iterations = keep};
+    int rc = stall_sweep_run(cfg, &o, res, e);
+    free(dir);
+    return rc;
+}
+
+Test(sweep, ranges_expand_as_documented)
+{
+    stall_config *cfg = sw_config((const char *const[]){
+        "sweep:loader.workers=1..16", "sweep:loader.prefetch_factor=1..1024 x2",
+        "sweep:fetch.scale=0.5..2.0 +0.25", "sweep:loader.in_order=true, false", NULL});
+    stall_sweep *s = NULL;
+    stall_sweep_opts o = {0};
+    stall_err e = {0};
+    cr_assert_eq(stall_sweep_create(cfg, &o, &s, &e), 0, "%s", e.msg);
+    cr_assert_eq(stall_sweep_keys(s), 4);
+    cr_assert_eq(stall_sweep_points(s), (size_t)16 * 11 * 7 * 2);
+    /* The last point takes every axis's last value; point 1 steps the last axis. */
+    size_t last = stall_sweep_points(s) - 1;
+    cr_assert_str_eq(stall_sweep_value(s, last, 0), "16");
+    cr_assert_str_eq(stall_sweep_value(s, last, 1), "1024");
+    cr_assert_str_eq(stall_sweep_value(s, last, 2), "2.00");
+    cr_assert_str_eq(stall_sweep_value(s, 1, 3), "false");
+    cr_assert_str_eq(stall_sweep_value(s, 1, 0), "1");
+    stall_config pc;
+    stall_sweep_config(s, last, &pc);
+    cr_assert_eq(pc.workers, 16);
+    cr_assert_eq(pc.prefetch_factor, 1024);
+    cr_assert_float_eq(pc.fetch_dist.scale, 2.0, 1e-12);
+    cr_assert_eq(pc.nextra, 0, "a point carries no [sweep] lines");
+    stall_sweep_destroy(s);
+    free(cfg);
+}
+
+Test(sweep, points_in_product_order_like_nested_loops)
+{
+    stall_config *cfg =
+        sw_config((const char *const[]){"sweep:loader.workers=1, 2, 3", "sweep:run.seed=7..10",
+                                        "sweep:loader.startup_s=0, 0.5", NULL});
+    stall_sweep *s = NULL;
+    stall_sweep_opts o = {0};
+    stall_err e = {0};
+    cr_assert_eq(stall_sweep_create(cfg, &o, &s, &e), 0, "%s", e.msg);
+    size_t i = 0;
+    for (int w = 1; w <= 3; w++)
+        for (int seed = 7; seed <= 10; seed++)
+            for (int st = 0; st < 2; st++, i++) {
+                stall_config pc;
+                stall_sweep_config(s, i, &pc);
+                cr_assert_eq(pc.workers, w, "point %zu", i);
+                cr_assert_eq(pc.seed, seed, "point %zu", i);
+                cr_assert_float_eq(pc.startup_s, 0.5 * st, 1e-12, "point %zu", i);
+            }
+    cr_assert_eq(stall_sweep_points(s), i);
+    stall_sweep_destroy(s);
+    free(cfg);
+}
+
+Test(sweep, zip_steps_keys_together)
+{
+    stall_config *cfg = sw_config((const char *const[]){
+        "sweep:cluster.gpus=2, 4, 8", "sweep:run.seed=1, 2", "sweep:cluster.gpus_per_node=1, 2, 4",
+        "sweep:zip=cluster.gpus, cluster.gpus_per_node", NULL});
+    stall_sweep *s = NULL;
+    stall_sweep_opts o = {0};
+    stall_err e = {0};
+    cr_assert_eq(stall_sweep_create(cfg, &o, &s, &e), 0, "%s", e.msg);
+    cr_assert_eq(stall_sweep_points(s), 6);
+    for (size_t i = 0; i < 6; i++) {
+        stall_config pc;
+        stall_sweep_config(s, i, &pc);
+        cr_assert_eq(pc.gpus, 2 * pc.gpus_per_node, "point %zu", i);
+        cr_assert_eq(pc.gpus, 2 << (i / 2), "the zip group is the first axis: point %zu", i);
+        cr_assert_eq(pc.seed, 1 + (int64_t)(i % 2), "point %zu", i);
+    }
+    stall_sweep_destroy(s);
+    free(cfg);
+}
+
+static void sw_refused(const char *const *lines, const char *needle)
+{
+    stall_config *cfg = sw_config(lines);
+    stall_sweep_result res;
+    stall_err e = {0};
+    cr_assert_eq(sw_run(cfg, "refused", 1, false, &res, &e), STALL_ECONFIG, "%s", needle);
+    cr_assert(strstr(e.msg, needle), "'%s' should name '%s'", e.msg, needle);
+    struct stat st;
+    char *dir = sw_path("refused", "");
+    cr_assert_neq(stat(dir, &st), 0, "nothing written for a refused sweep");
+    free(dir);
+    free(cfg);
+}
+
+Test(sweep, bad_grids_refused_before_anything_is_written)
+{
+    sw_refused((const char *const[]){"sweep:loader.nope=1, 2", NULL}, "unknown key");
+    sw_refused((const char *const[]){"sweep:loader.workers=", NULL}, "empty list");
+    sw_refused((const char *const[]){"sweep:loader.workers=1,,2", NULL}, "empty value");
+    sw_refused((const char *const[]){"sweep:loader.workers=4..1", NULL}, "bad range");
+    sw_refused((const char *const[]){"sweep:loader.workers=1..8 x1", NULL}, "F > 1");
+    sw_refused((const char *const[]){"sweep:fetch.scale=0.5..2.5", NULL}, "needs integers");
+    sw_refused((const char *const[]){"sweep:zip=loader.workers", NULL}, "not a swept key");
+    /* Impossible points name the point's values. */
+    sw_refused((const char *const[]){"loader.prefetch_factor=2", "sweep:loader.workers=2, 0", NULL},
+               "point 1 (loader.workers=0)");
+    sw_refused((const char *const[]){"sweep:cluster.gpus_per_node=1, 4", NULL},
+               "point 1 (cluster.gpus_per_node=4)");
+    /* Limits. */
+    sw_refused(
+        (const char *const[]){"sweep:run.seed=1..1000", "sweep:loader.workers=1..1001", NULL},
+        "more than 1000000 points");
+    sw_refused((const char *const[]){"sweep:cluster.gpus=4, 1000000", "run.batches=1000000", NULL},
+               "per point");
+}
+
+/* The row of point i in sweep.csv after the swept columns. */
+static char *sw_row(const char *csv, size_t i, int skip)
+{
+    const char *p = csv;
+    for (size_t k = 0; k <= i; k++)
+        p = strchr(p, '\n') + 1;
+    for (int k = 0; k < skip + 1; k++)
+        p = strchr(p, ',') + 1;
+    const char *end = strchr(p, '\n');
+    return strndup(p, (size_t)(end - p));
+}
+
+Test(sweep, rows_equal_stallsim_run_of_each_point)
+{
+    stall_config *cfg = sw_config(
+        (const char *const[]){"sweep:loader.workers=1, 3", "sweep:fetch.mean_s=0.01, 0.03", NULL});
+    stall_sweep_result res;
+    stall_err e = {0};
+    cr_assert_eq(sw_run(cfg, "grid", 2, false, &res, &e), 0, "%s", e.msg);
+    char *csvp = sw_path("grid", "sweep.csv");
+    char *csv = sw_slurp(csvp);
+    cr_assert(strncmp(csv, "point,loader.workers,fetch.mean_s,", 34) == 0, "%s", csv);
+    const char *w[] = {"1", "1", "3", "3"}, *m[] = {"0.01", "0.03", "0.01", "0.03"};
+    for (size_t i = 0; i < 4; i++) {
+        stall_config *one = sw_config(NULL);
+        char a[64], b[64];
+        snprintf(a, sizeof a, "loader.workers=%s", w[i]);
+        snprintf(b, sizeof b, "fetch.mean_s=%s", m[i]);
+        cr_assert_eq(stall_config_set(one, a, &e), 0);
+        cr_assert_eq(stall_config_set(one, b, &e), 0);
+        char name[32];
+        snprintf(name, sizeof name, "run%zu", i);
+        char *dir = sw_path(name, "");
+        stall_run_opts o = {.outdir = dir, .jobs = 1};
+        cr_assert_eq(stall_scenario_run(one, &o, &e), 0, "%s", e.msg);
+        char *sp = sw_path(name, "summary.csv");
+        char *sum = sw_slurp(sp);
+        char *want = strndup(strchr(sum, '\n') + 1, strlen(strchr(sum, '\n') + 1) - 1);
+        char *got = sw_row(csv, i, 2);
+        cr_assert_str_eq(got, want, "point %zu", i);
+        free(got);
+        free(want);
+        free(sum);
+        free(sp);
+        free(dir);
+        free(one);
+    }
+    free(csv);
+    free(csvp);
+    free(cfg);
+}
+
+Test(sweep, notebook_trace_align_lists_become_axes)
+{
+    /* The shipped example: replay of the notebook's dsanalyzer trace; each
+     * of the 9 points must give the row of the ordinary run's summary. */
+    stall_config *cfg = malloc(sizeof *cfg);
+    stall_config_defaults(cfg);
+    stall_err e = {0};
+    cr_assert_eq(stall_config_load(cfg, "configs/example.ini", &e), 0, "%s", e.msg);
+    stall_sweep_result res;
+    cr_assert_eq(sw_run(cfg, "nb", 2, false, &res, &e), 0, "%s", e.msg);
+    cr_assert_eq(res.points, 9);
+    char *dir = sw_path("nbrun", "");
+    stall_run_opts o = {.outdir = dir, .jobs = 1};
+    cr_assert_eq(stall_scenario_run(cfg, &o, &e), 0, "%s", e.msg);
+    char *sp = sw_path("nbrun", "summary.csv"), *cp = sw_path("nb", "sweep.csv");
+    char *sum = sw_slurp(sp), *csv = sw_slurp(cp);
+    cr_assert(strncmp(csv, "point,align.fetch,align.start,fetch_align,", 42) == 0, "%s", csv);
+    const char *row = strchr(sum, '\n') + 1;
+    for (size_t i = 0; i < 9; i++) {
+        const char *end = strchr(row, '\n');
+        char *want = strndup(row, (size_t)(end - row));
+        char *got = sw_row(csv, i, 2);
+        cr_assert_str_eq(got, want, "point %zu", i);
+        free(got);
+        free(want);
+        row = end + 1;
+    }
+    /* No per-iteration files without --keep iterations. */
+    char *it = sw_path("nb", "point-000000/fetch-avg_start-avg");
+    struct stat st;
+    cr_assert_neq(stat(it, &st), 0);
+    free(it);
+    free(sum);
+    free(csv);
+    free(sp);
+    free(cp);
+    free(dir);
+    free(cfg);
+}
+
+Test(sweep, identical_across_threads_and_after_resume)
+{
+    stall_config *cfg =
+        sw_config((const char *const[]){"sweep:loader.workers=1..3", "sweep:run.seed=1..4", NULL});
+    stall_sweep_result res;
+    stall_err e = {0};
+    cr_assert_eq(sw_run(cfg, "a", 1, true, &res, &e), 0, "%s", e.msg);
+    cr_assert_eq(res.ran, 12);
+    cr_assert_eq(sw_run(cfg, "b", 4, false, &res, &e), 0, "%s", e.msg);
+    char *pa = sw_path("a", "sweep.csv"), *pb = sw_path("b", "sweep.csv");
+    char *a = sw_slurp(pa), *b = sw_slurp(pb);
+    cr_assert_str_eq(a, b, "-j 1 and -j 4 differ");
+    /* --keep iterations kept them in a/ only. */
+    char *ka = sw_path("a", "point-000000/fetch-none_start-none/iterations.csv");
+    char *kb = sw_path("b", "point-000000/fetch-none_start-none/iterations.csv");
+    struct stat st;
+    cr_assert_eq(stat(ka, &st), 0);
+    cr_assert_neq(stat(kb, &st), 0);
+    /* An interrupted run: one point folder lost, a stale temp folder, no
+     * sweep.csv; another point's configuration changed under it. */
+    char *p5 = sw_path("b", "point-000005"), *tmp = sw_path("b", ".point-000007.tmp");
+    char *ini7 = sw_path("b", "point-000007/effective.ini");
+    tmpdir_remove(p5);
+    tmpdir_remove(pb);
+    cr_assert_eq(mkdir(tmp, 0755), 0);
+    FILE *f = fopen(ini7, "a");
+    fputs("; changed\n", f);
+    fclose(f);
+    cr_assert_eq(sw_run(cfg, "b", 2, false, &res, &e), 0, "%s", e.msg);
+    cr_assert_eq(res.ran, 2, "ran %zu", res.ran);
+    cr_assert_eq(res.skipped, 10);
+    char *b2 = sw_slurp(pb);
+    cr_assert_str_eq(a, b2, "the resumed sweep.csv differs");
+    cr_assert_neq(stat(tmp, &st), 0, "stale temp folder removed");
+    free(b2);
+    free(p5);
+    free(tmp);
+    free(ini7);
+    free(ka);
+    free(kb);
+    free(a);
+    free(b);
+    free(pa);
+    free(pb);
+    free(cfg);
+}
+
+Test(sweep, run_refuses_a_sweep_section)
+{
+    stall_config *cfg = sw_config((const char *const[]){"sweep:loader.workers=1, 2", NULL});
+    stall_err e = {0};
+    cr_assert_eq(stall_config_check(cfg, &e), STALL_ECONFIG);
+    cr_assert(strstr(e.msg, "[sweep] loader.workers: only `stallsim sweep`"), "%s", e.msg);
+    free(cfg);
+}
