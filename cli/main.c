@@ -31,6 +31,8 @@ static void cli_usage(FILE *f)
            "       stallsim timeline TRACE.csv|CONFIG.ini -o FILE.json [--window S:E] [--ranks "
            "R|LO-HI]\n"
            "                                             [--workers N]\n"
+           "       stallsim sweep CONFIG.ini [-o DIR] [-j N] [--sweep section.key=LIST]... [-q]\n"
+           "       stallsim plan CONFIG.ini [-o DIR] [--set section.key=value]... [-q]\n"
            "       stallsim --help | --version\n"
            "\n"
            "Simulates the data pipeline of a DDP training run from a measured trace:\n"
