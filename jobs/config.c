@@ -64,6 +64,12 @@ static const cfg_key cfg_keys[] = {
     CFG_K("trace", "path", CFG_PATH, path, "", 0, 0, NULL, "tidy: the trace CSV"),
     CFG_K("trace", "epoch", CFG_INT, epoch, "1", 0, CFG_BIG, NULL,
           "dsanalyzer: the epoch to replay (the notebook uses 1)"),
+    CFG_K("trace", "workers", CFG_INT, trace_workers, "-1", -1, 65536, NULL,
+          "the measured run's DataLoader workers per GPU when the trace does not record them "
+          "(dsanalyzer; tidy without a workers column); -1: inferred from the fetch starts"),
+    CFG_K("trace", "prefetch_factor", CFG_INT, trace_prefetch, "0", 0, 65536, NULL,
+          "the measured run's prefetch factor when the trace does not record it; 0: PyTorch's "
+          "default 2"),
     CFG_K("align", "fetch", CFG_ALIGNS, fetch_align, "avg, min, none", 0, 0, NULL,
           "fetch-duration alignment across GPUs per batch: a list of avg, min, none"),
     CFG_K("align", "start", CFG_ALIGNS, start_align, "avg, min, none", 0, 0, NULL,

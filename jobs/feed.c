@@ -254,10 +254,40 @@ int wi_run(const stall_model_params *p, wi_tables *w, wi_collect *c, stall_model
 /* Loads and decomposes cfg's trace; the rows are freed once decomposed. */
 int wi_load_measured(const stall_config *cfg, stall_measured *m, stall_err *err)
 {
+    if (cfg->format == STALL_FORMAT_DSANALYZER) {
+        stall_ds_trace *d = NULL;
+        int rc = stall_ds_load(cfg->fetch, cfg->start, cfg->perf, cfg->epoch, &d, err);
+        if (rc == 0)
+            rc = stall_measured_from_dsanalyzer(d, (int)cfg->trace_workers,
+                                                (int)cfg->trace_prefetch, m, err);
+        stall_ds_free(d);
+        return rc;
+    }
     stall_tidy_trace *t = NULL;
     int rc = stall_tidy_load(cfg->path, &t, err);
+    int from = STALL_WORKERS_TRACE;
+    if (rc == 0 && t->workers >= 0 && stall_config_given(cfg, "trace", "workers") &&
+        cfg->trace_workers != t->workers)
+        rc = stall_err_set(err, STALL_ECONFIG,
+                           "%s: [trace] workers: %lld, but the trace records workers = %d",
+                           cfg->ini_path, (long long)cfg->trace_workers, t->workers);
+    if (rc == 0 && t->workers < 0) {
+        /* The trace does not say: the INI, else what its fetch starts show. */
+        from = cfg->trace_workers >= 0 ? STALL_WORKERS_GIVEN : STALL_WORKERS_INFERRED;
+        int maxid = -1;
+        size_t cells = (size_t)t->epochs * (size_t)t->ranks * (size_t)t->batches;
+        for (size_t i = 0; i < cells; i++)
+            maxid = t->worker[i] > maxid ? t->worker[i] : maxid;
+        t->workers = cfg->trace_workers >= 0 ? (int)cfg->trace_workers
+                     : maxid >= 0            ? maxid + 1
+                                             : stall_measured_infer_workers(t, NULL);
+    }
+    if (rc == 0 && t->prefetch < 1 && cfg->trace_prefetch > 0)
+        t->prefetch = (int)cfg->trace_prefetch;
     if (rc == 0)
         rc = stall_measured_from_tidy(t, m, err);
+    if (rc == 0)
+        m->workers_from = from;
     stall_tidy_free(t);
     return rc;
 }

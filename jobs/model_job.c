@@ -52,11 +52,7 @@ static int wi_fill_summary(FILE *f, void *arg, stall_err *err)
 int stall_model_job(const stall_config *cfg, const stall_run_opts *opts, stall_err *err)
 {
     stall_measured m = {0};
-    bool have = cfg->format == STALL_FORMAT_TIDY;
-    if (cfg->format == STALL_FORMAT_DSANALYZER)
-        return stall_err_set(
-            err, STALL_ECONFIG,
-            "%s: [trace] format: mode = model reads tidy traces (or format = none)", cfg->ini_path);
+    bool have = cfg->format != STALL_FORMAT_NONE;
     for (int i = 0; i < cfg->start_align.n; i++)
         if (cfg->start_align.v[i] != STALL_ALIGN_NONE && stall_config_given(cfg, "align", "start"))
             return stall_err_set(

@@ -76,19 +76,12 @@ static void scen_replay_build(const stall_config *cfg, const stall_ds_trace *t, 
     stall_time floor_ns = stall_s_to_ns(cfg->stall_floor);
     stall_time t_end = 0;
     for (int64_t k = 0; k < n; k++) {
-        double maxst = 0;
-        for (int r = 0; r < g; r++)
-            if (t->stall_s[k * g + r] > maxst)
-                maxst = t->stall_s[k * g + r];
         for (int r = 0; r < g; r++) {
             size_t i = (size_t)k * g + (size_t)r;
             d->start[i] = t->start_ns[i];
             d->fetch[i] = stall_s_to_ns(t->fetch_s[i]);
-            /* C(r,k) = iteration time - max_r stall (docs/model.md: never each
-             * rank's own stall, or the barrier is counted twice). */
-            double c = t->iter_s[i] - maxst;
-            d->compute[i] = c > 0 ? stall_s_to_ns(c) : 0;
-            stall_time q = t->time_ns[i] - stall_s_to_ns(t->stall_s[i]);
+            d->compute[i] = stall_ds_compute(t, (size_t)k, r);
+            stall_time q = stall_ds_request(t, (size_t)k, r);
             if (k == 0)
                 d->request0[r] = q;
             stall_time te = q + stall_s_to_ns(t->iter_s[i]);

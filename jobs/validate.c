@@ -34,8 +34,9 @@ static int wi_fill_validate(FILE *f, void *arg, stall_err *err)
 
 int stall_validate(const stall_config *cfg, const stall_run_opts *opts, stall_err *err)
 {
-    if (cfg->format != STALL_FORMAT_TIDY)
-        return stall_err_set(err, STALL_ECONFIG, "%s: [trace] format: validate needs a tidy trace",
+    if (cfg->format == STALL_FORMAT_NONE)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: [trace] format: validate needs a trace (tidy or dsanalyzer)",
                              cfg->ini_path);
     stall_measured m = {0};
     int rc = wi_load_measured(cfg, &m, err);
@@ -71,8 +72,9 @@ int stall_validate(const stall_config *cfg, const stall_run_opts *opts, stall_er
             f,
             "stallsim %s: validate %s: %d ranks x %d workers x prefetch %d, %lld batches x %d "
             "epochs; from the trace: start-up %.4f s (median), hand-over %.6f s per batch (mean)\n",
-            stall_version(), cfg->path, p.ranks, p.workers, p.prefetch, (long long)p.batches,
-            p.epochs, stall_ns_to_s(p.startup), stall_ns_to_s(p.handover));
+            stall_version(), cfg->format == STALL_FORMAT_TIDY ? cfg->path : cfg->perf, p.ranks,
+            p.workers, p.prefetch, (long long)p.batches, p.epochs, stall_ns_to_s(p.startup),
+            stall_ns_to_s(p.handover));
         fprintf(f, "%5s %11s %11s %8s | %11s %11s %8s\n", "epoch", "measured_s", "simulated_s",
                 "error", "meas_stall", "sim_stall", "error");
         double ms = 0, ss = 0;

@@ -112,8 +112,14 @@ typedef struct stall_config {
     /* [run] */
     int64_t batches, epochs, seed;
 
-    /* Which keys were set explicitly (file or --set), by table index. */
+    /* [trace], the measured run's loader when the trace does not record it */
+    int64_t trace_workers;  /* -1: infer from the fetch starts */
+    int64_t trace_prefetch; /* 0: PyTorch's default 2 */
+
+    /* Which keys were set explicitly, by table index: 0 no, 1 in the INI
+     * file (at given_line), 2 with --set. */
     unsigned char given[96];
+    int given_line[96];
 } stall_config;
 
 /* Fills cfg with the defaults. */
