@@ -119,7 +119,7 @@ static int cli_run(int argc, char **argv, bool validate)
         for (int i = 0; rc == 0 && i < nsets; i++)
             rc = stall_config_set(cfg, sets[i], &err);
         if (rc == 0)
-            rc = stall_config_check(cfg, &err);
+            rc = validate ? stall_validate_check(cfg, &err) : stall_config_check(cfg, &err);
         if (rc == 0) {
             stall_run_opts o = {.outdir = outdir, .jobs = jobs, .term = quiet ? NULL : stdout};
             rc = validate ? stall_validate(cfg, &o, &err) : stall_scenario_run(cfg, &o, &err);

@@ -349,7 +349,8 @@ int stall_config_apply(stall_config *cfg, const char *section, const char *key, 
 
 typedef struct cfg_load_ctx {
     stall_config *cfg;
-    stall_err first; /* the first failure; code 0 while none */
+    stall_err first;   /* the first failure; code 0 while none */
+    const int *lineno; /* the line the reader is on */
 } cfg_load_ctx;
 
 static int cfg_ini_handler(void *user, const char *section, const char *name, const char *value)
@@ -361,6 +362,9 @@ static int cfg_ini_handler(void *user, const char *section, const char *name, co
             ctx->first = e;
         return 0;
     }
+    size_t idx;
+    if (ctx->lineno && cfg_find(section, name, &idx))
+        ctx->cfg->given_line[idx] = *ctx->lineno;
     return 1;
 }
 
@@ -399,8 +403,8 @@ int stall_config_load(stall_config *cfg, const char *ini_path, stall_err *err)
     char *dir = stall_path_dir(ini_path);
     snprintf(cfg->ini_dir, sizeof cfg->ini_dir, "%s", dir);
     free(dir);
-    cfg_load_ctx ctx = {.cfg = cfg};
     cfg_reader rd = {.f = f};
+    cfg_load_ctx ctx = {.cfg = cfg, .lineno = &rd.line};
     int line = ini_parse_stream(cfg_read_line, &rd, cfg_ini_handler, &ctx);
     fclose(f);
     if (rd.too_long && (line == 0 || line > rd.line))
@@ -442,6 +446,9 @@ int stall_config_set(stall_config *cfg, const char *assignment, stall_err *err)
     cfg->ini_dir[0] = '\0';
     int rc = stall_config_apply(cfg, section, key, eq + 1, where, err);
     strcpy(cfg->ini_dir, saved);
+    size_t idx;
+    if (rc == 0 && cfg_find(section, key, &idx))
+        cfg->given[idx] = 2; /* named "--set" in messages */
     return rc;
 }
 
@@ -449,6 +456,133 @@ bool stall_config_given(const stall_config *cfg, const char *section, const char
 {
     size_t idx;
     return cfg_find(section, key, &idx) && cfg->given[idx];
+}
+
+/* ---- which keys apply in which mode ----
+ *
+ * A key given explicitly where it has no effect is an error naming the key,
+ * where it was given (file:line or --set) and the mode, never ignored. */
+
+enum { CFG_M_REPLAY = 1, CFG_M_SEED = 2, CFG_M_MODEL = 4, CFG_M_ALL = 7 };
+enum { CFG_F_DSA = 1, CFG_F_TIDY = 2, CFG_F_NONE = 4, CFG_F_TRACE = 3, CFG_F_ALL = 7 };
+
+typedef struct cfg_rule {
+    const char *section, *key; /* key NULL: every key of the section */
+    int modes, formats;
+    const char *why; /* what the key is for, in the message */
+} cfg_rule;
+
+/* The first matching rule wins; keys no rule names apply everywhere. */
+static const cfg_rule cfg_rules[] = {
+    {"trace", "fetch", CFG_M_ALL, CFG_F_DSA, "a dsanalyzer file"},
+    {"trace", "start", CFG_M_ALL, CFG_F_DSA, "a dsanalyzer file"},
+    {"trace", "perf", CFG_M_ALL, CFG_F_DSA, "a dsanalyzer file"},
+    {"trace", "epoch", CFG_M_ALL, CFG_F_DSA, "the dsanalyzer epoch"},
+    {"trace", "path", CFG_M_ALL, CFG_F_TIDY, "the tidy trace"},
+    {"trace", "workers", CFG_M_MODEL, CFG_F_TRACE, "the measured loader, for mode = model"},
+    {"trace", "prefetch_factor", CFG_M_MODEL, CFG_F_TRACE, "the measured loader, for mode = model"},
+    {"align", "start", CFG_M_REPLAY | CFG_M_SEED, CFG_F_ALL,
+     "a counterfactual on measured starts, replay and seed only"},
+    {"replay", NULL, CFG_M_REPLAY | CFG_M_SEED, CFG_F_ALL, "trace-timed replay"},
+    {"fetch", "resample", CFG_M_MODEL, CFG_F_TRACE, "drawing beyond a trace"},
+    {"fetch", "dist", CFG_M_MODEL, CFG_F_NONE, "durations without a trace"},
+    {"fetch", "mean_s", CFG_M_MODEL, CFG_F_NONE, "durations without a trace"},
+    {"fetch", "sigma", CFG_M_MODEL, CFG_F_NONE, "durations without a trace"},
+    {"fetch", "sd_s", CFG_M_MODEL, CFG_F_NONE, "durations without a trace"},
+    {"compute", "dist", CFG_M_MODEL, CFG_F_NONE, "durations without a trace"},
+    {"compute", "mean_s", CFG_M_MODEL, CFG_F_NONE, "durations without a trace"},
+    {"compute", "sigma", CFG_M_MODEL, CFG_F_NONE, "durations without a trace"},
+    {"compute", "sd_s", CFG_M_MODEL, CFG_F_NONE, "durations without a trace"},
+    {"loader", NULL, CFG_M_MODEL, CFG_F_ALL, "a what-if of mode = model"},
+    {"cluster", NULL, CFG_M_MODEL, CFG_F_ALL, "a what-if of mode = model"},
+    {"fetch", NULL, CFG_M_MODEL, CFG_F_ALL, "a what-if of mode = model"},
+    {"compute", NULL, CFG_M_MODEL, CFG_F_ALL, "a what-if of mode = model"},
+    {"storage", NULL, CFG_M_MODEL, CFG_F_ALL, "a what-if of mode = model"},
+    {"ddp", NULL, CFG_M_MODEL, CFG_F_ALL, "a what-if of mode = model"},
+    {"run", NULL, CFG_M_MODEL, CFG_F_ALL, "a what-if of mode = model"},
+};
+
+static const char *cfg_mode_name(int mode)
+{
+    return mode == STALL_MODE_SEED ? "seed" : mode == STALL_MODE_MODEL ? "model" : "replay";
+}
+
+static const char *cfg_format_name(int format)
+{
+    return format == STALL_FORMAT_TIDY   ? "tidy"
+           : format == STALL_FORMAT_NONE ? "none"
+                                         : "dsanalyzer";
+}
+
+void stall_config_origin(const stall_config *cfg, const char *section, const char *key, char *buf,
+                         size_t n)
+{
+    size_t idx;
+    const char *ini = cfg->ini_path[0] ? cfg->ini_path : "config";
+    if (!cfg_find(section, key, &idx) || !cfg->given[idx])
+        snprintf(buf, n, "%s: [%s] %s", ini, section, key);
+    else if (cfg->given[idx] == 2)
+        snprintf(buf, n, "--set %s.%s", section, key);
+    else if (cfg->given_line[idx] > 0)
+        snprintf(buf, n, "%s:%d: [%s] %s", ini, cfg->given_line[idx], section, key);
+    else
+        snprintf(buf, n, "%s: [%s] %s", ini, section, key);
+}
+
+bool stall_config_applies(const stall_config *cfg, const char *section, const char *key)
+{
+    int mbit = 1 << cfg->mode, fbit = 1 << cfg->format;
+    for (size_t i = 0; i < sizeof cfg_rules / sizeof cfg_rules[0]; i++) {
+        const cfg_rule *r = &cfg_rules[i];
+        if (strcmp(r->section, section) != 0 || (r->key && strcmp(r->key, key) != 0))
+            continue;
+        return (r->modes & mbit) && (r->formats & fbit);
+    }
+    return true;
+}
+
+static int cfg_check_applies(const stall_config *cfg, stall_err *err)
+{
+    int mbit = 1 << cfg->mode, fbit = 1 << cfg->format;
+    for (size_t k = 0; k < CFG_NKEYS; k++) {
+        if (!cfg->given[k])
+            continue;
+        const cfg_key *key = &cfg_keys[k];
+        for (size_t i = 0; i < sizeof cfg_rules / sizeof cfg_rules[0]; i++) {
+            const cfg_rule *r = &cfg_rules[i];
+            if (strcmp(r->section, key->section) != 0 || (r->key && strcmp(r->key, key->key) != 0))
+                continue;
+            if ((r->modes & mbit) && (r->formats & fbit))
+                break;
+            /* [align] start = none says what model mode does anyway. */
+            if (strcmp(key->section, "align") == 0 && cfg->start_align.n == 1 &&
+                cfg->start_align.v[0] == STALL_ALIGN_NONE)
+                break;
+            char where[STALL_PATH_MAX + 64];
+            stall_config_origin(cfg, key->section, key->key, where, sizeof where);
+            /* When the mode or format that makes the key useless came
+             * from --set, say so: the file alone was consistent. */
+            bool by_mode = !(r->modes & mbit);
+            char cause[STALL_PATH_MAX + 160] = "";
+            if (stall_config_given(cfg, "scenario", by_mode ? "mode" : "format") ||
+                stall_config_given(cfg, "trace", "format")) {
+                char o[STALL_PATH_MAX + 64];
+                stall_config_origin(cfg, by_mode ? "scenario" : "trace",
+                                    by_mode ? "mode" : "format", o, sizeof o);
+                if (strncmp(o, "--set", 5) == 0)
+                    snprintf(cause, sizeof cause, "; %s comes from %s", by_mode ? "mode" : "format",
+                             o);
+            }
+            if (by_mode)
+                return stall_err_set(err, STALL_ECONFIG,
+                                     "%s: has no effect in mode = %s (it is %s%s)", where,
+                                     cfg_mode_name(cfg->mode), r->why, cause);
+            return stall_err_set(err, STALL_ECONFIG,
+                                 "%s: has no effect with [trace] format = %s (it is %s%s)", where,
+                                 cfg_format_name(cfg->format), r->why, cause);
+        }
+    }
+    return 0;
 }
 
 static int cfg_need(const stall_config *cfg, const char *key, const char *value, stall_err *err)
@@ -463,6 +597,9 @@ static int cfg_need(const stall_config *cfg, const char *key, const char *value,
 int stall_config_check(const stall_config *cfg, stall_err *err)
 {
     const char *src = cfg->ini_path[0] ? cfg->ini_path : "config";
+    int arc = cfg_check_applies(cfg, err);
+    if (arc)
+        return arc;
     if (cfg->mode == STALL_MODE_SEED || cfg->mode == STALL_MODE_REPLAY) {
         if (cfg->format != STALL_FORMAT_DSANALYZER && cfg->mode == STALL_MODE_SEED)
             return stall_err_set(err, STALL_ECONFIG,
@@ -604,4 +741,41 @@ void stall_config_help(FILE *f)
         fprintf(f, "    %-18s default %-14s %s%s%s\n", k->key, k->def[0] ? k->def : "(none)",
                 k->help, k->choices ? "; one of " : "", k->choices ? k->choices : "");
     }
+}
+
+size_t stall_config_list_given(const stall_config *cfg, const char *const *sections, char *buf,
+                               size_t n)
+{
+    size_t count = 0, len = 0;
+    buf[0] = '\0';
+    for (size_t k = 0; k < CFG_NKEYS; k++) {
+        if (!cfg->given[k])
+            continue;
+        for (const char *const *sec = sections; *sec; sec++)
+            if (strcmp(*sec, cfg_keys[k].section) == 0) {
+                int w = snprintf(buf + len, len < n ? n - len : 0, "%s[%s] %s", count ? ", " : "",
+                                 cfg_keys[k].section, cfg_keys[k].key);
+                if (w > 0 && len + (size_t)w < n)
+                    len += (size_t)w;
+                count++;
+                break;
+            }
+    }
+    return count;
+}
+
+size_t stall_config_drop(stall_config *cfg, const char *const *sections, char *buf, size_t n)
+{
+    size_t count = stall_config_list_given(cfg, sections, buf, n);
+    stall_config def;
+    stall_config_defaults(&def);
+    for (size_t k = 0; k < CFG_NKEYS; k++)
+        for (const char *const *sec = sections; *sec; sec++)
+            if (cfg->given[k] && strcmp(*sec, cfg_keys[k].section) == 0) {
+                memcpy((char *)cfg + cfg_keys[k].offset, (const char *)&def + cfg_keys[k].offset,
+                       cfg_keys[k].size);
+                cfg->given[k] = 0;
+                cfg->given_line[k] = 0;
+            }
+    return count;
 }

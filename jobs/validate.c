@@ -32,18 +32,43 @@ static int wi_fill_validate(FILE *f, void *arg, stall_err *err)
     return 0;
 }
 
-int stall_validate(const stall_config *cfg, const stall_run_opts *opts, stall_err *err)
+const char *const stall_validate_ignored[] = {"align",   "replay",  "loader", "cluster", "fetch",
+                                              "compute", "storage", "ddp",    "run",     NULL};
+
+int stall_validate_check(const stall_config *cfg, stall_err *err)
 {
-    if (cfg->format == STALL_FORMAT_NONE)
-        return stall_err_set(err, STALL_ECONFIG,
-                             "%s: [trace] format: validate needs a trace (tidy or dsanalyzer)",
-                             cfg->ini_path);
+    stall_config *c = stall_xmalloc(sizeof *c);
+    *c = *cfg;
+    char buf[8];
+    stall_config_drop(c, stall_validate_ignored, buf, sizeof buf);
+    c->mode = STALL_MODE_MODEL;
+    int rc = stall_config_check(c, err);
+    free(c);
+    return rc;
+}
+
+int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall_err *err)
+{
+    /* What-if keys are left out, and said so below. */
+    stall_config *cfg = stall_xmalloc(sizeof *cfg);
+    *cfg = *cfg_in;
+    char ignored[1024];
+    size_t nign = stall_config_drop(cfg, stall_validate_ignored, ignored, sizeof ignored);
     stall_measured m = {0};
-    int rc = wi_load_measured(cfg, &m, err);
+    int rc = 0;
+    if (cfg->format == STALL_FORMAT_NONE)
+        rc = stall_err_set(err, STALL_ECONFIG,
+                           "%s: [trace] format: validate needs a trace (tidy or dsanalyzer)",
+                           cfg->ini_path);
+    if (rc == 0)
+        rc = wi_load_measured(cfg, &m, err);
     stall_model_params p;
     wi_tables w = {0};
     double *sim_e = NULL, *sim_s = NULL;
-    char *outdir = stall_job_outdir(cfg, opts);
+    /* Its own folder, so that it never mixes with a run's results. */
+    char name[STALL_NAME_MAX + 16];
+    snprintf(name, sizeof name, "%s-validate", cfg->name);
+    char *outdir = opts->outdir ? stall_xstrdup(opts->outdir) : stall_path_join("results", name);
     if (rc == 0) {
         wi_params(cfg, &m, false, &p);
         rc = wi_tables_build(cfg, &m, p.ranks, p.epochs, p.batches, false, &w, err);
@@ -75,6 +100,17 @@ int stall_validate(const stall_config *cfg, const stall_run_opts *opts, stall_er
             stall_version(), cfg->format == STALL_FORMAT_TIDY ? cfg->path : cfg->perf, p.ranks,
             p.workers, p.prefetch, (long long)p.batches, p.epochs, stall_ns_to_s(p.startup),
             stall_ns_to_s(p.handover));
+        if (m.workers_from != STALL_WORKERS_TRACE)
+            fprintf(f, "workers per GPU: %d, %s; prefetch factor %d%s\n", m.workers,
+                    m.workers_from == STALL_WORKERS_GIVEN
+                        ? "from [trace] workers"
+                        : "inferred from the fetch starts (the first batch of each GPU to start "
+                          "after an earlier one finished; set [trace] workers if wrong)",
+                    m.prefetch,
+                    stall_config_given(cfg, "trace", "prefetch_factor") ? " (from [trace])"
+                                                                        : " (PyTorch's default)");
+        if (nign)
+            fprintf(f, "left out (validate simulates the measured configuration): %s\n", ignored);
         fprintf(f, "%5s %11s %11s %8s | %11s %11s %8s\n", "epoch", "measured_s", "simulated_s",
                 "error", "meas_stall", "sim_stall", "error");
         double ms = 0, ss = 0;
@@ -95,5 +131,6 @@ int stall_validate(const stall_config *cfg, const stall_run_opts *opts, stall_er
     free(sim_s);
     wi_tables_free(&w);
     stall_measured_free(&m);
+    free(cfg);
     return rc;
 }

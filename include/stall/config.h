@@ -142,6 +142,24 @@ int stall_config_apply(stall_config *cfg, const char *section, const char *key, 
  * with an explicit prefetch factor). Returns 0 or STALL_ECONFIG. */
 int stall_config_check(const stall_config *cfg, stall_err *err);
 
+/* Where section.key was set, for messages: "--set section.key",
+ * "file:line: [section] key", or "file: [section] key" when not given. */
+void stall_config_origin(const stall_config *cfg, const char *section, const char *key, char *buf,
+                         size_t n);
+
+/* True when section.key has an effect in cfg's mode and trace format
+ * (stall_config_check refuses a key given where it has none). */
+bool stall_config_applies(const stall_config *cfg, const char *section, const char *key);
+
+/* Lists the keys given explicitly in any of `sections` (NULL-terminated)
+ * as "[section] key, ..." into buf (truncated to n); returns their count. */
+size_t stall_config_list_given(const stall_config *cfg, const char *const *sections, char *buf,
+                               size_t n);
+
+/* stall_config_list_given, then puts those keys back to their defaults
+ * and not given (for jobs that leave them out, such as validate). */
+size_t stall_config_drop(stall_config *cfg, const char *const *sections, char *buf, size_t n);
+
 /* True when section.key was set explicitly. */
 bool stall_config_given(const stall_config *cfg, const char *section, const char *key);
 
