@@ -102,7 +102,7 @@ static const cfg_key cfg_keys[] = {
     CFG_K("cluster", "gpus", CFG_INT, gpus, "0", 0, 1 << 24, NULL,
           "GPUs (DDP ranks); 0: as many as the trace has"),
     CFG_K("cluster", "gpus_per_node", CFG_INT, gpus_per_node, "0", 0, 1 << 24, NULL,
-          "GPUs per node; 0: all GPUs on one node"),
+          "GPUs per node; 0: the trace's layout (its GPUs on one node), 8 without a trace"),
     CFG_K("cluster", "cores", CFG_INT, cores, "0", 0, 1 << 24, NULL,
           "host CPU cores per node shared by the fetches (0: unlimited)"),
     CFG_K("fetch", "cpu_share", CFG_DOUBLE, cpu_share, "1", 0, 1, NULL,
@@ -135,7 +135,8 @@ static const cfg_key cfg_keys[] = {
     CFG_K("storage", "bandwidth_mb_s", CFG_DOUBLE, bandwidth_mb_s, "0", 0, CFG_BIG, NULL,
           "shared read bandwidth per node in MB/s (0: unlimited)"),
     CFG_K("storage", "batch_mb", CFG_DOUBLE, batch_mb, "0", 0, CFG_BIG, NULL,
-          "MB read from storage per batch"),
+          "MB read from storage per batch (0: a tidy trace's bytes column); a measured fetch "
+          "already contains its read, so only the time lost to sharing the bandwidth is added"),
     CFG_K("ddp", "allreduce_s", CFG_DOUBLE, allreduce_s, "0", 0, CFG_BIG, NULL,
           "exposed all-reduce + optimizer time per iteration (replaces the measured value)"),
     CFG_K("ddp", "bucket_mb", CFG_DOUBLE, bucket_mb, "0", 0, CFG_BIG, NULL,
@@ -646,7 +647,7 @@ int stall_config_check(const stall_config *cfg, stall_err *err)
                              "%s: [%s] cpu_share: has no effect without [cluster] cores (the "
                              "host cores it is a share of)",
                              src, cfg->compute_cpu_share != 0.0 ? "compute" : "fetch");
-    if (cfg->bandwidth_mb_s > 0 && cfg->batch_mb <= 0)
+    if (cfg->bandwidth_mb_s > 0 && cfg->batch_mb <= 0 && cfg->format != STALL_FORMAT_TIDY)
         return stall_err_set(err, STALL_ECONFIG,
                              "%s: [storage] batch_mb: must be > 0 when bandwidth_mb_s is set", src);
     bool ring = cfg->bucket_mb > 0 || cfg->bandwidth_gb_s > 0 || cfg->latency_us > 0;

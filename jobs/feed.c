@@ -302,7 +302,12 @@ void wi_params(const stall_config *cfg, const stall_measured *m, bool whatif, st
     ((whatif && (stall_config_given(cfg, sec, key) || !have || !(ok))) ? (cfgval) : (measured))
     p->ranks = (int)(whatif && cfg->gpus > 0 ? cfg->gpus
                                              : (have ? m->ranks : (cfg->gpus > 0 ? cfg->gpus : 1)));
-    p->gpus_per_node = whatif && cfg->gpus_per_node > 0 ? (int)cfg->gpus_per_node : p->ranks;
+    /* Ranks per node: as given, else the trace's layout (all its ranks on
+     * one node unless it says otherwise), else 8 GPUs per node. */
+    int64_t gpn = whatif && cfg->gpus_per_node > 0 ? cfg->gpus_per_node
+                  : have                           ? m->ranks_per_node
+                                                   : 8;
+    p->gpus_per_node = (int)(gpn < p->ranks ? gpn : p->ranks);
     p->workers = (int)WI_PICK("loader", "workers", cfg->workers, m->workers, m->workers >= 0);
     int pf = (int)WI_PICK("loader", "prefetch_factor", cfg->prefetch_factor, m->prefetch,
                           m->prefetch >= 1);
@@ -323,7 +328,11 @@ void wi_params(const stall_config *cfg, const stall_measured *m, bool whatif, st
         p->cpu_share = cfg->cpu_share;
         p->compute_cpu_share = cfg->compute_cpu_share;
         p->storage_mb_s = cfg->bandwidth_mb_s;
-        p->batch_mb = cfg->batch_mb;
+        p->batch_mb =
+            stall_config_given(cfg, "storage", "batch_mb") || !have ? cfg->batch_mb : m->batch_mb;
+        /* A measured (or drawn) fetch already contains its storage read:
+         * only the time lost to sharing the bandwidth is added. */
+        p->read_in_fetch = true;
     }
 }
 

@@ -39,6 +39,12 @@ int stall_measured_from_tidy(const stall_tidy_trace *t, stall_measured *m, stall
     m->samples = t->samples ? t->samples[0] : 0;
     m->workers_from = STALL_WORKERS_TRACE;
     m->ranks_per_node = g;
+    if (t->bytes) {
+        double b = 0;
+        for (size_t i = 0; i < cells; i++)
+            b += t->bytes[i];
+        m->batch_mb = b / (double)cells / 1e6;
+    }
     if (t->workers >= 0) {
         for (size_t i = 0; i < cells; i++)
             if (t->worker[i] >= (t->workers > 0 ? t->workers : 1))

@@ -34,6 +34,7 @@ typedef struct stall_measured {
     double mean_fetch_s;   /* over everything */
     int workers_from;      /* stall_workers_from: where `workers` came from */
     int ranks_per_node;    /* the measured layout; = ranks when the trace does not say */
+    double batch_mb;       /* mean of the trace's bytes column / 1e6; 0 without one */
 } stall_measured;
 
 /* Where a measured run's worker count came from. */
