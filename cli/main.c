@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stall/cleanup.h"
 #include "stall/config.h"
 #include "stall/scenario.h"
 #include "stall/calibrate.h"
@@ -175,6 +176,8 @@ static int cli_calibrate(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    /* Ctrl-C or SIGTERM leaves no temporary files or folders behind. */
+    stall_cleanup_on_signals();
     if (argc < 2) {
         cli_usage(stderr);
         return 2;

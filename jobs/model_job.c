@@ -145,7 +145,9 @@ int stall_model_job(const stall_config *cfg, const stall_run_opts *opts, stall_e
                 "%s: [align] start: start alignment is a counterfactual on measured "
                 "starts, available in mode = replay; mode = model takes start = none",
                 cfg->ini_path);
-    int rc = have ? wi_load_measured(cfg, &m, err) : 0;
+    int rc = stall_job_inputs(cfg, err);
+    if (rc == 0 && have)
+        rc = wi_load_measured(cfg, &m, err);
     stall_model_params p;
     wi_tables w = {0};
     double contention = 1.0;
@@ -173,9 +175,9 @@ int stall_model_job(const stall_config *cfg, const stall_run_opts *opts, stall_e
     if (stall_config_given(cfg, "align", "fetch"))
         fl = cfg->fetch_align;
     wi_job *jobs = stall_xcalloc((size_t)fl.n, sizeof *jobs);
-    char *outdir = stall_job_outdir(cfg, opts);
+    char *final = stall_job_outdir(cfg, opts), *outdir = NULL;
     if (rc == 0)
-        rc = stall_mkdirs(outdir, err);
+        rc = stall_job_begin(final, &outdir, err);
     int64_t samples = cfg->samples > 0 ? cfg->samples : (have ? m.samples : 0);
     for (int i = 0; i < fl.n && rc == 0; i++) {
         wi_job *j = &jobs[i];
@@ -221,10 +223,15 @@ int stall_model_job(const stall_config *cfg, const stall_run_opts *opts, stall_e
         eff.start_align = (stall_align_list){1, {STALL_ALIGN_NONE}};
         rc = stall_job_manifest(&eff, outdir, err);
     }
+    if (rc == 0)
+        rc = stall_job_commit(final, outdir, err);
+    else
+        stall_job_abort(outdir);
     if (rc == 0 && opts->term)
         wi_term(opts->term, cfg, &p, have ? &m : NULL, &w, jobs, fl.n, measured, comparable,
-                contention, samples > 0, outdir);
+                contention, samples > 0, final);
     free(outdir);
+    free(final);
     free(jobs);
     wi_tables_free(&w);
     stall_measured_free(&m);

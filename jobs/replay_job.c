@@ -311,11 +311,20 @@ int stall_replay_job(const stall_config *cfg, const stall_run_opts *opts, stall_
                              "%s: [trace] format: replay and seed modes read dsanalyzer traces",
                              cfg->ini_path);
     stall_ds_trace *ds = NULL;
-    int rc = stall_ds_load(cfg->fetch, cfg->start, cfg->perf, cfg->epoch, &ds, err);
+    int rc = stall_job_inputs(cfg, err);
+    if (rc)
+        return rc;
+    rc = stall_ds_load(cfg->fetch, cfg->start, cfg->perf, cfg->epoch, &ds, err);
     if (rc)
         return rc;
 
-    char *outdir = stall_job_outdir(cfg, opts);
+    char *final = stall_job_outdir(cfg, opts), *outdir = NULL;
+    rc = stall_job_begin(final, &outdir, err);
+    if (rc) {
+        free(final);
+        stall_ds_free(ds);
+        return rc;
+    }
     char stem[STALL_PATH_MAX];
     snprintf(stem, sizeof stem, "%s", scen_basename(cfg->perf));
     size_t sl = strlen(stem);
@@ -360,6 +369,10 @@ int stall_replay_job(const stall_config *cfg, const stall_run_opts *opts, stall_
     }
     if (rc == 0)
         rc = stall_job_manifest(cfg, outdir, err);
+    if (rc == 0)
+        rc = stall_job_commit(final, outdir, err);
+    else
+        stall_job_abort(outdir);
     if (rc == 0 && opts->term) {
         FILE *t = opts->term;
         fprintf(t, "stallsim %s: scenario '%s' (%s), %d GPUs x %zu batches, epoch %lld\n",
@@ -372,7 +385,7 @@ int stall_replay_job(const stall_config *cfg, const stall_run_opts *opts, stall_
         if (cfg->mode == STALL_MODE_SEED)
             fprintf(t, "notebook means keep Index number > 10; ");
         fprintf(t, "%smeans exclude the first %lld batches; results in %s/ (%s, effective.ini)\n",
-                cfg->mode == STALL_MODE_SEED ? "replay " : "", (long long)cfg->warmup, outdir,
+                cfg->mode == STALL_MODE_SEED ? "replay " : "", (long long)cfg->warmup, final,
                 cfg->mode == STALL_MODE_SEED
                     ? "FETCH_ALIGN_*/, total_summary.csv, replay_summary.csv"
                     : "summary.csv, fetch-*_start-*/iterations.csv");
@@ -382,5 +395,6 @@ int stall_replay_job(const stall_config *cfg, const stall_run_opts *opts, stall_
     scen_replay_free(&rd);
     stall_ds_free(ds);
     free(outdir);
+    free(final);
     return rc;
 }

@@ -61,6 +61,8 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
                            "%s: [trace] format: validate needs a trace (tidy or dsanalyzer)",
                            cfg->ini_path);
     if (rc == 0)
+        rc = stall_job_inputs(cfg, err);
+    if (rc == 0)
         rc = wi_load_measured(cfg, &m, err);
     stall_model_params p;
     wi_tables w = {0};
@@ -68,7 +70,8 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
     /* Its own folder, so that it never mixes with a run's results. */
     char name[STALL_NAME_MAX + 16];
     snprintf(name, sizeof name, "%s-validate", cfg->name);
-    char *outdir = opts->outdir ? stall_xstrdup(opts->outdir) : stall_path_join("results", name);
+    char *final = opts->outdir ? stall_xstrdup(opts->outdir) : stall_path_join("results", name),
+         *outdir = NULL;
     if (rc == 0) {
         wi_params(cfg, &m, false, &p);
         rc = wi_tables_build(cfg, &m, p.ranks, p.epochs, p.batches, false, &w, err);
@@ -81,7 +84,7 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
         rc = wi_run(&p, &w, &c, &st, err);
     }
     if (rc == 0)
-        rc = stall_mkdirs(outdir, err);
+        rc = stall_job_begin(final, &outdir, err);
     if (rc == 0) {
         wi_val v = {.m = &m, .sim_e = sim_e, .sim_s = sim_s};
         rc = stall_write_atomic_in(outdir, "validate.csv", wi_fill_validate, &v, err);
@@ -91,6 +94,10 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
         eff.start_align = (stall_align_list){1, {STALL_ALIGN_NONE}};
         rc = stall_job_manifest(&eff, outdir, err);
     }
+    if (rc == 0)
+        rc = stall_job_commit(final, outdir, err);
+    else
+        stall_job_abort(outdir);
     if (rc == 0 && opts->term) {
         FILE *f = opts->term;
         fprintf(
@@ -124,9 +131,10 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
         }
         fprintf(f, "%5s %11.4f %11.4f %+7.2f%%\n", "mean", ms / m.epochs, ss / m.epochs,
                 100.0 * (ss - ms) / ms);
-        fprintf(f, "results in %s/ (validate.csv, effective.ini)\n", outdir);
+        fprintf(f, "results in %s/ (validate.csv, effective.ini)\n", final);
     }
     free(outdir);
+    free(final);
     free(sim_e);
     free(sim_s);
     wi_tables_free(&w);
