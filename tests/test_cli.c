@@ -303,3 +303,24 @@ Test(cli, a_run_replaces_an_old_result_folder_whole_and_refuses_a_foreign_one)
     cr_expect_neq(stat(none, &st), 0, "a folder was left behind");
     cr_expect_eq(count_named(cdir, ".tmp."), 0);
 }
+
+Test(cli, help_states_the_semantics_a_user_relies_on)
+{
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "%s --help", BIN);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, p);
+    buf[n] = '\0';
+    pclose(p);
+    const char *needles[] = {"only the time\n            a read loses to sharing",
+                             "gpus_per_node = 0: the trace's layout",
+                             "vs_meas   only for the trace's GPUs, batches and epochs",
+                             "batches/s when samples per batch are unknown",
+                             "inferred from the fetch starts",
+                             "replaced whole",
+                             "a key with no effect in the mode or trace format is an error"};
+    for (size_t i = 0; i < sizeof needles / sizeof *needles; i++)
+        cr_expect(strstr(buf, needles[i]) != NULL, "--help lacks '%s'", needles[i]);
+}
