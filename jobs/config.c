@@ -81,6 +81,9 @@ static const cfg_key cfg_keys[] = {
           "seconds; iterations whose delay exceeds it count in effective_delay_pct"),
     CFG_K("report", "samples", CFG_INT, samples, "0", 0, CFG_BIG, NULL,
           "samples per batch per GPU for throughput (0: from the trace, or report batches)"),
+    CFG_K("report", "per_rank", CFG_ENUM, per_rank, "auto", 0, 0, "auto|true|false",
+          "write ranks.csv (epoch,batch,rank,stall_s) beside iterations.csv; auto: up to 64 "
+          "ranks"),
     CFG_K("replay", "lag", CFG_ENUM, lag, "measured", 0, 0, "none|measured",
           "measured: replay each batch's measured delay between fetch end and delivery"),
     CFG_K("replay", "stall_floor", CFG_DOUBLE, stall_floor, "0.001", 0, CFG_BIG, NULL,
@@ -485,6 +488,8 @@ static const cfg_rule cfg_rules[] = {
     {"align", "start", CFG_M_REPLAY | CFG_M_SEED, CFG_F_ALL,
      "a counterfactual on measured starts, replay and seed only"},
     {"replay", NULL, CFG_M_REPLAY | CFG_M_SEED, CFG_F_ALL, "trace-timed replay"},
+    {"report", "per_rank", CFG_M_REPLAY | CFG_M_MODEL, CFG_F_ALL,
+     "for iterations.csv, which seed mode does not write"},
     {"fetch", "resample", CFG_M_MODEL, CFG_F_TRACE, "drawing beyond a trace"},
     {"fetch", "dist", CFG_M_MODEL, CFG_F_NONE, "durations without a trace"},
     {"fetch", "mean_s", CFG_M_MODEL, CFG_F_NONE, "durations without a trace"},

@@ -197,3 +197,8 @@ int stall_job_inputs(const stall_config *cfg, stall_err *err)
     }
     return 0;
 }
+
+bool stall_job_per_rank(const stall_config *cfg, int ranks)
+{
+    return cfg->per_rank == 1 || (cfg->per_rank == 0 && ranks <= STALL_PER_RANK_AUTO);
+}

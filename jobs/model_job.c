@@ -186,6 +186,8 @@ int stall_model_job(const stall_config *cfg, const stall_run_opts *opts, stall_e
         pj.fetch_align = j->fa;
         wi_collect c = {
             .rep = stall_report_create(p.ranks, cfg->warmup, cfg->delay_threshold, samples)};
+        bool ranks_csv = stall_job_per_rank(cfg, p.ranks);
+        stall_report_keep_ranks(c.rep, ranks_csv);
         rc = wi_run(&pj, &w, &c, &j->st, err);
         if (rc == 0) {
             stall_report_summarize(c.rep, &j->sum);
@@ -196,6 +198,11 @@ int stall_model_job(const stall_config *cfg, const stall_run_opts *opts, stall_e
             if (rc == 0) {
                 char *path = stall_path_join(dir, "iterations.csv");
                 rc = stall_report_write_iterations(c.rep, path, err);
+                free(path);
+            }
+            if (rc == 0 && ranks_csv) {
+                char *path = stall_path_join(dir, "ranks.csv");
+                rc = stall_report_write_ranks(c.rep, path, err);
                 free(path);
             }
             free(dir);

@@ -164,6 +164,8 @@ static int scen_do_replay(scen_ctx *c, scen_job *j, bool write_rows)
     int64_t samples = cfg->samples;
     stall_report *rep =
         stall_report_create(c->rin->ranks, cfg->warmup, cfg->delay_threshold, samples);
+    bool ranks_csv = write_rows && stall_job_per_rank(cfg, c->rin->ranks);
+    stall_report_keep_ranks(rep, ranks_csv);
     int rc = stall_replay_run(c->rin, j->fa, j->sa, rep, NULL, &j->err);
     if (rc == 0) {
         stall_report_summarize(rep, &j->sum);
@@ -173,6 +175,11 @@ static int scen_do_replay(scen_ctx *c, scen_job *j, bool write_rows)
             if (rc == 0) {
                 char *p = stall_path_join(dir, "iterations.csv");
                 rc = stall_report_write_iterations(rep, p, &j->err);
+                free(p);
+            }
+            if (rc == 0 && ranks_csv) {
+                char *p = stall_path_join(dir, "ranks.csv");
+                rc = stall_report_write_ranks(rep, p, &j->err);
                 free(p);
             }
             free(dir);

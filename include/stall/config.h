@@ -116,6 +116,9 @@ typedef struct stall_config {
     int64_t trace_workers;  /* -1: infer from the fetch starts */
     int64_t trace_prefetch; /* 0: PyTorch's default 2 */
 
+    /* [report] per_rank: 0 auto (up to STALL_PER_RANK_AUTO ranks), 1 true, 2 false */
+    int per_rank;
+
     /* Which keys were set explicitly, by table index: 0 no, 1 in the INI
      * file (at given_line), 2 with --set. */
     unsigned char given[96];

@@ -9,6 +9,7 @@
 #ifndef STALL_JOB_H
 #define STALL_JOB_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "stall/base.h"
@@ -49,6 +50,11 @@ void stall_job_abort(const char *work);
  * is STALL_EIO naming the INI file, line and key that point at it (or
  * --set). */
 int stall_job_inputs(const stall_config *cfg, stall_err *err);
+
+/* Whether a run of `ranks` ranks writes ranks.csv: [report] per_rank =
+ * true, or auto and at most STALL_PER_RANK_AUTO ranks. */
+#define STALL_PER_RANK_AUTO 64
+bool stall_job_per_rank(const stall_config *cfg, int ranks);
 
 /* Writes <outdir>/effective.ini: the version, the SHA-256 of every input
  * file and the complete effective configuration (stall_config_write), paths
