@@ -154,6 +154,9 @@ static const cfg_key cfg_keys[] = {
           "epochs to simulate (0: as in the trace, or 1)"),
     CFG_K("run", "seed", CFG_INT, seed, "1", 0, CFG_BIG, NULL,
           "random seed for resampling and distributions"),
+    CFG_K("run", "replications", CFG_INT, replications, "1", 1, 10000, NULL,
+          "runs with seeds seed .. seed+N-1: mean and 95% interval of epoch time, throughput "
+          "and stall share (only for what-ifs that draw durations)"),
 };
 #define CFG_NKEYS (sizeof cfg_keys / sizeof cfg_keys[0])
 

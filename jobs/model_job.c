@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_statistics_double.h>
+
 #include "feed.h"
 #include "stall/io.h"
 
@@ -18,7 +21,94 @@ typedef struct wi_job {
     stall_align fa;
     stall_summary sum;
     stall_model_stats st;
+    double *rep; /* [3 * replications]: epoch_time_s, throughput, stall_share */
 } wi_job;
+
+/* ---- replications ---- */
+
+typedef struct wi_ci {
+    double mean, lo, hi;
+} wi_ci;
+
+/* Mean and 95% interval (Student t, n - 1 degrees of freedom) of v[i*3+k]. */
+static wi_ci wi_interval(const double *v, int n, int k)
+{
+    wi_ci c;
+    c.mean = gsl_stats_mean(v + k, 3, (size_t)n);
+    double half = n > 1 ? gsl_cdf_tdist_Pinv(0.975, n - 1.0) *
+                              gsl_stats_sd_m(v + k, 3, (size_t)n, c.mean) / sqrt((double)n)
+                        : NAN;
+    c.lo = c.mean - half;
+    c.hi = c.mean + half;
+    return c;
+}
+
+/* Runs replication i (seed + i) of job j's what-if; replication 0 is the
+ * main run. */
+static int wi_replicate(const stall_config *cfg, const stall_measured *m,
+                        const stall_model_params *p, int64_t samples, wi_job *j, int i,
+                        stall_err *err)
+{
+    stall_config c = *cfg;
+    c.seed = cfg->seed + i;
+    wi_tables w;
+    int rc = wi_tables_build(&c, m, p->ranks, p->epochs, p->batches, true, &w, err);
+    stall_model_params pj = *p;
+    pj.fetch_align = j->fa;
+    wi_collect col = {
+        .rep = stall_report_create(p->ranks, cfg->warmup, cfg->delay_threshold, samples)};
+    stall_model_stats st;
+    if (rc == 0)
+        rc = wi_run(&pj, &w, &col, &st, err);
+    if (rc == 0) {
+        stall_summary s;
+        stall_report_summarize(col.rep, &s);
+        j->rep[i * 3] = s.epoch_time_s;
+        j->rep[i * 3 + 1] = samples > 0 ? s.throughput_samples_s : s.throughput_batches_s;
+        j->rep[i * 3 + 2] = s.stall_share;
+    }
+    stall_report_destroy(col.rep);
+    wi_tables_free(&w);
+    return rc;
+}
+
+typedef struct wi_reps {
+    const wi_job *jobs;
+    int n, reps;
+    int64_t seed;
+    bool samples;
+} wi_reps;
+
+static int wi_fill_reps(FILE *f, void *arg, stall_err *err)
+{
+    (void)err;
+    const wi_reps *r = arg;
+    fprintf(f, "fetch_align,replication,seed,epoch_time_s,%s,stall_share\n",
+            r->samples ? "throughput_samples_s" : "throughput_batches_s");
+    for (int a = 0; a < r->n; a++)
+        for (int i = 0; i < r->reps; i++)
+            fprintf(f, "%s,%d,%lld,%.9g,%.9g,%.9g\n", stall_align_name(r->jobs[a].fa), i,
+                    (long long)(r->seed + i), r->jobs[a].rep[i * 3], r->jobs[a].rep[i * 3 + 1],
+                    r->jobs[a].rep[i * 3 + 2]);
+    return 0;
+}
+
+static int wi_fill_reps_summary(FILE *f, void *arg, stall_err *err)
+{
+    (void)err;
+    const wi_reps *r = arg;
+    static const char *const names[3] = {"epoch_time_s", "throughput", "stall_share"};
+    fputs("fetch_align,metric,replications,mean,ci95_low,ci95_high\n", f);
+    for (int a = 0; a < r->n; a++)
+        for (int k = 0; k < 3; k++) {
+            wi_ci c = wi_interval(r->jobs[a].rep, r->reps, k);
+            fprintf(f, "%s,%s,%d,%.9g,%.9g,%.9g\n", stall_align_name(r->jobs[a].fa),
+                    k == 1 ? (r->samples ? "throughput_samples_s" : "throughput_batches_s")
+                           : names[k],
+                    r->reps, c.mean, c.lo, c.hi);
+        }
+    return 0;
+}
 
 typedef struct wi_out {
     const wi_job *jobs;
@@ -160,6 +250,20 @@ int stall_model_job(const stall_config *cfg, const stall_run_opts *opts, stall_e
                            "%s: [storage] batch_mb: must be > 0 when bandwidth_mb_s is set (the "
                            "trace has no bytes column)",
                            cfg->ini_path);
+    /* Replications only where the what-if draws durations: otherwise every
+     * seed gives the same numbers and the interval would be a pretence. */
+    int reps = (int)cfg->replications;
+    bool draws = !have || p.ranks > m.ranks || p.epochs > m.epochs || p.batches > m.batches;
+    if (rc == 0 && reps > 1 && !draws) {
+        char where[STALL_PATH_MAX + 64];
+        stall_config_origin(cfg, "run", "replications", where, sizeof where);
+        rc = stall_err_set(err, STALL_ECONFIG,
+                           "%s: has no effect: this what-if replays measured durations only "
+                           "(nothing is drawn, every seed gives the same run); replications need "
+                           "more GPUs, batches or epochs than the trace with [fetch] resample, or "
+                           "format = none",
+                           where);
+    }
     if (rc == 0 && have && p.cores > 0) {
         /* The trace's durations were measured under contention: find how
          * much by simulating the measured configuration on these cores. */
@@ -191,6 +295,10 @@ int stall_model_job(const stall_config *cfg, const stall_run_opts *opts, stall_e
         rc = wi_run(&pj, &w, &c, &j->st, err);
         if (rc == 0) {
             stall_report_summarize(c.rep, &j->sum);
+            j->rep = stall_xcalloc((size_t)reps * 3, sizeof *j->rep);
+            j->rep[0] = j->sum.epoch_time_s;
+            j->rep[1] = samples > 0 ? j->sum.throughput_samples_s : j->sum.throughput_batches_s;
+            j->rep[2] = j->sum.stall_share;
             char name[64];
             snprintf(name, sizeof name, "fetch-%s_start-none", stall_align_name(j->fa));
             char *dir = stall_path_join(outdir, name);
@@ -208,7 +316,15 @@ int stall_model_job(const stall_config *cfg, const stall_run_opts *opts, stall_e
             free(dir);
         }
         stall_report_destroy(c.rep);
+        for (int r = 1; r < reps && rc == 0; r++)
+            rc = wi_replicate(cfg, have ? &m : NULL, &p, samples, j, r, err);
     }
+    wi_reps rs = {.jobs = jobs, .n = fl.n, .reps = reps, .seed = cfg->seed, .samples = samples > 0};
+    if (rc == 0 && reps > 1)
+        rc = stall_write_atomic_in(outdir, "replications.csv", wi_fill_reps, &rs, err);
+    if (rc == 0 && reps > 1)
+        rc = stall_write_atomic_in(outdir, "replications_summary.csv", wi_fill_reps_summary, &rs,
+                                   err);
     double measured = NAN;
     if (have && rc == 0)
         measured = stall_measured_mean_epoch(&m);
@@ -237,8 +353,23 @@ int stall_model_job(const stall_config *cfg, const stall_run_opts *opts, stall_e
     if (rc == 0 && opts->term)
         wi_term(opts->term, cfg, &p, have ? &m : NULL, &w, jobs, fl.n, measured, comparable,
                 contention, samples > 0, final);
+    if (rc == 0 && opts->term && reps > 1)
+        for (int i = 0; i < fl.n; i++) {
+            wi_ci e = wi_interval(jobs[i].rep, reps, 0), t = wi_interval(jobs[i].rep, reps, 1),
+                  s = wi_interval(jobs[i].rep, reps, 2);
+            fprintf(opts->term,
+                    "%d replications (seeds %lld..%lld), fetch %s, mean [95%% interval]: epoch_s "
+                    "%.3f [%.3f, %.3f], %s %.1f [%.1f, %.1f], stall%% %.2f [%.2f, %.2f] "
+                    "(replications.csv, replications_summary.csv)\n",
+                    reps, (long long)cfg->seed, (long long)(cfg->seed + reps - 1),
+                    stall_align_name(jobs[i].fa), e.mean, e.lo, e.hi,
+                    samples > 0 ? "samples/s" : "batches/s", t.mean, t.lo, t.hi, 100 * s.mean,
+                    100 * s.lo, 100 * s.hi);
+        }
     free(outdir);
     free(final);
+    for (int i = 0; i < fl.n; i++)
+        free(jobs[i].rep);
     free(jobs);
     wi_tables_free(&w);
     stall_measured_free(&m);

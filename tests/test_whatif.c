@@ -501,3 +501,105 @@ Test(whatif, terminal_labels_batches_per_second_and_states_the_stall_floor)
     free(ta);
     free(tb);
 }
+
+#include <gsl/gsl_cdf.h>
+
+/* A trace-free what-if, with overrides. */
+static void run_none(const char *out, const char *const *extra)
+{
+    stall_config cfg;
+    stall_err err = {0};
+    stall_config_defaults(&cfg);
+    const char *sets[] = {"scenario.mode=model",
+                          "trace.format=none",
+                          "align.start=none",
+                          "fetch.mean_s=0.1",
+                          "fetch.dist=lognormal",
+                          "fetch.sigma=0.5",
+                          "compute.mean_s=0.05",
+                          "run.batches=60",
+                          "cluster.gpus=4",
+                          "loader.workers=2",
+                          NULL};
+    for (const char *const *s = sets; *s; s++)
+        cr_assert_eq(stall_config_set(&cfg, *s, &err), 0, "%s", err.msg);
+    for (const char *const *s = extra; *s; s++)
+        cr_assert_eq(stall_config_set(&cfg, *s, &err), 0, "%s", err.msg);
+    cr_assert_eq(stall_config_check(&cfg, &err), 0, "%s", err.msg);
+    stall_run_opts o = {.outdir = out, .jobs = 1};
+    cr_assert_eq(stall_scenario_run(&cfg, &o, &err), 0, "%s", err.msg);
+}
+
+Test(whatif, replications_are_the_single_seed_runs_with_a_t_interval)
+{
+    enum { N = 6 };
+    char out[700];
+    snprintf(out, sizeof out, "%s/reps", wdir);
+    const char *reps[] = {"run.replications=6", "run.seed=10", NULL};
+    run_none(out, reps);
+    double e[N], sum = 0;
+    for (int i = 0; i < N; i++) {
+        char one[700], seed[32];
+        snprintf(one, sizeof one, "%s/seed%d", wdir, i);
+        snprintf(seed, sizeof seed, "run.seed=%d", 10 + i);
+        const char *s[] = {seed, NULL};
+        run_none(one, s);
+        e[i] = summary_epoch(one);
+        sum += e[i];
+    }
+    char p[800];
+    snprintf(p, sizeof p, "%s/replications.csv", out);
+    char *text = slurp(p);
+    char *line = strchr(text, '\n') + 1;
+    for (int i = 0; i < N; i++) {
+        char fa[8];
+        int rep;
+        long long seed;
+        double ep;
+        cr_assert_eq(sscanf(line, "%7[^,],%d,%lld,%lf", fa, &rep, &seed, &ep), 4, "%s", line);
+        cr_expect_eq(seed, 10 + i);
+        cr_expect(fabs(ep - e[i]) <= 1e-6 * e[i], "replication %d: %.9f vs single run %.9f", i, ep,
+                  e[i]);
+        line = strchr(line, '\n') + 1;
+    }
+    free(text);
+    double mean = sum / N, ss = 0;
+    for (int i = 0; i < N; i++)
+        ss += (e[i] - mean) * (e[i] - mean);
+    double half = gsl_cdf_tdist_Pinv(0.975, N - 1) * sqrt(ss / (N - 1)) / sqrt(N);
+    snprintf(p, sizeof p, "%s/replications_summary.csv", out);
+    text = slurp(p);
+    double m, lo, hi;
+    char *row = strstr(text, "none,epoch_time_s,6,");
+    cr_assert_not_null(row, "%s", text);
+    cr_assert_eq(sscanf(row, "none,epoch_time_s,6,%lf,%lf,%lf", &m, &lo, &hi), 3, "%s", row);
+    cr_expect(fabs(m - mean) < 1e-6 && fabs(lo - (mean - half)) < 1e-6 &&
+                  fabs(hi - (mean + half)) < 1e-6,
+              "mean %.6f [%.6f, %.6f], expected %.6f +- %.6f", m, lo, hi, mean, half);
+    cr_expect(hi > lo, "a lognormal what-if must vary between seeds");
+    free(text);
+}
+
+Test(whatif, replications_of_a_measured_only_what_if_are_refused)
+{
+    stall_config cfg;
+    stall_err err = {0};
+    stall_config_defaults(&cfg);
+    char set[1200];
+    snprintf(set, sizeof set, "trace.path=%s/traces/w2/trace.csv", STALL_SOURCE_DIR);
+    const char *sets[] = {"scenario.mode=model",
+                          "trace.format=tidy",
+                          "align.start=none",
+                          set,
+                          "loader.workers=4",
+                          "run.replications=5",
+                          NULL};
+    for (const char *const *s = sets; *s; s++)
+        cr_assert_eq(stall_config_set(&cfg, *s, &err), 0, "%s", err.msg);
+    cr_assert_eq(stall_config_check(&cfg, &err), 0, "%s", err.msg);
+    char out[700];
+    snprintf(out, sizeof out, "%s/noreps", wdir);
+    stall_run_opts o = {.outdir = out, .jobs = 1};
+    cr_assert_eq(stall_scenario_run(&cfg, &o, &err), STALL_ECONFIG);
+    cr_expect(strstr(err.msg, "--set run.replications: has no effect") != NULL, "%s", err.msg);
+}

@@ -119,6 +119,9 @@ typedef struct stall_config {
     /* [report] per_rank: 0 auto (up to STALL_PER_RANK_AUTO ranks), 1 true, 2 false */
     int per_rank;
 
+    /* [run] replications: runs with seeds seed .. seed + N - 1 */
+    int64_t replications;
+
     /* Which keys were set explicitly, by table index: 0 no, 1 in the INI
      * file (at given_line), 2 with --set. */
     unsigned char given[96];
