@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stall/cleanup.h"
 #include "stall/config.h"
 #include "stall/scenario.h"
 #include "stall/calibrate.h"
@@ -24,44 +25,59 @@
 static void cli_usage(FILE *f)
 {
     fprintf(
-        f, "usage: stallsim run CONFIG.ini [-o DIR] [--set section.key=value]... [-j N] [-q]\n"
-           "       stallsim validate CONFIG.ini [-o DIR] [--set section.key=value]...\n"
-           "       stallsim calibrate [--cores N] [--gpus-per-node N] TRACE.csv TRACE.csv...\n"
-           "       stallsim analyze TRACE.csv|CONFIG.ini [-o DIR] [--workers N]\n"
-           "       stallsim timeline TRACE.csv|CONFIG.ini -o FILE.json [--window S:E] [--ranks "
-           "R|LO-HI]\n"
-           "                                             [--workers N]\n"
-           "       stallsim sweep CONFIG.ini [-o DIR] [-j N] [--sweep section.key=LIST]... [-q]\n"
-           "       stallsim plan CONFIG.ini [-o DIR] [--set section.key=value]... [-q]\n"
-           "       stallsim --help | --version\n"
-           "\n"
-           "Simulates the data pipeline of a DDP training run from a measured trace:\n"
-           "  run        mode = replay | seed: every alignment combination of a measured trace;\n"
-           "             mode = model: the closed-loop what-if (workers, GPUs, cores, storage...)\n"
-           "  validate   simulate a tidy trace's measured configuration; simulated vs measured\n"
-           "             epoch time and stall per epoch (validate.csv)\n"
-           "  calibrate  from traces of one job with different worker counts, estimate the CPU\n"
-           "             share of a fetch (and the effective cores) and print the INI lines\n"
-           "  analyze    where a measured run's time went: per rank, per worker, over time, the\n"
-           "             slowest batches, the straggler and a verdict (analyze.csv, per_rank.csv,\n"
-           "             per_worker.csv, windows.csv, slowest.csv)\n"
-           "  timeline   a measured run as Chrome Trace Event JSON for ui.perfetto.dev\n"
-           "\n"
-           "options:\n"
-           "  -o DIR          result folder (default results/<scenario name>/)\n"
-           "  --set S.K=V     override an INI key, e.g. --set align.fetch=min\n"
-           "  -j N            run combinations in N threads (output identical to -j 1)\n"
-           "  -q              no terminal summary\n"
-           "  --analyze       (run, mode = model; validate) analyse the simulated run beside the\n"
-           "                  measured trace, into the result folder\n"
-           "  --timeline F    (run, mode = model; validate) the simulated run's timeline as JSON\n"
-           "  --window S:E    timeline: only events overlapping S..E seconds from the start\n"
-           "  --ranks R|LO-HI timeline: only these ranks\n"
-           "  --workers N     dsanalyzer traces: assign batches to N workers round robin\n"
-           "\n"
-           "exit status: 0 ok, 2 bad input or configuration, 1 internal error\n"
-           "\n"
-           "INI keys (section, key, default, meaning):\n");
+        f,
+        "usage: stallsim run CONFIG.ini [-o DIR] [--set section.key=value]... [-j N] [-q]\n"
+        "       stallsim validate CONFIG.ini [-o DIR] [--set section.key=value]...\n"
+        "       stallsim calibrate [--cores N] [--gpus-per-node N] TRACE.csv TRACE.csv...\n"
+        "       stallsim analyze TRACE.csv|CONFIG.ini [-o DIR] [--workers N]\n"
+        "       stallsim timeline TRACE.csv|CONFIG.ini -o FILE.json [--window S:E] [--ranks "
+        "R|LO-HI]\n"
+        "                                             [--workers N]\n"
+        "       stallsim sweep CONFIG.ini [-o DIR] [-j N] [--sweep section.key=LIST]... [-q]\n"
+        "       stallsim plan CONFIG.ini [-o DIR] [--set section.key=value]... [-q]\n"
+        "       stallsim --help | --version\n"
+        "\n"
+        "Simulates the data pipeline of a DDP training run from a measured trace:\n"
+        "  run        mode = replay | seed: every alignment combination of a measured trace;\n"
+        "             mode = model: the closed-loop what-if (workers, GPUs, cores, storage...)\n"
+        "  validate   simulate a trace's measured configuration (tidy or dsanalyzer); simulated\n"
+        "             vs measured epoch time and stall per epoch (results/<name>-validate/)\n"
+        "  calibrate  from traces of one job with different worker counts, estimate the CPU\n"
+        "             share of a fetch (and the effective cores) and print the INI lines\n"
+        "  analyze    where a measured run's time went: per rank, per worker, over time, the\n"
+        "             slowest batches, the straggler and a verdict (analyze.csv, per_rank.csv,\n"
+        "             per_worker.csv, windows.csv, slowest.csv)\n"
+        "  timeline   a measured run as Chrome Trace Event JSON for ui.perfetto.dev\n"
+        "\n"
+        "options:\n"
+        "  -o DIR          result folder (default results/<scenario name>/)\n"
+        "  --set S.K=V     override an INI key, e.g. --set align.fetch=min\n"
+        "  -j N            run combinations in N threads (output identical to -j 1)\n"
+        "  -q              no terminal summary\n"
+        "  --analyze       (run, mode = model; validate) analyse the simulated run beside the\n"
+        "                  measured trace, into the result folder\n"
+        "  --timeline F    (run, mode = model; validate) the simulated run's timeline as JSON\n"
+        "  --window S:E    timeline: only events overlapping S..E seconds from the start\n"
+        "  --ranks R|LO-HI timeline: only these ranks\n"
+        "  --workers N     dsanalyzer traces: assign batches to N workers round robin\n"
+        "\n"
+        "exit status: 0 ok, 2 bad input or configuration, 1 internal error\n"
+        "\n"
+        "semantics (docs/model.md):\n"
+        "  keys      a key with no effect in the mode or trace format is an error (file:line\n"
+        "            or --set); what-if keys apply in mode = model only\n"
+        "  results   written beside the target and renamed into place: an old result folder\n"
+        "            is replaced whole, a folder with other files refused; errors and\n"
+        "            Ctrl-C/SIGTERM leave no temporary files\n"
+        "  storage   a measured fetch already contains its read: [storage] adds only the time\n"
+        "            a read loses to sharing the node's bandwidth (batch_mb: trace bytes)\n"
+        "  nodes     gpus_per_node = 0: the trace's layout (its GPUs on one node), 8 without\n"
+        "  vs_meas   only for the trace's GPUs, batches and epochs; empty otherwise\n"
+        "  samples/s the terminal shows batches/s when samples per batch are unknown\n"
+        "  dsanalyzer  workers per GPU inferred from the fetch starts ([trace] workers\n"
+        "            overrides), prefetch factor 2 unless [trace] prefetch_factor\n"
+        "\n"
+        "INI keys (section, key, default, meaning):\n");
     stall_config_help(f);
     fputs("\n"
           "sweeps and capacity planning:\n"
@@ -170,7 +186,7 @@ static int cli_run(int argc, char **argv, bool validate)
         for (int i = 0; rc == 0 && i < nsets; i++)
             rc = stall_config_set(cfg, sets[i], &err);
         if (rc == 0)
-            rc = stall_config_check(cfg, &err);
+            rc = validate ? stall_validate_check(cfg, &err) : stall_config_check(cfg, &err);
         if (rc == 0) {
             stall_run_opts o = {.outdir = outdir, .jobs = jobs, .term = quiet ? NULL : stdout};
             if ((tl.window || tl.rank_hi >= 0) && !timeline)
@@ -398,6 +414,8 @@ static int cli_sweep_plan(int argc, char **argv, bool plan)
 
 int main(int argc, char **argv)
 {
+    /* Ctrl-C or SIGTERM leaves no temporary files or folders behind. */
+    stall_cleanup_on_signals();
     if (argc < 2) {
         cli_usage(stderr);
         return 2;

@@ -686,3 +686,19 @@ void stall_ds_free(stall_ds_trace *t)
     free(t->perf_path);
     free(t);
 }
+
+stall_time stall_ds_request(const stall_ds_trace *t, size_t k, int g)
+{
+    size_t i = k * (size_t)t->gpus + (size_t)g;
+    return t->time_ns[i] - stall_s_to_ns(t->stall_s[i]);
+}
+
+stall_time stall_ds_compute(const stall_ds_trace *t, size_t k, int g)
+{
+    double maxst = 0;
+    for (int r = 0; r < t->gpus; r++)
+        if (t->stall_s[k * (size_t)t->gpus + (size_t)r] > maxst)
+            maxst = t->stall_s[k * (size_t)t->gpus + (size_t)r];
+    double c = t->iter_s[k * (size_t)t->gpus + (size_t)g] - maxst;
+    return c > 0 ? stall_s_to_ns(c) : 0;
+}

@@ -162,6 +162,10 @@ static void tidy_grow(tidy_reader *t)
 
 static void tidy_header(tidy_reader *t)
 {
+    /* A UTF-8 byte order mark (Excel and some editors write one) is not
+     * part of the first column's name. */
+    if (t->nfield > 0 && memcmp(t->field[0], "\xEF\xBB\xBF", 3) == 0)
+        memmove(t->field[0], t->field[0] + 3, strlen(t->field[0] + 3) + 1);
     for (int c = 0; c < TC_ALL; c++)
         t->col[c] = -1;
     t->ncols = t->nfield;
@@ -220,6 +224,17 @@ static int tidy_place(tidy_reader *t, int64_t e, int64_t k, int64_t r)
                              "the epoch before this line has a different batch count than "
                              "epoch 0 (%s%s)",
                              "ranks must agree on batches per epoch", "");
+    } else if (r != t->cur_r && (e < t->cur_e || (e == t->cur_e && k < t->cur_k))) {
+        /* Another rank starts over: per-rank files were concatenated, or
+         * the rows are in (rank, epoch, batch) order. */
+        char got[96];
+        snprintf(got, sizeof got, "rank %lld starts over at epoch %lld, batch %lld", (long long)r,
+                 (long long)e, (long long)k);
+        return tidy_fail(t, t->col[TC_RANK],
+                         "%s: rows are in per-rank order (per-rank files concatenated?); merge "
+                         "the per-rank files with `python3 tools/stallsim_capture.py merge "
+                         "trace.csv trace_rank*.csv`%s",
+                         got, "");
     } else {
         char got[96];
         snprintf(got, sizeof got, "(rank %lld, epoch %lld, batch %lld)", (long long)r, (long long)e,

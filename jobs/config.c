@@ -64,6 +64,12 @@ static const cfg_key cfg_keys[] = {
     CFG_K("trace", "path", CFG_PATH, path, "", 0, 0, NULL, "tidy: the trace CSV"),
     CFG_K("trace", "epoch", CFG_INT, epoch, "1", 0, CFG_BIG, NULL,
           "dsanalyzer: the epoch to replay (the notebook uses 1)"),
+    CFG_K("trace", "workers", CFG_INT, trace_workers, "-1", -1, 65536, NULL,
+          "the measured run's DataLoader workers per GPU when the trace does not record them "
+          "(dsanalyzer; tidy without a workers column); -1: inferred from the fetch starts"),
+    CFG_K("trace", "prefetch_factor", CFG_INT, trace_prefetch, "0", 0, 65536, NULL,
+          "the measured run's prefetch factor when the trace does not record it; 0: PyTorch's "
+          "default 2"),
     CFG_K("align", "fetch", CFG_ALIGNS, fetch_align, "avg, min, none", 0, 0, NULL,
           "fetch-duration alignment across GPUs per batch: a list of avg, min, none"),
     CFG_K("align", "start", CFG_ALIGNS, start_align, "avg, min, none", 0, 0, NULL,
@@ -75,6 +81,9 @@ static const cfg_key cfg_keys[] = {
           "seconds; iterations whose delay exceeds it count in effective_delay_pct"),
     CFG_K("report", "samples", CFG_INT, samples, "0", 0, CFG_BIG, NULL,
           "samples per batch per GPU for throughput (0: from the trace, or report batches)"),
+    CFG_K("report", "per_rank", CFG_ENUM, per_rank, "auto", 0, 0, "auto|true|false",
+          "write ranks.csv (epoch,batch,rank,stall_s) beside iterations.csv; auto: up to 64 "
+          "ranks"),
     CFG_K("replay", "lag", CFG_ENUM, lag, "measured", 0, 0, "none|measured",
           "measured: replay each batch's measured delay between fetch end and delivery"),
     CFG_K("replay", "stall_floor", CFG_DOUBLE, stall_floor, "0.001", 0, CFG_BIG, NULL,
@@ -96,7 +105,7 @@ static const cfg_key cfg_keys[] = {
     CFG_K("cluster", "gpus", CFG_INT, gpus, "0", 0, 1 << 24, NULL,
           "GPUs (DDP ranks); 0: as many as the trace has"),
     CFG_K("cluster", "gpus_per_node", CFG_INT, gpus_per_node, "0", 0, 1 << 24, NULL,
-          "GPUs per node; 0: all GPUs on one node"),
+          "GPUs per node; 0: the trace's layout (its GPUs on one node), 8 without a trace"),
     CFG_K("cluster", "cores", CFG_INT, cores, "0", 0, 1 << 24, NULL,
           "host CPU cores per node shared by the fetches (0: unlimited)"),
     CFG_K("fetch", "cpu_share", CFG_DOUBLE, cpu_share, "1", 0, 1, NULL,
@@ -129,7 +138,8 @@ static const cfg_key cfg_keys[] = {
     CFG_K("storage", "bandwidth_mb_s", CFG_DOUBLE, bandwidth_mb_s, "0", 0, CFG_BIG, NULL,
           "shared read bandwidth per node in MB/s (0: unlimited)"),
     CFG_K("storage", "batch_mb", CFG_DOUBLE, batch_mb, "0", 0, CFG_BIG, NULL,
-          "MB read from storage per batch"),
+          "MB read from storage per batch (0: a tidy trace's bytes column); a measured fetch "
+          "already contains its read, so only the time lost to sharing the bandwidth is added"),
     CFG_K("ddp", "allreduce_s", CFG_DOUBLE, allreduce_s, "0", 0, CFG_BIG, NULL,
           "exposed all-reduce + optimizer time per iteration (replaces the measured value)"),
     CFG_K("ddp", "bucket_mb", CFG_DOUBLE, bucket_mb, "0", 0, CFG_BIG, NULL,
@@ -144,6 +154,9 @@ static const cfg_key cfg_keys[] = {
           "epochs to simulate (0: as in the trace, or 1)"),
     CFG_K("run", "seed", CFG_INT, seed, "1", 0, CFG_BIG, NULL,
           "random seed for resampling and distributions"),
+    CFG_K("run", "replications", CFG_INT, replications, "1", 1, 10000, NULL,
+          "runs with seeds seed .. seed+N-1: mean and 95% interval of epoch time, throughput "
+          "and stall share (only for what-ifs that draw durations)"),
 };
 #define CFG_NKEYS (sizeof cfg_keys / sizeof cfg_keys[0])
 
@@ -343,7 +356,8 @@ int stall_config_apply(stall_config *cfg, const char *section, const char *key, 
 
 typedef struct cfg_load_ctx {
     stall_config *cfg;
-    stall_err first; /* the first failure; code 0 while none */
+    stall_err first;   /* the first failure; code 0 while none */
+    const int *lineno; /* the line the reader is on */
 } cfg_load_ctx;
 
 static int cfg_ini_handler(void *user, const char *section, const char *name, const char *value)
@@ -363,6 +377,9 @@ static int cfg_ini_handler(void *user, const char *section, const char *name, co
             ctx->first = e;
         return 0;
     }
+    size_t idx;
+    if (ctx->lineno && cfg_find(section, name, &idx))
+        ctx->cfg->given_line[idx] = *ctx->lineno;
     return 1;
 }
 
@@ -401,8 +418,8 @@ int stall_config_load(stall_config *cfg, const char *ini_path, stall_err *err)
     char *dir = stall_path_dir(ini_path);
     snprintf(cfg->ini_dir, sizeof cfg->ini_dir, "%s", dir);
     free(dir);
-    cfg_load_ctx ctx = {.cfg = cfg};
     cfg_reader rd = {.f = f};
+    cfg_load_ctx ctx = {.cfg = cfg, .lineno = &rd.line};
     int line = ini_parse_stream(cfg_read_line, &rd, cfg_ini_handler, &ctx);
     fclose(f);
     if (rd.too_long && (line == 0 || line > rd.line))
@@ -444,6 +461,9 @@ int stall_config_set(stall_config *cfg, const char *assignment, stall_err *err)
     cfg->ini_dir[0] = '\0';
     int rc = stall_config_apply(cfg, section, key, eq + 1, where, err);
     strcpy(cfg->ini_dir, saved);
+    size_t idx;
+    if (rc == 0 && cfg_find(section, key, &idx))
+        cfg->given[idx] = 2; /* named "--set" in messages */
     return rc;
 }
 
@@ -473,6 +493,135 @@ bool stall_config_given(const stall_config *cfg, const char *section, const char
     return cfg_find(section, key, &idx) && cfg->given[idx];
 }
 
+/* ---- which keys apply in which mode ----
+ *
+ * A key given explicitly where it has no effect is an error naming the key,
+ * where it was given (file:line or --set) and the mode, never ignored. */
+
+enum { CFG_M_REPLAY = 1, CFG_M_SEED = 2, CFG_M_MODEL = 4, CFG_M_ALL = 7 };
+enum { CFG_F_DSA = 1, CFG_F_TIDY = 2, CFG_F_NONE = 4, CFG_F_TRACE = 3, CFG_F_ALL = 7 };
+
+typedef struct cfg_rule {
+    const char *section, *key; /* key NULL: every key of the section */
+    int modes, formats;
+    const char *why; /* what the key is for, in the message */
+} cfg_rule;
+
+/* The first matching rule wins; keys no rule names apply everywhere. */
+static const cfg_rule cfg_rules[] = {
+    {"trace", "fetch", CFG_M_ALL, CFG_F_DSA, "a dsanalyzer file"},
+    {"trace", "start", CFG_M_ALL, CFG_F_DSA, "a dsanalyzer file"},
+    {"trace", "perf", CFG_M_ALL, CFG_F_DSA, "a dsanalyzer file"},
+    {"trace", "epoch", CFG_M_ALL, CFG_F_DSA, "the dsanalyzer epoch"},
+    {"trace", "path", CFG_M_ALL, CFG_F_TIDY, "the tidy trace"},
+    {"trace", "workers", CFG_M_MODEL, CFG_F_TRACE, "the measured loader, for mode = model"},
+    {"trace", "prefetch_factor", CFG_M_MODEL, CFG_F_TRACE, "the measured loader, for mode = model"},
+    {"align", "start", CFG_M_REPLAY | CFG_M_SEED, CFG_F_ALL,
+     "a counterfactual on measured starts, replay and seed only"},
+    {"replay", NULL, CFG_M_REPLAY | CFG_M_SEED, CFG_F_ALL, "trace-timed replay"},
+    {"report", "per_rank", CFG_M_REPLAY | CFG_M_MODEL, CFG_F_ALL,
+     "for iterations.csv, which seed mode does not write"},
+    {"fetch", "resample", CFG_M_MODEL, CFG_F_TRACE, "drawing beyond a trace"},
+    {"fetch", "dist", CFG_M_MODEL, CFG_F_NONE, "durations without a trace"},
+    {"fetch", "mean_s", CFG_M_MODEL, CFG_F_NONE, "durations without a trace"},
+    {"fetch", "sigma", CFG_M_MODEL, CFG_F_NONE, "durations without a trace"},
+    {"fetch", "sd_s", CFG_M_MODEL, CFG_F_NONE, "durations without a trace"},
+    {"compute", "dist", CFG_M_MODEL, CFG_F_NONE, "durations without a trace"},
+    {"compute", "mean_s", CFG_M_MODEL, CFG_F_NONE, "durations without a trace"},
+    {"compute", "sigma", CFG_M_MODEL, CFG_F_NONE, "durations without a trace"},
+    {"compute", "sd_s", CFG_M_MODEL, CFG_F_NONE, "durations without a trace"},
+    {"loader", NULL, CFG_M_MODEL, CFG_F_ALL, "a what-if of mode = model"},
+    {"cluster", NULL, CFG_M_MODEL, CFG_F_ALL, "a what-if of mode = model"},
+    {"fetch", NULL, CFG_M_MODEL, CFG_F_ALL, "a what-if of mode = model"},
+    {"compute", NULL, CFG_M_MODEL, CFG_F_ALL, "a what-if of mode = model"},
+    {"storage", NULL, CFG_M_MODEL, CFG_F_ALL, "a what-if of mode = model"},
+    {"ddp", NULL, CFG_M_MODEL, CFG_F_ALL, "a what-if of mode = model"},
+    {"run", NULL, CFG_M_MODEL, CFG_F_ALL, "a what-if of mode = model"},
+};
+
+static const char *cfg_mode_name(int mode)
+{
+    return mode == STALL_MODE_SEED ? "seed" : mode == STALL_MODE_MODEL ? "model" : "replay";
+}
+
+static const char *cfg_format_name(int format)
+{
+    return format == STALL_FORMAT_TIDY   ? "tidy"
+           : format == STALL_FORMAT_NONE ? "none"
+                                         : "dsanalyzer";
+}
+
+void stall_config_origin(const stall_config *cfg, const char *section, const char *key, char *buf,
+                         size_t n)
+{
+    size_t idx;
+    const char *ini = cfg->ini_path[0] ? cfg->ini_path : "config";
+    if (!cfg_find(section, key, &idx) || !cfg->given[idx])
+        snprintf(buf, n, "%s: [%s] %s", ini, section, key);
+    else if (cfg->given[idx] == 2)
+        snprintf(buf, n, "--set %s.%s", section, key);
+    else if (cfg->given_line[idx] > 0)
+        snprintf(buf, n, "%s:%d: [%s] %s", ini, cfg->given_line[idx], section, key);
+    else
+        snprintf(buf, n, "%s: [%s] %s", ini, section, key);
+}
+
+bool stall_config_applies(const stall_config *cfg, const char *section, const char *key)
+{
+    int mbit = 1 << cfg->mode, fbit = 1 << cfg->format;
+    for (size_t i = 0; i < sizeof cfg_rules / sizeof cfg_rules[0]; i++) {
+        const cfg_rule *r = &cfg_rules[i];
+        if (strcmp(r->section, section) != 0 || (r->key && strcmp(r->key, key) != 0))
+            continue;
+        return (r->modes & mbit) && (r->formats & fbit);
+    }
+    return true;
+}
+
+static int cfg_check_applies(const stall_config *cfg, stall_err *err)
+{
+    int mbit = 1 << cfg->mode, fbit = 1 << cfg->format;
+    for (size_t k = 0; k < CFG_NKEYS; k++) {
+        if (!cfg->given[k])
+            continue;
+        const cfg_key *key = &cfg_keys[k];
+        for (size_t i = 0; i < sizeof cfg_rules / sizeof cfg_rules[0]; i++) {
+            const cfg_rule *r = &cfg_rules[i];
+            if (strcmp(r->section, key->section) != 0 || (r->key && strcmp(r->key, key->key) != 0))
+                continue;
+            if ((r->modes & mbit) && (r->formats & fbit))
+                break;
+            /* [align] start = none says what model mode does anyway. */
+            if (strcmp(key->section, "align") == 0 && cfg->start_align.n == 1 &&
+                cfg->start_align.v[0] == STALL_ALIGN_NONE)
+                break;
+            char where[STALL_PATH_MAX + 64];
+            stall_config_origin(cfg, key->section, key->key, where, sizeof where);
+            /* When the mode or format that makes the key useless came
+             * from --set, say so: the file alone was consistent. */
+            bool by_mode = !(r->modes & mbit);
+            char cause[STALL_PATH_MAX + 160] = "";
+            if (stall_config_given(cfg, "scenario", by_mode ? "mode" : "format") ||
+                stall_config_given(cfg, "trace", "format")) {
+                char o[STALL_PATH_MAX + 64];
+                stall_config_origin(cfg, by_mode ? "scenario" : "trace",
+                                    by_mode ? "mode" : "format", o, sizeof o);
+                if (strncmp(o, "--set", 5) == 0)
+                    snprintf(cause, sizeof cause, "; %s comes from %s", by_mode ? "mode" : "format",
+                             o);
+            }
+            if (by_mode)
+                return stall_err_set(err, STALL_ECONFIG,
+                                     "%s: has no effect in mode = %s (it is %s%s)", where,
+                                     cfg_mode_name(cfg->mode), r->why, cause);
+            return stall_err_set(err, STALL_ECONFIG,
+                                 "%s: has no effect with [trace] format = %s (it is %s%s)", where,
+                                 cfg_format_name(cfg->format), r->why, cause);
+        }
+    }
+    return 0;
+}
+
 static int cfg_need(const stall_config *cfg, const char *key, const char *value, stall_err *err)
 {
     if (value[0] != '\0')
@@ -490,6 +639,9 @@ int stall_config_check(const stall_config *cfg, stall_err *err)
                              "%s: [%s] %s: only `stallsim %s` reads this section (this command "
                              "would ignore it)",
                              src, cfg->extra[0].section, cfg->extra[0].key, cfg->extra[0].section);
+    int arc = cfg_check_applies(cfg, err);
+    if (arc)
+        return arc;
     if (cfg->mode == STALL_MODE_SEED || cfg->mode == STALL_MODE_REPLAY) {
         if (cfg->format != STALL_FORMAT_DSANALYZER && cfg->mode == STALL_MODE_SEED)
             return stall_err_set(err, STALL_ECONFIG,
@@ -536,7 +688,7 @@ int stall_config_check(const stall_config *cfg, stall_err *err)
                              "%s: [%s] cpu_share: has no effect without [cluster] cores (the "
                              "host cores it is a share of)",
                              src, cfg->compute_cpu_share != 0.0 ? "compute" : "fetch");
-    if (cfg->bandwidth_mb_s > 0 && cfg->batch_mb <= 0)
+    if (cfg->bandwidth_mb_s > 0 && cfg->batch_mb <= 0 && cfg->format != STALL_FORMAT_TIDY)
         return stall_err_set(err, STALL_ECONFIG,
                              "%s: [storage] batch_mb: must be > 0 when bandwidth_mb_s is set", src);
     bool ring = cfg->bucket_mb > 0 || cfg->bandwidth_gb_s > 0 || cfg->latency_us > 0;
@@ -631,4 +783,41 @@ void stall_config_help(FILE *f)
         fprintf(f, "    %-18s default %-14s %s%s%s\n", k->key, k->def[0] ? k->def : "(none)",
                 k->help, k->choices ? "; one of " : "", k->choices ? k->choices : "");
     }
+}
+
+size_t stall_config_list_given(const stall_config *cfg, const char *const *sections, char *buf,
+                               size_t n)
+{
+    size_t count = 0, len = 0;
+    buf[0] = '\0';
+    for (size_t k = 0; k < CFG_NKEYS; k++) {
+        if (!cfg->given[k])
+            continue;
+        for (const char *const *sec = sections; *sec; sec++)
+            if (strcmp(*sec, cfg_keys[k].section) == 0) {
+                int w = snprintf(buf + len, len < n ? n - len : 0, "%s[%s] %s", count ? ", " : "",
+                                 cfg_keys[k].section, cfg_keys[k].key);
+                if (w > 0 && len + (size_t)w < n)
+                    len += (size_t)w;
+                count++;
+                break;
+            }
+    }
+    return count;
+}
+
+size_t stall_config_drop(stall_config *cfg, const char *const *sections, char *buf, size_t n)
+{
+    size_t count = stall_config_list_given(cfg, sections, buf, n);
+    stall_config def;
+    stall_config_defaults(&def);
+    for (size_t k = 0; k < CFG_NKEYS; k++)
+        for (const char *const *sec = sections; *sec; sec++)
+            if (cfg->given[k] && strcmp(*sec, cfg_keys[k].section) == 0) {
+                memcpy((char *)cfg + cfg_keys[k].offset, (const char *)&def + cfg_keys[k].offset,
+                       cfg_keys[k].size);
+                cfg->given[k] = 0;
+                cfg->given_line[k] = 0;
+            }
+    return count;
 }

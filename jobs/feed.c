@@ -256,10 +256,40 @@ int wi_run(const stall_model_params *p, wi_tables *w, wi_collect *c, stall_model
 /* Loads and decomposes cfg's trace; the rows are freed once decomposed. */
 int wi_load_measured(const stall_config *cfg, stall_measured *m, stall_err *err)
 {
+    if (cfg->format == STALL_FORMAT_DSANALYZER) {
+        stall_ds_trace *d = NULL;
+        int rc = stall_ds_load(cfg->fetch, cfg->start, cfg->perf, cfg->epoch, &d, err);
+        if (rc == 0)
+            rc = stall_measured_from_dsanalyzer(d, (int)cfg->trace_workers,
+                                                (int)cfg->trace_prefetch, m, err);
+        stall_ds_free(d);
+        return rc;
+    }
     stall_tidy_trace *t = NULL;
     int rc = stall_tidy_load(cfg->path, &t, err);
+    int from = STALL_WORKERS_TRACE;
+    if (rc == 0 && t->workers >= 0 && stall_config_given(cfg, "trace", "workers") &&
+        cfg->trace_workers != t->workers)
+        rc = stall_err_set(err, STALL_ECONFIG,
+                           "%s: [trace] workers: %lld, but the trace records workers = %d",
+                           cfg->ini_path, (long long)cfg->trace_workers, t->workers);
+    if (rc == 0 && t->workers < 0) {
+        /* The trace does not say: the INI, else what its fetch starts show. */
+        from = cfg->trace_workers >= 0 ? STALL_WORKERS_GIVEN : STALL_WORKERS_INFERRED;
+        int maxid = -1;
+        size_t cells = (size_t)t->epochs * (size_t)t->ranks * (size_t)t->batches;
+        for (size_t i = 0; i < cells; i++)
+            maxid = t->worker[i] > maxid ? t->worker[i] : maxid;
+        t->workers = cfg->trace_workers >= 0 ? (int)cfg->trace_workers
+                     : maxid >= 0            ? maxid + 1
+                                             : stall_measured_infer_workers(t, NULL);
+    }
+    if (rc == 0 && t->prefetch < 1 && cfg->trace_prefetch > 0)
+        t->prefetch = (int)cfg->trace_prefetch;
     if (rc == 0)
         rc = stall_measured_from_tidy(t, m, err);
+    if (rc == 0)
+        m->workers_from = from;
     stall_tidy_free(t);
     return rc;
 }
@@ -274,7 +304,12 @@ void wi_params(const stall_config *cfg, const stall_measured *m, bool whatif, st
     ((whatif && (stall_config_given(cfg, sec, key) || !have || !(ok))) ? (cfgval) : (measured))
     p->ranks = (int)(whatif && cfg->gpus > 0 ? cfg->gpus
                                              : (have ? m->ranks : (cfg->gpus > 0 ? cfg->gpus : 1)));
-    p->gpus_per_node = whatif && cfg->gpus_per_node > 0 ? (int)cfg->gpus_per_node : p->ranks;
+    /* Ranks per node: as given, else the trace's layout (all its ranks on
+     * one node unless it says otherwise), else 8 GPUs per node. */
+    int64_t gpn = whatif && cfg->gpus_per_node > 0 ? cfg->gpus_per_node
+                  : have                           ? m->ranks_per_node
+                                                   : 8;
+    p->gpus_per_node = (int)(gpn < p->ranks ? gpn : p->ranks);
     p->workers = (int)WI_PICK("loader", "workers", cfg->workers, m->workers, m->workers >= 0);
     int pf = (int)WI_PICK("loader", "prefetch_factor", cfg->prefetch_factor, m->prefetch,
                           m->prefetch >= 1);
@@ -295,7 +330,11 @@ void wi_params(const stall_config *cfg, const stall_measured *m, bool whatif, st
         p->cpu_share = cfg->cpu_share;
         p->compute_cpu_share = cfg->compute_cpu_share;
         p->storage_mb_s = cfg->bandwidth_mb_s;
-        p->batch_mb = cfg->batch_mb;
+        p->batch_mb =
+            stall_config_given(cfg, "storage", "batch_mb") || !have ? cfg->batch_mb : m->batch_mb;
+        /* A measured (or drawn) fetch already contains its storage read:
+         * only the time lost to sharing the bandwidth is added. */
+        p->read_in_fetch = true;
     }
 }
 

@@ -4,7 +4,17 @@
  */
 #include "stall/job.h"
 
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "stall/cleanup.h"
 
 #include "stall/digest.h"
 #include "stall/io.h"
@@ -61,4 +71,134 @@ int stall_job_manifest(const stall_config *cfg, const char *outdir, stall_err *e
             return rc;
     }
     return stall_write_atomic_in(outdir, "effective.ini", job_fill_manifest, &m, err);
+}
+
+/* ---- result folders ---- */
+
+/* True when dir is empty or holds a stallsim result (effective.ini, or a
+ * validate.csv from a validate folder). */
+static bool job_replaceable(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return false;
+    bool empty = true, result = false;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        empty = false;
+        if (strcmp(e->d_name, "effective.ini") == 0)
+            result = true;
+    }
+    closedir(d);
+    return empty || result;
+}
+
+static char *job_sibling(const char *final, const char *tag)
+{
+    size_t n = strlen(final) + 48;
+    char *p = stall_xmalloc(n);
+    size_t len = strlen(final);
+    while (len > 1 && final[len - 1] == '/')
+        len--;
+    snprintf(p, n, "%.*s.%s.%ld", (int)len, final, tag, (long)getpid());
+    return p;
+}
+
+int stall_job_begin(const char *final, char **work, stall_err *err)
+{
+    *work = NULL;
+    struct stat st;
+    if (lstat(final, &st) == 0) {
+        if (!S_ISDIR(st.st_mode))
+            return stall_err_set(err, STALL_EIO, "%s: exists and is not a folder", final);
+        if (!job_replaceable(final))
+            return stall_err_set(err, STALL_EIO,
+                                 "%s: holds files that are not a stallsim result (no "
+                                 "effective.ini); choose another result folder (-o)",
+                                 final);
+    }
+    char *parent = stall_path_dir(final);
+    int rc = stall_mkdirs(parent, err);
+    free(parent);
+    if (rc)
+        return rc;
+    char *w = job_sibling(final, "tmp");
+    stall_remove_tree(w); /* a stale one of a dead process with our pid */
+    stall_cleanup_add(w);
+    if (mkdir(w, 0777) != 0) {
+        rc = stall_err_set(err, STALL_EIO, "%s: cannot create folder: %s", w, strerror(errno));
+        stall_cleanup_forget(w);
+        free(w);
+        return rc;
+    }
+    *work = w;
+    return 0;
+}
+
+int stall_job_commit(const char *final, const char *work, stall_err *err)
+{
+    char *old = job_sibling(final, "old");
+    /* No signal between the two renames: the old results are either in
+     * place or replaced, never gone with the new ones unfinished. */
+    sigset_t block, saved;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &block, &saved);
+    struct stat st;
+    bool had = lstat(final, &st) == 0;
+    int rc = 0;
+    if (had) {
+        if (rename(final, old) != 0)
+            rc = stall_err_set(err, STALL_EIO, "%s: cannot move the previous results aside: %s",
+                               final, strerror(errno));
+    }
+    if (rc == 0 && rename(work, final) != 0) {
+        rc = stall_err_set(err, STALL_EIO, "%s: cannot rename into place: %s", final,
+                           strerror(errno));
+        if (had)
+            rename(old, final);
+    }
+    if (rc == 0 && had)
+        stall_remove_tree(old);
+    if (rc)
+        stall_remove_tree(work);
+    stall_cleanup_forget(work);
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    free(old);
+    return rc;
+}
+
+void stall_job_abort(const char *work)
+{
+    if (!work)
+        return;
+    stall_remove_tree(work);
+    stall_cleanup_forget(work);
+}
+
+int stall_job_inputs(const stall_config *cfg, stall_err *err)
+{
+    static const char *const ds_keys[] = {"fetch", "start", "perf"};
+    const char *paths[3] = {cfg->fetch, cfg->start, cfg->perf};
+    int n = cfg->format == STALL_FORMAT_DSANALYZER ? 3 : cfg->format == STALL_FORMAT_TIDY ? 1 : 0;
+    for (int i = 0; i < n; i++) {
+        const char *key = cfg->format == STALL_FORMAT_TIDY ? "path" : ds_keys[i];
+        const char *path = cfg->format == STALL_FORMAT_TIDY ? cfg->path : paths[i];
+        if (access(path, R_OK) != 0) {
+            char where[STALL_PATH_MAX + 64];
+            stall_config_origin(cfg, "trace", key, where, sizeof where);
+            return stall_err_set(err, STALL_EIO, "%s: %s: cannot open: %s", where, path,
+                                 strerror(errno));
+        }
+    }
+    return 0;
+}
+
+bool stall_job_per_rank(const stall_config *cfg, int ranks)
+{
+    return cfg->per_rank == 1 || (cfg->per_rank == 0 && ranks <= STALL_PER_RANK_AUTO);
 }

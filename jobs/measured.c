@@ -37,6 +37,14 @@ int stall_measured_from_tidy(const stall_tidy_trace *t, stall_measured *m, stall
     m->workers = t->workers;
     m->prefetch = t->prefetch;
     m->samples = t->samples ? t->samples[0] : 0;
+    m->workers_from = STALL_WORKERS_TRACE;
+    m->ranks_per_node = g;
+    if (t->bytes) {
+        double b = 0;
+        for (size_t i = 0; i < cells; i++)
+            b += t->bytes[i];
+        m->batch_mb = b / (double)cells / 1e6;
+    }
     if (t->workers >= 0) {
         for (size_t i = 0; i < cells; i++)
             if (t->worker[i] >= (t->workers > 0 ? t->workers : 1))
@@ -146,4 +154,94 @@ double stall_measured_mean_epoch(const stall_measured *m)
     for (int e = 0; e < m->epochs; e++)
         s += m->epoch_s[e];
     return s / m->epochs;
+}
+
+/* ---- the notebook's dsanalyzer traces ---- */
+
+int stall_measured_infer_workers(const stall_tidy_trace *t, int *agree)
+{
+    int g = t->ranks;
+    int64_t n = t->batches;
+    int *w = stall_xcalloc((size_t)g, sizeof *w);
+    for (int r = 0; r < g; r++) {
+        int64_t k = 1;
+        stall_time first_end = t->fetch_end[stall_tidy_at(t, 0, r, 0)];
+        for (; k < n; k++) {
+            size_t i = stall_tidy_at(t, 0, r, k);
+            if (t->fetch_start[i] >= first_end)
+                break;
+            if (t->fetch_end[i] < first_end)
+                first_end = t->fetch_end[i];
+        }
+        w[r] = k > INT32_MAX ? INT32_MAX : (int)k;
+    }
+    /* The value most ranks agree on; ties go to the smaller. */
+    int best = w[0], best_n = 0;
+    for (int r = 0; r < g; r++) {
+        int c = 0;
+        for (int q = 0; q < g; q++)
+            c += w[q] == w[r];
+        if (c > best_n || (c == best_n && w[r] < best)) {
+            best = w[r];
+            best_n = c;
+        }
+    }
+    free(w);
+    if (agree)
+        *agree = best_n;
+    return best;
+}
+
+int stall_measured_from_dsanalyzer(const stall_ds_trace *d, int workers, int prefetch,
+                                   stall_measured *m, stall_err *err)
+{
+    int g = d->gpus;
+    size_t n = d->rows, cells = n * (size_t)g;
+    stall_tidy_trace t = {.ranks = g,
+                          .epochs = 1,
+                          .batches = (int64_t)n,
+                          .prefetch = prefetch > 0 ? prefetch : 2,
+                          .pin_memory = -1,
+                          .path = d->perf_path};
+    t.fetch_start = stall_xmalloc(cells * sizeof *t.fetch_start);
+    t.fetch_end = stall_xmalloc(cells * sizeof *t.fetch_end);
+    t.request = stall_xmalloc(cells * sizeof *t.request);
+    t.ready = stall_xmalloc(cells * sizeof *t.ready);
+    t.iter_end = stall_xmalloc(cells * sizeof *t.iter_end);
+    t.compute_end = stall_xmalloc(cells * sizeof *t.compute_end);
+    t.worker = stall_xmalloc(cells * sizeof *t.worker);
+    t.epoch_start = stall_xmalloc((size_t)g * sizeof *t.epoch_start);
+    /* Both layouts are [k * G + g] for one epoch. */
+    for (size_t k = 0; k < n; k++)
+        for (int r = 0; r < g; r++) {
+            size_t i = k * (size_t)g + (size_t)r;
+            t.fetch_start[i] = d->start_ns[i];
+            t.fetch_end[i] = d->start_ns[i] + stall_s_to_ns(d->fetch_s[i]);
+            t.ready[i] = d->time_ns[i];
+            t.request[i] = stall_ds_request(d, k, r);
+            t.iter_end[i] = t.request[i] + stall_s_to_ns(d->iter_s[i]);
+            t.compute_end[i] = t.ready[i] + stall_ds_compute(d, k, r);
+            if (k == 0)
+                t.epoch_start[r] = t.request[i];
+        }
+    int from = STALL_WORKERS_GIVEN;
+    if (workers < 0) {
+        workers = stall_measured_infer_workers(&t, NULL);
+        from = STALL_WORKERS_INFERRED;
+    }
+    t.workers = workers;
+    for (size_t i = 0; i < cells; i++)
+        t.worker[i] = workers > 0 ? (int32_t)((i / (size_t)g) % (size_t)workers) : -1;
+    int rc = stall_measured_from_tidy(&t, m, err);
+    if (rc == 0)
+        m->workers_from = from;
+    free(t.fetch_start);
+    free(t.fetch_end);
+    free(t.request);
+    free(t.ready);
+    free(t.iter_end);
+    free(t.compute_end);
+    free(t.worker);
+    free(t.epoch_start);
+    return rc;
 }

@@ -77,19 +77,12 @@ static void scen_replay_build(const stall_config *cfg, const stall_ds_trace *t, 
     stall_time floor_ns = stall_s_to_ns(cfg->stall_floor);
     stall_time t_end = 0;
     for (int64_t k = 0; k < n; k++) {
-        double maxst = 0;
-        for (int r = 0; r < g; r++)
-            if (t->stall_s[k * g + r] > maxst)
-                maxst = t->stall_s[k * g + r];
         for (int r = 0; r < g; r++) {
             size_t i = (size_t)k * g + (size_t)r;
             d->start[i] = t->start_ns[i];
             d->fetch[i] = stall_s_to_ns(t->fetch_s[i]);
-            /* C(r,k) = iteration time - max_r stall (docs/model.md: never each
-             * rank's own stall, or the barrier is counted twice). */
-            double c = t->iter_s[i] - maxst;
-            d->compute[i] = c > 0 ? stall_s_to_ns(c) : 0;
-            stall_time q = t->time_ns[i] - stall_s_to_ns(t->stall_s[i]);
+            d->compute[i] = stall_ds_compute(t, (size_t)k, r);
+            stall_time q = stall_ds_request(t, (size_t)k, r);
             if (k == 0)
                 d->request0[r] = q;
             stall_time te = q + stall_s_to_ns(t->iter_s[i]);
@@ -172,6 +165,8 @@ static int scen_do_replay(scen_ctx *c, scen_job *j, bool write_rows)
     int64_t samples = cfg->samples;
     stall_report *rep =
         stall_report_create(c->rin->ranks, cfg->warmup, cfg->delay_threshold, samples);
+    bool ranks_csv = write_rows && stall_job_per_rank(cfg, c->rin->ranks);
+    stall_report_keep_ranks(rep, ranks_csv);
     int rc = stall_replay_run(c->rin, j->fa, j->sa, rep, NULL, &j->err);
     if (rc == 0) {
         stall_report_summarize(rep, &j->sum);
@@ -181,6 +176,11 @@ static int scen_do_replay(scen_ctx *c, scen_job *j, bool write_rows)
             if (rc == 0) {
                 char *p = stall_path_join(dir, "iterations.csv");
                 rc = stall_report_write_iterations(rep, p, &j->err);
+                free(p);
+            }
+            if (rc == 0 && ranks_csv) {
+                char *p = stall_path_join(dir, "ranks.csv");
+                rc = stall_report_write_ranks(rep, p, &j->err);
                 free(p);
             }
             free(dir);
@@ -320,11 +320,20 @@ int stall_replay_job(const stall_config *cfg, const stall_run_opts *opts, stall_
                              "%s: [trace] format: replay and seed modes read dsanalyzer traces",
                              cfg->ini_path);
     stall_ds_trace *ds = NULL;
-    int rc = stall_ds_load(cfg->fetch, cfg->start, cfg->perf, cfg->epoch, &ds, err);
+    int rc = stall_job_inputs(cfg, err);
+    if (rc)
+        return rc;
+    rc = stall_ds_load(cfg->fetch, cfg->start, cfg->perf, cfg->epoch, &ds, err);
     if (rc)
         return rc;
 
-    char *outdir = stall_job_outdir(cfg, opts);
+    char *final = stall_job_outdir(cfg, opts), *outdir = NULL;
+    rc = stall_job_begin(final, &outdir, err);
+    if (rc) {
+        free(final);
+        stall_ds_free(ds);
+        return rc;
+    }
     char stem[STALL_PATH_MAX];
     snprintf(stem, sizeof stem, "%s", scen_basename(cfg->perf));
     size_t sl = strlen(stem);
@@ -374,6 +383,10 @@ int stall_replay_job(const stall_config *cfg, const stall_run_opts *opts, stall_
     }
     if (rc == 0)
         rc = stall_job_manifest(cfg, outdir, err);
+    if (rc == 0)
+        rc = stall_job_commit(final, outdir, err);
+    else
+        stall_job_abort(outdir);
     if (rc == 0 && opts->term) {
         FILE *t = opts->term;
         fprintf(t, "stallsim %s: scenario '%s' (%s), %d GPUs x %zu batches, epoch %lld\n",
@@ -386,7 +399,7 @@ int stall_replay_job(const stall_config *cfg, const stall_run_opts *opts, stall_
         if (cfg->mode == STALL_MODE_SEED)
             fprintf(t, "notebook means keep Index number > 10; ");
         fprintf(t, "%smeans exclude the first %lld batches; results in %s/ (%s, effective.ini)\n",
-                cfg->mode == STALL_MODE_SEED ? "replay " : "", (long long)cfg->warmup, outdir,
+                cfg->mode == STALL_MODE_SEED ? "replay " : "", (long long)cfg->warmup, final,
                 cfg->mode == STALL_MODE_SEED
                     ? "FETCH_ALIGN_*/, total_summary.csv, replay_summary.csv"
                     : "summary.csv, fetch-*_start-*/iterations.csv");
@@ -396,5 +409,6 @@ int stall_replay_job(const stall_config *cfg, const stall_run_opts *opts, stall_
     scen_replay_free(&rd);
     stall_ds_free(ds);
     free(outdir);
+    free(final);
     return rc;
 }

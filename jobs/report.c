@@ -11,6 +11,7 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,7 +29,8 @@ struct stall_report {
     int64_t warmup, samples;
     double threshold;
     report_row *rows;
-    stall_time *stalls; /* [row * ranks + r] */
+    stall_time *stalls; /* [row * ranks + r]; NULL unless per-rank rows are kept */
+    bool keep_ranks;
     size_t n, cap;
     stall_time *epoch_start, *epoch_end;
     int epochs, epoch_cap;
@@ -42,6 +44,11 @@ stall_report *stall_report_create(int ranks, int64_t warmup, double threshold, i
     r->threshold = threshold;
     r->samples = samples;
     return r;
+}
+
+void stall_report_keep_ranks(stall_report *r, bool keep)
+{
+    r->keep_ranks = keep;
 }
 
 void stall_report_destroy(stall_report *r)
@@ -60,13 +67,16 @@ void stall_report_add(stall_report *r, const stall_iter_row *row)
     if (r->n == r->cap) {
         r->cap = r->cap ? 2 * r->cap : 1024;
         r->rows = stall_xrealloc(r->rows, r->cap * sizeof *r->rows);
-        r->stalls = stall_xrealloc(r->stalls, r->cap * (size_t)r->ranks * sizeof *r->stalls);
+        if (r->keep_ranks)
+            r->stalls = stall_xrealloc(r->stalls, r->cap * (size_t)r->ranks * sizeof *r->stalls);
     }
     r->rows[r->n] =
         (report_row){row->epoch,        row->batch,       row->iter_end,      row->iter_time,
                      row->stall_max,    row->stall_min,   row->wait_max,      row->fetch_spread,
                      row->start_spread, row->wait_mean_s, row->compute_mean_s};
-    memcpy(r->stalls + r->n * (size_t)r->ranks, row->stall, (size_t)r->ranks * sizeof *row->stall);
+    if (r->keep_ranks)
+        memcpy(r->stalls + r->n * (size_t)r->ranks, row->stall,
+               (size_t)r->ranks * sizeof *row->stall);
     r->n++;
 }
 
@@ -157,8 +167,6 @@ static int report_fill_iterations(FILE *f, void *ctx, stall_err *err)
     fputs("epoch,batch,iter_end_s,iteration_s,stall_s,delay_s,wait_max_s,wait_mean_s,compute_s,"
           "fetch_spread_s,start_spread_s",
           f);
-    for (int g = 0; g < r->ranks; g++)
-        fprintf(f, ",stall_r%d", g);
     fputc('\n', f);
     stall_time t0 =
         r->epochs ? r->epoch_start[0] : (r->n ? r->rows[0].iter_end - r->rows[0].iter_time : 0);
@@ -169,12 +177,29 @@ static int report_fill_iterations(FILE *f, void *ctx, stall_err *err)
                 stall_ns_to_s(w->stall_max), stall_ns_to_s(w->stall_max - w->stall_min),
                 stall_ns_to_s(w->wait_max), w->wait_mean_s, w->compute_mean_s,
                 stall_ns_to_s(w->fetch_spread), stall_ns_to_s(w->start_spread));
-        const stall_time *s = r->stalls + i * (size_t)r->ranks;
-        for (int g = 0; g < r->ranks; g++)
-            fprintf(f, ",%.9f", stall_ns_to_s(s[g]));
         fputc('\n', f);
     }
     return 0;
+}
+
+static int report_fill_ranks(FILE *f, void *ctx, stall_err *err)
+{
+    const stall_report *r = ctx;
+    if (!r->keep_ranks)
+        return stall_err_set(err, STALL_EINTERNAL, "report: per-rank rows were not kept");
+    fputs("epoch,batch,rank,stall_s\n", f);
+    for (size_t i = 0; i < r->n; i++) {
+        const report_row *w = &r->rows[i];
+        const stall_time *st = r->stalls + i * (size_t)r->ranks;
+        for (int g = 0; g < r->ranks; g++)
+            fprintf(f, "%d,%lld,%d,%.9f\n", w->epoch, (long long)w->batch, g, stall_ns_to_s(st[g]));
+    }
+    return 0;
+}
+
+int stall_report_write_ranks(const stall_report *r, const char *path, stall_err *err)
+{
+    return stall_write_atomic(path, report_fill_ranks, (void *)r, err);
 }
 
 int stall_report_write_iterations(const stall_report *r, const char *path, stall_err *err)

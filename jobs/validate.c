@@ -32,17 +32,46 @@ static int wi_fill_validate(FILE *f, void *arg, stall_err *err)
     return 0;
 }
 
-int stall_validate(const stall_config *cfg, const stall_run_opts *opts, stall_err *err)
+const char *const stall_validate_ignored[] = {"align",   "replay",  "loader", "cluster", "fetch",
+                                              "compute", "storage", "ddp",    "run",     NULL};
+
+int stall_validate_check(const stall_config *cfg, stall_err *err)
 {
-    if (cfg->format != STALL_FORMAT_TIDY)
-        return stall_err_set(err, STALL_ECONFIG, "%s: [trace] format: validate needs a tidy trace",
-                             cfg->ini_path);
+    stall_config *c = stall_xmalloc(sizeof *c);
+    *c = *cfg;
+    char buf[8];
+    stall_config_drop(c, stall_validate_ignored, buf, sizeof buf);
+    c->mode = STALL_MODE_MODEL;
+    int rc = stall_config_check(c, err);
+    free(c);
+    return rc;
+}
+
+int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall_err *err)
+{
+    /* What-if keys are left out, and said so below. */
+    stall_config *cfg = stall_xmalloc(sizeof *cfg);
+    *cfg = *cfg_in;
+    char ignored[1024];
+    size_t nign = stall_config_drop(cfg, stall_validate_ignored, ignored, sizeof ignored);
     stall_measured m = {0};
-    int rc = wi_load_measured(cfg, &m, err);
+    int rc = 0;
+    if (cfg->format == STALL_FORMAT_NONE)
+        rc = stall_err_set(err, STALL_ECONFIG,
+                           "%s: [trace] format: validate needs a trace (tidy or dsanalyzer)",
+                           cfg->ini_path);
+    if (rc == 0)
+        rc = stall_job_inputs(cfg, err);
+    if (rc == 0)
+        rc = wi_load_measured(cfg, &m, err);
     stall_model_params p;
     wi_tables w = {0};
     double *sim_e = NULL, *sim_s = NULL;
-    char *outdir = stall_job_outdir(cfg, opts);
+    /* Its own folder, so that it never mixes with a run's results. */
+    char name[STALL_NAME_MAX + 16];
+    snprintf(name, sizeof name, "%s-validate", cfg->name);
+    char *final = opts->outdir ? stall_xstrdup(opts->outdir) : stall_path_join("results", name),
+         *outdir = NULL;
     if (rc == 0) {
         wi_params(cfg, &m, false, &p);
         rc = wi_tables_build(cfg, &m, p.ranks, p.epochs, p.batches, false, &w, err);
@@ -58,7 +87,7 @@ int stall_validate(const stall_config *cfg, const stall_run_opts *opts, stall_er
         rc = wi_run(&p, &w, &c, &st, err);
     }
     if (rc == 0)
-        rc = stall_mkdirs(outdir, err);
+        rc = stall_job_begin(final, &outdir, err);
     if (rc == 0) {
         wi_val v = {.m = &m, .sim_e = sim_e, .sim_s = sim_s};
         rc = stall_write_atomic_in(outdir, "validate.csv", wi_fill_validate, &v, err);
@@ -68,14 +97,30 @@ int stall_validate(const stall_config *cfg, const stall_run_opts *opts, stall_er
         eff.start_align = (stall_align_list){1, {STALL_ALIGN_NONE}};
         rc = stall_job_manifest(&eff, outdir, err);
     }
+    if (rc == 0)
+        rc = stall_job_commit(final, outdir, err);
+    else
+        stall_job_abort(outdir);
     if (rc == 0 && opts->term) {
         FILE *f = opts->term;
         fprintf(
             f,
             "stallsim %s: validate %s: %d ranks x %d workers x prefetch %d, %lld batches x %d "
             "epochs; from the trace: start-up %.4f s (median), hand-over %.6f s per batch (mean)\n",
-            stall_version(), cfg->path, p.ranks, p.workers, p.prefetch, (long long)p.batches,
-            p.epochs, stall_ns_to_s(p.startup), stall_ns_to_s(p.handover));
+            stall_version(), cfg->format == STALL_FORMAT_TIDY ? cfg->path : cfg->perf, p.ranks,
+            p.workers, p.prefetch, (long long)p.batches, p.epochs, stall_ns_to_s(p.startup),
+            stall_ns_to_s(p.handover));
+        if (m.workers_from != STALL_WORKERS_TRACE)
+            fprintf(f, "workers per GPU: %d, %s; prefetch factor %d%s\n", m.workers,
+                    m.workers_from == STALL_WORKERS_GIVEN
+                        ? "from [trace] workers"
+                        : "inferred from the fetch starts (the first batch of each GPU to start "
+                          "after an earlier one finished; set [trace] workers if wrong)",
+                    m.prefetch,
+                    stall_config_given(cfg, "trace", "prefetch_factor") ? " (from [trace])"
+                                                                        : " (PyTorch's default)");
+        if (nign)
+            fprintf(f, "left out (validate simulates the measured configuration): %s\n", ignored);
         fprintf(f, "%5s %11s %11s %8s | %11s %11s %8s\n", "epoch", "measured_s", "simulated_s",
                 "error", "meas_stall", "sim_stall", "error");
         double ms = 0, ss = 0;
@@ -89,12 +134,14 @@ int stall_validate(const stall_config *cfg, const stall_run_opts *opts, stall_er
         }
         fprintf(f, "%5s %11.4f %11.4f %+7.2f%%\n", "mean", ms / m.epochs, ss / m.epochs,
                 100.0 * (ss - ms) / ms);
-        fprintf(f, "results in %s/ (validate.csv, effective.ini)\n", outdir);
+        fprintf(f, "results in %s/ (validate.csv, effective.ini)\n", final);
     }
     free(outdir);
+    free(final);
     free(sim_e);
     free(sim_s);
     wi_tables_free(&w);
     stall_measured_free(&m);
+    free(cfg);
     return rc;
 }

@@ -407,6 +407,10 @@ static int model_worker_kick(model_state *st, int r, int w, stall_err *err)
             cpu = sl->dur;
     }
     stall_time io = sl->dur - cpu;
+    /* The read is part of the measured waiting: only its excess under
+     * sharing is added. */
+    if (st->p->read_in_fetch)
+        io = io > st->disk_work ? io - st->disk_work : 0;
     sl->cpu_work = llround((double)cpu * st->p->cpu_deflate);
     if (io > 0)
         return model_at(st, now + io, MODEL_EV_IO_END, r, s, err);

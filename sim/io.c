@@ -10,6 +10,8 @@
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "stall/io.h"
 
+#include "stall/cleanup.h"
+
 #include <errno.h>
 #include <stdbool.h>
 #include <math.h>
@@ -23,8 +25,10 @@ int stall_write_atomic(const char *path, stall_fill_fn fill, void *ctx, stall_er
     size_t n = strlen(path) + 32;
     char *tmp = stall_xmalloc(n);
     snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    stall_cleanup_add(tmp);
     FILE *f = fopen(tmp, "w");
     if (!f) {
+        stall_cleanup_forget(tmp);
         int rc = stall_err_set(err, STALL_EIO, "%s: cannot create: %s", tmp, strerror(errno));
         free(tmp);
         return rc;
@@ -39,6 +43,7 @@ int stall_write_atomic(const char *path, stall_fill_fn fill, void *ctx, stall_er
                            strerror(errno));
     if (rc != 0)
         remove(tmp);
+    stall_cleanup_forget(tmp);
     free(tmp);
     return rc;
 }

@@ -201,3 +201,126 @@ Test(cli, overlong_ini_line_is_a_clear_error)
     cr_assert_eq(sh(cmd, line, sizeof line), 2);
     cr_assert(strstr(line, "long.ini:4: line longer than") != NULL, "stderr: %s", line);
 }
+
+/* ---- result folders never mix runs (issue 8) ---- */
+
+#include <dirent.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+static void sleep_us(long us)
+{
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+    nanosleep(&ts, NULL);
+}
+
+/* Names in dir containing `part`. */
+static int count_named(const char *dir, const char *part)
+{
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d, "%s", dir);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        n += strstr(e->d_name, part) != NULL;
+    closedir(d);
+    return n;
+}
+
+Test(cli, sigterm_during_a_large_run_leaves_no_temporary_files)
+{
+    char path[700], out[700];
+    snprintf(path, sizeof path, "%s/big.ini", cdir);
+    snprintf(out, sizeof out, "%s/big", cdir);
+    FILE *f = fopen(path, "w");
+    fputs("[scenario]\nname = big\nmode = model\n[trace]\nformat = none\n[loader]\nworkers = 4\n"
+          "[cluster]\ngpus = 16\n[fetch]\nmean_s = 0.1\ndist = lognormal\nsigma = 0.3\n"
+          "[compute]\nmean_s = 0.05\n[run]\nbatches = 400000\n",
+          f);
+    fclose(f);
+    for (int sig = 0; sig < 2; sig++) {
+        pid_t pid = fork();
+        cr_assert_neq(pid, -1);
+        if (pid == 0) {
+            execl(BIN, BIN, "run", path, "-o", out, "-q", (char *)NULL);
+            _exit(127);
+        }
+        /* Wait for the work folder, then interrupt the run in it. */
+        for (int i = 0; i < 2000 && count_named(cdir, ".tmp.") == 0; i++)
+            sleep_us(5000);
+        cr_assert_gt(count_named(cdir, ".tmp."), 0, "no work folder appeared");
+        sleep_us(200000);
+        kill(pid, sig ? SIGINT : SIGTERM);
+        int st;
+        waitpid(pid, &st, 0);
+        cr_expect(WIFSIGNALED(st) && WTERMSIG(st) == (sig ? SIGINT : SIGTERM),
+                  "the run should die of the signal (status %d)", st);
+        cr_expect_eq(count_named(cdir, ".tmp."), 0, "temporary files left in %s", cdir);
+        cr_expect_eq(count_named(cdir, "big"), 1, "only big.ini: a result folder appeared");
+    }
+}
+
+Test(cli, a_run_replaces_an_old_result_folder_whole_and_refuses_a_foreign_one)
+{
+    char out[700], cmd[2400], line[512], stray[800];
+    snprintf(out, sizeof out, "%s/res", cdir);
+    const char *p = ini("rep", "replay", "");
+    snprintf(cmd, sizeof cmd, "%s run %s -o %s", BIN, p, out);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    /* A file of an older run in the folder is gone after the next run. */
+    snprintf(stray, sizeof stray, "%s/fetch-old_start-old", out);
+    cr_assert_eq(mkdir(stray, 0777), 0);
+    snprintf(cmd, sizeof cmd, "%s run %s -o %s --set align.fetch=none --set align.start=none", BIN,
+             p, out);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    cr_expect_eq(count_entries(out), 3, "summary.csv, effective.ini, one combination");
+    struct stat st;
+    cr_expect_neq(stat(stray, &st), 0, "the old run's folder survived");
+    /* validate writes elsewhere: the run's folder is untouched. */
+    snprintf(cmd, sizeof cmd, "cd %s && %s validate %s", cdir, BIN, p);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    char vdir[800];
+    snprintf(vdir, sizeof vdir, "%s/results/rep-validate/validate.csv", cdir);
+    cr_expect_eq(stat(vdir, &st), 0, "validate.csv not in results/rep-validate/");
+    /* A folder with other files is refused, not emptied. */
+    char foreign[700], keep[800];
+    snprintf(foreign, sizeof foreign, "%s/mine", cdir);
+    snprintf(keep, sizeof keep, "%s/notes.txt", foreign);
+    mkdir(foreign, 0777);
+    FILE *f = fopen(keep, "w");
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s run %s -o %s", BIN, p, foreign);
+    cr_expect_eq(sh(cmd, line, sizeof line), 2);
+    cr_expect(strstr(line, "not a stallsim result") != NULL, "%s", line);
+    cr_expect_eq(count_entries(foreign), 1, "the foreign folder was touched");
+    /* An error after the folder was chosen leaves no folder. */
+    char none[700];
+    snprintf(none, sizeof none, "%s/never", cdir);
+    snprintf(cmd, sizeof cmd, "%s run %s -o %s --set trace.perf=%s/nope.csv", BIN, p, none, cdir);
+    cr_expect_eq(sh(cmd, line, sizeof line), 2);
+    cr_expect(strstr(line, "--set trace.perf") != NULL, "%s", line);
+    cr_expect_neq(stat(none, &st), 0, "a folder was left behind");
+    cr_expect_eq(count_named(cdir, ".tmp."), 0);
+}
+
+Test(cli, help_states_the_semantics_a_user_relies_on)
+{
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "%s --help", BIN);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, p);
+    buf[n] = '\0';
+    pclose(p);
+    const char *needles[] = {"only the time\n            a read loses to sharing",
+                             "gpus_per_node = 0: the trace's layout",
+                             "vs_meas   only for the trace's GPUs, batches and epochs",
+                             "batches/s when samples per batch are unknown",
+                             "inferred from the fetch starts",
+                             "replaced whole",
+                             "a key with no effect in the mode or trace format is an error"};
+    for (size_t i = 0; i < sizeof needles / sizeof *needles; i++)
+        cr_expect(strstr(buf, needles[i]) != NULL, "--help lacks '%s'", needles[i]);
+}

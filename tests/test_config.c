@@ -202,3 +202,97 @@ Test(config, effective_config_round_trips)
     cr_assert_str_eq(b.fetch, "/x/f.csv");
     free(buf);
 }
+
+/* ---- keys that cannot apply are refused (issue 8) ---- */
+
+static void expect_check_error(const char *ini, const char *set, const char *const *needles)
+{
+    stall_config cfg;
+    stall_err err = {0};
+    cr_assert_eq(load(ini, &cfg, &err), 0, "%s", err.msg);
+    if (set)
+        cr_assert_eq(stall_config_set(&cfg, set, &err), 0, "%s", err.msg);
+    cr_assert_neq(stall_config_check(&cfg, &err), 0, "accepted: %s + %s", ini, set ? set : "");
+    for (const char *const *n = needles; *n; n++)
+        cr_expect(strstr(err.msg, *n) != NULL, "'%s' not in: %s", *n, err.msg);
+}
+
+Test(config, every_whatif_key_is_refused_in_replay_mode_naming_line_and_mode)
+{
+    static const char *const keys[][3] = {
+        {"loader", "workers", "8"},      {"loader", "prefetch_factor", "4"},
+        {"loader", "in_order", "false"}, {"loader", "pin_memory_s", "0.01"},
+        {"cluster", "gpus", "32"},       {"cluster", "gpus_per_node", "8"},
+        {"cluster", "cores", "16"},      {"fetch", "scale", "0.5"},
+        {"compute", "scale", "0.5"},     {"storage", "bandwidth_mb_s", "100"},
+        {"ddp", "allreduce_s", "0.1"},   {"run", "batches", "10"},
+        {"run", "epochs", "2"},          {"run", "seed", "7"},
+        {"trace", "workers", "3"},
+    };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        char ini[256], key[64];
+        snprintf(ini, sizeof ini, "[scenario]\nmode = replay\n[%s]\n%s = %s\n", keys[i][0],
+                 keys[i][1], keys[i][2]);
+        snprintf(key, sizeof key, "[%s] %s", keys[i][0], keys[i][1]);
+        const char *needles[] = {key, "t.ini:4:", "mode = replay", NULL};
+        expect_check_error(ini, NULL, needles);
+        /* In mode = seed as well. */
+        snprintf(ini, sizeof ini, "[scenario]\nmode = seed\n[%s]\n%s = %s\n", keys[i][0],
+                 keys[i][1], keys[i][2]);
+        const char *seed_needles[] = {key, "mode = seed", NULL};
+        expect_check_error(ini, NULL, seed_needles);
+    }
+}
+
+Test(config, a_key_given_with_set_is_named_as_set)
+{
+    const char *needles[] = {"--set loader.workers", "mode = replay", NULL};
+    expect_check_error("[scenario]\nmode = replay\n", "loader.workers=8", needles);
+}
+
+Test(config, a_conflict_caused_by_set_mode_names_both_places)
+{
+    const char *needles[] = {"t.ini:5: [align] start", "mode = model", "--set scenario.mode", NULL};
+    expect_check_error("[scenario]\nmode = replay\n[trace]\n[align]\nstart = avg, none\n",
+                       "scenario.mode=model", needles);
+}
+
+Test(config, replay_keys_are_refused_in_model_mode)
+{
+    const char *needles[] = {"t.ini:6: [replay] lag", "mode = model", NULL};
+    expect_check_error("[scenario]\nmode = model\n[trace]\nformat = none\n[replay]\nlag = none\n",
+                       NULL, needles);
+}
+
+Test(config, keys_of_another_trace_format_are_refused)
+{
+    const char *path_needles[] = {"[trace] path", "format = dsanalyzer", NULL};
+    expect_check_error("[trace]\nfetch = f\nstart = s\nperf = p\npath = x.csv\n", NULL,
+                       path_needles);
+    const char *dist_needles[] = {"[fetch] mean_s", "format = tidy", NULL};
+    expect_check_error("[scenario]\nmode = model\n[trace]\nformat = tidy\npath = t.csv\n"
+                       "[fetch]\nmean_s = 0.1\n",
+                       NULL, dist_needles);
+    const char *rs_needles[] = {"[fetch] resample", "format = none", NULL};
+    expect_check_error("[scenario]\nmode = model\n[trace]\nformat = none\n[fetch]\nmean_s = 0.1\n"
+                       "resample = bootstrap\n[compute]\nmean_s = 0.1\n[run]\nbatches = 4\n",
+                       NULL, rs_needles);
+}
+
+Test(config, whatif_keys_apply_in_model_mode_on_every_trace_format)
+{
+    stall_config cfg;
+    stall_config_defaults(&cfg);
+    cfg.mode = STALL_MODE_MODEL;
+    for (int f = STALL_FORMAT_DSANALYZER; f <= STALL_FORMAT_NONE; f++) {
+        cfg.format = f;
+        cr_expect(stall_config_applies(&cfg, "loader", "workers"), "format %d", f);
+        cr_expect(stall_config_applies(&cfg, "cluster", "gpus"), "format %d", f);
+        cr_expect(stall_config_applies(&cfg, "storage", "bandwidth_mb_s"), "format %d", f);
+        cr_expect(!stall_config_applies(&cfg, "replay", "lag"), "format %d", f);
+    }
+    cfg.mode = STALL_MODE_REPLAY;
+    cfg.format = STALL_FORMAT_DSANALYZER;
+    cr_expect(!stall_config_applies(&cfg, "loader", "workers"));
+    cr_expect(stall_config_applies(&cfg, "align", "start"));
+}

@@ -150,3 +150,100 @@ Test(tidy, wrong_field_count_is_rejected)
 {
     expect_error(HDR "\n0,0,0,0,1,2,1,2\n", STALL_EPARSE, ":2", "8 fields");
 }
+
+/* ---- what is valid: stallsim's reader and `stallsim_capture.py check` agree (issue 8) ---- */
+
+#include <sys/wait.h>
+
+/* Writes the w2 trace's header and first `rows` rows with a change. */
+static void variant(const char *out, const char *prefix, int rows, int swap, const char *replace,
+                    const char *with)
+{
+    FILE *in = fopen(STALL_SOURCE_DIR "/traces/ddp2_w2/trace.csv", "r");
+    FILE *f = fopen(out, "w");
+    cr_assert(in && f);
+    fputs(prefix, f);
+    char line[2048], held[2048] = "";
+    for (int i = 0; i <= rows && fgets(line, sizeof line, in); i++) {
+        if (replace && i == 3) {
+            char *p = strstr(line, replace);
+            if (p) {
+                char tmp[2048];
+                snprintf(tmp, sizeof tmp, "%.*s%s%s", (int)(p - line), line, with,
+                         p + strlen(replace));
+                strcpy(line, tmp);
+            }
+        }
+        if (swap && i == swap) {
+            strcpy(held, line);
+            continue;
+        }
+        fputs(line, f);
+        if (held[0]) {
+            fputs(held, f);
+            held[0] = '\0';
+        }
+    }
+    fclose(in);
+    fclose(f);
+}
+
+Test(tidy, capture_check_agrees_with_the_reader)
+{
+    if (system("python3 -c 'import csv' >/dev/null 2>&1") != 0)
+        cr_skip_test("python3 not available");
+    static char dir[] = "/tmp/stall_tidy_agree_XXXXXX";
+    tmpdir_make(dir);
+    struct {
+        const char *name, *prefix;
+        int rows, swap;
+        const char *replace, *with;
+        bool valid;
+    } cases[] = {
+        {"plain", "", 40, 0, NULL, NULL, true},
+        {"bom", "\xEF\xBB\xBF", 40, 0, NULL, NULL, true},
+        {"swapped", "", 40, 5, NULL, NULL, false},
+        {"negative", "", 40, 0, ",17952", ",-17952", false},
+        {"text", "", 40, 0, ",17952", ",x17952", false},
+        {"ragged", "", 40, 0, ",0,0", ",0", false},
+        {"partial_batch", "", 41, 0, NULL, NULL, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char path[700], cmd[1600];
+        snprintf(path, sizeof path, "%s/%s.csv", dir, cases[i].name);
+        variant(path, cases[i].prefix, cases[i].rows, cases[i].swap, cases[i].replace,
+                cases[i].with);
+        stall_tidy_trace *t = NULL;
+        stall_err err = {0};
+        bool c_ok = stall_tidy_load(path, &t, &err) == 0;
+        stall_tidy_free(t);
+        snprintf(cmd, sizeof cmd, "python3 %s/tools/stallsim_capture.py check %s >/dev/null 2>&1",
+                 STALL_SOURCE_DIR, path);
+        int st = system(cmd);
+        bool py_ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+        cr_expect_eq(c_ok, cases[i].valid, "%s: stallsim says %s (%s)", cases[i].name,
+                     c_ok ? "valid" : "invalid", err.msg);
+        cr_expect_eq(py_ok, c_ok, "%s: check says %s, stallsim %s (%s)", cases[i].name,
+                     py_ok ? "valid" : "invalid", c_ok ? "valid" : "invalid", err.msg);
+    }
+    tmpdir_remove(dir);
+}
+
+Test(tidy, per_rank_order_points_to_the_merge_command)
+{
+    static char dir[] = "/tmp/stall_tidy_order_XXXXXX";
+    tmpdir_make(dir);
+    char path[700];
+    snprintf(path, sizeof path, "%s/per_rank.csv", dir);
+    FILE *f = fopen(path, "w");
+    fputs("rank,epoch,batch,worker,fetch_start,fetch_end,request,ready,iter_end\n"
+          "0,0,0,0,1,2,1,2,3\n0,0,1,1,1,2,3,3,4\n1,0,0,0,1,2,1,2,3\n1,0,1,1,1,2,3,3,4\n",
+          f);
+    fclose(f);
+    stall_tidy_trace *t = NULL;
+    stall_err err = {0};
+    cr_assert_neq(stall_tidy_load(path, &t, &err), 0);
+    cr_expect(strstr(err.msg, ":4:") != NULL, "%s", err.msg);
+    cr_expect(strstr(err.msg, "stallsim_capture.py merge") != NULL, "%s", err.msg);
+    tmpdir_remove(dir);
+}

@@ -340,3 +340,266 @@ Test(whatif, calibrate_says_when_no_trace_was_contended)
     cr_assert_neq(stall_calibrate_fit(paths, 2, 0, 0, &c, &err), 0,
                   "two worker counts and no --cores must be refused");
 }
+
+/* ---- semantics a user must be able to trust (issue 8) ---- */
+
+/* Runs a model scenario on trace `trace` (relative to the source folder)
+ * with "section.key=value" overrides; returns the terminal text (caller
+ * frees) and leaves the results in `out`. */
+static char *run_model(const char *trace, const char *const *sets, const char *out)
+{
+    stall_config cfg;
+    stall_err err = {0};
+    stall_config_defaults(&cfg);
+    char set[1200];
+    snprintf(set, sizeof set, "trace.path=%s/%s", STALL_SOURCE_DIR, trace);
+    cr_assert_eq(stall_config_set(&cfg, "scenario.mode=model", &err), 0, "%s", err.msg);
+    cr_assert_eq(stall_config_set(&cfg, "trace.format=tidy", &err), 0, "%s", err.msg);
+    cr_assert_eq(stall_config_set(&cfg, "align.start=none", &err), 0, "%s", err.msg);
+    cr_assert_eq(stall_config_set(&cfg, set, &err), 0, "%s", err.msg);
+    for (const char *const *s = sets; s && *s; s++)
+        cr_assert_eq(stall_config_set(&cfg, *s, &err), 0, "%s: %s", *s, err.msg);
+    cr_assert_eq(stall_config_check(&cfg, &err), 0, "%s", err.msg);
+    char tp[800];
+    snprintf(tp, sizeof tp, "%s.term", out);
+    FILE *t = fopen(tp, "w");
+    cr_assert_not_null(t);
+    stall_run_opts o = {.outdir = out, .jobs = 1, .term = t};
+    int rc = stall_scenario_run(&cfg, &o, &err);
+    fclose(t);
+    cr_assert_eq(rc, 0, "%s", err.msg);
+    return slurp(tp);
+}
+
+/* The last field of the first data row of DIR/summary.csv (vs_measured_pct). */
+static char *summary_vs_measured(const char *dir)
+{
+    char sp[800];
+    snprintf(sp, sizeof sp, "%s/summary.csv", dir);
+    char *s = slurp(sp);
+    char *row = strchr(s, '\n') + 1;
+    *strchr(row, '\n') = '\0';
+    char *v = strdup(strrchr(row, ',') + 1);
+    free(s);
+    return v;
+}
+
+Test(whatif, storage_far_above_demand_does_not_slow_the_run)
+{
+    /* w2: 1 rank, 4 workers (what-if), ~0.2 MB per batch every ~80 ms per
+     * worker: about 10 MB/s of demand. The measured fetch already did its
+     * read, so 100x the demand changes (almost) nothing, a tenth of it
+     * slows the run down a lot. */
+    char a[700], b[700], c[700];
+    snprintf(a, sizeof a, "%s/nostorage", wdir);
+    snprintf(b, sizeof b, "%s/fast", wdir);
+    snprintf(c, sizeof c, "%s/slow", wdir);
+    const char *base[] = {"loader.workers=4", NULL};
+    const char *fast[] = {"loader.workers=4", "storage.bandwidth_mb_s=1000", NULL};
+    const char *slow[] = {"loader.workers=4", "storage.bandwidth_mb_s=1", NULL};
+    free(run_model("traces/w2/trace.csv", base, a));
+    char *tf = run_model("traces/w2/trace.csv", fast, b);
+    free(run_model("traces/w2/trace.csv", slow, c));
+    double e0 = summary_epoch(a), e1 = summary_epoch(b), e2 = summary_epoch(c);
+    cr_expect(fabs(e1 - e0) / e0 < 0.002, "1000 MB/s: %.4f s vs %.4f s without storage", e1, e0);
+    cr_expect(e2 > 2 * e0, "1 MB/s: %.4f s vs %.4f s without storage", e2, e0);
+    /* batch_mb came from the trace's bytes column (196736 bytes a batch). */
+    cr_expect(strstr(tf, "0.196736 MB per batch (mean of the trace's bytes column)") != NULL, "%s",
+              tf);
+    free(tf);
+}
+
+Test(whatif, more_gpus_keep_the_traces_node_layout_and_say_the_node_count)
+{
+    /* ddp2_w2: 2 ranks on one 2-core host. 8 GPUs by default are 4 nodes
+     * of 2 (the trace's layout), the same run as gpus_per_node = 2 given
+     * explicitly; all 8 on one node's 2 cores is much slower. */
+    char a[700], b[700], c[700];
+    snprintf(a, sizeof a, "%s/default", wdir);
+    snprintf(b, sizeof b, "%s/explicit", wdir);
+    snprintf(c, sizeof c, "%s/onenode", wdir);
+    const char *def[] = {"cluster.gpus=8",      "cluster.cores=2",          "fetch.cpu_share=0.4",
+                         "compute.cpu_share=1", "fetch.resample=bootstrap", NULL};
+    const char *exp[] = {"cluster.gpus=8",
+                         "cluster.cores=2",
+                         "fetch.cpu_share=0.4",
+                         "compute.cpu_share=1",
+                         "fetch.resample=bootstrap",
+                         "cluster.gpus_per_node=2",
+                         NULL};
+    const char *one[] = {"cluster.gpus=8",
+                         "cluster.cores=2",
+                         "fetch.cpu_share=0.4",
+                         "compute.cpu_share=1",
+                         "fetch.resample=bootstrap",
+                         "cluster.gpus_per_node=8",
+                         NULL};
+    char *ta = run_model("traces/ddp2_w2/trace.csv", def, a);
+    free(run_model("traces/ddp2_w2/trace.csv", exp, b));
+    free(run_model("traces/ddp2_w2/trace.csv", one, c));
+    double ea = summary_epoch(a), eb = summary_epoch(b), ec = summary_epoch(c);
+    cr_expect_eq(ea, eb, "default layout %.6f vs explicit 2 per node %.6f", ea, eb);
+    cr_expect(ec > 2 * ea, "8 GPUs on one 2-core node %.4f vs 4 nodes %.4f", ec, ea);
+    cr_expect(strstr(ta, "8 GPUs on 4 nodes (2 per node)") != NULL, "%s", ta);
+    /* Not the trace's run: no vs_measured. */
+    char *vs = summary_vs_measured(a);
+    cr_expect_str_eq(vs, "", "vs_measured_pct '%s' for 8 GPUs against a 2-GPU trace", vs);
+    free(vs);
+    free(ta);
+}
+
+Test(whatif, vs_measured_only_for_the_traces_gpus_batches_and_epochs)
+{
+    char a[700], b[700];
+    snprintf(a, sizeof a, "%s/workers", wdir);
+    snprintf(b, sizeof b, "%s/batches", wdir);
+    const char *w[] = {"loader.workers=4", NULL};
+    const char *n[] = {"run.batches=30", NULL};
+    free(run_model("traces/w2/trace.csv", w, a));
+    char *tb = run_model("traces/w2/trace.csv", n, b);
+    char *va = summary_vs_measured(a), *vb = summary_vs_measured(b);
+    double meas = 2.2552, ea = summary_epoch(a);
+    cr_expect(fabs(strtod(va, NULL) - 100 * (ea - meas) / meas) < 0.01,
+              "workers what-if: vs_measured '%s' for epoch %.4f", va, ea);
+    cr_expect_str_eq(vb, "", "30 of 60 batches: vs_measured '%s'", vb);
+    cr_expect(strstr(tb, "vs_meas left empty") != NULL, "%s", tb);
+    free(va);
+    free(vb);
+    free(tb);
+}
+
+Test(whatif, terminal_labels_batches_per_second_and_states_the_stall_floor)
+{
+    char a[700], b[700];
+    snprintf(a, sizeof a, "%s/nosamples", wdir);
+    snprintf(b, sizeof b, "%s/samples", wdir);
+    /* The w1 trace records 16 samples per batch; [report] samples = 0
+     * there means "from the trace", so use a trace-free run for the
+     * batches/s label. */
+    stall_config cfg;
+    stall_err err = {0};
+    stall_config_defaults(&cfg);
+    const char *sets[] = {"scenario.mode=model", "trace.format=none",       "align.start=none",
+                          "fetch.mean_s=0.1",    "compute.mean_s=0.05",     "run.batches=40",
+                          "loader.workers=1",    "loader.handover_s=0.002", NULL};
+    for (const char *const *s = sets; *s; s++)
+        cr_assert_eq(stall_config_set(&cfg, *s, &err), 0, "%s", err.msg);
+    cr_assert_eq(stall_config_check(&cfg, &err), 0, "%s", err.msg);
+    char tp[800];
+    snprintf(tp, sizeof tp, "%s.term", a);
+    FILE *t = fopen(tp, "w");
+    stall_run_opts o = {.outdir = a, .jobs = 1, .term = t};
+    cr_assert_eq(stall_scenario_run(&cfg, &o, &err), 0, "%s", err.msg);
+    fclose(t);
+    char *ta = slurp(tp);
+    cr_expect(strstr(ta, "batches/s") != NULL && strstr(ta, "samples/s\n") == NULL, "%s", ta);
+    /* 40 batches x 2 ms hand-over = 0.080 s, plus the first fetch 0.1 s. */
+    cr_expect(strstr(ta, "stall floor: about 0.180 s per epoch") != NULL, "%s", ta);
+    cr_expect(strstr(ta, "1 GPUs on 1 node") != NULL, "%s", ta);
+    char *tb = run_model("traces/w1/trace.csv", NULL, b);
+    cr_expect(strstr(tb, "samples/s\n") != NULL, "%s", tb);
+    free(ta);
+    free(tb);
+}
+
+#include <gsl/gsl_cdf.h>
+
+/* A trace-free what-if, with overrides. */
+static void run_none(const char *out, const char *const *extra)
+{
+    stall_config cfg;
+    stall_err err = {0};
+    stall_config_defaults(&cfg);
+    const char *sets[] = {"scenario.mode=model",
+                          "trace.format=none",
+                          "align.start=none",
+                          "fetch.mean_s=0.1",
+                          "fetch.dist=lognormal",
+                          "fetch.sigma=0.5",
+                          "compute.mean_s=0.05",
+                          "run.batches=60",
+                          "cluster.gpus=4",
+                          "loader.workers=2",
+                          NULL};
+    for (const char *const *s = sets; *s; s++)
+        cr_assert_eq(stall_config_set(&cfg, *s, &err), 0, "%s", err.msg);
+    for (const char *const *s = extra; *s; s++)
+        cr_assert_eq(stall_config_set(&cfg, *s, &err), 0, "%s", err.msg);
+    cr_assert_eq(stall_config_check(&cfg, &err), 0, "%s", err.msg);
+    stall_run_opts o = {.outdir = out, .jobs = 1};
+    cr_assert_eq(stall_scenario_run(&cfg, &o, &err), 0, "%s", err.msg);
+}
+
+Test(whatif, replications_are_the_single_seed_runs_with_a_t_interval)
+{
+    enum { N = 6 };
+    char out[700];
+    snprintf(out, sizeof out, "%s/reps", wdir);
+    const char *reps[] = {"run.replications=6", "run.seed=10", NULL};
+    run_none(out, reps);
+    double e[N], sum = 0;
+    for (int i = 0; i < N; i++) {
+        char one[700], seed[32];
+        snprintf(one, sizeof one, "%s/seed%d", wdir, i);
+        snprintf(seed, sizeof seed, "run.seed=%d", 10 + i);
+        const char *s[] = {seed, NULL};
+        run_none(one, s);
+        e[i] = summary_epoch(one);
+        sum += e[i];
+    }
+    char p[800];
+    snprintf(p, sizeof p, "%s/replications.csv", out);
+    char *text = slurp(p);
+    char *line = strchr(text, '\n') + 1;
+    for (int i = 0; i < N; i++) {
+        char fa[8];
+        int rep;
+        long long seed;
+        double ep;
+        cr_assert_eq(sscanf(line, "%7[^,],%d,%lld,%lf", fa, &rep, &seed, &ep), 4, "%s", line);
+        cr_expect_eq(seed, 10 + i);
+        cr_expect(fabs(ep - e[i]) <= 1e-6 * e[i], "replication %d: %.9f vs single run %.9f", i, ep,
+                  e[i]);
+        line = strchr(line, '\n') + 1;
+    }
+    free(text);
+    double mean = sum / N, ss = 0;
+    for (int i = 0; i < N; i++)
+        ss += (e[i] - mean) * (e[i] - mean);
+    double half = gsl_cdf_tdist_Pinv(0.975, N - 1) * sqrt(ss / (N - 1)) / sqrt(N);
+    snprintf(p, sizeof p, "%s/replications_summary.csv", out);
+    text = slurp(p);
+    double m, lo, hi;
+    char *row = strstr(text, "none,epoch_time_s,6,");
+    cr_assert_not_null(row, "%s", text);
+    cr_assert_eq(sscanf(row, "none,epoch_time_s,6,%lf,%lf,%lf", &m, &lo, &hi), 3, "%s", row);
+    cr_expect(fabs(m - mean) < 1e-6 && fabs(lo - (mean - half)) < 1e-6 &&
+                  fabs(hi - (mean + half)) < 1e-6,
+              "mean %.6f [%.6f, %.6f], expected %.6f +- %.6f", m, lo, hi, mean, half);
+    cr_expect(hi > lo, "a lognormal what-if must vary between seeds");
+    free(text);
+}
+
+Test(whatif, replications_of_a_measured_only_what_if_are_refused)
+{
+    stall_config cfg;
+    stall_err err = {0};
+    stall_config_defaults(&cfg);
+    char set[1200];
+    snprintf(set, sizeof set, "trace.path=%s/traces/w2/trace.csv", STALL_SOURCE_DIR);
+    const char *sets[] = {"scenario.mode=model",
+                          "trace.format=tidy",
+                          "align.start=none",
+                          set,
+                          "loader.workers=4",
+                          "run.replications=5",
+                          NULL};
+    for (const char *const *s = sets; *s; s++)
+        cr_assert_eq(stall_config_set(&cfg, *s, &err), 0, "%s", err.msg);
+    cr_assert_eq(stall_config_check(&cfg, &err), 0, "%s", err.msg);
+    char out[700];
+    snprintf(out, sizeof out, "%s/noreps", wdir);
+    stall_run_opts o = {.outdir = out, .jobs = 1};
+    cr_assert_eq(stall_scenario_run(&cfg, &o, &err), STALL_ECONFIG);
+    cr_expect(strstr(err.msg, "--set run.replications: has no effect") != NULL, "%s", err.msg);
+}

@@ -375,7 +375,8 @@ _INT_COLS = ("rank", "epoch", "batch", "worker")
 
 
 def read_rows(path):
-    with open(path, newline="") as fh:
+    # utf-8-sig: a byte order mark is read as stallsim reads it (skipped).
+    with open(path, newline="", encoding="utf-8-sig") as fh:
         rd = csv.DictReader(fh)
         head = rd.fieldnames or []
         if head[:9] != COLUMNS[:9]:
@@ -421,6 +422,9 @@ def check(path):
     head, rows = read_rows(path)
     bad = []
     per = {}
+    bad.extend(_check_values_and_order(head, rows))
+    if bad:
+        return bad, []
     for i, r in enumerate(rows, start=2):
         f = {c: float(r[c]) for c in ("fetch_start", "fetch_end", "request", "ready", "iter_end")}
         if f["ready"] < f["request"]:
@@ -457,6 +461,55 @@ def check(path):
     return bad, times
 
 
+def _check_values_and_order(head, rows):
+    """What stallsim's reader (formats/tidy.c) also rejects: rows with a different field count,
+    values that are not non-negative integers / times, and rows that are not sorted by
+    (epoch, batch, rank) starting at (0, 0, 0) with every rank in every batch."""
+    bad = []
+    prev = None
+    ranks = nb = None
+    times = ["fetch_start", "fetch_end", "request", "ready", "iter_end"]
+    times += [c for c in ("compute_end", "epoch_start") if c in head]
+    for i, r in enumerate(rows, start=2):
+        if None in r or any(v is None for v in r.values()):
+            bad.append(f"line {i}: row has a different number of fields than the header")
+            return bad
+        try:
+            rank, ep, b = int(r["rank"]), int(r["epoch"]), int(r["batch"])
+            if int(r["worker"]) < -1 or min(rank, ep, b) < 0:
+                raise ValueError
+            if any(not math.isfinite(float(r[c])) or float(r[c]) < 0 for c in times):
+                raise ValueError
+        except ValueError:
+            bad.append(f"line {i}: a value is not a non-negative integer or time")
+            return bad
+        cur = (ep, b, rank)
+        if prev is None:
+            ok = cur == (0, 0, 0)
+        elif cur == (prev[0], prev[1], prev[2] + 1):
+            ok = ranks is None or rank < ranks
+        elif cur[2] == 0 and (cur[:2] == (prev[0], prev[1] + 1) or cur[:2] == (prev[0] + 1, 0)):
+            if ranks is None:
+                ranks = prev[2] + 1
+            ok = prev[2] + 1 == ranks
+            if cur[:2] == (prev[0] + 1, 0):
+                nb = prev[1] + 1 if nb is None else nb
+                ok = ok and prev[1] + 1 == nb
+        else:
+            ok = False
+            if rank != prev[2] and (ep, b) < (prev[0], prev[1]):
+                bad.append(f"line {i}: rank {rank} starts over at epoch {ep}, batch {b}: rows are "
+                           "in per-rank order; merge the per-rank files with "
+                           "`stallsim_capture.py merge`")
+                return bad
+        if not ok:
+            bad.append(f"line {i}: row (rank {rank}, epoch {ep}, batch {b}) out of order, missing "
+                       "or duplicated: rows must be sorted by (epoch, batch, rank)")
+            return bad
+        prev = cur
+    return bad
+
+
 def summary(path, skip=1):
     """Means (ms) over a merged trace, leaving out the first `skip` batches of each epoch
     (they carry worker start-up): fetch duration, stall, compute (ready..compute_end),
@@ -487,9 +540,17 @@ def main(argv):
         print(f"wrote {argv[1]}: {n} rows")
         return 0
     if len(argv) == 2 and argv[0] == "check":
-        bad, times = check(argv[1])
+        try:
+            bad, times = check(argv[1])
+        except (ValueError, OSError) as e:
+            print(e)
+            print("1 problem(s)")
+            return 1
         for b in bad:
             print(b)
+        if bad:
+            print(f"{len(bad)} problem(s)")
+            return 1
         print("epoch times (s): " + ", ".join(f"{t:.3f}" for t in times))
         m = summary(argv[1])
         print("means without batch 0 (ms): " + ", ".join(f"{k} {v:.1f}" for k, v in m.items()))

@@ -113,7 +113,18 @@ typedef struct stall_config {
     /* [run] */
     int64_t batches, epochs, seed;
 
-    /* Which keys were set explicitly (file or --set), by table index. */
+    /* [trace], the measured run's loader when the trace does not record it */
+    int64_t trace_workers;  /* -1: infer from the fetch starts */
+    int64_t trace_prefetch; /* 0: PyTorch's default 2 */
+
+    /* [report] per_rank: 0 auto (up to STALL_PER_RANK_AUTO ranks), 1 true, 2 false */
+    int per_rank;
+
+    /* [run] replications: runs with seeds seed .. seed + N - 1 */
+    int64_t replications;
+
+    /* Which keys were set explicitly, by table index: 0 no, 1 in the INI
+     * file (at given_line), 2 with --set. */
     unsigned char given[96];
 
     /* [sweep] and [plan] lines (and --sweep), kept as text in the order
@@ -128,6 +139,7 @@ typedef struct stall_config {
         char value[256];   /* as written */
         bool command_line; /* from --sweep: paths relative to the current folder */
     } extra[STALL_EXTRA_MAX];
+    int given_line[96];
 } stall_config;
 
 /* Fills cfg with the defaults. */
@@ -155,6 +167,24 @@ int stall_config_check(const stall_config *cfg, stall_err *err);
  * value too long). */
 int stall_config_extra_add(stall_config *cfg, const char *section, const char *key,
                            const char *value, bool command_line, const char *where, stall_err *err);
+
+/* Where section.key was set, for messages: "--set section.key",
+ * "file:line: [section] key", or "file: [section] key" when not given. */
+void stall_config_origin(const stall_config *cfg, const char *section, const char *key, char *buf,
+                         size_t n);
+
+/* True when section.key has an effect in cfg's mode and trace format
+ * (stall_config_check refuses a key given where it has none). */
+bool stall_config_applies(const stall_config *cfg, const char *section, const char *key);
+
+/* Lists the keys given explicitly in any of `sections` (NULL-terminated)
+ * as "[section] key, ..." into buf (truncated to n); returns their count. */
+size_t stall_config_list_given(const stall_config *cfg, const char *const *sections, char *buf,
+                               size_t n);
+
+/* stall_config_list_given, then puts those keys back to their defaults
+ * and not given (for jobs that leave them out, such as validate). */
+size_t stall_config_drop(stall_config *cfg, const char *const *sections, char *buf, size_t n);
 
 /* True when section.key was set explicitly. */
 bool stall_config_given(const stall_config *cfg, const char *section, const char *key);

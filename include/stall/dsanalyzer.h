@@ -62,6 +62,15 @@ int stall_ds_load(const char *fetch_csv, const char *start_csv, const char *perf
 /* Frees a trace and everything it owns. NULL-safe. */
 void stall_ds_free(stall_ds_trace *t);
 
+/* What the perf file says of batch k on GPU g, in ns (the derivations that
+ * replay and the model share, docs/model.md 4.2):
+ *   request: when the loop asked for the batch, Time - training stall;
+ *   compute: C = iteration time - max over GPUs of the training stall of
+ *            row k, clamped at 0 (the row maximum, never the GPU's own
+ *            stall, so that the barrier is not counted twice). */
+stall_time stall_ds_request(const stall_ds_trace *t, size_t k, int g);
+stall_time stall_ds_compute(const stall_ds_trace *t, size_t k, int g);
+
 #ifdef __cplusplus
 }
 #endif

@@ -9,6 +9,7 @@
 #ifndef STALL_JOB_H
 #define STALL_JOB_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "stall/base.h"
@@ -38,6 +39,34 @@ typedef struct stall_run_opts {
 
 /* The result folder of a run: opts->outdir, or results/<name>. Caller frees. */
 char *stall_job_outdir(const stall_config *cfg, const stall_run_opts *opts);
+
+/* Result folders never mix runs. A job writes into a fresh work folder
+ * beside its target, "<final>.tmp.<pid>", registered for removal on
+ * SIGINT/SIGTERM (stall/cleanup.h), and stall_job_commit swaps it into
+ * place: an existing result folder at `final` is replaced whole. A target
+ * that exists and is neither empty nor a stallsim result folder (one with
+ * effective.ini) is refused, so that -o never deletes other files.
+ *
+ * stall_job_begin checks the target, creates its parent folders and the
+ * work folder, and sets *work (caller frees). Returns 0 or STALL_EIO. */
+int stall_job_begin(const char *final, char **work, stall_err *err);
+
+/* Renames work to final, replacing an old result folder there. On failure
+ * the old folder is kept and work removed. Returns 0 or STALL_EIO. */
+int stall_job_commit(const char *final, const char *work, stall_err *err);
+
+/* Removes the work folder of a job that failed (NULL-safe). */
+void stall_job_abort(const char *work);
+
+/* Checks that the trace files of cfg's format can be read; a missing one
+ * is STALL_EIO naming the INI file, line and key that point at it (or
+ * --set). */
+int stall_job_inputs(const stall_config *cfg, stall_err *err);
+
+/* Whether a run of `ranks` ranks writes ranks.csv: [report] per_rank =
+ * true, or auto and at most STALL_PER_RANK_AUTO ranks. */
+#define STALL_PER_RANK_AUTO 64
+bool stall_job_per_rank(const stall_config *cfg, int ranks);
 
 /* Writes <outdir>/effective.ini: the version, the SHA-256 of every input
  * file and the complete effective configuration (stall_config_write), paths

@@ -12,6 +12,7 @@
 #define STALL_MEASURED_H
 
 #include "stall/base.h"
+#include "stall/dsanalyzer.h"
 #include "stall/tidy.h"
 
 #ifdef __cplusplus
@@ -31,12 +32,45 @@ typedef struct stall_measured {
     double *epoch_s;       /* [e] measured epoch time */
     double *stall_s;       /* [e] mean over batches of max_r stall */
     double mean_fetch_s;   /* over everything */
+    int workers_from;      /* stall_workers_from: where `workers` came from */
+    int ranks_per_node;    /* the measured layout; = ranks when the trace does not say */
+    double batch_mb;       /* mean of the trace's bytes column / 1e6; 0 without one */
 } stall_measured;
+
+/* Where a measured run's worker count came from. */
+typedef enum stall_workers_from {
+    STALL_WORKERS_TRACE = 0, /* the trace's workers column */
+    STALL_WORKERS_GIVEN,     /* the INI's [trace] workers */
+    STALL_WORKERS_INFERRED   /* stall_measured_infer_workers */
+} stall_workers_from;
 
 /* Decomposes a tidy trace. Returns 0 or STALL_EPARSE when it cannot be
  * (e.g. a trace whose worker column contradicts its workers column). */
 int stall_measured_from_tidy(const stall_tidy_trace *t, stall_measured *m, stall_err *err);
 void stall_measured_free(stall_measured *m);
+
+/* Decomposes the selected epoch of a dsanalyzer trace (one epoch, G ranks,
+ * N batches) as a tidy trace with: fetch_start = S, fetch_end = S + F,
+ * ready = the perf row's Time (when the loop got the batch), request =
+ * ready - training stall, iter_end = request + iteration time, and
+ * compute_end = ready + C with C = stall_ds_compute (replay's rule:
+ * iteration time - max over ranks of the stall; the barrier is not counted
+ * twice). The exposed tail A(k) is then what remains up to the next request.
+ * workers: the measured workers per GPU, or -1 to infer them
+ * (stall_measured_infer_workers); prefetch: the measured prefetch factor,
+ * or 0 for PyTorch's default 2. Returns 0 or STALL_EPARSE. */
+int stall_measured_from_dsanalyzer(const stall_ds_trace *t, int workers, int prefetch,
+                                   stall_measured *m, stall_err *err);
+
+/* Infers the DataLoader workers per rank from epoch 0's fetch starts: a
+ * worker starts its next batch only after finishing the previous one, so
+ * rank r's first W batches start before any of its batches has finished,
+ * and batch W is the first to start at or after an earlier batch's end.
+ * W_r is that index (N when every batch starts before any ends; at least
+ * 1: 0 workers, loading in the main process, looks like 1). Returns the W
+ * most ranks agree on (ties: the smaller) and sets *agree (may be NULL) to
+ * the number of ranks with that W. */
+int stall_measured_infer_workers(const stall_tidy_trace *t, int *agree);
 
 /* Mean of the measured epoch times. */
 double stall_measured_mean_epoch(const stall_measured *m);

@@ -124,6 +124,11 @@ typedef struct stall_model_params {
                                 Default 0. */
     double batch_mb;          /* >= 0 MB read per fetch when storage_mb_s > 0; the
                                  read comes on top of D'. Default 0. */
+    bool read_in_fetch;       /* true: D' already contains one read at the full
+                                 bandwidth (a measured fetch did its read): the
+                                 read alone comes out of the waiting part (not
+                                 below 0), so only the time lost to sharing is
+                                 added. Default false. */
 } stall_model_params;
 
 /* Fills *p with the defaults documented above. */

@@ -11,6 +11,7 @@
 #ifndef STALL_REPORT_H
 #define STALL_REPORT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "stall/base.h"
@@ -61,6 +62,11 @@ typedef struct stall_report stall_report;
 stall_report *stall_report_create(int ranks, int64_t warmup, double threshold, int64_t samples);
 void stall_report_destroy(stall_report *r);
 
+/* Keep every rank's stall of every row, for stall_report_write_ranks
+ * (memory: rows x ranks x 8 bytes). Call before the first row. Default:
+ * not kept. */
+void stall_report_keep_ranks(stall_report *r, bool keep);
+
 /* Appends one row (stall[] is copied). */
 void stall_report_add(stall_report *r, const stall_iter_row *row);
 /* Records the next epoch's start and end (absolute ns); call once per
@@ -72,9 +78,15 @@ void stall_report_summarize(const stall_report *r, stall_summary *out);
 
 /* Writes iterations.csv atomically: one row per iteration with columns
  * epoch,batch,iter_end_s,iteration_s,stall_s,delay_s,wait_max_s,wait_mean_s,
- * compute_s,fetch_spread_s,start_spread_s,stall_r0..stall_r{G-1}; iter_end_s
- * is relative to the first epoch's start. */
+ * compute_s,fetch_spread_s,start_spread_s (aggregates over ranks: its width
+ * does not grow with the rank count); iter_end_s is relative to the first
+ * epoch's start. */
 int stall_report_write_iterations(const stall_report *r, const char *path, stall_err *err);
+
+/* Writes the per-rank detail atomically as a long table: one row per
+ * (iteration, rank), columns epoch,batch,rank,stall_s. Needs
+ * stall_report_keep_ranks(r, true) (else STALL_EINTERNAL). */
+int stall_report_write_ranks(const stall_report *r, const char *path, stall_err *err);
 
 /* Number of rows, and the i-th row's training stall and delay (ns). */
 size_t stall_report_rows(const stall_report *r);

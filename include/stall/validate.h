@@ -14,7 +14,17 @@
 extern "C" {
 #endif
 
-/* Simulates the measured configuration of cfg's tidy trace and writes
+/* The keys validate leaves out: the what-if and replay sections (it
+ * simulates the measured configuration, as mode = model would without
+ * what-ifs). NULL-terminated. */
+extern const char *const stall_validate_ignored[];
+
+/* stall_config_check for validate: cfg's what-if and replay keys (listed by
+ * stall_validate, which leaves them out) are dropped, and the rest is
+ * checked as mode = model; [trace] workers and prefetch_factor apply. */
+int stall_validate_check(const stall_config *cfg, stall_err *err);
+
+/* Simulates the measured configuration of cfg's trace (tidy or dsanalyzer) and writes
  * validate.csv (epoch,measured_s,simulated_s,error_pct, then the same for the
  * mean stall) into the result folder; prints the table to opts->term. */
 int stall_validate(const stall_config *cfg, const stall_run_opts *opts, stall_err *err);

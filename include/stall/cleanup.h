@@ -1,0 +1,43 @@
+/*
+ * stall/cleanup.h - temporary files and folders that must not outlive an
+ * interrupted run.
+ *
+ * Result folders are built as a temporary folder beside the target and
+ * renamed into place (jobs/job.c), and every file inside is written to a
+ * temporary name first (stall_write_atomic). While such a path exists it is
+ * registered here; stall_cleanup_on_signals() installs SIGINT, SIGTERM and
+ * SIGHUP handlers that remove every registered path (a folder with
+ * everything in it), restore the default action and raise the signal again,
+ * so the process still dies of it. The handler uses only async-signal-safe
+ * calls (openat, getdents64, unlinkat, close) on fixed buffers.
+ *
+ * Limits: STALL_CLEANUP_SLOTS paths at once (a path registered beyond that
+ * is still removed on the normal paths, only not on a signal) of at most
+ * STALL_CLEANUP_PATH - 1 bytes; folders up to 16 levels deep.
+ */
+#ifndef STALL_CLEANUP_H
+#define STALL_CLEANUP_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define STALL_CLEANUP_SLOTS 64
+#define STALL_CLEANUP_PATH 4096
+
+/* Registers / unregisters a temporary path (thread-safe). */
+void stall_cleanup_add(const char *path);
+void stall_cleanup_forget(const char *path);
+
+/* Installs the signal handlers (once; later calls do nothing). */
+void stall_cleanup_on_signals(void);
+
+/* Removes path: a file, or a folder and everything in it (links are
+ * removed, not followed). Async-signal-safe. Returns 0, or -1 when
+ * something could not be removed (a missing path is not an error). */
+int stall_remove_tree(const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,132 @@
+/*
+ * cleanup.c - removing registered temporary paths, also from a signal
+ * handler (stall/cleanup.h).
+ *
+ * The registry is a fixed array of path buffers, each with a flag that is
+ * set only once its buffer holds a complete path and cleared before the
+ * buffer is reused, so the handler, which may interrupt add or forget, sees
+ * either a whole path or none. Threads register under a mutex; the handler
+ * takes no lock. Folder removal reads entries with getdents64 and removes
+ * them with unlinkat, rereading from the start until a pass finds nothing
+ * left (removing while reading may skip entries).
+ */
+#define _GNU_SOURCE /* syscall, getdents64 */
+#include "stall/cleanup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static char cleanup_paths[STALL_CLEANUP_SLOTS][STALL_CLEANUP_PATH];
+static volatile sig_atomic_t cleanup_used[STALL_CLEANUP_SLOTS];
+static pthread_mutex_t cleanup_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void stall_cleanup_add(const char *path)
+{
+    size_t n = strlen(path);
+    if (n >= STALL_CLEANUP_PATH)
+        return;
+    pthread_mutex_lock(&cleanup_lock);
+    for (int i = 0; i < STALL_CLEANUP_SLOTS; i++)
+        if (!cleanup_used[i]) {
+            memcpy(cleanup_paths[i], path, n + 1);
+            cleanup_used[i] = 1;
+            break;
+        }
+    pthread_mutex_unlock(&cleanup_lock);
+}
+
+void stall_cleanup_forget(const char *path)
+{
+    pthread_mutex_lock(&cleanup_lock);
+    for (int i = 0; i < STALL_CLEANUP_SLOTS; i++)
+        if (cleanup_used[i] && strcmp(cleanup_paths[i], path) == 0) {
+            cleanup_used[i] = 0;
+            break;
+        }
+    pthread_mutex_unlock(&cleanup_lock);
+}
+
+struct cleanup_dirent64 {
+    uint64_t d_ino;
+    int64_t d_off;
+    unsigned short d_reclen;
+    unsigned char d_type;
+    char d_name[];
+};
+
+static int cleanup_dot(const char *s)
+{
+    return s[0] == '.' && (s[1] == '\0' || (s[1] == '.' && s[2] == '\0'));
+}
+
+static int cleanup_rm_at(int dirfd, const char *name, int depth)
+{
+    if (unlinkat(dirfd, name, 0) == 0 || errno == ENOENT)
+        return 0;
+    if (depth > 16)
+        return -1;
+    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    char buf[4096] __attribute__((aligned(8)));
+    for (;;) {
+        int found = 0;
+        if (lseek(fd, 0, SEEK_SET) != 0)
+            break;
+        long n;
+        while ((n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0)
+            for (long off = 0; off < n;) {
+                struct cleanup_dirent64 *d = (struct cleanup_dirent64 *)(void *)(buf + off);
+                off += d->d_reclen;
+                if (cleanup_dot(d->d_name))
+                    continue;
+                if (cleanup_rm_at(fd, d->d_name, depth + 1) == 0)
+                    found = 1;
+            }
+        if (!found)
+            break;
+    }
+    close(fd);
+    return unlinkat(dirfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+int stall_remove_tree(const char *path)
+{
+    int saved = errno;
+    int rc = cleanup_rm_at(AT_FDCWD, path, 0);
+    errno = saved;
+    return rc;
+}
+
+static void cleanup_on_signal(int sig)
+{
+    for (int i = 0; i < STALL_CLEANUP_SLOTS; i++)
+        if (cleanup_used[i])
+            stall_remove_tree(cleanup_paths[i]);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void stall_cleanup_on_signals(void)
+{
+    static int installed;
+    if (installed)
+        return;
+    installed = 1;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = cleanup_on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT);
+    sigaddset(&sa.sa_mask, SIGTERM);
+    sigaddset(&sa.sa_mask, SIGHUP);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}

@@ -1,0 +1,158 @@
+/*
+ * measured: a measured run decomposed into the closed-loop model's inputs,
+ * for the notebook's dsanalyzer traces. The oracles are independent of the
+ * code under test: the worker counts the tidy traces record in their own
+ * column, the golden trace's file name (12 workers over 4 GPUs), and the
+ * perf file's numbers recomputed here from the raw arrays.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stall/config.h"
+#include "stall/dsanalyzer.h"
+#include "stall/measured.h"
+#include "stall/tidy.h"
+#include "stall/job.h"
+#include "stall/validate.h"
+
+#include "tmpdir.h"
+
+static char mdir[] = "/tmp/stall_measured_XXXXXX";
+static void ms_setup(void)
+{
+    tmpdir_make(mdir);
+}
+static void ms_teardown(void)
+{
+    tmpdir_remove(mdir);
+}
+TestSuite(measured, .init = ms_setup, .fini = ms_teardown, .timeout = 120);
+
+#define GOLDEN STALL_SOURCE_DIR "/tests/golden/seed-case1/input/"
+#define STEM "fsNprepNloadNtrain_Imagenet_default_resnet50_epoch1_b2048_worker12_thread0"
+
+static stall_ds_trace *load_golden(void)
+{
+    stall_ds_trace *d = NULL;
+    stall_err err = {0};
+    int rc =
+        stall_ds_load(GOLDEN STEM "_simp_fetchdifftime.csv",
+                      GOLDEN STEM "_simp_fetchstartdifftime.csv", GOLDEN STEM ".csv", 1, &d, &err);
+    cr_assert_eq(rc, 0, "%s", err.msg);
+    return d;
+}
+
+Test(measured, infer_workers_matches_the_tidy_traces_own_column)
+{
+    const char *traces[] = {"w1", "w2", "w4", "ddp2_w2", "ddp2_w2_ddphook"};
+    for (size_t i = 0; i < sizeof traces / sizeof *traces; i++) {
+        char path[512];
+        snprintf(path, sizeof path, STALL_SOURCE_DIR "/traces/%s/trace.csv", traces[i]);
+        stall_tidy_trace *t = NULL;
+        stall_err err = {0};
+        cr_assert_eq(stall_tidy_load(path, &t, &err), 0, "%s", err.msg);
+        cr_assert_gt(t->workers, 0, "%s records no workers", path);
+        int agree = 0;
+        int w = stall_measured_infer_workers(t, &agree);
+        cr_expect_eq(w, t->workers, "%s: inferred %d workers, the trace says %d", path, w,
+                     t->workers);
+        cr_expect_eq(agree, t->ranks, "%s: %d of %d ranks agree", path, agree, t->ranks);
+        stall_tidy_free(t);
+    }
+}
+
+Test(measured, golden_trace_infers_the_3_workers_per_gpu_of_its_name)
+{
+    stall_ds_trace *d = load_golden();
+    stall_measured m;
+    stall_err err = {0};
+    cr_assert_eq(stall_measured_from_dsanalyzer(d, -1, 0, &m, &err), 0, "%s", err.msg);
+    cr_expect_eq(m.workers, 12 / 4, "workers %d", m.workers);
+    cr_expect_eq(m.workers_from, STALL_WORKERS_INFERRED);
+    cr_expect_eq(m.prefetch, 2, "PyTorch's default prefetch factor, got %d", m.prefetch);
+    cr_expect_eq(m.ranks, 4);
+    cr_expect_eq(m.epochs, 1);
+    cr_expect_eq(m.batches, 850);
+    stall_measured_free(&m);
+    cr_assert_eq(stall_measured_from_dsanalyzer(d, 5, 4, &m, &err), 0, "%s", err.msg);
+    cr_expect_eq(m.workers, 5);
+    cr_expect_eq(m.prefetch, 4);
+    cr_expect_eq(m.workers_from, STALL_WORKERS_GIVEN);
+    stall_measured_free(&m);
+    stall_ds_free(d);
+}
+
+Test(measured, golden_decomposition_matches_the_perf_file)
+{
+    stall_ds_trace *d = load_golden();
+    stall_measured m;
+    stall_err err = {0};
+    cr_assert_eq(stall_measured_from_dsanalyzer(d, -1, 0, &m, &err), 0, "%s", err.msg);
+    int g = d->gpus;
+    size_t n = d->rows;
+    /* Measured epoch: the last iteration's end (request + iteration time)
+     * minus the first request, over all GPUs, recomputed from the raw
+     * columns. */
+    double q0 = INFINITY, end = -INFINITY, stall_sum = 0;
+    for (int r = 0; r < g; r++) {
+        double q = d->time_ns[r] / 1e9 - d->stall_s[r];
+        q0 = q < q0 ? q : q0;
+        size_t i = (n - 1) * (size_t)g + (size_t)r;
+        double e = d->time_ns[i] / 1e9 - d->stall_s[i] + d->iter_s[i];
+        end = e > end ? e : end;
+    }
+    for (size_t k = 0; k < n; k++) {
+        double mx = 0;
+        for (int r = 0; r < g; r++)
+            mx = fmax(mx, d->stall_s[k * (size_t)g + (size_t)r]);
+        stall_sum += mx;
+        for (int r = 0; r < g; r++) {
+            double c = fmax(0, d->iter_s[k * (size_t)g + (size_t)r] - mx);
+            double got = m.compute[(size_t)r * n + k] / 1e9;
+            cr_assert(fabs(got - c) < 2e-9, "C(%d,%zu) = %.9f, perf file gives %.9f", r, k, got, c);
+            /* The fetch is the measured one plus the worker turnaround. */
+            double f = m.fetch[(size_t)r * n + k] / 1e9 - m.turnaround / 1e9;
+            cr_assert(fabs(f - d->fetch_s[k * (size_t)g + (size_t)r]) < 2e-9,
+                      "D(%d,%zu) = %.9f vs %.9f", r, k, f, d->fetch_s[k * (size_t)g + (size_t)r]);
+        }
+    }
+    cr_expect(fabs(m.epoch_s[0] - (end - q0)) < 1e-5, "epoch %.6f vs %.6f", m.epoch_s[0], end - q0);
+    cr_expect(fabs(m.stall_s[0] - stall_sum / n) < 1e-6, "stall %.6f vs %.6f", m.stall_s[0],
+              stall_sum / n);
+    /* The turnaround between a worker's batches is visible in the starts:
+     * positive and well below a fetch. */
+    cr_expect(m.turnaround > 0 && m.turnaround < m.mean_fetch_s * 1e9 / 10, "turnaround %lld",
+              (long long)m.turnaround);
+    stall_measured_free(&m);
+    stall_ds_free(d);
+}
+
+Test(measured, validate_reproduces_the_shipped_example_within_one_percent)
+{
+    stall_config cfg;
+    stall_err err = {0};
+    stall_config_defaults(&cfg);
+    cr_assert_eq(stall_config_load(&cfg, STALL_SOURCE_DIR "/configs/example.ini", &err), 0, "%s",
+                 err.msg);
+    cr_assert_eq(stall_config_check(&cfg, &err), 0, "%s", err.msg);
+    char out[600];
+    snprintf(out, sizeof out, "%s/v", mdir);
+    stall_run_opts o = {.outdir = out, .jobs = 1};
+    cr_assert_eq(stall_validate(&cfg, &o, &err), 0, "%s", err.msg);
+    char path[700];
+    snprintf(path, sizeof path, "%s/validate.csv", out);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    char line[512];
+    cr_assert_not_null(fgets(line, sizeof line, f));
+    cr_assert_not_null(fgets(line, sizeof line, f));
+    fclose(f);
+    int e;
+    double meas, sim, pct;
+    cr_assert_eq(sscanf(line, "%d,%lf,%lf,%lf", &e, &meas, &sim, &pct), 4, "%s", line);
+    cr_expect(fabs(sim - meas) / meas < 0.01, "measured %.3f simulated %.3f", meas, sim);
+    cr_expect(meas > 2000 && meas < 3000, "the 850-batch epoch takes about 2450 s: %.3f", meas);
+}
