@@ -1023,7 +1023,7 @@ static int plot_plan(plot_ctx *c, stall_err *err)
     fprintf(c->gp,
             "threshold = %.9g\n"
             "set multiplot layout 1,2 title \"Weak scaling\"\n"
-            "set logscale x 2\nset xlabel \"GPUs\"\nset key top left\n",
+            "set logscale x 2\nset xlabel \"GPUs\"\nset key bottom right\n",
             100 * thr);
     if (!isnan(chosen))
         fprintf(c->gp,
