@@ -21,6 +21,8 @@
 #include "stall/sweep.h"
 #include "stall/plan.h"
 #include <unistd.h>
+#include "stall/plot.h"
+#include "stall/htmlreport.h"
 
 static void cli_usage(FILE *f)
 {
@@ -35,6 +37,8 @@ static void cli_usage(FILE *f)
         "                                             [--workers N]\n"
         "       stallsim sweep CONFIG.ini [-o DIR] [-j N] [--sweep section.key=LIST]... [-q]\n"
         "       stallsim plan CONFIG.ini [-o DIR] [--set section.key=value]... [-q]\n"
+        "       stallsim plot RESULT_DIR\n"
+        "       stallsim report RESULT_DIR\n"
         "       stallsim --help | --version\n"
         "\n"
         "Simulates the data pipeline of a DDP training run from a measured trace:\n"
@@ -48,6 +52,10 @@ static void cli_usage(FILE *f)
         "             slowest batches, the straggler and a verdict (analyze.csv, per_rank.csv,\n"
         "             per_worker.csv, windows.csv, slowest.csv)\n"
         "  timeline   a measured run as Chrome Trace Event JSON for ui.perfetto.dev\n"
+        "  plot       the figures that fit a result folder (gnuplot: plots/*.png, *.svg,\n"
+        "             with their data and scripts, written even without gnuplot)\n"
+        "  report     one self-contained report.html of a result folder (tables,\n"
+        "             verdict, figures inline)\n"
         "\n"
         "options:\n"
         "  -o DIR          result folder (default results/<scenario name>/)\n"
@@ -60,6 +68,7 @@ static void cli_usage(FILE *f)
         "  --window S:E    timeline: only events overlapping S..E seconds from the start\n"
         "  --ranks R|LO-HI timeline: only these ranks\n"
         "  --workers N     dsanalyzer traces: assign batches to N workers round robin\n"
+        "  --plots         (run, validate) then draw the figures (stallsim plot)\n"
         "\n"
         "exit status: 0 ok, 2 bad input or configuration, 1 internal error\n"
         "\n"
@@ -109,7 +118,7 @@ static int cli_run(int argc, char **argv, bool validate)
 {
     const char *ini = NULL, *outdir = NULL;
     int jobs = 1, quiet = 0;
-    bool analyze = false;
+    bool analyze = false, plots = false;
     const char *timeline = NULL;
     stall_tl_opts tl = {.rank_hi = -1};
     /* Overrides are applied after the file, in the order given. */
@@ -146,6 +155,8 @@ static int cli_run(int argc, char **argv, bool validate)
             quiet = 1;
         } else if (strcmp(a, "--analyze") == 0) {
             analyze = true;
+        } else if (strcmp(a, "--plots") == 0) {
+            plots = true;
         } else if (strcmp(a, "--timeline") == 0) {
             if (++i >= argc) {
                 rc = cli_bad_usage("--timeline needs FILE.json");
@@ -195,6 +206,12 @@ static int cli_run(int argc, char **argv, bool validate)
                 rc = stall_run_observed(cfg, &o, analyze, validate, timeline, &tl, &err);
             else
                 rc = validate ? stall_validate(cfg, &o, &err) : stall_scenario_run(cfg, &o, &err);
+            if (rc == 0 && plots) {
+                char *dir = stall_job_outdir(cfg, &o);
+                stall_plot_opts po = {.term = o.term};
+                rc = stall_plot(dir, &po, NULL, &err);
+                free(dir);
+            }
         }
         free(cfg);
         rc = rc ? cli_fail(&err) : 0;
@@ -412,6 +429,18 @@ static int cli_sweep_plan(int argc, char **argv, bool plan)
     return rc;
 }
 
+/* plot and report: one result folder. */
+static int cli_result_cmd(int argc, char **argv, bool report)
+{
+    if (argc != 1 || argv[0][0] == '-')
+        return cli_bad_usage(argc == 1 ? "unknown option (plot and report take RESULT_DIR only)"
+                                       : "needs one RESULT_DIR");
+    stall_err err = {0};
+    int rc = report ? stall_html_report(argv[0], stdout, &err)
+                    : stall_plot(argv[0], &(stall_plot_opts){.term = stdout}, NULL, &err);
+    return rc ? cli_fail(&err) : 0;
+}
+
 int main(int argc, char **argv)
 {
     /* Ctrl-C or SIGTERM leaves no temporary files or folders behind. */
@@ -443,6 +472,10 @@ int main(int argc, char **argv)
         return cli_sweep_plan(argc - 2, argv + 2, false);
     if (strcmp(cmd, "plan") == 0)
         return cli_sweep_plan(argc - 2, argv + 2, true);
+    if (strcmp(cmd, "plot") == 0)
+        return cli_result_cmd(argc - 2, argv + 2, false);
+    if (strcmp(cmd, "report") == 0)
+        return cli_result_cmd(argc - 2, argv + 2, true);
     fprintf(stderr, "stallsim: unknown command '%s' (try stallsim --help)\n", cmd);
     return 2;
 }
