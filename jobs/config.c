@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "stall/io.h"
 #include "stall/limits.h"
@@ -736,6 +737,13 @@ static void cfg_write_value(const stall_config *cfg, const cfg_key *k, const cha
          * the loader reads it back. */
         if (base_dir && *(const char *)src) {
             char *rel = stall_path_relative(base_dir, src);
+            char cwd[STALL_PATH_MAX];
+            /* A relative path that does not exist (yet) stays as given;
+             * made absolute, it still names the same file from base_dir. */
+            if (rel[0] != '/' && strcmp(rel, src) == 0 && getcwd(cwd, sizeof cwd)) {
+                fputs(cwd, f);
+                fputc('/', f);
+            }
             fputs(rel, f);
             free(rel);
         } else {
