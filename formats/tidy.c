@@ -431,6 +431,11 @@ static void tidy_cb_field(void *s, size_t len, void *data)
         tidy_fail(t, t->nfield, "more than %s columns%s", "64", "");
         return;
     }
+    if (memchr(s, '\0', len)) {
+        t->line = t->rec_line;
+        tidy_fail(t, t->nfield, "NUL byte in the field%s", "");
+        return;
+    }
     char *f = stall_xmalloc(len + 1);
     memcpy(f, s, len);
     f[len] = '\0';
