@@ -14,33 +14,38 @@
 #include "stall/config.h"
 #include "stall/scenario.h"
 #include "stall/calibrate.h"
+#include "stall/limits.h"
 #include "stall/validate.h"
 
 static void cli_usage(FILE *f)
 {
     fprintf(
-        f, "usage: stallsim run CONFIG.ini [-o DIR] [--set section.key=value]... [-j N] [-q]\n"
-           "       stallsim validate CONFIG.ini [-o DIR] [--set section.key=value]...\n"
-           "       stallsim calibrate [--cores N] [--gpus-per-node N] TRACE.csv TRACE.csv...\n"
-           "       stallsim --help | --version\n"
-           "\n"
-           "Simulates the data pipeline of a DDP training run from a measured trace:\n"
-           "  run        mode = replay | seed: every alignment combination of a measured trace;\n"
-           "             mode = model: the closed-loop what-if (workers, GPUs, cores, storage...)\n"
-           "  validate   simulate a tidy trace's measured configuration; simulated vs measured\n"
-           "             epoch time and stall per epoch (validate.csv)\n"
-           "  calibrate  from traces of one job with different worker counts, estimate the CPU\n"
-           "             share of a fetch (and the effective cores) and print the INI lines\n"
-           "\n"
-           "options:\n"
-           "  -o DIR          result folder (default results/<scenario name>/)\n"
-           "  --set S.K=V     override an INI key, e.g. --set align.fetch=min\n"
-           "  -j N            run combinations in N threads (output identical to -j 1)\n"
-           "  -q              no terminal summary\n"
-           "\n"
-           "exit status: 0 ok, 2 bad input or configuration, 1 internal error\n"
-           "\n"
-           "INI keys (section, key, default, meaning):\n");
+        f,
+        "usage: stallsim run CONFIG.ini [-o DIR] [--set section.key=value]... [-j N] [-q]\n"
+        "       stallsim validate CONFIG.ini [-o DIR] [--set section.key=value]...\n"
+        "       stallsim calibrate [--cores N] [--gpus-per-node N] TRACE.csv TRACE.csv...\n"
+        "       stallsim --help | --version\n"
+        "\n"
+        "Simulates the data pipeline of a DDP training run from a measured trace:\n"
+        "  run        mode = replay | seed: every alignment combination of a measured trace;\n"
+        "             mode = model: the closed-loop what-if (workers, GPUs, cores, storage...)\n"
+        "  validate   simulate a tidy trace's measured configuration; simulated vs measured\n"
+        "             epoch time and stall per epoch (validate.csv)\n"
+        "  calibrate  from traces of one job with different worker counts, estimate the CPU\n"
+        "             share of a fetch (and the effective cores) and print the INI lines\n"
+        "\n"
+        "options:\n"
+        "  -o DIR          result folder (default results/<scenario name>/)\n"
+        "  --set S.K=V     override an INI key, e.g. --set align.fetch=min\n"
+        "  -j N            run combinations in N threads (output identical to -j 1)\n"
+        "  -q              no terminal summary\n"
+        "\n"
+        "exit status: 0 ok, 2 bad input or configuration, 1 internal error\n"
+        "\n"
+        "%s\n"
+        "\n"
+        "INI keys (section, key, default, meaning):\n",
+        STALL_LIMITS_TEXT);
     stall_config_help(f);
 }
 

@@ -12,8 +12,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc = stall_tidy_load(p, &t, &err);
     if (rc != 0) {
         if (t || rc != STALL_EPARSE || strchr(err.msg, '\n') || strncmp(err.msg, p, strlen(p)) ||
-            err.msg[strlen(p)] != ':')
+            err.msg[strlen(p)] != ':') {
+            fprintf(stderr, "oracle: rc %d: %s\n", rc, err.msg);
             abort();
+        }
         return 0;
     }
     stall_measured m;

@@ -315,3 +315,14 @@ Test(config, effective_ini_round_trips_for_every_shipped_config)
         cr_assert_eq(stall_config_roundtrip(&cfg, cfg_dir, &err), 0, "%s: %s", files[i], err.msg);
     }
 }
+
+/* Fuzz finding (fuzz_set): a relative path that does not exist was written
+ * to effective.ini as given and read back relative to the result folder. */
+Test(config, a_missing_relative_path_round_trips)
+{
+    stall_config cfg;
+    stall_config_defaults(&cfg);
+    stall_err err = {0};
+    cr_assert_eq(stall_config_set(&cfg, "trace.path=no-such-dir/a.csv", &err), 0, "%s", err.msg);
+    cr_assert_eq(stall_config_roundtrip(&cfg, cfg_dir, &err), 0, "%s", err.msg);
+}

@@ -202,3 +202,17 @@ Test(tidy, errors_name_the_physical_line)
     expect_error(HDR "\r\n0,0,0,0,1,2,1,2,3\r\n\r\n0,0,0,0,1,2,1,2,3\r\n", STALL_EPARSE, ":4",
                  "out of order");
 }
+
+/* Fuzz finding (fuzz_tidy): a NUL byte cut a field short, silently. */
+Test(tidy, nul_bytes_are_refused)
+{
+    static const char text[] = HDR ",prefetch\0@\n0,0,0,0,1,2,1,2,3,2\n";
+    stall_tidy_trace *t = NULL;
+    stall_err err = {0};
+    const char *p = put("");
+    FILE *f = fopen(p, "wb");
+    fwrite(text, 1, sizeof text - 1, f);
+    fclose(f);
+    cr_assert_eq(stall_tidy_load(p, &t, &err), STALL_EPARSE);
+    cr_assert(strstr(err.msg, ":1:10: NUL byte") != NULL, "%s", err.msg);
+}
