@@ -3,6 +3,7 @@
 #   make test   install missing dependencies, build, run every test
 #   make asan   the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench  build in Release and run the benchmarks
+#   make fuzz   build the libFuzzer targets (clang) and run each FUZZ_SECONDS
 BUILD    ?= build
 ASAN     ?= build-asan
 EXAMPLE  ?= configs/example.ini
@@ -10,7 +11,7 @@ JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 PKGS     := libgsl-dev libcsv-dev libinih-dev libcriterion-dev pkg-config cmake gcc make
 PKGS     += libopenmpi-dev openmpi-bin
 
-.PHONY: all deps build run test asan bench clean
+.PHONY: all deps build run test asan bench clean fuzz
 
 all: build
 
@@ -37,5 +38,13 @@ asan: deps
 bench: build
 	@sh bench/run.sh $(BUILD)
 
+FUZZ         ?= build-fuzz
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	@sh tools/install-deps.sh clang libclang-rt-14-dev
+	cmake -S . -B $(FUZZ) -DCMAKE_C_COMPILER=clang -DSTALL_FUZZ=ON -DSTALL_TESTS=OFF
+	cmake --build $(FUZZ) -j $(JOBS)
+	sh tools/fuzz.sh $(FUZZ) $(FUZZ_SECONDS)
+
 clean:
-	rm -rf $(BUILD) $(ASAN)
+	rm -rf $(BUILD) $(ASAN) $(FUZZ)

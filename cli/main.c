@@ -15,6 +15,7 @@
 #include "stall/config.h"
 #include "stall/scenario.h"
 #include "stall/calibrate.h"
+#include "stall/limits.h"
 #include "stall/validate.h"
 #include "stall/analyze.h"
 #include "stall/tlexport.h"
@@ -86,7 +87,10 @@ static void cli_usage(FILE *f)
         "  dsanalyzer  workers per GPU inferred from the fetch starts ([trace] workers\n"
         "            overrides), prefetch factor 2 unless [trace] prefetch_factor\n"
         "\n"
-        "INI keys (section, key, default, meaning):\n");
+        "%s\n"
+        "\n"
+        "INI keys (section, key, default, meaning):\n",
+        STALL_LIMITS_TEXT);
     stall_config_help(f);
     fputs("\n"
           "sweeps and capacity planning:\n"

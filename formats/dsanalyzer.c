@@ -20,6 +20,8 @@
  */
 #include "stall/dsanalyzer.h"
 
+#include "stall/limits.h"
+
 #include <csv.h>
 #include <errno.h>
 #include <math.h>
@@ -197,6 +199,18 @@ static int dsa_read(const char *path, dsa_table *t, stall_err *err)
 
 /* ---- stage 2: header --------------------------------------------------- */
 
+typedef struct dsa_hcol {
+    const char *name;
+    size_t col;
+} dsa_hcol;
+
+static int dsa_hcol_cmp(const void *a, const void *b)
+{
+    const dsa_hcol *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->col > y->col) - (x->col < y->col);
+}
+
 /* The first column must be pandas' unnamed index column; names are unique. */
 static int dsa_check_header(const dsa_table *t, stall_err *err)
 {
@@ -205,12 +219,25 @@ static int dsa_check_header(const dsa_table *t, stall_err *err)
                              "%s:1:1: expected pandas' unnamed index column (an empty header "
                              "field) first, found '" DSA_QUOTE "'",
                              t->path, dsa_header(t, 0));
+    /* Sorted by (name, column): duplicates are neighbours, O(n log n). */
+    dsa_hcol *h = stall_xmalloc(t->ncols * sizeof *h);
+    for (size_t i = 0; i < t->ncols; i++)
+        h[i] = (dsa_hcol){dsa_header(t, i), i};
+    qsort(h, t->ncols, sizeof *h, dsa_hcol_cmp);
+    size_t first = 0, dup = 0; /* the duplicate with the smallest later column */
     for (size_t i = 1; i < t->ncols; i++)
-        for (size_t j = 0; j < i; j++)
-            if (strcmp(dsa_header(t, i), dsa_header(t, j)) == 0)
-                return stall_err_set(err, STALL_EPARSE,
-                                     "%s:1:%zu: duplicate column '" DSA_QUOTE "' (also column %zu)",
-                                     t->path, i + 1, dsa_header(t, i), j + 1);
+        if (strcmp(h[i].name, h[i - 1].name) == 0 && (dup == 0 || h[i].col < dup)) {
+            size_t j = i;
+            while (j > 0 && strcmp(h[j - 1].name, h[i].name) == 0)
+                j--;
+            dup = h[j + 1].col; /* the second occurrence */
+            first = h[j].col;
+        }
+    free(h);
+    if (dup)
+        return stall_err_set(err, STALL_EPARSE,
+                             "%s:1:%zu: duplicate column '" DSA_QUOTE "' (also column %zu)",
+                             t->path, dup + 1, dsa_header(t, dup), first + 1);
     return 0;
 }
 
@@ -329,6 +356,8 @@ static int dsa_seconds(const dsa_table *t, size_t row, size_t col, double *out, 
         return dsa_field_err(t, row, col, "not a finite number", err);
     if (v < 0)
         return dsa_field_err(t, row, col, "negative time", err);
+    if (v > STALL_LIMIT_DURATION_S)
+        return dsa_field_err(t, row, col, "more than the duration limit of 1e6 s", err);
     stall_time ns;
     if (stall_pd_s_to_ns_vec(v, &ns) != 0)
         return dsa_field_err(t, row, col, "too large for int64 nanoseconds", err);
@@ -343,6 +372,11 @@ static int dsa_timestamp(const dsa_table *t, size_t row, size_t col, stall_time 
         return dsa_field_err(t, row, col,
                              "not a timestamp YYYY-MM-DD HH:MM:SS.f (1 to 9 fractional digits, "
                              "valid date and time)",
+                             err);
+    if (*out < 0 || *out > STALL_LIMIT_CLOCK_NS)
+        return dsa_field_err(t, row, col,
+                             "outside the clock limit (1970-01-01 to 2096-10-02, Unix time 0 to "
+                             "4e9 s)",
                              err);
     return 0;
 }

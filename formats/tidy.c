@@ -10,6 +10,8 @@
  */
 #include "stall/tidy.h"
 
+#include "stall/limits.h"
+
 #include <csv.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -66,6 +68,17 @@ typedef struct tidy_reader {
     stall_time *v[TC_ALL]; /* time columns, and integers stored as int64 */
     double *bytes;
     int workers, prefetch, pin;
+    /* physical lines: the record being read starts on rec_line */
+    long phys, rec_line, last_line;
+    /* consistency */
+    bool have_t0;
+    stall_time t0;               /* the first time read: every time lies within the span of it */
+    int64_t setting[3];          /* workers, prefetch, pin_memory of the first row */
+    long setting_line;           /* line of the first row */
+    int nrank_cap;               /* per rank: */
+    stall_time *last_iter_end;   /*   iter_end of its previous row (-1: none) */
+    stall_time *cur_epoch_start; /*   epoch_start of its rows in the current epoch */
+    long *last_row_line;         /*   line of its previous row */
 } tidy_reader;
 
 static int tidy_fail(tidy_reader *t, int col, const char *fmt, ...)
@@ -124,6 +137,29 @@ int stall_parse_seconds_ns(const char *s, stall_time *ns)
     return 0;
 }
 
+/* The largest value each integer column may hold (the stated limits). */
+static int64_t tidy_int_max(int c)
+{
+    switch (c) {
+    case TC_RANK:
+        return STALL_LIMIT_RANKS - 1;
+    case TC_EPOCH:
+        return STALL_LIMIT_EPOCHS - 1;
+    case TC_BATCH:
+        return STALL_LIMIT_BATCHES - 1;
+    case TC_WORKER:
+        return STALL_LIMIT_WORKERS - 1;
+    case TC_WORKERS:
+        return STALL_LIMIT_WORKERS;
+    case TC_PREFETCH:
+        return STALL_LIMIT_PREFETCH;
+    case TC_PIN:
+        return 1;
+    default:
+        return INT64_C(1) << 40; /* samples per batch */
+    }
+}
+
 static int tidy_int(tidy_reader *t, int c, int64_t lo, int64_t *out)
 {
     const char *s = t->field[t->col[c]];
@@ -134,6 +170,9 @@ static int tidy_int(tidy_reader *t, int c, int64_t lo, int64_t *out)
         return tidy_fail(t, t->col[c], "'%s': not an integer: \"%s\"", tidy_names[c], s);
     if (x < lo)
         return tidy_fail(t, t->col[c], "'%s': negative value \"%s\"", tidy_names[c], s);
+    if (x > tidy_int_max(c))
+        return tidy_fail(t, t->col[c], "'%s': %s is more than the limit of %lld", tidy_names[c], s,
+                         (long long)tidy_int_max(c));
     *out = x;
     return 0;
 }
@@ -145,6 +184,18 @@ static int tidy_time(tidy_reader *t, int c, stall_time *out)
         return tidy_fail(t, t->col[c], "'%s': not a time in seconds: \"%s\"", tidy_names[c], s);
     if (*out < 0)
         return tidy_fail(t, t->col[c], "'%s': negative time \"%s\"", tidy_names[c], s);
+    if (*out > STALL_LIMIT_CLOCK_NS)
+        return tidy_fail(t, t->col[c], "'%s': %s s is past the clock limit of %.0f s",
+                         tidy_names[c], s, STALL_LIMIT_CLOCK_S);
+    if (!t->have_t0) {
+        t->have_t0 = true;
+        t->t0 = *out;
+    } else if (*out - t->t0 > STALL_LIMIT_SPAN_NS || t->t0 - *out > STALL_LIMIT_SPAN_NS) {
+        return tidy_fail(t, t->col[c],
+                         "'%s': %s s is more than %.0f s from the trace's first time (the span "
+                         "limit)",
+                         tidy_names[c], s, STALL_LIMIT_SPAN_S);
+    }
     return 0;
 }
 
@@ -250,8 +301,74 @@ static int tidy_place(tidy_reader *t, int64_t e, int64_t k, int64_t r)
     return 0;
 }
 
+/* What must hold between rows: one loader configuration for the whole
+ * trace; per rank, a batch requested no earlier than the previous one
+ * ended, and one epoch_start per epoch, no later than its first request. */
+static void tidy_consistent(tidy_reader *t, size_t i, int64_t e, int64_t k, int64_t r)
+{
+    static const int cols[3] = {TC_WORKERS, TC_PREFETCH, TC_PIN};
+    for (int j = 0; j < 3; j++) {
+        int c = cols[j];
+        if (t->col[c] < 0)
+            continue;
+        if (t->rows == 0)
+            t->setting[j] = t->v[c][i];
+        else if (t->v[c][i] != t->setting[j]) {
+            tidy_fail(t, t->col[c],
+                      "'%s' is %lld here but %lld on line %ld (one loader "
+                      "configuration per trace)",
+                      tidy_names[c], (long long)t->v[c][i], (long long)t->setting[j],
+                      t->setting_line);
+            return;
+        }
+    }
+    if (t->rows == 0)
+        t->setting_line = t->line;
+    if (r >= t->nrank_cap) {
+        int cap = (int)r + 1 > 2 * t->nrank_cap ? (int)r + 1 : 2 * t->nrank_cap;
+        t->last_iter_end = stall_xrealloc(t->last_iter_end, (size_t)cap * sizeof(stall_time));
+        t->cur_epoch_start = stall_xrealloc(t->cur_epoch_start, (size_t)cap * sizeof(stall_time));
+        t->last_row_line = stall_xrealloc(t->last_row_line, (size_t)cap * sizeof(long));
+        for (int q = t->nrank_cap; q < cap; q++)
+            t->last_iter_end[q] = -1;
+        t->nrank_cap = cap;
+    }
+    stall_time req = t->v[TC_REQUEST][i];
+    if (t->last_iter_end[r] >= 0 && req < t->last_iter_end[r]) {
+        tidy_fail(t, t->col[TC_REQUEST],
+                  "'request' is before the 'iter_end' of rank %lld's previous batch on line %ld "
+                  "(batches must follow each other)",
+                  (long long)r, t->last_row_line[r]);
+        return;
+    }
+    if (t->col[TC_ESTART] >= 0) {
+        stall_time es = t->v[TC_ESTART][i];
+        if (k == 0)
+            t->cur_epoch_start[r] = es;
+        if (es > req) {
+            tidy_fail(t, t->col[TC_ESTART], "'epoch_start' is after this batch's 'request'%s", "");
+            return;
+        }
+        if (es != t->cur_epoch_start[r]) {
+            tidy_fail(t, t->col[TC_ESTART],
+                      "'epoch_start' differs from batch 0 of epoch %lld on rank %lld", (long long)e,
+                      (long long)r);
+            return;
+        }
+        if (k == 0 && t->last_iter_end[r] >= 0 && es < t->last_iter_end[r]) {
+            tidy_fail(t, t->col[TC_ESTART],
+                      "'epoch_start' is before the previous epoch's last 'iter_end' (line %ld)",
+                      t->last_row_line[r]);
+            return;
+        }
+    }
+    t->last_iter_end[r] = t->v[TC_ITEREND][i];
+    t->last_row_line[r] = t->line;
+}
+
 static void tidy_row(tidy_reader *t)
 {
+    t->line = t->rec_line;
     if (t->rc)
         return;
     if (!t->header_done) {
@@ -311,6 +428,11 @@ static void tidy_row(tidy_reader *t)
     else if (t->col[TC_COMPUTE] >= 0 && (t->v[TC_COMPUTE][i] < *rd || t->v[TC_COMPUTE][i] > *ie))
         tidy_fail(t, t->col[TC_COMPUTE], "'%s' is not between '%s' and iter_end", "compute_end",
                   "ready");
+    else if (*fe > *rd)
+        tidy_fail(t, t->col[TC_FEND], "'%s' is after '%s' (a batch is ready once fetched)",
+                  "fetch_end", "ready");
+    if (t->rc == 0)
+        tidy_consistent(t, i, e, k, r);
     if (t->rc == 0)
         t->rows++;
 }
@@ -322,6 +444,11 @@ static void tidy_cb_field(void *s, size_t len, void *data)
         return;
     if (t->nfield >= TIDY_MAXF) {
         tidy_fail(t, t->nfield, "more than %s columns%s", "64", "");
+        return;
+    }
+    if (memchr(s, '\0', len)) {
+        t->line = t->rec_line;
+        tidy_fail(t, t->nfield, "NUL byte in the field%s", "");
         return;
     }
     char *f = stall_xmalloc(len + 1);
@@ -338,7 +465,7 @@ static void tidy_cb_row(int c, void *data)
     for (int i = 0; i < t->nfield; i++)
         free(t->field[i]);
     t->nfield = 0;
-    t->line++;
+    t->last_line = t->rec_line;
 }
 
 static void tidy_reader_free(tidy_reader *t)
@@ -346,6 +473,9 @@ static void tidy_reader_free(tidy_reader *t)
     for (int c = 0; c < TC_ALL; c++)
         free(t->v[c]);
     free(t->bytes);
+    free(t->last_iter_end);
+    free(t->cur_epoch_start);
+    free(t->last_row_line);
 }
 
 int stall_tidy_load(const char *path, stall_tidy_trace **out, stall_err *err)
@@ -354,15 +484,27 @@ int stall_tidy_load(const char *path, stall_tidy_trace **out, stall_err *err)
     FILE *f = fopen(path, "rb");
     if (!f)
         return stall_err_set(err, STALL_EIO, "%s: cannot open: %s", path, strerror(errno));
-    tidy_reader t = {.path = path, .line = 1, .err = err};
+    tidy_reader t = {.path = path, .line = 1, .phys = 1, .rec_line = 1, .err = err};
     struct csv_parser p;
     csv_init(&p, CSV_STRICT | CSV_EMPTY_IS_NULL * 0);
     char buf[1 << 16];
     size_t n;
-    while (t.rc == 0 && (n = fread(buf, 1, sizeof buf, f)) > 0)
-        if (csv_parse(&p, buf, n, tidy_cb_field, tidy_cb_row, &t) != n && t.rc == 0)
-            t.rc = stall_err_set(err, STALL_EPARSE, "%s:%ld: malformed CSV: %s", path, t.line,
-                                 csv_strerror(csv_error(&p)));
+    /* Fed one physical line at a time, so that a record's line is known
+     * (libcsv counts records; blank lines and quoted newlines differ). */
+    while (t.rc == 0 && (n = fread(buf, 1, sizeof buf, f)) > 0) {
+        for (size_t pos = 0; pos < n && t.rc == 0;) {
+            const char *nl = memchr(buf + pos, '\n', n - pos);
+            size_t len = nl ? (size_t)(nl - (buf + pos)) + 1 : n - pos;
+            if (p.pstate == 0) /* no record begun: the next one starts here */
+                t.rec_line = t.phys;
+            if (csv_parse(&p, buf + pos, len, tidy_cb_field, tidy_cb_row, &t) != len && t.rc == 0)
+                t.rc = stall_err_set(err, STALL_EPARSE, "%s:%ld: malformed CSV: %s", path, t.phys,
+                                     csv_strerror(csv_error(&p)));
+            pos += len;
+            if (nl)
+                t.phys++;
+        }
+    }
     if (t.rc == 0 && ferror(f))
         t.rc = stall_err_set(err, STALL_EIO, "%s: read error", path);
     if (t.rc == 0)
@@ -380,13 +522,13 @@ int stall_tidy_load(const char *path, stall_tidy_trace **out, stall_err *err)
         if (t.cur_r + 1 != ranks)
             t.rc =
                 stall_err_set(err, STALL_EPARSE, "%s:%ld: the last batch has %d rows for %d ranks",
-                              path, t.line - 1, t.cur_r + 1, ranks);
+                              path, t.last_line, t.cur_r + 1, ranks);
         t.ranks = ranks;
         int64_t batches = t.batches ? t.batches : t.cur_k + 1;
         if (t.rc == 0 && t.cur_k + 1 != batches)
             t.rc = stall_err_set(err, STALL_EPARSE,
                                  "%s:%ld: the last epoch has %lld batches, epoch 0 has %lld", path,
-                                 t.line - 1, (long long)(t.cur_k + 1), (long long)batches);
+                                 t.last_line, (long long)(t.cur_k + 1), (long long)batches);
         t.batches = batches;
     }
     if (t.rc) {

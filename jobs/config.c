@@ -16,8 +16,10 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "stall/io.h"
+#include "stall/limits.h"
 
 typedef enum cfg_type {
     CFG_STR,
@@ -45,6 +47,7 @@ typedef struct cfg_key {
             min, max, choices, help                                                                \
     }
 #define CFG_BIG 1e18
+#define CFG_DUR STALL_LIMIT_DURATION_S
 
 static const cfg_key cfg_keys[] = {
     CFG_K("scenario", "name", CFG_STR, name, "scenario", 0, 0, NULL,
@@ -77,7 +80,7 @@ static const cfg_key cfg_keys[] = {
     CFG_K("report", "warmup", CFG_INT, warmup, "11", 0, CFG_BIG, NULL,
           "leading batches of each epoch left out of the means (11 = the notebook's Index "
           "number <= 10)"),
-    CFG_K("report", "delay_threshold", CFG_DOUBLE, delay_threshold, "0.030", 0, CFG_BIG, NULL,
+    CFG_K("report", "delay_threshold", CFG_DOUBLE, delay_threshold, "0.030", 0, CFG_DUR, NULL,
           "seconds; iterations whose delay exceeds it count in effective_delay_pct"),
     CFG_K("report", "samples", CFG_INT, samples, "0", 0, CFG_BIG, NULL,
           "samples per batch per GPU for throughput (0: from the trace, or report batches)"),
@@ -86,71 +89,71 @@ static const cfg_key cfg_keys[] = {
           "ranks"),
     CFG_K("replay", "lag", CFG_ENUM, lag, "measured", 0, 0, "none|measured",
           "measured: replay each batch's measured delay between fetch end and delivery"),
-    CFG_K("replay", "stall_floor", CFG_DOUBLE, stall_floor, "0.001", 0, CFG_BIG, NULL,
+    CFG_K("replay", "stall_floor", CFG_DOUBLE, stall_floor, "0.001", 0, CFG_DUR, NULL,
           "seconds; a measured stall above it means the loop waited for that batch's data"),
-    CFG_K("loader", "workers", CFG_INT, workers, "4", 0, 65536, NULL,
+    CFG_K("loader", "workers", CFG_INT, workers, "4", 0, STALL_LIMIT_WORKERS, NULL,
           "DataLoader workers per GPU (0: loading in the training process)"),
-    CFG_K("loader", "prefetch_factor", CFG_INT, prefetch_factor, "2", 1, 65536, NULL,
+    CFG_K("loader", "prefetch_factor", CFG_INT, prefetch_factor, "2", 1, STALL_LIMIT_PREFETCH, NULL,
           "batches each worker may hold in flight"),
     CFG_K("loader", "in_order", CFG_BOOL, in_order, "true", 0, 0, NULL,
           "deliver batches in index order (PyTorch's default)"),
-    CFG_K("loader", "pin_memory_s", CFG_DOUBLE, pin_memory_s, "0", 0, CFG_BIG, NULL,
+    CFG_K("loader", "pin_memory_s", CFG_DOUBLE, pin_memory_s, "0", 0, CFG_DUR, NULL,
           "seconds the pin-memory thread spends per batch (0: pin_memory off)"),
     CFG_K("loader", "persistent_workers", CFG_BOOL, persistent_workers, "false", 0, 0, NULL,
           "keep workers alive across epochs (no start-up cost after the first)"),
-    CFG_K("loader", "startup_s", CFG_DOUBLE, startup_s, "0", 0, CFG_BIG, NULL,
+    CFG_K("loader", "startup_s", CFG_DOUBLE, startup_s, "0", 0, CFG_DUR, NULL,
           "seconds for a worker to start before its first fetch"),
-    CFG_K("loader", "handover_s", CFG_DOUBLE, handover_s, "0", 0, CFG_BIG, NULL,
+    CFG_K("loader", "handover_s", CFG_DOUBLE, handover_s, "0", 0, CFG_DUR, NULL,
           "seconds to hand a ready batch to the loop (result queue, unpickling)"),
-    CFG_K("cluster", "gpus", CFG_INT, gpus, "0", 0, 1 << 24, NULL,
+    CFG_K("cluster", "gpus", CFG_INT, gpus, "0", 0, STALL_LIMIT_RANKS, NULL,
           "GPUs (DDP ranks); 0: as many as the trace has"),
-    CFG_K("cluster", "gpus_per_node", CFG_INT, gpus_per_node, "0", 0, 1 << 24, NULL,
+    CFG_K("cluster", "gpus_per_node", CFG_INT, gpus_per_node, "0", 0, STALL_LIMIT_RANKS, NULL,
           "GPUs per node; 0: the trace's layout (its GPUs on one node), 8 without a trace"),
     CFG_K("cluster", "cores", CFG_INT, cores, "0", 0, 1 << 24, NULL,
           "host CPU cores per node shared by the fetches (0: unlimited)"),
     CFG_K("fetch", "cpu_share", CFG_DOUBLE, cpu_share, "1", 0, 1, NULL,
           "fraction of a fetch that is CPU work (the rest is waiting, e.g. I/O)"),
-    CFG_K("fetch", "scale", CFG_DOUBLE, fetch_dist.scale, "1", 0, CFG_BIG, NULL,
+    CFG_K("fetch", "scale", CFG_DOUBLE, fetch_dist.scale, "1", 0, STALL_LIMIT_SCALE, NULL,
           "multiplies every fetch duration (0.5: loading twice as fast)"),
     CFG_K("fetch", "resample", CFG_ENUM, resample, "none", 0, 0, "none|bootstrap|lognormal|gamma",
           "how to draw durations beyond the measured ranks or batches"),
     CFG_K("fetch", "dist", CFG_ENUM, fetch_dist.kind, "constant", 0, 0,
           "lognormal|gamma|normal|constant", "fetch duration distribution without a trace"),
-    CFG_K("fetch", "mean_s", CFG_DOUBLE, fetch_dist.mean_s, "0", 0, CFG_BIG, NULL,
+    CFG_K("fetch", "mean_s", CFG_DOUBLE, fetch_dist.mean_s, "0", 0, CFG_DUR, NULL,
           "mean fetch duration in seconds (without a trace)"),
-    CFG_K("fetch", "sigma", CFG_DOUBLE, fetch_dist.sigma, "0", 0, CFG_BIG, NULL,
+    CFG_K("fetch", "sigma", CFG_DOUBLE, fetch_dist.sigma, "0", 0, 10, NULL,
           "lognormal: standard deviation of log(duration)"),
-    CFG_K("fetch", "sd_s", CFG_DOUBLE, fetch_dist.sd_s, "0", 0, CFG_BIG, NULL,
+    CFG_K("fetch", "sd_s", CFG_DOUBLE, fetch_dist.sd_s, "0", 0, CFG_DUR, NULL,
           "gamma, normal: standard deviation in seconds"),
     CFG_K("compute", "cpu_share", CFG_DOUBLE, compute_cpu_share, "0", 0, 1, NULL,
           "fraction of compute that is CPU work on the node's cores, shared with the fetches "
           "(1: training on the CPU; 0: on a GPU)"),
     CFG_K("compute", "dist", CFG_ENUM, compute_dist.kind, "constant", 0, 0,
           "lognormal|gamma|normal|constant", "compute duration distribution without a trace"),
-    CFG_K("compute", "mean_s", CFG_DOUBLE, compute_dist.mean_s, "0", 0, CFG_BIG, NULL,
+    CFG_K("compute", "mean_s", CFG_DOUBLE, compute_dist.mean_s, "0", 0, CFG_DUR, NULL,
           "mean forward+backward time in seconds (without a trace)"),
-    CFG_K("compute", "sigma", CFG_DOUBLE, compute_dist.sigma, "0", 0, CFG_BIG, NULL,
+    CFG_K("compute", "sigma", CFG_DOUBLE, compute_dist.sigma, "0", 0, 10, NULL,
           "lognormal: standard deviation of log(duration)"),
-    CFG_K("compute", "sd_s", CFG_DOUBLE, compute_dist.sd_s, "0", 0, CFG_BIG, NULL,
+    CFG_K("compute", "sd_s", CFG_DOUBLE, compute_dist.sd_s, "0", 0, CFG_DUR, NULL,
           "gamma, normal: standard deviation in seconds"),
-    CFG_K("compute", "scale", CFG_DOUBLE, compute_dist.scale, "1", 0, CFG_BIG, NULL,
+    CFG_K("compute", "scale", CFG_DOUBLE, compute_dist.scale, "1", 0, STALL_LIMIT_SCALE, NULL,
           "multiplies every compute duration (0.5: a GPU twice as fast)"),
     CFG_K("storage", "bandwidth_mb_s", CFG_DOUBLE, bandwidth_mb_s, "0", 0, CFG_BIG, NULL,
           "shared read bandwidth per node in MB/s (0: unlimited)"),
     CFG_K("storage", "batch_mb", CFG_DOUBLE, batch_mb, "0", 0, CFG_BIG, NULL,
           "MB read from storage per batch (0: a tidy trace's bytes column); a measured fetch "
           "already contains its read, so only the time lost to sharing the bandwidth is added"),
-    CFG_K("ddp", "allreduce_s", CFG_DOUBLE, allreduce_s, "0", 0, CFG_BIG, NULL,
+    CFG_K("ddp", "allreduce_s", CFG_DOUBLE, allreduce_s, "0", 0, CFG_DUR, NULL,
           "exposed all-reduce + optimizer time per iteration (replaces the measured value)"),
     CFG_K("ddp", "bucket_mb", CFG_DOUBLE, bucket_mb, "0", 0, CFG_BIG, NULL,
           "ring model: MB in the last gradient bucket (exposed after backward)"),
     CFG_K("ddp", "bandwidth_gb_s", CFG_DOUBLE, bandwidth_gb_s, "0", 0, CFG_BIG, NULL,
           "ring model: link bandwidth in GB/s"),
-    CFG_K("ddp", "latency_us", CFG_DOUBLE, latency_us, "0", 0, CFG_BIG, NULL,
+    CFG_K("ddp", "latency_us", CFG_DOUBLE, latency_us, "0", 0, CFG_DUR, NULL,
           "ring model: per-step latency in microseconds"),
-    CFG_K("run", "batches", CFG_INT, batches, "0", 0, CFG_BIG, NULL,
+    CFG_K("run", "batches", CFG_INT, batches, "0", 0, (double)STALL_LIMIT_BATCHES, NULL,
           "batches per GPU per epoch (0: as in the trace)"),
-    CFG_K("run", "epochs", CFG_INT, epochs, "0", 0, 1 << 20, NULL,
+    CFG_K("run", "epochs", CFG_INT, epochs, "0", 0, STALL_LIMIT_EPOCHS, NULL,
           "epochs to simulate (0: as in the trace, or 1)"),
     CFG_K("run", "seed", CFG_INT, seed, "1", 0, CFG_BIG, NULL,
           "random seed for resampling and distributions"),
@@ -239,6 +242,35 @@ static int cfg_parse_aligns(const char *value, stall_align_list *out, char *why,
     return 0;
 }
 
+/* Values that effective.ini could not give back: control characters (a
+ * newline through --set) and an inline comment (white space then ';'). */
+static bool cfg_value_unsafe(const char *v, char *why, size_t whylen)
+{
+    for (const char *p = v; *p; p++) {
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+            snprintf(why, whylen, "control character 0x%02x in the value", (unsigned char)*p);
+            return true;
+        }
+        if (*p == ';' && p > v && (p[-1] == ' ' || p[-1] == '\t')) {
+            snprintf(why, whylen, "' ;' in the value (an INI comment starts there)");
+            return true;
+        }
+    }
+    return false;
+}
+
+/* [scenario] name names a folder under results/: one safe path component. */
+static bool cfg_bad_name(const char *v)
+{
+    if (v[0] == '\0' || v[0] == '.')
+        return true;
+    for (const char *p = v; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '.' || *p == '_' || *p == '-' || *p == '+'))
+            return true;
+    return false;
+}
+
 /* Parses value for key k into cfg. base: folder for relative paths. */
 static int cfg_store(stall_config *cfg, const cfg_key *k, const char *raw, const char *base,
                      char *why, size_t whylen)
@@ -252,10 +284,19 @@ static int cfg_store(stall_config *cfg, const cfg_key *k, const char *raw, const
     char *v = cfg_trim(buf);
     void *dst = (char *)cfg + k->offset;
     char *end = NULL;
+    if (cfg_value_unsafe(v, why, whylen))
+        return -1;
     switch (k->type) {
     case CFG_STR:
         if (strlen(v) >= k->size) {
             snprintf(why, whylen, "longer than %zu characters", k->size - 1);
+            return -1;
+        }
+        if (cfg_bad_name(v)) {
+            snprintf(why, whylen,
+                     "'%s' is not a safe folder name (1 or more of A-Z a-z 0-9 . _ + -, not "
+                     "starting with '.')",
+                     v);
             return -1;
         }
         strcpy(dst, v);
@@ -354,35 +395,6 @@ int stall_config_apply(stall_config *cfg, const char *section, const char *key, 
     return 0;
 }
 
-typedef struct cfg_load_ctx {
-    stall_config *cfg;
-    stall_err first;   /* the first failure; code 0 while none */
-    const int *lineno; /* the line the reader is on */
-} cfg_load_ctx;
-
-static int cfg_ini_handler(void *user, const char *section, const char *name, const char *value)
-{
-    cfg_load_ctx *ctx = user;
-    stall_err e = {0};
-    if (strcmp(section, "sweep") == 0 || strcmp(section, "plan") == 0) {
-        if (stall_config_extra_add(ctx->cfg, section, name, value, false, "", &e) != 0) {
-            if (ctx->first.code == 0)
-                ctx->first = e;
-            return 0;
-        }
-        return 1;
-    }
-    if (stall_config_apply(ctx->cfg, section, name, value, "", &e) != 0) {
-        if (ctx->first.code == 0)
-            ctx->first = e;
-        return 0;
-    }
-    size_t idx;
-    if (ctx->lineno && cfg_find(section, name, &idx))
-        ctx->cfg->given_line[idx] = *ctx->lineno;
-    return 1;
-}
-
 /* inih reads lines into a buffer of its compile-time INI_MAX_LINE and would
  * parse the rest of a longer line as a line of its own; this reader stops
  * the parse at such a line instead (as if at end of file) and remembers it. */
@@ -391,6 +403,46 @@ typedef struct cfg_reader {
     int line, max;
     bool too_long;
 } cfg_reader;
+
+typedef struct cfg_load_ctx {
+    stall_config *cfg;
+    const cfg_reader *rd;
+    int key_line[sizeof(((stall_config *)0)->given)]; /* where each key was set; 0: not */
+    stall_err first;                                  /* the first failure; code 0 while none */
+} cfg_load_ctx;
+
+static int cfg_ini_handler(void *user, const char *section, const char *name, const char *value)
+{
+    cfg_load_ctx *ctx = user;
+    stall_err e = {0};
+    size_t idx;
+    if (strcmp(section, "sweep") == 0 || strcmp(section, "plan") == 0) {
+        /* Not scenario keys: kept as text for stallsim sweep and plan. */
+        if (stall_config_extra_add(ctx->cfg, section, name, value, false, "", &e) != 0) {
+            if (ctx->first.code == 0)
+                ctx->first = e;
+            return 0;
+        }
+        return 1;
+    }
+    if (cfg_find(section, name, &idx) && ctx->key_line[idx]) {
+        stall_err_set(&e, STALL_ECONFIG, ": [%s] %s: given twice (first on line %d)", section, name,
+                      ctx->key_line[idx]);
+        if (ctx->first.code == 0)
+            ctx->first = e;
+        return 0;
+    }
+    if (stall_config_apply(ctx->cfg, section, name, value, "", &e) != 0) {
+        if (ctx->first.code == 0)
+            ctx->first = e;
+        return 0;
+    }
+    if (cfg_find(section, name, &idx)) {
+        ctx->key_line[idx] = ctx->rd->line;
+        ctx->cfg->given_line[idx] = ctx->rd->line;
+    }
+    return 1;
+}
 
 static char *cfg_read_line(char *str, int num, void *stream)
 {
@@ -407,6 +459,95 @@ static char *cfg_read_line(char *str, int num, void *stream)
     return str;
 }
 
+/* What inih's line reader cannot be trusted with, checked on the raw bytes
+ * before it parses: a NUL byte (ends the line for fgets, hiding the rest),
+ * an indented line (inih continues the previous value with it) and a
+ * section given twice. */
+static int cfg_prescan(FILE *f, const char *path, stall_err *err)
+{
+    enum { NSEC = 64 };
+    char secs[NSEC][64];
+    int sec_line[NSEC], nsec = 0;
+    char head[80];
+    int line = 1, col = 0, c;
+    size_t nhead = 0;
+    bool started = false, blank_prefix = false;
+    unsigned char bom[3];
+    if (!(fread(bom, 1, 3, f) == 3 && bom[0] == 0xef && bom[1] == 0xbb && bom[2] == 0xbf))
+        rewind(f); /* a UTF-8 byte order mark is skipped, as inih does */
+    while ((c = getc(f)) != EOF) {
+        col++;
+        if (c == '\0')
+            return stall_err_set(err, STALL_ECONFIG, "%s:%d:%d: NUL byte", path, line, col);
+        if (c == '\n') {
+            line++;
+            col = 0;
+            nhead = 0;
+            started = blank_prefix = false;
+            continue;
+        }
+        if (!started) {
+            if (c == ' ' || c == '\t' || c == '\r') {
+                blank_prefix |= c != '\r';
+                continue;
+            }
+            started = true;
+            if (blank_prefix && c != ';' && c != '#')
+                return stall_err_set(err, STALL_ECONFIG,
+                                     "%s:%d:%d: indented line (the INI reader would append it to "
+                                     "the previous value); remove the leading blanks",
+                                     path, line, col);
+        }
+        if (nhead >= sizeof head - 1)
+            continue;
+        head[nhead++] = (char)c;
+        if (head[0] == '[' && c == ']') {
+            head[nhead] = '\0';
+            head[nhead - 1] = '\0';
+            char *name = cfg_trim(head + 1);
+            for (int i = 0; i < nsec; i++)
+                if (strcmp(secs[i], name) == 0)
+                    return stall_err_set(err, STALL_ECONFIG,
+                                         "%s:%d:1: section [%s] given twice (first on line %d)",
+                                         path, line, name, sec_line[i]);
+            if (nsec < NSEC && strlen(name) < sizeof secs[0]) {
+                strcpy(secs[nsec], name);
+                sec_line[nsec++] = line;
+            }
+            nhead = sizeof head; /* nothing more to learn from this line */
+        }
+    }
+    if (ferror(f))
+        return stall_err_set(err, STALL_EIO, "%s: cannot read", path);
+    rewind(f);
+    return 0;
+}
+
+/* Parses INI text from f over cfg; name is the file name for messages. */
+static int cfg_load_stream(stall_config *cfg, FILE *f, const char *name, stall_err *err)
+{
+    int rc = cfg_prescan(f, name, err);
+    if (rc)
+        return rc;
+    cfg_reader rd = {.f = f};
+    cfg_load_ctx ctx = {.cfg = cfg, .rd = &rd};
+    int line = ini_parse_stream(cfg_read_line, &rd, cfg_ini_handler, &ctx);
+    if (rd.too_long && (line == 0 || line > rd.line))
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s:%d: line longer than %d characters (inih's limit; use a shorter "
+                             "path, e.g. relative to the INI file)",
+                             name, rd.line, rd.max - 2);
+    if (line == 0)
+        return 0;
+    if (line < 0)
+        return stall_err_set(err, STALL_EIO, "%s: cannot read", name);
+    if (ctx.first.code == 0)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s:%d: syntax error (expected [section] or key = value)", name, line);
+    /* The stored message starts with ": " (empty origin); prefix file:line. */
+    return stall_err_set(err, STALL_ECONFIG, "%s:%d%s", name, line, ctx.first.msg);
+}
+
 int stall_config_load(stall_config *cfg, const char *ini_path, stall_err *err)
 {
     if (strlen(ini_path) >= sizeof cfg->ini_path)
@@ -418,25 +559,90 @@ int stall_config_load(stall_config *cfg, const char *ini_path, stall_err *err)
     char *dir = stall_path_dir(ini_path);
     snprintf(cfg->ini_dir, sizeof cfg->ini_dir, "%s", dir);
     free(dir);
-    cfg_reader rd = {.f = f};
-    cfg_load_ctx ctx = {.cfg = cfg, .lineno = &rd.line};
-    int line = ini_parse_stream(cfg_read_line, &rd, cfg_ini_handler, &ctx);
+    int rc = cfg_load_stream(cfg, f, ini_path, err);
     fclose(f);
-    if (rd.too_long && (line == 0 || line > rd.line))
-        return stall_err_set(err, STALL_ECONFIG,
-                             "%s:%d: line longer than %d characters (inih's limit; use a shorter "
-                             "path, e.g. relative to the INI file)",
-                             ini_path, rd.line, rd.max - 2);
-    if (line == 0)
-        return 0;
-    if (line < 0)
-        return stall_err_set(err, STALL_EIO, "%s: cannot read", ini_path);
-    if (ctx.first.code == 0)
-        return stall_err_set(err, STALL_ECONFIG,
-                             "%s:%d: syntax error (expected [section] or key = value)", ini_path,
-                             line);
-    /* The stored message starts with ": " (empty origin); prefix file:line. */
-    return stall_err_set(err, STALL_ECONFIG, "%s:%d%s", ini_path, line, ctx.first.msg);
+    return rc;
+}
+
+/* Removes the comment lines of INI text in place; returns the new length. */
+static size_t cfg_drop_comments(char *text)
+{
+    char *w = text;
+    for (char *r = text; *r;) {
+        size_t n = strcspn(r, "\n");
+        bool keep = r[0] != ';';
+        if (keep) {
+            memmove(w, r, n);
+            w += n;
+            if (r[n] == '\n')
+                *w++ = '\n';
+        }
+        r += n + (r[n] == '\n');
+    }
+    *w = '\0';
+    return (size_t)(w - text);
+}
+
+int stall_config_roundtrip(const stall_config *cfg, const char *base_dir, stall_err *err)
+{
+    char *text = NULL, *again = NULL;
+    size_t ntext = 0, nagain = 0;
+    FILE *f = open_memstream(&text, &ntext);
+    if (!f)
+        return stall_err_set(err, STALL_ENOMEM, "effective.ini: cannot write to memory");
+    stall_config_write(cfg, base_dir, f);
+    fclose(f);
+    stall_config *back = stall_xmalloc(sizeof *back);
+    stall_config_defaults(back);
+    snprintf(back->ini_dir, sizeof back->ini_dir, "%s", base_dir ? base_dir : "");
+    stall_err e = {0};
+    int rc = 0;
+    f = fmemopen(text, ntext, "r");
+    if (!f || cfg_load_stream(back, f, "effective.ini", &e) != 0) {
+        rc = stall_err_set(err, STALL_ECONFIG,
+                           "%s: the configuration cannot be written to effective.ini and read "
+                           "back: %s",
+                           cfg->ini_path[0] ? cfg->ini_path : "config", f ? e.msg : "fmemopen");
+    }
+    if (f)
+        fclose(f);
+    if (rc == 0) {
+        f = open_memstream(&again, &nagain);
+        if (!f) {
+            rc = stall_err_set(err, STALL_ENOMEM, "effective.ini: cannot write to memory");
+        } else {
+            stall_config_write(back, base_dir, f);
+            fclose(f);
+        }
+    }
+    /* The given keys must come back, as written; the others are comments
+     * (defaults, or values set by a program rather than the INI). */
+    if (rc == 0)
+        ntext = cfg_drop_comments(text);
+    if (rc == 0)
+        nagain = cfg_drop_comments(again);
+    /* given: 1 in a file, 2 with --set; both read back as 1. */
+    bool same_given = true;
+    for (size_t k = 0; k < sizeof cfg->given; k++)
+        same_given &= (back->given[k] != 0) == (cfg->given[k] != 0);
+    if (rc == 0 && (nagain != ntext || memcmp(text, again, ntext) != 0 || !same_given)) {
+        size_t i = 0;
+        while (i < ntext && i < nagain && text[i] == again[i])
+            i++;
+        size_t ls = i;
+        while (ls > 0 && text[ls - 1] != '\n')
+            ls--;
+        size_t le = strcspn(text + ls, "\n");
+        rc = stall_err_set(err, STALL_ECONFIG,
+                           "%s: effective.ini would not reproduce this run (the line '%.*s' reads "
+                           "back differently)",
+                           cfg->ini_path[0] ? cfg->ini_path : "config", (int)(le > 200 ? 200 : le),
+                           text + ls);
+    }
+    free(text);
+    free(again);
+    free(back);
+    return rc;
 }
 
 int stall_config_set(stall_config *cfg, const char *assignment, stall_err *err)
@@ -691,6 +897,11 @@ int stall_config_check(const stall_config *cfg, stall_err *err)
     if (cfg->bandwidth_mb_s > 0 && cfg->batch_mb <= 0 && cfg->format != STALL_FORMAT_TIDY)
         return stall_err_set(err, STALL_ECONFIG,
                              "%s: [storage] batch_mb: must be > 0 when bandwidth_mb_s is set", src);
+    if (cfg->bandwidth_mb_s > 0 && cfg->batch_mb / cfg->bandwidth_mb_s > STALL_LIMIT_DURATION_S)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: [storage] batch_mb: reading a batch takes longer than the "
+                             "limit of %g s at bandwidth_mb_s",
+                             src, STALL_LIMIT_DURATION_S);
     bool ring = cfg->bucket_mb > 0 || cfg->bandwidth_gb_s > 0 || cfg->latency_us > 0;
     if (ring && cfg->bandwidth_gb_s <= 0)
         return stall_err_set(err, STALL_ECONFIG,
@@ -713,6 +924,13 @@ static void cfg_write_value(const stall_config *cfg, const cfg_key *k, const cha
          * the loader reads it back. */
         if (base_dir && *(const char *)src) {
             char *rel = stall_path_relative(base_dir, src);
+            char cwd[STALL_PATH_MAX];
+            /* A relative path that does not exist (yet) stays as given;
+             * made absolute, it still names the same file from base_dir. */
+            if (rel[0] != '/' && strcmp(rel, src) == 0 && getcwd(cwd, sizeof cwd)) {
+                fputs(cwd, f);
+                fputc('/', f);
+            }
             fputs(rel, f);
             free(rel);
         } else {

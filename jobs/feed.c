@@ -4,6 +4,8 @@
  */
 #include "feed.h"
 
+#include "stall/limits.h"
+
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <gsl/gsl_statistics_double.h>
@@ -70,7 +72,10 @@ static stall_time wi_draw_dist(gsl_rng *rng, const stall_dist *d)
     default:
         v = d->mean_s;
     }
-    return v > 0 ? stall_s_to_ns(v) : 0;
+    if (!(v > 0))
+        return 0;
+    stall_time ns;
+    return stall_s_to_ns_bounded(v, STALL_LIMIT_DURATION_S, &ns) == 0 ? ns : -1;
 }
 
 /* Fits the resample distribution to a pool of measured durations. */
@@ -127,9 +132,27 @@ static stall_time wi_ddp_tail(const stall_config *cfg, int g)
         double steps = 2.0 * (g - 1);
         double s = steps * cfg->latency_us * 1e-6 +
                    (g > 1 ? steps / g * cfg->bucket_mb * 1e6 / (cfg->bandwidth_gb_s * 1e9) : 0);
-        return stall_s_to_ns(s);
+        stall_time ns;
+        return stall_s_to_ns_bounded(s, STALL_LIMIT_DURATION_S, &ns) == 0 ? ns : -2;
     }
     return -1;
+}
+
+/* Bytes a model run over g x ne x n cells needs: the duration tables, the
+ * report's rows and per-rank stalls, and the model's per-worker state;
+ * UINT64_MAX when that overflows. */
+static uint64_t wi_mem_estimate(int g, int ne, int64_t n)
+{
+    size_t iters, cells, a, b, c, w;
+    if (!stall_size_mul((size_t)ne, (size_t)n, &iters) || !stall_size_mul(iters, (size_t)g, &cells))
+        return UINT64_MAX;
+    /* fetch + compute + report stall per cell; tail + row (~160 B) + summary per iteration;
+     * the model's slots and queues per rank. */
+    if (!stall_size_mul(cells, 3 * sizeof(stall_time), &a) || !stall_size_mul(iters, 200, &b) ||
+        !stall_size_mul((size_t)g, 4096 + 64 * (size_t)STALL_LIMIT_WORKERS, &c) ||
+        __builtin_add_overflow(a, b, &w) || __builtin_add_overflow(w, c, &w))
+        return UINT64_MAX;
+    return (uint64_t)w;
 }
 
 int wi_tables_build(const stall_config *cfg, const stall_measured *m, int g, int ne, int64_t n,
@@ -139,6 +162,19 @@ int wi_tables_build(const stall_config *cfg, const stall_measured *m, int g, int
     w->g = g;
     w->ne = ne;
     w->n = n;
+    if (g < 1 || g > STALL_LIMIT_RANKS || ne < 1 || ne > STALL_LIMIT_EPOCHS || n < 1 ||
+        n > STALL_LIMIT_BATCHES)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: the run has %d ranks x %d epochs x %lld batches, outside the "
+                             "limits (1..%d ranks, 1..%d epochs, 1..%lld batches)",
+                             cfg->ini_path[0] ? cfg->ini_path : "config", g, ne, (long long)n,
+                             STALL_LIMIT_RANKS, STALL_LIMIT_EPOCHS, (long long)STALL_LIMIT_BATCHES);
+    char what[STALL_PATH_MAX + 80];
+    snprintf(what, sizeof what, "%s: %d ranks x %d epochs x %lld batches",
+             cfg->ini_path[0] ? cfg->ini_path : "config", g, ne, (long long)n);
+    int mrc = stall_mem_check(wi_mem_estimate(g, ne, n), what, err);
+    if (mrc)
+        return mrc;
     size_t cells = (size_t)ne * g * (size_t)n;
     bool beyond = m && (g > m->ranks || ne > m->epochs || n > m->batches);
     if (beyond && cfg->resample == STALL_RESAMPLE_NONE)
@@ -178,10 +214,31 @@ int wi_tables_build(const stall_config *cfg, const stall_measured *m, int g, int
                     f = wi_resample(rng, cfg->resample, m->fetch, mcells, &ffit);
                     c = wi_resample(rng, cfg->resample, m->compute, mcells, &cfit);
                 }
+                if (f < 0 || c < 0) {
+                    gsl_rng_free(rng);
+                    wi_tables_free(w);
+                    memset(w, 0, sizeof *w);
+                    return stall_err_set(err, STALL_ECONFIG,
+                                         "%s: [%s] drew a duration longer than the limit of %g s "
+                                         "(epoch %d, rank %d, batch %lld); lower its sigma or sd_s",
+                                         cfg->ini_path[0] ? cfg->ini_path : "config",
+                                         f < 0 ? "fetch" : "compute", STALL_LIMIT_DURATION_S, e, r,
+                                         (long long)k);
+                }
                 w->fetch[o] = wi_scaled(f, fscale);
                 w->compute[o] = wi_scaled(c, cscale);
             }
     stall_time ddp = whatif ? wi_ddp_tail(cfg, g) : -1;
+    if (ddp == -2) {
+        gsl_rng_free(rng);
+        wi_tables_free(w);
+        memset(w, 0, sizeof *w);
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: [ddp] the ring all-reduce for %d ranks takes longer than the "
+                             "limit of %g s per iteration",
+                             cfg->ini_path[0] ? cfg->ini_path : "config", g,
+                             STALL_LIMIT_DURATION_S);
+    }
     for (int e = 0; e < ne; e++) {
         for (int64_t k = 0; k < n; k++) {
             stall_time a = 0;

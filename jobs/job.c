@@ -58,6 +58,9 @@ static int job_fill_manifest(FILE *f, void *arg, stall_err *err)
 int stall_job_manifest(const stall_config *cfg, const char *outdir, stall_err *err)
 {
     job_manifest m = {.cfg = cfg, .outdir = outdir};
+    int rrc = stall_config_roundtrip(cfg, outdir, err);
+    if (rrc)
+        return rrc;
     if (cfg->format == STALL_FORMAT_DSANALYZER) {
         m.paths[m.n++] = cfg->fetch;
         m.paths[m.n++] = cfg->start;

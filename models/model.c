@@ -251,7 +251,9 @@ static int model_negative(stall_err *err, const char *what, int epoch, int rank,
 static int model_at(model_state *st, stall_time at, int32_t type, int32_t a, int64_t b,
                     stall_err *err)
 {
-    return stall_engine_schedule(st->eng, at, type, a, b, 0, err) ? 0 : STALL_ECAUSAL;
+    return stall_engine_schedule(st->eng, at, type, a, b, 0, err)
+               ? 0
+               : (err ? err->code : STALL_ECAUSAL);
 }
 
 static stall_time model_now(const model_state *st)
@@ -320,7 +322,7 @@ static int model_ps_resched(model_state *st, int node, int res, stall_err *err)
     if (t < 0)
         return 0;
     ps->event = stall_engine_schedule(st->eng, t, MODEL_EV_PS_DONE, node, res, 0, err);
-    return ps->event ? 0 : STALL_ECAUSAL;
+    return ps->event ? 0 : (err ? err->code : STALL_ECAUSAL);
 }
 
 static int model_ps_add(model_state *st, int r, int32_t s, int res, stall_time work, stall_err *err)

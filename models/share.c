@@ -15,6 +15,8 @@
  */
 #include "share.h"
 
+#include "stall/limits.h"
+
 #include <stdlib.h>
 
 __extension__ typedef __int128 share_i128;
@@ -116,5 +118,8 @@ stall_time stall__ps_next(const stall__ps *ps, stall_time now)
         return now;
     share_i128 den = (share_i128)STALL__PS_SCALE * m;
     share_i128 dt = (need * ps->n + den - 1) / den;
+    /* Past the horizon: the engine refuses the event with the limit. */
+    if (dt > (share_i128)STALL_LIMIT_HORIZON_NS - now)
+        return STALL_LIMIT_HORIZON_NS + 1;
     return now + (stall_time)dt;
 }

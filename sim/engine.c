@@ -21,6 +21,7 @@
  * the queue size, plus the hooks and the model.
  */
 #include "stall/engine.h"
+#include "stall/limits.h"
 
 #include <assert.h>
 #include <inttypes.h>
@@ -159,6 +160,13 @@ stall_time stall_engine_now(const stall_engine *eng)
 stall_event *stall_engine_schedule(stall_engine *eng, stall_time at, int32_t type, int32_t a,
                                    int64_t b, int64_t c, stall_err *err)
 {
+    if (at > STALL_LIMIT_HORIZON_NS) {
+        stall_err_set(err, STALL_ECONFIG,
+                      "simulated time passes the limit of %.0f s (at %.0f s); make the run "
+                      "shorter",
+                      STALL_LIMIT_HORIZON_S, (double)at / 1e9);
+        return NULL;
+    }
     if (at < eng->now) {
         stall_err_set(err, STALL_ECAUSAL,
                       "event type %" PRId32 " scheduled at %" PRId64

@@ -143,9 +143,19 @@ Test(cli, bad_config_exits_2_and_writes_nothing)
 {
     bad_case("unknown_key", "replay", "[report]\nwarmpu = 3\n", "unknown key [report] warmpu");
     bad_case("bad_align", "replay", "[align]\nstart = avg, maximum\n", "unknown policy 'maximum'");
-    bad_case("bad_mode", "replay", "[scenario]\nmode = fast\n", "[scenario] mode");
-    bad_case("missing_trace", "replay", "[trace]\nfetch = /nonexistent/f.csv\n",
-             "/nonexistent/f.csv");
+    bad_case("bad_mode", "fast", "", "[scenario] mode");
+    bad_case("dup_key", "replay\nmode = seed", "", "[scenario] mode: given twice");
+    bad_case("dup_section", "replay", "[report]\nwarmup = 1\n[report]\n", "given twice");
+}
+
+Test(cli, missing_trace_exits_2_naming_it)
+{
+    char cmd[2000], line[1024];
+    const char *p = ini("missing_trace", "replay", "");
+    snprintf(cmd, sizeof cmd, BIN " run %s -o %s/out_missing --set trace.fetch=/nonexistent/f.csv",
+             p, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2, "stderr %s", line);
+    cr_assert(strstr(line, "/nonexistent/f.csv") != NULL, "stderr: %s", line);
 }
 
 Test(cli, calibrate_prints_ini_lines_and_rejects_one_trace)

@@ -296,3 +296,127 @@ Test(config, whatif_keys_apply_in_model_mode_on_every_trace_format)
     cr_expect(!stall_config_applies(&cfg, "loader", "workers"));
     cr_expect(stall_config_applies(&cfg, "align", "start"));
 }
+
+/* ---- issue 10: what inih alone would take silently ---- */
+
+static void expect_load_error(const char *text, size_t len, const char *want)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/bad.ini", cfg_dir);
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    fwrite(text, 1, len, f);
+    fclose(f);
+    stall_config cfg;
+    stall_config_defaults(&cfg);
+    stall_err err = {0};
+    cr_assert_eq(stall_config_load(&cfg, path, &err), STALL_ECONFIG, "accepted: %.*s", (int)len,
+                 text);
+    cr_assert(strstr(err.msg, path) != NULL, "no file in: %s", err.msg);
+    cr_assert(strstr(err.msg, want) != NULL, "expected '%s' in: %s", want, err.msg);
+}
+
+#define BAD(lit, want) expect_load_error(lit, sizeof lit - 1, want)
+
+Test(config, nul_bytes_are_refused_with_their_place)
+{
+    BAD("[loader]\nworkers = 2\0 64\n", ":2:12: NUL byte");
+    BAD("\0\0\0\0", ":1:1: NUL byte");
+}
+
+Test(config, indented_lines_do_not_continue_a_value)
+{
+    BAD("[loader]\nworkers = 2\n   64\n", ":3:4: indented line");
+    BAD("[loader]\nworkers = 2\n\t[run]\n", ":3:2: indented line");
+    /* Indented comments and blank lines are fine. */
+    stall_config cfg;
+    stall_err err = {0};
+    cr_assert_eq(load("[loader]\nworkers = 2\n   ; note\n   \n\n", &cfg, &err), 0, "%s", err.msg);
+    cr_assert_eq(cfg.workers, 2);
+}
+
+Test(config, duplicate_sections_and_keys_name_both_lines)
+{
+    BAD("[loader]\nworkers = 2\n[run]\nseed = 3\n[loader]\n", ":5:1: section [loader] given twice "
+                                                              "(first on line 1)");
+    BAD("[loader]\nworkers = 2\nprefetch_factor = 3\nworkers = 5\n",
+        ":4: [loader] workers: given twice (first on line 2)");
+}
+
+Test(config, scenario_name_is_one_safe_folder_name)
+{
+    BAD("[scenario]\nname = ../x\n", "not a safe folder name");
+    BAD("[scenario]\nname =\n", "not a safe folder name");
+    BAD("[scenario]\nname = a/b\n", "not a safe folder name");
+    BAD("[scenario]\nname = .hidden\n", "not a safe folder name");
+    stall_config cfg;
+    stall_err err = {0};
+    cr_assert_eq(load("[scenario]\nname = run-1.b_2+x\n", &cfg, &err), 0, "%s", err.msg);
+}
+
+Test(config, values_that_could_not_round_trip_are_refused)
+{
+    stall_config cfg;
+    stall_config_defaults(&cfg);
+    stall_err err = {0};
+    cr_assert_eq(stall_config_set(&cfg, "trace.path=a\nb.csv", &err), STALL_ECONFIG);
+    cr_assert(strstr(err.msg, "control character") != NULL, "%s", err.msg);
+    cr_assert_eq(stall_config_set(&cfg, "trace.path=a ;b.csv", &err), STALL_ECONFIG);
+    cr_assert(strstr(err.msg, "comment") != NULL, "%s", err.msg);
+    /* A path that is fine but whose line would pass inih's limit. */
+    char set[1100] = "trace.path=";
+    memset(set + strlen(set), 'p', 900);
+    cr_assert_eq(stall_config_set(&cfg, set, &err), 0, "%s", err.msg);
+    cr_assert_eq(stall_config_roundtrip(&cfg, NULL, &err), STALL_ECONFIG);
+    cr_assert(strstr(err.msg, "effective.ini") != NULL, "%s", err.msg);
+}
+
+Test(config, durations_and_sizes_beyond_the_limits_are_refused)
+{
+    const char *sets[] = {"ddp.allreduce_s=5e9",
+                          "ddp.allreduce_s=1e18",
+                          "loader.startup_s=1e7",
+                          "loader.handover_s=2e6",
+                          "loader.pin_memory_s=1e300",
+                          "replay.stall_floor=1e18",
+                          "run.batches=576460752303423488",
+                          "run.batches=1000000001",
+                          "cluster.gpus=16777216",
+                          "loader.workers=1025",
+                          "fetch.scale=1e9",
+                          "fetch.mean_s=-1"};
+    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
+        stall_config cfg;
+        stall_config_defaults(&cfg);
+        stall_err err = {0};
+        cr_assert_eq(stall_config_set(&cfg, sets[i], &err), STALL_ECONFIG, "accepted %s", sets[i]);
+        cr_assert(strstr(err.msg, "out of range") != NULL, "%s: %s", sets[i], err.msg);
+    }
+}
+
+/* The oracle the INI fuzzer uses: a loaded file's effective.ini loads back
+ * to the same given keys and values. */
+Test(config, effective_ini_round_trips_for_every_shipped_config)
+{
+    const char *files[] = {STALL_SOURCE_DIR "/configs/example.ini",
+                           STALL_SOURCE_DIR "/configs/w2.ini",
+                           STALL_SOURCE_DIR "/configs/seed-case1.ini"};
+    for (size_t i = 0; i < 3; i++) {
+        stall_config cfg;
+        stall_config_defaults(&cfg);
+        stall_err err = {0};
+        cr_assert_eq(stall_config_load(&cfg, files[i], &err), 0, "%s", err.msg);
+        cr_assert_eq(stall_config_roundtrip(&cfg, cfg_dir, &err), 0, "%s: %s", files[i], err.msg);
+    }
+}
+
+/* Fuzz finding (fuzz_set): a relative path that does not exist was written
+ * to effective.ini as given and read back relative to the result folder. */
+Test(config, a_missing_relative_path_round_trips)
+{
+    stall_config cfg;
+    stall_config_defaults(&cfg);
+    stall_err err = {0};
+    cr_assert_eq(stall_config_set(&cfg, "trace.path=no-such-dir/a.csv", &err), 0, "%s", err.msg);
+    cr_assert_eq(stall_config_roundtrip(&cfg, cfg_dir, &err), 0, "%s", err.msg);
+}

@@ -368,7 +368,25 @@ Test(dsanalyzer, empty_fetch_time_is_nan_to_pandas)
 Test(dsanalyzer, fetch_time_too_large_for_ns)
 {
     char *f = fetch_with_value("1e10");
-    expect_fail(f, NULL, NULL, "fetch.csv:3:5:", "too large");
+    expect_fail(f, NULL, NULL, "fetch.csv:3:5:", "duration limit");
+    free(f);
+    /* Just past the limit: no duration the models add up may reach int64. */
+    f = fetch_with_value("1000000.5");
+    expect_fail(f, NULL, NULL, "fetch.csv:3:5:", "duration limit");
+    free(f);
+}
+
+/* A wide header is checked for duplicates in O(n log n), and the duplicate
+ * named is the first repeated column, with its first occurrence. */
+Test(dsanalyzer, duplicate_column_in_a_wide_header)
+{
+    size_t n = 100000;
+    char *f = stall_xmalloc(n * 12 + 100);
+    size_t len = (size_t)sprintf(f, ",Epoch,Index number,Fetch time (sec)_gpu0");
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)sprintf(f + len, ",x%zu", i % 60000 == 59999 ? (size_t)7 : i);
+    sprintf(f + len, "\n");
+    expect_fail(f, NULL, NULL, "fetch.csv:1:", "duplicate column 'x7' (also column 12)");
     free(f);
 }
 

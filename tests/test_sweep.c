@@ -193,7 +193,7 @@ Test(sweep, bad_grids_refused_before_anything_is_written)
     sw_refused(
         (const char *const[]){"sweep:run.seed=1..1000", "sweep:loader.workers=1..1001", NULL},
         "more than 1000000 points");
-    sw_refused((const char *const[]){"sweep:cluster.gpus=4, 1000000", "run.batches=1000000", NULL},
+    sw_refused((const char *const[]){"sweep:cluster.gpus=4, 60000", "run.batches=1000000", NULL},
                "per point");
 }
 

@@ -139,10 +139,10 @@ Test(tidy, ranks_disagreeing_on_batches_are_rejected)
 {
     /* Rank 1 lacks batch 1. */
     expect_error(HDR
-                 "\n0,0,0,0,1,2,1,2,3\n1,0,0,0,1,2,1,2,3\n0,0,1,0,1,2,1,2,3\n0,1,0,0,1,2,1,2,3\n",
+                 "\n0,0,0,0,1,2,1,2,3\n1,0,0,0,1,2,1,2,3\n0,0,1,0,3,4,3,4,5\n0,1,0,0,5,6,5,6,7\n",
                  STALL_EPARSE, ":5", "fewer rows than there are ranks");
     /* Epoch 1 shorter than epoch 0. */
-    expect_error(HDR "\n0,0,0,0,1,2,1,2,3\n0,0,1,0,1,2,1,2,3\n0,1,0,0,1,2,1,2,3\n", STALL_EPARSE,
+    expect_error(HDR "\n0,0,0,0,1,2,1,2,3\n0,0,1,0,3,4,3,4,5\n0,1,0,0,5,6,5,6,7\n", STALL_EPARSE,
                  ":4", "the last epoch has 1 batches");
 }
 
@@ -246,4 +246,70 @@ Test(tidy, per_rank_order_points_to_the_merge_command)
     cr_expect(strstr(err.msg, ":4:") != NULL, "%s", err.msg);
     cr_expect(strstr(err.msg, "stallsim_capture.py merge") != NULL, "%s", err.msg);
     tmpdir_remove(dir);
+}
+
+/* Issue 10: sizes beyond the stated limits are refused, never truncated. */
+Test(tidy, integers_beyond_the_limits_are_refused)
+{
+    expect_error(HDR ",workers\n0,0,0,0,1,2,1,2,3,4294967298\n", STALL_EPARSE,
+                 ":2:10:", "limit of 1024");
+    expect_error(HDR ",prefetch\n0,0,0,0,1,2,1,2,3,99999999999\n", STALL_EPARSE, ":2:10:", "limit");
+    expect_error(HDR "\n0,0,0,4294967296,1,2,1,2,3\n", STALL_EPARSE, ":2:4:", "limit");
+    expect_error(HDR "\n0,0,0,0,1,2,1,2,3\n99999999999,0,0,0,1,2,1,2,3\n", STALL_EPARSE,
+                 ":3:1:", "limit");
+}
+
+Test(tidy, times_beyond_the_clock_or_span_limit_are_refused)
+{
+    expect_error(HDR "\n0,0,0,0,5000000000,5000000001,5000000000,5000000001,5000000002\n",
+                 STALL_EPARSE, ":2:5:", "clock limit");
+    expect_error(HDR "\n0,0,0,0,1,2,1,2,30000000\n", STALL_EPARSE, ":2:9:", "span");
+}
+
+Test(tidy, loader_settings_must_agree_between_rows)
+{
+    expect_error(HDR ",workers\n0,0,0,0,1,2,1,2,3,2\n0,0,1,0,3,4,3,4,5,3\n", STALL_EPARSE,
+                 ":3:10:", "on line 2");
+    expect_error(HDR ",pin_memory\n0,0,0,0,1,2,1,2,3,0\n0,0,1,0,3,4,3,4,5,1\n", STALL_EPARSE,
+                 ":3:10:", "one loader configuration");
+}
+
+Test(tidy, rows_that_go_back_in_time_are_refused)
+{
+    /* Batch 1 requested before batch 0 ended. */
+    expect_error(HDR "\n0,0,0,0,1,2,1,2,3\n0,0,1,0,1,2,1,2,3\n", STALL_EPARSE,
+                 ":3:7:", "previous batch on line 2");
+    /* epoch_start after its epoch's first request: a negative epoch. */
+    expect_error(HDR ",epoch_start\n0,0,0,0,1,2,1,2,3,9\n", STALL_EPARSE,
+                 ":2:10:", "after this batch's 'request'");
+    /* epoch_start changing within an epoch. */
+    expect_error(HDR ",epoch_start\n0,0,0,0,1,2,1,2,3,0.5\n0,0,1,0,3,4,3,4,5,0.7\n", STALL_EPARSE,
+                 ":3:10:", "differs");
+    /* A batch fetched after it was handed to the loop. */
+    expect_error(HDR "\n0,0,0,0,1,2.5,1,2,3\n", STALL_EPARSE, ":2:6:", "after 'ready'");
+}
+
+Test(tidy, errors_name_the_physical_line)
+{
+    /* Blank lines and a quoted newline: the record count is not the line. */
+    expect_error(HDR "\n\n0,0,0,0,1,2,1,2,3\n\n\n0,0,1,0,1,2,1,2,3\n", STALL_EPARSE,
+                 ":6:", "previous batch on line 3");
+    expect_error(HDR ",note\n0,0,0,0,1,2,1,2,3,\"a\nb\"\n0,0,1,0,x,2,1,2,3,c\n", STALL_EPARSE,
+                 ":4:5:", "not a time");
+    expect_error(HDR "\r\n0,0,0,0,1,2,1,2,3\r\n\r\n0,0,0,0,1,2,1,2,3\r\n", STALL_EPARSE, ":4",
+                 "out of order");
+}
+
+/* Fuzz finding (fuzz_tidy): a NUL byte cut a field short, silently. */
+Test(tidy, nul_bytes_are_refused)
+{
+    static const char text[] = HDR ",prefetch\0@\n0,0,0,0,1,2,1,2,3,2\n";
+    stall_tidy_trace *t = NULL;
+    stall_err err = {0};
+    const char *p = put("");
+    FILE *f = fopen(p, "wb");
+    fwrite(text, 1, sizeof text - 1, f);
+    fclose(f);
+    cr_assert_eq(stall_tidy_load(p, &t, &err), STALL_EPARSE);
+    cr_assert(strstr(err.msg, ":1:10: NUL byte") != NULL, "%s", err.msg);
 }

@@ -197,6 +197,12 @@ bool stall_config_given(const stall_config *cfg, const char *section, const char
  * NULL. */
 void stall_config_write(const stall_config *cfg, const char *base_dir, FILE *f);
 
+/* Checks that the effective configuration written relative to base_dir
+ * (stall_config_write) loads back to the same text and given keys. Returns
+ * 0 or STALL_ECONFIG naming the line that would not read back (a value
+ * holding an INI comment, a line past inih's length limit, ...). */
+int stall_config_roundtrip(const stall_config *cfg, const char *base_dir, stall_err *err);
+
 /* Writes the key reference (section, key, default, help) for --help. */
 void stall_config_help(FILE *f);
 
