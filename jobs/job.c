@@ -30,6 +30,8 @@ typedef struct job_manifest {
     const char *paths[4];
     char hex[4][65];
     int n;
+    stall_fill_fn tail;
+    void *tail_ctx;
 } job_manifest;
 
 /* Paths are written relative to the result folder (where effective.ini is
@@ -37,7 +39,6 @@ typedef struct job_manifest {
  * INI reader's line length. */
 static int job_fill_manifest(FILE *f, void *arg, stall_err *err)
 {
-    (void)err;
     const job_manifest *m = arg;
     fprintf(f, "; stallsim %s: effective configuration of this run\n", stall_version());
     if (m->cfg->ini_path[0]) {
@@ -52,7 +53,10 @@ static int job_fill_manifest(FILE *f, void *arg, stall_err *err)
     }
     fputc('\n', f);
     stall_config_write(m->cfg, m->outdir, f);
-    return 0;
+    if (!m->tail)
+        return 0;
+    fputc('\n', f);
+    return m->tail(f, m->tail_ctx, err);
 }
 
 /* The input files of cfg's format into paths (at most 3); their count. */
@@ -113,9 +117,9 @@ void stall_job_digests_free(stall_job_digests *d)
 }
 
 int stall_job_manifest_with(const stall_config *cfg, const char *outdir, const stall_job_digests *d,
-                            stall_err *err)
+                            stall_fill_fn tail, void *tail_ctx, stall_err *err)
 {
-    job_manifest m = {.cfg = cfg, .outdir = outdir};
+    job_manifest m = {.cfg = cfg, .outdir = outdir, .tail = tail, .tail_ctx = tail_ctx};
     m.n = job_input_paths(cfg, m.paths);
     for (int i = 0; i < m.n; i++) {
         const char *known = job_digest_find(d, m.paths[i]);
@@ -132,7 +136,7 @@ int stall_job_manifest_with(const stall_config *cfg, const char *outdir, const s
 
 int stall_job_manifest(const stall_config *cfg, const char *outdir, stall_err *err)
 {
-    return stall_job_manifest_with(cfg, outdir, NULL, err);
+    return stall_job_manifest_with(cfg, outdir, NULL, NULL, NULL, err);
 }
 
 /* ---- result folders ---- */

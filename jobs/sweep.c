@@ -392,11 +392,20 @@ int stall_sweep_create(const stall_config *cfg, const stall_sweep_opts *opts, st
                 continue;
             rc = sweep_add_axis(s, x->key, x->value, x->command_line, maxp, err);
         }
-    for (int i = 0; i < cfg->nextra && rc == 0; i++)
-        if (strcmp(cfg->extra[i].section, "sweep") != 0)
+    for (int i = 0; i < cfg->nextra && rc == 0; i++) {
+        const struct stall_config_extra *x = &cfg->extra[i];
+        if (strcmp(x->section, "sweep") == 0)
+            continue;
+        if (x->command_line)
+            rc = stall_err_set(err, STALL_ECONFIG,
+                               "--set %s.%s: only `stallsim %s` reads [%s] (sweep would ignore "
+                               "it)",
+                               x->section, x->key, x->section, x->section);
+        else
             rc = stall_err_set(err, STALL_ECONFIG,
                                "%s: [%s] %s: only `stallsim %s` reads this section", s->src,
-                               cfg->extra[i].section, cfg->extra[i].key, cfg->extra[i].section);
+                               x->section, x->key, x->section);
+    }
     /* Groups: every axis its own, then zip lines merge theirs. */
     for (int a = 0; a < s->naxes; a++)
         s->ax[a].group = a;
@@ -639,7 +648,7 @@ static int sweep_point(sweep_run *r, size_t i, bool *skipped, stall_err *err)
         /* tmp and final are siblings: paths in effective.ini read alike. */
         rc = stall_mkdirs(tmp, err);
         if (rc == 0)
-            rc = stall_job_manifest_with(cfg, tmp, &r->digests, err);
+            rc = stall_job_manifest_with(cfg, tmp, &r->digests, NULL, NULL, err);
         if (rc == 0) {
             char *tmp_ini = stall_path_join(tmp, "effective.ini");
             *skipped = sweep_same_file(tmp_ini, fin_ini);

@@ -408,6 +408,6 @@ Test(sweep, run_refuses_a_sweep_section)
     stall_config *cfg = sw_config((const char *const[]){"sweep:loader.workers=1, 2", NULL});
     stall_err e = {0};
     cr_assert_eq(stall_config_check(cfg, &e), STALL_ECONFIG);
-    cr_assert(strstr(e.msg, "[sweep] loader.workers: only `stallsim sweep`"), "%s", e.msg);
+    cr_assert(strstr(e.msg, "--sweep loader.workers: only `stallsim sweep`"), "%s", e.msg);
     free(cfg);
 }

@@ -14,6 +14,7 @@
 
 #include "stall/base.h"
 #include "stall/config.h"
+#include "stall/io.h"
 #include "stall/model.h"
 
 #ifdef __cplusplus
@@ -95,9 +96,10 @@ bool stall_job_per_rank(const stall_config *cfg, int ranks);
 int stall_job_manifest(const stall_config *cfg, const char *outdir, stall_err *err);
 
 /* stall_job_manifest taking the SHA-256 of inputs found in d (NULL: none)
- * from there. */
+ * from there, and, when tail is not NULL, letting it append sections the
+ * configuration does not hold (plan's [plan] values). */
 int stall_job_manifest_with(const stall_config *cfg, const char *outdir, const stall_job_digests *d,
-                            stall_err *err);
+                            stall_fill_fn tail, void *tail_ctx, stall_err *err);
 
 #ifdef __cplusplus
 }
