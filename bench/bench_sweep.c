@@ -91,7 +91,7 @@ int main(int argc, char **argv)
         if (jobs == 1)
             t1 = t;
         printf("sweep, 1000 points of 8 GPUs x 4 workers x 1000 iterations, -j %d: %.2f s wall "
-               "(%.0f points/s), %.2f s CPU (the rest waits for each file's fsync)\n",
+               "(%.0f points/s), %.2f s CPU (the rest waits for disk syncs or a core)\n",
                jobs, t, 1000 / t, c);
         if (jobs == 2)
             printf("  speed-up -j 2 over -j 1: %.2fx\n", t1 / t);

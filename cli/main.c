@@ -101,8 +101,9 @@ static void cli_usage(FILE *f)
           "      resumable; under mpirun the points are split across the ranks\n"
           "  stallsim plan CONFIG.ini [-o DIR] [--set S.K=V]... [-q]\n"
           "      mode = model: fewest workers per GPU for the stall target, the weak-scaling\n"
-          "      curve, the storage bandwidth and cores per node needed; [plan] keys:\n"
-          "      stall_target (0.05), efficiency (0.80), max_workers (64), max_gpus (1024)\n",
+          "      curve, the storage bandwidth and cores per node needed; [plan] keys (or\n"
+          "      --set plan.K=V): stall_target (0.05), efficiency (0.80), max_workers (64),\n"
+          "      max_gpus (1024); plan.csv, scaling.csv, effective.ini\n",
           f);
 }
 

@@ -661,6 +661,9 @@ int stall_config_set(stall_config *cfg, const char *assignment, stall_err *err)
     memcpy(key, dot + 1, nk);
     key[nk] = '\0';
     snprintf(where, sizeof where, "--set %s.%s", section, key);
+    /* [plan] and [sweep] lines are kept for the command that reads them. */
+    if (strcmp(section, "plan") == 0 || strcmp(section, "sweep") == 0)
+        return stall_config_extra_add(cfg, section, key, eq + 1, true, where, err);
     /* Paths on the command line are relative to the current folder. */
     char saved[STALL_PATH_MAX];
     strcpy(saved, cfg->ini_dir);
@@ -840,11 +843,23 @@ static int cfg_need(const stall_config *cfg, const char *key, const char *value,
 int stall_config_check(const stall_config *cfg, stall_err *err)
 {
     const char *src = cfg->ini_path[0] ? cfg->ini_path : "config";
-    if (cfg->nextra > 0)
+    if (cfg->nextra > 0) {
+        const struct stall_config_extra *x = &cfg->extra[0];
+        if (x->command_line) {
+            char where[96];
+            if (strcmp(x->section, "sweep") == 0)
+                snprintf(where, sizeof where, "--sweep %s", x->key);
+            else
+                snprintf(where, sizeof where, "--set %s.%s", x->section, x->key);
+            return stall_err_set(err, STALL_ECONFIG,
+                                 "%s: only `stallsim %s` reads [%s] (this command would ignore it)",
+                                 where, x->section, x->section);
+        }
         return stall_err_set(err, STALL_ECONFIG,
                              "%s: [%s] %s: only `stallsim %s` reads this section (this command "
                              "would ignore it)",
-                             src, cfg->extra[0].section, cfg->extra[0].key, cfg->extra[0].section);
+                             src, x->section, x->key, x->section);
+    }
     int arc = cfg_check_applies(cfg, err);
     if (arc)
         return arc;

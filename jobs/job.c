@@ -30,6 +30,8 @@ typedef struct job_manifest {
     const char *paths[4];
     char hex[4][65];
     int n;
+    stall_fill_fn tail;
+    void *tail_ctx;
 } job_manifest;
 
 /* Paths are written relative to the result folder (where effective.ini is
@@ -37,7 +39,6 @@ typedef struct job_manifest {
  * INI reader's line length. */
 static int job_fill_manifest(FILE *f, void *arg, stall_err *err)
 {
-    (void)err;
     const job_manifest *m = arg;
     fprintf(f, "; stallsim %s: effective configuration of this run\n", stall_version());
     if (m->cfg->ini_path[0]) {
@@ -52,28 +53,95 @@ static int job_fill_manifest(FILE *f, void *arg, stall_err *err)
     }
     fputc('\n', f);
     stall_config_write(m->cfg, m->outdir, f);
-    return 0;
+    if (!m->tail)
+        return 0;
+    fputc('\n', f);
+    return m->tail(f, m->tail_ctx, err);
 }
 
-int stall_job_manifest(const stall_config *cfg, const char *outdir, stall_err *err)
+/* The input files of cfg's format into paths (at most 3); their count. */
+static int job_input_paths(const stall_config *cfg, const char *paths[4])
 {
-    job_manifest m = {.cfg = cfg, .outdir = outdir};
+    int n = 0;
+    if (cfg->format == STALL_FORMAT_DSANALYZER) {
+        paths[n++] = cfg->fetch;
+        paths[n++] = cfg->start;
+        paths[n++] = cfg->perf;
+    } else if (cfg->format == STALL_FORMAT_TIDY) {
+        paths[n++] = cfg->path;
+    }
+    return n;
+}
+
+static const char *job_digest_find(const stall_job_digests *d, const char *path)
+{
+    for (int i = 0; d && i < d->n; i++)
+        if (strcmp(d->path[i], path) == 0)
+            return d->hex[i];
+    return NULL;
+}
+
+int stall_job_digests_add(stall_job_digests *d, const stall_config *cfg, stall_err *err)
+{
+    int rc = stall_job_inputs(cfg, err);
+    const char *paths[4];
+    int n = job_input_paths(cfg, paths);
+    for (int i = 0; i < n && rc == 0; i++) {
+        if (job_digest_find(d, paths[i]))
+            continue;
+        char hex[65];
+        rc = stall_sha256_file(paths[i], hex, err);
+        if (rc)
+            break;
+        if (d->n == d->cap) {
+            d->cap = d->cap ? 2 * d->cap : 4;
+            d->path = stall_xrealloc(d->path, (size_t)d->cap * sizeof *d->path);
+            d->hex = stall_xrealloc(d->hex, (size_t)d->cap * sizeof *d->hex);
+        }
+        d->path[d->n] = stall_xstrdup(paths[i]);
+        memcpy(d->hex[d->n], hex, sizeof hex);
+        d->n++;
+    }
+    return rc;
+}
+
+void stall_job_digests_free(stall_job_digests *d)
+{
+    if (!d)
+        return;
+    for (int i = 0; i < d->n; i++)
+        free(d->path[i]);
+    free(d->path);
+    free(d->hex);
+    *d = (stall_job_digests){0};
+}
+
+int stall_job_manifest_with(const stall_config *cfg, const char *outdir, const stall_job_digests *d,
+                            stall_fill_fn tail, void *tail_ctx, stall_err *err)
+{
+    /* effective.ini must run again to the same results: refuse a value
+     * that would not read back as written. */
     int rrc = stall_config_roundtrip(cfg, outdir, err);
     if (rrc)
         return rrc;
-    if (cfg->format == STALL_FORMAT_DSANALYZER) {
-        m.paths[m.n++] = cfg->fetch;
-        m.paths[m.n++] = cfg->start;
-        m.paths[m.n++] = cfg->perf;
-    } else if (cfg->format == STALL_FORMAT_TIDY) {
-        m.paths[m.n++] = cfg->path;
-    }
+    job_manifest m = {.cfg = cfg, .outdir = outdir, .tail = tail, .tail_ctx = tail_ctx};
+    m.n = job_input_paths(cfg, m.paths);
     for (int i = 0; i < m.n; i++) {
+        const char *known = job_digest_find(d, m.paths[i]);
+        if (known) {
+            memcpy(m.hex[i], known, sizeof m.hex[i]);
+            continue;
+        }
         int rc = stall_sha256_file(m.paths[i], m.hex[i], err);
         if (rc)
             return rc;
     }
     return stall_write_atomic_in(outdir, "effective.ini", job_fill_manifest, &m, err);
+}
+
+int stall_job_manifest(const stall_config *cfg, const char *outdir, stall_err *err)
+{
+    return stall_job_manifest_with(cfg, outdir, NULL, NULL, NULL, err);
 }
 
 /* ---- result folders ---- */
@@ -136,12 +204,34 @@ int stall_job_begin(const char *final, char **work, stall_err *err)
         free(w);
         return rc;
     }
+    /* Files in the work folder are synced once, at the commit. */
+    char *prefix = stall_path_join(w, "");
+    stall_io_defer_sync(prefix);
+    free(prefix);
     *work = w;
     return 0;
 }
 
+/* Ends the deferred sync of work's files. */
+static void job_defer_end(const char *work)
+{
+    char *prefix = stall_path_join(work, "");
+    stall_io_defer_end(prefix);
+    free(prefix);
+}
+
 int stall_job_commit(const char *final, const char *work, stall_err *err)
 {
+    job_defer_end(work);
+    /* Durable before it is visible: one sync for every file of the folder.
+     * A work folder under an outer deferred prefix (a sweep point) is
+     * synced by that prefix's owner, with others, before its own rename. */
+    int rc = stall_io_deferred(work) ? 0 : stall_sync_fs(work, err);
+    if (rc) {
+        stall_remove_tree(work);
+        stall_cleanup_forget(work);
+        return rc;
+    }
     char *old = job_sibling(final, "old");
     /* No signal between the two renames: the old results are either in
      * place or replaced, never gone with the new ones unfinished. */
@@ -153,7 +243,6 @@ int stall_job_commit(const char *final, const char *work, stall_err *err)
     pthread_sigmask(SIG_BLOCK, &block, &saved);
     struct stat st;
     bool had = lstat(final, &st) == 0;
-    int rc = 0;
     if (had) {
         if (rename(final, old) != 0)
             rc = stall_err_set(err, STALL_EIO, "%s: cannot move the previous results aside: %s",
@@ -179,6 +268,7 @@ void stall_job_abort(const char *work)
 {
     if (!work)
         return;
+    job_defer_end(work);
     stall_remove_tree(work);
     stall_cleanup_forget(work);
 }

@@ -355,7 +355,7 @@ int stall_model_job(const stall_config *cfg, const stall_run_opts *opts, stall_e
         stall_config eff = *cfg;
         eff.fetch_align = fl;
         eff.start_align = (stall_align_list){1, {STALL_ALIGN_NONE}};
-        rc = stall_job_manifest(&eff, outdir, err);
+        rc = stall_job_manifest_with(&eff, outdir, opts->digests, NULL, NULL, err);
     }
     if (rc == 0 && !opts->no_files)
         rc = stall_job_commit(final, outdir, err);

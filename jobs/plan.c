@@ -75,10 +75,16 @@ static int plan_keys(const stall_config *cfg, stall_plan_result *r, const char *
     r->max_gpus = 1024;
     for (int i = 0; i < cfg->nextra; i++) {
         const struct stall_config_extra *x = &cfg->extra[i];
+        char where[STALL_PATH_MAX + 96];
+        if (x->command_line && strcmp(x->section, "sweep") == 0)
+            snprintf(where, sizeof where, "--sweep %s", x->key);
+        else if (x->command_line)
+            snprintf(where, sizeof where, "--set %s.%s", x->section, x->key);
+        else
+            snprintf(where, sizeof where, "%s: [%s] %s", src, x->section, x->key);
         if (strcmp(x->section, "plan") != 0)
-            return stall_err_set(err, STALL_ECONFIG,
-                                 "%s: [%s] %s: only `stallsim %s` reads this section", src,
-                                 x->section, x->key, x->section);
+            return stall_err_set(err, STALL_ECONFIG, "%s: only `stallsim %s` reads [%s]", where,
+                                 x->section, x->section);
         char *end = NULL;
         errno = 0;
         double v = strtod(x->value, &end);
@@ -96,14 +102,14 @@ static int plan_keys(const stall_config *cfg, stall_plan_result *r, const char *
         else if (strcmp(x->key, "stall_target") == 0 || strcmp(x->key, "efficiency") == 0 ||
                  strcmp(x->key, "max_workers") == 0 || strcmp(x->key, "max_gpus") == 0)
             return stall_err_set(err, STALL_ECONFIG,
-                                 "%s: [plan] %s: bad value '%s' (stall_target in [0, 1], "
-                                 "efficiency in (0, 1], max_workers 1..65536, max_gpus 1..1048576)",
-                                 src, x->key, x->value);
+                                 "%s: bad value '%s' (stall_target in [0, 1], efficiency in (0, "
+                                 "1], max_workers 1..65536, max_gpus 1..1048576)",
+                                 where, x->value);
         else
             return stall_err_set(err, STALL_ECONFIG,
-                                 "%s: [plan] %s: unknown key (expected stall_target, efficiency, "
-                                 "max_workers or max_gpus)",
-                                 src, x->key);
+                                 "%s: unknown key (expected stall_target, efficiency, max_workers "
+                                 "or max_gpus)",
+                                 where);
     }
     return 0;
 }
@@ -406,7 +412,7 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
         plan_set_int(chosen, "loader", "workers", (long long)r->workers.value);
         /* The configuration's GPU count, as the model reads it. */
         stall_measured m = {0};
-        bool have = cfg->format == STALL_FORMAT_TIDY;
+        bool have = cfg->format != STALL_FORMAT_NONE;
         rc = have ? wi_load_measured(chosen, &m, err) : 0;
         if (rc == 0) {
             stall_model_params mp;
@@ -448,13 +454,17 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
                      "Host cores bind: %d workers per GPU reach the stall target, but %lld cores "
                      "per node are fewer than the %.0f they need.",
                      w, (long long)chosen->cores, r->cores.value);
+        else if (strcmp(r->gpus.binding, "none") == 0)
+            snprintf(r->sentence, sizeof r->sentence,
+                     "Nothing binds at %d GPU%s with %d workers per GPU (stall share %.3f); "
+                     "scaling stays efficient up to max_gpus = %d GPUs.",
+                     ranks, ranks == 1 ? "" : "s", w, r->stall_at_workers, r->max_gpus);
         else
             snprintf(r->sentence, sizeof r->sentence,
                      "Nothing binds at %d GPU%s with %d workers per GPU (stall share %.3f); "
                      "scaling stays efficient up to %.0f GPUs, then %s limits it.",
                      ranks, ranks == 1 ? "" : "s", w, r->stall_at_workers, r->gpus.value,
-                     strcmp(r->gpus.binding, "none") == 0 ? "nothing up to max_gpus"
-                                                          : r->gpus.binding);
+                     r->gpus.binding);
     }
     free(chosen);
     free(c);
@@ -504,18 +514,46 @@ static int plan_fill_scaling(FILE *f, void *arg, stall_err *err)
     return 0;
 }
 
+/* effective.ini's [plan] section: every key, resolved, so that the file
+ * plans again as is. */
+static int plan_fill_keys(FILE *f, void *arg, stall_err *err)
+{
+    (void)err;
+    const stall_plan_result *r = arg;
+    char a[STALL_REPR_MAX], b[STALL_REPR_MAX];
+    fprintf(f, "[plan]\nstall_target = %s\nefficiency = %s\nmax_workers = %d\nmax_gpus = %d\n",
+            stall_repr(a, r->stall_target), stall_repr(b, r->efficiency), r->max_workers,
+            r->max_gpus);
+    return 0;
+}
+
 int stall_plan_run(const stall_config *cfg, const stall_plan_opts *opts, stall_err *err)
 {
     stall_plan_result *r = stall_xmalloc(sizeof *r);
     int rc = stall_plan_compute(cfg, r, err);
     stall_run_opts ro = {.outdir = opts->outdir};
-    char *outdir = stall_job_outdir(cfg, &ro);
+    char *outdir = stall_job_outdir(cfg, &ro), *work = NULL;
+    /* Built beside the target and renamed whole (job.h). */
     if (rc == 0)
-        rc = stall_mkdirs(outdir, err);
+        rc = stall_job_begin(outdir, &work, err);
     if (rc == 0)
-        rc = stall_write_atomic_in(outdir, "plan.csv", plan_fill_plan, r, err);
+        rc = stall_write_atomic_in(work, "plan.csv", plan_fill_plan, r, err);
     if (rc == 0)
-        rc = stall_write_atomic_in(outdir, "scaling.csv", plan_fill_scaling, r, err);
+        rc = stall_write_atomic_in(work, "scaling.csv", plan_fill_scaling, r, err);
+    if (rc == 0) {
+        /* The configuration planned (its [plan] lines resolved), with the
+         * SHA-256 of its inputs. */
+        stall_config *eff = stall_xmalloc(sizeof *eff);
+        *eff = *cfg;
+        eff->nextra = 0;
+        rc = stall_job_manifest_with(eff, work, NULL, plan_fill_keys, r, err);
+        free(eff);
+    }
+    if (rc == 0)
+        rc = stall_job_commit(outdir, work, err);
+    else
+        stall_job_abort(work);
+    free(work);
     FILE *f = opts->term;
     if (rc == 0 && f) {
         fprintf(f, "stallsim %s plan: scenario '%s'\n", stall_version(), cfg->name);
@@ -544,7 +582,7 @@ int stall_plan_run(const stall_config *cfg, const stall_plan_opts *opts, stall_e
             fprintf(f, "%6d %14.2f %9.2f %10.3f %7.2f\n", r->curve_gpus[i], r->curve_batches_s[i],
                     r->curve_speedup[i], r->curve_efficiency[i], 100 * r->curve_stall[i]);
         fprintf(f, "%s\n", r->sentence);
-        fprintf(f, "results in %s/ (plan.csv, scaling.csv)\n", outdir);
+        fprintf(f, "results in %s/ (plan.csv, scaling.csv, effective.ini)\n", outdir);
     }
     free(outdir);
     free(r);

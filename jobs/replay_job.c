@@ -382,7 +382,7 @@ int stall_replay_job(const stall_config *cfg, const stall_run_opts *opts, stall_
         rc = stall_write_atomic_in(outdir, "summary.csv", scen_fill_summary, &o, err);
     }
     if (rc == 0)
-        rc = stall_job_manifest(cfg, outdir, err);
+        rc = stall_job_manifest_with(cfg, outdir, opts->digests, NULL, NULL, err);
     if (rc == 0)
         rc = stall_job_commit(final, outdir, err);
     else

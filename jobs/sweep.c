@@ -8,7 +8,13 @@
  *
  * Running hands this rank's points to `jobs` threads through one counter;
  * each point runs the ordinary scenario job into a temporary folder that is
- * renamed into place, so a folder is whole or absent. sweep.csv is then
+ * renamed into place, so a folder is whole or absent. Durability is per
+ * batch of folders (group commit): files under .point-* are not fsynced one
+ * by one (a deferred prefix, stall/io.h); finished folders wait in a list,
+ * and every STALL__SWEEP_COMMIT_S seconds (or STALL__SWEEP_COMMIT_MAX
+ * folders) one thread syncs the file system once and renames the batch into
+ * place. A crash keeps every renamed folder whole; a kill loses the points
+ * in flight and those finished since the last commit. sweep.csv is then
  * assembled by rank 0 from the point folders in point order: its bytes do
  * not depend on which thread, rank or earlier run produced a point. A
  * SIGINT/SIGTERM handler (installed for the run only) sets a flag; threads
@@ -386,11 +392,20 @@ int stall_sweep_create(const stall_config *cfg, const stall_sweep_opts *opts, st
                 continue;
             rc = sweep_add_axis(s, x->key, x->value, x->command_line, maxp, err);
         }
-    for (int i = 0; i < cfg->nextra && rc == 0; i++)
-        if (strcmp(cfg->extra[i].section, "sweep") != 0)
+    for (int i = 0; i < cfg->nextra && rc == 0; i++) {
+        const struct stall_config_extra *x = &cfg->extra[i];
+        if (strcmp(x->section, "sweep") == 0)
+            continue;
+        if (x->command_line)
+            rc = stall_err_set(err, STALL_ECONFIG,
+                               "--set %s.%s: only `stallsim %s` reads [%s] (sweep would ignore "
+                               "it)",
+                               x->section, x->key, x->section, x->section);
+        else
             rc = stall_err_set(err, STALL_ECONFIG,
                                "%s: [%s] %s: only `stallsim %s` reads this section", s->src,
-                               cfg->extra[i].section, cfg->extra[i].key, cfg->extra[i].section);
+                               x->section, x->key, x->section);
+    }
     /* Groups: every axis its own, then zip lines merge theirs. */
     for (int a = 0; a < s->naxes; a++)
         s->ax[a].group = a;
@@ -573,6 +588,11 @@ static void sweep_on_signal(int sig)
     sweep_stop = 1;
 }
 
+/* Group commit: at most this long between a point's end and its rename,
+ * and at most this many folders per sync. */
+#define STALL__SWEEP_COMMIT_S 0.25
+#define STALL__SWEEP_COMMIT_MAX 256
+
 typedef struct sweep_run {
     const stall_sweep *s;
     const stall_sweep_opts *opts;
@@ -587,6 +607,11 @@ typedef struct sweep_run {
     struct timespec t0;
     double last_print;
     int ranks;
+    size_t *pending; /* finished .point-N.tmp folders, not yet synced and renamed */
+    size_t npending, cap_pending;
+    bool committing;           /* a thread is syncing and renaming a batch */
+    double last_commit;        /* seconds since t0 */
+    stall_job_digests digests; /* every point's inputs, hashed once */
 } sweep_run;
 
 static double sweep_now(const struct timespec *t0)
@@ -623,7 +648,7 @@ static int sweep_point(sweep_run *r, size_t i, bool *skipped, stall_err *err)
         /* tmp and final are siblings: paths in effective.ini read alike. */
         rc = stall_mkdirs(tmp, err);
         if (rc == 0)
-            rc = stall_job_manifest(cfg, tmp, err);
+            rc = stall_job_manifest_with(cfg, tmp, &r->digests, NULL, NULL, err);
         if (rc == 0) {
             char *tmp_ini = stall_path_join(tmp, "effective.ini");
             *skipped = sweep_same_file(tmp_ini, fin_ini);
@@ -632,19 +657,17 @@ static int sweep_point(sweep_run *r, size_t i, bool *skipped, stall_err *err)
         sweep_rmtree(tmp);
     }
     if (rc == 0 && !*skipped) {
-        stall_run_opts o = {
-            .outdir = tmp, .jobs = 1, .term = NULL, .no_iterations = !r->opts->keep_iterations};
+        /* tmp waits for sweep_commit, which syncs and renames it. */
+        stall_run_opts o = {.outdir = tmp,
+                            .jobs = 1,
+                            .term = NULL,
+                            .no_iterations = !r->opts->keep_iterations,
+                            .digests = &r->digests};
         rc = stall_scenario_run(cfg, &o, err);
         if (rc == 0 && !r->opts->keep_iterations)
             sweep_drop_subdirs(tmp);
-        if (rc == 0 && sweep_exists(final) && rename(final, old) != 0)
-            rc = stall_err_set(err, STALL_EIO, "%s: cannot move aside: %s", final, strerror(errno));
-        if (rc == 0 && rename(tmp, final) != 0)
-            rc = stall_err_set(err, STALL_EIO, "%s: cannot rename to %s: %s", tmp, final,
-                               strerror(errno));
         if (rc != 0)
             sweep_rmtree(tmp);
-        sweep_rmtree(old);
     }
     free(fin_ini);
     free(fin_sum);
@@ -653,6 +676,70 @@ static int sweep_point(sweep_run *r, size_t i, bool *skipped, stall_err *err)
     free(old);
     free(cfg);
     return rc;
+}
+
+/* Moves finished point i's folder into place (after the sync). */
+static int sweep_rename(const sweep_run *r, size_t i, stall_err *err)
+{
+    char *final = sweep_point_dir(r, i, "point-", "");
+    char *tmp = sweep_point_dir(r, i, ".point-", ".tmp");
+    char *old = sweep_point_dir(r, i, ".point-", ".old");
+    int rc = 0;
+    if (sweep_exists(final) && rename(final, old) != 0)
+        rc = stall_err_set(err, STALL_EIO, "%s: cannot move aside: %s", final, strerror(errno));
+    if (rc == 0 && rename(tmp, final) != 0)
+        rc = stall_err_set(err, STALL_EIO, "%s: cannot rename to %s: %s", tmp, final,
+                           strerror(errno));
+    if (rc != 0)
+        sweep_rmtree(tmp);
+    sweep_rmtree(old);
+    free(final);
+    free(tmp);
+    free(old);
+    return rc;
+}
+
+/* Called with r->lock held. Commits the pending folders when the batch is
+ * due (or `all`): one sync of the file system, then a rename per folder,
+ * outside the lock so that the other threads go on simulating. One thread
+ * commits at a time; folders finished meanwhile wait for the next batch. */
+static void sweep_commit(sweep_run *r, bool all)
+{
+    while (r->npending > 0 && !r->committing) {
+        double t = sweep_now(&r->t0);
+        if (!all && t - r->last_commit < STALL__SWEEP_COMMIT_S &&
+            r->npending < STALL__SWEEP_COMMIT_MAX)
+            return;
+        size_t n = r->npending, *batch = stall_xmalloc(n * sizeof *batch);
+        memcpy(batch, r->pending, n * sizeof *batch);
+        r->npending = 0;
+        r->committing = true;
+        pthread_mutex_unlock(&r->lock);
+        stall_err e = {0};
+        int rc = stall_sync_fs(r->outdir, &e);
+        size_t failed = SIZE_MAX;
+        for (size_t k = 0; k < n; k++) {
+            if (rc != 0) {
+                char *tmp = sweep_point_dir(r, batch[k], ".point-", ".tmp");
+                sweep_rmtree(tmp);
+                free(tmp);
+            } else if (sweep_rename(r, batch[k], &e) != 0) {
+                rc = e.code;
+            }
+            if (rc != 0 && failed == SIZE_MAX)
+                failed = batch[k];
+        }
+        pthread_mutex_lock(&r->lock);
+        r->committing = false;
+        r->last_commit = sweep_now(&r->t0);
+        if (rc != 0 && failed < r->fail_point) {
+            r->fail_point = failed;
+            r->fail = e;
+        }
+        free(batch);
+        if (!all)
+            return;
+    }
 }
 
 static void sweep_progress(sweep_run *r, bool last)
@@ -695,12 +782,19 @@ static void *sweep_worker(void *arg)
             r->fail = e;
         } else if (rc == 0) {
             r->done++;
-            if (skipped)
+            if (skipped) {
                 r->skipped++;
-            else
+            } else {
                 r->ran++;
+                if (r->npending == r->cap_pending) {
+                    r->cap_pending = r->cap_pending ? 2 * r->cap_pending : 64;
+                    r->pending = stall_xrealloc(r->pending, r->cap_pending * sizeof *r->pending);
+                }
+                r->pending[r->npending++] = i;
+            }
             sweep_progress(r, false);
         }
+        sweep_commit(r, false);
         pthread_mutex_unlock(&r->lock);
     }
     return NULL;
@@ -780,6 +874,20 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
     int rc = stall_sweep_create(cfg, opts, &s, err);
     if (rc)
         return rc;
+    /* Every point's input files are read and hashed once, before anything
+     * runs or is written: a missing trace fails here, naming its key. */
+    stall_job_digests digests = {0};
+    stall_config *pc = stall_xmalloc(sizeof *pc);
+    for (size_t i = 0; i < s->points && rc == 0; i++) {
+        stall_sweep_config(s, i, pc);
+        rc = stall_job_digests_add(&digests, pc, err);
+    }
+    free(pc);
+    if (rc) {
+        stall_job_digests_free(&digests);
+        stall_sweep_destroy(s);
+        return rc;
+    }
     stall_run_opts ro = {.outdir = opts->outdir};
     char *outdir = stall_job_outdir(cfg, &ro);
     snprintf(res->outdir, sizeof res->outdir, "%s", outdir);
@@ -801,7 +909,8 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
                    .first = (size_t)rank,
                    .step = (size_t)ranks,
                    .fail_point = SIZE_MAX,
-                   .ranks = ranks};
+                   .ranks = ranks,
+                   .digests = digests};
     for (size_t p = s->points; p >= 1000000; p /= 10)
         r.width++;
     r.mine = s->points > (size_t)rank
@@ -814,6 +923,9 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
     pthread_mutex_init(&r.lock, NULL);
     clock_gettime(CLOCK_MONOTONIC, &r.t0);
     rc = stall_mkdirs(outdir, err);
+    /* Point folders are synced in batches (sweep_commit). */
+    char *deferred = stall_path_join(outdir, ".point-");
+    stall_io_defer_sync(deferred);
     if (rc == 0) {
         struct sigaction sa = {0}, old_int, old_term;
         sa.sa_handler = sweep_on_signal;
@@ -835,6 +947,10 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
         for (int t = 1; t <= started; t++)
             pthread_join(th[t], NULL);
         free(th);
+        /* What finished is kept, also when interrupted or failed. */
+        pthread_mutex_lock(&r.lock);
+        sweep_commit(&r, true);
+        pthread_mutex_unlock(&r.lock);
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGTERM, &old_term, NULL);
         if (r.done > 0 || r.mine == 0)
@@ -845,6 +961,10 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
             rc = r.fail.code ? r.fail.code : STALL_EINTERNAL;
         }
     }
+    stall_io_defer_end(deferred);
+    free(deferred);
+    free(r.pending);
+    stall_job_digests_free(&r.digests);
     res->ran = r.ran;
     res->skipped = r.skipped;
 #ifdef STALL_HAVE_MPI

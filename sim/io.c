@@ -6,13 +6,21 @@
  * within one folder is atomic on POSIX file systems, so a reader (or a sweep
  * interrupted half way) sees either the old file, no file, or the whole new
  * one, never a truncated one.
+ *
+ * Durability: a file is fsynced before its rename, unless it lies under a
+ * deferred prefix (a work folder whose owner syncs the file system once
+ * before renaming the folder into place). The prefixes are a short list
+ * under a mutex; each write scans it, O(prefixes), fine for the handful a
+ * run holds at once.
  */
-#define _XOPEN_SOURCE 700 /* realpath */
+#define _GNU_SOURCE /* realpath, syncfs */
 #include "stall/io.h"
 
 #include "stall/cleanup.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <math.h>
 #include <stdlib.h>
@@ -20,8 +28,64 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+static char *io_deferred[STALL_IO_DEFER_MAX];
+static pthread_mutex_t io_defer_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void stall_io_defer_sync(const char *prefix)
+{
+    pthread_mutex_lock(&io_defer_lock);
+    for (int i = 0; i < STALL_IO_DEFER_MAX; i++)
+        if (!io_deferred[i]) {
+            io_deferred[i] = stall_xstrdup(prefix);
+            break;
+        }
+    pthread_mutex_unlock(&io_defer_lock);
+}
+
+void stall_io_defer_end(const char *prefix)
+{
+    pthread_mutex_lock(&io_defer_lock);
+    for (int i = 0; i < STALL_IO_DEFER_MAX; i++)
+        if (io_deferred[i] && strcmp(io_deferred[i], prefix) == 0) {
+            free(io_deferred[i]);
+            io_deferred[i] = NULL;
+            break;
+        }
+    pthread_mutex_unlock(&io_defer_lock);
+}
+
+bool stall_io_deferred(const char *path)
+{
+    bool found = false;
+    pthread_mutex_lock(&io_defer_lock);
+    for (int i = 0; i < STALL_IO_DEFER_MAX && !found; i++)
+        found = io_deferred[i] && strncmp(path, io_deferred[i], strlen(io_deferred[i])) == 0;
+    pthread_mutex_unlock(&io_defer_lock);
+    return found;
+}
+
+int stall_sync_fs(const char *path, stall_err *err)
+{
+#ifdef __linux__
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return stall_err_set(err, STALL_EIO, "%s: cannot open to sync: %s", path, strerror(errno));
+    int rc = syncfs(fd);
+    int e = errno;
+    close(fd);
+    if (rc != 0)
+        return stall_err_set(err, STALL_EIO, "%s: sync failed: %s", path, strerror(e));
+#else
+    (void)path;
+    (void)err;
+    sync();
+#endif
+    return 0;
+}
+
 int stall_write_atomic(const char *path, stall_fill_fn fill, void *ctx, stall_err *err)
 {
+    bool sync = !stall_io_deferred(path);
     size_t n = strlen(path) + 32;
     char *tmp = stall_xmalloc(n);
     snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
@@ -34,7 +98,7 @@ int stall_write_atomic(const char *path, stall_fill_fn fill, void *ctx, stall_er
         return rc;
     }
     int rc = fill(f, ctx, err);
-    if (rc == 0 && (ferror(f) || fflush(f) != 0 || fsync(fileno(f)) != 0))
+    if (rc == 0 && (ferror(f) || fflush(f) != 0 || (sync && fsync(fileno(f)) != 0)))
         rc = stall_err_set(err, STALL_EIO, "%s: write failed: %s", path, strerror(errno));
     if (fclose(f) != 0 && rc == 0)
         rc = stall_err_set(err, STALL_EIO, "%s: close failed: %s", path, strerror(errno));

@@ -164,3 +164,33 @@ Test(io, path_relative_between_existing_paths)
     cr_assert_str_eq(missing, "no/such/file");
     free(missing);
 }
+
+Test(io, deferred_prefix_matches_as_text_and_sync_names_a_missing_path)
+{
+    char *pre = stall_path_join(iodir, ".point-");
+    char *inside = stall_path_join(iodir, ".point-000001.tmp/summary.csv");
+    char *outside = stall_path_join(iodir, "point-000001/summary.csv");
+    cr_assert_not(stall_io_deferred(inside));
+    stall_io_defer_sync(pre);
+    cr_assert(stall_io_deferred(inside), "%s under %s", inside, pre);
+    cr_assert_not(stall_io_deferred(outside), "%s not under %s", outside, pre);
+    /* A write under the prefix is still whole and atomic. */
+    char *dir = stall_path_join(iodir, ".point-000001.tmp");
+    stall_err err = {0};
+    cr_assert_eq(stall_mkdirs(dir, &err), 0, "%s", err.msg);
+    cr_assert_eq(stall_write_atomic(inside, fill_ok, "x\n", &err), 0, "%s", err.msg);
+    FILE *f = fopen(inside, "r");
+    cr_assert_not_null(f);
+    fclose(f);
+    stall_io_defer_end(pre);
+    cr_assert_not(stall_io_deferred(inside));
+    cr_assert_eq(stall_sync_fs(iodir, &err), 0, "%s", err.msg);
+    char *missing = stall_path_join(iodir, "nope");
+    cr_assert_eq(stall_sync_fs(missing, &err), STALL_EIO);
+    cr_assert(strstr(err.msg, missing), "%s", err.msg);
+    free(missing);
+    free(dir);
+    free(pre);
+    free(inside);
+    free(outside);
+}

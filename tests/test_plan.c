@@ -41,15 +41,18 @@ static stall_config *pl_config(const char *const *lines)
         cr_assert_eq(stall_config_set(cfg, base[i], &e), 0, "%s", e.msg);
     for (int i = 0; lines && lines[i]; i++) {
         const char *l = lines[i];
-        if (strncmp(l, "sweep:", 6) == 0 || strncmp(l, "plan:", 5) == 0) {
-            bool sw = l[0] == 's';
-            l += sw ? 6 : 5;
+        if (strncmp(l, "sweep:", 6) == 0) {
+            l += 6;
             const char *eq = strchr(l, '=');
             char key[64];
             snprintf(key, sizeof key, "%.*s", (int)(eq - l), l);
-            cr_assert_eq(
-                stall_config_extra_add(cfg, sw ? "sweep" : "plan", key, eq + 1, true, "test", &e),
-                0, "%s", e.msg);
+            cr_assert_eq(stall_config_extra_add(cfg, "sweep", key, eq + 1, true, "test", &e), 0,
+                         "%s", e.msg);
+        } else if (strncmp(l, "plan:", 5) == 0) {
+            /* As --set plan.key=value gives it. */
+            char set[128];
+            snprintf(set, sizeof set, "plan.%s", l + 5);
+            cr_assert_eq(stall_config_set(cfg, set, &e), 0, "%s", e.msg);
         } else {
             cr_assert_eq(stall_config_set(cfg, l, &e), 0, "%s", e.msg);
         }
@@ -202,11 +205,11 @@ Test(plan, handover_floor_reported_as_not_met)
 
 Test(plan, bad_plan_keys_and_modes_refused)
 {
-    const char *bad[][2] = {{"plan:stall_target=1.5", "[plan] stall_target: bad value"},
-                            {"plan:max_gpus=0", "[plan] max_gpus: bad value"},
-                            {"plan:nope=1", "[plan] nope: unknown key"},
+    const char *bad[][2] = {{"plan:stall_target=1.5", "--set plan.stall_target: bad value"},
+                            {"plan:max_gpus=0", "--set plan.max_gpus: bad value"},
+                            {"plan:nope=1", "--set plan.nope: unknown key"},
                             {"scenario.mode=replay", "plan simulates mode = model"},
-                            {"sweep:loader.workers=1, 2", "[sweep] loader.workers: only"}};
+                            {"sweep:loader.workers=1, 2", "--sweep loader.workers: only"}};
     for (int i = 0; i < 5; i++) {
         stall_config *cfg = pl_config((const char *const[]){bad[i][0], NULL});
         stall_plan_result r;
@@ -215,4 +218,65 @@ Test(plan, bad_plan_keys_and_modes_refused)
         cr_assert(strstr(e.msg, bad[i][1]), "'%s' should say '%s'", e.msg, bad[i][1]);
         free(cfg);
     }
+}
+
+static char *pl_slurp(const char *dir, const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    char *b = calloc(1, 1 << 20);
+    size_t n = fread(b, 1, (1 << 20) - 1, f);
+    b[n] = '\0';
+    fclose(f);
+    return b;
+}
+
+Test(plan, set_plan_key_applies_and_effective_ini_plans_the_same_again)
+{
+    /* --set plan.stall_target=0.2 moves the worker answer; effective.ini
+     * holds it (and every [plan] key resolved) and plans the same again. */
+    stall_config *cfg = pl_config((const char *const[]){"plan:max_gpus=4", NULL});
+    stall_config *loose = pl_config((const char *const[]){"plan:max_gpus=4", NULL});
+    stall_err e = {0};
+    cr_assert_eq(stall_config_set(loose, "plan.stall_target=0.2", &e), 0, "%s", e.msg);
+    stall_plan_result *r = malloc(sizeof *r), *q = malloc(sizeof *q);
+    cr_assert_eq(stall_plan_compute(cfg, r, &e), 0, "%s", e.msg);
+    cr_assert_eq(stall_plan_compute(loose, q, &e), 0, "%s", e.msg);
+    cr_assert_float_eq(q->stall_target, 0.2, 1e-12);
+    cr_assert_lt(q->workers.value, r->workers.value, "stall_target 0.2: %g workers, 0.05: %g",
+                 q->workers.value, r->workers.value);
+    char a[300], b[300];
+    snprintf(a, sizeof a, "%s/a", pdir);
+    snprintf(b, sizeof b, "%s/b", pdir);
+    stall_plan_opts o = {.outdir = a};
+    cr_assert_eq(stall_plan_run(loose, &o, &e), 0, "%s", e.msg);
+    char *ini = pl_slurp(a, "effective.ini");
+    cr_assert(strstr(ini, "\n[plan]\nstall_target = 0.2\nefficiency = 0.8\nmax_workers = 64\n"
+                          "max_gpus = 4\n"),
+              "%s", ini);
+    stall_config *again = malloc(sizeof *again);
+    stall_config_defaults(again);
+    char path[320];
+    snprintf(path, sizeof path, "%s/effective.ini", a);
+    cr_assert_eq(stall_config_load(again, path, &e), 0, "%s", e.msg);
+    o.outdir = b;
+    cr_assert_eq(stall_plan_run(again, &o, &e), 0, "%s", e.msg);
+    const char *files[] = {"plan.csv", "scaling.csv"};
+    for (int i = 0; i < 2; i++) {
+        char *x = pl_slurp(a, files[i]), *y = pl_slurp(b, files[i]);
+        cr_assert_str_eq(x, y, "%s differs when planned again from effective.ini", files[i]);
+        free(x);
+        free(y);
+    }
+    /* Commands that do not read [plan] refuse the key, naming --set. */
+    cr_assert_eq(stall_config_check(loose, &e), STALL_ECONFIG);
+    cr_assert(strstr(e.msg, "--set plan.max_gpus: only `stallsim plan` reads [plan]"), "%s", e.msg);
+    free(ini);
+    free(again);
+    free(r);
+    free(q);
+    free(cfg);
+    free(loose);
 }

@@ -6,6 +6,7 @@
  * sweep.csv is identical across thread counts and after a resumed run.
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -336,11 +337,77 @@ Test(sweep, identical_across_threads_and_after_resume)
     free(cfg);
 }
 
+/* Entries of dir whose name starts with '.' (temporary folders), besides
+ * . and .. */
+static int sw_hidden(const char *dir)
+{
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d, "%s", dir);
+    int n = 0;
+    struct dirent *x;
+    while ((x = readdir(d)) != NULL)
+        n += x->d_name[0] == '.' && strcmp(x->d_name, ".") != 0 && strcmp(x->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+Test(sweep, every_point_committed_and_no_temporary_folder_left)
+{
+    /* Points are synced and renamed in batches: after the run every point
+     * folder is in place whatever the threads, and nothing else is. */
+    stall_config *cfg = sw_config((const char *const[]){"sweep:run.seed=1..40", NULL});
+    stall_sweep_result res;
+    stall_err e = {0};
+    for (int jobs = 1; jobs <= 3; jobs += 2) {
+        char name[16];
+        snprintf(name, sizeof name, "c%d", jobs);
+        cr_assert_eq(sw_run(cfg, name, jobs, false, &res, &e), 0, "%s", e.msg);
+        cr_assert_eq(res.ran, 40, "-j %d ran %zu", jobs, res.ran);
+        char *dir = sw_path(name, "");
+        cr_assert_eq(sw_hidden(dir), 0, "-j %d left temporary folders in %s", jobs, dir);
+        for (int i = 0; i < 40; i++) {
+            char pt[64];
+            snprintf(pt, sizeof pt, "point-%06d/summary.csv", i);
+            char *p = sw_path(name, pt);
+            struct stat st;
+            cr_assert_eq(stat(p, &st), 0, "-j %d: %s missing", jobs, p);
+            free(p);
+        }
+        free(dir);
+    }
+    free(cfg);
+}
+
+Test(sweep, missing_trace_refused_before_anything_is_written)
+{
+    /* Inputs are checked (and hashed) once, before the first point: a
+     * missing trace names its key and leaves no result folder. */
+    stall_config *cfg = malloc(sizeof *cfg);
+    stall_config_defaults(cfg);
+    stall_err e = {0};
+    cr_assert_eq(stall_config_load(cfg, "configs/example-whatif.ini", &e), 0, "%s", e.msg);
+    char *missing = sw_path("no-such-trace.csv", "");
+    char set[512];
+    snprintf(set, sizeof set, "trace.perf=%s", missing);
+    cr_assert_eq(stall_config_set(cfg, set, &e), 0, "%s", e.msg);
+    cr_assert_eq(stall_config_extra_add(cfg, "sweep", "loader.workers", "3, 4", true, "t", &e), 0);
+    stall_sweep_result res;
+    int rc = sw_run(cfg, "missing", 2, false, &res, &e);
+    cr_assert_eq(rc, STALL_EIO, "rc %d: %s", rc, e.msg);
+    cr_assert(strstr(e.msg, "--set trace.perf") && strstr(e.msg, "cannot open"), "%s", e.msg);
+    char *dir = sw_path("missing", "");
+    struct stat st;
+    cr_assert_neq(stat(dir, &st), 0, "%s was created", dir);
+    free(dir);
+    free(missing);
+    free(cfg);
+}
+
 Test(sweep, run_refuses_a_sweep_section)
 {
     stall_config *cfg = sw_config((const char *const[]){"sweep:loader.workers=1, 2", NULL});
     stall_err e = {0};
     cr_assert_eq(stall_config_check(cfg, &e), STALL_ECONFIG);
-    cr_assert(strstr(e.msg, "[sweep] loader.workers: only `stallsim sweep`"), "%s", e.msg);
+    cr_assert(strstr(e.msg, "--sweep loader.workers: only `stallsim sweep`"), "%s", e.msg);
     free(cfg);
 }

@@ -137,7 +137,7 @@ typedef struct stall_config {
         char section[8];   /* "sweep" or "plan" */
         char key[64];      /* e.g. "loader.workers", "zip", "stall_target" */
         char value[256];   /* as written */
-        bool command_line; /* from --sweep: paths relative to the current folder */
+        bool command_line; /* from --sweep or --set: paths relative to the current folder */
     } extra[STALL_EXTRA_MAX];
     int given_line[96];
 } stall_config;
@@ -150,7 +150,9 @@ void stall_config_defaults(stall_config *cfg);
 int stall_config_load(stall_config *cfg, const char *ini_path, stall_err *err);
 
 /* Applies one "section.key=value" override (paths relative to the current
- * folder). Returns 0 or STALL_ECONFIG naming the override. */
+ * folder); plan.key=value and sweep.section.key=LIST are kept as [plan] and
+ * [sweep] lines (stall_config_extra_add). Returns 0 or STALL_ECONFIG naming
+ * the override. */
 int stall_config_set(stall_config *cfg, const char *assignment, stall_err *err);
 
 /* Sets one key from text, as the file would. where names the origin for

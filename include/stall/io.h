@@ -5,6 +5,7 @@
 #ifndef STALL_IO_H
 #define STALL_IO_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "stall/base.h"
@@ -17,14 +18,40 @@ extern "C" {
 typedef int (*stall_fill_fn)(FILE *f, void *ctx, stall_err *err);
 
 /* Writes `path` atomically: fill() writes into a temporary file in the same
- * folder, which is flushed, synced and renamed over `path` only if fill()
- * and every write succeeded. On failure the temporary file is removed and
- * `path` is left as it was. Returns 0 or STALL_EIO / fill's code. */
+ * folder, which is flushed, synced (fsync, unless `path` is under a
+ * deferred prefix, below) and renamed over `path` only if fill() and every
+ * write succeeded. On failure the temporary file is removed and `path` is
+ * left as it was. Returns 0 or STALL_EIO / fill's code. */
 int stall_write_atomic(const char *path, stall_fill_fn fill, void *ctx, stall_err *err);
 
 /* stall_write_atomic on dir/name. */
 int stall_write_atomic_in(const char *dir, const char *name, stall_fill_fn fill, void *ctx,
                           stall_err *err);
+
+/* Durability per folder rather than per file. A result folder is built
+ * under a work name and renamed into place when complete (jobs/job.c,
+ * jobs/sweep.c); an fsync per file inside it costs a journal commit each
+ * and buys nothing, since nobody reads the folder before the rename. Its
+ * owner registers the work path as a deferred prefix (matched as text:
+ * "d/" covers everything under folder d, "d/.point-" every entry of d whose
+ * name starts with .point-), stall_write_atomic skips the fsync of files
+ * whose path starts with it, and the owner calls stall_sync_fs once before
+ * the rename, so that after a crash the renamed folder is whole (or the
+ * rename is lost and the folder absent), never partly written.
+ * Thread-safe; up to STALL_IO_DEFER_MAX prefixes at once (beyond that a
+ * prefix is not registered: its files are synced one by one, as before). */
+#define STALL_IO_DEFER_MAX 64
+void stall_io_defer_sync(const char *prefix);
+void stall_io_defer_end(const char *prefix);
+
+/* True when path starts with a registered deferred prefix. */
+bool stall_io_deferred(const char *path);
+
+/* Makes everything written so far on the file system that holds `path`
+ * durable: syncfs(2) (one writeback and one journal commit for all the
+ * files of a folder, or of a batch of folders), sync(2) where there is no
+ * syncfs. Returns 0 or STALL_EIO naming path. */
+int stall_sync_fs(const char *path, stall_err *err);
 
 /* mkdir -p. Returns 0 or STALL_EIO naming the folder. */
 int stall_mkdirs(const char *path, stall_err *err);

@@ -14,11 +14,26 @@
 
 #include "stall/base.h"
 #include "stall/config.h"
+#include "stall/io.h"
 #include "stall/model.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* SHA-256 of input files, computed once and reused: a sweep hashes its
+ * points' inputs before the first point runs, not once per point. */
+typedef struct stall_job_digests {
+    int n, cap;
+    char **path;     /* as the configuration holds it */
+    char (*hex)[65]; /* its SHA-256 */
+} stall_job_digests;
+
+/* Checks that cfg's input files can be read (stall_job_inputs: a missing
+ * one names the INI line or --set) and adds the SHA-256 of each one not in
+ * d yet. Returns 0 or STALL_EIO; d is left usable either way. */
+int stall_job_digests_add(stall_job_digests *d, const stall_config *cfg, stall_err *err);
+void stall_job_digests_free(stall_job_digests *d);
 
 typedef struct stall_run_opts {
     const char *outdir; /* result folder; NULL: results/<name> */
@@ -31,10 +46,12 @@ typedef struct stall_run_opts {
     void (*on_params)(void *observer, const stall_model_params *p);
     stall_iter_fn on_iter;
     void *observer;
-    int no_iterations;             /* 1: no per-iteration files (sweep points without --keep) */
-    int no_files;                  /* 1: write nothing (mode = model only; plan's searches) */
-    struct stall_summary *summary; /* not NULL: mode = model stores the first fetch
-                                      alignment's summary here (report.h) */
+    int no_iterations;                /* 1: no per-iteration files (sweep points without --keep) */
+    int no_files;                     /* 1: write nothing (mode = model only; plan's searches) */
+    struct stall_summary *summary;    /* not NULL: mode = model stores the first fetch
+                                         alignment's summary here (report.h) */
+    const stall_job_digests *digests; /* not NULL: input SHA-256 known to the caller
+                                         (a path not in it is hashed) */
 } stall_run_opts;
 
 /* The result folder of a run: opts->outdir, or results/<name>. Caller frees. */
@@ -51,8 +68,13 @@ char *stall_job_outdir(const stall_config *cfg, const stall_run_opts *opts);
  * work folder, and sets *work (caller frees). Returns 0 or STALL_EIO. */
 int stall_job_begin(const char *final, char **work, stall_err *err);
 
-/* Renames work to final, replacing an old result folder there. On failure
- * the old folder is kept and work removed. Returns 0 or STALL_EIO. */
+/* Files written into the work folder are not fsynced one by one (it is a
+ * deferred prefix, stall/io.h): stall_job_commit syncs the file system once
+ * and then renames work to final, replacing an old result folder there, so
+ * that after a crash final is the whole new folder or the old one. When work
+ * lies under an outer deferred prefix (a sweep's point folders), the outer
+ * owner syncs instead, before its own rename. On failure the old folder is
+ * kept and work removed. Returns 0 or STALL_EIO. */
 int stall_job_commit(const char *final, const char *work, stall_err *err);
 
 /* Removes the work folder of a job that failed (NULL-safe). */
@@ -72,6 +94,12 @@ bool stall_job_per_rank(const stall_config *cfg, int ranks);
  * file and the complete effective configuration (stall_config_write), paths
  * relative to outdir, so that running it again reproduces the results. */
 int stall_job_manifest(const stall_config *cfg, const char *outdir, stall_err *err);
+
+/* stall_job_manifest taking the SHA-256 of inputs found in d (NULL: none)
+ * from there, and, when tail is not NULL, letting it append sections the
+ * configuration does not hold (plan's [plan] values). */
+int stall_job_manifest_with(const stall_config *cfg, const char *outdir, const stall_job_digests *d,
+                            stall_fill_fn tail, void *tail_ctx, stall_err *err);
 
 #ifdef __cplusplus
 }
