@@ -69,7 +69,7 @@ static void cli_usage(FILE *f)
         "  --window S:E    timeline: only events overlapping S..E seconds from the start\n"
         "  --ranks R|LO-HI timeline: only these ranks\n"
         "  --workers N     dsanalyzer traces: assign batches to N workers round robin\n"
-        "  --plots         (run, validate) then draw the figures (stallsim plot)\n"
+        "  --plots         (run, validate, sweep, plan) then draw the figures (stallsim plot)\n"
         "\n"
         "exit status: 0 ok, 2 bad input or configuration, 1 internal error\n"
         "\n"
@@ -346,6 +346,7 @@ static int cli_sweep_plan(int argc, char **argv, bool plan)
     const char *ini = NULL, *outdir = NULL;
     stall_sweep_opts so = {.jobs = 1};
     int quiet = 0, rc = 0;
+    bool plots = false;
     const char **sets = calloc((size_t)argc + 1, sizeof *sets);
     bool *is_sweep = calloc((size_t)argc + 1, sizeof *is_sweep);
     int nsets = 0;
@@ -391,6 +392,8 @@ static int cli_sweep_plan(int argc, char **argv, bool plan)
             i++;
         } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
             quiet = 1;
+        } else if (strcmp(a, "--plots") == 0) {
+            plots = true;
         } else if (a[0] == '-' && a[1] != '\0') {
             fprintf(stderr, "stallsim: unknown option %s (try stallsim --help)\n", a);
             rc = 2;
@@ -408,9 +411,16 @@ static int cli_sweep_plan(int argc, char **argv, bool plan)
     if (rc == 0) {
         stall_err err = {0};
         rc = cli_load(cfg, ini, sets, is_sweep, nsets, &err);
+        /* Under mpirun every rank runs this; rank 0 alone speaks and draws. */
+        bool root = stall_sweep_launch_rank() == 0;
+        const char *drawn = NULL;
+        char *plan_dir = NULL;
         if (rc == 0 && plan) {
             stall_plan_opts po = {.outdir = outdir, .term = quiet ? NULL : stdout};
             rc = stall_plan_run(cfg, &po, &err);
+            stall_run_opts ro = {.outdir = outdir};
+            plan_dir = stall_job_outdir(cfg, &ro);
+            drawn = plan_dir;
         } else if (rc == 0) {
             so.outdir = outdir;
             so.term = quiet ? NULL : stdout;
@@ -424,9 +434,16 @@ static int cli_sweep_plan(int argc, char **argv, bool plan)
                         res.ran + res.skipped, res.points, res.outdir);
                 rc = 130;
             }
+            if (rc == 0)
+                drawn = res.outdir;
         }
+        if (rc == 0 && plots && root && drawn) {
+            stall_plot_opts po = {.term = quiet ? NULL : stdout};
+            rc = stall_plot(drawn, &po, NULL, &err);
+        }
+        free(plan_dir);
         if (rc < 0)
-            rc = cli_fail(&err);
+            rc = root ? cli_fail(&err) : stall_exit_status(err.code);
     }
     free(cfg);
     free(sets);

@@ -924,6 +924,7 @@ static int plot_sweep(plot_ctx *c, stall_err *err)
         bool labels = ax[0].n * ax[1].n <= 120;
         fprintf(c->gp,
                 "\nset xrange [-0.5:%d.5]\nset yrange [-0.5:%d.5]\nunset grid\nunset key\n"
+                "set style textbox opaque fc rgb \"#ffffff\" noborder margins 2, 1\n"
                 "set multiplot layout 1,2 title \"Sweep over two keys\"\n"
                 "set title \"%s\"\n"
                 "set palette defined (0 \"#f7fbff\", 1 \"#6baed6\", 2 \"#08306b\")\n"
@@ -933,11 +934,12 @@ static int plot_sweep(plot_ctx *c, stall_err *err)
                 "set cbrange [0:100]\n"
                 "plot \"sweep.dat\" using 1:2:4 with image%s\n",
                 ax[0].n - 1, ax[1].n - 1, tname,
-                labels ? ", \"\" using 1:2:(sprintf(\"%.0f\", $3)) with labels tc rgb "
-                         "\"#888888\""
+                /* Values in black on a small white box: legible on any cell. */
+                labels ? ", \"\" using 1:2:(sprintf(\"%.0f\", $3)) with labels boxed tc rgb "
+                         "\"#000000\""
                        : "",
-                labels ? ", \"\" using 1:2:(sprintf(\"%.0f\", $4)) with labels tc rgb "
-                         "\"#888888\""
+                labels ? ", \"\" using 1:2:(sprintf(\"%.0f\", $4)) with labels boxed tc rgb "
+                         "\"#000000\""
                        : "");
     }
     plot_end(c);

@@ -866,6 +866,17 @@ static bool sweep_mpi_launched(void)
 }
 #endif
 
+int stall_sweep_launch_rank(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v)
+            return atoi(v);
+    }
+    return 0;
+}
+
 int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall_sweep_result *res,
                     stall_err *err)
 {
@@ -975,9 +986,18 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
         MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
         unsigned long long fp = r.fail_point, minfp;
         MPI_Allreduce(&fp, &minfp, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
-        if (all[0] && rc == 0) {
+        if (all[0] && minfp != (unsigned long long)SIZE_MAX) {
+            /* The rank that ran the lowest failing point tells every rank
+             * its message, so that rank 0 alone can report it. */
+            int owner = (int)(minfp % (unsigned long long)ranks);
+            stall_err e = rank == owner ? *err : (stall_err){0};
+            MPI_Bcast(&e.code, 1, MPI_INT, owner, MPI_COMM_WORLD);
+            MPI_Bcast(e.msg, (int)sizeof e.msg, MPI_CHAR, owner, MPI_COMM_WORLD);
+            *err = e;
+            rc = e.code ? e.code : STALL_EINTERNAL;
+        } else if (all[0] && rc == 0) {
             rc = STALL_EINTERNAL;
-            stall_err_set(err, rc, "[sweep] point %llu failed on another rank", minfp);
+            stall_err_set(err, rc, "[sweep] a point failed on another rank");
         }
         res->interrupted = all[1] != 0;
         unsigned long long counts[2] = {r.ran, r.skipped}, sums[2];

@@ -40,5 +40,15 @@ ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
 mpirun --allow-run-as-root --oversubscribe -n 2 -x ASAN_OPTIONS "$bin" sweep "$dir/s.ini" -o "$dir/mpi" -j 1 -q \
     > "$dir/mpi.log" 2>&1 || { cat "$dir/mpi.log"; exit 1; }
 cmp "$dir/j1/sweep.csv" "$dir/mpi/sweep.csv"
-grep -q "2 ranks" "$dir/mpi.log" 2>/dev/null || true
+# A point that fails (workers = 0 with a prefetch factor, on rank 1's share of
+# the points) is reported once, by rank 0, with the point named; exit 2.
+st=0
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+mpirun --allow-run-as-root --oversubscribe -n 2 -x ASAN_OPTIONS "$bin" sweep "$dir/s.ini" \
+    --set loader.prefetch_factor=2 --sweep "loader.workers=1, 0" -o "$dir/bad" -q \
+    > "$dir/bad.log" 2>&1 || st=$?
+[ "$st" -ne 0 ] || { echo "sweep_mpi: a bad point was accepted"; exit 1; }
+n=$(grep -c '^stallsim: ' "$dir/bad.log" || true)
+[ "$n" -eq 1 ] || { echo "sweep_mpi: $n error lines, expected 1:"; cat "$dir/bad.log"; exit 1; }
+grep -q "loader.workers=0" "$dir/bad.log" || { echo "sweep_mpi: the point is not named:"; cat "$dir/bad.log"; exit 1; }
 echo "sweep_mpi: $(($(wc -l < "$dir/j1/sweep.csv") - 1)) points identical on -j 1, -j 2 and mpirun -n 2"

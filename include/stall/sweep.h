@@ -95,6 +95,11 @@ typedef struct stall_sweep_result {
     char outdir[STALL_PATH_MAX];
 } stall_sweep_result;
 
+/* The MPI rank this process was launched as (mpirun, srun: from the
+ * launcher's environment, so it is known before and without MPI_Init);
+ * 0 when not launched by MPI. Only rank 0 reports errors and draws. */
+int stall_sweep_launch_rank(void);
+
 /* Runs the sweep of cfg. Returns 0 (also when interrupted: see res), or a
  * code with err naming the point that failed (the lowest one). */
 int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall_sweep_result *res,
