@@ -487,8 +487,12 @@ int stall_tidy_load(const char *path, stall_tidy_trace **out, stall_err *err)
     tidy_reader t = {.path = path, .line = 1, .phys = 1, .rec_line = 1, .err = err};
     struct csv_parser p;
     csv_init(&p, CSV_STRICT | CSV_EMPTY_IS_NULL * 0);
+    /* libcsv grows a field by blk_size bytes at a time: with its default
+     * of 128, a long field costs quadratic copying. */
+    csv_set_blk_size(&p, 1 << 20);
     char buf[1 << 16];
     size_t n;
+    long line_bytes = 0;
     /* Fed one physical line at a time, so that a record's line is known
      * (libcsv counts records; blank lines and quoted newlines differ). */
     while (t.rc == 0 && (n = fread(buf, 1, sizeof buf, f)) > 0) {
@@ -497,12 +501,20 @@ int stall_tidy_load(const char *path, stall_tidy_trace **out, stall_err *err)
             size_t len = nl ? (size_t)(nl - (buf + pos)) + 1 : n - pos;
             if (p.pstate == 0) /* no record begun: the next one starts here */
                 t.rec_line = t.phys;
+            line_bytes += (long)len;
+            if (line_bytes > STALL_LIMIT_LINE_BYTES) {
+                t.rc = stall_err_set(err, STALL_EPARSE, "%s:%ld: line longer than %ld bytes", path,
+                                     t.phys, (long)STALL_LIMIT_LINE_BYTES);
+                break;
+            }
             if (csv_parse(&p, buf + pos, len, tidy_cb_field, tidy_cb_row, &t) != len && t.rc == 0)
                 t.rc = stall_err_set(err, STALL_EPARSE, "%s:%ld: malformed CSV: %s", path, t.phys,
                                      csv_strerror(csv_error(&p)));
             pos += len;
-            if (nl)
+            if (nl) {
                 t.phys++;
+                line_bytes = 0;
+            }
         }
     }
     if (t.rc == 0 && ferror(f))

@@ -163,7 +163,7 @@ static void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *
                 m->workers_from == STALL_WORKERS_GIVEN
                     ? "from [trace] workers"
                     : "inferred from the fetch starts; set [trace] workers if wrong",
-                m->prefetch,
+                m->prefetch >= 1 ? m->prefetch : 2,
                 stall_config_given(cfg, "trace", "prefetch_factor") ? "" : " (PyTorch's default)");
     if (p->cores > 0)
         fprintf(f,

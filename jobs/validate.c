@@ -116,7 +116,7 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
                         ? "from [trace] workers"
                         : "inferred from the fetch starts (the first batch of each GPU to start "
                           "after an earlier one finished; set [trace] workers if wrong)",
-                    m.prefetch,
+                    p.prefetch,
                     stall_config_given(cfg, "trace", "prefetch_factor") ? " (from [trace])"
                                                                         : " (PyTorch's default)");
         if (nign)
