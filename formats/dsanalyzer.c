@@ -168,19 +168,28 @@ static int dsa_read(const char *path, dsa_table *t, stall_err *err)
     csv_set_space_func(&p, dsa_no_space);
     dsa_reader r = {.t = t, .line = 1, .err = err};
     char buf[1 << 16];
-    size_t n;
+    size_t n, linelen = 0;
     while (!r.rc && (n = fread(buf, 1, sizeof buf, f)) > 0) {
         /* Feed one line at a time so that r.line is right in the callbacks;
          * libcsv keeps its state across calls, quoted newlines included. */
         for (size_t pos = 0; pos < n && !r.rc;) {
             const char *nl = memchr(buf + pos, '\n', n - pos);
             size_t len = nl ? (size_t)(nl - (buf + pos)) + 1 : n - pos;
+            linelen += nl ? len - 1 : len;
+            if (linelen > STALL_LIMIT_LINE_BYTES) {
+                r.rc = stall_err_set(err, STALL_EPARSE,
+                                     "%s:%ld: line longer than %d bytes (the limit)", path, r.line,
+                                     STALL_LIMIT_LINE_BYTES);
+                break;
+            }
             if (csv_parse(&p, buf + pos, len, dsa_on_field, dsa_on_record, &r) != len && !r.rc)
                 r.rc = stall_err_set(err, STALL_EPARSE, "%s:%ld:%zu: malformed CSV: %s", path,
                                      r.line, r.nfields + 1, csv_strerror(csv_error(&p)));
             pos += len;
-            if (nl)
+            if (nl) {
                 r.line++;
+                linelen = 0;
+            }
         }
     }
     if (!r.rc && ferror(f))

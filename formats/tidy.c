@@ -473,7 +473,7 @@ int stall_tidy_load(const char *path, stall_tidy_trace **out, stall_err *err)
     struct csv_parser p;
     csv_init(&p, CSV_STRICT | CSV_EMPTY_IS_NULL * 0);
     char buf[1 << 16];
-    size_t n;
+    size_t n, linelen = 0;
     /* Fed one physical line at a time, so that a record's line is known
      * (libcsv counts records; blank lines and quoted newlines differ). */
     while (t.rc == 0 && (n = fread(buf, 1, sizeof buf, f)) > 0) {
@@ -482,12 +482,21 @@ int stall_tidy_load(const char *path, stall_tidy_trace **out, stall_err *err)
             size_t len = nl ? (size_t)(nl - (buf + pos)) + 1 : n - pos;
             if (p.pstate == 0) /* no record begun: the next one starts here */
                 t.rec_line = t.phys;
+            linelen += nl ? len - 1 : len;
+            if (linelen > STALL_LIMIT_LINE_BYTES) {
+                t.rc = stall_err_set(err, STALL_EPARSE,
+                                     "%s:%ld: line longer than %d bytes (the limit)", path, t.phys,
+                                     STALL_LIMIT_LINE_BYTES);
+                break;
+            }
             if (csv_parse(&p, buf + pos, len, tidy_cb_field, tidy_cb_row, &t) != len && t.rc == 0)
                 t.rc = stall_err_set(err, STALL_EPARSE, "%s:%ld: malformed CSV: %s", path, t.phys,
                                      csv_strerror(csv_error(&p)));
             pos += len;
-            if (nl)
+            if (nl) {
                 t.phys++;
+                linelen = 0;
+            }
         }
     }
     if (t.rc == 0 && ferror(f))

@@ -230,7 +230,7 @@ with open("MANIFEST", "w") as f:
         if name.startswith("base_ds_"):
             continue
         f.write(f"{kind}\t{name}\t{code}\t{want}\n")
-    f.write("tidy\t@100MB_line\t2\t@100MB_line:2:\n")
+    f.write("tidy\t@100MB_line\t2\t@100MB_line:2: line longer than 1048576 bytes\n")
 with open("base_tidy.ini", "w") as f:
     f.write("[scenario]\nname = malformed\nmode = model\n[trace]\nformat = tidy\npath = base_tidy.csv\n")
 with open("base_ds.ini", "w") as f:
