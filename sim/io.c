@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <ryu/ryu.h>
+
 int stall_write_atomic(const char *path, stall_fill_fn fill, void *ctx, stall_err *err)
 {
     size_t n = strlen(path) + 32;
@@ -83,8 +85,9 @@ int stall_mkdirs(const char *path, stall_err *err)
     return 0;
 }
 
-/* Python's repr: the shortest round-tripping digits (found by trying more
- * precision until strtod gives the value back), laid out in fixed notation
+/* Python's repr: the shortest round-tripping digits (Ryu, vendored in
+ * third_party/ryu; the closest to v among the shortest, as Python's repr
+ * gives), laid out in fixed notation
  * when the decimal exponent is in [-4, 16), else in scientific notation with
  * a signed exponent of at least two digits. */
 char *stall_repr(char *buf, double v)
@@ -102,13 +105,8 @@ char *stall_repr(char *buf, double v)
         return buf;
     }
     char sci[40];
-    int prec;
-    for (prec = 0; prec < 17; prec++) {
-        snprintf(sci, sizeof sci, "%.*e", prec, v);
-        if (strtod(sci, NULL) == v)
-            break;
-    }
-    /* sci is "[-]d[.ddd]e[+-]xx": collect the digits and the exponent. */
+    sci[d2s_buffered_n(v, sci)] = '\0';
+    /* sci is Ryu's "[-]d[.ddd]E[-]x": collect the digits and the exponent. */
     char digits[24];
     int nd = 0;
     const char *s = sci;
@@ -117,7 +115,7 @@ char *stall_repr(char *buf, double v)
         neg = 1;
         s++;
     }
-    for (; *s && *s != 'e'; s++)
+    for (; *s && *s != 'E'; s++)
         if (*s >= '0' && *s <= '9')
             digits[nd++] = *s;
     int exp10 = atoi(s + 1);
