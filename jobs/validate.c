@@ -38,11 +38,14 @@ int stall_validate(const stall_config *cfg, const stall_run_opts *opts, stall_er
         return stall_err_set(err, STALL_ECONFIG, "%s: [trace] format: validate needs a tidy trace",
                              cfg->ini_path);
     stall_measured m = {0};
-    int rc = wi_load_measured(cfg, &m, err);
+    char *outdir = stall_job_outdir(cfg, opts);
+    /* Refused before the run: a configuration effective.ini cannot give back. */
+    int rc = stall_config_roundtrip(cfg, outdir, err);
+    if (rc == 0)
+        rc = wi_load_measured(cfg, &m, err);
     stall_model_params p;
     wi_tables w = {0};
     double *sim_e = NULL, *sim_s = NULL;
-    char *outdir = stall_job_outdir(cfg, opts);
     if (rc == 0) {
         wi_params(cfg, &m, false, &p);
         rc = wi_tables_build(cfg, &m, p.ranks, p.epochs, p.batches, false, &w, err);
