@@ -221,6 +221,5 @@ Test(tidy, nul_bytes_are_refused)
  * a two-line error message. */
 Test(tidy, error_message_stays_one_line)
 {
-    expect_error(HDR ",prefetch\n0,0,0,0,1,2,1,2,3,\"a\nb\"\n", STALL_EPARSE, ":2:10:",
-                 "\"a?b\"");
+    expect_error(HDR ",prefetch\n0,0,0,0,1,2,1,2,3,\"a\nb\"\n", STALL_EPARSE, ":2:10:", "\"a?b\"");
 }
