@@ -169,18 +169,18 @@ static int dsa_read(const char *path, dsa_table *t, stall_err *err)
     csv_set_blk_size(&p, 1 << 20); /* see tidy.c: the default grows fields quadratically */
     dsa_reader r = {.t = t, .line = 1, .err = err};
     char buf[1 << 16];
-    size_t n;
-    long line_bytes = 0;
+    size_t n, linelen = 0;
     while (!r.rc && (n = fread(buf, 1, sizeof buf, f)) > 0) {
         /* Feed one line at a time so that r.line is right in the callbacks;
          * libcsv keeps its state across calls, quoted newlines included. */
         for (size_t pos = 0; pos < n && !r.rc;) {
             const char *nl = memchr(buf + pos, '\n', n - pos);
             size_t len = nl ? (size_t)(nl - (buf + pos)) + 1 : n - pos;
-            line_bytes += (long)len;
-            if (line_bytes > STALL_LIMIT_LINE_BYTES) {
-                r.rc = stall_err_set(err, STALL_EPARSE, "%s:%ld: line longer than %ld bytes", path,
-                                     r.line, (long)STALL_LIMIT_LINE_BYTES);
+            linelen += nl ? len - 1 : len;
+            if (linelen > STALL_LIMIT_LINE_BYTES) {
+                r.rc = stall_err_set(err, STALL_EPARSE,
+                                     "%s:%ld: line longer than %d bytes (the limit)", path, r.line,
+                                     STALL_LIMIT_LINE_BYTES);
                 break;
             }
             if (csv_parse(&p, buf + pos, len, dsa_on_field, dsa_on_record, &r) != len && !r.rc)
@@ -189,7 +189,7 @@ static int dsa_read(const char *path, dsa_table *t, stall_err *err)
             pos += len;
             if (nl) {
                 r.line++;
-                line_bytes = 0;
+                linelen = 0;
             }
         }
     }

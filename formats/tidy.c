@@ -6,7 +6,9 @@
  * Because rows must come sorted by (epoch, batch, rank), each row's place
  * in the (epoch, batch, rank) grid is known when it is read, so a gap,
  * duplicate or disagreement between ranks is reported at the line where it
- * shows. Memory: the parsed columns (a few int64 per row), never the text.
+ * shows. Memory: the exported columns (the five times, compute_end and
+ * samples when present, the worker id), never the text; the grid position,
+ * the loader settings and epoch_start are checked as read, not kept.
  */
 #include "stall/tidy.h"
 
@@ -79,6 +81,12 @@ typedef struct tidy_reader {
     stall_time *last_iter_end;   /*   iter_end of its previous row (-1: none) */
     stall_time *cur_epoch_start; /*   epoch_start of its rows in the current epoch */
     long *last_row_line;         /*   line of its previous row */
+    /* Only what the trace exports is kept per row; the rest of a row (its
+     * grid position, the loader settings, epoch_start) is checked as read. */
+    int64_t one[TC_ALL]; /* the current row's value of a column not kept */
+    int32_t *worker32;   /* per row */
+    stall_time *estart;  /* per (epoch, rank), appended at batch 0 */
+    size_t nestart, estart_cap;
 } tidy_reader;
 
 static int tidy_fail(tidy_reader *t, int col, const char *fmt, ...)
@@ -199,14 +207,21 @@ static int tidy_time(tidy_reader *t, int c, stall_time *out)
     return 0;
 }
 
+/* The columns kept per row: the times and samples the trace exports. */
+static bool tidy_kept(int c)
+{
+    return (c >= TC_FSTART && c <= TC_ITEREND) || c == TC_COMPUTE || c == TC_SAMPLES;
+}
+
 static void tidy_grow(tidy_reader *t)
 {
     if ((size_t)t->rows < t->cap)
         return;
     t->cap = t->cap ? 2 * t->cap : 4096;
     for (int c = 0; c < TC_ALL; c++)
-        if (c < TC_REQUIRED || t->col[c] >= 0)
+        if (tidy_kept(c) && (c < TC_REQUIRED || t->col[c] >= 0))
             t->v[c] = stall_xrealloc(t->v[c], t->cap * sizeof *t->v[c]);
+    t->worker32 = stall_xrealloc(t->worker32, t->cap * sizeof *t->worker32);
     if (t->col[TC_BYTES] >= 0)
         t->bytes = stall_xrealloc(t->bytes, t->cap * sizeof *t->bytes);
 }
@@ -312,12 +327,12 @@ static void tidy_consistent(tidy_reader *t, size_t i, int64_t e, int64_t k, int6
         if (t->col[c] < 0)
             continue;
         if (t->rows == 0)
-            t->setting[j] = t->v[c][i];
-        else if (t->v[c][i] != t->setting[j]) {
+            t->setting[j] = t->one[c];
+        else if (t->one[c] != t->setting[j]) {
             tidy_fail(t, t->col[c],
                       "'%s' is %lld here but %lld on line %ld (one loader "
                       "configuration per trace)",
-                      tidy_names[c], (long long)t->v[c][i], (long long)t->setting[j],
+                      tidy_names[c], (long long)t->one[c], (long long)t->setting[j],
                       t->setting_line);
             return;
         }
@@ -342,7 +357,7 @@ static void tidy_consistent(tidy_reader *t, size_t i, int64_t e, int64_t k, int6
         return;
     }
     if (t->col[TC_ESTART] >= 0) {
-        stall_time es = t->v[TC_ESTART][i];
+        stall_time es = t->one[TC_ESTART];
         if (k == 0)
             t->cur_epoch_start[r] = es;
         if (es > req) {
@@ -364,6 +379,13 @@ static void tidy_consistent(tidy_reader *t, size_t i, int64_t e, int64_t k, int6
     }
     t->last_iter_end[r] = t->v[TC_ITEREND][i];
     t->last_row_line[r] = t->line;
+    if (t->col[TC_ESTART] >= 0 && k == 0) {
+        if (t->nestart == t->estart_cap) {
+            t->estart_cap = t->estart_cap ? 2 * t->estart_cap : 64;
+            t->estart = stall_xrealloc(t->estart, t->estart_cap * sizeof *t->estart);
+        }
+        t->estart[t->nestart++] = t->one[TC_ESTART];
+    }
 }
 
 static void tidy_row(tidy_reader *t)
@@ -390,21 +412,18 @@ static void tidy_row(tidy_reader *t)
         return;
     tidy_grow(t);
     size_t i = (size_t)t->rows;
-    t->v[TC_RANK][i] = r;
-    t->v[TC_EPOCH][i] = e;
-    t->v[TC_BATCH][i] = k;
-    t->v[TC_WORKER][i] = w;
+    t->worker32[i] = (int32_t)w;
     for (int c = TC_FSTART; c <= TC_ITEREND; c++)
         if (tidy_time(t, c, &t->v[c][i]))
             return;
     if (t->col[TC_COMPUTE] >= 0 && tidy_time(t, TC_COMPUTE, &t->v[TC_COMPUTE][i]))
         return;
-    if (t->col[TC_ESTART] >= 0 && tidy_time(t, TC_ESTART, &t->v[TC_ESTART][i]))
+    if (t->col[TC_ESTART] >= 0 && tidy_time(t, TC_ESTART, &t->one[TC_ESTART]))
         return;
     for (int c = TC_SAMPLES; c <= TC_PIN; c++) {
         if (c == TC_ESTART || t->col[c] < 0)
             continue;
-        if (tidy_int(t, c, 0, &t->v[c][i]))
+        if (tidy_int(t, c, 0, tidy_kept(c) ? &t->v[c][i] : &t->one[c]))
             return;
     }
     if (t->col[TC_BYTES] >= 0) {
@@ -476,6 +495,8 @@ static void tidy_reader_free(tidy_reader *t)
     free(t->last_iter_end);
     free(t->cur_epoch_start);
     free(t->last_row_line);
+    free(t->worker32);
+    free(t->estart);
 }
 
 int stall_tidy_load(const char *path, stall_tidy_trace **out, stall_err *err)
@@ -491,8 +512,7 @@ int stall_tidy_load(const char *path, stall_tidy_trace **out, stall_err *err)
      * of 128, a long field costs quadratic copying. */
     csv_set_blk_size(&p, 1 << 20);
     char buf[1 << 16];
-    size_t n;
-    long line_bytes = 0;
+    size_t n, linelen = 0;
     /* Fed one physical line at a time, so that a record's line is known
      * (libcsv counts records; blank lines and quoted newlines differ). */
     while (t.rc == 0 && (n = fread(buf, 1, sizeof buf, f)) > 0) {
@@ -501,10 +521,11 @@ int stall_tidy_load(const char *path, stall_tidy_trace **out, stall_err *err)
             size_t len = nl ? (size_t)(nl - (buf + pos)) + 1 : n - pos;
             if (p.pstate == 0) /* no record begun: the next one starts here */
                 t.rec_line = t.phys;
-            line_bytes += (long)len;
-            if (line_bytes > STALL_LIMIT_LINE_BYTES) {
-                t.rc = stall_err_set(err, STALL_EPARSE, "%s:%ld: line longer than %ld bytes", path,
-                                     t.phys, (long)STALL_LIMIT_LINE_BYTES);
+            linelen += nl ? len - 1 : len;
+            if (linelen > STALL_LIMIT_LINE_BYTES) {
+                t.rc = stall_err_set(err, STALL_EPARSE,
+                                     "%s:%ld: line longer than %d bytes (the limit)", path, t.phys,
+                                     STALL_LIMIT_LINE_BYTES);
                 break;
             }
             if (csv_parse(&p, buf + pos, len, tidy_cb_field, tidy_cb_row, &t) != len && t.rc == 0)
@@ -513,7 +534,7 @@ int stall_tidy_load(const char *path, stall_tidy_trace **out, stall_err *err)
             pos += len;
             if (nl) {
                 t.phys++;
-                line_bytes = 0;
+                linelen = 0;
             }
         }
     }
@@ -559,24 +580,27 @@ int stall_tidy_load(const char *path, stall_tidy_trace **out, stall_err *err)
     tr->compute_end = t.v[TC_COMPUTE];
     t.v[TC_FSTART] = t.v[TC_FEND] = t.v[TC_REQUEST] = t.v[TC_READY] = t.v[TC_ITEREND] = NULL;
     t.v[TC_COMPUTE] = NULL;
-    size_t rows = (size_t)t.rows;
-    tr->worker = stall_xmalloc(rows * sizeof *tr->worker);
-    for (size_t i = 0; i < rows; i++)
-        tr->worker[i] = (int32_t)t.v[TC_WORKER][i];
+    tr->worker = t.worker32;
+    t.worker32 = NULL;
     tr->samples = (int64_t *)t.v[TC_SAMPLES];
     t.v[TC_SAMPLES] = NULL;
     tr->bytes = t.bytes;
     t.bytes = NULL;
-    tr->epoch_start = stall_xmalloc((size_t)tr->epochs * tr->ranks * sizeof *tr->epoch_start);
-    for (int e = 0; e < tr->epochs; e++)
-        for (int r = 0; r < tr->ranks; r++) {
-            size_t i = stall_tidy_at(tr, e, r, 0);
-            tr->epoch_start[(size_t)e * tr->ranks + r] =
-                t.v[TC_ESTART] ? t.v[TC_ESTART][i] : tr->request[i];
-        }
-    tr->workers = t.v[TC_WORKERS] ? (int)t.v[TC_WORKERS][0] : -1;
-    tr->prefetch = t.v[TC_PREFETCH] ? (int)t.v[TC_PREFETCH][0] : -1;
-    tr->pin_memory = t.v[TC_PIN] ? (int)t.v[TC_PIN][0] : -1;
+    /* Batch-0 rows come in (epoch, rank) order: the column's values are
+     * already laid out as [e * ranks + r]. */
+    if (t.col[TC_ESTART] >= 0 && t.nestart == (size_t)tr->epochs * (size_t)tr->ranks) {
+        tr->epoch_start = t.estart;
+        t.estart = NULL;
+    } else {
+        tr->epoch_start = stall_xmalloc((size_t)tr->epochs * tr->ranks * sizeof *tr->epoch_start);
+        for (int e = 0; e < tr->epochs; e++)
+            for (int r = 0; r < tr->ranks; r++)
+                tr->epoch_start[(size_t)e * tr->ranks + r] =
+                    tr->request[stall_tidy_at(tr, e, r, 0)];
+    }
+    tr->workers = t.col[TC_WORKERS] >= 0 ? (int)t.setting[0] : -1;
+    tr->prefetch = t.col[TC_PREFETCH] >= 0 ? (int)t.setting[1] : -1;
+    tr->pin_memory = t.col[TC_PIN] >= 0 ? (int)t.setting[2] : -1;
     tr->path = stall_xstrdup(path);
     tidy_reader_free(&t);
     *out = tr;

@@ -42,7 +42,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (t || (rc != STALL_EPARSE && rc != STALL_EIO) || strchr(err.msg, '\n') ||
         !(strstr(err.msg, "fetch.csv") || strstr(err.msg, "start.csv") ||
-          strstr(err.msg, "perf.csv")))
+          strstr(err.msg, "perf.csv"))) {
+        fprintf(stderr, "oracle: rc %d: %s\n", rc, err.msg);
         abort();
+    }
     return 0;
 }

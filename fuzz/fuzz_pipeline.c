@@ -30,8 +30,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         stall_run_opts o = {.outdir = out, .jobs = 1, .term = NULL};
         int rc = job ? stall_scenario_run(&cfg, &o, &err) : stall_validate(&cfg, &o, &err);
-        if (rc != 0 && (stall_exit_status(rc) != 2 || strchr(err.msg, '\n')))
+        if (rc != 0 && (stall_exit_status(rc) != 2 || strchr(err.msg, '\n'))) {
+            fprintf(stderr, "oracle: job %d rc %d: %s\n", job, rc, err.msg);
             abort();
+        }
         fz_rm_tree(out);
     }
     return 0;

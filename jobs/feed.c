@@ -255,6 +255,23 @@ int wi_tables_build(const stall_config *cfg, const stall_measured *m, int g, int
             m && e < m->epochs ? m->gap[e] : (m && m->epochs > 1 ? m->gap[m->epochs - 1] : 0);
     }
     gsl_rng_free(rng);
+    /* Rank 0 computes its batches one after the other: the sum of its
+     * compute and tail times is a lower bound of the simulated time, so a
+     * run past the horizon is refused here, before any output. */
+    double span = 0;
+    for (int e = 0; e < ne; e++)
+        for (int64_t k = 0; k < n; k++)
+            span += (double)w->compute[(size_t)e * g * (size_t)n + (size_t)k] +
+                    (double)w->tail[(size_t)e * n + (size_t)k];
+    if (span > (double)STALL_LIMIT_HORIZON_NS) {
+        wi_tables_free(w);
+        memset(w, 0, sizeof *w);
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: the run computes for %.3g s of simulated time, more than the "
+                             "limit of %.0f s; make the run shorter",
+                             cfg->ini_path[0] ? cfg->ini_path : "config", span / 1e9,
+                             STALL_LIMIT_HORIZON_S);
+    }
     return 0;
 }
 

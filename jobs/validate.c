@@ -72,6 +72,9 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
     snprintf(name, sizeof name, "%s-validate", cfg->name);
     char *final = opts->outdir ? stall_xstrdup(opts->outdir) : stall_path_join("results", name),
          *outdir = NULL;
+    /* Refused before the run: a configuration effective.ini cannot give back. */
+    if (rc == 0)
+        rc = stall_config_roundtrip(cfg, final, err);
     if (rc == 0) {
         wi_params(cfg, &m, false, &p);
         rc = wi_tables_build(cfg, &m, p.ranks, p.epochs, p.batches, false, &w, err);

@@ -57,6 +57,11 @@ int stall_err_set(stall_err *err, int code, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
         va_end(ap);
+        /* One line whatever the input echoed in it holds (a quoted newline
+         * of a CSV field, a carriage return): control characters become '?'. */
+        for (char *p = err->msg; *p; p++)
+            if ((unsigned char)*p < 0x20 || *p == 0x7f)
+                *p = '?';
         err->code = code;
     }
     return code;

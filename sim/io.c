@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <ryu/ryu.h>
 static char *io_deferred[STALL_IO_DEFER_MAX];
 static pthread_mutex_t io_defer_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -152,8 +153,9 @@ int stall_mkdirs(const char *path, stall_err *err)
     return 0;
 }
 
-/* Python's repr: the shortest round-tripping digits (found by trying more
- * precision until strtod gives the value back), laid out in fixed notation
+/* Python's repr: the shortest round-tripping digits (Ryu, vendored in
+ * third_party/ryu; the closest to v among the shortest, as Python's repr
+ * gives), laid out in fixed notation
  * when the decimal exponent is in [-4, 16), else in scientific notation with
  * a signed exponent of at least two digits. */
 char *stall_repr(char *buf, double v)
@@ -171,13 +173,8 @@ char *stall_repr(char *buf, double v)
         return buf;
     }
     char sci[40];
-    int prec;
-    for (prec = 0; prec < 17; prec++) {
-        snprintf(sci, sizeof sci, "%.*e", prec, v);
-        if (strtod(sci, NULL) == v)
-            break;
-    }
-    /* sci is "[-]d[.ddd]e[+-]xx": collect the digits and the exponent. */
+    sci[d2s_buffered_n(v, sci)] = '\0';
+    /* sci is Ryu's "[-]d[.ddd]E[-]x": collect the digits and the exponent. */
     char digits[24];
     int nd = 0;
     const char *s = sci;
@@ -186,7 +183,7 @@ char *stall_repr(char *buf, double v)
         neg = 1;
         s++;
     }
-    for (; *s && *s != 'e'; s++)
+    for (; *s && *s != 'E'; s++)
         if (*s >= '0' && *s <= '9')
             digits[nd++] = *s;
     int exp10 = atoi(s + 1);

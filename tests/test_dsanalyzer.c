@@ -557,3 +557,21 @@ Test(dsanalyzer, header_only_files_are_an_empty_trace)
     const char *start = ",Epoch,Index number,Start time_gpu0,Start time_gpu1\n";
     expect_fail(fetch, start, NULL, "fetch.csv:1:2:", "empty trace");
 }
+
+/* Fuzz finding (fuzz_dsanalyzer): a quoted newline in the header came back
+ * inside the error message, which then took two lines. */
+Test(dsanalyzer, error_message_stays_one_line)
+{
+    expect_fail("\"1\no\"\n", NULL, NULL, "fetch.csv:1:1:", "found '1?o'");
+}
+
+/* A line past the stated limit is refused before it is buffered whole. */
+Test(dsanalyzer, line_longer_than_the_limit)
+{
+    size_t n = 17u << 20;
+    char *f = stall_xmalloc(n + 64);
+    memset(f, 'x', n);
+    strcpy(f + n, "\n");
+    expect_fail(f, NULL, NULL, "fetch.csv:1:", "longer than 16777216 bytes");
+    free(f);
+}

@@ -7,6 +7,7 @@
  * generator, cancels events or re-enters the engine.
  */
 #include "stall/engine.h"
+#include "stall/limits.h"
 
 #include <criterion/criterion.h>
 #include <gsl/gsl_errno.h>
@@ -496,4 +497,21 @@ Test(engine, same_program_twice_is_identical)
     tengine_free(&x);
     tengine_free(&y);
     tengine_free(&z);
+}
+
+/* Issue 10: the simulated clock has a stated horizon; an event past it is
+ * refused (a bad-input error, exit 2) rather than let times near INT64_MAX
+ * wrap in the models' sums. */
+Test(engine, event_past_the_horizon_is_refused)
+{
+    tengine_model m = {0};
+    stall_engine *eng = stall_engine_create(&tengine_ops, &m, 0);
+    stall_err err = {0};
+    cr_assert_not_null(stall_engine_schedule(eng, STALL_LIMIT_HORIZON_NS, 0, 0, 0, 0, &err),
+                       "an event at the horizon was refused: %s", err.msg);
+    cr_assert_null(stall_engine_schedule(eng, STALL_LIMIT_HORIZON_NS + 1, 0, 0, 0, 0, &err));
+    cr_assert_eq(err.code, STALL_ECONFIG);
+    cr_assert_not_null(strstr(err.msg, "limit of 5000000000 s"), "%s", err.msg);
+    cr_assert_null(stall_engine_schedule(eng, INT64_MAX, 0, 0, 0, 0, &err));
+    stall_engine_destroy(eng);
 }

@@ -313,3 +313,10 @@ Test(tidy, nul_bytes_are_refused)
     cr_assert_eq(stall_tidy_load(p, &t, &err), STALL_EPARSE);
     cr_assert(strstr(err.msg, ":1:10: NUL byte") != NULL, "%s", err.msg);
 }
+
+/* Fuzz finding (fuzz_pipeline): a field holding a newline was echoed into
+ * a two-line error message. */
+Test(tidy, error_message_stays_one_line)
+{
+    expect_error(HDR ",prefetch\n0,0,0,0,1,2,1,2,3,\"a\nb\"\n", STALL_EPARSE, ":2:10:", "\"a?b\"");
+}

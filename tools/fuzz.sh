@@ -17,6 +17,7 @@ for t in $targets; do
     [ -x "$bin" ] || { echo "fuzz: $bin not built"; exit 2; }
     mkdir -p "$build/corpus/$t" "$build/artifacts"
     log=$build/fuzz_$t.log
+    [ "$secs" = 0 ] && log=$build/fuzz_$t.smoke.log
     if [ "$secs" = 0 ]; then
         "$bin" -runs=0 "fuzz/corpus/$t" >"$log" 2>&1
     else

@@ -52,7 +52,8 @@ int stall_exit_status(int code);
 
 #define STALL_ERR_MSG 512
 
-/* Error record. msg holds one line without a trailing newline. */
+/* Error record. msg holds one line without a trailing newline (control
+ * characters of echoed input are replaced by '?'). */
 typedef struct stall_err {
     int code;
     char msg[STALL_ERR_MSG];

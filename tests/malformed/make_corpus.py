@@ -224,13 +224,20 @@ put("ini_non_utf8.ini", (MODEL + "[run]\nbatches = 2\xff0\n").encode("latin-1"),
 put("ini_normal_draw.ini", MODEL.replace("mean_s = 0.01", "mean_s = 1e6\ndist = normal\nsd_s = 1e6") +
     "[run]\nbatches = 2000\n", "ini", 2, "drew a duration")
 
+put("ini_horizon.ini", MODEL.replace("mean_s = 0.02", "mean_s = 1e6") + "[run]\nbatches = 10000\n", "ini", 2,
+    "s of simulated time, more than the limit of 5000000000 s")
+put("ini_ring_allreduce_huge.ini", MODEL + "[run]\nbatches = 20\n[cluster]\ngpus = 4\n[ddp]\nbucket_mb = 1e18\n"
+    "bandwidth_gb_s = 1e-9\n", "ini", 2, "[ddp] the ring all-reduce for 4 ranks")
+put("ini_storage_slow.ini", MODEL + "[run]\nbatches = 20\n[storage]\nbandwidth_mb_s = 1e-9\nbatch_mb = 100\n",
+    "ini", 2, "[storage] batch_mb")
+
 with open("MANIFEST", "w") as f:
     f.write("# kind\tfile\texit\texpected text ('-': accepted); written by make_corpus.py\n")
     for kind, name, code, want in cases:
         if name.startswith("base_ds_"):
             continue
         f.write(f"{kind}\t{name}\t{code}\t{want}\n")
-    f.write("tidy\t@100MB_line\t2\t@100MB_line:2:\n")
+    f.write("tidy\t@100MB_line\t2\t@100MB_line:2: line longer than 16777216 bytes\n")
 with open("base_tidy.ini", "w") as f:
     f.write("[scenario]\nname = malformed\nmode = model\n[trace]\nformat = tidy\npath = base_tidy.csv\n")
 with open("base_ds.ini", "w") as f:
