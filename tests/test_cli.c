@@ -240,6 +240,10 @@ static int count_named(const char *dir, const char *part)
 
 Test(cli, sigterm_during_a_large_run_leaves_no_temporary_files)
 {
+    /* Under tools/valgrind-cli.sh the run is tens of times slower and the
+     * timing this test relies on does not hold; the ASan build runs it. */
+    if (getenv("STALL_UNDER_VALGRIND"))
+        cr_skip_test("timing-dependent: not under valgrind");
     char path[700], out[700];
     snprintf(path, sizeof path, "%s/big.ini", cdir);
     snprintf(out, sizeof out, "%s/big", cdir);
