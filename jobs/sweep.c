@@ -37,6 +37,7 @@
 #include <mpi.h>
 #endif
 
+#include "stall/cleanup.h"
 #include "stall/io.h"
 #include "stall/job.h"
 #include "stall/scenario.h"
@@ -501,31 +502,6 @@ static bool sweep_exists(const char *path)
     return stat(path, &st) == 0;
 }
 
-/* rm -rf of a folder this sweep made (no links followed). */
-static void sweep_rmtree(const char *path)
-{
-    struct stat st;
-    if (lstat(path, &st) != 0)
-        return;
-    if (S_ISDIR(st.st_mode)) {
-        DIR *d = opendir(path);
-        if (d) {
-            struct dirent *e;
-            while ((e = readdir(d)) != NULL) {
-                if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                    continue;
-                char *child = stall_path_join(path, e->d_name);
-                sweep_rmtree(child);
-                free(child);
-            }
-            closedir(d);
-        }
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
-}
-
 /* Removes the sub-folders of dir (per-iteration files). */
 static void sweep_drop_subdirs(const char *dir)
 {
@@ -539,7 +515,7 @@ static void sweep_drop_subdirs(const char *dir)
         char *child = stall_path_join(dir, e->d_name);
         struct stat st;
         if (lstat(child, &st) == 0 && S_ISDIR(st.st_mode))
-            sweep_rmtree(child);
+            stall_remove_tree(child);
         free(child);
     }
     closedir(d);
@@ -638,8 +614,8 @@ static int sweep_point(sweep_run *r, size_t i, bool *skipped, stall_err *err)
     char *final = sweep_point_dir(r, i, "point-", "");
     char *tmp = sweep_point_dir(r, i, ".point-", ".tmp");
     char *old = sweep_point_dir(r, i, ".point-", ".old");
-    sweep_rmtree(tmp);
-    sweep_rmtree(old);
+    stall_remove_tree(tmp);
+    stall_remove_tree(old);
     *skipped = false;
     int rc = 0;
     char *fin_ini = stall_path_join(final, "effective.ini");
@@ -654,7 +630,7 @@ static int sweep_point(sweep_run *r, size_t i, bool *skipped, stall_err *err)
             *skipped = sweep_same_file(tmp_ini, fin_ini);
             free(tmp_ini);
         }
-        sweep_rmtree(tmp);
+        stall_remove_tree(tmp);
     }
     if (rc == 0 && !*skipped) {
         /* tmp waits for sweep_commit, which syncs and renames it. */
@@ -667,7 +643,7 @@ static int sweep_point(sweep_run *r, size_t i, bool *skipped, stall_err *err)
         if (rc == 0 && !r->opts->keep_iterations)
             sweep_drop_subdirs(tmp);
         if (rc != 0)
-            sweep_rmtree(tmp);
+            stall_remove_tree(tmp);
     }
     free(fin_ini);
     free(fin_sum);
@@ -691,8 +667,8 @@ static int sweep_rename(const sweep_run *r, size_t i, stall_err *err)
         rc = stall_err_set(err, STALL_EIO, "%s: cannot rename to %s: %s", tmp, final,
                            strerror(errno));
     if (rc != 0)
-        sweep_rmtree(tmp);
-    sweep_rmtree(old);
+        stall_remove_tree(tmp);
+    stall_remove_tree(old);
     free(final);
     free(tmp);
     free(old);
@@ -721,7 +697,7 @@ static void sweep_commit(sweep_run *r, bool all)
         for (size_t k = 0; k < n; k++) {
             if (rc != 0) {
                 char *tmp = sweep_point_dir(r, batch[k], ".point-", ".tmp");
-                sweep_rmtree(tmp);
+                stall_remove_tree(tmp);
                 free(tmp);
             } else if (sweep_rename(r, batch[k], &e) != 0) {
                 rc = e.code;

@@ -35,7 +35,7 @@ extern "C" {
 #define STALL_LIMIT_SPAN_S 1e7                  /* first to last time of one trace */
 #define STALL_LIMIT_CLOCK_S 4e9                 /* a clock reading (Unix time: year 2096) */
 #define STALL_LIMIT_HORIZON_S 5e9               /* simulated clock */
-#define STALL_LIMIT_LINE_BYTES 16777216         /* one line of a trace CSV (65536 GPU columns fit) */
+#define STALL_LIMIT_LINE_BYTES 16777216 /* one line of a trace CSV (65536 GPU columns fit) */
 
 #define STALL_LIMIT_DURATION_NS (INT64_C(1000000) * STALL_NS_PER_S)
 #define STALL_LIMIT_SPAN_NS (INT64_C(10000000) * STALL_NS_PER_S)
