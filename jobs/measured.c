@@ -10,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stream.h"
-
 /* ---- the measured run ---- */
 
 void stall_measured_free(stall_measured *m)
@@ -161,6 +159,23 @@ double stall_measured_mean_epoch(const stall_measured *m)
 
 /* ---- the notebook's dsanalyzer traces ---- */
 
+int stall_measured_vote(const int *w, int g, int *agree)
+{
+    int best = w[0], best_n = 0;
+    for (int r = 0; r < g; r++) {
+        int c = 0;
+        for (int q = 0; q < g; q++)
+            c += w[q] == w[r];
+        if (c > best_n || (c == best_n && w[r] < best)) {
+            best = w[r];
+            best_n = c;
+        }
+    }
+    if (agree)
+        *agree = best_n;
+    return best;
+}
+
 int stall_measured_infer_workers(const stall_tidy_trace *t, int *agree)
 {
     int g = t->ranks;
@@ -178,7 +193,7 @@ int stall_measured_infer_workers(const stall_tidy_trace *t, int *agree)
         }
         w[r] = k > INT32_MAX ? INT32_MAX : (int)k;
     }
-    int best = wi_vote(w, g, agree);
+    int best = stall_measured_vote(w, g, agree);
     free(w);
     return best;
 }

@@ -17,23 +17,6 @@
 
 #include "stall/tidy.h"
 
-int wi_vote(const int *w, int g, int *agree)
-{
-    int best = w[0], best_n = 0;
-    for (int r = 0; r < g; r++) {
-        int c = 0;
-        for (int q = 0; q < g; q++)
-            c += w[q] == w[r];
-        if (c > best_n || (c == best_n && w[r] < best)) {
-            best = w[r];
-            best_n = c;
-        }
-    }
-    if (agree)
-        *agree = best_n;
-    return best;
-}
-
 /* ---- one batch at a time ---- */
 
 /* A finished batch: per rank its fetch and compute, and the tail. */
@@ -252,7 +235,7 @@ static int wi_pass1(wi_stream *s, int *maxid, int *inferred, stall_err *err)
         for (int r = 0; r < s->info.ranks; r++)
             if (!stopped[r])
                 w[r] = s->info.batches > INT32_MAX ? INT32_MAX : (int)s->info.batches;
-        *inferred = wi_vote(w, s->info.ranks, NULL);
+        *inferred = stall_measured_vote(w, s->info.ranks, NULL);
     }
     free(w);
     free(first_end);

@@ -51,8 +51,4 @@ double wi_stream_span(const wi_stream *s);
 /* NULL-safe. */
 void wi_stream_close(wi_stream *s);
 
-/* The worker count most of g per-rank values agree on (ties: the smaller);
- * *agree (may be NULL) gets how many agree. */
-int wi_vote(const int *w, int g, int *agree);
-
 #endif
