@@ -2,13 +2,16 @@
  * tidy.c - streaming reader of the tidy trace format (stall/tidy.h).
  *
  * libcsv calls back per field and per row; the reader keeps only the
- * current row's fields and appends the values to growable column arrays.
+ * current row's fields and hands the row out through stall_tidy_next (a
+ * pull interface over libcsv's push: the file is fed a line at a time until
+ * a row is ready). stall_tidy_load appends the rows to growable columns.
  * Because rows must come sorted by (epoch, batch, rank), each row's place
  * in the (epoch, batch, rank) grid is known when it is read, so a gap,
  * duplicate or disagreement between ranks is reported at the line where it
- * shows. Memory: the exported columns (the five times, compute_end and
- * samples when present, the worker id), never the text; the grid position,
- * the loader settings and epoch_start are checked as read, not kept.
+ * shows. Memory of a stream: O(ranks) (per-rank consistency state) plus
+ * one line; stall_tidy_load adds the exported columns (the five times,
+ * compute_end, samples and bytes when present, the worker id), never the
+ * text.
  */
 #include "stall/tidy.h"
 
@@ -49,8 +52,8 @@ static const char *const tidy_names[TC_ALL] = {
 
 #define TIDY_MAXF 64
 
-typedef struct tidy_reader {
-    const char *path;
+struct stall_tidy_stream {
+    char *path;
     long line;  /* line of the row being read (1-based) */
     int nfield; /* fields seen in the current row */
     char *field[TIDY_MAXF];
@@ -64,12 +67,9 @@ typedef struct tidy_reader {
     int64_t rows; /* data rows so far */
     int64_t cur_e, cur_k;
     int cur_r;
-    int64_t batches; /* per epoch, known after the first epoch */
-    /* columns */
-    size_t cap;
-    stall_time *v[TC_ALL]; /* time columns, and integers stored as int64 */
-    double *bytes;
-    int workers, prefetch, pin;
+    int64_t batches;      /* per epoch, known after the first epoch */
+    stall_time v[TC_ALL]; /* the current row's times, and integers as int64 */
+    double bytes;         /* the current row's bytes */
     /* physical lines: the record being read starts on rec_line */
     long phys, rec_line, last_line;
     /* consistency */
@@ -81,18 +81,23 @@ typedef struct tidy_reader {
     stall_time *last_iter_end;   /*   iter_end of its previous row (-1: none) */
     stall_time *cur_epoch_start; /*   epoch_start of its rows in the current epoch */
     long *last_row_line;         /*   line of its previous row */
-    /* Only what the trace exports is kept per row; the rest of a row (its
-     * grid position, the loader settings, epoch_start) is checked as read. */
-    int64_t one[TC_ALL]; /* the current row's value of a column not kept */
-    int32_t *worker32;   /* per row */
-    stall_time *estart;  /* per (epoch, rank), appended at batch 0 */
-    size_t nestart, estart_cap;
-} tidy_reader;
+    /* Rows parsed but not yet taken by stall_tidy_next (a physical line
+     * can end more than one record: libcsv also ends one at a bare CR). */
+    stall_tidy_row *q;
+    size_t qhead, qn, qcap;
+    /* the input */
+    FILE *f;
+    struct csv_parser p;
+    char *buf;
+    size_t n, pos, linelen;
+    bool done; /* end of input reached and checked */
+    stall_tidy_info info;
+};
 
-static int tidy_fail(tidy_reader *t, int col, const char *fmt, ...)
+static int tidy_fail(stall_tidy_stream *t, int col, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static int tidy_fail(tidy_reader *t, int col, const char *fmt, ...)
+static int tidy_fail(stall_tidy_stream *t, int col, const char *fmt, ...)
 {
     if (t->rc)
         return t->rc;
@@ -168,7 +173,7 @@ static int64_t tidy_int_max(int c)
     }
 }
 
-static int tidy_int(tidy_reader *t, int c, int64_t lo, int64_t *out)
+static int tidy_int(stall_tidy_stream *t, int c, int64_t lo, int64_t *out)
 {
     const char *s = t->field[t->col[c]];
     char *end = NULL;
@@ -185,7 +190,7 @@ static int tidy_int(tidy_reader *t, int c, int64_t lo, int64_t *out)
     return 0;
 }
 
-static int tidy_time(tidy_reader *t, int c, stall_time *out)
+static int tidy_time(stall_tidy_stream *t, int c, stall_time *out)
 {
     const char *s = t->field[t->col[c]];
     if (stall_parse_seconds_ns(s, out) != 0)
@@ -207,26 +212,7 @@ static int tidy_time(tidy_reader *t, int c, stall_time *out)
     return 0;
 }
 
-/* The columns kept per row: the times and samples the trace exports. */
-static bool tidy_kept(int c)
-{
-    return (c >= TC_FSTART && c <= TC_ITEREND) || c == TC_COMPUTE || c == TC_SAMPLES;
-}
-
-static void tidy_grow(tidy_reader *t)
-{
-    if ((size_t)t->rows < t->cap)
-        return;
-    t->cap = t->cap ? 2 * t->cap : 4096;
-    for (int c = 0; c < TC_ALL; c++)
-        if (tidy_kept(c) && (c < TC_REQUIRED || t->col[c] >= 0))
-            t->v[c] = stall_xrealloc(t->v[c], t->cap * sizeof *t->v[c]);
-    t->worker32 = stall_xrealloc(t->worker32, t->cap * sizeof *t->worker32);
-    if (t->col[TC_BYTES] >= 0)
-        t->bytes = stall_xrealloc(t->bytes, t->cap * sizeof *t->bytes);
-}
-
-static void tidy_header(tidy_reader *t)
+static void tidy_header(stall_tidy_stream *t)
 {
     /* A UTF-8 byte order mark (Excel and some editors write one) is not
      * part of the first column's name. */
@@ -259,7 +245,7 @@ static void tidy_header(tidy_reader *t)
 }
 
 /* Checks the row's place in the (epoch, batch, rank) grid. */
-static int tidy_place(tidy_reader *t, int64_t e, int64_t k, int64_t r)
+static int tidy_place(stall_tidy_stream *t, int64_t e, int64_t k, int64_t r)
 {
     if (t->rows == 0) {
         if (e != 0 || k != 0 || r != 0)
@@ -319,7 +305,7 @@ static int tidy_place(tidy_reader *t, int64_t e, int64_t k, int64_t r)
 /* What must hold between rows: one loader configuration for the whole
  * trace; per rank, a batch requested no earlier than the previous one
  * ended, and one epoch_start per epoch, no later than its first request. */
-static void tidy_consistent(tidy_reader *t, size_t i, int64_t e, int64_t k, int64_t r)
+static void tidy_consistent(stall_tidy_stream *t, int64_t e, int64_t k, int64_t r)
 {
     static const int cols[3] = {TC_WORKERS, TC_PREFETCH, TC_PIN};
     for (int j = 0; j < 3; j++) {
@@ -327,13 +313,12 @@ static void tidy_consistent(tidy_reader *t, size_t i, int64_t e, int64_t k, int6
         if (t->col[c] < 0)
             continue;
         if (t->rows == 0)
-            t->setting[j] = t->one[c];
-        else if (t->one[c] != t->setting[j]) {
+            t->setting[j] = t->v[c];
+        else if (t->v[c] != t->setting[j]) {
             tidy_fail(t, t->col[c],
                       "'%s' is %lld here but %lld on line %ld (one loader "
                       "configuration per trace)",
-                      tidy_names[c], (long long)t->one[c], (long long)t->setting[j],
-                      t->setting_line);
+                      tidy_names[c], (long long)t->v[c], (long long)t->setting[j], t->setting_line);
             return;
         }
     }
@@ -348,7 +333,7 @@ static void tidy_consistent(tidy_reader *t, size_t i, int64_t e, int64_t k, int6
             t->last_iter_end[q] = -1;
         t->nrank_cap = cap;
     }
-    stall_time req = t->v[TC_REQUEST][i];
+    stall_time req = t->v[TC_REQUEST];
     if (t->last_iter_end[r] >= 0 && req < t->last_iter_end[r]) {
         tidy_fail(t, t->col[TC_REQUEST],
                   "'request' is before the 'iter_end' of rank %lld's previous batch on line %ld "
@@ -357,7 +342,7 @@ static void tidy_consistent(tidy_reader *t, size_t i, int64_t e, int64_t k, int6
         return;
     }
     if (t->col[TC_ESTART] >= 0) {
-        stall_time es = t->one[TC_ESTART];
+        stall_time es = t->v[TC_ESTART];
         if (k == 0)
             t->cur_epoch_start[r] = es;
         if (es > req) {
@@ -377,18 +362,25 @@ static void tidy_consistent(tidy_reader *t, size_t i, int64_t e, int64_t k, int6
             return;
         }
     }
-    t->last_iter_end[r] = t->v[TC_ITEREND][i];
+    /* Without the column, an epoch starts at each rank's first request. */
+    if (t->col[TC_ESTART] < 0 && k == 0)
+        t->cur_epoch_start[r] = req;
+    t->last_iter_end[r] = t->v[TC_ITEREND];
     t->last_row_line[r] = t->line;
-    if (t->col[TC_ESTART] >= 0 && k == 0) {
-        if (t->nestart == t->estart_cap) {
-            t->estart_cap = t->estart_cap ? 2 * t->estart_cap : 64;
-            t->estart = stall_xrealloc(t->estart, t->estart_cap * sizeof *t->estart);
-        }
-        t->estart[t->nestart++] = t->one[TC_ESTART];
-    }
 }
 
-static void tidy_row(tidy_reader *t)
+static void tidy_push(stall_tidy_stream *t, const stall_tidy_row *row)
+{
+    if (t->qn == 0)
+        t->qhead = 0;
+    if (t->qhead + t->qn == t->qcap) {
+        t->qcap = t->qcap ? 2 * t->qcap : 4;
+        t->q = stall_xrealloc(t->q, t->qcap * sizeof *t->q);
+    }
+    t->q[t->qhead + t->qn++] = *row;
+}
+
+static void tidy_row(stall_tidy_stream *t)
 {
     t->line = t->rec_line;
     if (t->rc)
@@ -410,22 +402,20 @@ static void tidy_row(tidy_reader *t)
     if (tidy_int(t, TC_RANK, 0, &r) || tidy_int(t, TC_EPOCH, 0, &e) ||
         tidy_int(t, TC_BATCH, 0, &k) || tidy_int(t, TC_WORKER, -1, &w) || tidy_place(t, e, k, r))
         return;
-    tidy_grow(t);
-    size_t i = (size_t)t->rows;
-    t->worker32[i] = (int32_t)w;
     for (int c = TC_FSTART; c <= TC_ITEREND; c++)
-        if (tidy_time(t, c, &t->v[c][i]))
+        if (tidy_time(t, c, &t->v[c]))
             return;
-    if (t->col[TC_COMPUTE] >= 0 && tidy_time(t, TC_COMPUTE, &t->v[TC_COMPUTE][i]))
+    if (t->col[TC_COMPUTE] >= 0 && tidy_time(t, TC_COMPUTE, &t->v[TC_COMPUTE]))
         return;
-    if (t->col[TC_ESTART] >= 0 && tidy_time(t, TC_ESTART, &t->one[TC_ESTART]))
+    if (t->col[TC_ESTART] >= 0 && tidy_time(t, TC_ESTART, &t->v[TC_ESTART]))
         return;
     for (int c = TC_SAMPLES; c <= TC_PIN; c++) {
         if (c == TC_ESTART || t->col[c] < 0)
             continue;
-        if (tidy_int(t, c, 0, tidy_kept(c) ? &t->v[c][i] : &t->one[c]))
+        if (tidy_int(t, c, 0, &t->v[c]))
             return;
     }
+    t->bytes = 0;
     if (t->col[TC_BYTES] >= 0) {
         const char *s = t->field[t->col[TC_BYTES]];
         char *end = NULL;
@@ -434,31 +424,54 @@ static void tidy_row(tidy_reader *t)
             tidy_fail(t, t->col[TC_BYTES], "'%s': not a byte count: \"%s\"", "bytes", s);
             return;
         }
-        t->bytes[i] = b;
+        t->bytes = b;
     }
-    const stall_time *fs = &t->v[TC_FSTART][i], *fe = &t->v[TC_FEND][i], *rq = &t->v[TC_REQUEST][i],
-                     *rd = &t->v[TC_READY][i], *ie = &t->v[TC_ITEREND][i];
-    if (*fe < *fs)
+    stall_time fs = t->v[TC_FSTART], fe = t->v[TC_FEND], rq = t->v[TC_REQUEST], rd = t->v[TC_READY],
+               ie = t->v[TC_ITEREND];
+    if (fe < fs)
         tidy_fail(t, t->col[TC_FEND], "'%s' is before '%s'", "fetch_end", "fetch_start");
-    else if (*rd < *rq)
+    else if (rd < rq)
         tidy_fail(t, t->col[TC_READY], "'%s' is before '%s'", "ready", "request");
-    else if (*ie < *rd)
+    else if (ie < rd)
         tidy_fail(t, t->col[TC_ITEREND], "'%s' is before '%s'", "iter_end", "ready");
-    else if (t->col[TC_COMPUTE] >= 0 && (t->v[TC_COMPUTE][i] < *rd || t->v[TC_COMPUTE][i] > *ie))
+    else if (t->col[TC_COMPUTE] >= 0 && (t->v[TC_COMPUTE] < rd || t->v[TC_COMPUTE] > ie))
         tidy_fail(t, t->col[TC_COMPUTE], "'%s' is not between '%s' and iter_end", "compute_end",
                   "ready");
-    else if (*fe > *rd)
+    else if (fe > rd)
         tidy_fail(t, t->col[TC_FEND], "'%s' is after '%s' (a batch is ready once fetched)",
                   "fetch_end", "ready");
     if (t->rc == 0)
-        tidy_consistent(t, i, e, k, r);
-    if (t->rc == 0)
-        t->rows++;
+        tidy_consistent(t, e, k, r);
+    if (t->rc)
+        return;
+    if (t->rows == 0) {
+        t->info.workers = t->col[TC_WORKERS] >= 0 ? (int)t->setting[0] : -1;
+        t->info.prefetch = t->col[TC_PREFETCH] >= 0 ? (int)t->setting[1] : -1;
+        t->info.pin_memory = t->col[TC_PIN] >= 0 ? (int)t->setting[2] : -1;
+        t->info.has_compute = t->col[TC_COMPUTE] >= 0;
+        t->info.has_samples = t->col[TC_SAMPLES] >= 0;
+        t->info.has_bytes = t->col[TC_BYTES] >= 0;
+    }
+    t->rows++;
+    stall_tidy_row row = {.rank = (int)r,
+                          .epoch = (int)e,
+                          .batch = k,
+                          .worker = (int32_t)w,
+                          .fetch_start = fs,
+                          .fetch_end = fe,
+                          .request = rq,
+                          .ready = rd,
+                          .iter_end = ie,
+                          .compute_end = t->col[TC_COMPUTE] >= 0 ? t->v[TC_COMPUTE] : -1,
+                          .epoch_start = t->cur_epoch_start[r],
+                          .samples = t->col[TC_SAMPLES] >= 0 ? t->v[TC_SAMPLES] : 0,
+                          .bytes = t->bytes};
+    tidy_push(t, &row);
 }
 
 static void tidy_cb_field(void *s, size_t len, void *data)
 {
-    tidy_reader *t = data;
+    stall_tidy_stream *t = data;
     if (t->rc)
         return;
     if (t->nfield >= TIDY_MAXF) {
@@ -479,7 +492,7 @@ static void tidy_cb_field(void *s, size_t len, void *data)
 static void tidy_cb_row(int c, void *data)
 {
     (void)c;
-    tidy_reader *t = data;
+    stall_tidy_stream *t = data;
     tidy_row(t);
     for (int i = 0; i < t->nfield; i++)
         free(t->field[i]);
@@ -487,122 +500,210 @@ static void tidy_cb_row(int c, void *data)
     t->last_line = t->rec_line;
 }
 
-static void tidy_reader_free(tidy_reader *t)
-{
-    for (int c = 0; c < TC_ALL; c++)
-        free(t->v[c]);
-    free(t->bytes);
-    free(t->last_iter_end);
-    free(t->cur_epoch_start);
-    free(t->last_row_line);
-    free(t->worker32);
-    free(t->estart);
-}
+#define TIDY_BUF (1 << 16)
 
-int stall_tidy_load(const char *path, stall_tidy_trace **out, stall_err *err)
+int stall_tidy_open(const char *path, stall_tidy_stream **out, stall_err *err)
 {
     *out = NULL;
     FILE *f = fopen(path, "rb");
     if (!f)
         return stall_err_set(err, STALL_EIO, "%s: cannot open: %s", path, strerror(errno));
-    tidy_reader t = {.path = path, .line = 1, .phys = 1, .rec_line = 1, .err = err};
-    struct csv_parser p;
-    csv_init(&p, CSV_STRICT | CSV_EMPTY_IS_NULL * 0);
+    stall_tidy_stream *t = stall_xcalloc(1, sizeof *t);
+    t->path = stall_xstrdup(path);
+    t->line = t->phys = t->rec_line = 1;
+    t->err = err;
+    t->f = f;
+    t->buf = stall_xmalloc(TIDY_BUF);
+    t->info.workers = t->info.prefetch = t->info.pin_memory = -1;
+    csv_init(&t->p, CSV_STRICT);
     /* libcsv grows a field by blk_size bytes at a time: with its default
      * of 128, a long field costs quadratic copying. */
-    csv_set_blk_size(&p, 1 << 20);
-    char buf[1 << 16];
-    size_t n, linelen = 0;
+    csv_set_blk_size(&t->p, 1 << 20);
+    *out = t;
+    return 0;
+}
+
+/* End of input: the last record, then what only the whole file shows. */
+static void tidy_finish(stall_tidy_stream *t)
+{
+    t->done = true;
+    if (t->rc == 0 && ferror(t->f))
+        t->rc = stall_err_set(t->err, STALL_EIO, "%s: read error", t->path);
+    if (t->rc == 0)
+        csv_fini(&t->p, tidy_cb_field, tidy_cb_row, t);
+    if (t->rc == 0 && !t->header_done)
+        t->rc = stall_err_set(t->err, STALL_EPARSE, "%s:1: empty file (no header)", t->path);
+    if (t->rc == 0 && t->rows == 0)
+        t->rc = stall_err_set(t->err, STALL_EPARSE, "%s:2: empty trace (no rows)", t->path);
+    if (t->rc)
+        return;
+    int ranks = t->ranks ? t->ranks : t->cur_r + 1;
+    if (t->cur_r + 1 != ranks)
+        t->rc =
+            stall_err_set(t->err, STALL_EPARSE, "%s:%ld: the last batch has %d rows for %d ranks",
+                          t->path, t->last_line, t->cur_r + 1, ranks);
+    int64_t batches = t->batches ? t->batches : t->cur_k + 1;
+    if (t->rc == 0 && t->cur_k + 1 != batches)
+        t->rc = stall_err_set(t->err, STALL_EPARSE,
+                              "%s:%ld: the last epoch has %lld batches, epoch 0 has %lld", t->path,
+                              t->last_line, (long long)(t->cur_k + 1), (long long)batches);
+    t->info.ranks = ranks;
+    t->info.batches = batches;
+    t->info.epochs = (int)(t->cur_e + 1);
+}
+
+int stall_tidy_next(stall_tidy_stream *t, stall_tidy_row *row, stall_err *err)
+{
+    t->err = err;
     /* Fed one physical line at a time, so that a record's line is known
      * (libcsv counts records; blank lines and quoted newlines differ). */
-    while (t.rc == 0 && (n = fread(buf, 1, sizeof buf, f)) > 0) {
-        for (size_t pos = 0; pos < n && t.rc == 0;) {
-            const char *nl = memchr(buf + pos, '\n', n - pos);
-            size_t len = nl ? (size_t)(nl - (buf + pos)) + 1 : n - pos;
-            if (p.pstate == 0) /* no record begun: the next one starts here */
-                t.rec_line = t.phys;
-            linelen += nl ? len - 1 : len;
-            if (linelen > STALL_LIMIT_LINE_BYTES) {
-                t.rc = stall_err_set(err, STALL_EPARSE,
-                                     "%s:%ld: line longer than %d bytes (the limit)", path, t.phys,
-                                     STALL_LIMIT_LINE_BYTES);
+    while (t->qn == 0 && t->rc == 0 && !t->done) {
+        if (t->pos == t->n) {
+            t->n = fread(t->buf, 1, TIDY_BUF, t->f);
+            t->pos = 0;
+            if (t->n == 0) {
+                tidy_finish(t);
                 break;
             }
-            if (csv_parse(&p, buf + pos, len, tidy_cb_field, tidy_cb_row, &t) != len && t.rc == 0)
-                t.rc = stall_err_set(err, STALL_EPARSE, "%s:%ld: malformed CSV: %s", path, t.phys,
-                                     csv_strerror(csv_error(&p)));
-            pos += len;
-            if (nl) {
-                t.phys++;
-                linelen = 0;
-            }
+        }
+        const char *nl = memchr(t->buf + t->pos, '\n', t->n - t->pos);
+        size_t len = nl ? (size_t)(nl - (t->buf + t->pos)) + 1 : t->n - t->pos;
+        if (t->p.pstate == 0) /* no record begun: the next one starts here */
+            t->rec_line = t->phys;
+        t->linelen += nl ? len - 1 : len;
+        if (t->linelen > STALL_LIMIT_LINE_BYTES) {
+            t->rc =
+                stall_err_set(err, STALL_EPARSE, "%s:%ld: line longer than %d bytes (the limit)",
+                              t->path, t->phys, STALL_LIMIT_LINE_BYTES);
+            break;
+        }
+        if (csv_parse(&t->p, t->buf + t->pos, len, tidy_cb_field, tidy_cb_row, t) != len &&
+            t->rc == 0)
+            t->rc = stall_err_set(err, STALL_EPARSE, "%s:%ld: malformed CSV: %s", t->path, t->phys,
+                                  csv_strerror(csv_error(&t->p)));
+        t->pos += len;
+        if (nl) {
+            t->phys++;
+            t->linelen = 0;
         }
     }
-    if (t.rc == 0 && ferror(f))
-        t.rc = stall_err_set(err, STALL_EIO, "%s: read error", path);
-    if (t.rc == 0)
-        csv_fini(&p, tidy_cb_field, tidy_cb_row, &t);
-    for (int i = 0; i < t.nfield; i++)
-        free(t.field[i]);
-    csv_free(&p);
-    fclose(f);
-    if (t.rc == 0 && !t.header_done)
-        t.rc = stall_err_set(err, STALL_EPARSE, "%s:1: empty file (no header)", path);
-    if (t.rc == 0 && t.rows == 0)
-        t.rc = stall_err_set(err, STALL_EPARSE, "%s:2: empty trace (no rows)", path);
-    if (t.rc == 0) {
-        int ranks = t.ranks ? t.ranks : t.cur_r + 1;
-        if (t.cur_r + 1 != ranks)
-            t.rc =
-                stall_err_set(err, STALL_EPARSE, "%s:%ld: the last batch has %d rows for %d ranks",
-                              path, t.last_line, t.cur_r + 1, ranks);
-        t.ranks = ranks;
-        int64_t batches = t.batches ? t.batches : t.cur_k + 1;
-        if (t.rc == 0 && t.cur_k + 1 != batches)
-            t.rc = stall_err_set(err, STALL_EPARSE,
-                                 "%s:%ld: the last epoch has %lld batches, epoch 0 has %lld", path,
-                                 t.last_line, (long long)(t.cur_k + 1), (long long)batches);
-        t.batches = batches;
+    if (t->rc)
+        return t->rc;
+    if (t->qn == 0)
+        return 0;
+    *row = t->q[t->qhead++];
+    t->qn--;
+    return 1;
+}
+
+const stall_tidy_info *stall_tidy_stream_info(const stall_tidy_stream *t)
+{
+    return &t->info;
+}
+
+void stall_tidy_close(stall_tidy_stream *t)
+{
+    if (!t)
+        return;
+    for (int i = 0; i < t->nfield; i++)
+        free(t->field[i]);
+    csv_free(&t->p);
+    fclose(t->f);
+    free(t->buf);
+    free(t->q);
+    free(t->last_iter_end);
+    free(t->cur_epoch_start);
+    free(t->last_row_line);
+    free(t->path);
+    free(t);
+}
+
+/* Appends every row to growable columns (stall_tidy_load's in-memory trace). */
+typedef struct tidy_cols {
+    size_t n, cap;
+    stall_time *v[6];
+    int32_t *worker;
+    int64_t *samples;
+    double *bytes;
+    stall_time *estart;
+    size_t nestart, estart_cap;
+} tidy_cols;
+
+static void tidy_cols_add(tidy_cols *c, const stall_tidy_info *in, const stall_tidy_row *row)
+{
+    if (c->n == c->cap) {
+        c->cap = c->cap ? 2 * c->cap : 4096;
+        for (int j = 0; j < 6; j++)
+            if (j < 5 || in->has_compute)
+                c->v[j] = stall_xrealloc(c->v[j], c->cap * sizeof *c->v[j]);
+        c->worker = stall_xrealloc(c->worker, c->cap * sizeof *c->worker);
+        if (in->has_samples)
+            c->samples = stall_xrealloc(c->samples, c->cap * sizeof *c->samples);
+        if (in->has_bytes)
+            c->bytes = stall_xrealloc(c->bytes, c->cap * sizeof *c->bytes);
     }
-    if (t.rc) {
-        tidy_reader_free(&t);
-        return t.rc;
+    const stall_time t[6] = {row->fetch_start, row->fetch_end, row->request,
+                             row->ready,       row->iter_end,  row->compute_end};
+    for (int j = 0; j < 6; j++)
+        if (c->v[j])
+            c->v[j][c->n] = t[j];
+    c->worker[c->n] = row->worker;
+    if (c->samples)
+        c->samples[c->n] = row->samples;
+    if (c->bytes)
+        c->bytes[c->n] = row->bytes;
+    c->n++;
+    /* Batch-0 rows come in (epoch, rank) order: [e * ranks + r]. */
+    if (row->batch == 0) {
+        if (c->nestart == c->estart_cap) {
+            c->estart_cap = c->estart_cap ? 2 * c->estart_cap : 64;
+            c->estart = stall_xrealloc(c->estart, c->estart_cap * sizeof *c->estart);
+        }
+        c->estart[c->nestart++] = row->epoch_start;
+    }
+}
+
+int stall_tidy_load(const char *path, stall_tidy_trace **out, stall_err *err)
+{
+    *out = NULL;
+    stall_tidy_stream *s = NULL;
+    int rc = stall_tidy_open(path, &s, err);
+    if (rc)
+        return rc;
+    const stall_tidy_info *in = stall_tidy_stream_info(s);
+    tidy_cols c = {0};
+    stall_tidy_row row;
+    while ((rc = stall_tidy_next(s, &row, err)) == 1)
+        tidy_cols_add(&c, in, &row);
+    if (rc) {
+        for (int j = 0; j < 6; j++)
+            free(c.v[j]);
+        free(c.worker);
+        free(c.samples);
+        free(c.bytes);
+        free(c.estart);
+        stall_tidy_close(s);
+        return rc;
     }
     stall_tidy_trace *tr = stall_xcalloc(1, sizeof *tr);
-    tr->ranks = t.ranks;
-    tr->batches = t.batches;
-    tr->epochs = (int)(t.cur_e + 1);
-    tr->fetch_start = t.v[TC_FSTART];
-    tr->fetch_end = t.v[TC_FEND];
-    tr->request = t.v[TC_REQUEST];
-    tr->ready = t.v[TC_READY];
-    tr->iter_end = t.v[TC_ITEREND];
-    tr->compute_end = t.v[TC_COMPUTE];
-    t.v[TC_FSTART] = t.v[TC_FEND] = t.v[TC_REQUEST] = t.v[TC_READY] = t.v[TC_ITEREND] = NULL;
-    t.v[TC_COMPUTE] = NULL;
-    tr->worker = t.worker32;
-    t.worker32 = NULL;
-    tr->samples = (int64_t *)t.v[TC_SAMPLES];
-    t.v[TC_SAMPLES] = NULL;
-    tr->bytes = t.bytes;
-    t.bytes = NULL;
-    /* Batch-0 rows come in (epoch, rank) order: the column's values are
-     * already laid out as [e * ranks + r]. */
-    if (t.col[TC_ESTART] >= 0 && t.nestart == (size_t)tr->epochs * (size_t)tr->ranks) {
-        tr->epoch_start = t.estart;
-        t.estart = NULL;
-    } else {
-        tr->epoch_start = stall_xmalloc((size_t)tr->epochs * tr->ranks * sizeof *tr->epoch_start);
-        for (int e = 0; e < tr->epochs; e++)
-            for (int r = 0; r < tr->ranks; r++)
-                tr->epoch_start[(size_t)e * tr->ranks + r] =
-                    tr->request[stall_tidy_at(tr, e, r, 0)];
-    }
-    tr->workers = t.col[TC_WORKERS] >= 0 ? (int)t.setting[0] : -1;
-    tr->prefetch = t.col[TC_PREFETCH] >= 0 ? (int)t.setting[1] : -1;
-    tr->pin_memory = t.col[TC_PIN] >= 0 ? (int)t.setting[2] : -1;
+    tr->ranks = in->ranks;
+    tr->batches = in->batches;
+    tr->epochs = in->epochs;
+    tr->fetch_start = c.v[0];
+    tr->fetch_end = c.v[1];
+    tr->request = c.v[2];
+    tr->ready = c.v[3];
+    tr->iter_end = c.v[4];
+    tr->compute_end = c.v[5];
+    tr->worker = c.worker;
+    tr->samples = c.samples;
+    tr->bytes = c.bytes;
+    tr->epoch_start = c.estart;
+    tr->workers = in->workers;
+    tr->prefetch = in->prefetch;
+    tr->pin_memory = in->pin_memory;
     tr->path = stall_xstrdup(path);
-    tidy_reader_free(&t);
+    stall_tidy_close(s);
     *out = tr;
     return 0;
 }

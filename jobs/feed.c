@@ -314,6 +314,14 @@ static void wi_on_iter(void *ctx, const stall_iter_record *rec)
     }
 }
 
+int wi_run_with(const stall_model_params *p, const stall_durations *d, wi_collect *c,
+                stall_model_stats *st, stall_err *err)
+{
+    c->ranks = p->ranks;
+    c->batches = p->batches;
+    return stall_model_run(p, d, wi_on_iter, c, st, err);
+}
+
 int wi_run(const stall_model_params *p, wi_tables *w, wi_collect *c, stall_model_stats *st,
            stall_err *err)
 {
@@ -322,9 +330,7 @@ int wi_run(const stall_model_params *p, wi_tables *w, wi_collect *c, stall_model
                          .tail = wi_cb_tail,
                          .epoch_gap = wi_cb_gap,
                          .ctx = w};
-    c->ranks = p->ranks;
-    c->batches = p->batches;
-    return stall_model_run(p, &d, wi_on_iter, c, st, err);
+    return wi_run_with(p, &d, c, st, err);
 }
 
 /* Loads and decomposes cfg's trace; the rows are freed once decomposed. */

@@ -54,6 +54,9 @@ typedef struct wi_collect {
 
 int wi_run(const stall_model_params *p, wi_tables *w, wi_collect *c, stall_model_stats *st,
            stall_err *err);
+/* The same with durations from elsewhere (stream.h's window). */
+int wi_run_with(const stall_model_params *p, const stall_durations *d, wi_collect *c,
+                stall_model_stats *st, stall_err *err);
 
 /* Loads and decomposes cfg's trace; the rows are freed once decomposed. */
 int wi_load_measured(const stall_config *cfg, stall_measured *m, stall_err *err);

@@ -67,7 +67,8 @@ int stall_measured_from_tidy(const stall_tidy_trace *t, stall_measured *m, stall
     stall_time turn = 0;
     if (t->workers > 0) {
         int w = t->workers, pf = t->prefetch > 0 ? t->prefetch : 2;
-        double tsum = 0;
+        /* An exact sum: the streaming path (stream.c) adds in file order. */
+        __int128 tsum = 0;
         size_t tn = 0;
         for (int e = 0; e < ne; e++)
             for (int r = 0; r < g; r++)
@@ -76,11 +77,11 @@ int stall_measured_from_tidy(const stall_tidy_trace *t, stall_measured *m, stall
                     int64_t from = k + w - (int64_t)pf * w; /* the yield that dispatched k+W */
                     stall_time disp = from >= 0 ? t->ready[stall_tidy_at(t, e, r, from)] : 0;
                     if (disp <= t->fetch_end[i] && t->fetch_start[j] >= t->fetch_end[i]) {
-                        tsum += (double)(t->fetch_start[j] - t->fetch_end[i]);
+                        tsum += t->fetch_start[j] - t->fetch_end[i];
                         tn++;
                     }
                 }
-        turn = tn ? (stall_time)llround(tsum / (double)tn) : 0;
+        turn = tn ? (stall_time)llround((double)tsum / (double)tn) : 0;
     }
     m->turnaround = turn;
     stall_time *startups = stall_xmalloc(cells * sizeof *startups);
@@ -158,6 +159,23 @@ double stall_measured_mean_epoch(const stall_measured *m)
 
 /* ---- the notebook's dsanalyzer traces ---- */
 
+int stall_measured_vote(const int *w, int g, int *agree)
+{
+    int best = w[0], best_n = 0;
+    for (int r = 0; r < g; r++) {
+        int c = 0;
+        for (int q = 0; q < g; q++)
+            c += w[q] == w[r];
+        if (c > best_n || (c == best_n && w[r] < best)) {
+            best = w[r];
+            best_n = c;
+        }
+    }
+    if (agree)
+        *agree = best_n;
+    return best;
+}
+
 int stall_measured_infer_workers(const stall_tidy_trace *t, int *agree)
 {
     int g = t->ranks;
@@ -175,20 +193,8 @@ int stall_measured_infer_workers(const stall_tidy_trace *t, int *agree)
         }
         w[r] = k > INT32_MAX ? INT32_MAX : (int)k;
     }
-    /* The value most ranks agree on; ties go to the smaller. */
-    int best = w[0], best_n = 0;
-    for (int r = 0; r < g; r++) {
-        int c = 0;
-        for (int q = 0; q < g; q++)
-            c += w[q] == w[r];
-        if (c > best_n || (c == best_n && w[r] < best)) {
-            best = w[r];
-            best_n = c;
-        }
-    }
+    int best = stall_measured_vote(w, g, agree);
     free(w);
-    if (agree)
-        *agree = best_n;
     return best;
 }
 

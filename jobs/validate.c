@@ -7,7 +7,9 @@
 #include <stdlib.h>
 
 #include "feed.h"
+#include "stream.h"
 #include "stall/io.h"
+#include "stall/limits.h"
 
 /* ---- validate ---- */
 
@@ -62,9 +64,15 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
                            cfg->ini_path);
     if (rc == 0)
         rc = stall_job_inputs(cfg, err);
-    if (rc == 0)
+    /* A tidy trace is read in streaming passes (stream.h), in memory that
+     * does not grow with its length; a dsanalyzer trace (one epoch) whole. */
+    wi_stream *ws = NULL;
+    if (rc == 0 && cfg->format == STALL_FORMAT_TIDY && !opts->in_memory)
+        rc = wi_stream_open(cfg, &m, &ws, err);
+    else if (rc == 0)
         rc = wi_load_measured(cfg, &m, err);
     stall_model_params p;
+    stall_durations dur;
     wi_tables w = {0};
     double *sim_e = NULL, *sim_s = NULL;
     /* Its own folder, so that it never mixes with a run's results. */
@@ -77,7 +85,17 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
         rc = stall_config_roundtrip(cfg, final, err);
     if (rc == 0) {
         wi_params(cfg, &m, false, &p);
-        rc = wi_tables_build(cfg, &m, p.ranks, p.epochs, p.batches, false, &w, err);
+        if (!ws)
+            rc = wi_tables_build(cfg, &m, p.ranks, p.epochs, p.batches, false, &w, err);
+        else if (wi_stream_span(ws) > (double)STALL_LIMIT_HORIZON_NS)
+            /* wi_tables_build's horizon check, on the same sum. */
+            rc = stall_err_set(err, STALL_ECONFIG,
+                               "%s: the run computes for %.3g s of simulated time, more than the "
+                               "limit of %.0f s; make the run shorter",
+                               cfg->ini_path[0] ? cfg->ini_path : "config",
+                               wi_stream_span(ws) / 1e9, STALL_LIMIT_HORIZON_S);
+        else
+            rc = wi_stream_durations(ws, &p, &dur, err);
     }
     if (rc == 0) {
         sim_e = stall_xcalloc((size_t)m.epochs, sizeof *sim_e);
@@ -87,7 +105,9 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
         if (opts->on_params)
             opts->on_params(opts->observer, &p);
         stall_model_stats st;
-        rc = wi_run(&p, &w, &c, &st, err);
+        rc = ws ? wi_run_with(&p, &dur, &c, &st, err) : wi_run(&p, &w, &c, &st, err);
+        int src = rc && ws ? wi_stream_error(ws, err) : 0;
+        rc = src ? src : rc;
     }
     if (rc == 0)
         rc = stall_job_begin(final, &outdir, err);
@@ -144,6 +164,7 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
     free(sim_e);
     free(sim_s);
     wi_tables_free(&w);
+    wi_stream_close(ws);
     stall_measured_free(&m);
     free(cfg);
     return rc;

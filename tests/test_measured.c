@@ -156,3 +156,114 @@ Test(measured, validate_reproduces_the_shipped_example_within_one_percent)
     cr_expect(fabs(sim - meas) / meas < 0.01, "measured %.3f simulated %.3f", meas, sim);
     cr_expect(meas > 2000 && meas < 3000, "the 850-batch epoch takes about 2450 s: %.3f", meas);
 }
+
+/* ---- streaming (jobs/stream.c) against the whole-table path ---- */
+
+static char *validate_run(const char *ini, const char *set, int in_memory, char **csv)
+{
+    stall_config cfg;
+    stall_err err = {0};
+    stall_config_defaults(&cfg);
+    cr_assert_eq(stall_config_load(&cfg, ini, &err), 0, "%s", err.msg);
+    if (set)
+        cr_assert_eq(stall_config_set(&cfg, set, &err), 0, "%s", err.msg);
+    cr_assert_eq(stall_config_check(&cfg, &err), 0, "%s", err.msg);
+    char out[600];
+    snprintf(out, sizeof out, "%s/v%d", mdir, in_memory);
+    char *term = NULL;
+    size_t tlen = 0;
+    FILE *tf = open_memstream(&term, &tlen);
+    stall_run_opts o = {.outdir = out, .jobs = 1, .term = tf, .in_memory = in_memory};
+    cr_assert_eq(stall_validate(&cfg, &o, &err), 0, "%s (in_memory %d)", err.msg, in_memory);
+    fclose(tf);
+    /* The last line names the result folder, which differs. */
+    char *last = strstr(term, "results in ");
+    if (last)
+        *last = '\0';
+    char path[700];
+    snprintf(path, sizeof path, "%s/validate.csv", out);
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    char *buf = calloc(1, 1 << 20);
+    size_t n = fread(buf, 1, (1 << 20) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    *csv = buf;
+    return term;
+}
+
+static void expect_same_validate(const char *ini, const char *set)
+{
+    char *csv_s, *csv_m;
+    char *term_s = validate_run(ini, set, 0, &csv_s), *term_m = validate_run(ini, set, 1, &csv_m);
+    cr_expect_str_eq(csv_s, csv_m, "%s %s: validate.csv streamed:\n%s\nin memory:\n%s", ini,
+                     set ? set : "", csv_s, csv_m);
+    cr_expect_str_eq(term_s, term_m, "%s %s: terminal streamed:\n%s\nin memory:\n%s", ini,
+                     set ? set : "", term_s, term_m);
+    free(csv_s);
+    free(csv_m);
+    free(term_s);
+    free(term_m);
+}
+
+Test(measured, streaming_validate_equals_in_memory_on_the_shipped_traces)
+{
+    const char *traces[] = {"w1", "w2", "w4", "ddp2_w2", "ddp2_w2_ddphook", "ddp2_straggler"};
+    for (size_t i = 0; i < sizeof traces / sizeof *traces; i++) {
+        char set[600];
+        snprintf(set, sizeof set, "trace.path=%s/traces/%s/trace.csv", STALL_SOURCE_DIR, traces[i]);
+        expect_same_validate(STALL_SOURCE_DIR "/configs/w2.ini", set);
+    }
+}
+
+/* A trace of g ranks x ne epochs x n batches with w workers, uneven fetch
+ * times (some batches stall), and optionally the compute_end and loader
+ * columns (without them, the worker count is inferred). */
+static void write_trace(const char *path, int g, int ne, int n, int w, bool full)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fprintf(f, "rank,epoch,batch,worker,fetch_start,fetch_end,request,ready,iter_end%s\n",
+            full ? ",compute_end,epoch_start,workers,prefetch" : "");
+    long long t0 = 1700000000000000LL, len = (long long)n * 1000 + 7000; /* us */
+    for (int e = 0; e < ne; e++) {
+        long long es = t0 + e * len;
+        for (int k = 0; k < n; k++)
+            for (int r = 0; r < g; r++) {
+                long long req = es + 100 + k * 1000 + (r * 13 + e * 7) % 50;
+                long long fe = req - 300 + 61 * ((k * 7 + r * 3 + e) % 11);
+                long long fs = fe - 1900 - 17 * ((k + r) % 9);
+                fs = fs < es + 10 ? es + 10 : fs;
+                fe = fe < fs ? fs : fe;
+                long long rd = (fe > req ? fe : req) + 5 + r % 4;
+                long long ie = req + 900 - (r * 11 + k) % 40;
+                ie = ie < rd + 50 ? rd + 50 : ie;
+                long long ce = ie - 30 - (r + k) % 17;
+                ce = ce < rd ? rd : ce;
+                fprintf(f,
+                        "%d,%d,%d,%d,%lld.%06lld,%lld.%06lld,%lld.%06lld,%lld.%06lld,%lld.%06lld",
+                        r, e, k, k % w, fs / 1000000, fs % 1000000, fe / 1000000, fe % 1000000,
+                        req / 1000000, req % 1000000, rd / 1000000, rd % 1000000, ie / 1000000,
+                        ie % 1000000);
+                if (full)
+                    fprintf(f, ",%lld.%06lld,%lld.%06lld,%d,2\n", ce / 1000000, ce % 1000000,
+                            es / 1000000, es % 1000000, w);
+                else
+                    fputc('\n', f);
+            }
+    }
+    fclose(f);
+}
+
+Test(measured, streaming_validate_equals_in_memory_on_generated_traces)
+{
+    char path[600], set[700];
+    snprintf(path, sizeof path, "%s/gen.csv", mdir);
+    snprintf(set, sizeof set, "trace.path=%s", path);
+    const int shapes[][4] = {{5, 3, 40, 3}, {3, 4, 7, 2}, {8, 2, 1, 4}, {2, 3, 90, 1}};
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
+        for (int full = 0; full < 2; full++) {
+            write_trace(path, shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3], full);
+            expect_same_validate(STALL_SOURCE_DIR "/configs/w2.ini", set);
+        }
+}

@@ -72,6 +72,10 @@ int stall_measured_from_dsanalyzer(const stall_ds_trace *t, int workers, int pre
  * the number of ranks with that W. */
 int stall_measured_infer_workers(const stall_tidy_trace *t, int *agree);
 
+/* The value most of the g per-rank worker counts w agree on (ties: the
+ * smaller); *agree (may be NULL) gets how many agree. g >= 1. */
+int stall_measured_vote(const int *w, int g, int *agree);
+
 /* Mean of the measured epoch times. */
 double stall_measured_mean_epoch(const stall_measured *m);
 

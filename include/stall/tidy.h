@@ -41,7 +41,46 @@ static inline size_t stall_tidy_at(const stall_tidy_trace *t, int e, int r, int6
     return ((size_t)e * (size_t)t->batches + (size_t)k) * (size_t)t->ranks + (size_t)r;
 }
 
-/* Reads a tidy CSV, streaming. Returns 0, STALL_EIO (cannot open) or
+/* One row of a tidy trace, as stall_tidy_next hands it out; ns. */
+typedef struct stall_tidy_row {
+    int rank, epoch;
+    int64_t batch;
+    int32_t worker; /* -1: the main process */
+    stall_time fetch_start, fetch_end, request, ready, iter_end;
+    stall_time compute_end; /* -1 when the column is absent */
+    stall_time epoch_start; /* the column, else this rank's first request of the epoch */
+    int64_t samples;        /* 0 when the column is absent */
+    double bytes;           /* 0 when the column is absent */
+} stall_tidy_row;
+
+/* What a stream knows about its trace. The loader settings and has_* are
+ * known once the first row was handed out; ranks, epochs and batches once
+ * stall_tidy_next returned 0 (the whole file was read and checked). */
+typedef struct stall_tidy_info {
+    int ranks, epochs;
+    int64_t batches;
+    int workers, prefetch, pin_memory; /* -1 when absent */
+    bool has_compute, has_samples, has_bytes;
+} stall_tidy_info;
+
+/* A tidy trace read one row at a time, in file order ((epoch, batch,
+ * rank)), with every check stall_tidy_load makes, each failing at the line
+ * where it shows. Memory: O(ranks) plus one CSV line, whatever the length
+ * of the trace. */
+typedef struct stall_tidy_stream stall_tidy_stream;
+
+/* Opens path. Returns 0 or STALL_EIO (cannot open). */
+int stall_tidy_open(const char *path, stall_tidy_stream **out, stall_err *err);
+/* The next row into *row: returns 1, 0 at the end of a valid trace, or
+ * STALL_EPARSE / STALL_EIO (err names file:line:column); after an error
+ * every call returns it again. */
+int stall_tidy_next(stall_tidy_stream *s, stall_tidy_row *row, stall_err *err);
+/* Valid until stall_tidy_close. */
+const stall_tidy_info *stall_tidy_stream_info(const stall_tidy_stream *s);
+/* NULL-safe. */
+void stall_tidy_close(stall_tidy_stream *s);
+
+/* Reads a tidy CSV, streaming, into memory (O(rows)). Returns 0, STALL_EIO (cannot open) or
  * STALL_EPARSE with err naming "file:line:column: 'name': problem". */
 int stall_tidy_load(const char *path, stall_tidy_trace **out, stall_err *err);
 void stall_tidy_free(stall_tidy_trace *t);

@@ -1,0 +1,477 @@
+/*
+ * stream.c - a tidy trace decomposed and fed to the model in streaming
+ * passes (see stream.h for the passes and the memory they need).
+ *
+ * wi_dec is stall_measured_from_tidy's epoch loop turned inside out: rows
+ * arrive in file order, (epoch, batch, rank); a batch's compute time (when
+ * the trace has no compute_end) and tail need T(k), the latest request of
+ * batch k + 1, so batch k is finished when batch k + 1 has been read, or
+ * at once when it is the epoch's last. Every sum runs in the in-memory
+ * path's order, so the doubles come out bit for bit the same.
+ */
+#include "stream.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stall/tidy.h"
+
+/* ---- one batch at a time ---- */
+
+/* A finished batch: per rank its fetch and compute, and the tail. */
+typedef struct wi_batch {
+    int64_t at; /* e * batches + k; -1 empty */
+    stall_time tail;
+    stall_time *fetch, *compute; /* [ranks] */
+} wi_batch;
+
+typedef struct wi_dec {
+    int g, ne, workers;
+    int64_t n;
+    stall_time turn;
+    bool has_compute;
+    stall_tidy_row *cur, *prev; /* [g] the batch being read, the one waiting for T(k) */
+    int ncur;
+    /* per epoch */
+    stall_time e0, prev_end;
+    double stall_sum;
+    double *epoch_s, *stall_s; /* [ne] */
+    stall_time *gap;           /* [ne] */
+    /* over the trace */
+    double fetch_sum, hsum, bytes_sum, span;
+    size_t nhand;
+    stall_time *startups;
+    size_t nstart, start_cap;
+    /* where finished batches go (pass 4), else NULL */
+    wi_batch *ring;
+    int64_t ring_cap;
+    int64_t done; /* batches finished */
+} wi_dec;
+
+static void wi_dec_init(wi_dec *d, const stall_tidy_info *in, int workers, stall_time turn)
+{
+    memset(d, 0, sizeof *d);
+    d->g = in->ranks;
+    d->ne = in->epochs;
+    d->n = in->batches;
+    d->workers = workers;
+    d->turn = turn;
+    d->has_compute = in->has_compute;
+    d->cur = stall_xmalloc((size_t)d->g * sizeof *d->cur);
+    d->prev = stall_xmalloc((size_t)d->g * sizeof *d->prev);
+    d->epoch_s = stall_xcalloc((size_t)d->ne, sizeof *d->epoch_s);
+    d->stall_s = stall_xcalloc((size_t)d->ne, sizeof *d->stall_s);
+    d->gap = stall_xcalloc((size_t)d->ne, sizeof *d->gap);
+}
+
+static void wi_dec_free(wi_dec *d)
+{
+    free(d->cur);
+    free(d->prev);
+    free(d->epoch_s);
+    free(d->stall_s);
+    free(d->gap);
+    free(d->startups);
+}
+
+/* Batch b (rows P) finished; next: the rows of batch k + 1, or NULL for the
+ * epoch's last batch. */
+static void wi_dec_finish(wi_dec *d, const stall_tidy_row *b, const stall_tidy_row *next)
+{
+    int g = d->g, e = b[0].epoch;
+    int64_t k = b[0].batch;
+    stall_time tk = 0, ymax = 0, cemax = 0, smax = 0;
+    for (int r = 0; r < g; r++) {
+        stall_time nx = next ? next[r].request : b[r].iter_end;
+        tk = nx > tk ? nx : tk;
+        ymax = b[r].ready > ymax ? b[r].ready : ymax;
+        stall_time ce = d->has_compute ? b[r].compute_end : 0;
+        cemax = ce > cemax ? ce : cemax;
+        stall_time st = b[r].ready - b[r].request;
+        smax = st > smax ? st : smax;
+    }
+    d->stall_sum += stall_ns_to_s(smax);
+    wi_batch *slot = d->ring ? &d->ring[d->done % d->ring_cap] : NULL;
+    for (int r = 0; r < g; r++) {
+        stall_time f = b[r].fetch_end - b[r].fetch_start + d->turn;
+        d->fetch_sum += stall_ns_to_s(f);
+        stall_time c = d->has_compute ? b[r].compute_end - b[r].ready : tk - ymax;
+        stall_time fe = b[r].fetch_end + d->turn;
+        stall_time arrived = fe > b[r].request ? fe : b[r].request;
+        d->hsum += (double)(b[r].ready - arrived > 0 ? b[r].ready - arrived : 0);
+        d->nhand++;
+        if (d->workers > 0 && k < d->workers && b[r].worker >= 0) {
+            if (d->nstart == d->start_cap) {
+                d->start_cap = d->start_cap ? 2 * d->start_cap : 64;
+                d->startups = stall_xrealloc(d->startups, d->start_cap * sizeof *d->startups);
+            }
+            d->startups[d->nstart++] = b[r].fetch_start - d->e0 > 0 ? b[r].fetch_start - d->e0 : 0;
+        }
+        if (r == 0)
+            d->span += (double)c;
+        if (slot) {
+            slot->fetch[r] = f;
+            slot->compute[r] = c;
+        }
+    }
+    stall_time a = d->has_compute ? tk - cemax : 0;
+    a = a > 0 ? a : 0;
+    d->span += (double)a;
+    if (slot) {
+        slot->tail = a;
+        slot->at = (int64_t)e * d->n + k;
+    }
+    d->done++;
+    if (k == d->n - 1) {
+        d->prev_end = tk;
+        d->epoch_s[e] = stall_ns_to_s(tk - d->e0);
+        d->stall_s[e] = d->stall_sum / (double)d->n;
+        d->stall_sum = 0;
+    }
+}
+
+static void wi_dec_row(wi_dec *d, const stall_tidy_row *row)
+{
+    d->bytes_sum += row->bytes;
+    d->cur[d->ncur++] = *row;
+    if (d->ncur < d->g)
+        return;
+    d->ncur = 0;
+    int e = row->epoch;
+    int64_t k = row->batch;
+    if (k == 0) {
+        d->e0 = d->cur[0].epoch_start;
+        for (int r = 1; r < d->g; r++)
+            d->e0 = d->cur[r].epoch_start < d->e0 ? d->cur[r].epoch_start : d->e0;
+        d->gap[e] = e > 0 && d->e0 - d->prev_end > 0 ? d->e0 - d->prev_end : 0;
+    } else {
+        wi_dec_finish(d, d->prev, d->cur);
+    }
+    if (k == d->n - 1) {
+        wi_dec_finish(d, d->cur, NULL);
+    } else {
+        stall_tidy_row *t = d->prev;
+        d->prev = d->cur;
+        d->cur = t;
+    }
+}
+
+/* ---- the passes ---- */
+
+struct wi_stream {
+    char *path;
+    stall_tidy_info info;
+    int workers, prefetch; /* as decided in pass 1 */
+    stall_time turn;
+    double span;
+    stall_time *gap; /* [epochs] from pass 3 */
+    /* pass 4 */
+    stall_tidy_stream *ts;
+    wi_dec dec;
+    bool feeding;
+    int rc;
+    stall_err err;
+};
+
+void wi_stream_close(wi_stream *s)
+{
+    if (!s)
+        return;
+    stall_tidy_close(s->ts);
+    if (s->dec.ring) {
+        for (int64_t i = 0; i < s->dec.ring_cap; i++) {
+            free(s->dec.ring[i].fetch);
+            free(s->dec.ring[i].compute);
+        }
+        free(s->dec.ring);
+    }
+    if (s->feeding)
+        wi_dec_free(&s->dec);
+    free(s->gap);
+    free(s->path);
+    free(s);
+}
+
+/* Pass 1: the grid, the settings, the largest worker id and the per-rank
+ * worker counts epoch 0's fetch starts show (stall_measured_infer_workers). */
+static int wi_pass1(wi_stream *s, int *maxid, int *inferred, stall_err *err)
+{
+    stall_tidy_stream *ts = NULL;
+    int rc = stall_tidy_open(s->path, &ts, err);
+    if (rc)
+        return rc;
+    int cap = 0, *w = NULL;
+    stall_time *first_end = NULL;
+    bool *stopped = NULL;
+    stall_tidy_row row;
+    *maxid = -1;
+    while ((rc = stall_tidy_next(ts, &row, err)) == 1) {
+        *maxid = row.worker > *maxid ? row.worker : *maxid;
+        if (row.epoch != 0)
+            continue;
+        int r = row.rank;
+        if (r >= cap) {
+            int nc = r + 1 > 2 * cap ? r + 1 : 2 * cap;
+            w = stall_xrealloc(w, (size_t)nc * sizeof *w);
+            first_end = stall_xrealloc(first_end, (size_t)nc * sizeof *first_end);
+            stopped = stall_xrealloc(stopped, (size_t)nc * sizeof *stopped);
+            cap = nc;
+        }
+        if (row.batch == 0) {
+            first_end[r] = row.fetch_end;
+            stopped[r] = false;
+        } else if (!stopped[r]) {
+            if (row.fetch_start >= first_end[r]) {
+                stopped[r] = true;
+                w[r] = row.batch > INT32_MAX ? INT32_MAX : (int)row.batch;
+            } else if (row.fetch_end < first_end[r]) {
+                first_end[r] = row.fetch_end;
+            }
+        }
+    }
+    if (rc == 0) {
+        s->info = *stall_tidy_stream_info(ts);
+        for (int r = 0; r < s->info.ranks; r++)
+            if (!stopped[r])
+                w[r] = s->info.batches > INT32_MAX ? INT32_MAX : (int)s->info.batches;
+        *inferred = stall_measured_vote(w, s->info.ranks, NULL);
+    }
+    free(w);
+    free(first_end);
+    free(stopped);
+    stall_tidy_close(ts);
+    return rc;
+}
+
+/* Pass 2: the worker ids against the worker count, and the turnaround
+ * (stall_measured_from_tidy's rule, its sum kept exact). */
+static int wi_pass2(wi_stream *s, stall_err *err)
+{
+    stall_tidy_stream *ts = NULL;
+    int rc = stall_tidy_open(s->path, &ts, err);
+    if (rc)
+        return rc;
+    int g = s->info.ranks, w = s->workers, pf = s->prefetch > 0 ? s->prefetch : 2;
+    size_t pw = w > 0 ? (size_t)pf * (size_t)w : 1, ww = w > 0 ? (size_t)w : 1;
+    /* Per rank: fetch_end of the last W batches, ready of the last P*W. */
+    stall_time *fe = w > 0 ? stall_xmalloc((size_t)g * ww * sizeof *fe) : NULL;
+    stall_time *rd = w > 0 ? stall_xmalloc((size_t)g * pw * sizeof *rd) : NULL;
+    __int128 tsum = 0;
+    size_t tn = 0;
+    stall_tidy_row row;
+    while ((rc = stall_tidy_next(ts, &row, err)) == 1) {
+        if (row.worker >= (w > 0 ? w : 1)) {
+            rc =
+                stall_err_set(err, STALL_EPARSE, "%s: worker id %d but the trace says workers = %d",
+                              s->path, row.worker, w);
+            break;
+        }
+        if (w <= 0)
+            continue;
+        size_t r = (size_t)row.rank;
+        int64_t j = row.batch, k = j - w, from = j - (int64_t)pf * w;
+        if (k >= 0) {
+            stall_time fek = fe[r * ww + (size_t)(k % w)];
+            stall_time disp = from >= 0 ? rd[r * pw + (size_t)(from % (int64_t)pw)] : 0;
+            if (disp <= fek && row.fetch_start >= fek) {
+                tsum += row.fetch_start - fek;
+                tn++;
+            }
+        }
+        fe[r * ww + (size_t)(j % w)] = row.fetch_end;
+        rd[r * pw + (size_t)(j % (int64_t)pw)] = row.ready;
+    }
+    s->turn = tn ? (stall_time)llround((double)tsum / (double)tn) : 0;
+    free(fe);
+    free(rd);
+    stall_tidy_close(ts);
+    return rc;
+}
+
+/* Pass 3: everything else the decomposition computes over the trace. */
+static int wi_pass3(wi_stream *s, stall_measured *m, stall_err *err)
+{
+    stall_tidy_stream *ts = NULL;
+    int rc = stall_tidy_open(s->path, &ts, err);
+    if (rc)
+        return rc;
+    wi_dec d;
+    wi_dec_init(&d, &s->info, s->workers, s->turn);
+    stall_tidy_row row;
+    bool first = true;
+    while ((rc = stall_tidy_next(ts, &row, err)) == 1) {
+        if (first)
+            m->samples = row.samples;
+        first = false;
+        wi_dec_row(&d, &row);
+    }
+    stall_tidy_close(ts);
+    if (rc == 0) {
+        size_t cells = (size_t)s->info.epochs * (size_t)s->info.ranks * (size_t)s->info.batches;
+        if (s->info.has_bytes)
+            m->batch_mb = d.bytes_sum / (double)cells / 1e6;
+        m->startup = stall_median_time(d.startups, d.nstart);
+        m->handover = d.nhand ? (stall_time)llround(d.hsum / (double)d.nhand) : 0;
+        m->mean_fetch_s = d.fetch_sum / (double)cells;
+        m->epoch_s = d.epoch_s;
+        m->stall_s = d.stall_s;
+        m->gap = d.gap;
+        d.epoch_s = d.stall_s = NULL;
+        d.gap = NULL;
+        s->span = d.span;
+        s->gap = stall_xmalloc((size_t)s->info.epochs * sizeof *s->gap);
+        memcpy(s->gap, m->gap, (size_t)s->info.epochs * sizeof *s->gap);
+    }
+    wi_dec_free(&d);
+    return rc;
+}
+
+int wi_stream_open(const stall_config *cfg, stall_measured *m, wi_stream **out, stall_err *err)
+{
+    *out = NULL;
+    memset(m, 0, sizeof *m);
+    wi_stream *s = stall_xcalloc(1, sizeof *s);
+    s->path = stall_xstrdup(cfg->path);
+    int maxid = -1, inferred = 1;
+    int rc = wi_pass1(s, &maxid, &inferred, err);
+    int from = STALL_WORKERS_TRACE;
+    s->workers = s->info.workers;
+    s->prefetch = s->info.prefetch;
+    if (rc == 0 && s->workers >= 0 && stall_config_given(cfg, "trace", "workers") &&
+        cfg->trace_workers != s->workers)
+        rc = stall_err_set(err, STALL_ECONFIG,
+                           "%s: [trace] workers: %lld, but the trace records workers = %d",
+                           cfg->ini_path, (long long)cfg->trace_workers, s->workers);
+    if (rc == 0 && s->workers < 0) {
+        from = cfg->trace_workers >= 0 ? STALL_WORKERS_GIVEN : STALL_WORKERS_INFERRED;
+        s->workers = cfg->trace_workers >= 0 ? (int)cfg->trace_workers
+                     : maxid >= 0            ? maxid + 1
+                                             : inferred;
+    }
+    if (rc == 0 && s->prefetch < 1 && cfg->trace_prefetch > 0)
+        s->prefetch = (int)cfg->trace_prefetch;
+    if (rc == 0)
+        rc = wi_pass2(s, err);
+    if (rc == 0) {
+        m->ranks = s->info.ranks;
+        m->epochs = s->info.epochs;
+        m->batches = s->info.batches;
+        m->workers = s->workers;
+        m->prefetch = s->prefetch;
+        m->workers_from = from;
+        m->ranks_per_node = s->info.ranks;
+        m->turnaround = s->turn;
+        rc = wi_pass3(s, m, err);
+    }
+    if (rc) {
+        stall_measured_free(m);
+        wi_stream_close(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+double wi_stream_span(const wi_stream *s)
+{
+    return s->span;
+}
+
+/* ---- pass 4: the window ---- */
+
+static int wi_fail(wi_stream *s, int code, const char *what, int e, int r, int64_t k)
+{
+    if (s->rc == 0)
+        s->rc = stall_err_set(&s->err, code,
+                              "%s: the model asked for %s of epoch %d, rank %d, batch %lld, "
+                              "which has left the window of %lld batches read from the trace",
+                              s->path, what, e, r, (long long)k, (long long)s->dec.ring_cap);
+    return -1;
+}
+
+/* The finished batch (e, k), reading on as needed; NULL on failure. */
+static const wi_batch *wi_at(wi_stream *s, const char *what, int e, int r, int64_t k)
+{
+    if (s->rc)
+        return NULL;
+    int64_t at = (int64_t)e * s->dec.n + k;
+    stall_tidy_row row;
+    while (s->dec.done <= at) {
+        int rc = stall_tidy_next(s->ts, &row, &s->err);
+        if (rc <= 0) {
+            s->rc = rc ? rc : stall_err_set(&s->err, STALL_EIO, "%s: ended early", s->path);
+            return NULL;
+        }
+        wi_dec_row(&s->dec, &row);
+    }
+    const wi_batch *b = &s->dec.ring[at % s->dec.ring_cap];
+    if (b->at != at) {
+        wi_fail(s, STALL_EINVAL, what, e, r, k);
+        return NULL;
+    }
+    return b;
+}
+
+static stall_time wi_st_fetch(void *ctx, int e, int r, int64_t k)
+{
+    const wi_batch *b = wi_at(ctx, "the fetch", e, r, k);
+    return b ? b->fetch[r] : -1;
+}
+
+static stall_time wi_st_compute(void *ctx, int e, int r, int64_t k)
+{
+    const wi_batch *b = wi_at(ctx, "the compute", e, r, k);
+    return b ? b->compute[r] : -1;
+}
+
+static stall_time wi_st_tail(void *ctx, int e, int64_t k)
+{
+    const wi_batch *b = wi_at(ctx, "the tail", e, 0, k);
+    return b ? b->tail : -1;
+}
+
+static stall_time wi_st_gap(void *ctx, int e)
+{
+    const wi_stream *s = ctx;
+    return s->gap[e];
+}
+
+int wi_stream_durations(wi_stream *s, const stall_model_params *p, stall_durations *d,
+                        stall_err *err)
+{
+    if (p->ranks != s->info.ranks || p->batches != s->info.batches || p->epochs != s->info.epochs)
+        return stall_err_set(err, STALL_EINVAL,
+                             "%s: streaming needs the trace's ranks, batches and epochs", s->path);
+    int rc = stall_tidy_open(s->path, &s->ts, err);
+    if (rc)
+        return rc;
+    /* The model asks for fetches up to P * W batches ahead of the batch it
+     * computes; one more is read to know T(k); the rest is slack. */
+    int64_t w = p->workers > 0 ? p->workers : 1, cap = w * p->prefetch + 8,
+            all = (int64_t)s->info.epochs * s->info.batches;
+    cap = cap < all ? cap : all;
+    wi_dec_init(&s->dec, &s->info, s->workers, s->turn);
+    s->feeding = true;
+    s->dec.ring_cap = cap;
+    s->dec.ring = stall_xcalloc((size_t)cap, sizeof *s->dec.ring);
+    for (int64_t i = 0; i < cap; i++) {
+        s->dec.ring[i].at = -1;
+        s->dec.ring[i].fetch = stall_xmalloc((size_t)s->info.ranks * sizeof(stall_time));
+        s->dec.ring[i].compute = stall_xmalloc((size_t)s->info.ranks * sizeof(stall_time));
+    }
+    /* The model asks for an epoch's gap before its first batch: pass 3's. */
+    *d = (stall_durations){.fetch = wi_st_fetch,
+                           .compute = wi_st_compute,
+                           .tail = wi_st_tail,
+                           .epoch_gap = wi_st_gap,
+                           .ctx = s};
+    return 0;
+}
+
+int wi_stream_error(const wi_stream *s, stall_err *err)
+{
+    if (s->rc && err)
+        *err = s->err;
+    return s->rc;
+}
