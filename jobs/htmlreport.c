@@ -48,32 +48,6 @@ void stall_html_escape(FILE *f, const char *s)
     }
 }
 
-static char *html_slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *buf = NULL;
-    size_t n = 0, cap = 0, got;
-    do {
-        if (cap - n < 65536) {
-            cap = cap ? 2 * cap : 65536;
-            buf = stall_xrealloc(buf, cap + 1);
-        }
-        got = fread(buf + n, 1, cap - n, f);
-        n += got;
-    } while (got > 0);
-    bool bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return NULL;
-    }
-    buf[n] = '\0';
-    *len = n;
-    return buf;
-}
-
 /* A cell: numbers shortened, everything escaped. */
 static void html_cell(FILE *f, const stall_table *t, size_t row, int col)
 {
@@ -319,7 +293,7 @@ int stall_html_report(const char *dir, FILE *term, stall_err *err)
             snprintf(name, sizeof name, "plots/%s.svg", res->name[i]);
             char *path = stall_path_join(dir, name);
             size_t len = 0;
-            char *svg = html_slurp(path, &len);
+            char *svg = stall_read_file(path, &len);
             if (!svg) {
                 rc = stall_err_set(err, STALL_EIO, "%s: cannot read: %s", path, strerror(errno));
                 free(path);

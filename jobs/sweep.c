@@ -521,28 +521,9 @@ static void sweep_drop_subdirs(const char *dir)
     closedir(d);
 }
 
-/* Reads a whole small file; NULL when it cannot. */
-static char *sweep_slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 4096, n = 0;
-    char *buf = stall_xmalloc(cap);
-    size_t got;
-    while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += got;
-        if (n + 1 == cap)
-            buf = stall_xrealloc(buf, cap *= 2);
-    }
-    fclose(f);
-    buf[n] = '\0';
-    return buf;
-}
-
 static bool sweep_same_file(const char *a, const char *b)
 {
-    char *x = sweep_slurp(a), *y = sweep_slurp(b);
+    char *x = stall_read_file(a, NULL), *y = stall_read_file(b, NULL);
     bool same = x && y && strcmp(x, y) == 0;
     free(x);
     free(y);
@@ -790,7 +771,7 @@ static int sweep_fill_csv(FILE *f, void *arg, stall_err *err)
     for (size_t i = 0; i < s->points; i++) {
         char *dir = sweep_point_dir(r, i, "point-", "");
         char *path = stall_path_join(dir, sumname);
-        char *text = sweep_slurp(path);
+        char *text = stall_read_file(path, NULL);
         free(dir);
         if (!text) {
             int rc = stall_err_set(err, STALL_EIO, "%s: cannot read", path);

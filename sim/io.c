@@ -295,3 +295,32 @@ char *stall_path_relative(const char *from, const char *path)
     free(to);
     return rel;
 }
+
+char *stall_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = NULL;
+    size_t n = 0, cap = 0, got;
+    do {
+        if (cap - n < 65536) {
+            cap = cap ? 2 * cap : 65536;
+            buf = stall_xrealloc(buf, cap + 1);
+        }
+        got = fread(buf + n, 1, cap - n, f);
+        n += got;
+    } while (got > 0);
+    bool bad = ferror(f);
+    int e = errno;
+    fclose(f);
+    if (bad) {
+        free(buf);
+        errno = e;
+        return NULL;
+    }
+    buf[n] = '\0';
+    if (len)
+        *len = n;
+    return buf;
+}

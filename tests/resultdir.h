@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "stall/io.h"
+
 static inline void rd_write(const char *dir, const char *name, const char *fmt, ...)
 {
     char path[1024];
@@ -95,17 +97,7 @@ static inline int rd_rows(const char *path, int *fields)
 
 static inline char *rd_slurp(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    size_t got = fread(s, 1, (size_t)n, f);
-    s[got] = '\0';
-    fclose(f);
-    return s;
+    return stall_read_file(path, NULL);
 }
 
 static inline int rd_exists(const char *dir, const char *name)

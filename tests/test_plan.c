@@ -14,6 +14,7 @@
 #include "stall/config.h"
 #include "stall/plan.h"
 #include "stall/sweep.h"
+#include "stall/io.h"
 
 #include "tmpdir.h"
 
@@ -224,13 +225,9 @@ static char *pl_slurp(const char *dir, const char *name)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "%s", path);
-    char *b = calloc(1, 1 << 20);
-    size_t n = fread(b, 1, (1 << 20) - 1, f);
-    b[n] = '\0';
-    fclose(f);
-    return b;
+    char *s = stall_read_file(path, NULL);
+    cr_assert_not_null(s, "%s", path);
+    return s;
 }
 
 Test(plan, set_plan_key_applies_and_effective_ini_plans_the_same_again)

@@ -27,18 +27,9 @@ static stall_ds_trace *load_case1(void)
 
 static char *slurp(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    if (len)
-        *len = (size_t)n;
-    return buf;
+    char *s = stall_read_file(path, len);
+    cr_assert_not_null(s, "cannot open %s", path);
+    return s;
 }
 
 /* Asserts two files are equal byte for byte; on failure prints the first

@@ -15,6 +15,7 @@
 #include "stall/config.h"
 #include "stall/scenario.h"
 #include "stall/sweep.h"
+#include "stall/io.h"
 
 #include "tmpdir.h"
 
@@ -59,17 +60,7 @@ static stall_config *sw_config(const char *const *lines)
 
 static char *sw_slurp(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    size_t got = fread(b, 1, (size_t)n, f);
-    b[got] = '\0';
-    fclose(f);
-    return b;
+    return stall_read_file(path, NULL);
 }
 
 static char *sw_path(const char *a, const char *b)

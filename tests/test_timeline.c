@@ -13,6 +13,7 @@
 
 #include "stall/analyze.h"
 #include "stall/tlexport.h"
+#include "stall/io.h"
 
 #include "tmpdir.h"
 
@@ -231,15 +232,8 @@ static int jvalue(js *j, ev *into, const char *key)
 
 static char *slurp(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "%s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    cr_assert_eq(fread(s, 1, (size_t)n, f), (size_t)n);
-    s[n] = '\0';
-    fclose(f);
+    char *s = stall_read_file(path, NULL);
+    cr_assert_not_null(s, "%s", path);
     return s;
 }
 

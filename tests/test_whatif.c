@@ -18,6 +18,7 @@
 #include "stall/measured.h"
 #include "stall/scenario.h"
 #include "stall/validate.h"
+#include "stall/io.h"
 
 #include "tmpdir.h"
 
@@ -186,13 +187,9 @@ Test(whatif, what_if_beyond_the_trace_needs_resampling)
 
 static char *slurp(const char *path)
 {
-    FILE *f = fopen(path, "r");
-    cr_assert_not_null(f, "%s", path);
-    static char buf[1 << 16];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    return strdup(buf);
+    char *s = stall_read_file(path, NULL);
+    cr_assert_not_null(s, "%s", path);
+    return s;
 }
 
 Test(whatif, resampled_what_if_is_deterministic_for_a_seed)

@@ -25,6 +25,11 @@ typedef int (*stall_fill_fn)(FILE *f, void *ctx, stall_err *err);
 int stall_write_atomic(const char *path, stall_fill_fn fill, void *ctx, stall_err *err);
 
 /* stall_write_atomic on dir/name. */
+/* Reads the whole file at path into a NUL-terminated buffer (caller
+ * frees); *len gets its size when len is not NULL. NULL when it cannot be
+ * opened or read (errno says why). */
+char *stall_read_file(const char *path, size_t *len);
+
 int stall_write_atomic_in(const char *dir, const char *name, stall_fill_fn fill, void *ctx,
                           stall_err *err);
 
