@@ -305,6 +305,42 @@ static int plan_scaling(plan_ctx *c, const stall_config *chosen, int gpn, stall_
 
 /* ---- 3. bandwidth and cores ---- */
 
+/* The least value of section.key (from *hi upwards, doubling; then
+ * bisection down to lo) that keeps throughput within 1% of thr0, the
+ * unlimited run's: galloping then bisection, as throughput does not fall
+ * when the resource grows. Integer keys stop at a gap of 1 (and at 2^20),
+ * real ones at 0.1% of the value. The answer is left in *hi. */
+static int plan_least(plan_ctx *c, stall_config *cfg, const char *section, const char *key,
+                      bool integer, double lo, double *hi, double thr0, stall_err *err)
+{
+    plan_probe p;
+    int rc = 0;
+    for (;;) {
+        if (integer)
+            plan_set_int(cfg, section, key, (long long)*hi);
+        else
+            plan_set_real(cfg, section, key, *hi);
+        rc = plan_sim(c, cfg, &p, err);
+        if (rc || p.thr >= 0.99 * thr0 || (integer && *hi >= 1 << 20))
+            break;
+        lo = *hi;
+        *hi *= 2;
+    }
+    while (rc == 0 && (integer ? *hi - lo > 1 : *hi - lo > 0.001 * *hi)) {
+        double mid = integer ? lo + floor((*hi - lo) / 2) : 0.5 * (lo + *hi);
+        if (integer)
+            plan_set_int(cfg, section, key, (long long)mid);
+        else
+            plan_set_real(cfg, section, key, mid);
+        rc = plan_sim(c, cfg, &p, err);
+        if (rc == 0 && p.thr >= 0.99 * thr0)
+            *hi = mid;
+        else
+            lo = mid;
+    }
+    return rc;
+}
+
 static int plan_bandwidth(plan_ctx *c, const stall_config *chosen, stall_plan_result *r,
                           stall_err *err)
 {
@@ -317,7 +353,7 @@ static int plan_bandwidth(plan_ctx *c, const stall_config *chosen, stall_plan_re
     stall_config *cfg = stall_xmalloc(sizeof *cfg);
     *cfg = *chosen;
     cfg->bandwidth_mb_s = 0;
-    plan_probe p, p0;
+    plan_probe p0;
     int rc = plan_sim(c, cfg, &p0, err);
     /* The least it can be: the unlimited run's bytes per second per node. */
     int nodes = 1;
@@ -326,23 +362,8 @@ static int plan_bandwidth(plan_ctx *c, const stall_config *chosen, stall_plan_re
     double lo = 0, hi = rc == 0 ? 0.99 * p0.thr * cfg->batch_mb / nodes : 0;
     if (!(hi > 0))
         hi = 1;
-    for (; rc == 0;) {
-        plan_set_real(cfg, "storage", "bandwidth_mb_s", hi);
-        rc = plan_sim(c, cfg, &p, err);
-        if (rc || p.thr >= 0.99 * p0.thr)
-            break;
-        lo = hi;
-        hi *= 2;
-    }
-    while (rc == 0 && hi - lo > 0.001 * hi) {
-        double mid = 0.5 * (lo + hi);
-        plan_set_real(cfg, "storage", "bandwidth_mb_s", mid);
-        rc = plan_sim(c, cfg, &p, err);
-        if (rc == 0 && p.thr >= 0.99 * p0.thr)
-            hi = mid;
-        else
-            lo = mid;
-    }
+    if (rc == 0)
+        rc = plan_least(c, cfg, "storage", "bandwidth_mb_s", false, lo, &hi, p0.thr, err);
     free(cfg);
     if (rc)
         return rc;
@@ -359,25 +380,11 @@ static int plan_cores(plan_ctx *c, const stall_config *chosen, stall_plan_result
     stall_config *cfg = stall_xmalloc(sizeof *cfg);
     *cfg = *chosen;
     cfg->cores = 0;
-    plan_probe p, p0;
+    plan_probe p0;
     int rc = plan_sim(c, cfg, &p0, err);
-    int lo = 0, hi = 1;
-    for (; rc == 0; hi *= 2) {
-        plan_set_int(cfg, "cluster", "cores", hi);
-        rc = plan_sim(c, cfg, &p, err);
-        if (rc || p.thr >= 0.99 * p0.thr || hi >= 1 << 20)
-            break;
-        lo = hi;
-    }
-    while (rc == 0 && hi - lo > 1) {
-        int mid = lo + (hi - lo) / 2;
-        plan_set_int(cfg, "cluster", "cores", mid);
-        rc = plan_sim(c, cfg, &p, err);
-        if (rc == 0 && p.thr >= 0.99 * p0.thr)
-            hi = mid;
-        else
-            lo = mid;
-    }
+    double hi = 1;
+    if (rc == 0)
+        rc = plan_least(c, cfg, "cluster", "cores", true, 0, &hi, p0.thr, err);
     free(cfg);
     if (rc)
         return rc;
