@@ -13,6 +13,8 @@
  */
 #include "stall/pdparse.h"
 
+#include "stall/fmt.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -231,10 +233,13 @@ static int pd_s_to_ns(double x, int scalar, stall_time *ns)
     double fr = x - (double)b;
     if (scalar) {
         /* Python's round(fr, 9): the correctly rounded 9-decimal text, read
-         * back correctly rounded. glibc's printf is exact, ties to even. */
-        char buf[48];
-        snprintf(buf, sizeof buf, "%.9f", fr);
-        fr = strtod(buf, NULL);
+         * back correctly rounded. That text is the integer n = fr * 10^9
+         * rounded half to even on fr's exact value (stall_round_e9), and
+         * reading n / 10^9 back correctly rounded is the IEEE quotient of
+         * the exact doubles n (< 2^30) and 1e9. */
+        int64_t n = 0;
+        stall_round_e9(fr, &n); /* |fr| < 1: cannot fail */
+        fr = (double)n / 1e9;
     } else {
         fr = rint(fr * 1e9) / 1e9; /* numpy's np.round(fr, 9) */
     }

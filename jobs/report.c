@@ -170,15 +170,34 @@ static int report_fill_iterations(FILE *f, void *ctx, stall_err *err)
     fputc('\n', f);
     stall_time t0 =
         r->epochs ? r->epoch_start[0] : (r->n ? r->rows[0].iter_end - r->rows[0].iter_time : 0);
+    /* Times are integer ns, printed exact; the two means are doubles,
+     * printed as "%.9f" would. */
+    stall_out w;
+    stall_out_init(&w, f);
     for (size_t i = 0; i < r->n; i++) {
-        const report_row *w = &r->rows[i];
-        fprintf(f, "%d,%lld,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f", w->epoch,
-                (long long)w->batch, stall_ns_to_s(w->iter_end - t0), stall_ns_to_s(w->iter_time),
-                stall_ns_to_s(w->stall_max), stall_ns_to_s(w->stall_max - w->stall_min),
-                stall_ns_to_s(w->wait_max), w->wait_mean_s, w->compute_mean_s,
-                stall_ns_to_s(w->fetch_spread), stall_ns_to_s(w->start_spread));
-        fputc('\n', f);
+        const report_row *x = &r->rows[i];
+        const stall_time ns[5] = {x->iter_end - t0, x->iter_time, x->stall_max,
+                                  x->stall_max - x->stall_min, x->wait_max};
+        char *o = stall_out_room(&w);
+        o = stall_fmt_i64(o, x->epoch);
+        *o++ = ',';
+        o = stall_fmt_i64(o, x->batch);
+        for (int k = 0; k < 5; k++) {
+            *o++ = ',';
+            o = stall_fmt_ns(o, ns[k]);
+        }
+        *o++ = ',';
+        o = stall_fmt_f9(o, x->wait_mean_s);
+        *o++ = ',';
+        o = stall_fmt_f9(o, x->compute_mean_s);
+        *o++ = ',';
+        o = stall_fmt_ns(o, x->fetch_spread);
+        *o++ = ',';
+        o = stall_fmt_ns(o, x->start_spread);
+        *o++ = '\n';
+        w.o = o;
     }
+    stall_out_flush(&w);
     return 0;
 }
 
@@ -188,12 +207,29 @@ static int report_fill_ranks(FILE *f, void *ctx, stall_err *err)
     if (!r->keep_ranks)
         return stall_err_set(err, STALL_EINTERNAL, "report: per-rank rows were not kept");
     fputs("epoch,batch,rank,stall_s\n", f);
+    stall_out w;
+    stall_out_init(&w, f);
     for (size_t i = 0; i < r->n; i++) {
-        const report_row *w = &r->rows[i];
+        const report_row *x = &r->rows[i];
         const stall_time *st = r->stalls + i * (size_t)r->ranks;
-        for (int g = 0; g < r->ranks; g++)
-            fprintf(f, "%d,%lld,%d,%.9f\n", w->epoch, (long long)w->batch, g, stall_ns_to_s(st[g]));
+        /* "epoch,batch," once per batch, copied for each rank. */
+        char key[2 * STALL_FMT_MAX];
+        char *k = stall_fmt_i64(key, x->epoch);
+        *k++ = ',';
+        k = stall_fmt_i64(k, x->batch);
+        *k++ = ',';
+        size_t nk = (size_t)(k - key);
+        for (int g = 0; g < r->ranks; g++) {
+            char *o = stall_out_room(&w);
+            memcpy(o, key, nk);
+            o = stall_fmt_i64(o + nk, g);
+            *o++ = ',';
+            o = stall_fmt_ns(o, st[g]);
+            *o++ = '\n';
+            w.o = o;
+        }
     }
+    stall_out_flush(&w);
     return 0;
 }
 

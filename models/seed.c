@@ -230,20 +230,32 @@ static int seed_fill_csv(FILE *f, void *ctx, stall_err *err)
     fputs(",Training stall time (sec),Delay time (sec),Batch fetch time diff (sec),"
           "Batch fetch start time diff (sec)\n",
           f);
+    stall_out w;
+    stall_out_init(&w, f);
     for (size_t k = 0; k < r->rows; k++) {
-        fprintf(f, "%zu,%lld,%lld,", k, (long long)r->epoch, (long long)r->index[k]);
-        stall_put_double(f, r->iter[k]);
+        char *o = stall_out_room(&w);
+        o = stall_fmt_i64(o, (int64_t)k);
+        *o++ = ',';
+        o = stall_fmt_i64(o, r->epoch);
+        *o++ = ',';
+        o = stall_fmt_i64(o, r->index[k]);
+        *o++ = ',';
+        o = stall_fmt_repr(o, r->iter[k]);
         for (int g = 0; g < r->gpus; g++) {
-            fputc(',', f);
-            stall_put_double(f, r->gpu_stall[k * (size_t)r->gpus + (size_t)g]);
+            w.o = o;
+            o = stall_out_room(&w); /* a row of many GPUs spans blocks */
+            *o++ = ',';
+            o = stall_fmt_repr(o, r->gpu_stall[k * (size_t)r->gpus + (size_t)g]);
         }
         const double tail[4] = {r->stall[k], r->delay[k], r->fetch_diff[k], r->start_diff[k]};
         for (int i = 0; i < 4; i++) {
-            fputc(',', f);
-            stall_put_double(f, tail[i]);
+            *o++ = ',';
+            o = stall_fmt_repr(o, tail[i]);
         }
-        fputc('\n', f);
+        *o++ = '\n';
+        w.o = o;
     }
+    stall_out_flush(&w);
     return 0;
 }
 

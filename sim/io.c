@@ -7,7 +7,8 @@
  * interrupted half way) sees either the old file, no file, or the whole new
  * one, never a truncated one.
  *
- * Durability: a file is fsynced before its rename, unless it lies under a
+ * Durability (unless switched off, stall_io_set_sync): a file is fsynced
+ * before its rename, unless it lies under a
  * deferred prefix (a work folder whose owner syncs the file system once
  * before renaming the folder into place). The prefixes are a short list
  * under a mutex; each write scans it, O(prefixes), fine for the handful a
@@ -22,14 +23,24 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <ryu/ryu.h>
 static char *io_deferred[STALL_IO_DEFER_MAX];
+static bool io_sync = true; /* set once, before any thread starts */
+
+void stall_io_set_sync(bool on)
+{
+    io_sync = on;
+}
+
+bool stall_io_sync(void)
+{
+    return io_sync;
+}
+
 static pthread_mutex_t io_defer_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void stall_io_defer_sync(const char *prefix)
@@ -67,6 +78,8 @@ bool stall_io_deferred(const char *path)
 
 int stall_sync_fs(const char *path, stall_err *err)
 {
+    if (!io_sync)
+        return 0;
 #ifdef __linux__
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -86,7 +99,7 @@ int stall_sync_fs(const char *path, stall_err *err)
 
 int stall_write_atomic(const char *path, stall_fill_fn fill, void *ctx, stall_err *err)
 {
-    bool sync = !stall_io_deferred(path);
+    bool sync = io_sync && !stall_io_deferred(path);
     size_t n = strlen(path) + 32;
     char *tmp = stall_xmalloc(n);
     snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
@@ -151,84 +164,6 @@ int stall_mkdirs(const char *path, stall_err *err)
     }
     free(p);
     return 0;
-}
-
-/* Python's repr: the shortest round-tripping digits (Ryu, vendored in
- * third_party/ryu; the closest to v among the shortest, as Python's repr
- * gives), laid out in fixed notation
- * when the decimal exponent is in [-4, 16), else in scientific notation with
- * a signed exponent of at least two digits. */
-char *stall_repr(char *buf, double v)
-{
-    if (isnan(v)) {
-        strcpy(buf, "nan");
-        return buf;
-    }
-    if (isinf(v)) {
-        strcpy(buf, v < 0 ? "-inf" : "inf");
-        return buf;
-    }
-    if (v == 0.0) {
-        strcpy(buf, signbit(v) ? "-0.0" : "0.0");
-        return buf;
-    }
-    char sci[40];
-    sci[d2s_buffered_n(v, sci)] = '\0';
-    /* sci is Ryu's "[-]d[.ddd]E[-]x": collect the digits and the exponent. */
-    char digits[24];
-    int nd = 0;
-    const char *s = sci;
-    int neg = 0;
-    if (*s == '-') {
-        neg = 1;
-        s++;
-    }
-    for (; *s && *s != 'E'; s++)
-        if (*s >= '0' && *s <= '9')
-            digits[nd++] = *s;
-    int exp10 = atoi(s + 1);
-    while (nd > 1 && digits[nd - 1] == '0')
-        nd--;
-    digits[nd] = '\0';
-    int decpt = exp10 + 1; /* digits d1d2... mean 0.d1d2... x 10^decpt */
-    char *o = buf;
-    if (neg)
-        *o++ = '-';
-    if (decpt > -4 && decpt <= 16) {
-        if (decpt <= 0) {
-            *o++ = '0';
-            *o++ = '.';
-            for (int i = 0; i < -decpt; i++)
-                *o++ = '0';
-            for (int i = 0; i < nd; i++)
-                *o++ = digits[i];
-        } else {
-            for (int i = 0; i < decpt; i++)
-                *o++ = i < nd ? digits[i] : '0';
-            *o++ = '.';
-            if (nd > decpt)
-                for (int i = decpt; i < nd; i++)
-                    *o++ = digits[i];
-            else
-                *o++ = '0';
-        }
-        *o = '\0';
-    } else {
-        *o++ = digits[0];
-        if (nd > 1) {
-            *o++ = '.';
-            for (int i = 1; i < nd; i++)
-                *o++ = digits[i];
-        }
-        sprintf(o, "e%c%02d", exp10 < 0 ? '-' : '+', exp10 < 0 ? -exp10 : exp10);
-    }
-    return buf;
-}
-
-void stall_put_double(FILE *f, double v)
-{
-    char buf[STALL_REPR_MAX];
-    fputs(stall_repr(buf, v), f);
 }
 
 char *stall_path_join(const char *dir, const char *name)

@@ -1,4 +1,4 @@
-/* io: Python-repr doubles, atomic writes, mkdir -p, SHA-256 vectors. */
+/* io: atomic writes, mkdir -p, SHA-256 vectors. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -21,41 +21,6 @@ static void io_teardown(void)
     tmpdir_remove(iodir);
 }
 TestSuite(io, .init = io_setup, .fini = io_teardown);
-
-Test(io, repr_matches_python)
-{
-    struct {
-        double v;
-        const char *s;
-    } cases[] = {{0.0, "0.0"},
-                 {2.635, "2.635"},
-                 {4e-06, "4e-06"},
-                 {0.0001, "0.0001"},
-                 {1e16, "1e+16"},
-                 {1234567890123456.0, "1234567890123456.0"},
-                 {9.945801078000002, "9.945801078000002"},
-                 {-0.5, "-0.5"},
-                 {100.0, "100.0"},
-                 {1.5e-300, "1.5e-300"},
-                 {4.000000000000001e-06, "4.000000000000001e-06"},
-                 {0.1 + 0.2, "0.30000000000000004"},
-                 {12.0, "12.0"},
-                 {1e22, "1e+22"}};
-    char buf[STALL_REPR_MAX];
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        cr_assert_str_eq(stall_repr(buf, cases[i].v), cases[i].s, "case %zu", i);
-    cr_assert_str_eq(stall_repr(buf, NAN), "nan");
-}
-
-Test(io, repr_round_trips_random_doubles)
-{
-    srand(7);
-    char buf[STALL_REPR_MAX];
-    for (int i = 0; i < 100000; i++) {
-        double v = (double)rand() / RAND_MAX * pow(10, rand() % 30 - 15);
-        cr_assert_eq(strtod(stall_repr(buf, v), NULL), v, "%.17g -> %s", v, buf);
-    }
-}
 
 static int fill_ok(FILE *f, void *ctx, stall_err *err)
 {

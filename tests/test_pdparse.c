@@ -301,6 +301,34 @@ Test(s_to_ns, paths_differ_on_a_half_nanosecond)
     cr_assert_eq(s, 1, "scalar %lld", (long long)s);
 }
 
+/* The oracle: Python's round(fr, 9) spelt as CPython does it, through the
+ * correctly rounded 9-decimal text and back (printf and strtod). */
+static stall_time s_to_ns_scalar_oracle(double x)
+{
+    int64_t b = (int64_t)x;
+    char buf[48];
+    snprintf(buf, sizeof buf, "%.9f", x - (double)b);
+    return b * STALL_NS_PER_S + (int64_t)(strtod(buf, NULL) * 1e9);
+}
+
+Test(s_to_ns, scalar_equals_the_text_round_trip)
+{
+    srand(11);
+    for (int i = 0; i < 1000000; i++) {
+        double x;
+        if (i % 4 == 0) /* exact ties: k / 2^10 * 1e9 ends in .5 */
+            x = ldexp(rand() % 100000, -10);
+        else if (i % 4 == 1) /* timestamps' seconds, microsecond text */
+            x = (double)(rand() % 100000000) / 1e6;
+        else
+            x = (double)rand() / RAND_MAX * pow(10, rand() % 14 - 6) * (i & 1 ? -1 : 1);
+        stall_time s = -1;
+        cr_assert_eq(stall_pd_s_to_ns_scalar(x, &s), 0);
+        cr_assert_eq(s, s_to_ns_scalar_oracle(x), "scalar(%a) = %lld, oracle %lld", x, (long long)s,
+                     (long long)s_to_ns_scalar_oracle(x));
+    }
+}
+
 Test(s_to_ns, refuses_values_outside_int64)
 {
     stall_time v = 5;

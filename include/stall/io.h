@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "stall/base.h"
+#include "stall/fmt.h" /* the number formatting every CSV writer shares */
 
 #ifdef __cplusplus
 extern "C" {
@@ -52,6 +53,15 @@ void stall_io_defer_end(const char *prefix);
 /* True when path starts with a registered deferred prefix. */
 bool stall_io_deferred(const char *path);
 
+/* Durability switch for the whole process (on by default). Off
+ * (`stallsim ... --no-sync`), stall_write_atomic does not fsync and
+ * stall_sync_fs does nothing: files are still written whole or not at all
+ * for any reader and across Ctrl-C or a crash of stallsim (the rename is
+ * atomic in the page cache), but a power loss or an OS crash soon after a
+ * run may lose them. Set it before any output is written. */
+void stall_io_set_sync(bool on);
+bool stall_io_sync(void);
+
 /* Makes everything written so far on the file system that holds `path`
  * durable: syncfs(2) (one writeback and one journal commit for all the
  * files of a folder, or of a batch of folders), sync(2) where there is no
@@ -60,15 +70,6 @@ int stall_sync_fs(const char *path, stall_err *err);
 
 /* mkdir -p. Returns 0 or STALL_EIO naming the folder. */
 int stall_mkdirs(const char *path, stall_err *err);
-
-/* Formats v as Python's repr() does (what pandas writes to CSV): the
- * shortest text that reads back to the same double, "0.0", "2.635", "4e-06",
- * "1e+16", "nan", "inf". buf must hold STALL_REPR_MAX bytes. Returns buf. */
-#define STALL_REPR_MAX 32
-char *stall_repr(char *buf, double v);
-
-/* Writes stall_repr(v) to f. */
-void stall_put_double(FILE *f, double v);
 
 /* Joins dir and name with one '/' into a new string (caller frees). */
 char *stall_path_join(const char *dir, const char *name);
