@@ -338,3 +338,20 @@ Test(cli, help_states_the_semantics_a_user_relies_on)
     for (size_t i = 0; i < sizeof needles / sizeof *needles; i++)
         cr_expect(strstr(buf, needles[i]) != NULL, "--help lacks '%s'", needles[i]);
 }
+
+Test(cli, no_sync_changes_no_byte_of_the_results)
+{
+    char cmd[2000];
+    const char *p = ini("nosync", "seed", "");
+    snprintf(cmd, sizeof cmd, BIN " run %s -q -o %s/sync", p, cdir);
+    cr_assert_eq(sh(cmd, NULL, 0), 0);
+    snprintf(cmd, sizeof cmd, BIN " run --no-sync %s -q -o %s/nosync", p, cdir);
+    cr_assert_eq(sh(cmd, NULL, 0), 0);
+    snprintf(cmd, sizeof cmd, "diff -r %s/sync %s/nosync", cdir, cdir);
+    cr_assert_eq(sh(cmd, NULL, 0), 0, "--no-sync changed the results");
+    /* It is an option of the commands, not one: alone it is no command. */
+    cr_assert_eq(sh(BIN " --no-sync", NULL, 0), 2);
+    char line[512];
+    cr_assert_eq(sh(BIN " run --no-sync", line, sizeof line), 2);
+    cr_assert(strstr(line, "CONFIG.ini") != NULL, "got: %s", line);
+}
