@@ -116,6 +116,31 @@ void stall_job_digests_free(stall_job_digests *d)
     *d = (stall_job_digests){0};
 }
 
+static void *job_hash_thread(void *arg)
+{
+    stall_job_hasher *h = arg;
+    h->rc = stall_job_digests_add(&h->d, h->cfg, &h->err);
+    return NULL;
+}
+
+void stall_job_hash_start(stall_job_hasher *h, const stall_config *cfg)
+{
+    *h = (stall_job_hasher){.cfg = cfg};
+    h->threaded = pthread_create(&h->thread, NULL, job_hash_thread, h) == 0;
+    if (!h->threaded)
+        job_hash_thread(h);
+}
+
+int stall_job_hash_finish(stall_job_hasher *h, stall_err *err)
+{
+    if (h->threaded)
+        pthread_join(h->thread, NULL);
+    h->threaded = 0;
+    if (h->rc && err)
+        *err = h->err;
+    return h->rc;
+}
+
 int stall_job_manifest_with(const stall_config *cfg, const char *outdir, const stall_job_digests *d,
                             stall_fill_fn tail, void *tail_ctx, stall_err *err)
 {

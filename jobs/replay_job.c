@@ -323,13 +323,21 @@ int stall_replay_job(const stall_config *cfg, const stall_run_opts *opts, stall_
     int rc = stall_job_inputs(cfg, err);
     if (rc)
         return rc;
+    /* The inputs' SHA-256 for effective.ini, hashed on another core while
+     * the trace is read and simulated. */
+    stall_job_hasher hasher = {0};
+    if (!opts->digests)
+        stall_job_hash_start(&hasher, cfg);
     rc = stall_ds_load(cfg->fetch, cfg->start, cfg->perf, cfg->epoch, &ds, err);
-    if (rc)
-        return rc;
-
-    char *final = stall_job_outdir(cfg, opts), *outdir = NULL;
-    rc = stall_job_begin(final, &outdir, err);
+    char *final = NULL, *outdir = NULL;
+    if (rc == 0) {
+        final = stall_job_outdir(cfg, opts);
+        rc = stall_job_begin(final, &outdir, err);
+    }
     if (rc) {
+        if (!opts->digests)
+            stall_job_hash_finish(&hasher, NULL);
+        stall_job_digests_free(&hasher.d);
         free(final);
         stall_ds_free(ds);
         return rc;
@@ -381,8 +389,14 @@ int stall_replay_job(const stall_config *cfg, const stall_run_opts *opts, stall_
     } else if (rc == 0) {
         rc = stall_write_atomic_in(outdir, "summary.csv", scen_fill_summary, &o, err);
     }
+    const stall_job_digests *digests = opts->digests;
+    if (!digests) {
+        int hrc = stall_job_hash_finish(&hasher, rc == 0 ? err : NULL);
+        rc = rc ? rc : hrc;
+        digests = &hasher.d;
+    }
     if (rc == 0)
-        rc = stall_job_manifest_with(cfg, outdir, opts->digests, NULL, NULL, err);
+        rc = stall_job_manifest_with(cfg, outdir, digests, NULL, NULL, err);
     if (rc == 0)
         rc = stall_job_commit(final, outdir, err);
     else
@@ -405,6 +419,7 @@ int stall_replay_job(const stall_config *cfg, const stall_run_opts *opts, stall_
                     : "summary.csv, fetch-*_start-*/iterations.csv");
     }
     pthread_mutex_destroy(&c.lock);
+    stall_job_digests_free(&hasher.d);
     free(c.jobs);
     scen_replay_free(&rd);
     stall_ds_free(ds);

@@ -137,6 +137,9 @@ int stall_write_atomic_in(const char *dir, const char *name, stall_fill_fn fill,
 
 int stall_mkdirs(const char *path, stall_err *err)
 {
+    /* The common case first: the parent exists, one mkdir does it. */
+    if (mkdir(path, 0777) == 0)
+        return 0;
     char *p = stall_xstrdup(path);
     size_t len = strlen(p);
     while (len > 1 && p[len - 1] == '/')

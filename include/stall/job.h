@@ -10,6 +10,7 @@
 #define STALL_JOB_H
 
 #include <stdbool.h>
+#include <pthread.h>
 #include <stdio.h>
 
 #include "stall/base.h"
@@ -34,6 +35,23 @@ typedef struct stall_job_digests {
  * d yet. Returns 0 or STALL_EIO; d is left usable either way. */
 int stall_job_digests_add(stall_job_digests *d, const stall_config *cfg, stall_err *err);
 void stall_job_digests_free(stall_job_digests *d);
+
+/* The same, in a thread of its own while the job reads and simulates:
+ * stall_job_hash_start begins (or, when no thread can be started, does) the
+ * hashing of cfg's inputs; stall_job_hash_finish waits for it and returns
+ * its result (0 or STALL_EIO with err set). Between the two, h->d is not to
+ * be touched; after finish it holds the digests until
+ * stall_job_digests_free(&h->d). cfg must outlive the hashing. */
+typedef struct stall_job_hasher {
+    const stall_config *cfg;
+    stall_job_digests d;
+    stall_err err;
+    int rc;
+    int threaded;
+    pthread_t thread;
+} stall_job_hasher;
+void stall_job_hash_start(stall_job_hasher *h, const stall_config *cfg);
+int stall_job_hash_finish(stall_job_hasher *h, stall_err *err);
 
 typedef struct stall_run_opts {
     const char *outdir; /* result folder; NULL: results/<name> */
