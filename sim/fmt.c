@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <ryu/ryu.h>
+#include <shortest.h> /* third_party/ryu */
 
 static const char fmt_pairs[201] = "00010203040506070809"
                                    "10111213141516171819"
@@ -149,23 +149,15 @@ char *stall_fmt_repr(char *o, double v)
         memcpy(o, s, n);
         return o + n;
     }
-    char sci[40];
-    sci[d2s_buffered_n(v, sci)] = '\0';
-    /* sci is Ryu's "[-]d[.ddd]E[-]x": collect the digits and the exponent. */
-    char digits[24];
-    int nd = 0;
-    const char *s = sci;
-    if (*s == '-') {
+    if (signbit(v))
         *o++ = '-';
-        s++;
-    }
-    for (; *s && *s != 'E'; s++)
-        if (*s >= '0' && *s <= '9')
-            digits[nd++] = *s;
-    int exp10 = atoi(s + 1);
-    while (nd > 1 && digits[nd - 1] == '0')
-        nd--;
-    int decpt = exp10 + 1; /* digits d1d2... mean 0.d1d2... x 10^decpt */
+    uint64_t m;
+    int32_t e;
+    ryu_shortest(v, &m, &e); /* |v| reads back from m * 10^e, m shortest */
+    char digits[24];
+    int nd = (int)(fmt_u64(digits, m) - digits);
+    int exp10 = nd - 1 + e; /* of the first digit */
+    int decpt = exp10 + 1;  /* digits d1d2... mean 0.d1d2... x 10^decpt */
     if (decpt > -4 && decpt <= 16) {
         if (decpt <= 0) {
             *o++ = '0';
