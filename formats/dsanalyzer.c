@@ -580,15 +580,22 @@ typedef struct dsa_cols {
     size_t cit, cst;   /* perf: Iteration time (sec), Training stall time (sec) */
 } dsa_cols;
 
-/* Fetch CSV header: the key columns and G GPU columns (*cols->gpu is
- * allocated; the caller frees it). */
-static int dsa_fetch_header(const dsa_table *t, dsa_cols *c, int *G, stall_err *err)
+/* The header of fetch or start, and its key columns. */
+static int dsa_key_header(const dsa_table *t, dsa_cols *c, stall_err *err)
 {
     int rc = dsa_check_header(t, err);
     if (!rc)
         rc = dsa_require(t, DSA_EPOCH, 1, &c->ce, err);
     if (!rc)
         rc = dsa_require(t, DSA_INDEX, 2, &c->ci, err);
+    return rc;
+}
+
+/* Fetch CSV header: the key columns and G GPU columns (*cols->gpu is
+ * allocated; the caller frees it). */
+static int dsa_fetch_header(const dsa_table *t, dsa_cols *c, int *G, stall_err *err)
+{
+    int rc = dsa_key_header(t, c, err);
     if (rc)
         return rc;
     size_t m = dsa_count_gpu_cols(t, DSA_FETCH_GPU), unused;
@@ -612,11 +619,7 @@ static int dsa_fetch_header(const dsa_table *t, dsa_cols *c, int *G, stall_err *
 static int dsa_start_header(const dsa_table *t, int G, const char *fetch_path, dsa_cols *c,
                             stall_err *err)
 {
-    int rc = dsa_check_header(t, err);
-    if (!rc)
-        rc = dsa_require(t, DSA_EPOCH, 1, &c->ce, err);
-    if (!rc)
-        rc = dsa_require(t, DSA_INDEX, 2, &c->ci, err);
+    int rc = dsa_key_header(t, c, err);
     if (rc)
         return rc;
     c->gpu = stall_xcalloc((size_t)G, sizeof *c->gpu);
