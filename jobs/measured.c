@@ -198,6 +198,22 @@ int stall_measured_infer_workers(const stall_tidy_trace *t, int *agree)
     return best;
 }
 
+void stall_measured_ds_row(const stall_ds_trace *d, size_t k, int r, stall_tidy_row *row)
+{
+    size_t i = k * (size_t)d->gpus + (size_t)r;
+    memset(row, 0, sizeof *row);
+    row->rank = r;
+    row->batch = (int64_t)k;
+    row->worker = -1;
+    row->fetch_start = d->start_ns[i];
+    row->fetch_end = d->start_ns[i] + stall_s_to_ns(d->fetch_s[i]);
+    row->ready = d->time_ns[i];
+    row->request = stall_ds_request(d, k, r);
+    row->iter_end = row->request + stall_s_to_ns(d->iter_s[i]);
+    row->compute_end = row->ready + stall_ds_compute(d, k, r);
+    row->epoch_start = row->request;
+}
+
 int stall_measured_from_dsanalyzer(const stall_ds_trace *d, int workers, int prefetch,
                                    stall_measured *m, stall_err *err)
 {
@@ -221,12 +237,14 @@ int stall_measured_from_dsanalyzer(const stall_ds_trace *d, int workers, int pre
     for (size_t k = 0; k < n; k++)
         for (int r = 0; r < g; r++) {
             size_t i = k * (size_t)g + (size_t)r;
-            t.fetch_start[i] = d->start_ns[i];
-            t.fetch_end[i] = d->start_ns[i] + stall_s_to_ns(d->fetch_s[i]);
-            t.ready[i] = d->time_ns[i];
-            t.request[i] = stall_ds_request(d, k, r);
-            t.iter_end[i] = t.request[i] + stall_s_to_ns(d->iter_s[i]);
-            t.compute_end[i] = t.ready[i] + stall_ds_compute(d, k, r);
+            stall_tidy_row row;
+            stall_measured_ds_row(d, k, r, &row);
+            t.fetch_start[i] = row.fetch_start;
+            t.fetch_end[i] = row.fetch_end;
+            t.ready[i] = row.ready;
+            t.request[i] = row.request;
+            t.iter_end[i] = row.iter_end;
+            t.compute_end[i] = row.compute_end;
             if (k == 0)
                 t.epoch_start[r] = t.request[i];
         }

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stall/dsanalyzer.h"
 #include "stall/tidy.h"
 
 /* ---- one batch at a time ---- */
@@ -159,26 +160,84 @@ static void wi_dec_row(wi_dec *d, const stall_tidy_row *row)
 
 /* ---- the passes ---- */
 
+/* Where the rows come from: a tidy trace's stream, or a dsanalyzer trace's
+ * batches handed out one GPU at a time as the tidy rows the in-memory path
+ * decomposes (stall_measured_ds_row), in the same (batch, rank) order. */
+typedef struct wi_src {
+    stall_tidy_stream *ts;
+    stall_ds_stream *ds; /* borrowed from the wi_stream */
+    const stall_ds_trace *b;
+    size_t k;
+    int r, g, workers;
+    stall_time *e0; /* [g] each GPU's first request */
+} wi_src;
+
 struct wi_stream {
     char *path;
+    stall_ds_stream *ds; /* a dsanalyzer trace, checked once; NULL for tidy */
     stall_tidy_info info;
     int workers, prefetch; /* as decided in pass 1 */
     stall_time turn;
     double span;
     stall_time *gap; /* [epochs] from pass 3 */
     /* pass 4 */
-    stall_tidy_stream *ts;
+    wi_src src;
     wi_dec dec;
     bool feeding;
     int rc;
     stall_err err;
 };
 
+/* Opens a pass; workers: the worker count a dsanalyzer row's worker id
+ * follows (batch mod workers, as stall_measured_from_dsanalyzer sets it),
+ * -1 before it is known. */
+static int wi_src_open(wi_stream *s, wi_src *src, int workers, stall_err *err)
+{
+    memset(src, 0, sizeof *src);
+    if (!s->ds)
+        return stall_tidy_open(s->path, &src->ts, err);
+    src->ds = s->ds;
+    src->g = stall_ds_stream_gpus(s->ds);
+    src->r = src->g;
+    src->workers = workers;
+    src->e0 = stall_xmalloc((size_t)src->g * sizeof *src->e0);
+    return stall_ds_rewind(s->ds, err);
+}
+
+/* As stall_tidy_next: 1, 0 at the end, or an error. */
+static int wi_src_next(wi_src *src, stall_tidy_row *row, stall_err *err)
+{
+    if (src->ts)
+        return stall_tidy_next(src->ts, row, err);
+    if (src->r == src->g) {
+        int rc = stall_ds_next(src->ds, &src->k, &src->b, err);
+        if (rc != 1)
+            return rc;
+        src->r = 0;
+    }
+    int r = src->r++;
+    stall_measured_ds_row(src->b, 0, r, row);
+    row->batch = (int64_t)src->k;
+    row->worker = src->workers > 0 ? (int32_t)(src->k % (size_t)src->workers) : -1;
+    if (src->k == 0)
+        src->e0[r] = row->request;
+    row->epoch_start = src->e0[r];
+    return 1;
+}
+
+static void wi_src_close(wi_src *src)
+{
+    stall_tidy_close(src->ts);
+    free(src->e0);
+    memset(src, 0, sizeof *src);
+}
+
 void wi_stream_close(wi_stream *s)
 {
     if (!s)
         return;
-    stall_tidy_close(s->ts);
+    wi_src_close(&s->src);
+    stall_ds_close(s->ds);
     if (s->dec.ring) {
         for (int64_t i = 0; i < s->dec.ring_cap; i++) {
             free(s->dec.ring[i].fetch);
@@ -193,20 +252,35 @@ void wi_stream_close(wi_stream *s)
     free(s);
 }
 
+/* A dsanalyzer trace as stall_measured_from_dsanalyzer sees it: one epoch,
+ * compute_end, no loader columns. */
+static stall_tidy_info wi_ds_info(const stall_ds_stream *ds)
+{
+    return (stall_tidy_info){.ranks = stall_ds_stream_gpus(ds),
+                             .epochs = 1,
+                             .batches = (int64_t)stall_ds_stream_rows(ds),
+                             .workers = -1,
+                             .prefetch = -1,
+                             .pin_memory = -1,
+                             .has_compute = true};
+}
+
 /* Pass 1: the grid, the settings, the largest worker id and the per-rank
  * worker counts epoch 0's fetch starts show (stall_measured_infer_workers). */
 static int wi_pass1(wi_stream *s, int *maxid, int *inferred, stall_err *err)
 {
-    stall_tidy_stream *ts = NULL;
-    int rc = stall_tidy_open(s->path, &ts, err);
-    if (rc)
+    wi_src src;
+    int rc = wi_src_open(s, &src, -1, err);
+    if (rc) {
+        wi_src_close(&src);
         return rc;
+    }
     int cap = 0, *w = NULL;
     stall_time *first_end = NULL;
     bool *stopped = NULL;
     stall_tidy_row row;
     *maxid = -1;
-    while ((rc = stall_tidy_next(ts, &row, err)) == 1) {
+    while ((rc = wi_src_next(&src, &row, err)) == 1) {
         *maxid = row.worker > *maxid ? row.worker : *maxid;
         if (row.epoch != 0)
             continue;
@@ -231,7 +305,7 @@ static int wi_pass1(wi_stream *s, int *maxid, int *inferred, stall_err *err)
         }
     }
     if (rc == 0) {
-        s->info = *stall_tidy_stream_info(ts);
+        s->info = src.ts ? *stall_tidy_stream_info(src.ts) : wi_ds_info(s->ds);
         for (int r = 0; r < s->info.ranks; r++)
             if (!stopped[r])
                 w[r] = s->info.batches > INT32_MAX ? INT32_MAX : (int)s->info.batches;
@@ -240,7 +314,7 @@ static int wi_pass1(wi_stream *s, int *maxid, int *inferred, stall_err *err)
     free(w);
     free(first_end);
     free(stopped);
-    stall_tidy_close(ts);
+    wi_src_close(&src);
     return rc;
 }
 
@@ -248,10 +322,12 @@ static int wi_pass1(wi_stream *s, int *maxid, int *inferred, stall_err *err)
  * (stall_measured_from_tidy's rule, its sum kept exact). */
 static int wi_pass2(wi_stream *s, stall_err *err)
 {
-    stall_tidy_stream *ts = NULL;
-    int rc = stall_tidy_open(s->path, &ts, err);
-    if (rc)
+    wi_src src;
+    int rc = wi_src_open(s, &src, s->workers, err);
+    if (rc) {
+        wi_src_close(&src);
         return rc;
+    }
     int g = s->info.ranks, w = s->workers, pf = s->prefetch > 0 ? s->prefetch : 2;
     size_t pw = w > 0 ? (size_t)pf * (size_t)w : 1, ww = w > 0 ? (size_t)w : 1;
     /* Per rank: fetch_end of the last W batches, ready of the last P*W. */
@@ -260,7 +336,7 @@ static int wi_pass2(wi_stream *s, stall_err *err)
     __int128 tsum = 0;
     size_t tn = 0;
     stall_tidy_row row;
-    while ((rc = stall_tidy_next(ts, &row, err)) == 1) {
+    while ((rc = wi_src_next(&src, &row, err)) == 1) {
         if (row.worker >= (w > 0 ? w : 1)) {
             rc =
                 stall_err_set(err, STALL_EPARSE, "%s: worker id %d but the trace says workers = %d",
@@ -285,28 +361,30 @@ static int wi_pass2(wi_stream *s, stall_err *err)
     s->turn = tn ? (stall_time)llround((double)tsum / (double)tn) : 0;
     free(fe);
     free(rd);
-    stall_tidy_close(ts);
+    wi_src_close(&src);
     return rc;
 }
 
 /* Pass 3: everything else the decomposition computes over the trace. */
 static int wi_pass3(wi_stream *s, stall_measured *m, stall_err *err)
 {
-    stall_tidy_stream *ts = NULL;
-    int rc = stall_tidy_open(s->path, &ts, err);
-    if (rc)
+    wi_src src;
+    int rc = wi_src_open(s, &src, s->workers, err);
+    if (rc) {
+        wi_src_close(&src);
         return rc;
+    }
     wi_dec d;
     wi_dec_init(&d, &s->info, s->workers, s->turn);
     stall_tidy_row row;
     bool first = true;
-    while ((rc = stall_tidy_next(ts, &row, err)) == 1) {
+    while ((rc = wi_src_next(&src, &row, err)) == 1) {
         if (first)
             m->samples = row.samples;
         first = false;
         wi_dec_row(&d, &row);
     }
-    stall_tidy_close(ts);
+    wi_src_close(&src);
     if (rc == 0) {
         size_t cells = (size_t)s->info.epochs * (size_t)s->info.ranks * (size_t)s->info.batches;
         if (s->info.has_bytes)
@@ -332,9 +410,17 @@ int wi_stream_open(const stall_config *cfg, stall_measured *m, wi_stream **out, 
     *out = NULL;
     memset(m, 0, sizeof *m);
     wi_stream *s = stall_xcalloc(1, sizeof *s);
-    s->path = stall_xstrdup(cfg->path);
+    int rc = 0;
+    if (cfg->format == STALL_FORMAT_DSANALYZER) {
+        /* Its checks run once here; the passes read its batches. */
+        s->path = stall_xstrdup(cfg->perf);
+        rc = stall_ds_open(cfg->fetch, cfg->start, cfg->perf, cfg->epoch, &s->ds, err);
+    } else {
+        s->path = stall_xstrdup(cfg->path);
+    }
     int maxid = -1, inferred = 1;
-    int rc = wi_pass1(s, &maxid, &inferred, err);
+    if (rc == 0)
+        rc = wi_pass1(s, &maxid, &inferred, err);
     int from = STALL_WORKERS_TRACE;
     s->workers = s->info.workers;
     s->prefetch = s->info.prefetch;
@@ -351,6 +437,8 @@ int wi_stream_open(const stall_config *cfg, stall_measured *m, wi_stream **out, 
     }
     if (rc == 0 && s->prefetch < 1 && cfg->trace_prefetch > 0)
         s->prefetch = (int)cfg->trace_prefetch;
+    if (rc == 0 && s->ds && s->prefetch < 1)
+        s->prefetch = 2; /* as stall_measured_from_dsanalyzer */
     if (rc == 0)
         rc = wi_pass2(s, err);
     if (rc == 0) {
@@ -398,7 +486,7 @@ static const wi_batch *wi_at(wi_stream *s, const char *what, int e, int r, int64
     int64_t at = (int64_t)e * s->dec.n + k;
     stall_tidy_row row;
     while (s->dec.done <= at) {
-        int rc = stall_tidy_next(s->ts, &row, &s->err);
+        int rc = wi_src_next(&s->src, &row, &s->err);
         if (rc <= 0) {
             s->rc = rc ? rc : stall_err_set(&s->err, STALL_EIO, "%s: ended early", s->path);
             return NULL;
@@ -443,7 +531,7 @@ int wi_stream_durations(wi_stream *s, const stall_model_params *p, stall_duratio
     if (p->ranks != s->info.ranks || p->batches != s->info.batches || p->epochs != s->info.epochs)
         return stall_err_set(err, STALL_EINVAL,
                              "%s: streaming needs the trace's ranks, batches and epochs", s->path);
-    int rc = stall_tidy_open(s->path, &s->ts, err);
+    int rc = wi_src_open(s, &s->src, s->workers, err);
     if (rc)
         return rc;
     /* The model asks for fetches up to P * W batches ahead of the batch it

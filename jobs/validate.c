@@ -4,10 +4,12 @@
  */
 #include "stall/validate.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "feed.h"
 #include "stream.h"
+#include "stall/dsanalyzer.h"
 #include "stall/io.h"
 #include "stall/limits.h"
 
@@ -64,12 +66,17 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
                            cfg->ini_path);
     if (rc == 0)
         rc = stall_job_inputs(cfg, err);
-    /* A tidy trace is read in streaming passes (stream.h), in memory that
-     * does not grow with its length; a dsanalyzer trace (one epoch) whole. */
+    /* The trace is read in streaming passes (stream.h), in memory that does
+     * not grow with its length; a dsanalyzer trace whose perf rows are not
+     * in (Epoch, Step) order is read whole, and the terminal says so. */
     wi_stream *ws = NULL;
-    if (rc == 0 && cfg->format == STALL_FORMAT_TIDY && !opts->in_memory)
+    bool unsorted = false;
+    if (rc == 0 && !opts->in_memory) {
         rc = wi_stream_open(cfg, &m, &ws, err);
-    else if (rc == 0)
+        unsorted = rc == STALL_DS_UNSORTED;
+        rc = unsorted ? 0 : rc;
+    }
+    if (rc == 0 && !ws)
         rc = wi_load_measured(cfg, &m, err);
     stall_model_params p;
     stall_durations dur;
@@ -144,6 +151,11 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
                                                                         : " (PyTorch's default)");
         if (nign)
             fprintf(f, "left out (validate simulates the measured configuration): %s\n", ignored);
+        if (unsorted)
+            fprintf(f,
+                    "%s: rows not sorted by (Epoch, Step): the trace was read whole into memory "
+                    "(sort them for a read in bounded memory)\n",
+                    cfg->perf);
         fprintf(f, "%5s %11s %11s %8s | %11s %11s %8s\n", "epoch", "measured_s", "simulated_s",
                 "error", "meas_stall", "sim_stall", "error");
         double ms = 0, ss = 0;

@@ -73,6 +73,24 @@ static void clean(files *fs)
     free(fs->perf);
 }
 
+/* Opens a stream and reads every batch twice; returns the first error. */
+static int stream_all(const files *fs, int64_t epoch, stall_ds_stream **st, stall_err *err)
+{
+    int rc = stall_ds_open(fs->fetch, fs->start, fs->perf, epoch, st, err);
+    if (rc)
+        return rc;
+    for (int pass = 0; pass < 2 && rc == 0; pass++) {
+        rc = stall_ds_rewind(*st, err);
+        size_t k;
+        const stall_ds_trace *row;
+        while (rc == 0 && (rc = stall_ds_next(*st, &k, &row, err)) == 1)
+            rc = 0;
+    }
+    stall_ds_close(*st);
+    *st = NULL;
+    return rc;
+}
+
 /* Loads, expects `code`, *out untouched, and a one-line message containing
  * `where` (e.g. "fetch.csv:3:5:") and, when not NULL, `what`. */
 static void expect_fail_epoch(const char *fetch, const char *start, const char *perf, int64_t epoch,
@@ -90,6 +108,17 @@ static void expect_fail_epoch(const char *fetch, const char *start, const char *
     if (what)
         cr_assert(strstr(err.msg, what), "message \"%s\" lacks \"%s\"", err.msg, what);
     cr_assert_null(strchr(err.msg, '\n'), "message has more than one line: %s", err.msg);
+    /* The streaming reader finds the same first error, or sends the caller
+     * to stall_ds_load for perf rows out of (Epoch, Step) order. */
+    stall_ds_stream *st = NULL;
+    stall_err serr = {0};
+    int src = stream_all(&fs, epoch, &st, &serr);
+    if (src != STALL_DS_UNSORTED) {
+        cr_assert_eq(src, code, "stream rc %d, want %d; message: %s", src, code, serr.msg);
+        cr_assert_str_eq(serr.msg, err.msg, "stream: \"%s\", stall_ds_load: \"%s\"", serr.msg,
+                         err.msg);
+    }
+    cr_assert_null(st, "stream left open on failure");
     clean(&fs);
 }
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "stall/config.h"
 #include "stall/dsanalyzer.h"
@@ -266,4 +267,134 @@ Test(measured, streaming_validate_equals_in_memory_on_generated_traces)
             write_trace(path, shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3], full);
             expect_same_validate(STALL_SOURCE_DIR "/configs/w2.ini", set);
         }
+}
+
+/* ---- dsanalyzer traces: streaming (stall_ds_open) against stall_ds_load ---- */
+
+static void ds_stamp(FILE *f, long long us)
+{
+    time_t s = (time_t)(us / 1000000);
+    struct tm tm;
+    gmtime_r(&s, &tm);
+    fprintf(f, "%04d-%02d-%02d %02d:%02d:%02d.%06lld", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+            tm.tm_hour, tm.tm_min, tm.tm_sec, us % 1000000);
+}
+
+/* A dsanalyzer trace of g GPUs x n batches in each of epochs 1..ne, w
+ * workers, uneven fetch times; perf rows by (Epoch, Step) with the GPUs of
+ * a step in a scrambled order when scramble (stall_ds_open accepts that),
+ * or by (Epoch, GPU, Step) when by_gpu (it does not). Writes the INI. */
+static void write_ds(const char *dir, int g, int ne, int n, int w, bool scramble, bool by_gpu)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/f.csv", dir);
+    FILE *ff = fopen(path, "w");
+    snprintf(path, sizeof path, "%s/s.csv", dir);
+    FILE *fs = fopen(path, "w");
+    snprintf(path, sizeof path, "%s/p.csv", dir);
+    FILE *fp = fopen(path, "w");
+    cr_assert(ff && fs && fp);
+    fputs(",Epoch,Index number", ff);
+    fputs(",Epoch,Index number", fs);
+    for (int r = 0; r < g; r++) {
+        fprintf(ff, ",Fetch time (sec)_gpu%d", r);
+        fprintf(fs, ",Start time_gpu%d", r);
+    }
+    fputs("\n", ff);
+    fputs("\n", fs);
+    fputs(",Epoch,Step,GPU,Time,Iteration time (sec),Training stall time (sec)\n", fp);
+    long long t = 1630000000LL * 1000000, row = 0, prow = 0;
+    long long(*y)[64] = calloc((size_t)n, sizeof *y);
+    long long(*q)[1] = calloc((size_t)n, sizeof *q);
+    long long *ends = calloc((size_t)g * (size_t)w, sizeof *ends);
+    long long(*tk) = calloc((size_t)n, sizeof *tk);
+    for (int e = 1; e <= ne; e++) {
+        long long qk = t + 5000;
+        memset(ends, 0, (size_t)g * (size_t)w * sizeof *ends);
+        for (int k = 0; k < n; k++, row++) {
+            fprintf(ff, "%lld,%d,%d", row, e, k);
+            fprintf(fs, "%lld,%d,%d", row, e, k);
+            long long ymax = 0;
+            for (int r = 0; r < g; r++) {
+                long long *end = &ends[r * w + k % w];
+                long long s = *end + 200 > t + 100 + 37 * r ? *end + 200 : t + 100 + 37 * r;
+                long long f = 24000 + (k * 7919 + r * 1047 + e * 31) % 16000;
+                *end = s + f;
+                y[k][r] = (qk > s + f ? qk : s + f) + 15 + 3 * r;
+                ymax = y[k][r] > ymax ? y[k][r] : ymax;
+                fprintf(ff, ",%lld.%06lld", f / 1000000, f % 1000000);
+                fputc(',', fs);
+                ds_stamp(fs, s);
+            }
+            fputs("\n", ff);
+            fputs("\n", fs);
+            q[k][0] = qk;
+            tk[k] = ymax + 10000 + (k % 5) * 300;
+            qk = tk[k];
+        }
+        for (int a = 0; a < (by_gpu ? g : n); a++)
+            for (int b = 0; b < (by_gpu ? n : g); b++) {
+                int k = by_gpu ? b : a, r = by_gpu ? a : (scramble ? (b * 5 + k) % g : b);
+                if (scramble && g % 5 == 0)
+                    r = b;
+                fprintf(fp, "%lld,%d,%d,%d,", prow++, e, k, r);
+                ds_stamp(fp, y[k][r]);
+                long long it = tk[k] - q[k][0], st = y[k][r] - q[k][0];
+                fprintf(fp, ",%lld.%06lld,%lld.%06lld\n", it / 1000000, it % 1000000, st / 1000000,
+                        st % 1000000);
+            }
+        t = qk + 60000000;
+    }
+    free(y);
+    free(q);
+    free(ends);
+    free(tk);
+    fclose(ff);
+    fclose(fs);
+    fclose(fp);
+    snprintf(path, sizeof path, "%s/ds.ini", dir);
+    FILE *fi = fopen(path, "w");
+    cr_assert_not_null(fi);
+    fprintf(fi,
+            "[scenario]\nname = gen\nmode = model\n[trace]\nformat = dsanalyzer\n"
+            "fetch = %s/f.csv\nstart = %s/s.csv\nperf = %s/p.csv\nepoch = 1\n",
+            dir, dir, dir);
+    fclose(fi);
+}
+
+Test(measured, streaming_validate_equals_in_memory_on_dsanalyzer_traces)
+{
+    expect_same_validate(STALL_SOURCE_DIR "/configs/example.ini", NULL);
+    char ini[700];
+    snprintf(ini, sizeof ini, "%s/ds.ini", mdir);
+    /* GPUs, epochs, batches, workers; GPUs of a step in file order or not. */
+    const int shapes[][4] = {
+        {4, 1, 120, 3}, {3, 3, 40, 2}, {1, 2, 1, 1}, {7, 1, 60, 4}, {2, 2, 9, 12}};
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
+        for (int scramble = 0; scramble < 2; scramble++) {
+            write_ds(mdir, shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3], scramble, false);
+            expect_same_validate(ini, NULL);
+            expect_same_validate(ini, shapes[i][1] > 1 ? "trace.epoch=2" : "trace.workers=0");
+            expect_same_validate(ini, scramble ? "trace.workers=5" : "trace.prefetch_factor=3");
+        }
+}
+
+Test(measured, dsanalyzer_perf_rows_by_gpu_are_read_whole_and_said_so)
+{
+    char ini[700];
+    snprintf(ini, sizeof ini, "%s/ds.ini", mdir);
+    write_ds(mdir, 3, 1, 30, 2, false, false);
+    char *csv_sorted, *csv_by_gpu;
+    char *term_sorted = validate_run(ini, NULL, 0, &csv_sorted);
+    write_ds(mdir, 3, 1, 30, 2, false, true);
+    char *term_by_gpu = validate_run(ini, NULL, 0, &csv_by_gpu);
+    cr_expect_str_eq(csv_by_gpu, csv_sorted, "by GPU:\n%s\nby step:\n%s", csv_by_gpu, csv_sorted);
+    cr_expect_null(strstr(term_sorted, "not sorted"), "%s", term_sorted);
+    cr_expect_not_null(strstr(term_by_gpu, "rows not sorted by (Epoch, Step): the trace was read "
+                                           "whole into memory"),
+                       "%s", term_by_gpu);
+    free(csv_sorted);
+    free(csv_by_gpu);
+    free(term_sorted);
+    free(term_by_gpu);
 }
