@@ -123,7 +123,7 @@ static stall_time wi_scaled(stall_time v, double scale)
 }
 
 /* Exposed all-reduce from [ddp] when given explicitly (a what-if); -1 when
- * the measured tail should be replayed. */
+ * the measured tail should be replayed, -2 past the limit. */
 static stall_time wi_ddp_tail(const stall_config *cfg, int g)
 {
     if (stall_config_given(cfg, "ddp", "allreduce_s"))
@@ -136,6 +136,51 @@ static stall_time wi_ddp_tail(const stall_config *cfg, int g)
         return stall_s_to_ns_bounded(s, STALL_LIMIT_DURATION_S, &ns) == 0 ? ns : -2;
     }
     return -1;
+}
+
+wi_xform wi_xform_make(const stall_config *cfg, int g, bool whatif)
+{
+    if (!whatif)
+        return WI_XFORM_NONE;
+    return (wi_xform){.fscale = cfg->fetch_dist.scale,
+                      .cscale = cfg->compute_dist.scale,
+                      .ddp = wi_ddp_tail(cfg, g)};
+}
+
+int wi_xform_check(const stall_config *cfg, const wi_xform *x, int g, stall_err *err)
+{
+    if (x->ddp != -2)
+        return 0;
+    return stall_err_set(err, STALL_ECONFIG,
+                         "%s: [ddp] the ring all-reduce for %d ranks takes longer than the "
+                         "limit of %g s per iteration",
+                         cfg->ini_path[0] ? cfg->ini_path : "config", g, STALL_LIMIT_DURATION_S);
+}
+
+stall_time wi_xform_fetch(const wi_xform *x, stall_time v)
+{
+    return v < 0 ? v : wi_scaled(v, x->fscale);
+}
+
+stall_time wi_xform_compute(const wi_xform *x, stall_time v)
+{
+    return v < 0 ? v : wi_scaled(v, x->cscale);
+}
+
+stall_time wi_xform_tail(const wi_xform *x, stall_time v)
+{
+    return v < 0 || x->ddp < 0 ? v : x->ddp;
+}
+
+int wi_horizon_check(const stall_config *cfg, double span, stall_err *err)
+{
+    if (!(span > (double)STALL_LIMIT_HORIZON_NS))
+        return 0;
+    return stall_err_set(err, STALL_ECONFIG,
+                         "%s: the run computes for %.3g s of simulated time, more than the "
+                         "limit of %.0f s; make the run shorter",
+                         cfg->ini_path[0] ? cfg->ini_path : "config", span / 1e9,
+                         STALL_LIMIT_HORIZON_S);
 }
 
 /* Bytes a model run over g x ne x n cells needs: the duration tables, the
@@ -196,8 +241,7 @@ int wi_tables_build(const stall_config *cfg, const stall_measured *m, int g, int
         ffit = wi_fit_pool(cfg->resample, m->fetch, mcells);
         cfit = wi_fit_pool(cfg->resample, m->compute, mcells);
     }
-    double fscale = whatif ? cfg->fetch_dist.scale : 1.0,
-           cscale = whatif ? cfg->compute_dist.scale : 1.0;
+    wi_xform x = wi_xform_make(cfg, g, whatif);
     for (int e = 0; e < ne; e++)
         for (int r = 0; r < g; r++)
             for (int64_t k = 0; k < n; k++) {
@@ -225,19 +269,18 @@ int wi_tables_build(const stall_config *cfg, const stall_measured *m, int g, int
                                          f < 0 ? "fetch" : "compute", STALL_LIMIT_DURATION_S, e, r,
                                          (long long)k);
                 }
-                w->fetch[o] = wi_scaled(f, fscale);
-                w->compute[o] = wi_scaled(c, cscale);
+                /* Drawn cells are scaled too: a what-if's speed factor
+                 * applies to every duration. */
+                w->fetch[o] = wi_xform_fetch(&x, f);
+                w->compute[o] = wi_xform_compute(&x, c);
             }
-    stall_time ddp = whatif ? wi_ddp_tail(cfg, g) : -1;
-    if (ddp == -2) {
+    stall_time ddp = x.ddp;
+    int xrc = wi_xform_check(cfg, &x, g, err);
+    if (xrc) {
         gsl_rng_free(rng);
         wi_tables_free(w);
         memset(w, 0, sizeof *w);
-        return stall_err_set(err, STALL_ECONFIG,
-                             "%s: [ddp] the ring all-reduce for %d ranks takes longer than the "
-                             "limit of %g s per iteration",
-                             cfg->ini_path[0] ? cfg->ini_path : "config", g,
-                             STALL_LIMIT_DURATION_S);
+        return xrc;
     }
     for (int e = 0; e < ne; e++) {
         for (int64_t k = 0; k < n; k++) {
@@ -263,14 +306,11 @@ int wi_tables_build(const stall_config *cfg, const stall_measured *m, int g, int
         for (int64_t k = 0; k < n; k++)
             span += (double)w->compute[(size_t)e * g * (size_t)n + (size_t)k] +
                     (double)w->tail[(size_t)e * n + (size_t)k];
-    if (span > (double)STALL_LIMIT_HORIZON_NS) {
+    int hrc = wi_horizon_check(cfg, span, err);
+    if (hrc) {
         wi_tables_free(w);
         memset(w, 0, sizeof *w);
-        return stall_err_set(err, STALL_ECONFIG,
-                             "%s: the run computes for %.3g s of simulated time, more than the "
-                             "limit of %.0f s; make the run shorter",
-                             cfg->ini_path[0] ? cfg->ini_path : "config", span / 1e9,
-                             STALL_LIMIT_HORIZON_S);
+        return hrc;
     }
     return 0;
 }
@@ -423,8 +463,8 @@ void wi_params(const stall_config *cfg, const stall_measured *m, bool whatif, st
 /* Runs trace `base` with `workers` under the CPU model *cpu, its CPU parts
  * multiplied by `deflate` (the inverse of the contention they were measured
  * under). Mean epoch and mean simulated fetch time (E - S). */
-int wi_sim(const stall_measured *base, int workers, const wi_cpu *cpu, double deflate,
-           double *epoch_s, double *fetch_s, stall_err *err)
+static int wi_sim_from(const stall_measured *base, const wi_feed *f, int workers, const wi_cpu *cpu,
+                       double deflate, double *epoch_s, double *fetch_s, stall_err *err)
 {
     stall_config cfg;
     stall_config_defaults(&cfg);
@@ -436,14 +476,20 @@ int wi_sim(const stall_measured *base, int workers, const wi_cpu *cpu, double de
     p.compute_cpu_share = cpu->compute_share;
     p.cpu_deflate = deflate;
     p.gpus_per_node = cpu->gpn > 0 && cpu->gpn <= p.ranks ? cpu->gpn : p.ranks;
-    wi_tables w;
-    int rc = wi_tables_build(&cfg, base, p.ranks, p.epochs, p.batches, false, &w, err);
+    wi_tables w = {0};
+    stall_durations d;
+    int rc = f ? wi_horizon_check(&cfg, f->span, err)
+               : wi_tables_build(&cfg, base, p.ranks, p.epochs, p.batches, false, &w, err);
+    if (rc == 0 && f)
+        rc = f->open(f->ctx, &p, &d, err);
     double *e = stall_xcalloc((size_t)p.epochs, sizeof *e),
            *st = stall_xcalloc((size_t)p.epochs, sizeof *st);
     wi_collect c = {.epoch_s = e, .stall_s = st};
     if (rc == 0) {
         stall_model_stats ms;
-        rc = wi_run(&p, &w, &c, &ms, err);
+        rc = f ? wi_run_with(&p, &d, &c, &ms, err) : wi_run(&p, &w, &c, &ms, err);
+        int src = rc && f ? f->error(f->ctx, err) : 0;
+        rc = src ? src : rc;
     }
     double sum = 0;
     for (int i = 0; i < p.epochs; i++)
@@ -456,12 +502,19 @@ int wi_sim(const stall_measured *base, int workers, const wi_cpu *cpu, double de
     return rc;
 }
 
+int wi_sim(const stall_measured *base, int workers, const wi_cpu *cpu, double deflate,
+           double *epoch_s, double *fetch_s, stall_err *err)
+{
+    return wi_sim_from(base, NULL, workers, cpu, deflate, epoch_s, fetch_s, err);
+}
+
 /* The contention the trace's CPU work met: the deflate in [1 / most, 1] for
  * which simulating the measured configuration gives the measured mean fetch
  * time back, where `most` is the largest possible slowdown (every fetch and
  * compute of a node on its cores at once). Bisection: the simulated fetch
  * time grows with deflate. */
-int wi_deflate(const stall_measured *base, const wi_cpu *cpu, double *deflate, stall_err *err)
+static int wi_deflate_from(const stall_measured *base, const wi_feed *f, const wi_cpu *cpu,
+                           double *deflate, stall_err *err)
 {
     int rpn = cpu->gpn > 0 && cpu->gpn < base->ranks ? cpu->gpn : base->ranks;
     int per_rank = (base->workers > 0 ? base->workers : 0) + (cpu->compute_share > 0 ? 1 : 0);
@@ -470,17 +523,17 @@ int wi_deflate(const stall_measured *base, const wi_cpu *cpu, double *deflate, s
     *deflate = 1.0;
     if (cpu->cores <= 0 || most <= 1.0 || (cpu->fetch_share <= 0 && cpu->compute_share <= 0))
         return 0;
-    int rc = wi_sim(base, base->workers, cpu, hi, &ep, &fe, err);
+    int rc = wi_sim_from(base, f, base->workers, cpu, hi, &ep, &fe, err);
     if (rc || fe <= base->mean_fetch_s)
         return rc;
-    rc = wi_sim(base, base->workers, cpu, lo, &ep, &fe, err);
+    rc = wi_sim_from(base, f, base->workers, cpu, lo, &ep, &fe, err);
     if (rc || fe >= base->mean_fetch_s) {
         *deflate = lo;
         return rc;
     }
     for (int it = 0; it < 14 && rc == 0; it++) {
         double mid = 0.5 * (lo + hi);
-        rc = wi_sim(base, base->workers, cpu, mid, &ep, &fe, err);
+        rc = wi_sim_from(base, f, base->workers, cpu, mid, &ep, &fe, err);
         if (fe > base->mean_fetch_s)
             hi = mid;
         else
@@ -488,6 +541,17 @@ int wi_deflate(const stall_measured *base, const wi_cpu *cpu, double *deflate, s
     }
     *deflate = 0.5 * (lo + hi);
     return rc;
+}
+
+int wi_deflate(const stall_measured *base, const wi_cpu *cpu, double *deflate, stall_err *err)
+{
+    return wi_deflate_from(base, NULL, cpu, deflate, err);
+}
+
+int wi_deflate_fed(const stall_measured *base, const wi_feed *f, const wi_cpu *cpu, double *deflate,
+                   stall_err *err)
+{
+    return wi_deflate_from(base, f, cpu, deflate, err);
 }
 
 /* Simulated mean epoch time of trace `base` run with `workers`. */

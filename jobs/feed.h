@@ -31,6 +31,30 @@ typedef struct wi_tables {
 
 void wi_tables_free(wi_tables *w);
 
+/* What a what-if does to a measured duration: the [fetch] and [compute]
+ * speed factors, and the [ddp] all-reduce that replaces the measured tail
+ * when configured. wi_tables_build applies it to the measured cells, and
+ * stream.h to the durations it feeds, with the same functions. */
+typedef struct wi_xform {
+    double fscale, cscale;
+    stall_time ddp; /* -1: the measured tail; -2: the ring all-reduce is past the limit */
+} wi_xform;
+
+#define WI_XFORM_NONE ((wi_xform){.fscale = 1.0, .cscale = 1.0, .ddp = -1})
+
+/* cfg's transform for a run of g ranks (whatif false: none). */
+wi_xform wi_xform_make(const stall_config *cfg, int g, bool whatif);
+/* 0, or the error for a [ddp] all-reduce past the limit (ddp == -2). */
+int wi_xform_check(const stall_config *cfg, const wi_xform *x, int g, stall_err *err);
+/* A measured duration transformed; a negative v (a feed's error) unchanged. */
+stall_time wi_xform_fetch(const wi_xform *x, stall_time v);
+stall_time wi_xform_compute(const wi_xform *x, stall_time v);
+stall_time wi_xform_tail(const wi_xform *x, stall_time v);
+
+/* 0, or the error for a run whose rank 0 computes (compute plus tails,
+ * span ns) past the engine's horizon, refused before any output. */
+int wi_horizon_check(const stall_config *cfg, double span, stall_err *err);
+
 /* Builds the tables for g ranks x ne epochs x n batches: from m where it
  * measured the cell (scaled by the what-if speed factors when whatif),
  * resampled beyond it, drawn from cfg's distributions without m. */
@@ -81,6 +105,21 @@ int wi_sim(const stall_measured *base, int workers, const wi_cpu *cpu, double de
 /* The contention the trace's CPU work met, as the deflate in (0, 1] that
  * gives the measured mean fetch time back in a simulation of its own run. */
 int wi_deflate(const stall_measured *base, const wi_cpu *cpu, double *deflate, stall_err *err);
+
+/* Durations from elsewhere than the tables (stream.h's window): open fills
+ * *d for a run of p as measured, error gives the error a callback met
+ * (0: none); span is what wi_tables_build's horizon check would sum. */
+typedef struct wi_feed {
+    int (*open)(void *ctx, const stall_model_params *p, stall_durations *d, stall_err *err);
+    int (*error)(void *ctx, stall_err *err);
+    double span;
+    void *ctx;
+} wi_feed;
+
+/* wi_deflate with base's durations from f (base without per-cell arrays):
+ * each simulation of the bisection, up to 16, opens f once more. */
+int wi_deflate_fed(const stall_measured *base, const wi_feed *f, const wi_cpu *cpu, double *deflate,
+                   stall_err *err);
 
 /* Simulated mean epoch time of trace `base` run with `workers`. */
 int wi_predict(const stall_measured *base, int workers, const wi_cpu *cpu, double *epoch_s,

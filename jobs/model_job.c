@@ -2,6 +2,17 @@
  * model_job.c - mode = model: the closed-loop what-if, fed from a measured
  * trace or from distributions (feed.h), every fetch alignment of [align]
  * fetch, written as a result folder.
+ *
+ * A trace is read in streaming passes (stream.h), in memory that does not
+ * grow with its length, whenever the what-if's ranks, epochs and batches
+ * lie within the trace's: nothing is resampled, so each duration the model
+ * asks for is a measured one, transformed as wi_tables_build would
+ * (wi_xform). Each fetch alignment streams the trace once more, and CPU
+ * contention (cores) adds a pass per simulation of wi_deflate's bisection
+ * (up to 16); replications need resampling, so they never stream. A grid
+ * beyond the trace (resampling draws from the pool of every measured
+ * duration), or a dsanalyzer perf file not sorted by (Epoch, Step), reads
+ * the trace whole and builds the duration tables, and the terminal says so.
  */
 #include "modes.h"
 
@@ -13,6 +24,8 @@
 #include <gsl/gsl_statistics_double.h>
 
 #include "feed.h"
+#include "stream.h"
+#include "stall/dsanalyzer.h"
 #include "stall/io.h"
 
 /* ---- mode = model ---- */
@@ -146,9 +159,9 @@ static int wi_fill_summary(FILE *f, void *arg, stall_err *err)
  * from, storage), one row per fetch alignment, the measured epoch, and the
  * stall floor that no loader setting removes. */
 static void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *p,
-                    const stall_measured *m, const wi_tables *w, const wi_job *jobs, int n,
-                    double measured, bool comparable, double contention, bool samples,
-                    const char *outdir)
+                    const stall_measured *m, const stall_time *first_fetch, const char *whole,
+                    const wi_job *jobs, int n, double measured, bool comparable, double contention,
+                    bool samples, const char *outdir)
 {
     int nodes = (p->ranks + p->gpus_per_node - 1) / p->gpus_per_node;
     fprintf(f,
@@ -165,6 +178,8 @@ static void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *
                     : "inferred from the fetch starts; set [trace] workers if wrong",
                 m->prefetch >= 1 ? m->prefetch : 2,
                 stall_config_given(cfg, "trace", "prefetch_factor") ? "" : " (PyTorch's default)");
+    if (whole[0])
+        fprintf(f, "%s\n", whole);
     if (p->cores > 0)
         fprintf(f,
                 "CPU: %d cores per node; %.0f%% of a fetch and %.0f%% of a compute is CPU work%s",
@@ -205,9 +220,9 @@ static void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *
      * waiting, and every epoch starts empty (worker start-up and the first
      * fetch), whatever the workers and prefetch. */
     double first = 0;
-    for (int r = 0; r < w->g; r++)
-        first += stall_ns_to_s(w->fetch[(size_t)r * (size_t)w->n]);
-    first /= w->g;
+    for (int r = 0; r < p->ranks; r++)
+        first += stall_ns_to_s(first_fetch[r]);
+    first /= p->ranks;
     double hand = stall_ns_to_s(p->handover) * (double)p->batches,
            start = (p->workers > 0 ? stall_ns_to_s(p->startup) : 0) + first;
     double floor_s = hand + start, stall_s = 0;
@@ -224,6 +239,56 @@ static void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *
             outdir);
 }
 
+/* The measured run's durations from the stream, for wi_deflate_fed. */
+static int wi_feed_open(void *ctx, const stall_model_params *p, stall_durations *d, stall_err *err)
+{
+    return wi_stream_durations(ctx, p, NULL, d, err);
+}
+
+static int wi_feed_error(void *ctx, stall_err *err)
+{
+    return wi_stream_error(ctx, err);
+}
+
+/* Opens cfg's trace for streaming when the what-if needs nothing beyond it:
+ * *ws and *m (passes 1-3), and *x, cfg's transform. Otherwise *ws stays
+ * NULL and `whole` says why the trace is to be read whole. */
+static int wi_open_stream(const stall_config *cfg, wi_stream **ws, stall_measured *m, wi_xform *x,
+                          char *whole, size_t wsize, stall_err *err)
+{
+    int rc = wi_stream_start(cfg, ws, err);
+    if (rc == STALL_DS_UNSORTED) {
+        snprintf(whole, wsize,
+                 "%s: rows not sorted by (Epoch, Step): the trace was read whole into memory "
+                 "(sort them for a read in bounded memory)",
+                 cfg->perf);
+        return 0;
+    }
+    if (rc)
+        return rc;
+    stall_measured grid;
+    stall_model_params q;
+    wi_stream_grid(*ws, &grid);
+    wi_params(cfg, &grid, true, &q);
+    if (q.ranks > grid.ranks || q.epochs > grid.epochs || q.batches > grid.batches) {
+        snprintf(whole, wsize,
+                 "the trace was read whole into memory: the what-if's %d GPUs x %d epochs x %lld "
+                 "batches go beyond the trace's %d x %d x %lld, so durations are resampled",
+                 q.ranks, q.epochs, (long long)q.batches, grid.ranks, grid.epochs,
+                 (long long)grid.batches);
+        wi_stream_close(*ws);
+        *ws = NULL;
+        return 0;
+    }
+    *x = wi_xform_make(cfg, q.ranks, true);
+    rc = wi_stream_measure(*ws, x, &q, m, err);
+    if (rc) {
+        wi_stream_close(*ws);
+        *ws = NULL;
+    }
+    return rc;
+}
+
 int stall_model_job(const stall_config *cfg, const stall_run_opts *opts, stall_err *err)
 {
     stall_measured m = {0};
@@ -236,14 +301,27 @@ int stall_model_job(const stall_config *cfg, const stall_run_opts *opts, stall_e
                 "starts, available in mode = replay; mode = model takes start = none",
                 cfg->ini_path);
     int rc = stall_job_inputs(cfg, err);
-    if (rc == 0 && have)
+    wi_stream *ws = NULL;
+    wi_xform x = WI_XFORM_NONE;
+    char whole[STALL_PATH_MAX + 256] = "";
+    if (rc == 0 && have && !opts->in_memory)
+        rc = wi_open_stream(cfg, &ws, &m, &x, whole, sizeof whole, err);
+    if (rc == 0 && have && !ws)
         rc = wi_load_measured(cfg, &m, err);
     stall_model_params p;
     wi_tables w = {0};
     double contention = 1.0;
     if (rc == 0) {
         wi_params(cfg, have ? &m : NULL, true, &p);
-        rc = wi_tables_build(cfg, have ? &m : NULL, p.ranks, p.epochs, p.batches, true, &w, err);
+        if (ws) {
+            /* wi_tables_build's checks that apply within the trace. */
+            rc = wi_xform_check(cfg, &x, p.ranks, err);
+            if (rc == 0)
+                rc = wi_horizon_check(cfg, wi_stream_span(ws, true), err);
+        } else {
+            rc =
+                wi_tables_build(cfg, have ? &m : NULL, p.ranks, p.epochs, p.batches, true, &w, err);
+        }
     }
     if (rc == 0 && p.storage_mb_s > 0 && p.batch_mb <= 0)
         rc = stall_err_set(err, STALL_ECONFIG,
@@ -271,7 +349,12 @@ int stall_model_job(const stall_config *cfg, const stall_run_opts *opts, stall_e
                       .gpn = (int)cfg->gpus_per_node,
                       .fetch_share = p.cpu_share,
                       .compute_share = p.compute_cpu_share};
-        rc = wi_deflate(&m, &cpu, &p.cpu_deflate, err);
+        wi_feed f = {.open = wi_feed_open,
+                     .error = wi_feed_error,
+                     .span = ws ? wi_stream_span(ws, false) : 0,
+                     .ctx = ws};
+        rc = ws ? wi_deflate_fed(&m, &f, &cpu, &p.cpu_deflate, err)
+                : wi_deflate(&m, &cpu, &p.cpu_deflate, err);
         contention = 1.0 / p.cpu_deflate;
     }
     /* Fetch alignments: the [align] fetch list when given, else none. */
@@ -298,7 +381,16 @@ int stall_model_job(const stall_config *cfg, const stall_run_opts *opts, stall_e
         }
         bool ranks_csv = stall_job_per_rank(cfg, p.ranks);
         stall_report_keep_ranks(c.rep, ranks_csv);
-        rc = wi_run(&pj, &w, &c, &j->st, err);
+        if (ws) {
+            stall_durations dur;
+            rc = wi_stream_durations(ws, &pj, &x, &dur, err);
+            if (rc == 0)
+                rc = wi_run_with(&pj, &dur, &c, &j->st, err);
+            int src = rc ? wi_stream_error(ws, err) : 0;
+            rc = src ? src : rc;
+        } else {
+            rc = wi_run(&pj, &w, &c, &j->st, err);
+        }
         if (rc == 0)
             stall_report_summarize(c.rep, &j->sum);
         if (rc == 0) {
@@ -361,9 +453,16 @@ int stall_model_job(const stall_config *cfg, const stall_run_opts *opts, stall_e
         rc = stall_job_commit(final, outdir, err);
     else if (!opts->no_files)
         stall_job_abort(outdir);
-    if (rc == 0 && opts->term)
-        wi_term(opts->term, cfg, &p, have ? &m : NULL, &w, jobs, fl.n, measured, comparable,
-                contention, samples > 0, final);
+    if (rc == 0 && opts->term) {
+        /* The floor's first fetch of each rank, as the run was fed it. */
+        stall_time *first = stall_xmalloc((size_t)p.ranks * sizeof *first);
+        for (int r = 0; r < p.ranks; r++)
+            first[r] = ws ? wi_xform_fetch(&x, wi_stream_first_fetch(ws, r))
+                          : w.fetch[(size_t)r * (size_t)w.n];
+        wi_term(opts->term, cfg, &p, have ? &m : NULL, first, whole, jobs, fl.n, measured,
+                comparable, contention, samples > 0, final);
+        free(first);
+    }
     if (rc == 0 && opts->term && reps > 1)
         for (int i = 0; i < fl.n; i++) {
             wi_ci e = wi_interval(jobs[i].rep, reps, 0), t = wi_interval(jobs[i].rep, reps, 1),
@@ -383,6 +482,7 @@ int stall_model_job(const stall_config *cfg, const stall_run_opts *opts, stall_e
         free(jobs[i].rep);
     free(jobs);
     wi_tables_free(&w);
+    wi_stream_close(ws);
     stall_measured_free(&m);
     return rc;
 }

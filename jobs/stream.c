@@ -44,15 +44,24 @@ typedef struct wi_dec {
     size_t nhand;
     stall_time *startups;
     size_t nstart, start_cap;
-    /* where finished batches go (pass 4), else NULL */
+    stall_time *first; /* [g] epoch 0's first fetch per rank */
+    wi_xform x;        /* the what-if's transform, for span_x */
+    double span_x;     /* span with x applied (wi_tables_build's sum) */
+    /* where finished batches go (pass 4), else NULL: those of the first
+     * keep_e epochs and keep_n batches (the model's grid), kept of them so far */
     wi_batch *ring;
     int64_t ring_cap;
-    int64_t done; /* batches finished */
+    int keep_e;
+    int64_t keep_n, kept;
 } wi_dec;
 
-static void wi_dec_init(wi_dec *d, const stall_tidy_info *in, int workers, stall_time turn)
+static void wi_dec_init(wi_dec *d, const stall_tidy_info *in, int workers, stall_time turn,
+                        const wi_xform *x)
 {
     memset(d, 0, sizeof *d);
+    d->x = x ? *x : WI_XFORM_NONE;
+    d->keep_e = in->epochs;
+    d->keep_n = in->batches;
     d->g = in->ranks;
     d->ne = in->epochs;
     d->n = in->batches;
@@ -64,6 +73,7 @@ static void wi_dec_init(wi_dec *d, const stall_tidy_info *in, int workers, stall
     d->epoch_s = stall_xcalloc((size_t)d->ne, sizeof *d->epoch_s);
     d->stall_s = stall_xcalloc((size_t)d->ne, sizeof *d->stall_s);
     d->gap = stall_xcalloc((size_t)d->ne, sizeof *d->gap);
+    d->first = stall_xcalloc((size_t)d->g, sizeof *d->first);
 }
 
 static void wi_dec_free(wi_dec *d)
@@ -74,6 +84,7 @@ static void wi_dec_free(wi_dec *d)
     free(d->stall_s);
     free(d->gap);
     free(d->startups);
+    free(d->first);
 }
 
 /* Batch b (rows P) finished; next: the rows of batch k + 1, or NULL for the
@@ -93,7 +104,9 @@ static void wi_dec_finish(wi_dec *d, const stall_tidy_row *b, const stall_tidy_r
         smax = st > smax ? st : smax;
     }
     d->stall_sum += stall_ns_to_s(smax);
-    wi_batch *slot = d->ring ? &d->ring[d->done % d->ring_cap] : NULL;
+    bool keep = d->ring && e < d->keep_e && k < d->keep_n;
+    wi_batch *slot = keep ? &d->ring[d->kept % d->ring_cap] : NULL;
+    stall_time c0 = 0;
     for (int r = 0; r < g; r++) {
         stall_time f = b[r].fetch_end - b[r].fetch_start + d->turn;
         d->fetch_sum += stall_ns_to_s(f);
@@ -110,7 +123,9 @@ static void wi_dec_finish(wi_dec *d, const stall_tidy_row *b, const stall_tidy_r
             d->startups[d->nstart++] = b[r].fetch_start - d->e0 > 0 ? b[r].fetch_start - d->e0 : 0;
         }
         if (r == 0)
-            d->span += (double)c;
+            c0 = c;
+        if (e == 0 && k == 0)
+            d->first[r] = f;
         if (slot) {
             slot->fetch[r] = f;
             slot->compute[r] = c;
@@ -118,12 +133,15 @@ static void wi_dec_finish(wi_dec *d, const stall_tidy_row *b, const stall_tidy_r
     }
     stall_time a = d->has_compute ? tk - cemax : 0;
     a = a > 0 ? a : 0;
-    d->span += (double)a;
+    /* As wi_tables_build sums them: rank 0's compute plus the tail, per batch. */
+    d->span += (double)c0 + (double)a;
+    if (e < d->keep_e && k < d->keep_n)
+        d->span_x += (double)wi_xform_compute(&d->x, c0) + (double)wi_xform_tail(&d->x, a);
     if (slot) {
         slot->tail = a;
-        slot->at = (int64_t)e * d->n + k;
+        slot->at = (int64_t)e * d->keep_n + k;
+        d->kept++;
     }
-    d->done++;
     if (k == d->n - 1) {
         d->prev_end = tk;
         d->epoch_s[e] = stall_ns_to_s(tk - d->e0);
@@ -177,12 +195,15 @@ struct wi_stream {
     stall_ds_stream *ds; /* a dsanalyzer trace, checked once; NULL for tidy */
     stall_tidy_info info;
     int workers, prefetch; /* as decided in pass 1 */
+    int workers_from;      /* STALL_WORKERS_* */
     stall_time turn;
-    double span;
-    stall_time *gap; /* [epochs] from pass 3 */
+    double span, span_x;
+    stall_time *gap;   /* [epochs] from pass 3 */
+    stall_time *first; /* [ranks] from pass 3 */
     /* pass 4 */
     wi_src src;
     wi_dec dec;
+    wi_xform feed_x;
     bool feeding;
     int rc;
     stall_err err;
@@ -232,22 +253,16 @@ static void wi_src_close(wi_src *src)
     memset(src, 0, sizeof *src);
 }
 
+static void wi_stream_unfeed(wi_stream *s);
+
 void wi_stream_close(wi_stream *s)
 {
     if (!s)
         return;
-    wi_src_close(&s->src);
+    wi_stream_unfeed(s);
     stall_ds_close(s->ds);
-    if (s->dec.ring) {
-        for (int64_t i = 0; i < s->dec.ring_cap; i++) {
-            free(s->dec.ring[i].fetch);
-            free(s->dec.ring[i].compute);
-        }
-        free(s->dec.ring);
-    }
-    if (s->feeding)
-        wi_dec_free(&s->dec);
     free(s->gap);
+    free(s->first);
     free(s->path);
     free(s);
 }
@@ -366,7 +381,8 @@ static int wi_pass2(wi_stream *s, stall_err *err)
 }
 
 /* Pass 3: everything else the decomposition computes over the trace. */
-static int wi_pass3(wi_stream *s, stall_measured *m, stall_err *err)
+static int wi_pass3(wi_stream *s, const wi_xform *x, const stall_model_params *p, stall_measured *m,
+                    stall_err *err)
 {
     wi_src src;
     int rc = wi_src_open(s, &src, s->workers, err);
@@ -375,7 +391,11 @@ static int wi_pass3(wi_stream *s, stall_measured *m, stall_err *err)
         return rc;
     }
     wi_dec d;
-    wi_dec_init(&d, &s->info, s->workers, s->turn);
+    wi_dec_init(&d, &s->info, s->workers, s->turn, x);
+    if (p) {
+        d.keep_e = p->epochs;
+        d.keep_n = p->batches;
+    }
     stall_tidy_row row;
     bool first = true;
     while ((rc = wi_src_next(&src, &row, err)) == 1) {
@@ -398,6 +418,9 @@ static int wi_pass3(wi_stream *s, stall_measured *m, stall_err *err)
         d.epoch_s = d.stall_s = NULL;
         d.gap = NULL;
         s->span = d.span;
+        s->span_x = d.span_x;
+        s->first = d.first;
+        d.first = NULL;
         s->gap = stall_xmalloc((size_t)s->info.epochs * sizeof *s->gap);
         memcpy(s->gap, m->gap, (size_t)s->info.epochs * sizeof *s->gap);
     }
@@ -405,10 +428,9 @@ static int wi_pass3(wi_stream *s, stall_measured *m, stall_err *err)
     return rc;
 }
 
-int wi_stream_open(const stall_config *cfg, stall_measured *m, wi_stream **out, stall_err *err)
+int wi_stream_start(const stall_config *cfg, wi_stream **out, stall_err *err)
 {
     *out = NULL;
-    memset(m, 0, sizeof *m);
     wi_stream *s = stall_xcalloc(1, sizeof *s);
     int rc = 0;
     if (cfg->format == STALL_FORMAT_DSANALYZER) {
@@ -421,7 +443,7 @@ int wi_stream_open(const stall_config *cfg, stall_measured *m, wi_stream **out, 
     int maxid = -1, inferred = 1;
     if (rc == 0)
         rc = wi_pass1(s, &maxid, &inferred, err);
-    int from = STALL_WORKERS_TRACE;
+    s->workers_from = STALL_WORKERS_TRACE;
     s->workers = s->info.workers;
     s->prefetch = s->info.prefetch;
     if (rc == 0 && s->workers >= 0 && stall_config_given(cfg, "trace", "workers") &&
@@ -430,7 +452,7 @@ int wi_stream_open(const stall_config *cfg, stall_measured *m, wi_stream **out, 
                            "%s: [trace] workers: %lld, but the trace records workers = %d",
                            cfg->ini_path, (long long)cfg->trace_workers, s->workers);
     if (rc == 0 && s->workers < 0) {
-        from = cfg->trace_workers >= 0 ? STALL_WORKERS_GIVEN : STALL_WORKERS_INFERRED;
+        s->workers_from = cfg->trace_workers >= 0 ? STALL_WORKERS_GIVEN : STALL_WORKERS_INFERRED;
         s->workers = cfg->trace_workers >= 0 ? (int)cfg->trace_workers
                      : maxid >= 0            ? maxid + 1
                                              : inferred;
@@ -439,21 +461,7 @@ int wi_stream_open(const stall_config *cfg, stall_measured *m, wi_stream **out, 
         s->prefetch = (int)cfg->trace_prefetch;
     if (rc == 0 && s->ds && s->prefetch < 1)
         s->prefetch = 2; /* as stall_measured_from_dsanalyzer */
-    if (rc == 0)
-        rc = wi_pass2(s, err);
-    if (rc == 0) {
-        m->ranks = s->info.ranks;
-        m->epochs = s->info.epochs;
-        m->batches = s->info.batches;
-        m->workers = s->workers;
-        m->prefetch = s->prefetch;
-        m->workers_from = from;
-        m->ranks_per_node = s->info.ranks;
-        m->turnaround = s->turn;
-        rc = wi_pass3(s, m, err);
-    }
     if (rc) {
-        stall_measured_free(m);
         wi_stream_close(s);
         return rc;
     }
@@ -461,9 +469,56 @@ int wi_stream_open(const stall_config *cfg, stall_measured *m, wi_stream **out, 
     return 0;
 }
 
-double wi_stream_span(const wi_stream *s)
+void wi_stream_grid(const wi_stream *s, stall_measured *m)
 {
-    return s->span;
+    memset(m, 0, sizeof *m);
+    m->ranks = s->info.ranks;
+    m->epochs = s->info.epochs;
+    m->batches = s->info.batches;
+}
+
+int wi_stream_measure(wi_stream *s, const wi_xform *x, const stall_model_params *p,
+                      stall_measured *m, stall_err *err)
+{
+    memset(m, 0, sizeof *m);
+    int rc = wi_pass2(s, err);
+    if (rc == 0) {
+        m->ranks = s->info.ranks;
+        m->epochs = s->info.epochs;
+        m->batches = s->info.batches;
+        m->workers = s->workers;
+        m->prefetch = s->prefetch;
+        m->workers_from = s->workers_from;
+        m->ranks_per_node = s->info.ranks;
+        m->turnaround = s->turn;
+        rc = wi_pass3(s, x, p, m, err);
+    }
+    if (rc)
+        stall_measured_free(m);
+    return rc;
+}
+
+int wi_stream_open(const stall_config *cfg, stall_measured *m, wi_stream **out, stall_err *err)
+{
+    memset(m, 0, sizeof *m);
+    int rc = wi_stream_start(cfg, out, err);
+    if (rc == 0)
+        rc = wi_stream_measure(*out, NULL, NULL, m, err);
+    if (rc) {
+        wi_stream_close(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+double wi_stream_span(const wi_stream *s, bool whatif)
+{
+    return whatif ? s->span_x : s->span;
+}
+
+stall_time wi_stream_first_fetch(const wi_stream *s, int r)
+{
+    return s->first[r];
 }
 
 /* ---- pass 4: the window ---- */
@@ -483,9 +538,9 @@ static const wi_batch *wi_at(wi_stream *s, const char *what, int e, int r, int64
 {
     if (s->rc)
         return NULL;
-    int64_t at = (int64_t)e * s->dec.n + k;
+    int64_t at = (int64_t)e * s->dec.keep_n + k;
     stall_tidy_row row;
-    while (s->dec.done <= at) {
+    while (s->dec.kept <= at) {
         int rc = wi_src_next(&s->src, &row, &s->err);
         if (rc <= 0) {
             s->rc = rc ? rc : stall_err_set(&s->err, STALL_EIO, "%s: ended early", s->path);
@@ -503,20 +558,23 @@ static const wi_batch *wi_at(wi_stream *s, const char *what, int e, int r, int64
 
 static stall_time wi_st_fetch(void *ctx, int e, int r, int64_t k)
 {
-    const wi_batch *b = wi_at(ctx, "the fetch", e, r, k);
-    return b ? b->fetch[r] : -1;
+    wi_stream *s = ctx;
+    const wi_batch *b = wi_at(s, "the fetch", e, r, k);
+    return b ? wi_xform_fetch(&s->feed_x, b->fetch[r]) : -1;
 }
 
 static stall_time wi_st_compute(void *ctx, int e, int r, int64_t k)
 {
-    const wi_batch *b = wi_at(ctx, "the compute", e, r, k);
-    return b ? b->compute[r] : -1;
+    wi_stream *s = ctx;
+    const wi_batch *b = wi_at(s, "the compute", e, r, k);
+    return b ? wi_xform_compute(&s->feed_x, b->compute[r]) : -1;
 }
 
 static stall_time wi_st_tail(void *ctx, int e, int64_t k)
 {
-    const wi_batch *b = wi_at(ctx, "the tail", e, 0, k);
-    return b ? b->tail : -1;
+    wi_stream *s = ctx;
+    const wi_batch *b = wi_at(s, "the tail", e, 0, k);
+    return b ? wi_xform_tail(&s->feed_x, b->tail) : -1;
 }
 
 static stall_time wi_st_gap(void *ctx, int e)
@@ -525,22 +583,47 @@ static stall_time wi_st_gap(void *ctx, int e)
     return s->gap[e];
 }
 
-int wi_stream_durations(wi_stream *s, const stall_model_params *p, stall_durations *d,
-                        stall_err *err)
+/* Ends a pass 4, so that another can begin. */
+static void wi_stream_unfeed(wi_stream *s)
 {
-    if (p->ranks != s->info.ranks || p->batches != s->info.batches || p->epochs != s->info.epochs)
+    wi_src_close(&s->src);
+    if (s->dec.ring) {
+        for (int64_t i = 0; i < s->dec.ring_cap; i++) {
+            free(s->dec.ring[i].fetch);
+            free(s->dec.ring[i].compute);
+        }
+        free(s->dec.ring);
+        s->dec.ring = NULL;
+    }
+    if (s->feeding)
+        wi_dec_free(&s->dec);
+    s->feeding = false;
+    s->rc = 0;
+    memset(&s->err, 0, sizeof s->err);
+}
+
+int wi_stream_durations(wi_stream *s, const stall_model_params *p, const wi_xform *x,
+                        stall_durations *d, stall_err *err)
+{
+    wi_stream_unfeed(s);
+    if (p->ranks > s->info.ranks || p->batches > s->info.batches || p->epochs > s->info.epochs ||
+        p->ranks < 1 || p->batches < 1 || p->epochs < 1)
         return stall_err_set(err, STALL_EINVAL,
-                             "%s: streaming needs the trace's ranks, batches and epochs", s->path);
+                             "%s: streaming needs at most the trace's ranks, batches and epochs",
+                             s->path);
     int rc = wi_src_open(s, &s->src, s->workers, err);
     if (rc)
         return rc;
     /* The model asks for fetches up to P * W batches ahead of the batch it
      * computes; one more is read to know T(k); the rest is slack. */
     int64_t w = p->workers > 0 ? p->workers : 1, cap = w * p->prefetch + 8,
-            all = (int64_t)s->info.epochs * s->info.batches;
+            all = (int64_t)p->epochs * p->batches;
     cap = cap < all ? cap : all;
-    wi_dec_init(&s->dec, &s->info, s->workers, s->turn);
+    wi_dec_init(&s->dec, &s->info, s->workers, s->turn, NULL);
     s->feeding = true;
+    s->feed_x = x ? *x : WI_XFORM_NONE;
+    s->dec.keep_e = p->epochs;
+    s->dec.keep_n = p->batches;
     s->dec.ring_cap = cap;
     s->dec.ring = stall_xcalloc((size_t)cap, sizeof *s->dec.ring);
     for (int64_t i = 0; i < cap; i++) {

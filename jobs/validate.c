@@ -94,15 +94,9 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
         wi_params(cfg, &m, false, &p);
         if (!ws)
             rc = wi_tables_build(cfg, &m, p.ranks, p.epochs, p.batches, false, &w, err);
-        else if (wi_stream_span(ws) > (double)STALL_LIMIT_HORIZON_NS)
+        else if ((rc = wi_horizon_check(cfg, wi_stream_span(ws, false), err)) == 0)
             /* wi_tables_build's horizon check, on the same sum. */
-            rc = stall_err_set(err, STALL_ECONFIG,
-                               "%s: the run computes for %.3g s of simulated time, more than the "
-                               "limit of %.0f s; make the run shorter",
-                               cfg->ini_path[0] ? cfg->ini_path : "config",
-                               wi_stream_span(ws) / 1e9, STALL_LIMIT_HORIZON_S);
-        else
-            rc = wi_stream_durations(ws, &p, &dur, err);
+            rc = wi_stream_durations(ws, &p, NULL, &dur, err);
     }
     if (rc == 0) {
         sim_e = stall_xcalloc((size_t)m.epochs, sizeof *sim_e);

@@ -6,6 +6,7 @@
  * perf file's numbers recomputed here from the raw arrays.
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,9 @@
 #include "stall/dsanalyzer.h"
 #include "stall/measured.h"
 #include "stall/tidy.h"
+#include "stall/io.h"
 #include "stall/job.h"
+#include "stall/scenario.h"
 #include "stall/validate.h"
 
 #include "tmpdir.h"
@@ -397,4 +400,202 @@ Test(measured, dsanalyzer_perf_rows_by_gpu_are_read_whole_and_said_so)
     free(csv_by_gpu);
     free(term_sorted);
     free(term_by_gpu);
+}
+
+/* ---- mode = model on a trace: streamed (jobs/stream.c) against the tables ---- */
+
+/* Appends file `path` to *out under a header naming it (`name`), or says
+ * it is absent. */
+static void bundle_file(char **out, size_t *len, const char *path, const char *name)
+{
+    size_t n = 0;
+    char *s = stall_read_file(path, &n);
+    size_t add = strlen(name) + 32 + (s ? n : 0);
+    *out = realloc(*out, *len + add + 1);
+    *len += (size_t)snprintf(*out + *len, add + 1, "== %s%s\n", name, s ? "" : " (absent)");
+    if (s) {
+        memcpy(*out + *len, s, n);
+        *len += n;
+        (*out)[*len] = '\0';
+    }
+    free(s);
+}
+
+static int no_dots(const struct dirent *d)
+{
+    return d->d_name[0] != '.';
+}
+
+/* Runs a model scenario (ini, then the "section.key=value" sets) streamed
+ * (in_memory 0) or from the whole tables (1) and returns everything it
+ * wrote: the terminal text without its last line (it names the folder),
+ * summary.csv and every alignment's iterations.csv and ranks.csv. */
+static char *model_run(const char *ini, const char *const *sets, int in_memory)
+{
+    stall_config cfg;
+    stall_err err = {0};
+    stall_config_defaults(&cfg);
+    if (ini)
+        cr_assert_eq(stall_config_load(&cfg, ini, &err), 0, "%s", err.msg);
+    for (const char *const *x = sets; x && *x; x++)
+        cr_assert_eq(stall_config_set(&cfg, *x, &err), 0, "%s: %s", *x, err.msg);
+    cr_assert_eq(stall_config_check(&cfg, &err), 0, "%s", err.msg);
+    char out[600];
+    snprintf(out, sizeof out, "%s/m%d", mdir, in_memory);
+    char *term = NULL;
+    size_t tlen = 0;
+    FILE *tf = open_memstream(&term, &tlen);
+    stall_run_opts o = {.outdir = out, .jobs = 1, .term = tf, .in_memory = in_memory};
+    cr_assert_eq(stall_scenario_run(&cfg, &o, &err), 0, "%s (in_memory %d)", err.msg, in_memory);
+    fclose(tf);
+    char *last = strstr(term, "results in ");
+    if (last)
+        *last = '\0';
+    size_t len = strlen(term);
+    char path[1100];
+    snprintf(path, sizeof path, "%s/summary.csv", out);
+    bundle_file(&term, &len, path, "summary.csv");
+    struct dirent **ents;
+    int n = scandir(out, &ents, no_dots, alphasort);
+    cr_assert(n >= 0, "%s", out);
+    for (int i = 0; i < n; i++) {
+        if (strncmp(ents[i]->d_name, "fetch-", 6) == 0) {
+            const char *files[] = {"iterations.csv", "ranks.csv"};
+            for (int f = 0; f < 2; f++) {
+                char name[400];
+                snprintf(name, sizeof name, "%s/%s", ents[i]->d_name, files[f]);
+                snprintf(path, sizeof path, "%s/%s", out, name);
+                bundle_file(&term, &len, path, name);
+            }
+        }
+        free(ents[i]);
+    }
+    free(ents);
+    return term;
+}
+
+/* The two paths give the same bytes, and the streamed one did stream. */
+static void expect_same_model(const char *ini, const char *const *sets)
+{
+    char *s = model_run(ini, sets, 0), *m = model_run(ini, sets, 1);
+    char what[1200] = "";
+    for (const char *const *x = sets; x && *x; x++)
+        snprintf(what + strlen(what), sizeof what - strlen(what), " %s", *x);
+    cr_expect(strstr(s, "iterations.csv\nepoch,") != NULL, "%s%s: no iterations.csv:\n%s",
+              ini ? ini : "", what, s);
+    cr_expect_null(strstr(s, "read whole"), "%s%s: did not stream:\n%.2000s", ini ? ini : "", what,
+                   s);
+    size_t i = 0;
+    while (s[i] && s[i] == m[i])
+        i++;
+    size_t from = i > 300 ? i - 300 : 0;
+    cr_expect(s[i] == m[i],
+              "%s%s: streamed and whole differ at byte %zu:\nstreamed: ...%.600s\n"
+              "whole:    ...%.600s",
+              ini ? ini : "", what, i, s + from, m + from);
+    free(s);
+    free(m);
+}
+
+Test(measured, streaming_model_equals_whole_tables_on_the_shipped_configs)
+{
+    /* example-whatif: a dsanalyzer trace, 8 workers instead of 3; w2: a
+     * tidy trace, 4 workers on 2 shared cores (the contention bisection
+     * streams too). */
+    expect_same_model(STALL_SOURCE_DIR "/configs/example-whatif.ini", NULL);
+    const char *ex[] = {"align.fetch=none,avg,min", "compute.scale=0.5", "ddp.allreduce_s=0.02",
+                        "report.per_rank=true", NULL};
+    expect_same_model(STALL_SOURCE_DIR "/configs/example-whatif.ini", ex);
+    expect_same_model(STALL_SOURCE_DIR "/configs/w2.ini", NULL);
+    const char *w2[] = {"trace.path=" STALL_SOURCE_DIR "/traces/w2/trace.csv", "loader.workers=4",
+                        NULL};
+    expect_same_model(STALL_SOURCE_DIR "/configs/w2.ini", w2);
+    const char *w2b[] = {"loader.workers=6",
+                         "loader.prefetch_factor=3",
+                         "fetch.scale=1.7",
+                         "compute.scale=0.3",
+                         "storage.bandwidth_mb_s=2",
+                         "run.batches=40",
+                         "run.epochs=2",
+                         "loader.persistent_workers=true",
+                         "align.fetch=none,min,avg",
+                         NULL};
+    expect_same_model(STALL_SOURCE_DIR "/configs/w2.ini", w2b);
+    const char *traces[] = {"w1", "w4", "ddp2_w2", "ddp2_w2_ddphook", "ddp2_straggler"};
+    for (size_t i = 0; i < sizeof traces / sizeof *traces; i++) {
+        char path[600];
+        snprintf(path, sizeof path, "trace.path=%s/traces/%s/trace.csv", STALL_SOURCE_DIR,
+                 traces[i]);
+        const char *a[] = {path, "loader.workers=3", NULL};
+        expect_same_model(STALL_SOURCE_DIR "/configs/w2.ini", a);
+        const char *b[] = {"scenario.mode=model",  "trace.format=tidy", path,
+                           "ddp.bandwidth_gb_s=5", "ddp.bucket_mb=25",  NULL};
+        expect_same_model(NULL, b);
+    }
+}
+
+Test(measured, streaming_model_equals_whole_tables_on_generated_traces)
+{
+    char path[600], set[700];
+    snprintf(path, sizeof path, "%s/gen.csv", mdir);
+    snprintf(set, sizeof set, "trace.path=%s", path);
+    const int shapes[][4] = {{5, 3, 40, 3}, {3, 4, 7, 2}, {8, 2, 1, 4}, {2, 3, 90, 1}};
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
+        for (int full = 0; full < 2; full++) {
+            write_trace(path, shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3], full);
+            const char *a[] = {"scenario.mode=model", "trace.format=tidy", set, "loader.workers=5",
+                               NULL};
+            expect_same_model(NULL, a);
+            const char *b[] = {set,
+                               "loader.workers=2",
+                               "fetch.scale=0.8",
+                               "cluster.cores=3",
+                               "ddp.allreduce_s=0.0001",
+                               NULL};
+            expect_same_model(STALL_SOURCE_DIR "/configs/w2.ini", b);
+        }
+    /* bench/gen_tidy.py's and gen_dsanalyzer.py's traces, where python3 runs. */
+    char cmd[2000];
+    snprintf(cmd, sizeof cmd, "python3 %s/bench/gen_tidy.py 6000 4 3 > %s 2>/dev/null",
+             STALL_SOURCE_DIR, path);
+    if (system(cmd) == 0) {
+        const char *a[] = {"scenario.mode=model", "trace.format=tidy", set, "loader.workers=6",
+                           NULL};
+        expect_same_model(NULL, a);
+        const char *b[] = {set, "loader.workers=2", "cluster.cores=8", "compute.scale=2", NULL};
+        expect_same_model(STALL_SOURCE_DIR "/configs/w2.ini", b);
+    }
+    snprintf(cmd, sizeof cmd, "python3 %s/bench/gen_dsanalyzer.py %s/gds 3000 3 >/dev/null 2>&1",
+             STALL_SOURCE_DIR, mdir);
+    if (system(cmd) == 0) {
+        char ini[700];
+        snprintf(ini, sizeof ini, "%s/gds.ini", mdir);
+        const char *a[] = {"scenario.mode=model", "loader.workers=6", NULL};
+        expect_same_model(ini, a);
+        const char *b[] = {"scenario.mode=model", "loader.workers=2", "cluster.cores=4",
+                           "fetch.scale=0.5", NULL};
+        expect_same_model(ini, b);
+    }
+    char ini[700];
+    snprintf(ini, sizeof ini, "%s/ds.ini", mdir);
+    write_ds(mdir, 4, 2, 60, 3, true, false);
+    const char *c[] = {"loader.workers=5", "trace.epoch=2", NULL};
+    expect_same_model(ini, c);
+}
+
+Test(measured, model_beyond_the_trace_reads_it_whole_and_says_why)
+{
+    const char *a[] = {"trace.path=" STALL_SOURCE_DIR "/traces/w2/trace.csv", "cluster.gpus=3",
+                       "fetch.resample=bootstrap", NULL};
+    char *s = model_run(STALL_SOURCE_DIR "/configs/w2.ini", a, 0),
+         *m = model_run(STALL_SOURCE_DIR "/configs/w2.ini", a, 1);
+    const char *line = "the trace was read whole into memory: the what-if's 3 GPUs x 3 epochs x "
+                       "60 batches go beyond the trace's 1 x 3 x 60, so durations are resampled\n";
+    char *at = strstr(s, line);
+    cr_assert_not_null(at, "%s", s);
+    /* Without that line the outputs are the in-memory run's. */
+    memmove(at, at + strlen(line), strlen(at + strlen(line)) + 1);
+    cr_expect_str_eq(s, m, "streamed:\n%s\nwhole:\n%s", s, m);
+    free(s);
+    free(m);
 }
