@@ -70,8 +70,9 @@ typedef struct stall_run_opts {
                                          alignment's summary here (report.h) */
     const stall_job_digests *digests; /* not NULL: input SHA-256 known to the caller
                                          (a path not in it is hashed) */
-    int in_memory; /* 1: validate reads its trace (tidy or dsanalyzer) whole into memory
-                      instead of in streaming passes (same outputs; the tests compare them) */
+    int in_memory; /* 1: validate and mode = model read their trace (tidy or dsanalyzer)
+                      whole into memory instead of in streaming passes (same outputs; the
+                      tests compare them) */
 } stall_run_opts;
 
 /* The result folder of a run: opts->outdir, or results/<name>. Caller frees. */
