@@ -599,3 +599,23 @@ Test(measured, model_beyond_the_trace_reads_it_whole_and_says_why)
     free(s);
     free(m);
 }
+
+Test(measured, model_on_dsanalyzer_perf_rows_by_gpu_reads_them_whole_and_says_so)
+{
+    char ini[700];
+    snprintf(ini, sizeof ini, "%s/ds.ini", mdir);
+    write_ds(mdir, 3, 1, 30, 2, false, true);
+    const char *a[] = {"loader.workers=4", NULL};
+    char *s = model_run(ini, a, 0), *m = model_run(ini, a, 1);
+    char line[800];
+    snprintf(line, sizeof line,
+             "%s/p.csv: rows not sorted by (Epoch, Step): the trace was read whole into memory "
+             "(sort them for a read in bounded memory)\n",
+             mdir);
+    char *at = strstr(s, line);
+    cr_assert_not_null(at, "%s", s);
+    memmove(at, at + strlen(line), strlen(at + strlen(line)) + 1);
+    cr_expect_str_eq(s, m, "streamed:\n%s\nwhole:\n%s", s, m);
+    free(s);
+    free(m);
+}
