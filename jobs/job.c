@@ -141,6 +141,22 @@ int stall_job_hash_finish(stall_job_hasher *h, stall_err *err)
     return h->rc;
 }
 
+bool stall_job_streams(const stall_config *cfg, const stall_run_opts *opts)
+{
+    if (opts->in_memory)
+        return opts->in_memory < 0;
+    const char *paths[4];
+    int n = job_input_paths(cfg, paths);
+    long long bytes = 0;
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        if (stat(paths[i], &st) != 0)
+            return true;
+        bytes += (long long)st.st_size;
+    }
+    return bytes >= STALL_STREAM_MIN_BYTES;
+}
+
 int stall_job_manifest_with(const stall_config *cfg, const char *outdir, const stall_job_digests *d,
                             stall_fill_fn tail, void *tail_ctx, stall_err *err)
 {

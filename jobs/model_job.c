@@ -304,7 +304,7 @@ int stall_model_job(const stall_config *cfg, const stall_run_opts *opts, stall_e
     wi_stream *ws = NULL;
     wi_xform x = WI_XFORM_NONE;
     char whole[STALL_PATH_MAX + 256] = "";
-    if (rc == 0 && have && !opts->in_memory)
+    if (rc == 0 && have && stall_job_streams(cfg, opts))
         rc = wi_open_stream(cfg, &ws, &m, &x, whole, sizeof whole, err);
     if (rc == 0 && have && !ws)
         rc = wi_load_measured(cfg, &m, err);

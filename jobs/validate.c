@@ -66,12 +66,12 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
                            cfg->ini_path);
     if (rc == 0)
         rc = stall_job_inputs(cfg, err);
-    /* The trace is read in streaming passes (stream.h), in memory that does
-     * not grow with its length; a dsanalyzer trace whose perf rows are not
+    /* A large trace is read in streaming passes (stream.h), in memory that
+     * does not grow with its length (stall_job_streams); a dsanalyzer trace whose perf rows are not
      * in (Epoch, Step) order is read whole, and the terminal says so. */
     wi_stream *ws = NULL;
     bool unsorted = false;
-    if (rc == 0 && !opts->in_memory) {
+    if (rc == 0 && stall_job_streams(cfg, opts)) {
         rc = wi_stream_open(cfg, &m, &ws, err);
         unsorted = rc == STALL_DS_UNSORTED;
         rc = unsorted ? 0 : rc;

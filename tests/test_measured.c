@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "stall/config.h"
 #include "stall/dsanalyzer.h"
@@ -163,6 +164,34 @@ Test(measured, validate_reproduces_the_shipped_example_within_one_percent)
 
 /* ---- streaming (jobs/stream.c) against the whole-table path ---- */
 
+Test(measured, a_trace_is_streamed_when_large_or_asked_to)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/big.csv", mdir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("x\n", f);
+    fclose(f);
+    stall_config cfg;
+    stall_config_defaults(&cfg);
+    cfg.format = STALL_FORMAT_TIDY;
+    snprintf(cfg.path, sizeof cfg.path, "%s", path);
+    stall_run_opts o = {.jobs = 1};
+    cr_assert(!stall_job_streams(&cfg, &o), "a 2-byte trace is read whole");
+    o.in_memory = -1;
+    cr_assert(stall_job_streams(&cfg, &o));
+    /* A sparse file of the threshold's size: streamed unless told not to. */
+    cr_assert_eq(truncate(path, STALL_STREAM_MIN_BYTES), 0);
+    o.in_memory = 0;
+    cr_assert(stall_job_streams(&cfg, &o), "a 64 MiB trace is streamed");
+    o.in_memory = 1;
+    cr_assert(!stall_job_streams(&cfg, &o));
+    cr_assert_eq(truncate(path, STALL_STREAM_MIN_BYTES - 1), 0);
+    o.in_memory = 0;
+    cr_assert(!stall_job_streams(&cfg, &o), "just below the threshold: whole");
+    remove(path);
+}
+
 static char *validate_run(const char *ini, const char *set, int in_memory, char **csv)
 {
     stall_config cfg;
@@ -177,7 +206,7 @@ static char *validate_run(const char *ini, const char *set, int in_memory, char 
     char *term = NULL;
     size_t tlen = 0;
     FILE *tf = open_memstream(&term, &tlen);
-    stall_run_opts o = {.outdir = out, .jobs = 1, .term = tf, .in_memory = in_memory};
+    stall_run_opts o = {.outdir = out, .jobs = 1, .term = tf, .in_memory = in_memory ? 1 : -1};
     cr_assert_eq(stall_validate(&cfg, &o, &err), 0, "%s (in_memory %d)", err.msg, in_memory);
     fclose(tf);
     /* The last line names the result folder, which differs. */
@@ -445,7 +474,7 @@ static char *model_run(const char *ini, const char *const *sets, int in_memory)
     char *term = NULL;
     size_t tlen = 0;
     FILE *tf = open_memstream(&term, &tlen);
-    stall_run_opts o = {.outdir = out, .jobs = 1, .term = tf, .in_memory = in_memory};
+    stall_run_opts o = {.outdir = out, .jobs = 1, .term = tf, .in_memory = in_memory ? 1 : -1};
     cr_assert_eq(stall_scenario_run(&cfg, &o, &err), 0, "%s (in_memory %d)", err.msg, in_memory);
     fclose(tf);
     char *last = strstr(term, "results in ");

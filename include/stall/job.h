@@ -70,10 +70,22 @@ typedef struct stall_run_opts {
                                          alignment's summary here (report.h) */
     const stall_job_digests *digests; /* not NULL: input SHA-256 known to the caller
                                          (a path not in it is hashed) */
-    int in_memory; /* 1: validate and mode = model read their trace (tidy or dsanalyzer)
-                      whole into memory instead of in streaming passes (same outputs; the
-                      tests compare them) */
+    int in_memory; /* how validate and mode = model read a trace (tidy or dsanalyzer),
+                      with the same outputs either way (the tests compare them):
+                      0 auto: in streaming passes, memory flat in its length, when its
+                        files hold STALL_STREAM_MIN_BYTES or more, else whole (reading
+                        a small file four times only costs time: sweeps and plans
+                        read it once per point);
+                      1: whole into memory; -1: always in streaming passes */
 } stall_run_opts;
+
+/* Traces this large (their files together) are streamed when in_memory = 0:
+ * read whole, one would take about half its size in memory. */
+#define STALL_STREAM_MIN_BYTES (64LL << 20)
+
+/* Whether validate or mode = model reads cfg's trace in streaming passes
+ * (opts->in_memory, above). A file that cannot be sized counts as large. */
+bool stall_job_streams(const stall_config *cfg, const stall_run_opts *opts);
 
 /* The result folder of a run: opts->outdir, or results/<name>. Caller frees. */
 char *stall_job_outdir(const stall_config *cfg, const stall_run_opts *opts);
