@@ -424,7 +424,8 @@ static int tengine_cmp_ptr(const void *x, const void *y)
 }
 
 /* More events than one slab holds; the second engine is destroyed with its
- * events still queued, which the sanitizer and valgrind runs check for leaks. */
+ * events still queued, which the sanitizer run (`make asan`, LeakSanitizer)
+ * checks for leaks; tools/valgrind-cli.sh runs only the stallsim binary. */
 Test(engine, pool_grows_past_one_slab)
 {
     enum { N = 10000 };
