@@ -239,6 +239,7 @@ int stall_job_begin(const char *final, char **work, stall_err *err)
     char *w = job_sibling(final, "tmp");
     stall_remove_tree(w); /* a stale one of a dead process with our pid */
     stall_cleanup_add(w);
+    stall_cleanup_check();
     if (mkdir(w, 0777) != 0) {
         rc = stall_err_set(err, STALL_EIO, "%s: cannot create folder: %s", w, strerror(errno));
         stall_cleanup_forget(w);

@@ -19,7 +19,9 @@
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 static char cleanup_paths[STALL_CLEANUP_SLOTS][STALL_CLEANUP_PATH];
@@ -104,11 +106,34 @@ int stall_remove_tree(const char *path)
     return rc;
 }
 
+static volatile sig_atomic_t cleanup_dying;
+
+void stall_cleanup_check(void)
+{
+    while (cleanup_dying)
+        pause(); /* the handler's raise() ends the process */
+}
+
 static void cleanup_on_signal(int sig)
 {
-    for (int i = 0; i < STALL_CLEANUP_SLOTS; i++)
-        if (cleanup_used[i])
+    cleanup_dying = 1;
+    /* A thread that passed its stall_cleanup_check before the flag was set
+     * may still create a file (or, through mkdir -p, a folder again): go
+     * round until every registered path is gone. */
+    for (int round = 0; round < 200; round++) {
+        int left = 0;
+        for (int i = 0; i < STALL_CLEANUP_SLOTS; i++) {
+            if (!cleanup_used[i])
+                continue;
             stall_remove_tree(cleanup_paths[i]);
+            struct stat st;
+            left |= lstat(cleanup_paths[i], &st) == 0;
+        }
+        if (!left)
+            break;
+        struct timespec pause_1ms = {0, 1000000};
+        nanosleep(&pause_1ms, NULL);
+    }
     signal(sig, SIG_DFL);
     raise(sig);
 }

@@ -99,6 +99,7 @@ int stall_sync_fs(const char *path, stall_err *err)
 
 int stall_write_atomic(const char *path, stall_fill_fn fill, void *ctx, stall_err *err)
 {
+    stall_cleanup_check();
     bool sync = io_sync && !stall_io_deferred(path);
     size_t n = strlen(path) + 32;
     char *tmp = stall_xmalloc(n);
@@ -137,6 +138,7 @@ int stall_write_atomic_in(const char *dir, const char *name, stall_fill_fn fill,
 
 int stall_mkdirs(const char *path, stall_err *err)
 {
+    stall_cleanup_check();
     /* The common case first: the parent exists, one mkdir does it. */
     if (mkdir(path, 0777) == 0)
         return 0;

@@ -8,8 +8,11 @@
  * registered here; stall_cleanup_on_signals() installs SIGINT, SIGTERM and
  * SIGHUP handlers that remove every registered path (a folder with
  * everything in it), restore the default action and raise the signal again,
- * so the process still dies of it. The handler uses only async-signal-safe
- * calls (openat, getdents64, unlinkat, close) on fixed buffers.
+ * so the process still dies of it. Other threads may be writing meanwhile:
+ * they stop at their next stall_cleanup_check, and the handler repeats its
+ * removal (every millisecond, for at most 200 ms) until every registered
+ * path is gone. The handler uses only async-signal-safe calls (openat,
+ * getdents64, unlinkat, lstat, nanosleep, close) on fixed buffers.
  *
  * Limits: STALL_CLEANUP_SLOTS paths at once (a path registered beyond that
  * is still removed on the normal paths, only not on a signal) of at most
@@ -31,6 +34,13 @@ void stall_cleanup_forget(const char *path);
 
 /* Installs the signal handlers (once; later calls do nothing). */
 void stall_cleanup_on_signals(void);
+
+/* Called before creating a file or folder: when a signal handler is
+ * removing the registered paths (another thread of this process took the
+ * signal), the caller waits here until the process dies of that signal, so
+ * that nothing new appears under a folder being removed and no error is
+ * printed for an interrupted run. Returns at once otherwise. */
+void stall_cleanup_check(void);
 
 /* Removes path: a file, or a folder and everything in it (links are
  * removed, not followed). Async-signal-safe. Returns 0, or -1 when
