@@ -62,7 +62,8 @@ static void cli_usage(FILE *f)
         "options:\n"
         "  -o DIR          result folder (default results/<scenario name>/)\n"
         "  --set S.K=V     override an INI key, e.g. --set align.fetch=min\n"
-        "  -j N            run combinations in N threads (output identical to -j 1)\n"
+        "  -j N            run combinations in N threads (default: the CPUs online; output\n"
+        "                  identical to -j 1); sweep: points in N threads (default 1)\n"
         "  -q              no terminal summary\n"
         "  --analyze       (run, mode = model; validate) analyse the simulated run beside the\n"
         "                  measured trace, into the result folder\n"
@@ -126,7 +127,10 @@ static int cli_bad_usage(const char *what)
 static int cli_run(int argc, char **argv, bool validate)
 {
     const char *ini = NULL, *outdir = NULL;
-    int jobs = 1, quiet = 0;
+    /* The combinations run on every CPU unless -j says otherwise: their
+     * output does not depend on the thread count. */
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    int jobs = online < 1 ? 1 : online > 1024 ? 1024 : (int)online, quiet = 0;
     bool analyze = false, plots = false;
     const char *timeline = NULL;
     stall_tl_opts tl = {.rank_hi = -1};
