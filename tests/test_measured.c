@@ -192,27 +192,40 @@ Test(measured, a_trace_is_streamed_when_large_or_asked_to)
     remove(path);
 }
 
-static char *validate_run(const char *ini, const char *set, int in_memory, char **csv)
+typedef int (*job_fn)(const stall_config *, const stall_run_opts *, stall_err *);
+
+/* Loads ini (when given), applies the "section.key=value" sets, runs job
+ * into out streamed (in_memory 0) or whole (1) and returns its terminal text
+ * without the last line, which names the result folder. */
+static char *run_captured(job_fn job, const char *ini, const char *const *sets, int in_memory,
+                          const char *out)
 {
     stall_config cfg;
     stall_err err = {0};
     stall_config_defaults(&cfg);
-    cr_assert_eq(stall_config_load(&cfg, ini, &err), 0, "%s", err.msg);
-    if (set)
-        cr_assert_eq(stall_config_set(&cfg, set, &err), 0, "%s", err.msg);
+    if (ini)
+        cr_assert_eq(stall_config_load(&cfg, ini, &err), 0, "%s", err.msg);
+    for (const char *const *x = sets; x && *x; x++)
+        cr_assert_eq(stall_config_set(&cfg, *x, &err), 0, "%s: %s", *x, err.msg);
     cr_assert_eq(stall_config_check(&cfg, &err), 0, "%s", err.msg);
-    char out[600];
-    snprintf(out, sizeof out, "%s/v%d", mdir, in_memory);
     char *term = NULL;
     size_t tlen = 0;
     FILE *tf = open_memstream(&term, &tlen);
     stall_run_opts o = {.outdir = out, .jobs = 1, .term = tf, .in_memory = in_memory ? 1 : -1};
-    cr_assert_eq(stall_validate(&cfg, &o, &err), 0, "%s (in_memory %d)", err.msg, in_memory);
+    cr_assert_eq(job(&cfg, &o, &err), 0, "%s (in_memory %d)", err.msg, in_memory);
     fclose(tf);
-    /* The last line names the result folder, which differs. */
     char *last = strstr(term, "results in ");
     if (last)
         *last = '\0';
+    return term;
+}
+
+static char *validate_run(const char *ini, const char *set, int in_memory, char **csv)
+{
+    char out[600];
+    snprintf(out, sizeof out, "%s/v%d", mdir, in_memory);
+    const char *sets[] = {set, NULL};
+    char *term = run_captured(stall_validate, ini, sets, in_memory, out);
     char path[700];
     snprintf(path, sizeof path, "%s/validate.csv", out);
     FILE *f = fopen(path, "rb");
@@ -461,25 +474,9 @@ static int no_dots(const struct dirent *d)
  * summary.csv and every alignment's iterations.csv and ranks.csv. */
 static char *model_run(const char *ini, const char *const *sets, int in_memory)
 {
-    stall_config cfg;
-    stall_err err = {0};
-    stall_config_defaults(&cfg);
-    if (ini)
-        cr_assert_eq(stall_config_load(&cfg, ini, &err), 0, "%s", err.msg);
-    for (const char *const *x = sets; x && *x; x++)
-        cr_assert_eq(stall_config_set(&cfg, *x, &err), 0, "%s: %s", *x, err.msg);
-    cr_assert_eq(stall_config_check(&cfg, &err), 0, "%s", err.msg);
     char out[600];
     snprintf(out, sizeof out, "%s/m%d", mdir, in_memory);
-    char *term = NULL;
-    size_t tlen = 0;
-    FILE *tf = open_memstream(&term, &tlen);
-    stall_run_opts o = {.outdir = out, .jobs = 1, .term = tf, .in_memory = in_memory ? 1 : -1};
-    cr_assert_eq(stall_scenario_run(&cfg, &o, &err), 0, "%s (in_memory %d)", err.msg, in_memory);
-    fclose(tf);
-    char *last = strstr(term, "results in ");
-    if (last)
-        *last = '\0';
+    char *term = run_captured(stall_scenario_run, ini, sets, in_memory, out);
     size_t len = strlen(term);
     char path[1100];
     snprintf(path, sizeof path, "%s/summary.csv", out);
