@@ -21,6 +21,7 @@
  * the queue size, plus the hooks and the model.
  */
 #include "stall/engine.h"
+#include "evq.h"
 #include "stall/limits.h"
 
 #include <assert.h>

@@ -39,7 +39,7 @@
  *   - size counts live entries.
  * The buckets' arrays grow by doubling and never shrink.
  */
-#include "stall/evq.h"
+#include "evq.h"
 
 #include <assert.h>
 #include <stdbool.h>

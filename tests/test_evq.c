@@ -5,7 +5,7 @@
  * with interleaved removals against a qsort of the survivors. Events are
  * plain arrays owned by the tests, as the queue expects.
  */
-#include "stall/evq.h"
+#include "sim/evq.h"
 
 #include <criterion/criterion.h>
 #include <gsl/gsl_errno.h>

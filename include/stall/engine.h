@@ -16,7 +16,7 @@
 #define STALL_ENGINE_H
 
 #include "stall/base.h"
-#include "stall/evq.h"
+#include "stall/event.h"
 
 #ifdef __cplusplus
 extern "C" {

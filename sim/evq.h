@@ -1,5 +1,6 @@
 /*
- * stall/evq.h - the event queue: a radix heap of events (evq.c).
+ * sim/evq.h - the event queue: a radix heap of events (evq.c). Private to
+ * the engine (sim/engine.c); stall_event itself is public (stall/engine.h).
  *
  * Order is total and deterministic: by time, then by insertion sequence, so
  * events with equal times pop in the order they were pushed (FIFO). Each event
@@ -14,29 +15,15 @@
  * earlier than the last peeked or popped time costs O(n) (rare: the engine
  * does it only when resuming a run that stopped at `until`).
  */
-#ifndef STALL_EVQ_H
-#define STALL_EVQ_H
+#ifndef STALL_SIM_EVQ_H
+#define STALL_SIM_EVQ_H
 
-#include "stall/base.h"
+#include "stall/event.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* An event. Payload fields are the model's; the queue reads only time and
- * seq and writes only seq and slot. While an event is queued its time, seq
- * and slot must not change (the queue is ordered by them); the payload may. */
-typedef struct stall_event {
-    stall_time time; /* when it fires */
-    uint64_t seq;    /* insertion order, set by push */
-    size_t slot;     /* position in the queue; STALL_EVQ_NOSLOT when not queued */
-    int32_t type;    /* model-defined kind */
-    int32_t a;       /* model payload, e.g. a rank */
-    int64_t b;       /* model payload, e.g. a batch */
-    int64_t c;       /* model payload */
-} stall_event;
-
-#define STALL_EVQ_NOSLOT SIZE_MAX
 
 typedef struct stall_evq stall_evq;
 
