@@ -1,0 +1,121 @@
+/*
+ * dsanalyzer_int.h - what the three parts of the dsanalyzer reader share
+ * (private to formats/): the CSV text tables and files of dsanalyzer.c, the
+ * column names of the notebook's files, and the header, key and value checks
+ * that both the whole-file reader (dsanalyzer_load.c) and the streaming
+ * reader (dsanalyzer_stream.c) run, one record at a time, so that both give
+ * the same first error and message.
+ */
+#ifndef STALL_FORMATS_DSANALYZER_INT_H
+#define STALL_FORMATS_DSANALYZER_INT_H
+
+#include "stall/dsanalyzer.h"
+
+#include <csv.h>
+#include <stdio.h>
+
+/* One CSV file as text. Field f of data record r is text + off[(r+1)*ncols + f];
+ * the header's fields come first. */
+typedef struct dsa_table {
+    const char *path;
+    size_t ncols;
+    size_t nrows;
+    char *text;
+    size_t text_len, text_cap;
+    size_t *off;
+    size_t noff, off_cap;
+    long *line; /* physical line of each data record */
+    size_t line_cap;
+} dsa_table;
+
+/* libcsv callback state while one file is read. */
+typedef struct dsa_reader {
+    dsa_table *t;
+    long line;      /* physical line being fed to libcsv, from 1 */
+    size_t nfields; /* fields of the current record so far */
+    int header_done;
+    size_t hdr_text; /* where the header's text ends */
+    int rc;
+    stall_err *err;
+} dsa_reader;
+
+/* A file being read: its table, libcsv and the unread part of the buffer.
+ * keep = 1: every record stays in the table (stall_ds_load); keep = 0:
+ * only those of the last line fed (a stream). */
+typedef struct dsa_file {
+    dsa_table t;
+    dsa_reader r;
+    FILE *f;
+    struct csv_parser p;
+    int p_init, keep, eof;
+    char *buf;
+    size_t pos, n, linelen;
+    size_t next;  /* the next record to hand out */
+    size_t nread; /* records handed out so far */
+} dsa_file;
+
+#define DSA_BUF (1 << 16)
+/* The seed's column names. */
+#define DSA_EPOCH "Epoch"
+#define DSA_INDEX "Index number"
+#define DSA_FETCH_GPU "Fetch time (sec)_gpu"
+#define DSA_START_GPU "Start time_gpu"
+#define DSA_STEP "Step"
+#define DSA_GPU "GPU"
+#define DSA_TIME "Time"
+#define DSA_ITER "Iteration time (sec)"
+#define DSA_STALL "Training stall time (sec)"
+
+/* Longest field text quoted in an error message. */
+#define DSA_QUOTE "%.40s"
+/* A row's (Epoch, Index number) and its line; set = 0 before the first. */
+typedef struct dsa_key {
+    int64_t ep, ix;
+    long line;
+    int set;
+} dsa_key;
+/* One perf row, for sorting by (Epoch, GPU, Step) and then file order. */
+typedef struct dsa_prow {
+    int64_t epoch, step;
+    int64_t gpu;
+    size_t row;
+} dsa_prow;
+/* The columns a check needs. */
+typedef struct dsa_cols {
+    size_t ce, ci;     /* fetch, start: Epoch, Index number */
+    size_t *gpu;       /* [G] fetch: Fetch time (sec)_gpu{g}; start: Start time_gpu{g} */
+    size_t cs, cg, ct; /* perf: Step, GPU, Time */
+    size_t cit, cst;   /* perf: Iteration time (sec), Training stall time (sec) */
+} dsa_cols;
+
+void dsa_table_free(dsa_table *t);
+void dsa_close(dsa_file *d);
+int dsa_open(const char *path, int keep, dsa_file *d, stall_err *err);
+int dsa_next(dsa_file *d, size_t *row);
+int dsa_read(const char *path, dsa_table *t, stall_err *err);
+int dsa_int(const dsa_table *t, size_t row, size_t col, int64_t *out, stall_err *err);
+int dsa_key_row(const dsa_table *t, size_t r, size_t ce, size_t ci, dsa_key *prev, stall_err *err);
+int dsa_keys(const dsa_table *t, size_t ce, size_t ci, int64_t *ep, int64_t *ix, stall_err *err);
+int dsa_key_missing(const char *has, long line, size_t col, int64_t ep, int64_t ix,
+                    const char *lacks, stall_err *err);
+int dsa_prow_cmp(const void *a, const void *b);
+int dsa_fetch_header(const dsa_table *t, dsa_cols *c, int *G, stall_err *err);
+int dsa_start_header(const dsa_table *t, int G, const char *fetch_path, dsa_cols *c,
+                     stall_err *err);
+int dsa_fs_values(const dsa_table *f, size_t fr, const dsa_cols *fc, const dsa_table *s, size_t sr,
+                  const dsa_cols *sc, int G, double *v, stall_time *ts, stall_err *err);
+int dsa_perf_header(const dsa_table *t, dsa_cols *c, stall_err *err);
+int dsa_perf_key(const dsa_table *t, size_t r, const dsa_cols *c, int G, const char *fetch_path,
+                 dsa_prow *p, stall_err *err);
+int dsa_perf_values(const dsa_table *t, size_t r, const dsa_cols *c, stall_time *time, double *iter,
+                    double *stall, stall_err *err);
+int dsa_perf_dup(const char *path, long line, const dsa_cols *c, const dsa_prow *b, long first_line,
+                 stall_err *err);
+int dsa_no_row(const char *path, const dsa_cols *c, int g, int64_t index, int64_t epoch,
+               const char *fetch_path, long fetch_line, stall_err *err);
+int dsa_extra_step(const char *path, long line, const dsa_cols *c, int64_t step, int g,
+                   int64_t epoch, const char *fetch_path, stall_err *err);
+void dsa_trace_alloc(stall_ds_trace *tr, size_t N);
+int dsa_no_epoch(const char *fetch_path, const dsa_cols *fc, int64_t epoch, stall_err *err);
+
+#endif
