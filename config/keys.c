@@ -1,0 +1,169 @@
+/*
+ * keys.c - the scenario key table. Every key lives in cfg_keys[]: section,
+ * key, type, where it is stored, default (as text, parsed by the same code
+ * as user input, so defaults obey the same rules), range and help. The same
+ * table prints the key reference of --help.
+ */
+#include "stall/config.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "stall/io.h"
+#include "stall/limits.h"
+#include "config_int.h"
+
+const cfg_key cfg_keys[] = {
+    CFG_K("scenario", "name", CFG_STR, name, "scenario", 0, 0, NULL,
+          "name of the scenario; results go to results/<name>/ unless -o is given"),
+    CFG_K("scenario", "mode", CFG_ENUM, mode, "replay", 0, 0, "replay|seed|model",
+          "replay: event simulation of the measured trace under the alignment policies; "
+          "seed: the original notebook's numbers, exactly; model: closed-loop what-if simulation"),
+    CFG_K("trace", "format", CFG_ENUM, format, "dsanalyzer", 0, 0, "dsanalyzer|tidy|none",
+          "input trace format (none: durations from the [fetch] and [compute] distributions)"),
+    CFG_K("trace", "fetch", CFG_PATH, fetch, "", 0, 0, NULL,
+          "dsanalyzer: fetch-time CSV (Epoch, Index number, Fetch time (sec)_gpu{i})"),
+    CFG_K("trace", "start", CFG_PATH, start, "", 0, 0, NULL,
+          "dsanalyzer: fetch-start CSV (Epoch, Index number, Start time_gpu{i})"),
+    CFG_K("trace", "perf", CFG_PATH, perf, "", 0, 0, NULL,
+          "dsanalyzer: perf CSV (Epoch, Step, GPU, Time, Iteration time (sec), Training stall "
+          "time (sec))"),
+    CFG_K("trace", "path", CFG_PATH, path, "", 0, 0, NULL, "tidy: the trace CSV"),
+    CFG_K("trace", "epoch", CFG_INT, epoch, "1", 0, CFG_BIG, NULL,
+          "dsanalyzer: the epoch to replay (the notebook uses 1)"),
+    CFG_K("trace", "workers", CFG_INT, trace_workers, "-1", -1, 65536, NULL,
+          "the measured run's DataLoader workers per GPU when the trace does not record them "
+          "(dsanalyzer; tidy without a workers column); -1: inferred from the fetch starts"),
+    CFG_K("trace", "prefetch_factor", CFG_INT, trace_prefetch, "0", 0, 65536, NULL,
+          "the measured run's prefetch factor when the trace does not record it; 0: PyTorch's "
+          "default 2"),
+    CFG_K("align", "fetch", CFG_ALIGNS, fetch_align, "avg, min, none", 0, 0, NULL,
+          "fetch-duration alignment across GPUs per batch: a list of avg, min, none"),
+    CFG_K("align", "start", CFG_ALIGNS, start_align, "avg, min, none", 0, 0, NULL,
+          "fetch-start alignment across GPUs per batch: a list of avg (midpoint), min, none"),
+    CFG_K("report", "warmup", CFG_INT, warmup, "11", 0, CFG_BIG, NULL,
+          "leading batches of each epoch left out of the means (11 = the notebook's Index "
+          "number <= 10)"),
+    CFG_K("report", "delay_threshold", CFG_DOUBLE, delay_threshold, "0.030", 0, CFG_DUR, NULL,
+          "seconds; iterations whose delay exceeds it count in effective_delay_pct"),
+    CFG_K("report", "samples", CFG_INT, samples, "0", 0, CFG_BIG, NULL,
+          "samples per batch per GPU for throughput (0: from the trace, or report batches)"),
+    CFG_K("report", "per_rank", CFG_ENUM, per_rank, "auto", 0, 0, "auto|true|false",
+          "write ranks.csv (epoch,batch,rank,stall_s) beside iterations.csv; auto: up to 64 "
+          "ranks"),
+    CFG_K("replay", "lag", CFG_ENUM, lag, "measured", 0, 0, "none|measured",
+          "measured: replay each batch's measured delay between fetch end and delivery"),
+    CFG_K("replay", "stall_floor", CFG_DOUBLE, stall_floor, "0.001", 0, CFG_DUR, NULL,
+          "seconds; a measured stall above it means the loop waited for that batch's data"),
+    CFG_K("loader", "workers", CFG_INT, workers, "4", 0, STALL_LIMIT_WORKERS, NULL,
+          "DataLoader workers per GPU (0: loading in the training process)"),
+    CFG_K("loader", "prefetch_factor", CFG_INT, prefetch_factor, "2", 1, STALL_LIMIT_PREFETCH, NULL,
+          "batches each worker may hold in flight"),
+    CFG_K("loader", "in_order", CFG_BOOL, in_order, "true", 0, 0, NULL,
+          "deliver batches in index order (PyTorch's default)"),
+    CFG_K("loader", "pin_memory_s", CFG_DOUBLE, pin_memory_s, "0", 0, CFG_DUR, NULL,
+          "seconds the pin-memory thread spends per batch (0: pin_memory off)"),
+    CFG_K("loader", "persistent_workers", CFG_BOOL, persistent_workers, "false", 0, 0, NULL,
+          "keep workers alive across epochs (no start-up cost after the first)"),
+    CFG_K("loader", "startup_s", CFG_DOUBLE, startup_s, "0", 0, CFG_DUR, NULL,
+          "seconds for a worker to start before its first fetch"),
+    CFG_K("loader", "handover_s", CFG_DOUBLE, handover_s, "0", 0, CFG_DUR, NULL,
+          "seconds to hand a ready batch to the loop (result queue, unpickling)"),
+    CFG_K("cluster", "gpus", CFG_INT, gpus, "0", 0, STALL_LIMIT_RANKS, NULL,
+          "GPUs (DDP ranks); 0: as many as the trace has"),
+    CFG_K("cluster", "gpus_per_node", CFG_INT, gpus_per_node, "0", 0, STALL_LIMIT_RANKS, NULL,
+          "GPUs per node; 0: the trace's layout (its GPUs on one node), 8 without a trace"),
+    CFG_K("cluster", "cores", CFG_INT, cores, "0", 0, 1 << 24, NULL,
+          "host CPU cores per node shared by the fetches (0: unlimited)"),
+    CFG_K("fetch", "cpu_share", CFG_DOUBLE, cpu_share, "1", 0, 1, NULL,
+          "fraction of a fetch that is CPU work (the rest is waiting, e.g. I/O)"),
+    CFG_K("fetch", "scale", CFG_DOUBLE, fetch_dist.scale, "1", 0, STALL_LIMIT_SCALE, NULL,
+          "multiplies every fetch duration (0.5: loading twice as fast)"),
+    CFG_K("fetch", "resample", CFG_ENUM, resample, "none", 0, 0, "none|bootstrap|lognormal|gamma",
+          "how to draw durations beyond the measured ranks or batches"),
+    CFG_K("fetch", "dist", CFG_ENUM, fetch_dist.kind, "constant", 0, 0,
+          "lognormal|gamma|normal|constant", "fetch duration distribution without a trace"),
+    CFG_K("fetch", "mean_s", CFG_DOUBLE, fetch_dist.mean_s, "0", 0, CFG_DUR, NULL,
+          "mean fetch duration in seconds (without a trace)"),
+    CFG_K("fetch", "sigma", CFG_DOUBLE, fetch_dist.sigma, "0", 0, 10, NULL,
+          "lognormal: standard deviation of log(duration)"),
+    CFG_K("fetch", "sd_s", CFG_DOUBLE, fetch_dist.sd_s, "0", 0, CFG_DUR, NULL,
+          "gamma, normal: standard deviation in seconds"),
+    CFG_K("compute", "cpu_share", CFG_DOUBLE, compute_cpu_share, "0", 0, 1, NULL,
+          "fraction of compute that is CPU work on the node's cores, shared with the fetches "
+          "(1: training on the CPU; 0: on a GPU)"),
+    CFG_K("compute", "dist", CFG_ENUM, compute_dist.kind, "constant", 0, 0,
+          "lognormal|gamma|normal|constant", "compute duration distribution without a trace"),
+    CFG_K("compute", "mean_s", CFG_DOUBLE, compute_dist.mean_s, "0", 0, CFG_DUR, NULL,
+          "mean forward+backward time in seconds (without a trace)"),
+    CFG_K("compute", "sigma", CFG_DOUBLE, compute_dist.sigma, "0", 0, 10, NULL,
+          "lognormal: standard deviation of log(duration)"),
+    CFG_K("compute", "sd_s", CFG_DOUBLE, compute_dist.sd_s, "0", 0, CFG_DUR, NULL,
+          "gamma, normal: standard deviation in seconds"),
+    CFG_K("compute", "scale", CFG_DOUBLE, compute_dist.scale, "1", 0, STALL_LIMIT_SCALE, NULL,
+          "multiplies every compute duration (0.5: a GPU twice as fast)"),
+    CFG_K("storage", "bandwidth_mb_s", CFG_DOUBLE, bandwidth_mb_s, "0", 0, CFG_BIG, NULL,
+          "shared read bandwidth per node in MB/s (0: unlimited)"),
+    CFG_K("storage", "batch_mb", CFG_DOUBLE, batch_mb, "0", 0, CFG_BIG, NULL,
+          "MB read from storage per batch (0: a tidy trace's bytes column); a measured fetch "
+          "already contains its read, so only the time lost to sharing the bandwidth is added"),
+    CFG_K("ddp", "allreduce_s", CFG_DOUBLE, allreduce_s, "0", 0, CFG_DUR, NULL,
+          "exposed all-reduce + optimizer time per iteration (replaces the measured value)"),
+    CFG_K("ddp", "bucket_mb", CFG_DOUBLE, bucket_mb, "0", 0, CFG_BIG, NULL,
+          "ring model: MB in the last gradient bucket (exposed after backward)"),
+    CFG_K("ddp", "bandwidth_gb_s", CFG_DOUBLE, bandwidth_gb_s, "0", 0, CFG_BIG, NULL,
+          "ring model: link bandwidth in GB/s"),
+    CFG_K("ddp", "latency_us", CFG_DOUBLE, latency_us, "0", 0, CFG_DUR, NULL,
+          "ring model: per-step latency in microseconds"),
+    CFG_K("run", "batches", CFG_INT, batches, "0", 0, (double)STALL_LIMIT_BATCHES, NULL,
+          "batches per GPU per epoch (0: as in the trace)"),
+    CFG_K("run", "epochs", CFG_INT, epochs, "0", 0, STALL_LIMIT_EPOCHS, NULL,
+          "epochs to simulate (0: as in the trace, or 1)"),
+    CFG_K("run", "seed", CFG_INT, seed, "1", 0, CFG_BIG, NULL,
+          "random seed for resampling and distributions"),
+    CFG_K("run", "replications", CFG_INT, replications, "1", 1, 10000, NULL,
+          "runs with seeds seed .. seed+N-1: mean and 95% interval of epoch time, throughput "
+          "and stall share (only for what-ifs that draw durations)"),
+};
+const size_t cfg_nkeys = sizeof cfg_keys / sizeof cfg_keys[0];
+
+_Static_assert(sizeof cfg_keys / sizeof cfg_keys[0] <= sizeof(((stall_config *)0)->given),
+               "grow stall_config.given");
+
+const cfg_key *cfg_find(const char *section, const char *key, size_t *idx)
+{
+    for (size_t i = 0; i < cfg_nkeys; i++)
+        if (strcmp(cfg_keys[i].section, section) == 0 && strcmp(cfg_keys[i].key, key) == 0) {
+            if (idx)
+                *idx = i;
+            return &cfg_keys[i];
+        }
+    return NULL;
+}
+
+bool cfg_section_known(const char *section)
+{
+    for (size_t i = 0; i < cfg_nkeys; i++)
+        if (strcmp(cfg_keys[i].section, section) == 0)
+            return true;
+    return false;
+}
+
+void stall_config_help(FILE *f)
+{
+    const char *section = "";
+    for (size_t i = 0; i < cfg_nkeys; i++) {
+        const cfg_key *k = &cfg_keys[i];
+        if (strcmp(section, k->section) != 0) {
+            fprintf(f, "  [%s]\n", k->section);
+            section = k->section;
+        }
+        fprintf(f, "    %-18s default %-14s %s%s%s\n", k->key, k->def[0] ? k->def : "(none)",
+                k->help, k->choices ? "; one of " : "", k->choices ? k->choices : "");
+    }
+}

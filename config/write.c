@@ -1,0 +1,133 @@
+/*
+ * write.c - the effective configuration written back as INI text (every
+ * result folder's effective.ini), and the lists of given keys that jobs
+ * report or drop.
+ */
+#include "stall/config.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "stall/io.h"
+#include "stall/limits.h"
+#include "config_int.h"
+
+static void cfg_write_value(const stall_config *cfg, const cfg_key *k, const char *base_dir,
+                            FILE *f)
+{
+    const void *src = (const char *)cfg + k->offset;
+    char buf[STALL_REPR_MAX];
+    switch (k->type) {
+    case CFG_STR:
+        fputs(src, f);
+        break;
+    case CFG_PATH: {
+        /* Relative to the directory the file is written to, which is how
+         * the loader reads it back. */
+        if (base_dir && *(const char *)src) {
+            char *rel = stall_path_relative(base_dir, src);
+            char cwd[STALL_PATH_MAX];
+            /* A relative path that does not exist (yet) stays as given;
+             * made absolute, it still names the same file from base_dir. */
+            if (rel[0] != '/' && strcmp(rel, src) == 0 && getcwd(cwd, sizeof cwd)) {
+                fputs(cwd, f);
+                fputc('/', f);
+            }
+            fputs(rel, f);
+            free(rel);
+        } else {
+            fputs(src, f);
+        }
+        break;
+    }
+    case CFG_INT:
+        fprintf(f, "%lld", (long long)*(const int64_t *)src);
+        break;
+    case CFG_DOUBLE:
+        fputs(stall_repr(buf, *(const double *)src), f);
+        break;
+    case CFG_BOOL:
+        fputs(*(const bool *)src ? "true" : "false", f);
+        break;
+    case CFG_ENUM: {
+        int want = *(const int *)src, i = 0;
+        for (const char *p = k->choices;; i++) {
+            const char *bar = strchr(p, '|');
+            size_t n = bar ? (size_t)(bar - p) : strlen(p);
+            if (i == want) {
+                fwrite(p, 1, n, f);
+                break;
+            }
+            if (!bar)
+                break;
+            p = bar + 1;
+        }
+        break;
+    }
+    case CFG_ALIGNS: {
+        const stall_align_list *l = src;
+        for (int i = 0; i < l->n; i++)
+            fprintf(f, "%s%s", i ? ", " : "", stall_align_name(l->v[i]));
+        break;
+    }
+    }
+}
+
+void stall_config_write(const stall_config *cfg, const char *base_dir, FILE *f)
+{
+    const char *section = "";
+    for (size_t i = 0; i < cfg_nkeys; i++) {
+        const cfg_key *k = &cfg_keys[i];
+        if (strcmp(section, k->section) != 0) {
+            fprintf(f, "%s[%s]\n", i ? "\n" : "", k->section);
+            section = k->section;
+        }
+        /* Keys left at their default stay comments, so that the text loads
+         * back with the same keys given: several defaults mean "as the
+         * trace says", which an explicit value would override. */
+        fprintf(f, "%s%s = ", cfg->given[i] ? "" : "; ", k->key);
+        cfg_write_value(cfg, k, base_dir, f);
+        fputc('\n', f);
+    }
+}
+size_t stall_config_list_given(const stall_config *cfg, const char *const *sections, char *buf,
+                               size_t n)
+{
+    size_t count = 0, len = 0;
+    buf[0] = '\0';
+    for (size_t k = 0; k < cfg_nkeys; k++) {
+        if (!cfg->given[k])
+            continue;
+        for (const char *const *sec = sections; *sec; sec++)
+            if (strcmp(*sec, cfg_keys[k].section) == 0) {
+                int w = snprintf(buf + len, len < n ? n - len : 0, "%s[%s] %s", count ? ", " : "",
+                                 cfg_keys[k].section, cfg_keys[k].key);
+                if (w > 0 && len + (size_t)w < n)
+                    len += (size_t)w;
+                count++;
+                break;
+            }
+    }
+    return count;
+}
+
+size_t stall_config_drop(stall_config *cfg, const char *const *sections, char *buf, size_t n)
+{
+    size_t count = stall_config_list_given(cfg, sections, buf, n);
+    stall_config def;
+    stall_config_defaults(&def);
+    for (size_t k = 0; k < cfg_nkeys; k++)
+        for (const char *const *sec = sections; *sec; sec++)
+            if (cfg->given[k] && strcmp(*sec, cfg_keys[k].section) == 0) {
+                memcpy((char *)cfg + cfg_keys[k].offset, (const char *)&def + cfg_keys[k].offset,
+                       cfg_keys[k].size);
+                cfg->given[k] = 0;
+                cfg->given_line[k] = 0;
+            }
+    return count;
+}
