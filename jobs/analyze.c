@@ -355,39 +355,6 @@ void stall_analyze(const stall_tidy_trace *t, stall_analysis *a)
 
 /* ---- sources in the tidy shape ---- */
 
-stall_tidy_trace *stall_an_from_ds(const stall_ds_trace *d, int workers)
-{
-    stall_tidy_trace *t = stall_xcalloc(1, sizeof *t);
-    int g = d->gpus;
-    size_t n = d->rows * (size_t)g;
-    t->ranks = g;
-    t->epochs = 1;
-    t->batches = (int64_t)d->rows;
-    t->fetch_start = stall_xmalloc(n * sizeof *t->fetch_start);
-    t->fetch_end = stall_xmalloc(n * sizeof *t->fetch_end);
-    t->request = stall_xmalloc(n * sizeof *t->request);
-    t->ready = stall_xmalloc(n * sizeof *t->ready);
-    t->iter_end = stall_xmalloc(n * sizeof *t->iter_end);
-    t->worker = stall_xmalloc(n * sizeof *t->worker);
-    t->epoch_start = stall_xmalloc((size_t)g * sizeof *t->epoch_start);
-    for (size_t k = 0; k < d->rows; k++)
-        for (int r = 0; r < g; r++) {
-            size_t i = k * (size_t)g + (size_t)r; /* the same layout: one epoch */
-            t->fetch_start[i] = d->start_ns[i];
-            t->fetch_end[i] = d->start_ns[i] + (stall_time)llround(d->fetch_s[i] * 1e9);
-            t->ready[i] = d->time_ns[i];
-            t->request[i] = d->time_ns[i] - (stall_time)llround(d->stall_s[i] * 1e9);
-            t->iter_end[i] = t->request[i] + (stall_time)llround(d->iter_s[i] * 1e9);
-            t->worker[i] = workers > 0 ? (int32_t)(k % (size_t)workers) : -1;
-        }
-    for (int r = 0; r < g; r++)
-        t->epoch_start[r] = t->request[r];
-    t->workers = workers > 0 ? workers : -1;
-    t->prefetch = t->pin_memory = -1;
-    t->path = stall_xstrdup(d->perf_path);
-    return t;
-}
-
 static bool an_is_ini(const char *path)
 {
     size_t n = strlen(path);
@@ -407,7 +374,7 @@ int stall_an_load(const char *path, int workers, stall_tidy_trace **out, stall_e
         stall_ds_trace *d = NULL;
         rc = stall_ds_load(cfg->fetch, cfg->start, cfg->perf, cfg->epoch, &d, err);
         if (rc == 0)
-            *out = stall_an_from_ds(d, workers);
+            *out = stall_ds_to_tidy(d, workers > 0 ? workers : -1);
         stall_ds_free(d);
     } else if (rc == 0) {
         rc = stall_err_set(

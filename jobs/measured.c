@@ -198,74 +198,27 @@ int stall_measured_infer_workers(const stall_tidy_trace *t, int *agree)
     return best;
 }
 
-void stall_measured_ds_row(const stall_ds_trace *d, size_t k, int r, stall_tidy_row *row)
-{
-    size_t i = k * (size_t)d->gpus + (size_t)r;
-    memset(row, 0, sizeof *row);
-    row->rank = r;
-    row->batch = (int64_t)k;
-    row->worker = -1;
-    row->fetch_start = d->start_ns[i];
-    row->fetch_end = d->start_ns[i] + stall_s_to_ns(d->fetch_s[i]);
-    row->ready = d->time_ns[i];
-    row->request = stall_ds_request(d, k, r);
-    row->iter_end = row->request + stall_s_to_ns(d->iter_s[i]);
-    row->compute_end = row->ready + stall_ds_compute(d, k, r);
-    row->epoch_start = row->request;
-}
-
 int stall_measured_from_dsanalyzer(const stall_ds_trace *d, int workers, int prefetch,
                                    stall_measured *m, stall_err *err)
 {
-    int g = d->gpus;
-    size_t n = d->rows, cells = n * (size_t)g;
-    stall_tidy_trace t = {.ranks = g,
-                          .epochs = 1,
-                          .batches = (int64_t)n,
-                          .prefetch = prefetch > 0 ? prefetch : 2,
-                          .pin_memory = -1,
-                          .path = d->perf_path};
-    t.fetch_start = stall_xmalloc(cells * sizeof *t.fetch_start);
-    t.fetch_end = stall_xmalloc(cells * sizeof *t.fetch_end);
-    t.request = stall_xmalloc(cells * sizeof *t.request);
-    t.ready = stall_xmalloc(cells * sizeof *t.ready);
-    t.iter_end = stall_xmalloc(cells * sizeof *t.iter_end);
-    t.compute_end = stall_xmalloc(cells * sizeof *t.compute_end);
-    t.worker = stall_xmalloc(cells * sizeof *t.worker);
-    t.epoch_start = stall_xmalloc((size_t)g * sizeof *t.epoch_start);
-    /* Both layouts are [k * G + g] for one epoch. */
-    for (size_t k = 0; k < n; k++)
-        for (int r = 0; r < g; r++) {
-            size_t i = k * (size_t)g + (size_t)r;
-            stall_tidy_row row;
-            stall_measured_ds_row(d, k, r, &row);
-            t.fetch_start[i] = row.fetch_start;
-            t.fetch_end[i] = row.fetch_end;
-            t.ready[i] = row.ready;
-            t.request[i] = row.request;
-            t.iter_end[i] = row.iter_end;
-            t.compute_end[i] = row.compute_end;
-            if (k == 0)
-                t.epoch_start[r] = t.request[i];
-        }
+    stall_tidy_trace *t = stall_ds_to_tidy(d, -1);
+    t->prefetch = prefetch > 0 ? prefetch : 2;
+    /* The notebook measures no compute end; the model's compute is the
+     * estimate of stall_ds_compute (docs/model.md 2.4). */
+    size_t cells = d->rows * (size_t)d->gpus;
+    t->compute_end = stall_xmalloc(cells * sizeof *t->compute_end);
+    for (size_t i = 0; i < cells; i++)
+        t->compute_end[i] = t->ready[i] + stall_ds_compute(d, i / (size_t)d->gpus,
+                                                           (int)(i % (size_t)d->gpus));
     int from = STALL_WORKERS_GIVEN;
     if (workers < 0) {
-        workers = stall_measured_infer_workers(&t, NULL);
+        workers = stall_measured_infer_workers(t, NULL);
         from = STALL_WORKERS_INFERRED;
     }
-    t.workers = workers;
-    for (size_t i = 0; i < cells; i++)
-        t.worker[i] = workers > 0 ? (int32_t)((i / (size_t)g) % (size_t)workers) : -1;
-    int rc = stall_measured_from_tidy(&t, m, err);
+    stall_ds_tidy_workers(t, workers);
+    int rc = stall_measured_from_tidy(t, m, err);
     if (rc == 0)
         m->workers_from = from;
-    free(t.fetch_start);
-    free(t.fetch_end);
-    free(t.request);
-    free(t.ready);
-    free(t.iter_end);
-    free(t.compute_end);
-    free(t.worker);
-    free(t.epoch_start);
+    stall_tidy_free(t);
     return rc;
 }

@@ -180,7 +180,7 @@ static void wi_dec_row(wi_dec *d, const stall_tidy_row *row)
 
 /* Where the rows come from: a tidy trace's stream, or a dsanalyzer trace's
  * batches handed out one GPU at a time as the tidy rows the in-memory path
- * decomposes (stall_measured_ds_row), in the same (batch, rank) order. */
+ * decomposes (stall_ds_tidy_row), in the same (batch, rank) order. */
 typedef struct wi_src {
     stall_tidy_stream *ts;
     stall_ds_stream *ds; /* borrowed from the wi_stream */
@@ -237,9 +237,11 @@ static int wi_src_next(wi_src *src, stall_tidy_row *row, stall_err *err)
         src->r = 0;
     }
     int r = src->r++;
-    stall_measured_ds_row(src->b, 0, r, row);
+    stall_ds_tidy_row(src->b, 0, r, row);
+    /* The model's compute estimate, as stall_measured_from_dsanalyzer's. */
+    row->compute_end = row->ready + stall_ds_compute(src->b, 0, r);
     row->batch = (int64_t)src->k;
-    row->worker = src->workers > 0 ? (int32_t)(src->k % (size_t)src->workers) : -1;
+    row->worker = stall_ds_worker((int64_t)src->k, src->workers);
     if (src->k == 0)
         src->e0[r] = row->request;
     row->epoch_start = src->e0[r];

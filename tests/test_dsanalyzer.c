@@ -156,6 +156,45 @@ Test(dsanalyzer, golden_case1_has_4_gpus_and_850_rows)
     stall_ds_free(NULL);
 }
 
+/* The one mapping to tidy rows (dsanalyzer_tidy.c), held against the
+ * notebook's numbers read from the files: fetch end = start + fetch seconds,
+ * ready = Time, request = Time - the row's training stall, iteration end =
+ * request + iteration time; no compute end (not measured); worker k mod W. */
+Test(dsanalyzer, tidy_rows_follow_the_notebook_columns)
+{
+    stall_ds_trace *d = NULL;
+    stall_err err = {0};
+    int rc =
+        stall_ds_load(CASE1 STEM "_simp_fetchdifftime.csv",
+                      CASE1 STEM "_simp_fetchstartdifftime.csv", CASE1 STEM ".csv", 1, &d, &err);
+    cr_assert_eq(rc, 0, "%s", err.msg);
+    stall_tidy_trace *t = stall_ds_to_tidy(d, 3);
+    cr_assert_eq(t->ranks, 4);
+    cr_assert_eq(t->batches, 850);
+    cr_assert_eq(t->workers, 3);
+    cr_assert_null(t->compute_end);
+    for (size_t k = 0; k < d->rows; k++)
+        for (int r = 0; r < 4; r++) {
+            size_t i = k * 4 + (size_t)r;
+            stall_tidy_row row;
+            stall_ds_tidy_row(d, k, r, &row);
+            cr_assert_eq(row.compute_end, -1);
+            cr_assert_eq(t->fetch_start[i], d->start_ns[i]);
+            cr_assert_eq(t->fetch_end[i] - t->fetch_start[i], stall_s_to_ns(d->fetch_s[i]));
+            cr_assert_eq(t->ready[i], d->time_ns[i]);
+            cr_assert_eq(t->request[i], d->time_ns[i] - stall_s_to_ns(d->stall_s[i]),
+                         "request of batch %zu rank %d", k, r);
+            cr_assert_eq(t->iter_end[i], t->request[i] + stall_s_to_ns(d->iter_s[i]));
+            cr_assert_eq(t->worker[i], (int32_t)(k % 3));
+            cr_assert_eq(row.request, t->request[i]);
+        }
+    stall_ds_tidy_workers(t, -1);
+    cr_assert_eq(t->workers, -1);
+    cr_assert_eq(t->worker[5], -1);
+    stall_tidy_free(t);
+    stall_ds_free(d);
+}
+
 Test(dsanalyzer, perf_rows_are_matched_by_gpu_and_step)
 {
     files fs;

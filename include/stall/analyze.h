@@ -104,10 +104,6 @@ void stall_analyze(const stall_tidy_trace *t, stall_analysis *a);
 void stall_analysis_free(stall_analysis *a);
 const char *stall_verdict_name(stall_verdict v);
 
-/* The notebook's dsanalyzer trace in the tidy shape. workers > 0 assigns
- * batch k to worker k mod workers (PyTorch's round robin); 0 leaves the
- * worker unknown (-1). Caller frees with stall_tidy_free. */
-stall_tidy_trace *stall_an_from_ds(const stall_ds_trace *d, int workers);
 
 /* Loads what `stallsim analyze` and `stallsim timeline` take: a tidy CSV,
  * or an INI whose [trace] is tidy or dsanalyzer (workers: as above, for

@@ -32,6 +32,7 @@
 #include <stdint.h>
 
 #include "stall/base.h"
+#include "stall/tidy.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -101,6 +102,26 @@ void stall_ds_free(stall_ds_trace *t);
  *            stall, so that the barrier is not counted twice). */
 stall_time stall_ds_request(const stall_ds_trace *t, size_t k, int g);
 stall_time stall_ds_compute(const stall_ds_trace *t, size_t k, int g);
+
+/* The notebook's rows as tidy rows (dsanalyzer_tidy.c): the one mapping
+ * every command uses. Batch k of GPU r as a tidy row of epoch 0 (the times
+ * in ns, worker -1, compute_end -1: the notebook does not measure it). */
+void stall_ds_tidy_row(const stall_ds_trace *t, size_t k, int r, stall_tidy_row *row);
+
+/* The whole trace as a tidy trace of one epoch (no compute_end column),
+ * prefetch and pin_memory unknown (-1), workers assigned as
+ * stall_ds_tidy_workers does. Never NULL; free with stall_tidy_free. */
+stall_tidy_trace *stall_ds_to_tidy(const stall_ds_trace *t, int workers);
+
+/* The worker of batch k when W workers (W <= 0: -1, the main process). */
+static inline int32_t stall_ds_worker(int64_t k, int workers)
+{
+    return workers > 0 ? (int32_t)(k % workers) : -1;
+}
+
+/* Sets t's workers to W (W < 0: unknown, -1) and, for W > 0, batch k's
+ * worker to k mod W as PyTorch dispatches within an epoch (-1 otherwise). */
+void stall_ds_tidy_workers(stall_tidy_trace *t, int workers);
 
 #ifdef __cplusplus
 }

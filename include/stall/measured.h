@@ -62,11 +62,6 @@ void stall_measured_free(stall_measured *m);
 int stall_measured_from_dsanalyzer(const stall_ds_trace *t, int workers, int prefetch,
                                    stall_measured *m, stall_err *err);
 
-/* Row k, GPU r of a dsanalyzer trace as the tidy row that
- * stall_measured_from_dsanalyzer decomposes (epoch 0, batch k, worker -1,
- * epoch_start = its own request; the stream of jobs/stream.c sets the
- * worker and the epoch start). */
-void stall_measured_ds_row(const stall_ds_trace *t, size_t k, int r, stall_tidy_row *row);
 
 /* Infers the DataLoader workers per rank from epoch 0's fetch starts: a
  * worker starts its next batch only after finishing the previous one, so
