@@ -30,12 +30,12 @@
 
 /* ---- mode = model ---- */
 
-typedef struct wi_job {
+typedef struct wi_alignment {
     stall_align fa;
     stall_summary sum;
     stall_model_stats st;
     double *rep; /* [3 * replications]: epoch_time_s, throughput, stall_share */
-} wi_job;
+} wi_alignment;
 
 /* ---- replications ---- */
 
@@ -59,7 +59,7 @@ static wi_ci wi_interval(const double *v, int n, int k)
 /* Runs replication i (seed + i) of job j's what-if; replication 0 is the
  * main run. */
 static int wi_replicate(const stall_config *cfg, const stall_measured *m,
-                        const stall_model_params *p, int64_t samples, wi_job *j, int i,
+                        const stall_model_params *p, int64_t samples, wi_alignment *j, int i,
                         stall_err *err)
 {
     stall_config c = *cfg;
@@ -86,7 +86,7 @@ static int wi_replicate(const stall_config *cfg, const stall_measured *m,
 }
 
 typedef struct wi_reps {
-    const wi_job *jobs;
+    const wi_alignment *jobs;
     int n, reps;
     int64_t seed;
     bool samples;
@@ -124,7 +124,7 @@ static int wi_fill_reps_summary(FILE *f, void *arg, stall_err *err)
 }
 
 typedef struct wi_out {
-    const wi_job *jobs;
+    const wi_alignment *jobs;
     int n;
     const stall_model_params *p;
     double measured_epoch_s; /* NAN without a trace */
@@ -139,7 +139,7 @@ static int wi_fill_summary(FILE *f, void *arg, stall_err *err)
     stall_summary_header(f);
     fputs(",events,measured_epoch_time_s,vs_measured_pct\n", f);
     for (int i = 0; i < o->n; i++) {
-        const wi_job *j = &o->jobs[i];
+        const wi_alignment *j = &o->jobs[i];
         fprintf(f, "%s,none,%d,%d,%d,", stall_align_name(j->fa), o->p->ranks, o->p->workers,
                 o->p->prefetch);
         stall_summary_fields(f, &j->sum);
@@ -160,8 +160,8 @@ static int wi_fill_summary(FILE *f, void *arg, stall_err *err)
  * stall floor that no loader setting removes. */
 static void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *p,
                     const stall_measured *m, const stall_time *first_fetch, const char *whole,
-                    const wi_job *jobs, int n, double measured, bool comparable, double contention,
-                    bool samples, const char *outdir)
+                    const wi_alignment *jobs, int n, double measured, bool comparable,
+                    double contention, bool samples, const char *outdir)
 {
     int nodes = (p->ranks + p->gpus_per_node - 1) / p->gpus_per_node;
     fprintf(f,
@@ -199,7 +199,7 @@ static void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *
     fprintf(f, "%-5s %11s %9s %10s %9s %9s %7s %7s %12s\n", "fetch", "epoch_s", "vs_meas", "iter_s",
             "stall_s", "delay_s", "stall%", "busy%", samples ? "samples/s" : "batches/s");
     for (int i = 0; i < n; i++) {
-        const wi_job *j = &jobs[i];
+        const wi_alignment *j = &jobs[i];
         char vs[16] = "";
         if (!isnan(measured) && comparable)
             snprintf(vs, sizeof vs, "%+.2f%%", 100.0 * (j->sum.epoch_time_s - measured) / measured);
@@ -289,10 +289,28 @@ static int wi_open_stream(const stall_config *cfg, wi_stream **ws, stall_measure
     return rc;
 }
 
-int stall_model_job(const stall_config *cfg, const stall_run_opts *opts, stall_err *err)
+/* One mode = model job as it runs: what the steps below share. */
+typedef struct wi_model_run {
+    const stall_config *cfg;
+    const stall_run_opts *opts;
+    bool have; /* a measured trace */
+    stall_measured m;
+    wi_stream *ws;                    /* the trace in streaming passes, or NULL */
+    wi_xform x;                       /* the what-if's transform (streaming) */
+    wi_tables w;                      /* the duration tables (not streaming) */
+    char whole[STALL_PATH_MAX + 256]; /* why the trace was read whole ("" when not) */
+    stall_model_params p;
+    double contention;
+    int reps;
+    int64_t samples;
+    stall_align_list fl; /* the fetch alignments run */
+    wi_alignment *jobs;  /* [fl.n] */
+    char *final, *outdir;
+} wi_model_run;
+
+/* mode = model takes start = none: start alignment replays measured starts. */
+static int wi_check_start(const stall_config *cfg, stall_err *err)
 {
-    stall_measured m = {0};
-    bool have = cfg->format != STALL_FORMAT_NONE;
     for (int i = 0; i < cfg->start_align.n; i++)
         if (cfg->start_align.v[i] != STALL_ALIGN_NONE && stall_config_given(cfg, "align", "start"))
             return stall_err_set(
@@ -300,189 +318,259 @@ int stall_model_job(const stall_config *cfg, const stall_run_opts *opts, stall_e
                 "%s: [align] start: start alignment is a counterfactual on measured "
                 "starts, available in mode = replay; mode = model takes start = none",
                 cfg->ini_path);
+    return 0;
+}
+
+/* The trace (streamed or whole), the model's parameters and durations,
+ * and the checks that need them. */
+static int wi_prepare(wi_model_run *j, stall_err *err)
+{
+    const stall_config *cfg = j->cfg;
     int rc = stall_job_inputs(cfg, err);
-    wi_stream *ws = NULL;
-    wi_xform x = WI_XFORM_NONE;
-    char whole[STALL_PATH_MAX + 256] = "";
-    if (rc == 0 && have && stall_job_streams(cfg, opts))
-        rc = wi_open_stream(cfg, &ws, &m, &x, whole, sizeof whole, err);
-    if (rc == 0 && have && !ws)
-        rc = wi_load_measured(cfg, &m, err);
-    stall_model_params p;
-    wi_tables w = {0};
-    double contention = 1.0;
-    if (rc == 0) {
-        wi_params(cfg, have ? &m : NULL, true, &p);
-        if (ws) {
-            /* wi_tables_build's checks that apply within the trace. */
-            rc = wi_xform_check(cfg, &x, p.ranks, err);
-            if (rc == 0)
-                rc = wi_horizon_check(cfg, wi_stream_span(ws, true), err);
-        } else {
-            rc =
-                wi_tables_build(cfg, have ? &m : NULL, p.ranks, p.epochs, p.batches, true, &w, err);
-        }
+    if (rc == 0 && j->have && stall_job_streams(cfg, j->opts))
+        rc = wi_open_stream(cfg, &j->ws, &j->m, &j->x, j->whole, sizeof j->whole, err);
+    if (rc == 0 && j->have && !j->ws)
+        rc = wi_load_measured(cfg, &j->m, err);
+    if (rc)
+        return rc;
+    stall_model_params *p = &j->p;
+    wi_params(cfg, j->have ? &j->m : NULL, true, p);
+    if (j->ws) {
+        /* wi_tables_build's checks that apply within the trace. */
+        rc = wi_xform_check(cfg, &j->x, p->ranks, err);
+        if (rc == 0)
+            rc = wi_horizon_check(cfg, wi_stream_span(j->ws, true), err);
+    } else {
+        rc = wi_tables_build(cfg, j->have ? &j->m : NULL, p->ranks, p->epochs, p->batches, true,
+                             &j->w, err);
     }
-    if (rc == 0 && p.storage_mb_s > 0 && p.batch_mb <= 0)
-        rc = stall_err_set(err, STALL_ECONFIG,
-                           "%s: [storage] batch_mb: must be > 0 when bandwidth_mb_s is set (the "
-                           "trace has no bytes column)",
-                           cfg->ini_path);
+    if (rc)
+        return rc;
+    if (p->storage_mb_s > 0 && p->batch_mb <= 0)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: [storage] batch_mb: must be > 0 when bandwidth_mb_s is set (the "
+                             "trace has no bytes column)",
+                             cfg->ini_path);
     /* Replications only where the what-if draws durations: otherwise every
      * seed gives the same numbers and the interval would be a pretence. */
-    int reps = (int)cfg->replications;
-    bool draws = !have || p.ranks > m.ranks || p.epochs > m.epochs || p.batches > m.batches;
-    if (rc == 0 && reps > 1 && !draws) {
+    const stall_measured *m = &j->m;
+    bool draws =
+        !j->have || p->ranks > m->ranks || p->epochs > m->epochs || p->batches > m->batches;
+    if (j->reps > 1 && !draws) {
         char where[STALL_PATH_MAX + 64];
         stall_config_origin(cfg, "run", "replications", where, sizeof where);
-        rc = stall_err_set(err, STALL_ECONFIG,
-                           "%s: has no effect: this what-if replays measured durations only "
-                           "(nothing is drawn, every seed gives the same run); replications need "
-                           "more GPUs, batches or epochs than the trace with [fetch] resample, or "
-                           "format = none",
-                           where);
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: has no effect: this what-if replays measured durations only "
+                             "(nothing is drawn, every seed gives the same run); replications "
+                             "need more GPUs, batches or epochs than the trace with [fetch] "
+                             "resample, or format = none",
+                             where);
     }
-    if (rc == 0 && have && p.cores > 0) {
+    if (j->have && p->cores > 0) {
         /* The trace's durations were measured under contention: find how
          * much by simulating the measured configuration on these cores. */
-        wi_cpu cpu = {.cores = p.cores,
+        wi_cpu cpu = {.cores = p->cores,
                       .gpn = (int)cfg->gpus_per_node,
-                      .fetch_share = p.cpu_share,
-                      .compute_share = p.compute_cpu_share};
+                      .fetch_share = p->cpu_share,
+                      .compute_share = p->compute_cpu_share};
         wi_feed f = {.open = wi_feed_open,
                      .error = wi_feed_error,
-                     .span = ws ? wi_stream_span(ws, false) : 0,
-                     .ctx = ws};
-        rc = ws ? wi_deflate_fed(&m, &f, &cpu, &p.cpu_deflate, err)
-                : wi_deflate(&m, &cpu, &p.cpu_deflate, err);
-        contention = 1.0 / p.cpu_deflate;
+                     .span = j->ws ? wi_stream_span(j->ws, false) : 0,
+                     .ctx = j->ws};
+        rc = j->ws ? wi_deflate_fed(&j->m, &f, &cpu, &p->cpu_deflate, err)
+                   : wi_deflate(&j->m, &cpu, &p->cpu_deflate, err);
+        j->contention = 1.0 / p->cpu_deflate;
     }
-    /* Fetch alignments: the [align] fetch list when given, else none. */
-    stall_align_list fl = {1, {STALL_ALIGN_NONE}};
-    if (stall_config_given(cfg, "align", "fetch"))
-        fl = cfg->fetch_align;
-    wi_job *jobs = stall_xcalloc((size_t)fl.n, sizeof *jobs);
-    char *final = stall_job_outdir(cfg, opts), *outdir = NULL;
-    if (rc == 0 && !opts->no_files)
-        rc = stall_job_begin(final, &outdir, err);
-    int64_t samples = cfg->samples > 0 ? cfg->samples : (have ? m.samples : 0);
-    for (int i = 0; i < fl.n && rc == 0; i++) {
-        wi_job *j = &jobs[i];
-        j->fa = fl.v[i];
-        stall_model_params pj = p;
-        pj.fetch_align = j->fa;
-        wi_collect c = {
-            .rep = stall_report_create(p.ranks, cfg->warmup, cfg->delay_threshold, samples)};
-        if (i == 0 && opts->on_iter) {
-            if (opts->on_params)
-                opts->on_params(opts->observer, &pj);
-            c.hook = opts->on_iter;
-            c.hook_ctx = opts->observer;
-        }
-        bool ranks_csv = stall_job_per_rank(cfg, p.ranks);
-        stall_report_keep_ranks(c.rep, ranks_csv);
-        if (ws) {
-            stall_durations dur;
-            rc = wi_stream_durations(ws, &pj, &x, &dur, err);
-            if (rc == 0)
-                rc = wi_run_with(&pj, &dur, &c, &j->st, err);
-            int src = rc ? wi_stream_error(ws, err) : 0;
-            rc = src ? src : rc;
-        } else {
-            rc = wi_run(&pj, &w, &c, &j->st, err);
-        }
+    return rc;
+}
+
+/* Writes one alignment's iterations.csv (and ranks.csv) into its folder. */
+static int wi_write_iterations(const wi_model_run *j, const wi_alignment *job,
+                               const stall_report *rep, bool ranks_csv, stall_err *err)
+{
+    char name[64];
+    snprintf(name, sizeof name, "fetch-%s_start-none", stall_align_name(job->fa));
+    char *dir = stall_path_join(j->outdir, name);
+    int rc = stall_mkdirs(dir, err);
+    if (rc == 0) {
+        char *path = stall_path_join(dir, "iterations.csv");
+        rc = stall_report_write_iterations(rep, path, err);
+        free(path);
+    }
+    if (rc == 0 && ranks_csv) {
+        char *path = stall_path_join(dir, "ranks.csv");
+        rc = stall_report_write_ranks(rep, path, err);
+        free(path);
+    }
+    free(dir);
+    return rc;
+}
+
+/* Runs fetch alignment i (and its replications), keeping its summary. */
+static int wi_run_alignment(wi_model_run *j, int i, stall_err *err)
+{
+    const stall_config *cfg = j->cfg;
+    const stall_run_opts *opts = j->opts;
+    wi_alignment *job = &j->jobs[i];
+    job->fa = j->fl.v[i];
+    stall_model_params pj = j->p;
+    pj.fetch_align = job->fa;
+    wi_collect c = {
+        .rep = stall_report_create(j->p.ranks, cfg->warmup, cfg->delay_threshold, j->samples)};
+    if (i == 0 && opts->on_iter) {
+        if (opts->on_params)
+            opts->on_params(opts->observer, &pj);
+        c.hook = opts->on_iter;
+        c.hook_ctx = opts->observer;
+    }
+    bool ranks_csv = stall_job_per_rank(cfg, j->p.ranks);
+    stall_report_keep_ranks(c.rep, ranks_csv);
+    int rc;
+    if (j->ws) {
+        stall_durations dur;
+        rc = wi_stream_durations(j->ws, &pj, &j->x, &dur, err);
         if (rc == 0)
-            stall_report_summarize(c.rep, &j->sum);
-        if (rc == 0) {
-            j->rep = stall_xcalloc((size_t)reps * 3, sizeof *j->rep);
-            j->rep[0] = j->sum.epoch_time_s;
-            j->rep[1] = samples > 0 ? j->sum.throughput_samples_s : j->sum.throughput_batches_s;
-            j->rep[2] = j->sum.stall_share;
-        }
-        if (rc == 0 && !opts->no_files && !opts->no_iterations) {
-            char name[64];
-            snprintf(name, sizeof name, "fetch-%s_start-none", stall_align_name(j->fa));
-            char *dir = stall_path_join(outdir, name);
-            rc = stall_mkdirs(dir, err);
-            if (rc == 0) {
-                char *path = stall_path_join(dir, "iterations.csv");
-                rc = stall_report_write_iterations(c.rep, path, err);
-                free(path);
-            }
-            if (rc == 0 && ranks_csv) {
-                char *path = stall_path_join(dir, "ranks.csv");
-                rc = stall_report_write_ranks(c.rep, path, err);
-                free(path);
-            }
-            free(dir);
-        }
-        stall_report_destroy(c.rep);
-        for (int r = 1; r < reps && rc == 0; r++)
-            rc = wi_replicate(cfg, have ? &m : NULL, &p, samples, j, r, err);
+            rc = wi_run_with(&pj, &dur, &c, &job->st, err);
+        int src = rc ? wi_stream_error(j->ws, err) : 0;
+        rc = src ? src : rc;
+    } else {
+        rc = wi_run(&pj, &j->w, &c, &job->st, err);
     }
-    wi_reps rs = {.jobs = jobs, .n = fl.n, .reps = reps, .seed = cfg->seed, .samples = samples > 0};
-    if (rc == 0 && reps > 1 && !opts->no_files)
-        rc = stall_write_atomic_in(outdir, "replications.csv", wi_fill_reps, &rs, err);
-    if (rc == 0 && reps > 1 && !opts->no_files)
-        rc = stall_write_atomic_in(outdir, "replications_summary.csv", wi_fill_reps_summary, &rs,
+    if (rc == 0) {
+        stall_report_summarize(c.rep, &job->sum);
+        job->rep = stall_xcalloc((size_t)j->reps * 3, sizeof *job->rep);
+        job->rep[0] = job->sum.epoch_time_s;
+        job->rep[1] =
+            j->samples > 0 ? job->sum.throughput_samples_s : job->sum.throughput_batches_s;
+        job->rep[2] = job->sum.stall_share;
+    }
+    if (rc == 0 && !opts->no_files && !opts->no_iterations)
+        rc = wi_write_iterations(j, job, c.rep, ranks_csv, err);
+    stall_report_destroy(c.rep);
+    for (int r = 1; r < j->reps && rc == 0; r++)
+        rc = wi_replicate(cfg, j->have ? &j->m : NULL, &j->p, j->samples, job, r, err);
+    return rc;
+}
+
+/* vs_measured only where the run is the trace's run (a what-if on
+ * workers, speed or cores), never across GPU, batch or epoch counts. */
+static bool wi_comparable(const wi_model_run *j)
+{
+    return j->have && j->p.ranks == j->m.ranks && j->p.batches == j->m.batches &&
+           j->p.epochs == j->m.epochs;
+}
+
+/* replications*.csv, summary.csv and effective.ini into the work folder. */
+static int wi_write_results(const wi_model_run *j, double measured, stall_err *err)
+{
+    wi_reps rs = {.jobs = j->jobs,
+                  .n = j->fl.n,
+                  .reps = j->reps,
+                  .seed = j->cfg->seed,
+                  .samples = j->samples > 0};
+    int rc = 0;
+    if (j->reps > 1)
+        rc = stall_write_atomic_in(j->outdir, "replications.csv", wi_fill_reps, &rs, err);
+    if (rc == 0 && j->reps > 1)
+        rc = stall_write_atomic_in(j->outdir, "replications_summary.csv", wi_fill_reps_summary, &rs,
                                    err);
-    double measured = NAN;
-    if (have && rc == 0)
-        measured = stall_measured_mean_epoch(&m);
-    if (rc == 0 && opts->summary)
-        *opts->summary = jobs[0].sum;
-    /* vs_measured only where the run is the trace's run (a what-if on
-     * workers, speed or cores), never across GPU, batch or epoch counts. */
-    bool comparable = have && p.ranks == m.ranks && p.batches == m.batches && p.epochs == m.epochs;
-    if (rc == 0 && !opts->no_files) {
-        wi_out o = {.jobs = jobs,
-                    .n = fl.n,
-                    .p = &p,
+    if (rc == 0) {
+        wi_out o = {.jobs = j->jobs,
+                    .n = j->fl.n,
+                    .p = &j->p,
                     .measured_epoch_s = measured,
-                    .comparable = comparable};
-        rc = stall_write_atomic_in(outdir, "summary.csv", wi_fill_summary, &o, err);
+                    .comparable = wi_comparable(j)};
+        rc = stall_write_atomic_in(j->outdir, "summary.csv", wi_fill_summary, &o, err);
     }
-    if (rc == 0 && !opts->no_files) {
+    if (rc == 0) {
         /* effective.ini says what ran, so that it runs again as is. */
-        stall_config eff = *cfg;
-        eff.fetch_align = fl;
+        stall_config eff = *j->cfg;
+        eff.fetch_align = j->fl;
         eff.start_align = (stall_align_list){1, {STALL_ALIGN_NONE}};
-        rc = stall_job_manifest_with(&eff, outdir, opts->digests, NULL, NULL, err);
+        rc = stall_job_manifest_with(&eff, j->outdir, j->opts->digests, NULL, NULL, err);
     }
-    if (rc == 0 && !opts->no_files)
-        rc = stall_job_commit(final, outdir, err);
-    else if (!opts->no_files)
-        stall_job_abort(outdir);
-    if (rc == 0 && opts->term) {
-        /* The floor's first fetch of each rank, as the run was fed it. */
-        stall_time *first = stall_xmalloc((size_t)p.ranks * sizeof *first);
-        for (int r = 0; r < p.ranks; r++)
-            first[r] = ws ? wi_xform_fetch(&x, wi_stream_first_fetch(ws, r))
-                          : w.fetch[(size_t)r * (size_t)w.n];
-        wi_term(opts->term, cfg, &p, have ? &m : NULL, first, whole, jobs, fl.n, measured,
-                comparable, contention, samples > 0, final);
-        free(first);
+    return rc;
+}
+
+/* The terminal summary, and the replications' intervals. */
+static void wi_print(const wi_model_run *j, double measured)
+{
+    FILE *f = j->opts->term;
+    const stall_model_params *p = &j->p;
+    /* The floor's first fetch of each rank, as the run was fed it. */
+    stall_time *first = stall_xmalloc((size_t)p->ranks * sizeof *first);
+    for (int r = 0; r < p->ranks; r++)
+        first[r] = j->ws ? wi_xform_fetch(&j->x, wi_stream_first_fetch(j->ws, r))
+                         : j->w.fetch[(size_t)r * (size_t)j->w.n];
+    wi_term(f, j->cfg, p, j->have ? &j->m : NULL, first, j->whole, j->jobs, j->fl.n, measured,
+            wi_comparable(j), j->contention, j->samples > 0, j->final);
+    free(first);
+    if (j->reps <= 1)
+        return;
+    int64_t seed = j->cfg->seed;
+    for (int i = 0; i < j->fl.n; i++) {
+        const double *v = j->jobs[i].rep;
+        wi_ci e = wi_interval(v, j->reps, 0), t = wi_interval(v, j->reps, 1),
+              s = wi_interval(v, j->reps, 2);
+        fprintf(f,
+                "%d replications (seeds %lld..%lld), fetch %s, mean [95%% interval]: epoch_s "
+                "%.3f [%.3f, %.3f], %s %.1f [%.1f, %.1f], stall%% %.2f [%.2f, %.2f] "
+                "(replications.csv, replications_summary.csv)\n",
+                j->reps, (long long)seed, (long long)(seed + j->reps - 1),
+                stall_align_name(j->jobs[i].fa), e.mean, e.lo, e.hi,
+                j->samples > 0 ? "samples/s" : "batches/s", t.mean, t.lo, t.hi, 100 * s.mean,
+                100 * s.lo, 100 * s.hi);
     }
-    if (rc == 0 && opts->term && reps > 1)
-        for (int i = 0; i < fl.n; i++) {
-            wi_ci e = wi_interval(jobs[i].rep, reps, 0), t = wi_interval(jobs[i].rep, reps, 1),
-                  s = wi_interval(jobs[i].rep, reps, 2);
-            fprintf(opts->term,
-                    "%d replications (seeds %lld..%lld), fetch %s, mean [95%% interval]: epoch_s "
-                    "%.3f [%.3f, %.3f], %s %.1f [%.1f, %.1f], stall%% %.2f [%.2f, %.2f] "
-                    "(replications.csv, replications_summary.csv)\n",
-                    reps, (long long)cfg->seed, (long long)(cfg->seed + reps - 1),
-                    stall_align_name(jobs[i].fa), e.mean, e.lo, e.hi,
-                    samples > 0 ? "samples/s" : "batches/s", t.mean, t.lo, t.hi, 100 * s.mean,
-                    100 * s.lo, 100 * s.hi);
-        }
-    free(outdir);
-    free(final);
-    for (int i = 0; i < fl.n; i++)
-        free(jobs[i].rep);
-    free(jobs);
-    wi_tables_free(&w);
-    wi_stream_close(ws);
-    stall_measured_free(&m);
+}
+
+static void wi_run_free(wi_model_run *j)
+{
+    free(j->outdir);
+    free(j->final);
+    if (j->jobs)
+        for (int i = 0; i < j->fl.n; i++)
+            free(j->jobs[i].rep);
+    free(j->jobs);
+    wi_tables_free(&j->w);
+    wi_stream_close(j->ws);
+    stall_measured_free(&j->m);
+}
+
+int stall_model_job(const stall_config *cfg, const stall_run_opts *opts, stall_err *err)
+{
+    int rc = wi_check_start(cfg, err);
+    if (rc)
+        return rc;
+    wi_model_run j = {.cfg = cfg,
+                      .opts = opts,
+                      .have = cfg->format != STALL_FORMAT_NONE,
+                      .x = WI_XFORM_NONE,
+                      .contention = 1.0,
+                      .reps = (int)cfg->replications,
+                      /* Fetch alignments: the [align] fetch list when given, else none. */
+                      .fl = {1, {STALL_ALIGN_NONE}}};
+    if (stall_config_given(cfg, "align", "fetch"))
+        j.fl = cfg->fetch_align;
+    rc = wi_prepare(&j, err);
+    j.jobs = stall_xcalloc((size_t)j.fl.n, sizeof *j.jobs);
+    j.final = stall_job_outdir(cfg, opts);
+    bool files = !opts->no_files;
+    if (rc == 0 && files)
+        rc = stall_job_begin(j.final, &j.outdir, err);
+    j.samples = cfg->samples > 0 ? cfg->samples : (j.have ? j.m.samples : 0);
+    for (int i = 0; i < j.fl.n && rc == 0; i++)
+        rc = wi_run_alignment(&j, i, err);
+    double measured = j.have && rc == 0 ? stall_measured_mean_epoch(&j.m) : NAN;
+    if (rc == 0 && opts->summary)
+        *opts->summary = j.jobs[0].sum;
+    if (rc == 0 && files)
+        rc = wi_write_results(&j, measured, err);
+    if (rc == 0 && files)
+        rc = stall_job_commit(j.final, j.outdir, err);
+    else if (files)
+        stall_job_abort(j.outdir);
+    if (rc == 0 && opts->term)
+        wi_print(&j, measured);
+    wi_run_free(&j);
     return rc;
 }
