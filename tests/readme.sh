@@ -147,6 +147,7 @@ if [ -f "$root/docs/ini.md" ]; then
         /^[|] `\[/ {
             sec = $1; sub(/^[|] /, "", sec)
             m = $4; sub(/ [|]$/, "", m); gsub(/\\[|]/, "|", m)
+            gsub(/&lt;/, "<", m); gsub(/&gt;/, ">", m); gsub(/&amp;/, "\\&", m)
             line = sec " " $2 " " $3 " " m
             gsub(/`/, "", line); gsub(/[ \t]+/, " ", line)
             print line
