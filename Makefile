@@ -8,6 +8,8 @@ BUILD    ?= build
 ASAN     ?= build-asan
 EXAMPLE  ?= configs/example.ini
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
+# The Debian packages `make run`/`make test` install when missing; README.md lists them
+# ("Two commands"), and the ctest `readme` checks that it names each one.
 PKGS     := libgsl-dev libcsv-dev libinih-dev libcriterion-dev pkg-config cmake gcc make
 PKGS     += libopenmpi-dev openmpi-bin
 
