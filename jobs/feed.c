@@ -124,37 +124,37 @@ static stall_time wi_scaled(stall_time v, double scale)
 
 /* Exposed all-reduce from [ddp] when given explicitly (a what-if); -1 when
  * the measured tail should be replayed, -2 past the limit. */
-static stall_time wi_ddp_tail(const stall_config *cfg, int g)
+static stall_time wi_ddp_tail(const wi_whatif *what, int g)
 {
-    if (stall_config_given(cfg, "ddp", "allreduce_s"))
-        return stall_s_to_ns(cfg->allreduce_s);
-    if (cfg->bandwidth_gb_s > 0) {
+    if (what->allreduce_given)
+        return stall_s_to_ns(what->allreduce_s);
+    if (what->bandwidth_gb_s > 0) {
         double steps = 2.0 * (g - 1);
-        double s = steps * cfg->latency_us * 1e-6 +
-                   (g > 1 ? steps / g * cfg->bucket_mb * 1e6 / (cfg->bandwidth_gb_s * 1e9) : 0);
+        double s = steps * what->latency_us * 1e-6 +
+                   (g > 1 ? steps / g * what->bucket_mb * 1e6 / (what->bandwidth_gb_s * 1e9) : 0);
         stall_time ns;
         return stall_s_to_ns_bounded(s, STALL_LIMIT_DURATION_S, &ns) == 0 ? ns : -2;
     }
     return -1;
 }
 
-wi_xform wi_xform_make(const stall_config *cfg, int g, bool whatif)
+wi_xform wi_xform_make(const wi_whatif *what, int g, bool whatif)
 {
     if (!whatif)
         return WI_XFORM_NONE;
-    return (wi_xform){.fscale = cfg->fetch_dist.scale,
-                      .cscale = cfg->compute_dist.scale,
-                      .ddp = wi_ddp_tail(cfg, g)};
+    return (wi_xform){.fscale = what->fetch_dist.scale,
+                      .cscale = what->compute_dist.scale,
+                      .ddp = wi_ddp_tail(what, g)};
 }
 
-int wi_xform_check(const stall_config *cfg, const wi_xform *x, int g, stall_err *err)
+int wi_xform_check(const wi_whatif *what, const wi_xform *x, int g, stall_err *err)
 {
     if (x->ddp != -2)
         return 0;
     return stall_err_set(err, STALL_ECONFIG,
                          "%s: [ddp] the ring all-reduce for %d ranks takes longer than the "
                          "limit of %g s per iteration",
-                         cfg->ini_path[0] ? cfg->ini_path : "config", g, STALL_LIMIT_DURATION_S);
+                         wi_where(what->ini), g, STALL_LIMIT_DURATION_S);
 }
 
 stall_time wi_xform_fetch(const wi_xform *x, stall_time v)
@@ -172,15 +172,14 @@ stall_time wi_xform_tail(const wi_xform *x, stall_time v)
     return v < 0 || x->ddp < 0 ? v : x->ddp;
 }
 
-int wi_horizon_check(const stall_config *cfg, double span, stall_err *err)
+int wi_horizon_check(const wi_whatif *what, double span, stall_err *err)
 {
     if (!(span > (double)STALL_LIMIT_HORIZON_NS))
         return 0;
     return stall_err_set(err, STALL_ECONFIG,
                          "%s: the run computes for %.3g s of simulated time, more than the "
                          "limit of %.0f s; make the run shorter",
-                         cfg->ini_path[0] ? cfg->ini_path : "config", span / 1e9,
-                         STALL_LIMIT_HORIZON_S);
+                         wi_where(what->ini), span / 1e9, STALL_LIMIT_HORIZON_S);
 }
 
 /* Bytes a model run over g x ne x n cells needs: the duration tables, the
@@ -200,7 +199,7 @@ static uint64_t wi_mem_estimate(int g, int ne, int64_t n)
     return (uint64_t)w;
 }
 
-int wi_tables_build(const stall_config *cfg, const stall_measured *m, int g, int ne, int64_t n,
+int wi_tables_build(const wi_whatif *what, const stall_measured *m, int g, int ne, int64_t n,
                     bool whatif, wi_tables *w, stall_err *err)
 {
     memset(w, 0, sizeof *w);
@@ -212,51 +211,51 @@ int wi_tables_build(const stall_config *cfg, const stall_measured *m, int g, int
         return stall_err_set(err, STALL_ECONFIG,
                              "%s: the run has %d ranks x %d epochs x %lld batches, outside the "
                              "limits (1..%d ranks, 1..%d epochs, 1..%lld batches)",
-                             cfg->ini_path[0] ? cfg->ini_path : "config", g, ne, (long long)n,
-                             STALL_LIMIT_RANKS, STALL_LIMIT_EPOCHS, (long long)STALL_LIMIT_BATCHES);
-    char what[STALL_PATH_MAX + 80];
-    snprintf(what, sizeof what, "%s: %d ranks x %d epochs x %lld batches",
-             cfg->ini_path[0] ? cfg->ini_path : "config", g, ne, (long long)n);
-    int mrc = stall_mem_check(wi_mem_estimate(g, ne, n), what, err);
+                             wi_where(what->ini), g, ne, (long long)n, STALL_LIMIT_RANKS,
+                             STALL_LIMIT_EPOCHS, (long long)STALL_LIMIT_BATCHES);
+    char run[STALL_PATH_MAX + 80];
+    snprintf(run, sizeof run, "%s: %d ranks x %d epochs x %lld batches", wi_where(what->ini), g,
+             ne, (long long)n);
+    int mrc = stall_mem_check(wi_mem_estimate(g, ne, n), run, err);
     if (mrc)
         return mrc;
     size_t cells = (size_t)ne * g * (size_t)n;
     bool beyond = m && (g > m->ranks || ne > m->epochs || n > m->batches);
-    if (beyond && cfg->resample == STALL_RESAMPLE_NONE)
+    if (beyond && what->resample == STALL_RESAMPLE_NONE)
         return stall_err_set(err, STALL_ECONFIG,
                              "%s: [fetch] resample: the what-if needs %d ranks x %d epochs x %lld "
                              "batches but the trace has %d x %d x %lld; set resample = bootstrap, "
                              "lognormal or gamma",
-                             cfg->ini_path, g, ne, (long long)n, m->ranks, m->epochs,
+                             what->ini, g, ne, (long long)n, m->ranks, m->epochs,
                              (long long)m->batches);
     w->fetch = stall_xmalloc(cells * sizeof *w->fetch);
     w->compute = stall_xmalloc(cells * sizeof *w->compute);
     w->tail = stall_xmalloc((size_t)ne * (size_t)n * sizeof *w->tail);
     w->gap = stall_xcalloc((size_t)ne, sizeof *w->gap);
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(rng, (unsigned long)cfg->seed);
+    gsl_rng_set(rng, (unsigned long)what->seed);
     size_t mcells = m ? (size_t)m->epochs * m->ranks * (size_t)m->batches : 0;
-    stall_dist ffit = cfg->fetch_dist, cfit = cfg->compute_dist;
+    stall_dist ffit = what->fetch_dist, cfit = what->compute_dist;
     if (m) {
-        ffit = wi_fit_pool(cfg->resample, m->fetch, mcells);
-        cfit = wi_fit_pool(cfg->resample, m->compute, mcells);
+        ffit = wi_fit_pool(what->resample, m->fetch, mcells);
+        cfit = wi_fit_pool(what->resample, m->compute, mcells);
     }
-    wi_xform x = wi_xform_make(cfg, g, whatif);
+    wi_xform x = wi_xform_make(what, g, whatif);
     for (int e = 0; e < ne; e++)
         for (int r = 0; r < g; r++)
             for (int64_t k = 0; k < n; k++) {
                 size_t o = ((size_t)e * g + r) * (size_t)n + (size_t)k;
                 stall_time f, c;
                 if (!m) {
-                    f = wi_draw_dist(rng, &cfg->fetch_dist);
-                    c = wi_draw_dist(rng, &cfg->compute_dist);
+                    f = wi_draw_dist(rng, &what->fetch_dist);
+                    c = wi_draw_dist(rng, &what->compute_dist);
                 } else if (e < m->epochs && r < m->ranks && k < m->batches) {
                     size_t i = ((size_t)e * m->ranks + r) * (size_t)m->batches + (size_t)k;
                     f = m->fetch[i];
                     c = m->compute[i];
                 } else {
-                    f = wi_resample(rng, cfg->resample, m->fetch, mcells, &ffit);
-                    c = wi_resample(rng, cfg->resample, m->compute, mcells, &cfit);
+                    f = wi_resample(rng, what->resample, m->fetch, mcells, &ffit);
+                    c = wi_resample(rng, what->resample, m->compute, mcells, &cfit);
                 }
                 if (f < 0 || c < 0) {
                     gsl_rng_free(rng);
@@ -265,9 +264,8 @@ int wi_tables_build(const stall_config *cfg, const stall_measured *m, int g, int
                     return stall_err_set(err, STALL_ECONFIG,
                                          "%s: [%s] drew a duration longer than the limit of %g s "
                                          "(epoch %d, rank %d, batch %lld); lower its sigma or sd_s",
-                                         cfg->ini_path[0] ? cfg->ini_path : "config",
-                                         f < 0 ? "fetch" : "compute", STALL_LIMIT_DURATION_S, e, r,
-                                         (long long)k);
+                                         wi_where(what->ini), f < 0 ? "fetch" : "compute",
+                                         STALL_LIMIT_DURATION_S, e, r, (long long)k);
                 }
                 /* Drawn cells are scaled too: a what-if's speed factor
                  * applies to every duration. */
@@ -275,7 +273,7 @@ int wi_tables_build(const stall_config *cfg, const stall_measured *m, int g, int
                 w->compute[o] = wi_xform_compute(&x, c);
             }
     stall_time ddp = x.ddp;
-    int xrc = wi_xform_check(cfg, &x, g, err);
+    int xrc = wi_xform_check(what, &x, g, err);
     if (xrc) {
         gsl_rng_free(rng);
         wi_tables_free(w);
@@ -306,7 +304,7 @@ int wi_tables_build(const stall_config *cfg, const stall_measured *m, int g, int
         for (int64_t k = 0; k < n; k++)
             span += (double)w->compute[(size_t)e * g * (size_t)n + (size_t)k] +
                     (double)w->tail[(size_t)e * n + (size_t)k];
-    int hrc = wi_horizon_check(cfg, span, err);
+    int hrc = wi_horizon_check(what, span, err);
     if (hrc) {
         wi_tables_free(w);
         memset(w, 0, sizeof *w);
@@ -373,39 +371,37 @@ int wi_run(const stall_model_params *p, wi_tables *w, wi_collect *c, stall_model
     return wi_run_with(p, &d, c, st, err);
 }
 
-/* Loads and decomposes cfg's trace; the rows are freed once decomposed. */
-int wi_load_measured(const stall_config *cfg, stall_measured *m, stall_err *err)
+/* Loads and decomposes the trace; the rows are freed once decomposed. */
+int wi_load_measured(const wi_trace_src *src, stall_measured *m, stall_err *err)
 {
-    if (cfg->format == STALL_FORMAT_DSANALYZER) {
+    if (src->format == STALL_FORMAT_DSANALYZER) {
         stall_ds_trace *d = NULL;
-        int rc = stall_ds_load(cfg->fetch, cfg->start, cfg->perf, cfg->epoch, &d, err);
+        int rc = stall_ds_load(src->fetch, src->start, src->perf, src->epoch, &d, err);
         if (rc == 0)
-            rc = stall_measured_from_dsanalyzer(d, (int)cfg->trace_workers,
-                                                (int)cfg->trace_prefetch, m, err);
+            rc = stall_measured_from_dsanalyzer(d, (int)src->workers, (int)src->prefetch, m, err);
         stall_ds_free(d);
         return rc;
     }
     stall_tidy_trace *t = NULL;
-    int rc = stall_tidy_load(cfg->path, &t, err);
+    int rc = stall_tidy_load(src->path, &t, err);
     int from = STALL_WORKERS_TRACE;
-    if (rc == 0 && t->workers >= 0 && stall_config_given(cfg, "trace", "workers") &&
-        cfg->trace_workers != t->workers)
+    if (rc == 0 && t->workers >= 0 && src->workers_given && src->workers != t->workers)
         rc = stall_err_set(err, STALL_ECONFIG,
                            "%s: [trace] workers: %lld, but the trace records workers = %d",
-                           cfg->ini_path, (long long)cfg->trace_workers, t->workers);
+                           src->ini, (long long)src->workers, t->workers);
     if (rc == 0 && t->workers < 0) {
         /* The trace does not say: the INI, else what its fetch starts show. */
-        from = cfg->trace_workers >= 0 ? STALL_WORKERS_GIVEN : STALL_WORKERS_INFERRED;
+        from = src->workers >= 0 ? STALL_WORKERS_GIVEN : STALL_WORKERS_INFERRED;
         int maxid = -1;
         size_t cells = (size_t)t->epochs * (size_t)t->ranks * (size_t)t->batches;
         for (size_t i = 0; i < cells; i++)
             maxid = t->worker[i] > maxid ? t->worker[i] : maxid;
-        t->workers = cfg->trace_workers >= 0 ? (int)cfg->trace_workers
-                     : maxid >= 0            ? maxid + 1
-                                             : stall_measured_infer_workers(t, NULL);
+        t->workers = src->workers >= 0 ? (int)src->workers
+                     : maxid >= 0      ? maxid + 1
+                                       : stall_measured_infer_workers(t, NULL);
     }
-    if (rc == 0 && t->prefetch < 1 && cfg->trace_prefetch > 0)
-        t->prefetch = (int)cfg->trace_prefetch;
+    if (rc == 0 && t->prefetch < 1 && src->prefetch > 0)
+        t->prefetch = (int)src->prefetch;
     if (rc == 0)
         rc = stall_measured_from_tidy(t, m, err);
     if (rc == 0)
@@ -416,42 +412,41 @@ int wi_load_measured(const stall_config *cfg, stall_measured *m, stall_err *err)
 
 /* Model parameters: the measured configuration, then the INI's explicit
  * what-if keys on top (when whatif). */
-void wi_params(const stall_config *cfg, const stall_measured *m, bool whatif, stall_model_params *p)
+void wi_params(const wi_whatif *what, const stall_measured *m, bool whatif, stall_model_params *p)
 {
     stall_model_defaults(p);
     bool have = m != NULL;
-#define WI_PICK(sec, key, cfgval, measured, ok)                                                    \
-    ((whatif && (stall_config_given(cfg, sec, key) || !have || !(ok))) ? (cfgval) : (measured))
-    p->ranks = (int)(whatif && cfg->gpus > 0 ? cfg->gpus
-                                             : (have ? m->ranks : (cfg->gpus > 0 ? cfg->gpus : 1)));
+#define WI_PICK(given, val, measured, ok)                                                          \
+    ((whatif && ((given) || !have || !(ok))) ? (val) : (measured))
+    p->ranks =
+        (int)(whatif && what->gpus > 0 ? what->gpus
+                                       : (have ? m->ranks : (what->gpus > 0 ? what->gpus : 1)));
     /* Ranks per node: as given, else the trace's layout (all its ranks on
      * one node unless it says otherwise), else 8 GPUs per node. */
-    int64_t gpn = whatif && cfg->gpus_per_node > 0 ? cfg->gpus_per_node
-                  : have                           ? m->ranks_per_node
-                                                   : 8;
+    int64_t gpn = whatif && what->gpus_per_node > 0 ? what->gpus_per_node
+                  : have                            ? m->ranks_per_node
+                                                    : 8;
     p->gpus_per_node = (int)(gpn < p->ranks ? gpn : p->ranks);
-    p->workers = (int)WI_PICK("loader", "workers", cfg->workers, m->workers, m->workers >= 0);
-    int pf = (int)WI_PICK("loader", "prefetch_factor", cfg->prefetch_factor, m->prefetch,
-                          m->prefetch >= 1);
+    p->workers = (int)WI_PICK(what->workers_given, what->workers, m->workers, m->workers >= 0);
+    int pf =
+        (int)WI_PICK(what->prefetch_given, what->prefetch_factor, m->prefetch, m->prefetch >= 1);
     p->prefetch = pf >= 1 ? pf : 2;
-    p->in_order = cfg->in_order;
-    p->persistent_workers = cfg->persistent_workers;
-    p->startup = WI_PICK("loader", "startup_s", stall_s_to_ns(cfg->startup_s), m->startup, true);
-    p->handover =
-        WI_PICK("loader", "handover_s", stall_s_to_ns(cfg->handover_s), m->handover, true);
-    p->pin = whatif ? stall_s_to_ns(cfg->pin_memory_s) : 0;
-    p->batches = whatif && cfg->batches > 0 ? cfg->batches : (have ? m->batches : cfg->batches);
-    p->epochs =
-        (int)(whatif && cfg->epochs > 0 ? cfg->epochs
-                                        : (have ? m->epochs : (cfg->epochs > 0 ? cfg->epochs : 1)));
+    p->in_order = what->in_order;
+    p->persistent_workers = what->persistent_workers;
+    p->startup = WI_PICK(what->startup_given, stall_s_to_ns(what->startup_s), m->startup, true);
+    p->handover = WI_PICK(what->handover_given, stall_s_to_ns(what->handover_s), m->handover, true);
+    p->pin = whatif ? stall_s_to_ns(what->pin_memory_s) : 0;
+    p->batches = whatif && what->batches > 0 ? what->batches : (have ? m->batches : what->batches);
+    p->epochs = (int)(whatif && what->epochs > 0
+                          ? what->epochs
+                          : (have ? m->epochs : (what->epochs > 0 ? what->epochs : 1)));
 #undef WI_PICK
     if (whatif) {
-        p->cores = (int)cfg->cores;
-        p->cpu_share = cfg->cpu_share;
-        p->compute_cpu_share = cfg->compute_cpu_share;
-        p->storage_mb_s = cfg->bandwidth_mb_s;
-        p->batch_mb =
-            stall_config_given(cfg, "storage", "batch_mb") || !have ? cfg->batch_mb : m->batch_mb;
+        p->cores = (int)what->cores;
+        p->cpu_share = what->cpu_share;
+        p->compute_cpu_share = what->compute_cpu_share;
+        p->storage_mb_s = what->bandwidth_mb_s;
+        p->batch_mb = what->batch_mb_given || !have ? what->batch_mb : m->batch_mb;
         /* A measured (or drawn) fetch already contains its storage read:
          * only the time lost to sharing the bandwidth is added. */
         p->read_in_fetch = true;
@@ -466,10 +461,10 @@ void wi_params(const stall_config *cfg, const stall_measured *m, bool whatif, st
 static int wi_sim_from(const stall_measured *base, const wi_feed *f, int workers, const wi_cpu *cpu,
                        double deflate, double *epoch_s, double *fetch_s, stall_err *err)
 {
-    stall_config cfg;
-    stall_config_defaults(&cfg);
+    wi_whatif what;
+    wi_whatif_defaults(&what);
     stall_model_params p;
-    wi_params(&cfg, base, false, &p);
+    wi_params(&what, base, false, &p);
     p.workers = workers;
     p.cores = cpu->cores;
     p.cpu_share = cpu->fetch_share;
@@ -478,8 +473,8 @@ static int wi_sim_from(const stall_measured *base, const wi_feed *f, int workers
     p.gpus_per_node = cpu->gpn > 0 && cpu->gpn <= p.ranks ? cpu->gpn : p.ranks;
     wi_tables w = {0};
     stall_durations d;
-    int rc = f ? wi_horizon_check(&cfg, f->span, err)
-               : wi_tables_build(&cfg, base, p.ranks, p.epochs, p.batches, false, &w, err);
+    int rc = f ? wi_horizon_check(&what, f->span, err)
+               : wi_tables_build(&what, base, p.ranks, p.epochs, p.batches, false, &w, err);
     if (rc == 0 && f)
         rc = f->open(f->ctx, &p, &d, err);
     double *e = stall_xcalloc((size_t)p.epochs, sizeof *e),

@@ -17,7 +17,7 @@
 
 #include <stdbool.h>
 
-#include "stall/config.h"
+#include "inputs.h"
 #include "stall/measured.h"
 #include "stall/model.h"
 #include "stall/report.h"
@@ -42,10 +42,10 @@ typedef struct wi_xform {
 
 #define WI_XFORM_NONE ((wi_xform){.fscale = 1.0, .cscale = 1.0, .ddp = -1})
 
-/* cfg's transform for a run of g ranks (whatif false: none). */
-wi_xform wi_xform_make(const stall_config *cfg, int g, bool whatif);
+/* The what-if's transform for a run of g ranks (whatif false: none). */
+wi_xform wi_xform_make(const wi_whatif *what, int g, bool whatif);
 /* 0, or the error for a [ddp] all-reduce past the limit (ddp == -2). */
-int wi_xform_check(const stall_config *cfg, const wi_xform *x, int g, stall_err *err);
+int wi_xform_check(const wi_whatif *what, const wi_xform *x, int g, stall_err *err);
 /* A measured duration transformed; a negative v (a feed's error) unchanged. */
 stall_time wi_xform_fetch(const wi_xform *x, stall_time v);
 stall_time wi_xform_compute(const wi_xform *x, stall_time v);
@@ -53,12 +53,12 @@ stall_time wi_xform_tail(const wi_xform *x, stall_time v);
 
 /* 0, or the error for a run whose rank 0 computes (compute plus tails,
  * span ns) past the engine's horizon, refused before any output. */
-int wi_horizon_check(const stall_config *cfg, double span, stall_err *err);
+int wi_horizon_check(const wi_whatif *what, double span, stall_err *err);
 
 /* Builds the tables for g ranks x ne epochs x n batches: from m where it
  * measured the cell (scaled by the what-if speed factors when whatif),
- * resampled beyond it, drawn from cfg's distributions without m. */
-int wi_tables_build(const stall_config *cfg, const stall_measured *m, int g, int ne, int64_t n,
+ * resampled beyond it, drawn from the what-if's distributions without m. */
+int wi_tables_build(const wi_whatif *what, const stall_measured *m, int g, int ne, int64_t n,
                     bool whatif, wi_tables *w, stall_err *err);
 
 /* What a run collects per iteration: report rows, per-epoch times and the
@@ -82,13 +82,12 @@ int wi_run(const stall_model_params *p, wi_tables *w, wi_collect *c, stall_model
 int wi_run_with(const stall_model_params *p, const stall_durations *d, wi_collect *c,
                 stall_model_stats *st, stall_err *err);
 
-/* Loads and decomposes cfg's trace; the rows are freed once decomposed. */
-int wi_load_measured(const stall_config *cfg, stall_measured *m, stall_err *err);
+/* Loads and decomposes the trace; the rows are freed once decomposed. */
+int wi_load_measured(const wi_trace_src *src, stall_measured *m, stall_err *err);
 
 /* Model parameters: the measured configuration, then the INI's explicit
  * what-if keys on top (when whatif). */
-void wi_params(const stall_config *cfg, const stall_measured *m, bool whatif,
-               stall_model_params *p);
+void wi_params(const wi_whatif *what, const stall_measured *m, bool whatif, stall_model_params *p);
 
 /* How a job uses the host CPU: cores per node, ranks per node, and the
  * fraction of a measured fetch and of a measured compute that is CPU work. */

@@ -58,12 +58,12 @@ static wi_ci wi_interval(const double *v, int n, int k)
 
 /* Runs replication i (seed + i) of job j's what-if; replication 0 is the
  * main run. */
-static int wi_replicate(const stall_config *cfg, const stall_measured *m,
+static int wi_replicate(const stall_config *cfg, const wi_whatif *what, const stall_measured *m,
                         const stall_model_params *p, int64_t samples, wi_alignment *j, int i,
                         stall_err *err)
 {
-    stall_config c = *cfg;
-    c.seed = cfg->seed + i;
+    wi_whatif c = *what;
+    c.seed = what->seed + i;
     wi_tables w;
     int rc = wi_tables_build(&c, m, p->ranks, p->epochs, p->batches, true, &w, err);
     stall_model_params pj = *p;
@@ -250,18 +250,18 @@ static int wi_feed_error(void *ctx, stall_err *err)
     return wi_stream_error(ctx, err);
 }
 
-/* Opens cfg's trace for streaming when the what-if needs nothing beyond it:
- * *ws and *m (passes 1-3), and *x, cfg's transform. Otherwise *ws stays
+/* Opens the trace for streaming when the what-if needs nothing beyond it:
+ * *ws and *m (passes 1-3), and *x, the what-if's transform. Otherwise *ws stays
  * NULL and `whole` says why the trace is to be read whole. */
-static int wi_open_stream(const stall_config *cfg, wi_stream **ws, stall_measured *m, wi_xform *x,
+static int wi_open_stream(const wi_inputs *in, wi_stream **ws, stall_measured *m, wi_xform *x,
                           char *whole, size_t wsize, stall_err *err)
 {
-    int rc = wi_stream_start(cfg, ws, err);
+    int rc = wi_stream_start(&in->trace, ws, err);
     if (rc == STALL_DS_UNSORTED) {
         snprintf(whole, wsize,
                  "%s: rows not sorted by (Epoch, Step): the trace was read whole into memory "
                  "(sort them for a read in bounded memory)",
-                 cfg->perf);
+                 in->trace.perf);
         return 0;
     }
     if (rc)
@@ -269,7 +269,7 @@ static int wi_open_stream(const stall_config *cfg, wi_stream **ws, stall_measure
     stall_measured grid;
     stall_model_params q;
     wi_stream_grid(*ws, &grid);
-    wi_params(cfg, &grid, true, &q);
+    wi_params(&in->what, &grid, true, &q);
     if (q.ranks > grid.ranks || q.epochs > grid.epochs || q.batches > grid.batches) {
         snprintf(whole, wsize,
                  "the trace was read whole into memory: the what-if's %d GPUs x %d epochs x %lld "
@@ -280,7 +280,7 @@ static int wi_open_stream(const stall_config *cfg, wi_stream **ws, stall_measure
         *ws = NULL;
         return 0;
     }
-    *x = wi_xform_make(cfg, q.ranks, true);
+    *x = wi_xform_make(&in->what, q.ranks, true);
     rc = wi_stream_measure(*ws, x, &q, m, err);
     if (rc) {
         wi_stream_close(*ws);
@@ -292,6 +292,7 @@ static int wi_open_stream(const stall_config *cfg, wi_stream **ws, stall_measure
 /* One mode = model job as it runs: what the steps below share. */
 typedef struct wi_model_run {
     const stall_config *cfg;
+    wi_inputs in; /* cfg resolved for what runs under the job */
     const stall_run_opts *opts;
     bool have; /* a measured trace */
     stall_measured m;
@@ -328,20 +329,21 @@ static int wi_prepare(wi_model_run *j, stall_err *err)
     const stall_config *cfg = j->cfg;
     int rc = stall_job_inputs(cfg, err);
     if (rc == 0 && j->have && stall_job_streams(cfg, j->opts))
-        rc = wi_open_stream(cfg, &j->ws, &j->m, &j->x, j->whole, sizeof j->whole, err);
+        rc = wi_open_stream(&j->in, &j->ws, &j->m, &j->x, j->whole, sizeof j->whole, err);
     if (rc == 0 && j->have && !j->ws)
-        rc = wi_load_measured(cfg, &j->m, err);
+        rc = wi_load_measured(&j->in.trace, &j->m, err);
     if (rc)
         return rc;
     stall_model_params *p = &j->p;
-    wi_params(cfg, j->have ? &j->m : NULL, true, p);
+    const wi_whatif *what = &j->in.what;
+    wi_params(what, j->have ? &j->m : NULL, true, p);
     if (j->ws) {
         /* wi_tables_build's checks that apply within the trace. */
-        rc = wi_xform_check(cfg, &j->x, p->ranks, err);
+        rc = wi_xform_check(what, &j->x, p->ranks, err);
         if (rc == 0)
-            rc = wi_horizon_check(cfg, wi_stream_span(j->ws, true), err);
+            rc = wi_horizon_check(what, wi_stream_span(j->ws, true), err);
     } else {
-        rc = wi_tables_build(cfg, j->have ? &j->m : NULL, p->ranks, p->epochs, p->batches, true,
+        rc = wi_tables_build(what, j->have ? &j->m : NULL, p->ranks, p->epochs, p->batches, true,
                              &j->w, err);
     }
     if (rc)
@@ -448,7 +450,7 @@ static int wi_run_alignment(wi_model_run *j, int i, stall_err *err)
         rc = wi_write_iterations(j, job, c.rep, ranks_csv, err);
     stall_report_destroy(c.rep);
     for (int r = 1; r < j->reps && rc == 0; r++)
-        rc = wi_replicate(cfg, j->have ? &j->m : NULL, &j->p, j->samples, job, r, err);
+        rc = wi_replicate(cfg, &j->in.what, j->have ? &j->m : NULL, &j->p, j->samples, job, r, err);
     return rc;
 }
 
@@ -551,6 +553,7 @@ int stall_model_job(const stall_config *cfg, const stall_run_opts *opts, stall_e
                       .fl = {1, {STALL_ALIGN_NONE}}};
     if (stall_config_given(cfg, "align", "fetch"))
         j.fl = cfg->fetch_align;
+    wi_inputs_resolve(cfg, &j.in);
     rc = wi_prepare(&j, err);
     j.jobs = stall_xcalloc((size_t)j.fl.n, sizeof *j.jobs);
     j.final = stall_job_outdir(cfg, opts);

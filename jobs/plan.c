@@ -420,10 +420,12 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
         /* The configuration's GPU count, as the model reads it. */
         stall_measured m = {0};
         bool have = cfg->format != STALL_FORMAT_NONE;
-        rc = have ? wi_load_measured(chosen, &m, err) : 0;
+        wi_inputs in;
+        wi_inputs_resolve(chosen, &in);
+        rc = have ? wi_load_measured(&in.trace, &m, err) : 0;
         if (rc == 0) {
             stall_model_params mp;
-            wi_params(chosen, have ? &m : NULL, true, &mp);
+            wi_params(&in.what, have ? &m : NULL, true, &mp);
             ranks = mp.ranks;
         }
         stall_measured_free(&m);

@@ -430,17 +430,17 @@ static int wi_pass3(wi_stream *s, const wi_xform *x, const stall_model_params *p
     return rc;
 }
 
-int wi_stream_start(const stall_config *cfg, wi_stream **out, stall_err *err)
+int wi_stream_start(const wi_trace_src *src, wi_stream **out, stall_err *err)
 {
     *out = NULL;
     wi_stream *s = stall_xcalloc(1, sizeof *s);
     int rc = 0;
-    if (cfg->format == STALL_FORMAT_DSANALYZER) {
+    if (src->format == STALL_FORMAT_DSANALYZER) {
         /* Its checks run once here; the passes read its batches. */
-        s->path = stall_xstrdup(cfg->perf);
-        rc = stall_ds_open(cfg->fetch, cfg->start, cfg->perf, cfg->epoch, &s->ds, err);
+        s->path = stall_xstrdup(src->perf);
+        rc = stall_ds_open(src->fetch, src->start, src->perf, src->epoch, &s->ds, err);
     } else {
-        s->path = stall_xstrdup(cfg->path);
+        s->path = stall_xstrdup(src->path);
     }
     int maxid = -1, inferred = 1;
     if (rc == 0)
@@ -448,19 +448,16 @@ int wi_stream_start(const stall_config *cfg, wi_stream **out, stall_err *err)
     s->workers_from = STALL_WORKERS_TRACE;
     s->workers = s->info.workers;
     s->prefetch = s->info.prefetch;
-    if (rc == 0 && s->workers >= 0 && stall_config_given(cfg, "trace", "workers") &&
-        cfg->trace_workers != s->workers)
+    if (rc == 0 && s->workers >= 0 && src->workers_given && src->workers != s->workers)
         rc = stall_err_set(err, STALL_ECONFIG,
                            "%s: [trace] workers: %lld, but the trace records workers = %d",
-                           cfg->ini_path, (long long)cfg->trace_workers, s->workers);
+                           src->ini, (long long)src->workers, s->workers);
     if (rc == 0 && s->workers < 0) {
-        s->workers_from = cfg->trace_workers >= 0 ? STALL_WORKERS_GIVEN : STALL_WORKERS_INFERRED;
-        s->workers = cfg->trace_workers >= 0 ? (int)cfg->trace_workers
-                     : maxid >= 0            ? maxid + 1
-                                             : inferred;
+        s->workers_from = src->workers >= 0 ? STALL_WORKERS_GIVEN : STALL_WORKERS_INFERRED;
+        s->workers = src->workers >= 0 ? (int)src->workers : maxid >= 0 ? maxid + 1 : inferred;
     }
-    if (rc == 0 && s->prefetch < 1 && cfg->trace_prefetch > 0)
-        s->prefetch = (int)cfg->trace_prefetch;
+    if (rc == 0 && s->prefetch < 1 && src->prefetch > 0)
+        s->prefetch = (int)src->prefetch;
     if (rc == 0 && s->ds && s->prefetch < 1)
         s->prefetch = 2; /* as stall_measured_from_dsanalyzer */
     if (rc) {
@@ -500,10 +497,10 @@ int wi_stream_measure(wi_stream *s, const wi_xform *x, const stall_model_params 
     return rc;
 }
 
-int wi_stream_open(const stall_config *cfg, stall_measured *m, wi_stream **out, stall_err *err)
+int wi_stream_open(const wi_trace_src *src, stall_measured *m, wi_stream **out, stall_err *err)
 {
     memset(m, 0, sizeof *m);
-    int rc = wi_stream_start(cfg, out, err);
+    int rc = wi_stream_start(src, out, err);
     if (rc == 0)
         rc = wi_stream_measure(*out, NULL, NULL, m, err);
     if (rc) {

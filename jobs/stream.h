@@ -25,16 +25,15 @@
 #include <stdbool.h>
 
 #include "feed.h"
-#include "stall/config.h"
 #include "stall/measured.h"
 #include "stall/model.h"
 
 typedef struct wi_stream wi_stream;
 
-/* Pass 1 over cfg's trace (tidy or dsanalyzer, whose checks run here): the
+/* Pass 1 over the trace (tidy or dsanalyzer, whose checks run here): the
  * grid, the loader settings and the worker count. Returns 0 or the error
  * wi_load_measured would give for them; *out is NULL then. */
-int wi_stream_start(const stall_config *cfg, wi_stream **out, stall_err *err);
+int wi_stream_start(const wi_trace_src *src, wi_stream **out, stall_err *err);
 
 /* The trace's ranks, epochs and batches in *m, every other field zero (for
  * wi_params to size a what-if before the trace is decomposed). */
@@ -49,7 +48,7 @@ int wi_stream_measure(wi_stream *s, const wi_xform *x, const stall_model_params 
                       stall_measured *m, stall_err *err);
 
 /* wi_stream_start then wi_stream_measure without a transform. */
-int wi_stream_open(const stall_config *cfg, stall_measured *m, wi_stream **out, stall_err *err);
+int wi_stream_open(const wi_trace_src *src, stall_measured *m, wi_stream **out, stall_err *err);
 
 /* Opens the trace for a model run of p and fills *d: p's ranks, batches
  * and epochs must be at most the trace's (the first ones of each are fed,

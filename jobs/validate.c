@@ -71,13 +71,15 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
      * in (Epoch, Step) order is read whole, and the terminal says so. */
     wi_stream *ws = NULL;
     bool unsorted = false;
+    wi_inputs in;
+    wi_inputs_resolve(cfg, &in);
     if (rc == 0 && stall_job_streams(cfg, opts)) {
-        rc = wi_stream_open(cfg, &m, &ws, err);
+        rc = wi_stream_open(&in.trace, &m, &ws, err);
         unsorted = rc == STALL_DS_UNSORTED;
         rc = unsorted ? 0 : rc;
     }
     if (rc == 0 && !ws)
-        rc = wi_load_measured(cfg, &m, err);
+        rc = wi_load_measured(&in.trace, &m, err);
     stall_model_params p;
     stall_durations dur;
     wi_tables w = {0};
@@ -91,10 +93,10 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
     if (rc == 0)
         rc = stall_config_roundtrip(cfg, final, err);
     if (rc == 0) {
-        wi_params(cfg, &m, false, &p);
+        wi_params(&in.what, &m, false, &p);
         if (!ws)
-            rc = wi_tables_build(cfg, &m, p.ranks, p.epochs, p.batches, false, &w, err);
-        else if ((rc = wi_horizon_check(cfg, wi_stream_span(ws, false), err)) == 0)
+            rc = wi_tables_build(&in.what, &m, p.ranks, p.epochs, p.batches, false, &w, err);
+        else if ((rc = wi_horizon_check(&in.what, wi_stream_span(ws, false), err)) == 0)
             /* wi_tables_build's horizon check, on the same sum. */
             rc = wi_stream_durations(ws, &p, NULL, &dur, err);
     }

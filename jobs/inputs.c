@@ -1,0 +1,68 @@
+/*
+ * inputs.c - the configuration resolved into the typed inputs of inputs.h:
+ * the one place under the job's start that reads stall_config.
+ */
+#include "inputs.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void wi_inputs_resolve(const stall_config *cfg, wi_inputs *in)
+{
+    memset(in, 0, sizeof *in);
+    wi_trace_src *t = &in->trace;
+    t->format = cfg->format;
+    t->fetch = cfg->fetch;
+    t->start = cfg->start;
+    t->perf = cfg->perf;
+    t->path = cfg->path;
+    t->epoch = cfg->epoch;
+    t->workers = cfg->trace_workers;
+    t->workers_given = stall_config_given(cfg, "trace", "workers");
+    t->prefetch = cfg->trace_prefetch;
+    t->ini = cfg->ini_path;
+
+    wi_whatif *w = &in->what;
+    w->ini = cfg->ini_path;
+    w->gpus = cfg->gpus;
+    w->gpus_per_node = cfg->gpus_per_node;
+    w->cores = cfg->cores;
+    w->workers = cfg->workers;
+    w->workers_given = stall_config_given(cfg, "loader", "workers");
+    w->prefetch_factor = cfg->prefetch_factor;
+    w->prefetch_given = stall_config_given(cfg, "loader", "prefetch_factor");
+    w->startup_s = cfg->startup_s;
+    w->startup_given = stall_config_given(cfg, "loader", "startup_s");
+    w->handover_s = cfg->handover_s;
+    w->handover_given = stall_config_given(cfg, "loader", "handover_s");
+    w->in_order = cfg->in_order;
+    w->persistent_workers = cfg->persistent_workers;
+    w->pin_memory_s = cfg->pin_memory_s;
+    w->batches = cfg->batches;
+    w->epochs = cfg->epochs;
+    w->seed = cfg->seed;
+    w->cpu_share = cfg->cpu_share;
+    w->compute_cpu_share = cfg->compute_cpu_share;
+    w->bandwidth_mb_s = cfg->bandwidth_mb_s;
+    w->batch_mb = cfg->batch_mb;
+    w->batch_mb_given = stall_config_given(cfg, "storage", "batch_mb");
+    w->allreduce_s = cfg->allreduce_s;
+    w->allreduce_given = stall_config_given(cfg, "ddp", "allreduce_s");
+    w->bucket_mb = cfg->bucket_mb;
+    w->bandwidth_gb_s = cfg->bandwidth_gb_s;
+    w->latency_us = cfg->latency_us;
+    w->resample = cfg->resample;
+    w->fetch_dist = cfg->fetch_dist;
+    w->compute_dist = cfg->compute_dist;
+}
+
+void wi_whatif_defaults(wi_whatif *w)
+{
+    stall_config *cfg = stall_xmalloc(sizeof *cfg);
+    stall_config_defaults(cfg);
+    wi_inputs in;
+    wi_inputs_resolve(cfg, &in);
+    free(cfg);
+    *w = in.what;
+    w->ini = ""; /* borrowed nothing: no INI file */
+}

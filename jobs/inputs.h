@@ -1,0 +1,70 @@
+/*
+ * inputs.h - the configuration resolved once, where a job starts, into the
+ * typed inputs the layers under it take (private to jobs/): the trace to
+ * read and what the what-if sets. Below this point nothing receives the
+ * whole configuration or asks whether a key was given: where a rule
+ * depends on it (a key given explicitly overrides the measured value), the
+ * flag is resolved here, by name.
+ */
+#ifndef STALL_JOBS_INPUTS_H
+#define STALL_JOBS_INPUTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "stall/config.h"
+
+/* The measured trace, from [trace] (paths borrowed from the configuration,
+ * which outlives the job). */
+typedef struct wi_trace_src {
+    int format;                       /* stall_format */
+    const char *fetch, *start, *perf; /* dsanalyzer */
+    const char *path;                 /* tidy */
+    int64_t epoch;                    /* dsanalyzer: the epoch read */
+    int64_t workers;                  /* [trace] workers; -1: infer from the fetch starts */
+    bool workers_given;               /* set explicitly: must agree with a trace that records it */
+    int64_t prefetch;                 /* [trace] prefetch_factor; 0: PyTorch's default 2 */
+    const char *ini;                  /* the INI file, for messages ("" when none) */
+} wi_trace_src;
+
+/* What a what-if sets ([loader] [cluster] [fetch] [compute] [storage]
+ * [ddp] [run]), with *_given where a key given explicitly replaces the
+ * measured value. */
+typedef struct wi_whatif {
+    const char *ini; /* the INI file, for messages ("" when none) */
+    int64_t gpus, gpus_per_node, cores;
+    int64_t workers, prefetch_factor;
+    bool workers_given, prefetch_given;
+    double startup_s, handover_s;
+    bool startup_given, handover_given;
+    bool in_order, persistent_workers;
+    double pin_memory_s;
+    int64_t batches, epochs, seed;
+    double cpu_share, compute_cpu_share;
+    double bandwidth_mb_s, batch_mb;
+    bool batch_mb_given;
+    double allreduce_s; /* [ddp] allreduce_s, when allreduce_given */
+    bool allreduce_given;
+    double bucket_mb, bandwidth_gb_s, latency_us;
+    int resample; /* stall_resample */
+    stall_dist fetch_dist, compute_dist;
+} wi_whatif;
+
+typedef struct wi_inputs {
+    wi_trace_src trace;
+    wi_whatif what;
+} wi_inputs;
+
+/* Resolves cfg (which must outlive *in: paths are borrowed). */
+void wi_inputs_resolve(const stall_config *cfg, wi_inputs *in);
+
+/* The what-if of a configuration with every key at its default. */
+void wi_whatif_defaults(wi_whatif *w);
+
+/* The INI file for messages, or "config" when there is none. */
+static inline const char *wi_where(const char *ini)
+{
+    return ini[0] ? ini : "config";
+}
+
+#endif
