@@ -359,7 +359,7 @@ static int cfg_prescan(FILE *f, const char *path, stall_err *err)
 }
 
 /* Parses INI text from f over cfg; name is the file name for messages. */
-static int cfg_load_stream(stall_config *cfg, FILE *f, const char *name, stall_err *err)
+int cfg_load_stream(stall_config *cfg, FILE *f, const char *name, stall_err *err)
 {
     int rc = cfg_prescan(f, name, err);
     if (rc)
@@ -396,87 +396,6 @@ int stall_config_load(stall_config *cfg, const char *ini_path, stall_err *err)
     free(dir);
     int rc = cfg_load_stream(cfg, f, ini_path, err);
     fclose(f);
-    return rc;
-}
-
-/* Removes the comment lines of INI text in place; returns the new length. */
-static size_t cfg_drop_comments(char *text)
-{
-    char *w = text;
-    for (char *r = text; *r;) {
-        size_t n = strcspn(r, "\n");
-        bool keep = r[0] != ';';
-        if (keep) {
-            memmove(w, r, n);
-            w += n;
-            if (r[n] == '\n')
-                *w++ = '\n';
-        }
-        r += n + (r[n] == '\n');
-    }
-    *w = '\0';
-    return (size_t)(w - text);
-}
-
-int stall_config_roundtrip(const stall_config *cfg, const char *base_dir, stall_err *err)
-{
-    char *text = NULL, *again = NULL;
-    size_t ntext = 0, nagain = 0;
-    FILE *f = open_memstream(&text, &ntext);
-    if (!f)
-        return stall_err_set(err, STALL_ENOMEM, "effective.ini: cannot write to memory");
-    stall_config_write(cfg, base_dir, f);
-    fclose(f);
-    stall_config *back = stall_xmalloc(sizeof *back);
-    stall_config_defaults(back);
-    snprintf(back->ini_dir, sizeof back->ini_dir, "%s", base_dir ? base_dir : "");
-    stall_err e = {0};
-    int rc = 0;
-    f = fmemopen(text, ntext, "r");
-    if (!f || cfg_load_stream(back, f, "effective.ini", &e) != 0) {
-        rc = stall_err_set(err, STALL_ECONFIG,
-                           "%s: the configuration cannot be written to effective.ini and read "
-                           "back: %s",
-                           cfg->ini_path[0] ? cfg->ini_path : "config", f ? e.msg : "fmemopen");
-    }
-    if (f)
-        fclose(f);
-    if (rc == 0) {
-        f = open_memstream(&again, &nagain);
-        if (!f) {
-            rc = stall_err_set(err, STALL_ENOMEM, "effective.ini: cannot write to memory");
-        } else {
-            stall_config_write(back, base_dir, f);
-            fclose(f);
-        }
-    }
-    /* The given keys must come back, as written; the others are comments
-     * (defaults, or values set by a program rather than the INI). */
-    if (rc == 0)
-        ntext = cfg_drop_comments(text);
-    if (rc == 0)
-        nagain = cfg_drop_comments(again);
-    /* given: 1 in a file, 2 with --set; both read back as 1. */
-    bool same_given = true;
-    for (size_t k = 0; k < sizeof cfg->given; k++)
-        same_given &= (back->given[k] != 0) == (cfg->given[k] != 0);
-    if (rc == 0 && (nagain != ntext || memcmp(text, again, ntext) != 0 || !same_given)) {
-        size_t i = 0;
-        while (i < ntext && i < nagain && text[i] == again[i])
-            i++;
-        size_t ls = i;
-        while (ls > 0 && text[ls - 1] != '\n')
-            ls--;
-        size_t le = strcspn(text + ls, "\n");
-        rc = stall_err_set(err, STALL_ECONFIG,
-                           "%s: effective.ini would not reproduce this run (the line '%.*s' reads "
-                           "back differently)",
-                           cfg->ini_path[0] ? cfg->ini_path : "config", (int)(le > 200 ? 200 : le),
-                           text + ls);
-    }
-    free(text);
-    free(again);
-    free(back);
     return rc;
 }
 

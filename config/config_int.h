@@ -45,4 +45,8 @@ bool cfg_section_known(const char *section);
 extern const cfg_key cfg_keys[];
 extern const size_t cfg_nkeys;
 
+/* Loads INI text from f over cfg (name: for messages), as stall_config_load
+ * loads a file (config.c; effective.ini's round trip reads it back). */
+int cfg_load_stream(stall_config *cfg, FILE *f, const char *name, stall_err *err);
+
 #endif
