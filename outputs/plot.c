@@ -1,0 +1,350 @@
+/*
+ * plot.c - the figures of a result folder (stall/plot.h): which figures a
+ * folder gets (by its kind, stall/results.h), the helpers every figure
+ * builder shares (plot_int.h), writing the data and scripts, and running
+ * gnuplot.
+ *
+ * The numbers drawn are computed in C (plot_run.c, plot_sweep.c) and
+ * written as data files, so that the gnuplot scripts only draw (a user
+ * restyles them without recomputing anything) and the tests can check the
+ * numbers. Every figure is built in memory first and written atomically;
+ * gnuplot then renders each script into <name>.tmp.{png,svg}, which are
+ * renamed into place only when it succeeded. gnuplot is started with
+ * fork/exec (no shell sees a user's path); its error output is kept to
+ * quote it. Each script draws the png and then the svg from a reset
+ * state, so that no setting of one pass leaks into the other.
+ */
+#include "stall/plot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "plot_int.h"
+#include "stall/io.h"
+
+const char *const stall_plot_colors[] = {"#0072B2", "#E69F00", "#009E73", "#D55E00",
+                                         "#CC79A7", "#56B4E9", "#F0E442", "#000000"};
+
+void stall_plot_note(plot_ctx *c, const char *fmt, ...)
+{
+    if (c->res->nnote >= STALL_PLOT_NOTES)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->res->note[c->res->nnote++], sizeof c->res->note[0], fmt, ap);
+    va_end(ap);
+}
+
+stall_result_kind stall_plot_kind(const char *dir)
+{
+    return stall_result_kind_of(dir);
+}
+
+int stall_plot_read(const char *dir, const char *name, stall_table **t, stall_err *err)
+{
+    char *p = stall_path_join(dir, name);
+    int rc = stall_table_read(p, t, err);
+    free(p);
+    return rc;
+}
+
+void stall_plot_begin(plot_ctx *c, const char *name, int w, int h, const char *caption)
+{
+    stall_plot_result *r = c->res;
+    int i = r->nfig;
+    snprintf(r->name[i], sizeof r->name[i], "%s", name);
+    snprintf(r->caption[i], sizeof r->caption[i], "%s", caption);
+    c->dat = open_memstream(&c->fig[i].dat, &c->fig[i].datn);
+    c->gp = open_memstream(&c->fig[i].gp, &c->fig[i].gpn);
+    if (!c->dat || !c->gp)
+        abort();
+    c->w = w;
+    c->h = h;
+    fprintf(c->dat, "# %s: %s\n", name, caption);
+    fprintf(c->gp,
+            "# %s: %s\n"
+            "# Written by stallsim %s; data in %s.dat. Render: gnuplot %s.gp (from any folder)\n"
+            "# writes %s.png and %s.svg beside this script.\n"
+            "p = ARG0; s = 0; i = 1\n"
+            "while (i <= strlen(p)) { if (p[i:i] eq \"/\") { s = i }; i = i + 1 }\n"
+            "if (s > 0) { cd p[1:s] }\n"
+            "if (!exists(\"out\")) { out = \"%s\" }\n"
+            "do for [fmt in \"png svg\"] {\n"
+            "reset\n"
+            "if (fmt eq \"png\") { set terminal pngcairo size %d,%d enhanced font \"sans,10\" }"
+            " else { set terminal svg size %d,%d enhanced font \"sans,10\" background "
+            "\"#ffffff\" }\n"
+            "set output out.\".\".fmt\n"
+            "set grid lc rgb \"#dddddd\"\n"
+            "set border lc rgb \"#444444\"\n",
+            name, caption, stall_version(), name, name, name, name, name, w, h, w, h);
+    for (int k = 0; k < PLOT_NCOLORS; k++)
+        fprintf(c->gp,
+                "set linetype %d lc rgb \"%s\" lw 2\nset linetype %d lc rgb \"%s\" lw 2 dt 2\n",
+                k + 1, stall_plot_colors[k], k + 9, stall_plot_colors[k]);
+}
+
+void stall_plot_end(plot_ctx *c)
+{
+    fputs("unset multiplot\nset output\n}\n", c->gp);
+    fclose(c->dat);
+    fclose(c->gp);
+    c->dat = c->gp = NULL;
+    c->res->nfig++;
+}
+
+void stall_plot_num(FILE *f, double v)
+{
+    if (isnan(v))
+        fputs(" NaN", f);
+    else
+        fprintf(f, " %.9g", v);
+}
+
+void stall_plot_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fputc('\\', f);
+        if ((unsigned char)*s >= 0x20)
+            fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+int stall_plot_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double stall_plot_spread_pct(const double *v, size_t n)
+{
+    double lo = INFINITY, hi = -INFINITY, mag = 0;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(v[i])) {
+            lo = fmin(lo, v[i]);
+            hi = fmax(hi, v[i]);
+            mag = fmax(mag, fabs(v[i]));
+        }
+    if (!isfinite(lo))
+        return NAN;
+    return mag > 0 ? 100 * (hi - lo) / mag : 0;
+}
+
+/* ---- writing and rendering ---- */
+
+typedef struct plot_buf {
+    const char *p;
+    size_t n;
+} plot_buf;
+
+static int plot_fill(FILE *f, void *ctx, stall_err *err)
+{
+    (void)err;
+    const plot_buf *b = ctx;
+    fwrite(b->p, 1, b->n, f);
+    return 0;
+}
+
+/* The gnuplot to run: as given, or found on PATH. NULL when none. */
+static char *plot_find_gnuplot(const char *given)
+{
+    const char *name = given ? given : "gnuplot";
+    if (strchr(name, '/'))
+        return access(name, X_OK) == 0 ? stall_xstrdup(name) : NULL;
+    const char *path = getenv("PATH");
+    if (!path)
+        return NULL;
+    char *copy = stall_xstrdup(path), *save = NULL;
+    char *found = NULL;
+    for (char *d = strtok_r(copy, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
+        char *p = stall_path_join(*d ? d : ".", name);
+        struct stat st;
+        if (access(p, X_OK) == 0 && stat(p, &st) == 0 && S_ISREG(st.st_mode))
+            found = p;
+        else
+            free(p);
+    }
+    free(copy);
+    return found;
+}
+
+/* Runs gnuplot on plots/<name>.gp into <name>.tmp.{png,svg}, then renames
+ * them into place. */
+static int plot_render(const char *gnuplot, const char *plots, const char *name, stall_err *err)
+{
+    char script[64], outarg[96];
+    snprintf(script, sizeof script, "%s.gp", name);
+    snprintf(outarg, sizeof outarg, "out='%s.tmp'", name);
+    int fd[2];
+    if (pipe(fd) != 0)
+        return stall_err_set(err, STALL_EINTERNAL, "pipe: %s", strerror(errno));
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fd[0]);
+        close(fd[1]);
+        return stall_err_set(err, STALL_EINTERNAL, "fork: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+        if (null >= 0) {
+            dup2(null, 0);
+            dup2(null, 1);
+        }
+        dup2(fd[1], 2);
+        close(fd[0]);
+        close(fd[1]);
+        if (chdir(plots) != 0)
+            _exit(126);
+        char *argv[] = {"gnuplot", "-e", outarg, script, NULL};
+        execv(gnuplot, argv);
+        _exit(127);
+    }
+    close(fd[1]);
+    char msg[4096];
+    size_t n = 0;
+    ssize_t got;
+    char sink[512];
+    while ((got = read(fd[0], n < sizeof msg - 1 ? msg + n : sink,
+                       n < sizeof msg - 1 ? sizeof msg - 1 - n : sizeof sink)) > 0 ||
+           (got < 0 && errno == EINTR))
+        if (got > 0 && n < sizeof msg - 1)
+            n += (size_t)got;
+    msg[n] = '\0';
+    close(fd[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    const char *ext[2] = {"png", "svg"};
+    char tmp[2][160], fin[2][160];
+    char *tp[2], *fp[2];
+    for (int i = 0; i < 2; i++) {
+        snprintf(tmp[i], sizeof tmp[i], "%s.tmp.%s", name, ext[i]);
+        snprintf(fin[i], sizeof fin[i], "%s.%s", name, ext[i]);
+        tp[i] = stall_path_join(plots, tmp[i]);
+        fp[i] = stall_path_join(plots, fin[i]);
+    }
+    int rc = 0;
+    bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && access(tp[0], R_OK) == 0 &&
+              access(tp[1], R_OK) == 0;
+    if (!ok) {
+        /* The last non-empty line of gnuplot's messages names the problem. */
+        while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
+            msg[--n] = '\0';
+        char *last = strrchr(msg, '\n');
+        rc = stall_err_set(err, STALL_EINTERNAL, "gnuplot failed on %s/%s (%s %d): %s", plots,
+                           script, WIFEXITED(status) ? "exit" : "signal",
+                           WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
+                           n ? (last ? last + 1 : msg) : "no message");
+    }
+    for (int i = 0; i < 2; i++) {
+        if (ok && rename(tp[i], fp[i]) != 0 && rc == 0)
+            rc = stall_err_set(err, STALL_EIO, "%s: cannot rename into place: %s", fp[i],
+                               strerror(errno));
+        if (!ok || rc)
+            remove(tp[i]);
+        free(tp[i]);
+        free(fp[i]);
+    }
+    return rc;
+}
+
+int stall_plot(const char *dir, const stall_plot_opts *opts, stall_plot_result *res, stall_err *err)
+{
+    stall_plot_opts none = {0};
+    stall_plot_result local;
+    if (!opts)
+        opts = &none;
+    if (!res)
+        res = &local;
+    memset(res, 0, sizeof *res);
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return stall_err_set(err, STALL_EIO, "%s: not a folder", dir);
+    res->kind = stall_result_kind_of(dir);
+    if (res->kind == STALL_RESULT_NONE)
+        return stall_err_set(err, STALL_EIO,
+                             "%s: not a stallsim result folder (no summary.csv, validate.csv, "
+                             "per_rank.csv, sweep.csv, scaling.csv or total_summary.csv)",
+                             dir);
+    plot_ctx c = {.dir = dir, .res = res};
+    int rc = 0;
+    switch (res->kind) {
+    case STALL_RESULT_RUN:
+        rc = stall_plot_run(&c, err);
+        if (rc == 0)
+            rc = stall_plot_breakdown(&c, err);
+        break;
+    case STALL_RESULT_VALIDATE:
+        rc = stall_plot_validate(&c, err);
+        if (rc == 0)
+            rc = stall_plot_breakdown(&c, err);
+        break;
+    case STALL_RESULT_ANALYZE:
+        rc = stall_plot_breakdown(&c, err);
+        break;
+    case STALL_RESULT_SEED:
+        rc = stall_plot_seed(&c, err);
+        break;
+    case STALL_RESULT_SWEEP:
+        rc = stall_plot_sweep(&c, err);
+        break;
+    case STALL_RESULT_PLAN:
+        rc = stall_plot_plan(&c, err);
+        break;
+    case STALL_RESULT_NONE:
+        break;
+    }
+    char *plots = stall_path_join(dir, "plots");
+    if (rc == 0 && res->nfig > 0)
+        rc = stall_mkdirs(plots, err);
+    for (int i = 0; rc == 0 && i < res->nfig; i++) {
+        char name[64];
+        plot_buf d = {c.fig[i].dat, c.fig[i].datn}, g = {c.fig[i].gp, c.fig[i].gpn};
+        snprintf(name, sizeof name, "%s.dat", res->name[i]);
+        rc = stall_write_atomic_in(plots, name, plot_fill, &d, err);
+        snprintf(name, sizeof name, "%s.gp", res->name[i]);
+        if (rc == 0)
+            rc = stall_write_atomic_in(plots, name, plot_fill, &g, err);
+    }
+    char *gnuplot = rc == 0 && res->nfig > 0 ? plot_find_gnuplot(opts->gnuplot) : NULL;
+    for (int i = 0; rc == 0 && gnuplot && i < res->nfig; i++)
+        rc = plot_render(gnuplot, plots, res->name[i], err);
+    res->rendered = rc == 0 && gnuplot;
+    FILE *f = opts->term;
+    if (rc == 0 && f) {
+        fprintf(f, "stallsim %s: plot %s (%s): ", stall_version(), dir,
+                stall_result_kind_name(res->kind));
+        if (res->nfig == 0)
+            fputs("no figure fits", f);
+        for (int i = 0; i < res->nfig; i++)
+            fprintf(f, "%s%s", i ? ", " : "", res->name[i]);
+        fputc('\n', f);
+        for (int i = 0; i < res->nnote; i++)
+            fprintf(f, "not drawn: %s\n", res->note[i]);
+        if (res->nfig > 0 && !gnuplot)
+            fprintf(f,
+                    "gnuplot not found: wrote data and scripts in %s; render with gnuplot "
+                    "%s/*.gp\n",
+                    plots, plots);
+        else if (res->nfig > 0)
+            fprintf(f, "figures in %s/ (.png, .svg; data .dat and gnuplot scripts .gp beside)\n",
+                    plots);
+    }
+    free(gnuplot);
+    free(plots);
+    for (int i = 0; i < STALL_PLOT_MAX; i++) {
+        free(c.fig[i].dat);
+        free(c.fig[i].gp);
+    }
+    return rc;
+}
