@@ -392,27 +392,31 @@ static void plot_gpu_util(plot_ctx *c, plot_combo *k, int nk)
     size_t *first = stall_xcalloc(MAXEP + 1, sizeof *first);
     int epochs_shown = 0;
     size_t window_shown = 0;
-    char *body = NULL;
-    size_t bodyn = 0;
-    FILE *d = open_memstream(&body, &bodyn);
-    if (!d)
-        abort();
+    /* Each alignment's block, and its utilisation per window. */
+    char **body = stall_xcalloc((size_t)nk + 1, sizeof *body);
+    size_t *bodyn = stall_xcalloc((size_t)nk + 1, sizeof *bodyn);
+    double **util = stall_xcalloc((size_t)nk + 1, sizeof *util);
+    size_t *nwin = stall_xcalloc((size_t)nk + 1, sizeof *nwin);
     for (int j = 0; j < nk; j++) {
+        FILE *d = open_memstream(&body[j], &bodyn[j]);
+        if (!d)
+            abort();
         const stall_table *t = k[j].it;
         int ne = plot_epochs(&k[j], first, MAXEP);
         first[ne] = t->nrows;
         size_t len = SIZE_MAX;
         for (int e = 0; e < ne; e++)
             len = first[e + 1] - first[e] < len ? first[e + 1] - first[e] : len;
-        fprintf(d, "# %s\n", k[j].label);
         if (ne == 0 || len == 0) {
-            fputs("\n\n", d);
+            fclose(d);
             continue;
         }
         size_t w = len / PLOT_UTIL_WINDOWS > 5 ? len / PLOT_UTIL_WINDOWS : (len < 5 ? len : 5);
         size_t nw = len - w + 1;
         window_shown = w;
         epochs_shown = ne;
+        util[j] = stall_xcalloc(nw + 1, sizeof *util[j]);
+        nwin[j] = nw;
         for (size_t s = 0; s < nw; s++) {
             double sx = 0, su = 0, su2 = 0;
             for (int e = 0; e < ne; e++) {
@@ -433,25 +437,86 @@ static void plot_gpu_util(plot_ctx *c, plot_combo *k, int nk)
             }
             double mu = su / ne;
             double var = ne > 1 ? (su2 - ne * mu * mu) / (ne - 1) : 0;
+            util[j][s] = mu;
             fprintf(d, "%.9g", sx / ne);
             stall_plot_num(d, mu);
             stall_plot_num(d, var > 0 ? sqrt(var) : 0.0);
             fputc('\n', d);
         }
-        fputs("\n\n", d);
+        fclose(d);
     }
-    fclose(d);
     free(first);
-    char cap[256];
+    /* Alignments whose curves coincide (mean distance within PLOT_SAME_PCT
+     * points of the 0-100% axis) with an earlier one share its line. */
+    int *rep = stall_xcalloc((size_t)nk + 1, sizeof *rep);
+    double *gap = stall_xcalloc((size_t)nk + 1, sizeof *gap);
+    int lines = 0;
+    for (int j = 0; j < nk; j++) {
+        rep[j] = j;
+        for (int r = 0; r < j && nwin[j] > 0; r++) {
+            if (rep[r] != r || nwin[r] == 0)
+                continue;
+            size_t n = nwin[r] < nwin[j] ? nwin[r] : nwin[j], m = 0;
+            double g = 0;
+            for (size_t s = 0; s < n; s++)
+                if (isfinite(util[r][s]) && isfinite(util[j][s])) {
+                    g += fabs(util[r][s] - util[j][s]);
+                    m++;
+                }
+            g = m ? g / (double)m : INFINITY;
+            if (g <= PLOT_SAME_PCT && nwin[r] == nwin[j]) {
+                rep[j] = r;
+                gap[r] = fmax(gap[r], g);
+                break;
+            }
+        }
+        lines += rep[j] == j && nwin[j] > 0;
+    }
+    double maxgap = 0;
+    for (int j = 0; j < nk; j++)
+        maxgap = fmax(maxgap, gap[j]);
+    char (*title)[256] = stall_xcalloc((size_t)nk + 1, sizeof *title);
+    int shown = 0;
+    for (int j = 0; j < nk; j++) {
+        if (rep[j] != j || nwin[j] == 0)
+            continue;
+        shown++;
+        int with = 0;
+        for (int o = j + 1; o < nk; o++)
+            with += rep[o] == j;
+        if (with == 0)
+            snprintf(title[j], sizeof title[j], "%s", k[j].label);
+        else if (with + 1 == nk)
+            snprintf(title[j], sizeof title[j], "all %d (within %.1f points)", nk, gap[j]);
+        else {
+            size_t u = (size_t)snprintf(title[j], sizeof title[j], "%s", k[j].label);
+            for (int o = j + 1; o < nk && u < sizeof title[j]; o++)
+                if (rep[o] == j)
+                    u += (size_t)snprintf(title[j] + u, sizeof title[j] - u, " = %s", k[o].label);
+            if (u < sizeof title[j])
+                snprintf(title[j] + u, sizeof title[j] - u, " (within %.1f points)", gap[j]);
+        }
+    }
+    char cap[320], same[128] = "";
+    if (shown < nk && nk > 1)
+        snprintf(same, sizeof same,
+                 "; %d of the %d alignments coincide with another (within %.1f points on "
+                 "average) and share its line",
+                 nk - lines, nk, maxgap);
     snprintf(cap, sizeof cap,
              "GPU utilisation over the epoch's progress: compute / time over a moving window "
-             "of %zu iterations, mean over %d epoch%s%s",
+             "of %zu iterations, mean over %d epoch%s%s%s",
              window_shown, epochs_shown, epochs_shown == 1 ? "" : "s",
-             epochs_shown > 1 ? " (band: +- std over epochs)" : "");
+             epochs_shown > 1 ? " (band: +- std over epochs)" : "", same);
     stall_plot_begin(c, "gpu_util", 900, 480, cap);
-    fputs("# progress_pct utilisation_pct std_over_epochs_pct (one block per alignment)\n", c->dat);
-    fwrite(body, 1, bodyn, c->dat);
-    free(body);
+    fputs("# progress_pct utilisation_pct std_over_epochs_pct (one block per line drawn)\n",
+          c->dat);
+    for (int j = 0; j < nk; j++)
+        if (rep[j] == j && nwin[j] > 0) {
+            fprintf(c->dat, "# %s\n", title[j]);
+            fwrite(body[j], 1, bodyn[j], c->dat);
+            fputs("\n\n", c->dat);
+        }
     fprintf(c->gp,
             "set title \"GPU utilisation over the epoch (moving window of %zu iterations, "
             "mean over %d epoch%s)\"\n"
@@ -461,18 +526,38 @@ static void plot_gpu_util(plot_ctx *c, plot_combo *k, int nk)
             "set style fill transparent solid 0.15 noborder\nplot ",
             window_shown, epochs_shown, epochs_shown == 1 ? "" : "s");
     /* One element per band and line (no plot loop: each names its data). */
+    int b = 0;
     for (int j = 0; epochs_shown > 1 && j < nk; j++)
-        fprintf(c->gp,
-                "\"gpu_util.dat\" index %d using 1:($2-$3):($2+$3) with filledcurves lc %d "
-                "notitle, \\\n     ",
-                j, (j % 8) + 1);
-    for (int j = 0; j < nk; j++) {
-        fprintf(c->gp, "%s\"gpu_util.dat\" index %d using 1:2 with lines lt %d title ",
-                j ? ", \\\n     " : "", j, (j % 16) + 1);
-        stall_plot_str(c->gp, k[j].label);
-    }
+        if (rep[j] == j && nwin[j] > 0) {
+            fprintf(c->gp,
+                    "\"gpu_util.dat\" index %d using 1:($2-$3):($2+$3) with filledcurves lc %d "
+                    "notitle, \\\n     ",
+                    b, (b % 8) + 1);
+            b++;
+        }
+    b = 0;
+    for (int j = 0; j < nk; j++)
+        if (rep[j] == j && nwin[j] > 0) {
+            fprintf(c->gp, "%s\"gpu_util.dat\" index %d using 1:2 with lines lt %d title ",
+                    b ? ", \\\n     " : "", b, (b % 16) + 1);
+            stall_plot_str(c->gp, title[j]);
+            b++;
+        }
+    if (b == 0)
+        fputs("NaN notitle", c->gp);
     fputc('\n', c->gp);
     stall_plot_end(c);
+    for (int j = 0; j < nk; j++) {
+        free(body[j]);
+        free(util[j]);
+    }
+    free(body);
+    free(bodyn);
+    free(util);
+    free(nwin);
+    free(rep);
+    free(gap);
+    free(title);
 }
 
 /* Simulated epoch times (from iterations.csv) against the measured mean. */

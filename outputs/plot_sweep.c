@@ -192,8 +192,6 @@ int stall_plot_sweep(plot_ctx *c, stall_err *err)
         static const char *const pal[2] = {
             "set palette defined (0 \"#f7fbff\", 1 \"#6baed6\", 2 \"#08306b\")",
             "set palette defined (0 \"#ffffff\", 1 \"#fc8d59\", 2 \"#7f0000\")"};
-        /* Cell labels: throughput to 4 significant digits, shares to 0.1. */
-        static const char *const fmt[2] = {"%.4g", "%.1f"};
         const double spread[2] = {sth, sst};
         for (int p = 0; p < 2; p++) {
             char title[160];
@@ -213,15 +211,23 @@ int stall_plot_sweep(plot_ctx *c, stall_err *err)
                 a -= pad;
                 b += pad;
             }
+            /* Cell labels and the colour bar with the same decimals: enough
+             * to tell a tenth of the panel's span apart. */
+            double span = isfinite(lo[p]) ? hi[p] - lo[p] : 0;
+            int dec = span > 0 ? (int)ceil(-log10(span / 10)) : 1;
+            dec = dec < 0 ? 0 : dec > 4 ? 4 : dec;
+            char fmt[16];
+            snprintf(fmt, sizeof fmt, "%%.%df", dec);
             fputs("set title ", c->gp);
             stall_plot_str(c->gp, title);
-            fprintf(c->gp, "\n%s\nset cbrange [%.9g:%.9g]\n", pal[p], a, b);
+            fprintf(c->gp, "\n%s\nset cbrange [%.9g:%.9g]\nset format cb \"%s\"\n", pal[p], a,
+                    b, fmt);
             fprintf(c->gp, "plot \"sweep.dat\" using 1:2:%d with image pixels", 3 + p);
             if (labels)
                 fprintf(c->gp,
                         ", \"\" using 1:2:(sprintf(\"%s\", $%d)) with labels boxed tc rgb "
                         "\"#000000\"",
-                        fmt[p], 3 + p);
+                        fmt, 3 + p);
             fputc('\n', c->gp);
         }
     }

@@ -660,6 +660,15 @@ Test(plot, real_replay_run_every_figure_and_ranks_csv_drawn)
     cr_assert_lt(lines, 2 * 9, "nine alignments, one line each");
     cr_assert(strstr(gp, "(within "), "%s", gp);
     free(gp);
+    /* So does GPU utilisation (the nine curves are within a point). */
+    snprintf(p, sizeof p, "%s/plots/gpu_util.gp", r);
+    gp = rd_slurp(p);
+    lines = 0;
+    for (char *s = strstr(gp, "with lines"); s; s = strstr(s + 1, "with lines"))
+        lines++;
+    cr_assert_lt(lines, 9, "nine alignments, one line each");
+    cr_assert(strstr(gp, "(within "), "%s", gp);
+    free(gp);
 }
 
 Test(plot, real_model_run_with_analyze)
