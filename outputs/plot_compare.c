@@ -55,8 +55,9 @@ int stall_plot_validate(plot_ctx *c, stall_err *err)
             t->nrows ? t->nrows - 1 : 0);
     stall_plot_end(c);
     stall_table_free(t);
-    stall_plot_note(c, "validate writes no iterations.csv: stall per rank, CDFs and GPU utilisation "
-                       "need stallsim run (mode = model) on the same INI");
+    stall_plot_note(c,
+                    "validate writes no iterations.csv: stall per rank, CDFs and GPU utilisation "
+                    "need stallsim run (mode = model) on the same INI");
     return 0;
 }
 

@@ -63,8 +63,7 @@ static double *plot_rank_stalls(plot_ctx *c, const plot_combo *k, int *ranks, in
            strcmp(stall_table_get(r, (size_t)n, ce), stall_table_get(r, 0, ce)) == 0 &&
            strcmp(stall_table_get(r, (size_t)n, cb), stall_table_get(r, 0, cb)) == 0)
         n++;
-    bool ok = ce >= 0 && cb >= 0 && cr >= 0 && cs >= 0 && n > 0 &&
-              r->nrows == t->nrows * (size_t)n;
+    bool ok = ce >= 0 && cb >= 0 && cr >= 0 && cs >= 0 && n > 0 && r->nrows == t->nrows * (size_t)n;
     double *m = ok ? stall_xcalloc(r->nrows + 1, sizeof *m) : NULL;
     for (size_t i = 0; ok && i < r->nrows; i++) {
         size_t row = i / (size_t)n;
@@ -295,7 +294,7 @@ static void plot_cdf(plot_ctx *c, plot_combo *k, int nk)
             fprintf(c->dat, "%s%s", b++ ? ", " : "", k[j].label);
     fputs(")\n", c->dat);
     /* Each line's title: its alignment and those drawn by it. */
-    char (*title)[256] = stall_xcalloc((size_t)nk + 1, sizeof *title);
+    char(*title)[256] = stall_xcalloc((size_t)nk + 1, sizeof *title);
     for (int j = 0; j < nk; j++) {
         if (rep[j] != j)
             continue;
@@ -475,7 +474,7 @@ static void plot_gpu_util(plot_ctx *c, plot_combo *k, int nk)
     double maxgap = 0;
     for (int j = 0; j < nk; j++)
         maxgap = fmax(maxgap, gap[j]);
-    char (*title)[256] = stall_xcalloc((size_t)nk + 1, sizeof *title);
+    char(*title)[256] = stall_xcalloc((size_t)nk + 1, sizeof *title);
     int shown = 0;
     for (int j = 0; j < nk; j++) {
         if (rep[j] != j || nwin[j] == 0)
@@ -609,8 +608,7 @@ static void plot_run_epochs(plot_ctx *c, plot_combo *k, int nk)
                 "set xrange [%s:%d]\nplot ",
                 stall_table_get(k[0].it, 0, k[0].c_epoch), maxe);
         for (int j = 0; j < nk; j++) {
-            fprintf(c->gp,
-                    "%s\"epochs.dat\" index %d using 1:2 with linespoints pt 7 lc %d title ",
+            fprintf(c->gp, "%s\"epochs.dat\" index %d using 1:2 with linespoints pt 7 lc %d title ",
                     j ? ", \\\n     " : "", j, (j % 8) + 1);
             char t[96];
             snprintf(t, sizeof t, "simulated %s", k[j].label);
@@ -644,7 +642,8 @@ int stall_plot_run(plot_ctx *c, stall_err *err)
     int rc = stall_plot_read(c->dir, STALL_RESULTS_SUMMARY, &sum, err);
     if (rc)
         return rc;
-    int cf = stall_table_col(sum, STALL_COL_FETCH_ALIGN), cs = stall_table_col(sum, STALL_COL_START_ALIGN),
+    int cf = stall_table_col(sum, STALL_COL_FETCH_ALIGN),
+        cs = stall_table_col(sum, STALL_COL_START_ALIGN),
         cm = stall_table_col(sum, STALL_COL_MEASURED_EPOCH);
     if (cf < 0 || cs < 0) {
         rc = stall_err_set(err, STALL_EPARSE,
@@ -662,8 +661,8 @@ int stall_plot_run(plot_ctx *c, stall_err *err)
         snprintf(adir, sizeof adir, STALL_RESULTS_ALIGN_DIR, fa, sa);
         snprintf(name, sizeof name, "%s/%s", adir, STALL_RESULTS_ITERATIONS);
         if (!stall_result_has(c->dir, name)) {
-            stall_plot_note(c, "%s/%s is missing: alignment %s/%s left out of the figures", c->dir, name,
-                      fa, sa);
+            stall_plot_note(c, "%s/%s is missing: alignment %s/%s left out of the figures", c->dir,
+                            name, fa, sa);
             continue;
         }
         plot_combo *p = &k[nk];
@@ -682,8 +681,7 @@ int stall_plot_run(plot_ctx *c, stall_err *err)
         if (p->c_epoch != 0 || stall_table_col(p->it, STALL_COL_BATCH) != 1 || p->c_end < 0 ||
             p->c_iter < 0 || p->c_stall < 0 || p->c_compute < 0)
             rc = stall_err_set(err, STALL_EPARSE,
-                               "%s: expected the columns " STALL_ITERATIONS_HEADER,
-                               p->it->path);
+                               "%s: expected the columns " STALL_ITERATIONS_HEADER, p->it->path);
     }
     if (rc == 0 && nk == 0)
         rc = stall_err_set(err, STALL_EIO,
@@ -703,7 +701,7 @@ int stall_plot_run(plot_ctx *c, stall_err *err)
         plot_gpu_util(c, k, nk);
         plot_run_epochs(c, k, nk);
         stall_plot_note(c, "measured per-epoch times are not in a run folder (summary.csv has the "
-                     "measured mean): stallsim validate draws them per epoch");
+                           "measured mean): stallsim validate draws them per epoch");
     }
     for (int j = 0; j < nk; j++)
         stall_table_free(k[j].it);

@@ -90,9 +90,9 @@ int stall_plot_sweep(plot_ctx *c, stall_err *err)
     }
     if (nkeys > 2) {
         stall_plot_note(c,
-                  "sweep over %d keys: no figure (lines take one key, a heatmap two); "
-                  "sweep.csv has every point",
-                  nkeys);
+                        "sweep over %d keys: no figure (lines take one key, a heatmap two); "
+                        "sweep.csv has every point",
+                        nkeys);
         stall_table_free(t);
         return 0;
     }
@@ -138,7 +138,8 @@ int stall_plot_sweep(plot_ctx *c, stall_err *err)
          * rectangle per cell in the svg, never smoothed by a browser),
          * each with the colour scale of its own values. */
         size_t ncell = (size_t)ax[0].n * (size_t)ax[1].n;
-        double *th = stall_xcalloc(ncell + 1, sizeof *th), *st = stall_xcalloc(ncell + 1, sizeof *st);
+        double *th = stall_xcalloc(ncell + 1, sizeof *th),
+               *st = stall_xcalloc(ncell + 1, sizeof *st);
         for (int x = 0; x < ax[0].n; x++)
             for (int y = 0; y < ax[1].n; y++) {
                 size_t k = (size_t)x * (size_t)ax[1].n + (size_t)y;
@@ -220,8 +221,8 @@ int stall_plot_sweep(plot_ctx *c, stall_err *err)
             snprintf(fmt, sizeof fmt, "%%.%df", dec);
             fputs("set title ", c->gp);
             stall_plot_str(c->gp, title);
-            fprintf(c->gp, "\n%s\nset cbrange [%.9g:%.9g]\nset format cb \"%s\"\n", pal[p], a,
-                    b, fmt);
+            fprintf(c->gp, "\n%s\nset cbrange [%.9g:%.9g]\nset format cb \"%s\"\n", pal[p], a, b,
+                    fmt);
             fprintf(c->gp, "plot \"sweep.dat\" using 1:2:%d with image pixels", 3 + p);
             if (labels)
                 fprintf(c->gp,
@@ -271,7 +272,8 @@ int stall_plot_plan(plot_ctx *c, stall_err *err)
     int rc = stall_plot_read(c->dir, STALL_RESULTS_SCALING, &t, err);
     if (rc)
         return rc;
-    int cg = stall_table_col(t, STALL_COL_GPUS), cth = stall_table_col(t, STALL_COL_THROUGHPUT_SAMPLES),
+    int cg = stall_table_col(t, STALL_COL_GPUS),
+        cth = stall_table_col(t, STALL_COL_THROUGHPUT_SAMPLES),
         csp = stall_table_col(t, STALL_COL_SPEEDUP), cef = stall_table_col(t, STALL_COL_EFFICIENCY);
     if (cg < 0 || cth < 0 || csp < 0 || cef < 0 || t->nrows == 0) {
         rc = stall_err_set(err, STALL_EPARSE,
@@ -291,15 +293,18 @@ int stall_plot_plan(plot_ctx *c, stall_err *err)
         unit = "batches/s";
     }
     double chosen = NAN;
-    if (stall_result_has(c->dir, STALL_RESULTS_PLAN) && stall_plot_read(c->dir, STALL_RESULTS_PLAN, &plan, err) == 0) {
-        int cq = stall_table_col(plan, STALL_COL_QUANTITY), cv = stall_table_col(plan, STALL_COL_VALUE);
+    if (stall_result_has(c->dir, STALL_RESULTS_PLAN) &&
+        stall_plot_read(c->dir, STALL_RESULTS_PLAN, &plan, err) == 0) {
+        int cq = stall_table_col(plan, STALL_COL_QUANTITY),
+            cv = stall_table_col(plan, STALL_COL_VALUE);
         for (size_t i = 0; cq >= 0 && i < plan->nrows; i++)
             if (strcmp(stall_table_get(plan, i, cq), STALL_PLAN_MAX_EFFICIENT) == 0)
                 chosen = stall_table_num(plan, i, cv);
         stall_table_free(plan);
     }
     if (isnan(chosen))
-        stall_plot_note(c, "plan.csv has no max_efficient_gpus: the chosen GPU count is not marked");
+        stall_plot_note(c,
+                        "plan.csv has no max_efficient_gpus: the chosen GPU count is not marked");
     double thr = plot_plan_threshold(c->dir);
     bool thr_default = isnan(thr);
     if (thr_default)
@@ -351,4 +356,3 @@ int stall_plot_plan(plot_ctx *c, stall_err *err)
     stall_table_free(t);
     return 0;
 }
-

@@ -343,8 +343,8 @@ static dat_t *dat_read(const char *path)
             bool num = *end == '\0' && end != s;
             if (num || strpbrk(s, "0123456789") == s) {
                 /* A number must be finite: no NaN, no inf in a figure. */
-                cr_assert(num && isfinite(x), "%s row %d field %d: %s is not a finite number",
-                          path, r, n + 1, s);
+                cr_assert(num && isfinite(x), "%s row %d field %d: %s is not a finite number", path,
+                          r, n + 1, s);
             }
             cr_assert(!num || isfinite(x), "%s row %d: %s", path, r, s);
             if (n < 10)
@@ -699,8 +699,8 @@ static void check_breakdown_apart(const char *r)
     dat_t *d = dat_read(p);
     for (int i = 0; i < d->nrows; i++)
         for (int j = 0; j < i; j++)
-            cr_assert(d->v[i][0] != d->v[j][0], "breakdown: bars %d and %d both at x = %g", i,
-                      j, d->v[i][0]);
+            cr_assert(d->v[i][0] != d->v[j][0], "breakdown: bars %d and %d both at x = %g", i, j,
+                      d->v[i][0]);
     snprintf(p, sizeof p, "%s/plots/breakdown.gp", r);
     char *gp = rd_slurp(p);
     double at[4];

@@ -57,14 +57,15 @@ typedef enum stall_result_kind {
 #define STALL_COL_STALL "stall_s"
 #define STALL_COL_COMPUTE "compute_s"
 #define STALL_ITERATIONS_HEADER                                                                    \
-    STALL_COL_EPOCH "," STALL_COL_BATCH "," STALL_COL_ITER_END "," STALL_COL_ITERATION              \
-                    "," STALL_COL_STALL ",delay_s,wait_max_s,wait_mean_s," STALL_COL_COMPUTE        \
+    STALL_COL_EPOCH "," STALL_COL_BATCH "," STALL_COL_ITER_END "," STALL_COL_ITERATION             \
+                    "," STALL_COL_STALL ",delay_s,wait_max_s,wait_mean_s," STALL_COL_COMPUTE       \
                     ",fetch_spread_s,start_spread_s"
 
 /* ranks.csv: the long table of per-rank stalls, one row per (iteration,
  * rank), in iteration order and rank order within it. */
 #define STALL_COL_RANK "rank"
-#define STALL_RANKS_HEADER STALL_COL_EPOCH "," STALL_COL_BATCH "," STALL_COL_RANK "," STALL_COL_STALL
+#define STALL_RANKS_HEADER                                                                         \
+    STALL_COL_EPOCH "," STALL_COL_BATCH "," STALL_COL_RANK "," STALL_COL_STALL
 
 /* summary.csv (run), replay_summary.csv (seed), and each row of sweep.csv
  * after the swept keys. */
@@ -90,7 +91,9 @@ typedef enum stall_result_kind {
 /* per_rank.csv: source (simulated, measured), rank, then the parts. */
 #define STALL_COL_SOURCE "source"
 #define STALL_PER_RANK_PARTS                                                                       \
-    {"startup_s", "data_s", "handover_s", "compute_s", "barrier_s", "post_s"}
+    {                                                                                              \
+        "startup_s", "data_s", "handover_s", "compute_s", "barrier_s", "post_s"                    \
+    }
 
 /* scaling.csv and plan.csv */
 #define STALL_COL_GPUS "gpus"
