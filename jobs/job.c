@@ -4,7 +4,6 @@
  */
 #include "stall/job.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -18,6 +17,7 @@
 
 #include "stall/digest.h"
 #include "stall/io.h"
+#include "stall/results.h"
 
 char *stall_job_outdir(const stall_config *cfg, const stall_run_opts *opts)
 {
@@ -187,26 +187,6 @@ int stall_job_manifest(const stall_config *cfg, const char *outdir, stall_err *e
 
 /* ---- result folders ---- */
 
-/* True when dir is empty or holds a stallsim result (effective.ini, or a
- * validate.csv from a validate folder). */
-static bool job_replaceable(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return false;
-    bool empty = true, result = false;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        empty = false;
-        if (strcmp(e->d_name, "effective.ini") == 0)
-            result = true;
-    }
-    closedir(d);
-    return empty || result;
-}
-
 static char *job_sibling(const char *final, const char *tag)
 {
     size_t n = strlen(final) + 48;
@@ -225,7 +205,7 @@ int stall_job_begin(const char *final, char **work, stall_err *err)
     if (lstat(final, &st) == 0) {
         if (!S_ISDIR(st.st_mode))
             return stall_err_set(err, STALL_EIO, "%s: exists and is not a folder", final);
-        if (!job_replaceable(final))
+        if (!stall_result_replaceable(final))
             return stall_err_set(err, STALL_EIO,
                                  "%s: holds files that are not a stallsim result (no "
                                  "effective.ini); choose another result folder (-o)",

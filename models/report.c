@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "stall/io.h"
+#include "stall/results.h"
 
 typedef struct report_row {
     int epoch;
@@ -164,10 +165,7 @@ static int report_fill_iterations(FILE *f, void *ctx, stall_err *err)
 {
     (void)err;
     const stall_report *r = ctx;
-    fputs("epoch,batch,iter_end_s,iteration_s,stall_s,delay_s,wait_max_s,wait_mean_s,compute_s,"
-          "fetch_spread_s,start_spread_s",
-          f);
-    fputc('\n', f);
+    fputs(STALL_ITERATIONS_HEADER "\n", f);
     stall_time t0 =
         r->epochs ? r->epoch_start[0] : (r->n ? r->rows[0].iter_end - r->rows[0].iter_time : 0);
     /* Times are integer ns, printed exact; the two means are doubles,
@@ -206,7 +204,7 @@ static int report_fill_ranks(FILE *f, void *ctx, stall_err *err)
     const stall_report *r = ctx;
     if (!r->keep_ranks)
         return stall_err_set(err, STALL_EINTERNAL, "report: per-rank rows were not kept");
-    fputs("epoch,batch,rank,stall_s\n", f);
+    fputs(STALL_RANKS_HEADER "\n", f);
     stall_out w;
     stall_out_init(&w, f);
     for (size_t i = 0; i < r->n; i++) {

@@ -244,6 +244,7 @@ static int html_tables(FILE *f, const char *dir, stall_result_kind kind, stall_e
         if (rc == 0)
             rc = html_table(f, dir, "scaling.csv", NULL, "Weak scaling", err);
         break;
+    case STALL_RESULT_SEED:
     case STALL_RESULT_ANALYZE:
     case STALL_RESULT_NONE:
         break;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "stall/io.h"
+#include "stall/results.h"
 
 static inline void rd_write(const char *dir, const char *name, const char *fmt, ...)
 {
@@ -33,26 +34,29 @@ static inline double rd_stall(int e, int k, int r)
     return 0.001 * ((k * 7 + r * 3 + e) % 11);
 }
 
-/* A run folder: summary.csv with one alignment (none/none) and its
- * iterations.csv: iteration_s = 0.1 + max stall, compute_s = 0.1, epoch e
- * starting at 10 * e seconds. */
+/* A run folder: summary.csv with one alignment (none/none), its
+ * iterations.csv (iteration_s = 0.1 + max stall, compute_s = 0.1, epoch e
+ * starting at 10 * e seconds) and ranks.csv (the stall of each rank), with
+ * the files' and columns' names of stall/results.h, which the writers use. */
 static inline void rd_run(const char *dir, int ranks, int epochs, int batches)
 {
-    char sub[1024], path[1100];
-    rd_write(dir, "summary.csv",
-             "fetch_align,start_align,epoch_time_s,measured_epoch_time_s,stall_share\n"
-             "none,none,1.5,1.25,0.1\n");
-    snprintf(sub, sizeof sub, "%s/fetch-none_start-none", dir);
+    char sub[1024], path[1100], align[64];
+    rd_write(dir, STALL_RESULTS_SUMMARY,
+             STALL_COL_FETCH_ALIGN "," STALL_COL_START_ALIGN "," STALL_COL_EPOCH_TIME
+                                   "," STALL_COL_MEASURED_EPOCH "," STALL_COL_STALL_SHARE
+                                   "\nnone,none,1.5,1.25,0.1\n");
+    rd_write(dir, STALL_RESULTS_MANIFEST, "[scenario]\nname = rd\n");
+    snprintf(align, sizeof align, STALL_RESULTS_ALIGN_DIR, "none", "none");
+    snprintf(sub, sizeof sub, "%s/%s", dir, align);
     mkdir(sub, 0755);
-    snprintf(path, sizeof path, "%s/iterations.csv", sub);
+    snprintf(path, sizeof path, "%s/" STALL_RESULTS_ITERATIONS, sub);
     FILE *f = fopen(path, "w");
     cr_assert_not_null(f);
-    fputs("epoch,batch,iter_end_s,iteration_s,stall_s,delay_s,wait_max_s,wait_mean_s,"
-          "compute_s,fetch_spread_s,start_spread_s",
-          f);
-    for (int r = 0; r < ranks; r++)
-        fprintf(f, ",stall_r%d", r);
-    fputc('\n', f);
+    snprintf(path, sizeof path, "%s/" STALL_RESULTS_RANKS, sub);
+    FILE *rk = fopen(path, "w");
+    cr_assert_not_null(rk);
+    fputs(STALL_ITERATIONS_HEADER "\n", f);
+    fputs(STALL_RANKS_HEADER "\n", rk);
     for (int e = 0; e < epochs; e++) {
         double t = 10.0 * e;
         for (int k = 0; k < batches; k++) {
@@ -61,16 +65,15 @@ static inline void rd_run(const char *dir, int ranks, int epochs, int batches)
                 double s = rd_stall(e, k, r);
                 mx = s > mx ? s : mx;
                 mn = s < mn ? s : mn;
+                fprintf(rk, "%d,%d,%d,%.9f\n", e, k, r, s);
             }
             double it = 0.1 + mx;
             t += it;
-            fprintf(f, "%d,%d,%.9f,%.9f,%.9f,%.9f,0,0,0.1,0,0", e, k, t, it, mx, mx - mn);
-            for (int r = 0; r < ranks; r++)
-                fprintf(f, ",%.9f", rd_stall(e, k, r));
-            fputc('\n', f);
+            fprintf(f, "%d,%d,%.9f,%.9f,%.9f,%.9f,0,0,0.1,0,0\n", e, k, t, it, mx, mx - mn);
         }
     }
     fclose(f);
+    fclose(rk);
 }
 
 /* Data rows of a .dat file (not comments, not blank), and the number of

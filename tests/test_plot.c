@@ -4,7 +4,10 @@
  * without gnuplot, and bad folders.
  */
 #include <criterion/criterion.h>
+#include <ctype.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +15,7 @@
 
 #include "resultdir.h"
 #include "stall/plot.h"
+#include "stall/results.h"
 #include "stall/table.h"
 #include "tmpdir.h"
 
@@ -66,8 +70,7 @@ Test(plot, run_folder_data_matches_iterations_csv)
         cr_assert_eq(
             sscanf(line, "%lf %lf %lf %lf %lf %lf", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]), 6);
         for (int r = 0; r < 3; r++)
-            cr_assert_float_eq(v[3 + r],
-                               stall_table_num(it, row, stall_table_col(it, "stall_r0") + r), 1e-12,
+            cr_assert_float_eq(v[3 + r], rd_stall((int)row / 10, (int)row % 10, r), 1e-9,
                                "row %zu rank %d", row, r);
         row++;
     }
@@ -185,7 +188,7 @@ Test(plot, validate_folder_draws_per_epoch_and_says_what_it_cannot)
     cr_assert_eq(res.nfig, 1);
     int fields = 0;
     cr_assert_eq(rd_rows(sub("plots/epochs.dat"), &fields), 3);
-    cr_assert_eq(fields, 5);
+    cr_assert_eq(fields, 6); /* x, epoch, the four values */
     int said = 0;
     for (int i = 0; i < res.nnote; i++)
         said |= strstr(res.note[i], "iterations.csv") != NULL;
@@ -271,4 +274,562 @@ Test(plot, gnuplot_failure_is_an_error_quoting_it)
     cr_assert(strstr(err.msg, "gnuplot failed on") && strstr(err.msg, "undefined variable"), "%s",
               err.msg);
     cr_assert_not(rd_exists(dir, "plots/stall_ranks.tmp.png"));
+}
+
+/* ---- every figure on real result folders ----
+ *
+ * Each test runs the real commands (build/stallsim) on shipped configs and
+ * traces, then `stallsim plot`, and checks every figure it draws: its .dat
+ * has data rows and no NaN or infinity; every column a plot element reads
+ * by number is there and finite; the .gp's x, y and colour ranges, as
+ * gnuplot sees them in each terminal pass (png, then svg, the state of the
+ * first carrying into the second unless reset), hold the values drawn
+ * (a colour scale may stop at the 99th percentile, never miss the data);
+ * the svg holds drawn marks (coloured lines, filled polygons or an image)
+ * and the png is no flat picture of the size the script asks. */
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+    char cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    char full[4300];
+    snprintf(full, sizeof full, "cd %s && %s >%s/cmd.log 2>&1", STALL_SOURCE_DIR, cmd, dir);
+    int st = system(full);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        char logp[1100];
+        snprintf(logp, sizeof logp, "%s/cmd.log", dir);
+        char *log = rd_slurp(logp);
+        cr_log_error("%s: %s", cmd, log ? log : "");
+        free(log);
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The .dat of a figure: rows of fields, blocks (gnuplot's index) split by
+ * two blank lines. */
+typedef struct dat_t {
+    int nrows;
+    int block[65536];
+    int nf[65536];
+    double v[65536][10];
+} dat_t;
+
+static dat_t *dat_read(const char *path)
+{
+    dat_t *d = calloc(1, sizeof *d);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "no %s", path);
+    char line[65536];
+    int blank = 0, block = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#')
+            continue;
+        if (line[0] == '\n') {
+            if (++blank == 2 && d->nrows > 0 && d->block[d->nrows - 1] == block)
+                block++;
+            continue;
+        }
+        blank = 0;
+        cr_assert_lt(d->nrows, 65536, "%s: too many rows for the check", path);
+        int r = d->nrows++, n = 0;
+        d->block[r] = block;
+        for (char *s = strtok(line, " \n"); s; s = strtok(NULL, " \n"), n++) {
+            char *end;
+            double x = strtod(s, &end);
+            bool num = *end == '\0' && end != s;
+            if (num || strpbrk(s, "0123456789") == s) {
+                /* A number must be finite: no NaN, no inf in a figure. */
+                cr_assert(num && isfinite(x), "%s row %d field %d: %s is not a finite number", path,
+                          r, n + 1, s);
+            }
+            cr_assert(!num || isfinite(x), "%s row %d: %s", path, r, s);
+            if (n < 10)
+                d->v[r][n] = num ? x : NAN;
+        }
+        d->nf[r] = n;
+    }
+    fclose(f);
+    cr_assert_gt(d->nrows, 0, "%s: no data row", path);
+    return d;
+}
+
+typedef struct gp_range {
+    bool set;
+    double lo, hi; /* NAN: '*' */
+} gp_range;
+
+static void gp_parse_range(const char *s, gp_range *r)
+{
+    /* "[a:b]" with either end possibly '*' or empty. */
+    const char *b = strchr(s, '[');
+    if (!b) {
+        r->set = false;
+        return;
+    }
+    char *end;
+    r->set = true;
+    r->lo = strtod(b + 1, &end);
+    if (end == b + 1)
+        r->lo = NAN;
+    const char *c = strchr(b, ':');
+    r->hi = c ? strtod(c + 1, &end) : NAN;
+    if (c && end == c + 1)
+        r->hi = NAN;
+}
+
+/* The value of one using-spec field in row r: "N" or "($N)"; NAN when it
+ * is an expression the check does not evaluate. */
+static bool using_col(const char *tok, int *col)
+{
+    char *end;
+    if (tok[0] == '(' && tok[1] == '$') {
+        *col = (int)strtol(tok + 2, &end, 10);
+        return *end == ')' && end[1] == '\0';
+    }
+    *col = (int)strtol(tok, &end, 10);
+    return end != tok && *end == '\0' && *col > 0;
+}
+
+/* Columns read by number anywhere in a using spec ("$N", "N"). */
+static void using_all_cols(const char *spec, int *cols, int *n)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", spec);
+    for (char *tok = strtok(buf, ":"); tok; tok = strtok(NULL, ":")) {
+        if (strstr(tok, "xtic(") || strstr(tok, "stringcolumn") || strstr(tok, "sprintf"))
+            continue;
+        int c;
+        if (using_col(tok, &c)) {
+            cols[(*n)++] = c;
+            continue;
+        }
+        for (char *p = strchr(tok, '$'); p; p = strchr(p + 1, '$'))
+            if (p[1] >= '1' && p[1] <= '9')
+                cols[(*n)++] = atoi(p + 1);
+    }
+}
+
+static void check_in(const char *what, const char *fig, const char *pass, const gp_range *r,
+                     double lo, double hi, bool cap99, double p99)
+{
+    if (!r->set || !isfinite(lo))
+        return;
+    double eps = 1e-9 * fmax(1, fmax(fabs(lo), fabs(hi)));
+    if (!isnan(r->lo))
+        cr_assert_leq(r->lo, lo + eps, "%s (%s pass): %srange starts at %g above its data's %g",
+                      fig, pass, what, r->lo, lo);
+    if (!isnan(r->hi)) {
+        double need = cap99 ? p99 : hi;
+        cr_assert_geq(r->hi, need - eps, "%s (%s pass): %srange ends at %g below its data's %g",
+                      fig, pass, what, r->hi, need);
+    }
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Walks the script's body twice (png, svg) as gnuplot keeps its state and
+ * checks every plot element's ranges against the .dat. Returns the number
+ * of plot elements checked. */
+static int gp_check(const char *fig, const char *gp, const dat_t *d)
+{
+    const char *body = strstr(gp, "do for [fmt in \"png svg\"] {");
+    cr_assert_not_null(body, "%s: no png/svg loop", fig);
+    gp_range x = {0}, y = {0}, y2 = {0}, cb = {0};
+    int checked = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        const char *pname = pass ? "svg" : "png";
+        char *text = strdup(body);
+        /* Continued lines joined. */
+        for (char *p = strstr(text, "\\\n"); p; p = strstr(p, "\\\n"))
+            p[0] = p[1] = ' ';
+        char *save = NULL;
+        for (char *ln = strtok_r(text, "\n", &save); ln; ln = strtok_r(NULL, "\n", &save)) {
+            ln += strspn(ln, " ");
+            if (strncmp(ln, "reset", 5) == 0)
+                x = y = y2 = cb = (gp_range){0};
+            else if (strncmp(ln, "set xrange", 10) == 0)
+                gp_parse_range(ln, &x);
+            else if (strncmp(ln, "set yrange", 10) == 0)
+                gp_parse_range(ln, &y);
+            else if (strncmp(ln, "set y2range", 11) == 0)
+                gp_parse_range(ln, &y2);
+            else if (strncmp(ln, "set cbrange", 11) == 0)
+                gp_parse_range(ln, &cb);
+            else if (strncmp(ln, "set autoscale", 13) == 0)
+                x = y = y2 = cb = (gp_range){0};
+            if (strncmp(ln, "plot ", 5) != 0)
+                continue;
+            /* Plot elements split at ", \"" (each names the file or ""). */
+            char *el = ln + 5;
+            while (el && *el) {
+                char *next = strstr(el + 1, ", \"");
+                if (next)
+                    *next = '\0';
+                int idx = -1;
+                char *ip = strstr(el, " index ");
+                if (ip && isdigit((unsigned char)ip[7]))
+                    idx = atoi(ip + 7);
+                char *up = strstr(el, " using ");
+                bool loop = strstr(el, "for [") != NULL;
+                if (up && !loop) {
+                    char spec[512];
+                    sscanf(up + 7, "%511s", spec);
+                    int cols[32], nc = 0;
+                    using_all_cols(spec, cols, &nc);
+                    /* Every column read must be there and finite. */
+                    for (int r = 0; r < d->nrows; r++)
+                        if (idx < 0 || d->block[r] == idx)
+                            for (int k = 0; k < nc; k++)
+                                cr_assert(cols[k] <= d->nf[r] &&
+                                              (cols[k] > 10 || isfinite(d->v[r][cols[k] - 1])),
+                                          "%s: row %d has no finite column %d (%s)", fig, r,
+                                          cols[k], spec);
+                    char sp2[512];
+                    snprintf(sp2, sizeof sp2, "%s", spec);
+                    char *tk[8];
+                    int nt = 0;
+                    for (char *t = strtok(sp2, ":"); t && nt < 8; t = strtok(NULL, ":"))
+                        tk[nt++] = t;
+                    bool image = strstr(el, "with image") != NULL;
+                    bool y2ax = strstr(el, "axes x1y2") != NULL;
+                    for (int a = 0; a < (image ? 3 : 2) && a < nt; a++) {
+                        int col;
+                        if (!using_col(tk[a], &col) || col > 10)
+                            continue;
+                        double *vals = calloc((size_t)d->nrows + 1, sizeof *vals);
+                        int nv = 0;
+                        for (int r = 0; r < d->nrows; r++)
+                            if ((idx < 0 || d->block[r] == idx) && isfinite(d->v[r][col - 1]))
+                                vals[nv++] = d->v[r][col - 1];
+                        cr_assert_gt(nv, 0, "%s: nothing to draw in column %d", fig, col);
+                        qsort(vals, (size_t)nv, sizeof *vals, cmp_d);
+                        double p99 = vals[(size_t)(0.99 * (nv - 1))];
+                        if (a == 0)
+                            check_in("x", fig, pname, &x, vals[0], vals[nv - 1], false, 0);
+                        else if (a == 1)
+                            check_in(y2ax ? "y2" : "y", fig, pname, y2ax ? &y2 : &y, vals[0],
+                                     vals[nv - 1], false, 0);
+                        else
+                            check_in("cb", fig, pname, &cb, vals[0], vals[nv - 1], true, p99);
+                        free(vals);
+                    }
+                    checked++;
+                }
+                el = next ? next + 2 : NULL;
+            }
+        }
+        free(text);
+    }
+    return checked;
+}
+
+/* Drawn marks in an svg: polygons (filled cells and bars), embedded images
+ * (heatmaps), and paths stroked in a colour other than the axes', grid's
+ * and border's greys and black. */
+static int svg_marks(const char *svg, int *polygons, int *images)
+{
+    int n = 0;
+    *polygons = *images = 0;
+    for (const char *p = strstr(svg, "<polygon"); p; p = strstr(p + 1, "<polygon"))
+        (*polygons)++;
+    for (const char *p = strstr(svg, "<image"); p; p = strstr(p + 1, "<image"))
+        (*images)++;
+    for (const char *p = strstr(svg, "<path"); p; p = strstr(p + 1, "<path")) {
+        const char *e = strchr(p, '>');
+        const char *s = strstr(p, "stroke='rgb(");
+        if (!s || !e || s > e)
+            continue;
+        int r, g, b;
+        if (sscanf(s, "stroke='rgb(%d, %d, %d)", &r, &g, &b) == 3 && !(r == g && g == b))
+            n++;
+    }
+    return n + *polygons + *images;
+}
+
+/* Width and height from a png's IHDR. */
+static void png_size(const char *path, long *size, int *w, int *h)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "no %s", path);
+    unsigned char b[24];
+    cr_assert_eq(fread(b, 1, 24, f), 24u);
+    cr_assert(memcmp(b, "\x89PNG", 4) == 0, "%s is no png", path);
+    *w = (b[16] << 24) | (b[17] << 16) | (b[18] << 8) | b[19];
+    *h = (b[20] << 24) | (b[21] << 16) | (b[22] << 8) | b[23];
+    fseek(f, 0, SEEK_END);
+    *size = ftell(f);
+    fclose(f);
+}
+
+/* Plots result folder res (through the binary) and checks each of the
+ * figures named (and that exactly these are drawn). */
+static void check_figures(const char *res, const char *const *want, int nwant)
+{
+    cr_assert_eq(sh("%s plot %s", BIN, res), 0, "stallsim plot %s failed", res);
+    char p[1200];
+    for (int i = 0; i < nwant; i++) {
+        snprintf(p, sizeof p, "%s/plots/%s.dat", res, want[i]);
+        dat_t *d = dat_read(p);
+        snprintf(p, sizeof p, "%s/plots/%s.gp", res, want[i]);
+        char *gp = rd_slurp(p);
+        cr_assert_not_null(gp, "no %s", p);
+        cr_assert_gt(gp_check(want[i], gp, d), 0, "%s: no plot element checked", want[i]);
+        int w = 0, h = 0;
+        const char *t = strstr(gp, "pngcairo size ");
+        cr_assert(t && sscanf(t, "pngcairo size %d,%d", &w, &h) == 2);
+        snprintf(p, sizeof p, "%s/plots/%s.svg", res, want[i]);
+        char *svg = rd_slurp(p);
+        cr_assert_not_null(svg, "no %s", p);
+        int poly, img;
+        cr_assert_gt(svg_marks(svg, &poly, &img), 0, "%s: nothing drawn in the svg", want[i]);
+        snprintf(p, sizeof p, "%s/plots/%s.png", res, want[i]);
+        long size;
+        int pw, ph;
+        png_size(p, &size, &pw, &ph);
+        cr_assert(pw == w && ph == h, "%s: png %dx%d, script %dx%d", want[i], pw, ph, w, h);
+        /* A flat picture of this size compresses to well under 4 KB. */
+        cr_assert_gt(size, 4096, "%s: the png is (nearly) one flat colour (%ld B)", want[i], size);
+        free(svg);
+        free(gp);
+        free(d);
+    }
+    /* No other figure. */
+    snprintf(p, sizeof p, "ls %s/plots/*.gp | wc -l > %s/n.txt", res, dir);
+    cr_assert_eq(system(p), 0);
+    snprintf(p, sizeof p, "%s/n.txt", dir);
+    char *n = rd_slurp(p);
+    cr_assert_eq(atoi(n), nwant, "%s: %s figures drawn, %d expected", res, n, nwant);
+    free(n);
+}
+
+static char *res_dir(const char *name)
+{
+    return sub(name);
+}
+
+#define NEED_GNUPLOT()                                                                             \
+    do {                                                                                           \
+        if (!rd_have("gnuplot"))                                                                   \
+            cr_skip_test("gnuplot not installed");                                                 \
+    } while (0)
+
+Test(plot, real_replay_run_every_figure_and_ranks_csv_drawn)
+{
+    NEED_GNUPLOT();
+    char *r = res_dir("replay");
+    cr_assert_eq(sh("%s run configs/example.ini -o %s -q", BIN, r), 0);
+    const char *want[] = {"stall_ranks", "cdf", "gpu_util", "epochs"};
+    check_figures(r, want, 4);
+    /* stall_ranks.dat holds ranks.csv's stalls of the unaligned run. */
+    char p[1200];
+    snprintf(p, sizeof p, "%s/fetch-none_start-none/" STALL_RESULTS_RANKS, r);
+    stall_table *rk = NULL;
+    stall_err err = {0};
+    cr_assert_eq(stall_table_read(p, &rk, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(rk->header[0], STALL_COL_EPOCH);
+    int cs = stall_table_col(rk, STALL_COL_STALL), cr = stall_table_col(rk, STALL_COL_RANK);
+    int ranks = 0;
+    for (size_t i = 0; i < rk->nrows; i++)
+        ranks = (int)fmax(ranks, stall_table_num(rk, i, cr) + 1);
+    cr_assert_gt(ranks, 1);
+    snprintf(p, sizeof p, "%s/plots/stall_ranks.dat", r);
+    dat_t *d = dat_read(p);
+    cr_assert_eq((size_t)d->nrows * (size_t)ranks, rk->nrows);
+    cr_assert_eq(d->nf[0], 3 + ranks, "one column per rank");
+    for (int i = 0; i < d->nrows; i++)
+        for (int k = 0; k < ranks; k++)
+            cr_assert_float_eq(d->v[i][3 + k],
+                               stall_table_num(rk, (size_t)i * (size_t)ranks + (size_t)k, cs),
+                               1e-12);
+    free(d);
+    stall_table_free(rk);
+    /* The CDF draws the alignments that coincide as one line saying so. */
+    snprintf(p, sizeof p, "%s/plots/cdf.gp", r);
+    char *gp = rd_slurp(p);
+    int lines = 0;
+    for (char *s = strstr(gp, "with lines"); s; s = strstr(s + 1, "with lines"))
+        lines++;
+    cr_assert_lt(lines, 2 * 9, "nine alignments, one line each");
+    cr_assert(strstr(gp, "(within "), "%s", gp);
+    free(gp);
+    /* So does GPU utilisation (the nine curves are within a point). */
+    snprintf(p, sizeof p, "%s/plots/gpu_util.gp", r);
+    gp = rd_slurp(p);
+    lines = 0;
+    for (char *s = strstr(gp, "with lines"); s; s = strstr(s + 1, "with lines"))
+        lines++;
+    cr_assert_lt(lines, 9, "nine alignments, one line each");
+    cr_assert(strstr(gp, "(within "), "%s", gp);
+    free(gp);
+}
+
+Test(plot, real_model_run_with_analyze)
+{
+    NEED_GNUPLOT();
+    char *r = res_dir("model");
+    cr_assert_eq(sh("%s run configs/w2.ini -o %s -q --set run.batches=100 --set run.epochs=2 "
+                    "--set cluster.gpus=4 --set cluster.gpus_per_node=4 "
+                    "--set fetch.resample=bootstrap --analyze",
+                    BIN, r),
+                 0);
+    const char *want[] = {"stall_ranks", "cdf", "gpu_util", "epochs", "breakdown"};
+    check_figures(r, want, 5);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/plots/stall_ranks.dat", r);
+    dat_t *d = dat_read(p);
+    cr_assert_eq(d->nrows, 200);
+    cr_assert_eq(d->nf[0], 3 + 4, "a stall column per rank");
+    free(d);
+}
+
+/* Bars of the breakdown: every bar at an x of its own, each group's name
+ * under its own bars, the names at least two bars apart. */
+static void check_breakdown_apart(const char *r)
+{
+    char p[1200];
+    snprintf(p, sizeof p, "%s/plots/breakdown.dat", r);
+    dat_t *d = dat_read(p);
+    for (int i = 0; i < d->nrows; i++)
+        for (int j = 0; j < i; j++)
+            cr_assert(d->v[i][0] != d->v[j][0], "breakdown: bars %d and %d both at x = %g", i, j,
+                      d->v[i][0]);
+    snprintf(p, sizeof p, "%s/plots/breakdown.gp", r);
+    char *gp = rd_slurp(p);
+    double at[4];
+    int n = 0;
+    for (char *s = strstr(gp, "set label "); s && n < 4; s = strstr(s + 1, "set label ")) {
+        char *a = strstr(s, " at ");
+        cr_assert_not_null(a);
+        at[n++] = strtod(a + 4, NULL);
+    }
+    cr_assert_eq(n, d->block[d->nrows - 1] + 1, "a source not named under its bars");
+    for (int g = 0; g < n; g++) {
+        double lo = INFINITY, hi = -INFINITY;
+        for (int i = 0; i < d->nrows; i++)
+            if (d->block[i] == g)
+                lo = fmin(lo, d->v[i][0]), hi = fmax(hi, d->v[i][0]);
+        cr_assert(at[g] >= lo && at[g] <= hi, "label %d at %g, its bars at %g..%g", g, at[g], lo,
+                  hi);
+        if (g > 0)
+            cr_assert_geq(at[g] - at[g - 1], 2, "the names of sources overlap");
+    }
+    free(gp);
+    free(d);
+}
+
+Test(plot, real_validate_one_rank_bars_side_by_side)
+{
+    NEED_GNUPLOT();
+    char *r = res_dir("val");
+    cr_assert_eq(sh("%s validate configs/w2.ini -o %s -q --analyze", BIN, r), 0);
+    const char *want[] = {"epochs", "breakdown"};
+    check_figures(r, want, 2);
+    check_breakdown_apart(r);
+}
+
+Test(plot, real_analyze_of_straggler_trace)
+{
+    NEED_GNUPLOT();
+    char *r = res_dir("an");
+    cr_assert_eq(sh("%s analyze traces/ddp2_straggler/trace.csv -o %s", BIN, r), 0);
+    const char *want[] = {"breakdown"};
+    check_figures(r, want, 1);
+    check_breakdown_apart(r);
+}
+
+Test(plot, real_sweep_over_one_key)
+{
+    NEED_GNUPLOT();
+    char *r = res_dir("sw1");
+    cr_assert_eq(
+        sh("%s sweep configs/example-whatif.ini --sweep loader.workers=3,6,10 -o %s -q -j 2", BIN,
+           r),
+        0);
+    const char *want[] = {"sweep"};
+    check_figures(r, want, 1);
+}
+
+Test(plot, real_sweep_over_two_keys_discrete_cells_own_scales)
+{
+    NEED_GNUPLOT();
+    char *r = res_dir("sw2");
+    cr_assert_eq(sh("%s sweep configs/example.ini -o %s -q -j 2", BIN, r), 0);
+    const char *want[] = {"sweep"};
+    check_figures(r, want, 1);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/plots/sweep.svg", r);
+    char *svg = rd_slurp(p);
+    int poly, img;
+    svg_marks(svg, &poly, &img);
+    /* Discrete cells: a polygon each (3 x 3 x 2 panels), no smoothed image. */
+    cr_assert_eq(img, 0, "the heatmap is an image a browser smooths");
+    cr_assert_geq(poly, 18);
+    free(svg);
+    /* A colour scale spanning under 1% says so. */
+    snprintf(p, sizeof p, "%s/plots/sweep.gp", r);
+    char *gp = rd_slurp(p);
+    cr_assert(strstr(gp, "all within "), "%s", gp);
+    free(gp);
+}
+
+Test(plot, real_plan_log_log_throughput)
+{
+    NEED_GNUPLOT();
+    char *r = res_dir("plan");
+    cr_assert_eq(sh("%s plan configs/w2.ini --set plan.max_gpus=8 -o %s -q", BIN, r), 0);
+    const char *want[] = {"scaling"};
+    check_figures(r, want, 1);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/plots/scaling.gp", r);
+    char *gp = rd_slurp(p);
+    /* The ideal line is straight: log x and log y on the throughput panel. */
+    char *thr = strstr(gp, "set title \"Throughput");
+    char *plot = thr ? strstr(thr, "\nplot ") : NULL;
+    cr_assert(thr && plot && strstr(gp, "set logscale x") && strstr(thr, "set logscale y") &&
+                  strstr(thr, "set logscale y") < plot,
+              "%s", gp);
+    free(gp);
+}
+
+Test(plot, real_64_ranks_heatmap_and_breakdown)
+{
+    NEED_GNUPLOT();
+    char *r = res_dir("w64");
+    cr_assert_eq(sh("%s run configs/w2.ini -o %s -q --set cluster.gpus=64 "
+                    "--set cluster.gpus_per_node=8 --set run.batches=200 --set run.epochs=2 "
+                    "--set fetch.resample=bootstrap --set loader.workers=2 --analyze",
+                    BIN, r),
+                 0);
+    const char *want[] = {"stall_ranks", "cdf", "gpu_util", "epochs", "breakdown"};
+    check_figures(r, want, 5);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/plots/stall_ranks.dat", r);
+    dat_t *d = dat_read(p);
+    /* 400 iterations, 64 ranks: a cell per (iteration, rank). */
+    cr_assert_eq(d->nrows, 400 * 64);
+    double mx = 0;
+    for (int i = 0; i < d->nrows; i++)
+        mx = fmax(mx, d->v[i][2]);
+    cr_assert_gt(mx, 0, "no stall in the heatmap");
+    free(d);
+    check_breakdown_apart(r);
+}
+
+Test(plot, real_seed_folder_is_a_result_folder)
+{
+    NEED_GNUPLOT();
+    char *r = res_dir("seed");
+    cr_assert_eq(sh("%s run configs/seed-case1.ini -o %s -q", BIN, r), 0);
+    cr_assert_eq(stall_result_kind_of(r), STALL_RESULT_SEED);
+    cr_assert(stall_result_replaceable(r));
+    const char *want[] = {"alignments"};
+    check_figures(r, want, 1);
 }

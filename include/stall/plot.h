@@ -2,7 +2,8 @@
  * stall/plot.h - `stallsim plot RESULT_DIR` (and `--plots` on run and
  * validate): the figures that fit a result folder, drawn with gnuplot.
  *
- * The kind of folder is told by the files in it (stall_plot_kind). Each
+ * The kind of folder is told by the files in it (stall_result_kind_of,
+ * stall/results.h). Each
  * figure is written as plots/<name>.dat (the numbers drawn, whitespace
  * separated, a '#' header naming the columns), plots/<name>.gp (a gnuplot
  * script that reads the data by relative path from its own folder and
@@ -10,9 +11,9 @@
  * DIR/plots/<name>.gp` re-renders it from any folder), and, when gnuplot
  * is found, the two images. Every file is written whole or not at all.
  *
- *   run       summary.csv and fetch-*_start-* /iterations.csv: stall per
- *             rank over iterations (one panel per rank up to 8 ranks, a
- *             heatmap above), CDFs of iteration time and stall, GPU
+ *   run       summary.csv and fetch-*_start-* /iterations.csv and
+ *             ranks.csv: stall per rank over iterations (one panel per
+ *             rank up to 8 ranks, a heatmap above), CDFs of iteration time and stall, GPU
  *             utilisation over epoch progress (windowed, mean over epochs
  *             +- std, as the research notebook 002 plots it), simulated
  *             epoch times against the measured mean; with per_rank.csv
@@ -20,6 +21,9 @@
  *   validate  validate.csv: simulated vs measured epoch time and stall per
  *             epoch; the per-rank bar with per_rank.csv
  *   analyze   per_rank.csv: the per-rank bar
+ *   seed      total_summary.csv and replay_summary.csv: the notebook's
+ *             mean iteration time and stall per alignment beside the
+ *             event replay's
  *   sweep     sweep.csv: lines for one swept key, heatmaps for two
  *   plan      scaling.csv (+ plan.csv, effective.ini): throughput and
  *             efficiency against the GPU count, the threshold and the
@@ -32,25 +36,15 @@
 #include <stdio.h>
 
 #include "stall/base.h"
+#include "stall/results.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef enum stall_result_kind {
-    STALL_RESULT_NONE = 0,
-    STALL_RESULT_RUN,
-    STALL_RESULT_VALIDATE,
-    STALL_RESULT_ANALYZE,
-    STALL_RESULT_SWEEP,
-    STALL_RESULT_PLAN
-} stall_result_kind;
-
-/* The kind of result folder dir is, from the files in it (sweep.csv,
- * scaling.csv, validate.csv, summary.csv, per_rank.csv, in that order of
- * precedence); STALL_RESULT_NONE when none is there. */
+/* The kind of result folder dir is: stall_result_kind_of (stall/results.h,
+ * the one rule, shared with the jobs that write result folders). */
 stall_result_kind stall_plot_kind(const char *dir);
-const char *stall_result_kind_name(stall_result_kind k);
 
 #define STALL_PLOT_MAX 8
 #define STALL_PLOT_NOTES 8

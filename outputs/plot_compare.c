@@ -1,0 +1,251 @@
+/*
+ * plot_compare.c - the figures that set the simulation beside a
+ * measurement or the notebook (plot_int.h): validate's per-epoch bars,
+ * where each rank's time went (per_rank.csv of analyze or --analyze), and
+ * a seed folder's notebook numbers beside the replay's. Bars of the two
+ * sources stand side by side at x positions of their own, never on top of
+ * each other.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plot_int.h"
+#include "stall/io.h"
+
+/* ---- validate, analyze ---- */
+
+int stall_plot_validate(plot_ctx *c, stall_err *err)
+{
+    stall_table *t = NULL;
+    int rc = stall_plot_read(c->dir, STALL_RESULTS_VALIDATE, &t, err);
+    if (rc)
+        return rc;
+    const char *need[] = {STALL_COL_EPOCH, STALL_COL_MEASURED, STALL_COL_SIMULATED,
+                          STALL_COL_MEASURED_STALL, STALL_COL_SIMULATED_STALL};
+    int col[5];
+    for (int i = 0; i < 5; i++)
+        if ((col[i] = stall_table_col(t, need[i])) < 0) {
+            rc = stall_err_set(err, STALL_EPARSE, "%s: no column %s", t->path, need[i]);
+            stall_table_free(t);
+            return rc;
+        }
+    stall_plot_begin(c, "epochs", 1000, 420,
+                     "Simulated against measured, per epoch: epoch time and mean training stall");
+    fputs("# x epoch measured_s simulated_s measured_stall_s simulated_stall_s\n", c->dat);
+    for (size_t i = 0; i < t->nrows; i++) {
+        fprintf(c->dat, "%zu %s", i, stall_table_get(t, i, col[0]));
+        for (int j = 1; j < 5; j++)
+            stall_plot_num(c->dat, stall_table_num(t, i, col[j]));
+        fputc('\n', c->dat);
+    }
+    /* Two bars per epoch at x -+ 0.2, each 0.4 wide: never on top of each
+     * other, whatever the number of epochs. */
+    fprintf(c->gp,
+            "set multiplot layout 1,2 title \"Simulated vs measured per epoch\"\n"
+            "set style fill solid 0.85 border -1\nset xlabel \"epoch\"\n"
+            "set key top right\nset yrange [0:*]\nset xrange [-0.6:%zu.6]\nset offsets 0, 0, "
+            "graph 0.1, 0\n"
+            "set ylabel \"epoch time [s]\"\n"
+            "plot \"epochs.dat\" using ($1-0.2):3:(0.4):xtic(2) with boxes lc 8 title "
+            "\"measured\", \"\" using ($1+0.2):4:(0.4) with boxes lc 1 title \"simulated\"\n"
+            "set ylabel \"mean training stall per iteration [s]\"\n"
+            "plot \"epochs.dat\" using ($1-0.2):5:(0.4):xtic(2) with boxes lc 8 title "
+            "\"measured\", \"\" using ($1+0.2):6:(0.4) with boxes lc 1 title \"simulated\"\n",
+            t->nrows ? t->nrows - 1 : 0);
+    stall_plot_end(c);
+    stall_table_free(t);
+    stall_plot_note(c,
+                    "validate writes no iterations.csv: stall per rank, CDFs and GPU utilisation "
+                    "need stallsim run (mode = model) on the same INI");
+    return 0;
+}
+
+/* The stacked bar per rank, from per_rank.csv (stallsim analyze or
+ * --analyze): one group of bars per source (simulated, measured), side by
+ * side with a gap between groups, each bar at an x of its own. */
+int stall_plot_breakdown(plot_ctx *c, stall_err *err)
+{
+    if (!stall_result_has(c->dir, STALL_RESULTS_PER_RANK)) {
+        stall_plot_note(c,
+                        "where each rank's time went: no per_rank.csv (run or validate with "
+                        "--analyze, or stallsim analyze TRACE -o %s)",
+                        c->dir);
+        return 0;
+    }
+    stall_table *t = NULL;
+    int rc = stall_plot_read(c->dir, STALL_RESULTS_PER_RANK, &t, err);
+    if (rc)
+        return rc;
+    const char *parts[] = STALL_PER_RANK_PARTS;
+    const char *words[] = {"epoch start-up", "waiting for data", "hand-over",
+                           "compute",        "barrier wait",     "all-reduce + step"};
+    int col[6], cs = stall_table_col(t, STALL_COL_SOURCE), cr = stall_table_col(t, STALL_COL_RANK);
+    for (int i = 0; i < 6; i++)
+        col[i] = stall_table_col(t, parts[i]);
+    for (int i = 0; i < 6 && rc == 0; i++)
+        if (col[i] < 0 || cs < 0 || cr < 0)
+            rc = stall_err_set(err, STALL_EPARSE,
+                               "%s: expected source,rank,total_s,startup_s,data_s,handover_s,"
+                               "compute_s,barrier_s,post_s",
+                               t->path);
+    if (rc == 0 && t->nrows == 0)
+        rc = stall_err_set(err, STALL_EPARSE, "%s: no rows", t->path);
+    if (rc) {
+        stall_table_free(t);
+        return rc;
+    }
+    /* The sources in order, each with its rows (ranks), and where its
+     * group of bars starts: after the previous group and a gap of one bar. */
+    char src[4][32];
+    int nsrc = 0, ranks = 0, nrk[4] = {0};
+    double off[4] = {0};
+    for (size_t i = 0; i < t->nrows; i++) {
+        const char *s = stall_table_get(t, i, cs);
+        if (nsrc == 0 || strcmp(src[nsrc - 1], s) != 0) {
+            if (nsrc == 4)
+                break;
+            snprintf(src[nsrc++], sizeof src[0], "%s", s);
+        }
+        nrk[nsrc - 1]++;
+        ranks = nrk[nsrc - 1] > ranks ? nrk[nsrc - 1] : ranks;
+    }
+    for (int g = 1; g < nsrc; g++)
+        off[g] = off[g - 1] + nrk[g - 1] + 1;
+    stall_plot_begin(c, "breakdown", ranks > 16 ? 1200 : 900, 480,
+                     "Where each rank's time went (seconds summed over epochs), per source");
+    fputs("# x rank startup_s data_s handover_s compute_s barrier_s post_s "
+          "(x: the bar's position; one block per source: ",
+          c->dat);
+    for (int s = 0; s < nsrc; s++)
+        fprintf(c->dat, "%s%s", s ? ", " : "", src[s]);
+    fputs(")\n", c->dat);
+    int s = -1, i_in = 0;
+    double maxx = 0;
+    for (size_t i = 0; i < t->nrows; i++) {
+        if (s < 0 || strcmp(src[s], stall_table_get(t, i, cs)) != 0) {
+            if (s + 1 >= nsrc)
+                break;
+            if (s >= 0)
+                fputs("\n\n", c->dat);
+            fprintf(c->dat, "# %s\n", src[++s]);
+            i_in = 0;
+        }
+        double x = off[s] + i_in++;
+        maxx = fmax(maxx, x);
+        fprintf(c->dat, "%.9g %s", x, stall_table_get(t, i, cr));
+        for (int j = 0; j < 6; j++)
+            stall_plot_num(c->dat, stall_table_num(t, i, col[j]));
+        fputc('\n', c->dat);
+    }
+    int every = ranks <= 16 ? 1 : (ranks + 15) / 16;
+    fprintf(c->gp,
+            "set title \"Where each rank's time went\"\n"
+            "set style fill solid 0.9 noborder\nset boxwidth 0.8\n"
+            "set ylabel \"time [s] (sum over epochs)\"\nset xlabel \"rank%s\" offset 0,-1.5\n"
+            "set bmargin 6\nset yrange [0:*]\nset offsets 0, 0, graph 0.05, 0\n"
+            "set xrange [-0.7:%.9g]\nset key outside right top\nset grid noxtics\n"
+            "set xtics scale 0\nevery = %d\n",
+            nsrc > 1 ? " (bars grouped by source)" : "", maxx + 0.7, every);
+    /* Each group's name under the middle of its bars. */
+    for (int g = 0; g < nsrc; g++) {
+        fprintf(c->gp, "set label %d ", g + 1);
+        stall_plot_str(c->gp, src[g]);
+        fprintf(c->gp, " at %.9g, graph 0 center offset 0, -2.6 font \",11\"\n",
+                off[g] + 0.5 * (nrk[g] - 1));
+    }
+    /* Stacked by drawing the cumulative sums from the top part down. */
+    fputs("plot ", c->gp);
+    bool first = true;
+    for (int g = 0; g < nsrc; g++)
+        for (int j = 5; j >= 0; j--) {
+            fprintf(c->gp, "%s\"breakdown.dat\" index %d using 1:(", first ? "" : ", \\\n     ", g);
+            for (int q = 0; q <= j; q++)
+                fprintf(c->gp, "%s$%d", q ? "+" : "", q + 3);
+            fprintf(c->gp, ")%s with boxes lc rgb \"%s\" ",
+                    j == 0 ? ":xtic(int($2) % every == 0 ? stringcolumn(2) : \"\")" : "",
+                    stall_plot_colors[j]);
+            if (g == 0)
+                fprintf(c->gp, "title \"%s\"", words[j]);
+            else
+                fputs("notitle", c->gp);
+            first = false;
+        }
+    fputc('\n', c->gp);
+    stall_plot_end(c);
+    stall_table_free(t);
+    return 0;
+}
+
+/* ---- seed ---- */
+
+/* A seed folder: the notebook's mean iteration time and stall per
+ * alignment (total_summary.csv, "mean±std" cells) beside the event replay's
+ * (replay_summary.csv). */
+int stall_plot_seed(plot_ctx *c, stall_err *err)
+{
+    stall_table *nb = NULL, *rp = NULL;
+    int rc = stall_plot_read(c->dir, STALL_RESULTS_SEED_SUMMARY, &nb, err);
+    if (rc == 0 && stall_result_has(c->dir, STALL_RESULTS_REPLAY_SUMMARY))
+        rc = stall_plot_read(c->dir, STALL_RESULTS_REPLAY_SUMMARY, &rp, err);
+    int ca = nb ? stall_table_col(nb, STALL_COL_SEED_ALIGN) : -1,
+        ci = nb ? stall_table_col(nb, STALL_COL_SEED_ITERATION) : -1,
+        cs = nb ? stall_table_col(nb, STALL_COL_SEED_STALL) : -1;
+    if (rc == 0 && (ca < 0 || ci < 0 || cs < 0 || nb->nrows == 0))
+        rc = stall_err_set(err, STALL_EPARSE, "%s: expected the columns %s, %s, %s and rows",
+                           nb->path, STALL_COL_SEED_ALIGN, STALL_COL_SEED_ITERATION,
+                           STALL_COL_SEED_STALL);
+    if (rc) {
+        stall_table_free(nb);
+        stall_table_free(rp);
+        return rc;
+    }
+    int rf = rp ? stall_table_col(rp, STALL_COL_FETCH_ALIGN) : -1,
+        rs = rp ? stall_table_col(rp, STALL_COL_START_ALIGN) : -1,
+        ri = rp ? stall_table_col(rp, STALL_COL_MEAN_ITERATION) : -1,
+        rt = rp ? stall_table_col(rp, STALL_COL_MEAN_STALL) : -1;
+    stall_plot_begin(c, "alignments", 1000, 440,
+                     "Mean iteration time and training stall per alignment: the notebook's "
+                     "numbers (seed) beside the event replay's");
+    fputs("# x alignment notebook_iteration_s replay_iteration_s notebook_stall_s "
+          "replay_stall_s\n",
+          c->dat);
+    for (size_t i = 0; i < nb->nrows; i++) {
+        const char *a = stall_table_get(nb, i, ca);
+        char fa[16] = "", sa[16] = "";
+        /* FETCH_ALIGN_<fa>_START_ALIGN_<sa> */
+        if (sscanf(a, "FETCH_ALIGN_%15[a-z]_START_ALIGN_%15[a-z]", fa, sa) != 2)
+            snprintf(fa, sizeof fa, "?");
+        double vi = NAN, vs = NAN;
+        for (size_t j = 0; rp && ri >= 0 && rt >= 0 && rf >= 0 && rs >= 0 && j < rp->nrows; j++)
+            if (strcmp(stall_table_get(rp, j, rf), fa) == 0 &&
+                strcmp(stall_table_get(rp, j, rs), sa) == 0) {
+                vi = stall_table_num(rp, j, ri);
+                vs = stall_table_num(rp, j, rt);
+            }
+        fprintf(c->dat, "%zu %s/%s", i, fa, sa);
+        stall_plot_num(c->dat, strtod(stall_table_get(nb, i, ci), NULL));
+        stall_plot_num(c->dat, vi);
+        stall_plot_num(c->dat, strtod(stall_table_get(nb, i, cs), NULL));
+        stall_plot_num(c->dat, vs);
+        fputc('\n', c->dat);
+    }
+    fprintf(c->gp,
+            "set multiplot layout 1,2 title \"Notebook (seed) and event replay per alignment\"\n"
+            "set style fill solid 0.85 border -1\nset xlabel \"alignment (fetch/start)\"\n"
+            "set key top right\nset yrange [0:*]\nset offsets 0, 0, graph 0.15, 0\n"
+            "set xrange [-0.6:%zu.6]\nset xtics rotate by -30\n"
+            "set ylabel \"mean iteration time [s]\"\n"
+            "plot \"alignments.dat\" using ($1-0.2):3:(0.4):xtic(2) with boxes lc 8 title "
+            "\"notebook\", \"\" using ($1+0.2):4:(0.4) with boxes lc 1 title \"replay\"\n"
+            "set ylabel \"mean training stall [s]\"\n"
+            "plot \"alignments.dat\" using ($1-0.2):5:(0.4):xtic(2) with boxes lc 8 title "
+            "\"notebook\", \"\" using ($1+0.2):6:(0.4) with boxes lc 1 title \"replay\"\n",
+            nb->nrows - 1);
+    stall_plot_end(c);
+    stall_plot_note(c, "seed mode writes no iterations.csv: stall per rank, CDFs and GPU "
+                       "utilisation need stallsim run with mode = replay on the same trace");
+    stall_table_free(nb);
+    stall_table_free(rp);
+    return 0;
+}

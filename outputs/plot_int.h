@@ -1,0 +1,64 @@
+/*
+ * plot_int.h - what the figure builders of outputs/plot*.c share: the
+ * figure being built, notes on what cannot be drawn, number and string
+ * output for data files and gnuplot scripts. Private to outputs/.
+ *
+ *   plot.c        the kind of folder, writing and rendering (gnuplot)
+ *   plot_run.c    run folders (per iteration)
+ *   plot_compare.c validate, analyze and seed folders, the per-rank bar
+ *   plot_sweep.c  sweep and plan folders
+ */
+#ifndef STALL_OUTPUTS_PLOT_INT_H
+#define STALL_OUTPUTS_PLOT_INT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "stall/plot.h"
+#include "stall/results.h"
+#include "stall/table.h"
+
+/* Part colours of the per-rank breakdown, and line colours (colour-blind
+ * safe, Okabe-Ito). */
+extern const char *const stall_plot_colors[];
+#define PLOT_NCOLORS 8
+
+typedef struct plot_fig {
+    char *dat, *gp;
+    size_t datn, gpn;
+} plot_fig;
+
+typedef struct plot_ctx {
+    const char *dir;
+    stall_plot_result *res;
+    plot_fig fig[STALL_PLOT_MAX];
+    FILE *dat, *gp; /* the figure being built */
+    int w, h;
+} plot_ctx;
+
+void stall_plot_note(plot_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Reads dir/name as a table (stall_table_read). */
+int stall_plot_read(const char *dir, const char *name, stall_table **t, stall_err *err);
+/* Opens figure name: the data stream (a '#' line naming the columns follows
+ * from the caller) and the script, up to the figure's body, which runs once
+ * per terminal (png, then svg) from a reset state: nothing set for the png
+ * pass carries over into the svg pass. */
+void stall_plot_begin(plot_ctx *c, const char *name, int w, int h, const char *caption);
+void stall_plot_end(plot_ctx *c);
+/* " %.9g", or " NaN". */
+void stall_plot_num(FILE *f, double v);
+/* A gnuplot string literal of s. */
+void stall_plot_str(FILE *f, const char *s);
+int stall_plot_cmp_double(const void *a, const void *b);
+/* The spread (max - min) / max |v| of the finite values of v[0..n), in
+ * percent; NAN when none is finite. */
+double stall_plot_spread_pct(const double *v, size_t n);
+
+int stall_plot_run(plot_ctx *c, stall_err *err);
+int stall_plot_validate(plot_ctx *c, stall_err *err);
+int stall_plot_breakdown(plot_ctx *c, stall_err *err);
+int stall_plot_seed(plot_ctx *c, stall_err *err);
+int stall_plot_sweep(plot_ctx *c, stall_err *err);
+int stall_plot_plan(plot_ctx *c, stall_err *err);
+
+#endif

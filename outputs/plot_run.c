@@ -1,0 +1,711 @@
+/*
+ * plot_run.c - the figures of run folders, from each alignment's
+ * iterations.csv and ranks.csv (plot_int.h).
+ *
+ * Legibility rules: at most 8 ranks get a panel each, more ranks a heatmap
+ * of at most PLOT_BINS iteration bins; CDFs keep at most PLOT_CDF_POINTS
+ * quantiles per line, and alignments whose CDFs coincide (within
+ * PLOT_SAME_PCT of the axis on average) are drawn as one line that says so.
+ * Time and memory O(iterations x ranks x combinations).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plot_int.h"
+#include "stall/io.h"
+
+#define PLOT_BINS 400
+#define PLOT_CDF_POINTS 1000
+#define PLOT_PANEL_RANKS 8
+#define PLOT_UTIL_WINDOWS 20
+#define PLOT_SAME_PCT 1.0
+#define PLOT_SAME_QUANTILES 101
+
+/* ---- run folders ---- */
+
+typedef struct plot_combo {
+    char label[64]; /* fetch/start */
+    char dir[160];  /* fetch-<fa>_start-<sa> */
+    stall_table *it;
+    int c_epoch, c_end, c_iter, c_stall, c_compute;
+    double measured_s; /* summary.csv's measured_epoch_time_s (NAN: none) */
+} plot_combo;
+
+/* The stall of every rank at every iteration of k, from its ranks.csv (the
+ * long table epoch,batch,rank,stall_s, iterations in the order of
+ * iterations.csv and ranks in order within each): it->nrows x *ranks
+ * values, row-major. NULL when there is no ranks.csv (a note says why);
+ * *rc set on a malformed one. */
+static double *plot_rank_stalls(plot_ctx *c, const plot_combo *k, int *ranks, int *rc,
+                                stall_err *err)
+{
+    char name[200];
+    snprintf(name, sizeof name, "%s/%s", k->dir, STALL_RESULTS_RANKS);
+    *ranks = 0;
+    if (!stall_result_has(c->dir, name)) {
+        stall_plot_note(c,
+                        "stall per rank: no %s/%s (written by default for up to 64 ranks; "
+                        "--set report.per_rank=true writes it for more)",
+                        c->dir, name);
+        return NULL;
+    }
+    stall_table *r = NULL;
+    if ((*rc = stall_plot_read(c->dir, name, &r, err)) != 0)
+        return NULL;
+    int ce = stall_table_col(r, STALL_COL_EPOCH), cb = stall_table_col(r, STALL_COL_BATCH),
+        cr = stall_table_col(r, STALL_COL_RANK), cs = stall_table_col(r, STALL_COL_STALL);
+    const stall_table *t = k->it;
+    int cbi = stall_table_col(t, STALL_COL_BATCH);
+    int n = 0;
+    while ((size_t)n < r->nrows && ce >= 0 && cb >= 0 &&
+           strcmp(stall_table_get(r, (size_t)n, ce), stall_table_get(r, 0, ce)) == 0 &&
+           strcmp(stall_table_get(r, (size_t)n, cb), stall_table_get(r, 0, cb)) == 0)
+        n++;
+    bool ok = ce >= 0 && cb >= 0 && cr >= 0 && cs >= 0 && n > 0 && r->nrows == t->nrows * (size_t)n;
+    double *m = ok ? stall_xcalloc(r->nrows + 1, sizeof *m) : NULL;
+    for (size_t i = 0; ok && i < r->nrows; i++) {
+        size_t row = i / (size_t)n;
+        ok = stall_table_num(r, i, cr) == (double)(i % (size_t)n) &&
+             strcmp(stall_table_get(r, i, ce), stall_table_get(t, row, k->c_epoch)) == 0 &&
+             strcmp(stall_table_get(r, i, cb), stall_table_get(t, row, cbi)) == 0;
+        m[i] = stall_table_num(r, i, cs);
+    }
+    if (!ok) {
+        *rc = stall_err_set(err, STALL_EPARSE,
+                            "%s: expected the columns " STALL_RANKS_HEADER
+                            ", one row per rank for each row of %s, in its order",
+                            r->path, STALL_RESULTS_ITERATIONS);
+        free(m);
+        m = NULL;
+    }
+    stall_table_free(r);
+    *ranks = ok ? n : 0;
+    return m;
+}
+
+/* Stall per rank over iterations: a panel per rank, or a heatmap. */
+static int plot_stall_ranks(plot_ctx *c, const plot_combo *k, stall_err *err)
+{
+    const stall_table *t = k->it;
+    int ranks = 0, rc = 0;
+    double *sr = plot_rank_stalls(c, k, &ranks, &rc, err);
+    size_t n = t->nrows;
+    if (!sr)
+        return rc;
+    if (n == 0) {
+        stall_plot_note(c, "stall per rank: %s has no rows", t->path);
+        free(sr);
+        return 0;
+    }
+#define SR(i, r) sr[(size_t)(i) * (size_t)ranks + (size_t)(r)]
+    char cap[256];
+    double ymax = 0;
+    for (size_t i = 0; i < n; i++)
+        for (int r = 0; r < ranks; r++)
+            ymax = fmax(ymax, SR(i, r));
+    if (ranks <= PLOT_PANEL_RANKS) {
+        snprintf(cap, sizeof cap,
+                 "Training stall of each rank over the run's iterations (alignment %s)", k->label);
+        stall_plot_begin(c, "stall_ranks", 900, 140 + 120 * ranks, cap);
+        fputs("# iteration epoch batch", c->dat);
+        for (int r = 0; r < ranks; r++)
+            fprintf(c->dat, " stall_r%d_s", r);
+        fputc('\n', c->dat);
+        for (size_t i = 0; i < n; i++) {
+            fprintf(c->dat, "%zu %s %s", i, stall_table_get(t, i, 0), stall_table_get(t, i, 1));
+            for (int r = 0; r < ranks; r++)
+                stall_plot_num(c->dat, SR(i, r));
+            fputc('\n', c->dat);
+        }
+        fprintf(c->gp,
+                "set multiplot layout %d,1 title \"Training stall per rank (alignment %s)\" "
+                "margins screen 0.1, 0.97, screen %.4f, %.4f spacing 0, 0.012\n"
+                "set xrange [0:%zu]\nset yrange [0:%.9g]\nunset key\n",
+                ranks, k->label, 60.0 / (140 + 120 * ranks), 1 - 40.0 / (140 + 120 * ranks), n - 1,
+                ymax > 0 ? ymax * 1.05 : 1.0);
+        /* Epoch boundaries as dashed lines (only when few enough to read). */
+        int ep = 0;
+        for (size_t i = 1; i < n && ep < 50; i++)
+            if (strcmp(stall_table_get(t, i, k->c_epoch), stall_table_get(t, i - 1, k->c_epoch))) {
+                fprintf(c->gp,
+                        "set arrow from %zu, graph 0 to %zu, graph 1 nohead dt 2 lc rgb "
+                        "\"#888888\"\n",
+                        i, i);
+                ep++;
+            }
+        fprintf(c->gp,
+                "do for [r=0:%d] {\n"
+                "  set ylabel sprintf(\"rank %%d\\nstall [s]\", r)\n"
+                "  if (r == %d) { set xlabel \"iteration (epochs in order%s)\"; "
+                "set format x \"%%g\" } else { unset xlabel; set format x \"\" }\n"
+                "  plot \"stall_ranks.dat\" using 1:(column(4 + r)) with lines lw 1 lc 1\n"
+                "}\n",
+                ranks - 1, ranks - 1, ep ? "; dashed: epoch start" : "");
+        stall_plot_end(c);
+        free(sr);
+        return 0;
+    }
+    /* Heatmap: rank x iteration bin, the largest stall in each bin. */
+    size_t bins = n < PLOT_BINS ? n : PLOT_BINS;
+    size_t per = (n + bins - 1) / bins;
+    bins = (n + per - 1) / per;
+    snprintf(cap, sizeof cap,
+             "Training stall of each of %d ranks over the run's iterations (alignment %s; "
+             "colour: largest stall in each bin of %zu iterations)",
+             ranks, k->label, per);
+    stall_plot_begin(c, "stall_ranks", 1000, 220 + 6 * (ranks < 100 ? ranks : 100), cap);
+    /* The colour scale stops at the 99th percentile of the cells, so that
+     * the first batches' start-up stalls do not wash out the rest. */
+    double *cells = stall_xcalloc(bins * (size_t)ranks + 1, sizeof *cells);
+    size_t ncell = 0;
+    fputs("# iteration_bin_centre rank max_stall_s (blocks: one per bin)\n", c->dat);
+    for (size_t b = 0; b < bins; b++) {
+        for (int r = 0; r < ranks; r++) {
+            double m = NAN;
+            for (size_t i = b * per; i < n && i < (b + 1) * per; i++) {
+                double v = SR(i, r);
+                if (!isnan(v) && (isnan(m) || v > m))
+                    m = v;
+            }
+            if (!isnan(m))
+                cells[ncell++] = m;
+            fprintf(c->dat, "%.9g %d", (double)(b * per) + 0.5 * (double)per - 0.5, r);
+            stall_plot_num(c->dat, m);
+            fputc('\n', c->dat);
+        }
+        fputc('\n', c->dat);
+    }
+    qsort(cells, ncell, sizeof *cells, stall_plot_cmp_double);
+    double cap99 = ncell ? cells[(size_t)(0.99 * (double)(ncell - 1))] : 0;
+    free(cells);
+    bool capped = cap99 > 0 && cap99 < ymax;
+    if (capped)
+        ymax = cap99;
+    fprintf(c->gp,
+            "set title \"Training stall per rank (alignment %s)\"\n"
+            "set xlabel \"iteration (epochs in order)\"\nset ylabel \"rank\"\n"
+            "set cblabel \"stall [s] (largest in each bin of %zu iterations%s)\"\n"
+            "set palette defined (0 \"#ffffff\", 1 \"#fdd49e\", 2 \"#fc8d59\", 3 \"#d7301f\", "
+            "4 \"#7f0000\")\n"
+            "set cbrange [0:%.9g]\nset xrange [-0.5:%zu]\nset yrange [-0.5:%d.5] reverse\n"
+            "unset grid\nunset key\n"
+            "plot \"stall_ranks.dat\" using 1:2:3 with image\n",
+            k->label, per, capped ? "; colour capped at the 99th percentile" : "",
+            ymax > 0 ? ymax : 1.0, n, ranks - 1);
+    stall_plot_end(c);
+    free(sr);
+    return 0;
+#undef SR
+}
+
+/* Writes at most PLOT_CDF_POINTS quantiles of sorted v[0..n). */
+static double plot_quantile(const double *v, size_t n, double q)
+{
+    double pos = q * (double)(n - 1);
+    size_t i = (size_t)pos;
+    if (i + 1 >= n)
+        return v[n - 1];
+    return v[i] + (pos - (double)i) * (v[i + 1] - v[i]);
+}
+
+/* The sorted iteration times and stalls of one combination. */
+typedef struct plot_sorted {
+    double *it, *st;
+    size_t m;
+} plot_sorted;
+
+/* The gap between the CDFs of a and b: the mean distance between their
+ * quantiles (0, 1, ..., 100%), in percent of scale (the largest value of
+ * its kind), the larger of iteration time's and stall's. */
+static double plot_cdf_gap(const plot_sorted *a, const plot_sorted *b, double si, double ss)
+{
+    double gi = 0, gs = 0;
+    if (a->m == 0 || b->m == 0)
+        return a->m == b->m ? 0 : INFINITY;
+    for (int i = 0; i < PLOT_SAME_QUANTILES; i++) {
+        double q = (double)i / (PLOT_SAME_QUANTILES - 1);
+        gi += fabs(plot_quantile(a->it, a->m, q) - plot_quantile(b->it, b->m, q));
+        gs += fabs(plot_quantile(a->st, a->m, q) - plot_quantile(b->st, b->m, q));
+    }
+    gi = si > 0 ? 100 * gi / PLOT_SAME_QUANTILES / si : 0;
+    gs = ss > 0 ? 100 * gs / PLOT_SAME_QUANTILES / ss : 0;
+    return fmax(gi, gs);
+}
+
+static void plot_cdf(plot_ctx *c, plot_combo *k, int nk)
+{
+    plot_sorted *v = stall_xcalloc((size_t)nk + 1, sizeof *v);
+    double si = 0, ss = 0;
+    for (int j = 0; j < nk; j++) {
+        const stall_table *t = k[j].it;
+        size_t n = t->nrows;
+        v[j].it = stall_xcalloc(n + 1, sizeof *v[j].it);
+        v[j].st = stall_xcalloc(n + 1, sizeof *v[j].st);
+        for (size_t i = 0; i < n; i++) {
+            double a = stall_table_num(t, i, k[j].c_iter), b = stall_table_num(t, i, k[j].c_stall);
+            if (!isfinite(a) || !isfinite(b))
+                continue;
+            v[j].it[v[j].m] = a;
+            v[j].st[v[j].m++] = b;
+            si = fmax(si, fabs(a));
+            ss = fmax(ss, fabs(b));
+        }
+        qsort(v[j].it, v[j].m, sizeof *v[j].it, stall_plot_cmp_double);
+        qsort(v[j].st, v[j].m, sizeof *v[j].st, stall_plot_cmp_double);
+    }
+    /* Alignments whose CDFs coincide (within PLOT_SAME_PCT of scale) with an
+     * earlier one are drawn as that one's line, which names them. */
+    int *rep = stall_xcalloc((size_t)nk + 1, sizeof *rep);
+    double *gap = stall_xcalloc((size_t)nk + 1, sizeof *gap);
+    int lines = 0;
+    for (int j = 0; j < nk; j++) {
+        rep[j] = j;
+        for (int r = 0; r < j; r++)
+            if (rep[r] == r) {
+                double g = plot_cdf_gap(&v[r], &v[j], si, ss);
+                if (g <= PLOT_SAME_PCT) {
+                    rep[j] = r;
+                    gap[r] = fmax(gap[r], g);
+                    break;
+                }
+            }
+        lines += rep[j] == j;
+    }
+    double maxgap = 0;
+    for (int j = 0; j < nk; j++)
+        maxgap = fmax(maxgap, gap[j]);
+    char cap[320], same[160] = "";
+    if (lines < nk)
+        snprintf(same, sizeof same,
+                 "; %d of the %d coincide with another (quantiles within %.1f%% of the axis on "
+                 "average) and share its line",
+                 nk - lines, nk, maxgap);
+    snprintf(cap, sizeof cap,
+             "Distribution (CDF) of iteration time and training stall, one line per "
+             "alignment%s",
+             same);
+    stall_plot_begin(c, "cdf", 1000, 420, cap);
+    fputs("# fraction iteration_s stall_s (one block per line drawn: ", c->dat);
+    int b = 0;
+    for (int j = 0; j < nk; j++)
+        if (rep[j] == j)
+            fprintf(c->dat, "%s%s", b++ ? ", " : "", k[j].label);
+    fputs(")\n", c->dat);
+    /* Each line's title: its alignment and those drawn by it. */
+    char(*title)[256] = stall_xcalloc((size_t)nk + 1, sizeof *title);
+    for (int j = 0; j < nk; j++) {
+        if (rep[j] != j)
+            continue;
+        int with = 0;
+        for (int o = j + 1; o < nk; o++)
+            with += rep[o] == j;
+        if (with == 0)
+            snprintf(title[j], sizeof title[j], "%s", k[j].label);
+        else if (with + 1 == nk)
+            snprintf(title[j], sizeof title[j], "all %d (within %.1f%%)", nk, gap[j]);
+        else {
+            size_t u = (size_t)snprintf(title[j], sizeof title[j], "%s", k[j].label);
+            for (int o = j + 1; o < nk && u < sizeof title[j]; o++)
+                if (rep[o] == j)
+                    u += (size_t)snprintf(title[j] + u, sizeof title[j] - u, " = %s", k[o].label);
+            if (u < sizeof title[j])
+                snprintf(title[j] + u, sizeof title[j] - u, " (within %.1f%%)", gap[j]);
+        }
+    }
+    for (int j = 0; j < nk; j++) {
+        if (rep[j] != j)
+            continue;
+        size_t m = v[j].m;
+        fprintf(c->dat, "# %s\n", title[j]);
+        size_t pts = m < PLOT_CDF_POINTS ? m : PLOT_CDF_POINTS;
+        for (size_t i = 0; i < pts; i++) {
+            double q = pts > 1 ? (double)i / (double)(pts - 1) : 1.0;
+            fprintf(c->dat, "%.9g", q);
+            stall_plot_num(c->dat, pts == m ? v[j].it[i] : plot_quantile(v[j].it, m, q));
+            stall_plot_num(c->dat, pts == m ? v[j].st[i] : plot_quantile(v[j].st, m, q));
+            fputc('\n', c->dat);
+        }
+        fputs("\n\n", c->dat);
+    }
+    fputs("set multiplot layout 1,2 title ", c->gp);
+    char mt[200];
+    if (lines == 1 && nk > 1)
+        snprintf(mt, sizeof mt,
+                 "Distribution of iteration time and stall: the %d alignments coincide "
+                 "within %.1f%% of the axis (one line)",
+                 nk, maxgap);
+    else
+        snprintf(mt, sizeof mt, "Distribution of iteration time and stall (alignment fetch/start)");
+    stall_plot_str(c->gp, mt);
+    fputs("\nset ylabel \"fraction of iterations\"\nset yrange [0:1]\n"
+          "set key bottom right title \"fetch/start\"\n",
+          c->gp);
+    for (int panel = 0; panel < 2; panel++) {
+        fputs(panel == 0 ? "set xlabel \"iteration time [s]\"\nplot "
+                         : "set xlabel \"training stall per iteration (max over ranks) [s]\"\n"
+                           "plot ",
+              c->gp);
+        b = 0;
+        for (int j = 0; j < nk; j++) {
+            if (rep[j] != j)
+                continue;
+            fprintf(c->gp, "%s\"cdf.dat\" index %d using %d:1 with lines lt %d title ",
+                    b ? ", \\\n     " : "", b, 2 + panel, (b % 16) + 1);
+            stall_plot_str(c->gp, title[j]);
+            b++;
+        }
+        fputc('\n', c->gp);
+    }
+    stall_plot_end(c);
+    for (int j = 0; j < nk; j++) {
+        free(v[j].it);
+        free(v[j].st);
+    }
+    free(v);
+    free(rep);
+    free(gap);
+    free(title);
+}
+
+/* The epochs of one combination: start index of each epoch in the rows. */
+static int plot_epochs(const plot_combo *k, size_t *first, int cap)
+{
+    const stall_table *t = k->it;
+    int ne = 0;
+    for (size_t i = 0; i < t->nrows; i++)
+        if (i == 0 ||
+            strcmp(stall_table_get(t, i, k->c_epoch), stall_table_get(t, i - 1, k->c_epoch)))
+            if (ne < cap)
+                first[ne++] = i;
+    return ne;
+}
+
+/* GPU utilisation over epoch progress: compute / time over a moving window
+ * of iterations, per epoch, then mean and std over epochs at the same
+ * window (the notebook's scaled stack: epochs have the same batches). */
+static void plot_gpu_util(plot_ctx *c, plot_combo *k, int nk)
+{
+    enum { MAXEP = 4096 };
+    size_t *first = stall_xcalloc(MAXEP + 1, sizeof *first);
+    int epochs_shown = 0;
+    size_t window_shown = 0;
+    /* Each alignment's block, and its utilisation per window. */
+    char **body = stall_xcalloc((size_t)nk + 1, sizeof *body);
+    size_t *bodyn = stall_xcalloc((size_t)nk + 1, sizeof *bodyn);
+    double **util = stall_xcalloc((size_t)nk + 1, sizeof *util);
+    size_t *nwin = stall_xcalloc((size_t)nk + 1, sizeof *nwin);
+    for (int j = 0; j < nk; j++) {
+        FILE *d = open_memstream(&body[j], &bodyn[j]);
+        if (!d)
+            abort();
+        const stall_table *t = k[j].it;
+        int ne = plot_epochs(&k[j], first, MAXEP);
+        first[ne] = t->nrows;
+        size_t len = SIZE_MAX;
+        for (int e = 0; e < ne; e++)
+            len = first[e + 1] - first[e] < len ? first[e + 1] - first[e] : len;
+        if (ne == 0 || len == 0) {
+            fclose(d);
+            continue;
+        }
+        size_t w = len / PLOT_UTIL_WINDOWS > 5 ? len / PLOT_UTIL_WINDOWS : (len < 5 ? len : 5);
+        size_t nw = len - w + 1;
+        window_shown = w;
+        epochs_shown = ne;
+        util[j] = stall_xcalloc(nw + 1, sizeof *util[j]);
+        nwin[j] = nw;
+        for (size_t s = 0; s < nw; s++) {
+            double sx = 0, su = 0, su2 = 0;
+            for (int e = 0; e < ne; e++) {
+                size_t a = first[e], z = first[e] + len - 1;
+                double t0 = stall_table_num(t, a, k[j].c_end) - stall_table_num(t, a, k[j].c_iter);
+                double dur = stall_table_num(t, z, k[j].c_end) - t0;
+                double busy = 0, span = 0;
+                for (size_t i = a + s; i < a + s + w; i++) {
+                    busy += stall_table_num(t, i, k[j].c_compute);
+                    span += stall_table_num(t, i, k[j].c_iter);
+                }
+                double wend = stall_table_num(t, a + s + w - 1, k[j].c_end);
+                double x = 100.0 * ((wend - 0.5 * span) - t0) / dur;
+                double u = span > 0 ? 100.0 * busy / span : NAN;
+                sx += x;
+                su += u;
+                su2 += u * u;
+            }
+            double mu = su / ne;
+            double var = ne > 1 ? (su2 - ne * mu * mu) / (ne - 1) : 0;
+            util[j][s] = mu;
+            fprintf(d, "%.9g", sx / ne);
+            stall_plot_num(d, mu);
+            stall_plot_num(d, var > 0 ? sqrt(var) : 0.0);
+            fputc('\n', d);
+        }
+        fclose(d);
+    }
+    free(first);
+    /* Alignments whose curves coincide (mean distance within PLOT_SAME_PCT
+     * points of the 0-100% axis) with an earlier one share its line. */
+    int *rep = stall_xcalloc((size_t)nk + 1, sizeof *rep);
+    double *gap = stall_xcalloc((size_t)nk + 1, sizeof *gap);
+    int lines = 0;
+    for (int j = 0; j < nk; j++) {
+        rep[j] = j;
+        for (int r = 0; r < j && nwin[j] > 0; r++) {
+            if (rep[r] != r || nwin[r] == 0)
+                continue;
+            size_t n = nwin[r] < nwin[j] ? nwin[r] : nwin[j], m = 0;
+            double g = 0;
+            for (size_t s = 0; s < n; s++)
+                if (isfinite(util[r][s]) && isfinite(util[j][s])) {
+                    g += fabs(util[r][s] - util[j][s]);
+                    m++;
+                }
+            g = m ? g / (double)m : INFINITY;
+            if (g <= PLOT_SAME_PCT && nwin[r] == nwin[j]) {
+                rep[j] = r;
+                gap[r] = fmax(gap[r], g);
+                break;
+            }
+        }
+        lines += rep[j] == j && nwin[j] > 0;
+    }
+    double maxgap = 0;
+    for (int j = 0; j < nk; j++)
+        maxgap = fmax(maxgap, gap[j]);
+    char(*title)[256] = stall_xcalloc((size_t)nk + 1, sizeof *title);
+    int shown = 0;
+    for (int j = 0; j < nk; j++) {
+        if (rep[j] != j || nwin[j] == 0)
+            continue;
+        shown++;
+        int with = 0;
+        for (int o = j + 1; o < nk; o++)
+            with += rep[o] == j;
+        if (with == 0)
+            snprintf(title[j], sizeof title[j], "%s", k[j].label);
+        else if (with + 1 == nk)
+            snprintf(title[j], sizeof title[j], "all %d (within %.1f points)", nk, gap[j]);
+        else {
+            size_t u = (size_t)snprintf(title[j], sizeof title[j], "%s", k[j].label);
+            for (int o = j + 1; o < nk && u < sizeof title[j]; o++)
+                if (rep[o] == j)
+                    u += (size_t)snprintf(title[j] + u, sizeof title[j] - u, " = %s", k[o].label);
+            if (u < sizeof title[j])
+                snprintf(title[j] + u, sizeof title[j] - u, " (within %.1f points)", gap[j]);
+        }
+    }
+    char cap[320], same[128] = "";
+    if (shown < nk && nk > 1)
+        snprintf(same, sizeof same,
+                 "; %d of the %d alignments coincide with another (within %.1f points on "
+                 "average) and share its line",
+                 nk - lines, nk, maxgap);
+    snprintf(cap, sizeof cap,
+             "GPU utilisation over the epoch's progress: compute / time over a moving window "
+             "of %zu iterations, mean over %d epoch%s%s%s",
+             window_shown, epochs_shown, epochs_shown == 1 ? "" : "s",
+             epochs_shown > 1 ? " (band: +- std over epochs)" : "", same);
+    stall_plot_begin(c, "gpu_util", 900, 480, cap);
+    fputs("# progress_pct utilisation_pct std_over_epochs_pct (one block per line drawn)\n",
+          c->dat);
+    for (int j = 0; j < nk; j++)
+        if (rep[j] == j && nwin[j] > 0) {
+            fprintf(c->dat, "# %s\n", title[j]);
+            fwrite(body[j], 1, bodyn[j], c->dat);
+            fputs("\n\n", c->dat);
+        }
+    fprintf(c->gp,
+            "set title \"GPU utilisation over the epoch (moving window of %zu iterations, "
+            "mean over %d epoch%s)\"\n"
+            "set xlabel \"training epoch progress [%%]\"\nset ylabel \"GPU utilisation [%%]\"\n"
+            "set xrange [0:100]\nset yrange [0:100]\n"
+            "set key outside right top title \"fetch/start\"\n"
+            "set style fill transparent solid 0.15 noborder\nplot ",
+            window_shown, epochs_shown, epochs_shown == 1 ? "" : "s");
+    /* One element per band and line (no plot loop: each names its data). */
+    int b = 0;
+    for (int j = 0; epochs_shown > 1 && j < nk; j++)
+        if (rep[j] == j && nwin[j] > 0) {
+            fprintf(c->gp,
+                    "\"gpu_util.dat\" index %d using 1:($2-$3):($2+$3) with filledcurves lc %d "
+                    "notitle, \\\n     ",
+                    b, (b % 8) + 1);
+            b++;
+        }
+    b = 0;
+    for (int j = 0; j < nk; j++)
+        if (rep[j] == j && nwin[j] > 0) {
+            fprintf(c->gp, "%s\"gpu_util.dat\" index %d using 1:2 with lines lt %d title ",
+                    b ? ", \\\n     " : "", b, (b % 16) + 1);
+            stall_plot_str(c->gp, title[j]);
+            b++;
+        }
+    if (b == 0)
+        fputs("NaN notitle", c->gp);
+    fputc('\n', c->gp);
+    stall_plot_end(c);
+    for (int j = 0; j < nk; j++) {
+        free(body[j]);
+        free(util[j]);
+    }
+    free(body);
+    free(bodyn);
+    free(util);
+    free(nwin);
+    free(rep);
+    free(gap);
+    free(title);
+}
+
+/* Simulated epoch times (from iterations.csv) against the measured mean. */
+static void plot_run_epochs(plot_ctx *c, plot_combo *k, int nk)
+{
+    enum { MAXEP = 4096 };
+    size_t *first = stall_xcalloc(MAXEP + 1, sizeof *first);
+    double measured = k[0].measured_s;
+    int ne0 = plot_epochs(&k[0], first, MAXEP);
+    char cap[256];
+    snprintf(cap, sizeof cap, "Simulated epoch time per %s%s",
+             ne0 > 1 ? "epoch and alignment" : "alignment",
+             isnan(measured) ? "" : ", against the measured mean epoch time (dashed)");
+    stall_plot_begin(c, "epochs", 900, 420, cap);
+    fputs(ne0 > 1 ? "# epoch epoch_time_s (one block per alignment)\n"
+                  : "# alignment epoch_time_s\n",
+          c->dat);
+    int maxe = 0;
+    for (int j = 0; j < nk; j++) {
+        const stall_table *t = k[j].it;
+        int ne = plot_epochs(&k[j], first, MAXEP);
+        first[ne] = t->nrows;
+        if (ne0 > 1)
+            fprintf(c->dat, "# %s\n", k[j].label);
+        for (int e = 0; e < ne; e++) {
+            size_t a = first[e], z = first[e + 1] - 1;
+            double v = stall_table_num(t, z, k[j].c_end) -
+                       (stall_table_num(t, a, k[j].c_end) - stall_table_num(t, a, k[j].c_iter));
+            if (ne0 > 1) {
+                fprintf(c->dat, "%s", stall_table_get(t, a, k[j].c_epoch));
+                maxe = atoi(stall_table_get(t, a, k[j].c_epoch));
+            } else {
+                fprintf(c->dat, "%s", k[j].label);
+            }
+            stall_plot_num(c->dat, v);
+            fputc('\n', c->dat);
+        }
+        if (ne0 > 1)
+            fputs("\n\n", c->dat);
+    }
+    free(first);
+    fputs("set ylabel \"epoch time [s]\"\nset yrange [0:*]\n", c->gp);
+    if (!isnan(measured))
+        fprintf(c->gp, "measured = %.9g\n", measured);
+    if (ne0 > 1) {
+        fprintf(c->gp,
+                "set title \"Simulated epoch time per epoch\"\n"
+                "set xlabel \"epoch\"\nset xtics 1\nset key outside right top\n"
+                "set xrange [%s:%d]\nplot ",
+                stall_table_get(k[0].it, 0, k[0].c_epoch), maxe);
+        for (int j = 0; j < nk; j++) {
+            fprintf(c->gp, "%s\"epochs.dat\" index %d using 1:2 with linespoints pt 7 lc %d title ",
+                    j ? ", \\\n     " : "", j, (j % 8) + 1);
+            char t[96];
+            snprintf(t, sizeof t, "simulated %s", k[j].label);
+            stall_plot_str(c->gp, t);
+        }
+        fprintf(c->gp, "%s\n",
+                isnan(measured) ? ""
+                                : ", measured with lines dt 2 lc rgb \"#000000\" title "
+                                  "\"measured (mean over epochs)\"");
+    } else {
+        fprintf(
+            c->gp,
+            "set title \"Simulated epoch time per alignment (labels: against the measured)\"\n"
+            "set xlabel \"alignment (fetch/start)\"\nset key outside right top\n"
+            "set style fill solid 0.8 border -1\nset boxwidth 0.6\nset offsets 0, 0, graph 0.1, 0\n"
+            "set xrange [-0.6:%d.6]\n"
+            "plot \"epochs.dat\" using 0:2:xtic(1) with boxes lc 1 title \"simulated\"%s\n",
+            nk - 1,
+            isnan(measured)
+                ? ""
+                : ", measured with lines dt 2 lw 2 lc rgb \"#000000\" title "
+                  "\"measured\", \"\" using 0:2:(sprintf(\"%+.2f%%\", 100 * ($2 / measured "
+                  "- 1))) with labels offset 0, 1.2 notitle");
+    }
+    stall_plot_end(c);
+}
+
+int stall_plot_run(plot_ctx *c, stall_err *err)
+{
+    stall_table *sum = NULL;
+    int rc = stall_plot_read(c->dir, STALL_RESULTS_SUMMARY, &sum, err);
+    if (rc)
+        return rc;
+    int cf = stall_table_col(sum, STALL_COL_FETCH_ALIGN),
+        cs = stall_table_col(sum, STALL_COL_START_ALIGN),
+        cm = stall_table_col(sum, STALL_COL_MEASURED_EPOCH);
+    if (cf < 0 || cs < 0) {
+        rc = stall_err_set(err, STALL_EPARSE,
+                           "%s: no fetch_align/start_align columns "
+                           "(not a stallsim run summary.csv)",
+                           sum->path);
+        stall_table_free(sum);
+        return rc;
+    }
+    plot_combo *k = stall_xcalloc(sum->nrows + 1, sizeof *k);
+    int nk = 0;
+    for (size_t i = 0; i < sum->nrows && rc == 0; i++) {
+        const char *fa = stall_table_get(sum, i, cf), *sa = stall_table_get(sum, i, cs);
+        char adir[160], name[200];
+        snprintf(adir, sizeof adir, STALL_RESULTS_ALIGN_DIR, fa, sa);
+        snprintf(name, sizeof name, "%s/%s", adir, STALL_RESULTS_ITERATIONS);
+        if (!stall_result_has(c->dir, name)) {
+            stall_plot_note(c, "%s/%s is missing: alignment %s/%s left out of the figures", c->dir,
+                            name, fa, sa);
+            continue;
+        }
+        plot_combo *p = &k[nk];
+        rc = stall_plot_read(c->dir, name, &p->it, err);
+        if (rc)
+            break;
+        nk++;
+        snprintf(p->label, sizeof p->label, "%s/%s", fa, sa);
+        snprintf(p->dir, sizeof p->dir, "%s", adir);
+        p->measured_s = stall_table_num(sum, i, cm);
+        p->c_epoch = stall_table_col(p->it, STALL_COL_EPOCH);
+        p->c_end = stall_table_col(p->it, STALL_COL_ITER_END);
+        p->c_iter = stall_table_col(p->it, STALL_COL_ITERATION);
+        p->c_stall = stall_table_col(p->it, STALL_COL_STALL);
+        p->c_compute = stall_table_col(p->it, STALL_COL_COMPUTE);
+        if (p->c_epoch != 0 || stall_table_col(p->it, STALL_COL_BATCH) != 1 || p->c_end < 0 ||
+            p->c_iter < 0 || p->c_stall < 0 || p->c_compute < 0)
+            rc = stall_err_set(err, STALL_EPARSE,
+                               "%s: expected the columns " STALL_ITERATIONS_HEADER, p->it->path);
+    }
+    if (rc == 0 && nk == 0)
+        rc = stall_err_set(err, STALL_EIO,
+                           "%s: summary.csv names no alignment folder with an iterations.csv",
+                           c->dir);
+    if (rc == 0) {
+        /* The per-iteration figures of one alignment: the unaligned one
+         * (closest to the trace) when it ran, else the first. */
+        int pick = 0;
+        for (int j = 0; j < nk; j++)
+            if (strcmp(k[j].label, "none/none") == 0)
+                pick = j;
+        rc = plot_stall_ranks(c, &k[pick], err);
+    }
+    if (rc == 0) {
+        plot_cdf(c, k, nk);
+        plot_gpu_util(c, k, nk);
+        plot_run_epochs(c, k, nk);
+        stall_plot_note(c, "measured per-epoch times are not in a run folder (summary.csv has the "
+                           "measured mean): stallsim validate draws them per epoch");
+    }
+    for (int j = 0; j < nk; j++)
+        stall_table_free(k[j].it);
+    free(k);
+    stall_table_free(sum);
+    return rc;
+}

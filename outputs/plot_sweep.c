@@ -1,0 +1,358 @@
+/*
+ * plot_sweep.c - the figures of sweep and plan folders (plot_int.h):
+ * throughput and stall share against one swept key (lines) or two (two
+ * heatmaps of discrete cells, each with a colour scale of its own data),
+ * and a plan's weak scaling (log-log throughput against the ideal line,
+ * efficiency against the threshold).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plot_int.h"
+#include "stall/io.h"
+
+typedef struct plot_axis {
+    int col;
+    char **val; /* distinct values, sorted (numerically when all are numbers) */
+    int n;
+    bool numeric;
+} plot_axis;
+
+static int plot_axis_index(const plot_axis *a, const char *v)
+{
+    for (int i = 0; i < a->n; i++)
+        if (strcmp(a->val[i], v) == 0)
+            return i;
+    return -1;
+}
+
+static int plot_cmp_num_str(const void *a, const void *b)
+{
+    double x = strtod(*(char *const *)a, NULL), y = strtod(*(char *const *)b, NULL);
+    return (x > y) - (x < y);
+}
+
+static void plot_axis_build(plot_axis *a, const stall_table *t, int col)
+{
+    a->col = col;
+    a->val = stall_xcalloc(t->nrows + 1, sizeof *a->val);
+    a->numeric = true;
+    for (size_t i = 0; i < t->nrows; i++) {
+        const char *v = stall_table_get(t, i, col);
+        if (plot_axis_index(a, v) >= 0)
+            continue;
+        a->val[a->n++] = (char *)v;
+        if (isnan(stall_table_num(t, i, col)))
+            a->numeric = false;
+    }
+    if (a->numeric)
+        qsort(a->val, (size_t)a->n, sizeof *a->val, plot_cmp_num_str);
+}
+
+static void plot_axis_tics(FILE *gp, const char *axis, const plot_axis *a)
+{
+    fprintf(gp, "set %stics (", axis);
+    for (int i = 0; i < a->n; i++) {
+        fputs(i ? ", " : "", gp);
+        stall_plot_str(gp, a->val[i]);
+        fprintf(gp, " %d", i);
+    }
+    fputs(")\n", gp);
+}
+
+int stall_plot_sweep(plot_ctx *c, stall_err *err)
+{
+    stall_table *t = NULL;
+    int rc = stall_plot_read(c->dir, STALL_RESULTS_SWEEP, &t, err);
+    if (rc)
+        return rc;
+    int nkeys = 0;
+    while (1 + nkeys < t->ncols && strchr(t->header[1 + nkeys], '.'))
+        nkeys++;
+    int ct = stall_table_col(t, STALL_COL_THROUGHPUT_SAMPLES),
+        cst = stall_table_col(t, STALL_COL_STALL_SHARE);
+    const char *tname = "throughput [samples/s]";
+    bool samples_known = false;
+    for (size_t i = 0; i < t->nrows; i++)
+        samples_known |= !isnan(stall_table_num(t, i, ct));
+    if (!samples_known) {
+        ct = stall_table_col(t, STALL_COL_THROUGHPUT_BATCHES);
+        tname = "throughput [batches/s]";
+    }
+    if (strcmp(t->header[0], STALL_COL_POINT) != 0 || nkeys == 0 || ct < 0 || cst < 0) {
+        rc = stall_err_set(err, STALL_EPARSE,
+                           "%s: expected point, the swept section.key columns, then "
+                           "throughput_samples_s and stall_share",
+                           t->path);
+        stall_table_free(t);
+        return rc;
+    }
+    if (nkeys > 2) {
+        stall_plot_note(c,
+                        "sweep over %d keys: no figure (lines take one key, a heatmap two); "
+                        "sweep.csv has every point",
+                        nkeys);
+        stall_table_free(t);
+        return 0;
+    }
+    plot_axis ax[2] = {{0}};
+    for (int a = 0; a < nkeys; a++)
+        plot_axis_build(&ax[a], t, 1 + a);
+    char cap[256];
+    if (nkeys == 1) {
+        snprintf(cap, sizeof cap, "Throughput and stall share against %s", t->header[1]);
+        stall_plot_begin(c, "sweep", 900, 420, cap);
+        fprintf(c->dat, "# index %s throughput stall_share_pct\n", t->header[1]);
+        for (int v = 0; v < ax[0].n; v++)
+            for (size_t i = 0; i < t->nrows; i++)
+                if (strcmp(stall_table_get(t, i, 1), ax[0].val[v]) == 0) {
+                    fprintf(c->dat, "%d %s", v, ax[0].val[v]);
+                    stall_plot_num(c->dat, stall_table_num(t, i, ct));
+                    stall_plot_num(c->dat, 100 * stall_table_num(t, i, cst));
+                    fputc('\n', c->dat);
+                    break;
+                }
+        fputs("set title ", c->gp);
+        stall_plot_str(c->gp, cap);
+        fputs("\nset xlabel ", c->gp);
+        stall_plot_str(c->gp, t->header[1]);
+        fprintf(c->gp,
+                "\nset ylabel \"%s\"\nset y2label \"stall share [%%]\"\n"
+                "set yrange [0:*]\nset y2range [0:100]\nset ytics nomirror\nset y2tics\n"
+                "set key outside right top\n",
+                tname);
+        if (ax[0].numeric)
+            fputs("plot \"sweep.dat\" using 2:3 with linespoints pt 7 lc 1 title "
+                  "\"throughput\", \"\" using 2:4 axes x1y2 with linespoints pt 5 lc 4 "
+                  "title \"stall share\"\n",
+                  c->gp);
+        else
+            fputs("set xrange [-0.5:*]\nset offsets 0, 0.5, 0, 0\n"
+                  "plot \"sweep.dat\" using 1:3:xtic(2) with linespoints pt 7 lc 1 title "
+                  "\"throughput\", \"\" using 1:4 axes x1y2 with linespoints pt 5 lc 4 "
+                  "title \"stall share\"\n",
+                  c->gp);
+    } else {
+        /* Two heatmaps of discrete cells (with image pixels: one
+         * rectangle per cell in the svg, never smoothed by a browser),
+         * each with the colour scale of its own values. */
+        size_t ncell = (size_t)ax[0].n * (size_t)ax[1].n;
+        double *th = stall_xcalloc(ncell + 1, sizeof *th),
+               *st = stall_xcalloc(ncell + 1, sizeof *st);
+        for (int x = 0; x < ax[0].n; x++)
+            for (int y = 0; y < ax[1].n; y++) {
+                size_t k = (size_t)x * (size_t)ax[1].n + (size_t)y;
+                th[k] = st[k] = NAN;
+                for (size_t i = 0; i < t->nrows; i++)
+                    if (strcmp(stall_table_get(t, i, 1), ax[0].val[x]) == 0 &&
+                        strcmp(stall_table_get(t, i, 2), ax[1].val[y]) == 0) {
+                        th[k] = stall_table_num(t, i, ct);
+                        st[k] = 100 * stall_table_num(t, i, cst);
+                        break;
+                    }
+            }
+        double sth = stall_plot_spread_pct(th, ncell), sst = stall_plot_spread_pct(st, ncell);
+        snprintf(cap, sizeof cap, "Throughput and stall share over %s and %s%s", t->header[1],
+                 t->header[2],
+                 sth < 1 ? " (throughput: every point within 1%, see the panel's title)" : "");
+        stall_plot_begin(c, "sweep", 1100, 460, cap);
+        fprintf(c->dat, "# %s_index %s_index throughput stall_share_pct (blocks: one per %s)\n",
+                t->header[1], t->header[2], t->header[1]);
+        for (int x = 0; x < ax[0].n; x++) {
+            for (int y = 0; y < ax[1].n; y++) {
+                size_t k = (size_t)x * (size_t)ax[1].n + (size_t)y;
+                fprintf(c->dat, "%d %d", x, y);
+                stall_plot_num(c->dat, th[k]);
+                stall_plot_num(c->dat, st[k]);
+                fputc('\n', c->dat);
+            }
+            fputc('\n', c->dat);
+        }
+        double lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};
+        for (size_t k = 0; k < ncell; k++) {
+            if (isfinite(th[k]))
+                lo[0] = fmin(lo[0], th[k]), hi[0] = fmax(hi[0], th[k]);
+            if (isfinite(st[k]))
+                lo[1] = fmin(lo[1], st[k]), hi[1] = fmax(hi[1], st[k]);
+        }
+        free(th);
+        free(st);
+        plot_axis_tics(c->gp, "x", &ax[0]);
+        plot_axis_tics(c->gp, "y", &ax[1]);
+        fputs("set xlabel ", c->gp);
+        stall_plot_str(c->gp, t->header[1]);
+        fputs("\nset ylabel ", c->gp);
+        stall_plot_str(c->gp, t->header[2]);
+        bool labels = ax[0].n * ax[1].n <= 120;
+        fprintf(c->gp,
+                "\nset xrange [-0.5:%d.5]\nset yrange [-0.5:%d.5]\nunset grid\nunset key\n"
+                "set style textbox opaque fc rgb \"#ffffff\" noborder margins 2, 1\n"
+                "set multiplot layout 1,2 title \"Sweep over two keys\"\n",
+                ax[0].n - 1, ax[1].n - 1);
+        static const char *const pal[2] = {
+            "set palette defined (0 \"#f7fbff\", 1 \"#6baed6\", 2 \"#08306b\")",
+            "set palette defined (0 \"#ffffff\", 1 \"#fc8d59\", 2 \"#7f0000\")"};
+        const double spread[2] = {sth, sst};
+        for (int p = 0; p < 2; p++) {
+            char title[160];
+            const char *what = p == 0 ? tname : "stall share [%]";
+            if (!isfinite(lo[p]))
+                snprintf(title, sizeof title, "%s (no value)", what);
+            else if (spread[p] < 1)
+                snprintf(title, sizeof title, "%s: all within %.1f%%", what,
+                         spread[p] > 0 ? spread[p] : 0.0);
+            else
+                snprintf(title, sizeof title, "%s", what);
+            /* The colour scale spans this panel's values (a flat one
+             * widened by 0.5% each side, so that its cells are mid-scale). */
+            double a = isfinite(lo[p]) ? lo[p] : 0, b = isfinite(hi[p]) ? hi[p] : 1;
+            if (b <= a) {
+                double pad = fabs(a) > 0 ? 0.005 * fabs(a) : 0.5;
+                a -= pad;
+                b += pad;
+            }
+            /* Cell labels and the colour bar with the same decimals: enough
+             * to tell a tenth of the panel's span apart. */
+            double span = isfinite(lo[p]) ? hi[p] - lo[p] : 0;
+            int dec = span > 0 ? (int)ceil(-log10(span / 10)) : 1;
+            dec = dec < 0 ? 0 : dec > 4 ? 4 : dec;
+            char fmt[16];
+            snprintf(fmt, sizeof fmt, "%%.%df", dec);
+            fputs("set title ", c->gp);
+            stall_plot_str(c->gp, title);
+            fprintf(c->gp, "\n%s\nset cbrange [%.9g:%.9g]\nset format cb \"%s\"\n", pal[p], a, b,
+                    fmt);
+            fprintf(c->gp, "plot \"sweep.dat\" using 1:2:%d with image pixels", 3 + p);
+            if (labels)
+                fprintf(c->gp,
+                        ", \"\" using 1:2:(sprintf(\"%s\", $%d)) with labels boxed tc rgb "
+                        "\"#000000\"",
+                        fmt, 3 + p);
+            fputc('\n', c->gp);
+        }
+    }
+    stall_plot_end(c);
+    for (int a = 0; a < nkeys; a++)
+        free(ax[a].val);
+    stall_table_free(t);
+    return 0;
+}
+
+/* ---- plan ---- */
+
+/* [plan] efficiency from effective.ini, when set there; else NAN. */
+static double plot_plan_threshold(const char *dir)
+{
+    char *p = stall_path_join(dir, "effective.ini");
+    FILE *f = fopen(p, "r");
+    free(p);
+    if (!f)
+        return NAN;
+    char line[1024];
+    bool in_plan = false;
+    double v = NAN;
+    while (fgets(line, sizeof line, f)) {
+        char *s = line + strspn(line, " \t");
+        if (*s == '[')
+            in_plan = strncmp(s, "[plan]", 6) == 0;
+        else if (in_plan && strncmp(s, "efficiency", 10) == 0) {
+            s += 10 + strspn(s + 10, " \t");
+            if (*s == '=' || *s == ':')
+                v = strtod(s + 1, NULL);
+        }
+    }
+    fclose(f);
+    return v;
+}
+
+int stall_plot_plan(plot_ctx *c, stall_err *err)
+{
+    stall_table *t = NULL, *plan = NULL;
+    int rc = stall_plot_read(c->dir, STALL_RESULTS_SCALING, &t, err);
+    if (rc)
+        return rc;
+    int cg = stall_table_col(t, STALL_COL_GPUS),
+        cth = stall_table_col(t, STALL_COL_THROUGHPUT_SAMPLES),
+        csp = stall_table_col(t, STALL_COL_SPEEDUP), cef = stall_table_col(t, STALL_COL_EFFICIENCY);
+    if (cg < 0 || cth < 0 || csp < 0 || cef < 0 || t->nrows == 0) {
+        rc = stall_err_set(err, STALL_EPARSE,
+                           "%s: expected gpus,throughput_samples_s,speedup,efficiency rows",
+                           t->path);
+        stall_table_free(t);
+        return rc;
+    }
+    /* Batches per second when the samples per batch are unknown. */
+    const char *unit = "samples/s";
+    bool known = false;
+    for (size_t i = 0; i < t->nrows; i++)
+        known |= isfinite(stall_table_num(t, i, cth));
+    int cb = stall_table_col(t, STALL_COL_THROUGHPUT_BATCHES);
+    if (!known && cb >= 0) {
+        cth = cb;
+        unit = "batches/s";
+    }
+    double chosen = NAN;
+    if (stall_result_has(c->dir, STALL_RESULTS_PLAN) &&
+        stall_plot_read(c->dir, STALL_RESULTS_PLAN, &plan, err) == 0) {
+        int cq = stall_table_col(plan, STALL_COL_QUANTITY),
+            cv = stall_table_col(plan, STALL_COL_VALUE);
+        for (size_t i = 0; cq >= 0 && i < plan->nrows; i++)
+            if (strcmp(stall_table_get(plan, i, cq), STALL_PLAN_MAX_EFFICIENT) == 0)
+                chosen = stall_table_num(plan, i, cv);
+        stall_table_free(plan);
+    }
+    if (isnan(chosen))
+        stall_plot_note(c,
+                        "plan.csv has no max_efficient_gpus: the chosen GPU count is not marked");
+    double thr = plot_plan_threshold(c->dir);
+    bool thr_default = isnan(thr);
+    if (thr_default)
+        thr = 0.80;
+    char cap[256];
+    snprintf(cap, sizeof cap,
+             "Weak scaling: throughput and efficiency against the GPU count; efficiency "
+             "threshold %.0f%%%s%s",
+             100 * thr, thr_default ? " (the default)" : "",
+             isnan(chosen) ? "" : ", the largest efficient count marked");
+    stall_plot_begin(c, "scaling", 1100, 440, cap);
+    fprintf(c->dat, "# gpus throughput ideal_throughput efficiency_pct (throughput in %s)\n", unit);
+    double base = stall_table_num(t, 0, cth) / stall_table_num(t, 0, cg);
+    double gmin = stall_table_num(t, 0, cg), gmax = stall_table_num(t, t->nrows - 1, cg);
+    for (size_t i = 0; i < t->nrows; i++) {
+        double g = stall_table_num(t, i, cg);
+        fprintf(c->dat, "%s", stall_table_get(t, i, cg));
+        stall_plot_num(c->dat, stall_table_num(t, i, cth));
+        stall_plot_num(c->dat, base * g);
+        stall_plot_num(c->dat, 100 * stall_table_num(t, i, cef));
+        fputc('\n', c->dat);
+    }
+    fprintf(c->gp,
+            "threshold = %.9g\n"
+            "set multiplot layout 1,2 title \"Weak scaling\"\n"
+            "set logscale x 2\nset xlabel \"GPUs\"\nset key bottom right\n"
+            "set xrange [%.9g:%.9g]\n",
+            100 * thr, gmin / 1.25, gmax * 1.25);
+    if (!isnan(chosen))
+        fprintf(c->gp,
+                "chosen = %.9g\n"
+                "set arrow 1 from chosen, graph 0 to chosen, graph 1 nohead dt 3 lw 2 lc rgb "
+                "\"#D55E00\"\n"
+                "set label 1 sprintf(\"largest efficient: %%.0f GPUs\", chosen) at chosen, "
+                "graph 0.95 right offset -0.5, 0 tc rgb \"#D55E00\"\n",
+                chosen);
+    fprintf(c->gp,
+            "set title \"Throughput (log-log: ideal scaling is a straight line)\"\n"
+            "set logscale y 2\nset ylabel \"throughput [%s]\"\nset yrange [*:*]\n"
+            "plot \"scaling.dat\" using 1:2 with linespoints pt 7 lc 1 title \"simulated\", "
+            "\"\" using 1:3 with lines dt 2 lc rgb \"#888888\" title \"ideal (linear)\"\n"
+            "set title \"Efficiency (speed-up / GPUs)\"\nunset logscale y\n"
+            "set ylabel \"efficiency [%%]\"\nset yrange [0:105]\n"
+            "plot \"scaling.dat\" using 1:4 with linespoints pt 7 lc 1 title \"simulated\", "
+            "threshold with lines dt 2 lc rgb \"#000000\" title sprintf(\"threshold %%.0f%%%%\", "
+            "threshold)\n",
+            unit);
+    stall_plot_end(c);
+    stall_table_free(t);
+    return 0;
+}
