@@ -176,8 +176,8 @@ static hl_bound hl_bound_of(double stall, double barrier, double busy)
         return (hl_bound){"compute-bound", busy,
                           "of the time the GPUs compute (GPU busy share): loading keeps up"};
     return (hl_bound){"balanced", busy,
-                      "of the time the GPUs compute (GPU busy share); no single loss takes 20% "
-                      "or more"};
+                      "of the time the GPUs compute (GPU busy share), and no single loss (data, "
+                      "barrier) is large enough to name"};
 }
 
 static double hl_barrier(const stall_table *t, size_t r)
@@ -471,11 +471,14 @@ static int hl_analyze(FILE *f, const char *dir, stall_err *err)
                   "mode = model</code> on this trace, then <code>stallsim plan "
                   "CONFIG.ini</code></p>\n",
                   f);
-        else if (strcmp(v, "straggler-bound") == 0)
-            fputs("<p class=\"suggest\"><b>Suggestion</b> (not run): the straggler's "
-                  "iterations on a timeline: <code>stallsim timeline TRACE.csv -o t.json "
-                  "--ranks R</code> (R: the rank above), opened in ui.perfetto.dev</p>\n",
+        else if (strcmp(v, "straggler-bound") == 0 && hl_an(an, src, "straggler_rank")) {
+            fputs("<p class=\"suggest\"><b>Suggestion</b> (not run; no number here comes from "
+                  "it): the straggler's iterations on a timeline, to open in ui.perfetto.dev: "
+                  "<code>stallsim timeline TRACE.csv -o t.json --ranks ",
                   f);
+            hf_escape(f, hl_an(an, src, "straggler_rank"));
+            fputs("</code> (TRACE.csv: the trace analysed)</p>\n", f);
+        }
     }
     stall_table_free(an);
     return 0;
@@ -773,8 +776,8 @@ void hl_coincide(FILE *f, const char *dir, stall_result_kind k)
                     hf_fmt(b[1], lo, fig[i].unit), hf_fmt(b[2], hi, fig[i].unit));
         }
         if (pass == 0)
-            fputs(": there the lines (or a colour scale) span only that much and lie on top "
-                  "of each other; the table below tells them apart.",
+            fputs(": there the lines lie on top of each other and colours differ by no more "
+                  "than that; the table below tells them apart.",
                   f);
         else if (n)
             fputs(".", f);

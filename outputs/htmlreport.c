@@ -48,8 +48,8 @@ static bool html_has(const char *dir, const char *file)
 }
 
 /* A column of a table: the CSV column (or "@align": fetch_align/start_align
- * in one cell), its label, and how much it matters (0 most; the least
- * important go first when a table has more than HTML_MAX_COLS). */
+ * in one cell; "@keys": a sweep's swept keys, key=value a line each), its label, and how much it
+ * matters (0 most; the least important go first when a table has more than HTML_MAX_COLS). */
 typedef struct html_col {
     const char *col, *label;
     int prio;
@@ -81,7 +81,7 @@ static hf_unit html_unit(const stall_table *t, int c)
         if (*s && (isnan(stall_table_num(t, r, c)) || strpbrk(s, ".eE")))
             integer = false;
     }
-    return integer && strcmp(t->header[c], "point") != 0 ? HF_INT : hf_unit_of(t->header[c]);
+    return integer ? HF_INT : hf_unit_of(t->header[c]);
 }
 
 /* Picks the columns of spec present (and not all empty) in t, dropping the
@@ -99,6 +99,8 @@ static void html_pick_cols(const stall_table *t, const html_col *spec, int nspec
                 differ |= strcmp(stall_table_get(t, r, fa), "none") != 0 ||
                           strcmp(stall_table_get(t, r, sa), "none") != 0;
             c = differ ? -1 : -2;
+        } else if (strcmp(spec[i].col, "@keys") == 0) {
+            c = -3;
         } else if ((c = stall_table_col(t, spec[i].col)) < 0 || !html_filled(t, c)) {
             c = -2;
         }
@@ -119,10 +121,14 @@ static void html_pick_cols(const stall_table *t, const html_col *spec, int nspec
         if (!keep[j])
             continue;
         const html_col *s = &spec[idx[j]];
-        int c = strcmp(s->col, "@align") == 0 ? -1 : stall_table_col(t, s->col);
+        int c = strcmp(s->col, "@align") == 0  ? -1
+                : strcmp(s->col, "@keys") == 0 ? -3
+                                               : stall_table_col(t, s->col);
         p->col[p->n] = c;
         p->label[p->n] = s->label;
-        p->name[p->n] = c >= 0 ? t->header[c] : "fetch_align, start_align";
+        p->name[p->n] = c >= 0    ? t->header[c]
+                        : c == -1 ? "fetch_align, start_align"
+                                  : "the swept section.key columns";
         p->unit[p->n] = c >= 0 ? html_unit(t, c) : HF_NUM;
         p->n++;
     }
@@ -155,6 +161,17 @@ static void html_table_of(FILE *f, const stall_table *t, const char *file, const
         fputs("<tr>", f);
         for (int i = 0; i < p->n; i++) {
             int c = p->col[i];
+            if (c == -3) {
+                fputs("<td>", f);
+                for (int k = 1; k < t->ncols && strchr(t->header[k], '.'); k++) {
+                    fputs(k > 1 ? "<br>" : "", f);
+                    hf_escape(f, t->header[k]);
+                    fputc('=', f);
+                    hf_escape(f, stall_table_get(t, r, k));
+                }
+                fputs("</td>", f);
+                continue;
+            }
             if (c < 0) {
                 fputs("<td>", f);
                 hf_escape(f, stall_table_get(t, r, fa));
@@ -230,7 +247,13 @@ static int html_sweep_table(FILE *f, const char *dir, stall_err *err)
     html_col spec[64];
     int n = 0;
     spec[n++] = (html_col){"point", "point", 0};
-    for (int c = 1; c < t->ncols && n < 40 && strchr(t->header[c], '.'); c++)
+    int nkeys = 0;
+    while (1 + nkeys < t->ncols && strchr(t->header[1 + nkeys], '.'))
+        nkeys++;
+    /* Up to 3 swept keys get a column each; more share one, a line each. */
+    if (nkeys > 3)
+        spec[n++] = (html_col){"@keys", "values", 0};
+    for (int c = 1; nkeys <= 3 && c <= nkeys; c++)
         spec[n++] = (html_col){t->header[c], t->header[c], 0};
     for (int i = 0; i < NSPEC(metrics); i++)
         spec[n++] = metrics[i];

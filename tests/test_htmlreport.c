@@ -561,6 +561,10 @@ Test(htmlreport, sweep_headline_is_the_best_point)
     double key;
     snprintf(want, sizeof want, "there it is <b>%s</b>", run_rule(t, best, &key));
     cr_assert(strstr(headline(html), want), "no '%s'", want);
+    /* An integer column (point, the worker counts) stays integer. */
+    snprintf(want, sizeof want, "<tr><td class=\"n\">%s</td><td class=\"n\">%s</td>",
+             cell(t, 1, "point"), cell(t, 1, "loader.workers"));
+    cr_assert(strstr(html, want), "no '%s'", want);
     stall_table_free(t);
     free(html);
 }
