@@ -427,7 +427,7 @@ static const char *suggestion(const char *html)
 
 Test(htmlreport, replay_run_headline_is_the_summary_and_its_suggestion_runs)
 {
-    const char *d = make("example", "run configs/example.ini");
+    const char *d = make("example", "run configs/example.ini -q");
     char *html = real_report(d);
     stall_table *t = csv(d, "summary.csv");
     size_t r = none_row(t);
@@ -454,7 +454,8 @@ Test(htmlreport, replay_run_headline_is_the_summary_and_its_suggestion_runs)
     const char *cmd = suggestion(html);
     cr_assert(strncmp(cmd, "stallsim plan ", 14) == 0, "%s", cmd);
     char full[2400];
-    snprintf(full, sizeof full, "%s%s -o %s/sugg -q >/dev/null 2>&1", BIN, cmd + 8, dir);
+    snprintf(full, sizeof full, "cd %s && %s%s --set plan.max_gpus=4 -o %s/sugg -q >/dev/null 2>&1",
+             dir, BIN, cmd + 8, dir);
     cr_assert_eq(system(full), 0, "the suggested command fails: %s", full);
     stall_table_free(t);
     free(html);
@@ -462,7 +463,7 @@ Test(htmlreport, replay_run_headline_is_the_summary_and_its_suggestion_runs)
 
 Test(htmlreport, model_run_headline_and_its_measured_change)
 {
-    const char *d = make("w2", "run configs/w2.ini --set loader.workers=3");
+    const char *d = make("w2", "run configs/w2.ini --set loader.workers=3 -q");
     char *html = real_report(d);
     stall_table *t = csv(d, "summary.csv");
     double key;
@@ -478,11 +479,22 @@ Test(htmlreport, model_run_headline_and_its_measured_change)
     cr_assert(strstr(headline(html), "3 workers per GPU"));
     stall_table_free(t);
     free(html);
+    /* The notebook's run with 10 workers per GPU: loading keeps up. */
+    d = make("ew10", "run configs/example-whatif.ini --set loader.workers=10 -q");
+    html = real_report(d);
+    t = csv(d, "summary.csv");
+    const char *want_v = run_rule(t, 0, &key);
+    cr_assert_str_eq(want_v, "compute-bound");
+    cr_assert_str_eq(verdict_of(html), want_v);
+    cr_assert_str_eq(key_of(html), pct(key, true));
+    cr_assert(strstr(headline(html), "loading keeps up"));
+    stall_table_free(t);
+    free(html);
 }
 
 Test(htmlreport, model_run_with_analyze_takes_the_simulated_verdict)
 {
-    const char *d = make("w2a", "run configs/w2.ini --analyze");
+    const char *d = make("w2a", "run configs/w2.ini --analyze -q");
     char *html = real_report(d);
     stall_table *a = csv(d, "analyze.csv");
     const char *v = an(a, "simulated", "verdict");
@@ -498,7 +510,7 @@ Test(htmlreport, model_run_with_analyze_takes_the_simulated_verdict)
 
 Test(htmlreport, validate_headline_is_the_largest_epoch_error)
 {
-    const char *d = make("val", "validate configs/w2.ini");
+    const char *d = make("val", "validate configs/w2.ini -q");
     char *html = real_report(d);
     stall_table *t = csv(d, "validate.csv");
     double worst = 0;
@@ -540,7 +552,7 @@ Test(htmlreport, analyze_headline_is_analyze_csv)
 
 Test(htmlreport, sweep_headline_is_the_best_point)
 {
-    const char *d = make("sw", "sweep configs/w2.ini --sweep loader.workers=1..4");
+    const char *d = make("sw", "sweep configs/w2.ini --sweep loader.workers=1..4 -q");
     char *html = real_report(d);
     stall_table *t = csv(d, "sweep.csv");
     size_t best = 0, worst = 0;
@@ -572,7 +584,7 @@ Test(htmlreport, sweep_headline_is_the_best_point)
 Test(htmlreport, sweep_that_changes_nothing_says_so)
 {
     /* The nine alignments of the replay: a heatmap whose colours span 0.4%. */
-    const char *d = make("swa", "sweep configs/example.ini");
+    const char *d = make("swa", "sweep configs/example.ini -q");
     char *html = real_report(d);
     stall_table *t = csv(d, "sweep.csv");
     double lo = INFINITY, hi = -INFINITY;
@@ -592,7 +604,7 @@ Test(htmlreport, sweep_that_changes_nothing_says_so)
 Test(htmlreport, plan_headline_is_the_answer)
 {
     /* Loading that no worker count fixes (2 shared cores). */
-    const char *d = make("pl", "plan configs/w2.ini --set plan.max_gpus=4");
+    const char *d = make("pl", "plan configs/w2.ini --set plan.max_gpus=4 -q");
     char *html = real_report(d);
     stall_table *p = csv(d, "plan.csv"), *s = csv(d, "scaling.csv");
     cr_assert_str_eq(cell(p, 0, "quantity"), "min_workers_per_gpu");
@@ -607,7 +619,7 @@ Test(htmlreport, plan_headline_is_the_answer)
     stall_table_free(s);
     free(html);
     /* The notebook's run: 10 workers per GPU meet the target. */
-    d = make("ple", "plan configs/example-whatif.ini --set plan.max_gpus=8");
+    d = make("ple", "plan configs/example-whatif.ini --set plan.max_gpus=8 -q");
     html = real_report(d);
     p = csv(d, "plan.csv");
     cr_assert_str_eq(cell(p, 0, "binding"), "met");
