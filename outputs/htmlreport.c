@@ -2,14 +2,21 @@
  * htmlreport.c - one self-contained report.html of a result folder
  * (stall/htmlreport.h).
  *
- * The page is built in memory and written atomically. Tables show the
- * columns a reader needs first (every column is in the CSV beside it);
- * numbers are shortened to 6 significant digits for reading. Each SVG is
+ * The page is built in memory and written atomically, in the order a
+ * reader needs it: the headline (htmlheadline.c: what bounds the run, the
+ * number that matters, what would change it), the figures, then tables of
+ * at most HTML_MAX_COLS key columns (every column is in the CSV beside
+ * it), so that they fit the page at 1000 px without scrolling sideways.
+ * Every number is written by hf_fmt (htmlfmt.c): 4 significant digits,
+ * percentages with one decimal, times with units. Each SVG is
  * inlined after its XML prolog and DOCTYPE, with its ids and references to
  * them prefixed by the figure's name, because several gnuplot SVGs in one
  * page define the same ids. Time and memory O(size of the result files).
  */
 #include "stall/htmlreport.h"
+
+#include "htmlfmt.h"
+#include "htmlheadline.h"
 
 #include <errno.h>
 #include <math.h>
@@ -22,92 +29,12 @@
 #include "stall/table.h"
 
 #define HTML_MAX_ROWS 200
+/* Columns per table: 8 fit the page at 1000 px without scrolling sideways. */
+#define HTML_MAX_COLS 8
 
 void stall_html_escape(FILE *f, const char *s)
 {
-    for (; *s; s++) {
-        switch (*s) {
-        case '&':
-            fputs("&amp;", f);
-            break;
-        case '<':
-            fputs("&lt;", f);
-            break;
-        case '>':
-            fputs("&gt;", f);
-            break;
-        case '"':
-            fputs("&quot;", f);
-            break;
-        case '\'':
-            fputs("&#39;", f);
-            break;
-        default:
-            fputc(*s, f);
-        }
-    }
-}
-
-/* A cell: numbers shortened, everything escaped. */
-static void html_cell(FILE *f, const stall_table *t, size_t row, int col)
-{
-    double v = stall_table_num(t, row, col);
-    const char *s = stall_table_get(t, row, col);
-    if (!isnan(v) && strlen(s) > 8) {
-        char buf[64];
-        snprintf(buf, sizeof buf, "%.6g", v);
-        fprintf(f, "<td class=\"n\">%s</td>", buf);
-    } else {
-        fputs(isnan(v) ? "<td>" : "<td class=\"n\">", f);
-        stall_html_escape(f, s);
-        fputs("</td>", f);
-    }
-}
-
-/* A table of the columns named in want (NULL: all; names absent from the
- * file are skipped), at most HTML_MAX_ROWS rows. */
-static int html_table(FILE *f, const char *dir, const char *file, const char *const *want,
-                      const char *heading, stall_err *err)
-{
-    char *path = stall_path_join(dir, file);
-    stall_table *t = NULL;
-    int rc = stall_table_read(path, &t, err);
-    free(path);
-    if (rc)
-        return rc;
-    int cols[64], nc = 0;
-    if (want) {
-        for (int i = 0; want[i] && nc < 64; i++)
-            if ((cols[nc] = stall_table_col(t, want[i])) >= 0)
-                nc++;
-    } else {
-        for (int c = 0; c < t->ncols && nc < 64; c++)
-            cols[nc++] = c;
-    }
-    fputs("<h2>", f);
-    stall_html_escape(f, heading);
-    fputs("</h2>\n<p class=\"src\">from <code>", f);
-    stall_html_escape(f, file);
-    fprintf(f, "</code>%s</p>\n<div class=\"scroll\"><table>\n<tr>",
-            nc < t->ncols ? " (selected columns; all of them are in the file)" : "");
-    for (int i = 0; i < nc; i++) {
-        fputs("<th>", f);
-        stall_html_escape(f, t->header[cols[i]]);
-        fputs("</th>", f);
-    }
-    fputs("</tr>\n", f);
-    size_t rows = t->nrows < HTML_MAX_ROWS ? t->nrows : HTML_MAX_ROWS;
-    for (size_t r = 0; r < rows; r++) {
-        fputs("<tr>", f);
-        for (int i = 0; i < nc; i++)
-            html_cell(f, t, r, cols[i]);
-        fputs("</tr>\n", f);
-    }
-    fputs("</table></div>\n", f);
-    if (rows < t->nrows)
-        fprintf(f, "<p class=\"note\">the first %zu of %zu rows</p>\n", rows, t->nrows);
-    stall_table_free(t);
-    return 0;
+    hf_escape(f, s);
 }
 
 static bool html_has(const char *dir, const char *file)
@@ -120,11 +47,226 @@ static bool html_has(const char *dir, const char *file)
     return f != NULL;
 }
 
-/* The sentences of analyze.csv, one per source. */
-static int html_verdict(FILE *f, const char *dir, stall_err *err)
+/* A column of a table: the CSV column (or "@align": fetch_align/start_align
+ * in one cell; "@keys": a sweep's swept keys, key=value a line each), its label, and how much it
+ * matters (0 most; the least important go first when a table has more than HTML_MAX_COLS). */
+typedef struct html_col {
+    const char *col, *label;
+    int prio;
+} html_col;
+
+typedef struct html_pick {
+    int n;
+    int col[HTML_MAX_COLS]; /* CSV column index, -1 for @align */
+    const char *label[HTML_MAX_COLS];
+    const char *name[HTML_MAX_COLS]; /* the CSV column's name (title) */
+    hf_unit unit[HTML_MAX_COLS];
+} html_pick;
+
+/* Whether column c has a value in some row. */
+static bool html_filled(const stall_table *t, int c)
 {
-    if (!html_has(dir, "analyze.csv"))
-        return 0;
+    for (size_t r = 0; r < t->nrows; r++)
+        if (*stall_table_get(t, r, c))
+            return true;
+    return false;
+}
+
+/* The unit of column c: HF_INT when every value is an integer text. */
+static hf_unit html_unit(const stall_table *t, int c)
+{
+    bool integer = true;
+    for (size_t r = 0; r < t->nrows && integer; r++) {
+        const char *s = stall_table_get(t, r, c);
+        if (*s && (isnan(stall_table_num(t, r, c)) || strpbrk(s, ".eE")))
+            integer = false;
+    }
+    return integer ? HF_INT : hf_unit_of(t->header[c]);
+}
+
+/* Picks the columns of spec present (and not all empty) in t, dropping the
+ * least important beyond HTML_MAX_COLS, in spec order. */
+static void html_pick_cols(const stall_table *t, const html_col *spec, int nspec, html_pick *p)
+{
+    int idx[64], ns = 0;
+    bool keep[64];
+    int fa = stall_table_col(t, "fetch_align"), sa = stall_table_col(t, "start_align");
+    for (int i = 0; i < nspec && ns < 64; i++) {
+        int c = -2;
+        if (strcmp(spec[i].col, "@align") == 0) {
+            bool differ = false;
+            for (size_t r = 0; fa >= 0 && sa >= 0 && r < t->nrows; r++)
+                differ |= strcmp(stall_table_get(t, r, fa), "none") != 0 ||
+                          strcmp(stall_table_get(t, r, sa), "none") != 0;
+            c = differ ? -1 : -2;
+        } else if (strcmp(spec[i].col, "@keys") == 0) {
+            c = -3;
+        } else if ((c = stall_table_col(t, spec[i].col)) < 0 || !html_filled(t, c)) {
+            c = -2;
+        }
+        if (c == -2)
+            continue;
+        keep[ns] = true;
+        idx[ns++] = i;
+    }
+    int n = ns;
+    for (int pr = 9; pr > 0 && n > HTML_MAX_COLS; pr--)
+        for (int j = ns - 1; j >= 0 && n > HTML_MAX_COLS; j--)
+            if (keep[j] && spec[idx[j]].prio == pr) {
+                keep[j] = false;
+                n--;
+            }
+    p->n = 0;
+    for (int j = 0; j < ns && p->n < HTML_MAX_COLS; j++) {
+        if (!keep[j])
+            continue;
+        const html_col *s = &spec[idx[j]];
+        int c = strcmp(s->col, "@align") == 0  ? -1
+                : strcmp(s->col, "@keys") == 0 ? -3
+                                               : stall_table_col(t, s->col);
+        p->col[p->n] = c;
+        p->label[p->n] = s->label;
+        p->name[p->n] = c >= 0    ? t->header[c]
+                        : c == -1 ? "fetch_align, start_align"
+                                  : "the swept section.key columns";
+        p->unit[p->n] = c >= 0 ? html_unit(t, c) : HF_NUM;
+        p->n++;
+    }
+}
+
+/* One table: heading, source file, the picked columns, at most
+ * HTML_MAX_ROWS rows. */
+static void html_table_of(FILE *f, const stall_table *t, const char *file, const html_pick *p,
+                          const char *heading)
+{
+    fputs("<h3>", f);
+    hf_escape(f, heading);
+    fputs("</h3>\n<p class=\"src\">from <code>", f);
+    hf_escape(f, file);
+    fprintf(f, "</code>%s</p>\n<div class=\"scroll\"><table>\n<tr>",
+            p->n < t->ncols ? ": the key columns (hover a heading for its CSV name); all "
+                              "columns are in the file"
+                            : "");
+    for (int i = 0; i < p->n; i++) {
+        fputs("<th title=\"", f);
+        hf_escape(f, p->name[i]);
+        fputs("\">", f);
+        hf_escape(f, p->label[i]);
+        fputs("</th>", f);
+    }
+    fputs("</tr>\n", f);
+    int fa = stall_table_col(t, "fetch_align"), sa = stall_table_col(t, "start_align");
+    size_t rows = t->nrows < HTML_MAX_ROWS ? t->nrows : HTML_MAX_ROWS;
+    for (size_t r = 0; r < rows; r++) {
+        fputs("<tr>", f);
+        for (int i = 0; i < p->n; i++) {
+            int c = p->col[i];
+            if (c == -3) {
+                fputs("<td>", f);
+                for (int k = 1; k < t->ncols && strchr(t->header[k], '.'); k++) {
+                    fputs(k > 1 ? "<br>" : "", f);
+                    hf_escape(f, t->header[k]);
+                    fputc('=', f);
+                    hf_escape(f, stall_table_get(t, r, k));
+                }
+                fputs("</td>", f);
+                continue;
+            }
+            if (c < 0) {
+                fputs("<td>", f);
+                hf_escape(f, stall_table_get(t, r, fa));
+                fputc('/', f);
+                hf_escape(f, stall_table_get(t, r, sa));
+                fputs("</td>", f);
+                continue;
+            }
+            const char *s = stall_table_get(t, r, c);
+            double v = stall_table_num(t, r, c);
+            if (isnan(v) && *s && strcmp(s, "nan") != 0) {
+                fputs("<td>", f);
+                hf_escape(f, s);
+                fputs("</td>", f);
+            } else {
+                char b[HF_LEN];
+                fprintf(f, "<td class=\"n\">%s</td>", hf_fmt(b, v, p->unit[i]));
+            }
+        }
+        fputs("</tr>\n", f);
+    }
+    fputs("</table></div>\n", f);
+    if (rows < t->nrows)
+        fprintf(f, "<p class=\"note\">the first %zu of %zu rows</p>\n", rows, t->nrows);
+}
+
+static int html_table(FILE *f, const char *dir, const char *file, const html_col *spec, int nspec,
+                      const char *heading, stall_err *err)
+{
+    char *path = stall_path_join(dir, file);
+    stall_table *t = NULL;
+    int rc = stall_table_read(path, &t, err);
+    free(path);
+    if (rc)
+        return rc;
+    html_pick p;
+    html_pick_cols(t, spec, nspec, &p);
+    html_table_of(f, t, file, &p, heading);
+    stall_table_free(t);
+    return 0;
+}
+
+#define NSPEC(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static const html_col run_spec[] = {
+    {"@align", "fetch/start", 1},
+    {"gpus", "GPUs", 2},
+    {"workers", "workers", 2},
+    {"epoch_time_s", "epoch", 0},
+    {"vs_measured_pct", "vs measured", 1},
+    {"throughput_samples_s", "samples/s", 0},
+    {"mean_stall_s", "mean stall", 2},
+    {"p95_stall_s", "p95 stall", 4},
+    {"stall_share", "stall share", 0},
+    {"gpu_busy_share", "GPU busy", 0},
+    {"mean_barrier_wait_s", "barrier wait", 5},
+};
+
+/* The sweep: point, the swept keys, the key metrics. */
+static int html_sweep_table(FILE *f, const char *dir, stall_err *err)
+{
+    char *path = stall_path_join(dir, "sweep.csv");
+    stall_table *t = NULL;
+    int rc = stall_table_read(path, &t, err);
+    free(path);
+    if (rc)
+        return rc;
+    static const html_col metrics[] = {
+        {"throughput_samples_s", "samples/s", 0}, {"epoch_time_s", "epoch", 0},
+        {"vs_measured_pct", "vs measured", 2},    {"stall_share", "stall share", 0},
+        {"gpu_busy_share", "GPU busy", 1},        {"mean_stall_s", "mean stall", 3},
+    };
+    html_col spec[64];
+    int n = 0;
+    spec[n++] = (html_col){"point", "point", 0};
+    int nkeys = 0;
+    while (1 + nkeys < t->ncols && strchr(t->header[1 + nkeys], '.'))
+        nkeys++;
+    /* Up to 3 swept keys get a column each; more share one, a line each. */
+    if (nkeys > 3)
+        spec[n++] = (html_col){"@keys", "values", 0};
+    for (int c = 1; nkeys <= 3 && c <= nkeys; c++)
+        spec[n++] = (html_col){t->header[c], t->header[c], 0};
+    for (int i = 0; i < NSPEC(metrics); i++)
+        spec[n++] = metrics[i];
+    html_pick p;
+    html_pick_cols(t, spec, n, &p);
+    html_table_of(f, t, "sweep.csv", &p, "Sweep: one row per point");
+    stall_table_free(t);
+    return 0;
+}
+
+/* analyze.csv's shares, one row per source. */
+static int html_shares_table(FILE *f, const char *dir, stall_err *err)
+{
     char *path = stall_path_join(dir, "analyze.csv");
     stall_table *t = NULL;
     int rc = stall_table_read(path, &t, err);
@@ -133,19 +275,133 @@ static int html_verdict(FILE *f, const char *dir, stall_err *err)
         return rc;
     int cs = stall_table_col(t, "source"), cm = stall_table_col(t, "metric"),
         cv = stall_table_col(t, "value");
+    static const char *const metric[] = {"verdict",       "share_data",    "share_straggler",
+                                         "share_compute", "share_startup", "straggler_rank"};
+    static const char *const label[] = {"verdict", "data",     "barrier (straggler)",
+                                        "compute", "start-up", "straggler rank"};
     if (cs >= 0 && cm >= 0 && cv >= 0) {
-        fputs("<h2>Verdict</h2>\n", f);
-        for (size_t r = 0; r < t->nrows; r++)
-            if (strcmp(stall_table_get(t, r, cm), "sentence") == 0) {
-                fputs("<p class=\"verdict\"><b>", f);
-                stall_html_escape(f, stall_table_get(t, r, cs));
-                fputs("</b>: ", f);
-                stall_html_escape(f, stall_table_get(t, r, cv));
-                fputs("</p>\n", f);
+        fputs("<h3>Where the ranks' time went</h3>\n<p class=\"src\">from <code>analyze.csv"
+              "</code> (shares of the sum over ranks of their time)</p>\n"
+              "<div class=\"scroll\"><table>\n<tr><th>source</th>",
+              f);
+        for (int i = 0; i < 6; i++)
+            fprintf(f, "<th title=\"%s\">%s</th>", metric[i], label[i]);
+        fputs("</tr>\n", f);
+        for (size_t r = 0; r < t->nrows; r++) {
+            if (strcmp(stall_table_get(t, r, cm), "verdict") != 0)
+                continue;
+            const char *src = stall_table_get(t, r, cs);
+            fputs("<tr><td>", f);
+            hf_escape(f, src);
+            fputs("</td>", f);
+            for (int i = 0; i < 6; i++) {
+                const char *v = "";
+                for (size_t q = 0; q < t->nrows; q++)
+                    if (strcmp(stall_table_get(t, q, cs), src) == 0 &&
+                        strcmp(stall_table_get(t, q, cm), metric[i]) == 0)
+                        v = stall_table_get(t, q, cv);
+                char b[HF_LEN];
+                if (i == 0 || !*v) {
+                    fputs(i ? "<td class=\"n\">" : "<td>", f);
+                    hf_escape(f, *v ? v : "\xe2\x80\x93");
+                } else {
+                    fprintf(f, "<td class=\"n\">%s",
+                            hf_fmt(b, strtod(v, NULL), i == 5 ? HF_INT : HF_SHARE));
+                }
+                fputs("</td>", f);
             }
+            fputs("</tr>\n", f);
+        }
+        fputs("</table></div>\n", f);
     }
     stall_table_free(t);
     return 0;
+}
+
+static int html_tables(FILE *f, const char *dir, stall_result_kind kind, stall_err *err)
+{
+    static const html_col validate_spec[] = {
+        {"epoch", "epoch", 0},
+        {"measured_s", "measured", 0},
+        {"simulated_s", "simulated", 0},
+        {"error_pct", "error", 0},
+        {"measured_stall_s", "measured stall", 1},
+        {"simulated_stall_s", "simulated stall", 1},
+        {"stall_error_pct", "stall error", 1},
+    };
+    static const html_col plan_spec[] = {
+        {"quantity", "question", 0},
+        {"value", "answer", 0},
+        {"binding", "binding", 0},
+        {"simulations", "simulations", 1},
+    };
+    static const html_col scaling_spec[] = {
+        {"gpus", "GPUs", 0},
+        {"throughput_samples_s", "samples/s", 0},
+        {"throughput_batches_s", "batches/s", 1},
+        {"speedup", "speedup", 0},
+        {"efficiency", "efficiency", 0},
+        {"stall_share", "stall share", 0},
+    };
+    static const html_col rank_spec[] = {
+        {"source", "source", 0},
+        {"rank", "rank", 0},
+        {"total_s", "total", 0},
+        {"startup_s", "start-up", 3},
+        {"data_s", "data", 0},
+        {"handover_s", "hand-over", 2},
+        {"compute_s", "compute", 0},
+        {"barrier_s", "barrier", 0},
+        {"post_s", "post", 2},
+        {"last_iterations", "last at barrier", 1},
+        {"caused_wait_s", "caused wait", 1},
+    };
+    static const html_col slow_spec[] = {
+        {"source", "source", 0},         {"epoch", "epoch", 0},   {"batch", "batch", 0},
+        {"iteration_s", "iteration", 0}, {"rank", "rank", 0},     {"worker", "worker", 0},
+        {"stall_s", "stall", 0},         {"fetch_s", "fetch", 0},
+    };
+    int rc = 0;
+    fputs("<h2>Tables</h2>\n", f);
+    switch (kind) {
+    case STALL_RESULT_RUN:
+        rc = html_table(f, dir, "summary.csv", run_spec, NSPEC(run_spec),
+                        "Summary: one row per alignment", err);
+        break;
+    case STALL_RESULT_VALIDATE:
+        rc = html_table(f, dir, "validate.csv", validate_spec, NSPEC(validate_spec),
+                        "Simulated vs measured, per epoch", err);
+        break;
+    case STALL_RESULT_SWEEP:
+        rc = html_sweep_table(f, dir, err);
+        break;
+    case STALL_RESULT_PLAN:
+        if (html_has(dir, "plan.csv"))
+            rc = html_table(f, dir, "plan.csv", plan_spec, NSPEC(plan_spec), "Plan: the answers",
+                            err);
+        if (rc == 0)
+            rc = html_table(f, dir, "scaling.csv", scaling_spec, NSPEC(scaling_spec),
+                            "Weak scaling", err);
+        break;
+    case STALL_RESULT_SEED:
+        rc = html_table(f, dir, "replay_summary.csv", run_spec, NSPEC(run_spec),
+                        "Event replay of the same trace: one row per alignment (the notebook's "
+                        "own numbers are in total_summary.csv)",
+                        err);
+        break;
+    case STALL_RESULT_ANALYZE:
+    case STALL_RESULT_NONE:
+        break;
+    }
+    if (rc == 0 && html_has(dir, "analyze.csv"))
+        rc = html_shares_table(f, dir, err);
+    if (rc == 0 && html_has(dir, "per_rank.csv"))
+        rc = html_table(f, dir, "per_rank.csv", rank_spec, NSPEC(rank_spec),
+                        "Where each rank's time went (seconds over all epochs)", err);
+    if (rc == 0 && kind == STALL_RESULT_ANALYZE && html_has(dir, "slowest.csv"))
+        rc = html_table(f, dir, "slowest.csv", slow_spec, NSPEC(slow_spec),
+                        "The slowest iterations", err);
+    return rc;
 }
 
 /* Writes the <svg> element of svg text with ids prefixed by pre. */
@@ -174,13 +430,25 @@ static void html_svg(FILE *f, const char *svg, const char *pre)
 static const char html_css[] =
     "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;"
     "max-width:1150px;padding:0 1em;color:#222;line-height:1.45}\n"
-    "h1{font-size:1.6em;margin-bottom:0.2em}h2{font-size:1.2em;margin-top:1.8em;"
-    "border-bottom:1px solid #ddd}\n"
+    "h1{font-size:1.6em;margin-bottom:0.2em}h2{font-size:1.25em;margin-top:1.8em;"
+    "border-bottom:1px solid #ddd}h3{font-size:1.05em;margin:1.4em 0 0.2em}\n"
     ".meta,.src,.note{color:#666;font-size:0.9em;margin:0.2em 0}\n"
-    ".verdict{background:#fff7e6;border-left:4px solid #E69F00;padding:0.6em 0.9em}\n"
+    ".headline{background:#f5f7fa;border-left:5px solid #0072B2;padding:0.7em 1.1em;"
+    "margin:1.2em 0}\n"
+    ".headline p{margin:0.35em 0}.lead{font-size:1.3em;line-height:1.4}\n"
+    ".verdict{display:inline-block;padding:0.05em 0.5em;border-radius:0.3em;color:#fff;"
+    "font-weight:600;margin-right:0.3em}\n"
+    ".verdict.bad{background:#b3471b}.verdict.warn{background:#a66f00}"
+    ".verdict.ok{background:#2b7a3d}\n"
+    ".key{font-size:1.15em}.facts{color:#333}.change{color:#114b7a}\n"
+    ".suggest{color:#555;font-size:0.95em}.rule{color:#777;font-size:0.8em}\n"
+    ".warn{background:#fff3cd;border-left:4px solid #E69F00;padding:0.4em 0.7em}\n"
+    ".coincide{background:#eef6ee;border-left:4px solid #009E73;padding:0.4em 0.7em}\n"
+    "code{overflow-wrap:anywhere}\n"
     ".scroll{overflow-x:auto}table{border-collapse:collapse;font-size:0.85em}\n"
     "th,td{border:1px solid #ddd;padding:0.25em 0.6em;text-align:left}\n"
-    "th{background:#f3f5f8}td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
+    "th{background:#f3f5f8;vertical-align:bottom}"
+    "td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
     "tr:nth-child(even) td{background:#fafafa}\n"
     "figure{margin:1.5em 0}figure svg{max-width:100%;height:auto;display:block}\n"
     "figcaption{color:#444;font-size:0.9em;margin-top:0.3em}\n"
@@ -197,62 +465,6 @@ static int html_fill(FILE *f, void *ctx, stall_err *err)
     const html_page *p = ctx;
     fwrite(p->text, 1, p->len, f);
     return 0;
-}
-
-static int html_tables(FILE *f, const char *dir, stall_result_kind kind, stall_err *err)
-{
-    static const char *const run_cols[] = {
-        "fetch_align",     "start_align",          "gpus",
-        "workers",         "epoch_time_s",         "measured_epoch_time_s",
-        "vs_measured_pct", "throughput_samples_s", "mean_iteration_s",
-        "mean_stall_s",    "p95_stall_s",          "mean_delay_s",
-        "stall_share",     "gpu_busy_share",       NULL};
-    static const char *const sweep_cols[] = {"throughput_samples_s", "epoch_time_s",
-                                             "mean_stall_s",         "stall_share",
-                                             "gpu_busy_share",       NULL};
-    int rc = 0;
-    switch (kind) {
-    case STALL_RESULT_RUN:
-        rc = html_table(f, dir, "summary.csv", run_cols, "Summary (one row per alignment)", err);
-        break;
-    case STALL_RESULT_VALIDATE:
-        rc = html_table(f, dir, "validate.csv", NULL, "Simulated vs measured, per epoch", err);
-        break;
-    case STALL_RESULT_SWEEP: {
-        /* point, the swept keys, then the metrics above. */
-        char *path = stall_path_join(dir, "sweep.csv");
-        stall_table *t = NULL;
-        rc = stall_table_read(path, &t, err);
-        free(path);
-        if (rc)
-            return rc;
-        const char *want[64];
-        int n = 0;
-        want[n++] = "point";
-        for (int c = 1; c < t->ncols && n < 50 && strchr(t->header[c], '.'); c++)
-            want[n++] = t->header[c];
-        for (int i = 0; sweep_cols[i]; i++)
-            want[n++] = sweep_cols[i];
-        want[n] = NULL;
-        rc = html_table(f, dir, "sweep.csv", want, "Sweep (one row per point)", err);
-        stall_table_free(t);
-        break;
-    }
-    case STALL_RESULT_PLAN:
-        if (html_has(dir, "plan.csv"))
-            rc = html_table(f, dir, "plan.csv", NULL, "Plan: the answers", err);
-        if (rc == 0)
-            rc = html_table(f, dir, "scaling.csv", NULL, "Weak scaling", err);
-        break;
-    case STALL_RESULT_SEED:
-    case STALL_RESULT_ANALYZE:
-    case STALL_RESULT_NONE:
-        break;
-    }
-    if (rc == 0 && html_has(dir, "per_rank.csv"))
-        rc = html_table(f, dir, "per_rank.csv", NULL,
-                        "Where each rank's time went (seconds over all epochs)", err);
-    return rc;
 }
 
 int stall_html_report(const char *dir, FILE *term, stall_err *err)
@@ -279,11 +491,10 @@ int stall_html_report(const char *dir, FILE *term, stall_err *err)
     stall_html_escape(f, dir);
     fprintf(f, "</code> (%s), stallsim %s. What every number means: docs/model.md.</p>\n",
             stall_result_kind_name(res->kind), stall_version());
-    rc = html_verdict(f, dir, err);
-    if (rc == 0)
-        rc = html_tables(f, dir, res->kind, err);
+    rc = hl_headline(f, dir, res->kind, err);
     if (rc == 0) {
         fputs("<h2>Figures</h2>\n", f);
+        hl_coincide(f, dir, res->kind);
         if (!res->rendered && res->nfig > 0)
             fputs("<p class=\"note\">gnuplot was not found: the figures' data and scripts are "
                   "in plots/ (render them with gnuplot plots/*.gp, then run stallsim report "
@@ -320,6 +531,8 @@ int stall_html_report(const char *dir, FILE *term, stall_err *err)
             fputs("</ul>\n", f);
         }
     }
+    if (rc == 0)
+        rc = html_tables(f, dir, res->kind, err);
     fputs("</body>\n</html>\n", f);
     fclose(f);
     if (rc == 0)

@@ -2,15 +2,31 @@
  * stallsim report: report.html is one self-contained page (nothing loaded
  * from anywhere), every figure inlined with unique ids, text from files
  * escaped, and it renders in headless Chromium when one is installed.
+ *
+ * The headline is checked on real result folders made by the stallsim
+ * binary (run in replay and model mode, validate, analyze, sweep, plan):
+ * its verdict word and number must equal what the test computes itself
+ * from the folder's CSVs (summary.csv, analyze.csv, validate.csv,
+ * sweep.csv, plan.csv, scaling.csv); no table row has more than 8 columns;
+ * every number in a table has the report's digits; the result CSVs are
+ * byte-identical before and after the report.
  */
 #include <criterion/criterion.h>
+#include <ctype.h>
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "resultdir.h"
 #include "stall/htmlreport.h"
+#include "stall/table.h"
 #include "tmpdir.h"
+
+#define BIN STALL_BINARY_DIR "/stallsim"
+#define SRC STALL_SOURCE_DIR
 
 static char dir[] = "/tmp/stall_html_XXXXXX";
 static void setup(void)
@@ -55,12 +71,12 @@ static void assert_self_contained(const char *html)
     cr_assert_eq(count(html, "@import"), 0);
 }
 
-static void write_analyze(const char *sentence)
+static void write_analyze(const char *verdict)
 {
     rd_write(dir, "analyze.csv",
-             "source,metric,value\nmeasured,verdict,data-bound\n"
-             "measured,sentence,\"%s\"\n",
-             sentence);
+             "source,metric,value\nmeasured,verdict,\"%s\"\nmeasured,share_data,0.4\n"
+             "measured,sentence,\"x\"\n",
+             verdict);
     rd_write(dir, "per_rank.csv",
              "source,rank,total_s,startup_s,data_s,handover_s,compute_s,barrier_s,post_s,"
              "last_iterations,caused_wait_s\nmeasured,0,3,0.1,1,0.2,1,0.5,0.2,3,0\n"
@@ -72,7 +88,7 @@ Test(htmlreport, run_folder_inlines_every_figure_with_unique_ids)
     if (!rd_have("gnuplot"))
         cr_skip_test("gnuplot not installed");
     rd_run(dir, 3, 2, 20);
-    write_analyze("data-bound: 40% of the ranks' time waits for data");
+    write_analyze("data-bound");
     char *html = report_of(dir);
     assert_self_contained(html);
     /* stall_ranks, cdf, gpu_util, epochs, breakdown. */
@@ -83,9 +99,12 @@ Test(htmlreport, run_folder_inlines_every_figure_with_unique_ids)
     cr_assert_eq(count(html, "id='gpPt0'"), 0, "gnuplot ids not prefixed");
     cr_assert_eq(count(html, "id='cdf-gpPt0'"), 1);
     cr_assert_eq(count(html, "href='#gpPt"), 0);
-    cr_assert(strstr(html, "<h2>Verdict</h2>"));
-    cr_assert(strstr(html, "data-bound: 40% of the ranks&#39; time waits for data"));
-    cr_assert(strstr(html, "<th>epoch_time_s</th>"), "summary table missing");
+    cr_assert(strstr(html, "<section class=\"headline\">"));
+    cr_assert(strstr(html, "<th title=\"epoch_time_s\">epoch</th>"), "summary table missing");
+    /* Headline first, then figures, then tables. */
+    const char *h = strstr(html, "class=\"headline\""), *fig = strstr(html, "<figure>"),
+               *tab = strstr(html, "<table>");
+    cr_assert(h && fig && tab && h < fig && fig < tab, "order: headline, figures, tables");
     free(html);
 }
 
@@ -96,6 +115,7 @@ Test(htmlreport, text_from_files_is_escaped)
     char *html = report_of(dir);
     assert_self_contained(html);
     cr_assert(strstr(html, "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &#39;q&#39;"), "%s", html);
+    cr_assert_eq(count(html, "<script>"), 0);
     /* Without gnuplot the page says so instead of showing no figures. */
     cr_assert(strstr(html, "gnuplot was not found"));
     cr_assert_eq(count(html, "<svg"), 0);
@@ -139,4 +159,507 @@ Test(htmlreport, renders_in_headless_chromium)
     cr_assert(memcmp(sig, "\x89PNG", 4) == 0);
     /* A blank page compresses to a few kB; one with tables and figures does not. */
     cr_assert_gt(size, 30000, "screenshot of %ld bytes: blank page?", size);
+}
+
+/* ---- real result folders, made by the stallsim binary ---- */
+
+/* Runs stallsim with args (printf-style) from the source folder, output to
+ * dir/sub, terminal output dropped; asserts exit 0.
+ * Returns the folder's path (static). */
+static const char *make(const char *sub, const char *fmt, ...)
+{
+    static char out[600];
+    snprintf(out, sizeof out, "%s/%s", dir, sub);
+    char args[1500], cmd[2600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "cd %s && %s %s -o %s >/dev/null 2>%s/err.txt", SRC, BIN, args, out,
+             dir);
+    int st = system(cmd);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s failed", cmd);
+    return out;
+}
+
+static stall_table *csv(const char *d, const char *name)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", d, name);
+    stall_table *t = NULL;
+    stall_err err = {0};
+    cr_assert_eq(stall_table_read(path, &t, &err), 0, "%s", err.msg);
+    return t;
+}
+
+static double num(const stall_table *t, size_t r, const char *col)
+{
+    int c = stall_table_col(t, col);
+    cr_assert_geq(c, 0, "%s: no column %s", t->path, col);
+    return stall_table_num(t, r, c);
+}
+
+static const char *cell(const stall_table *t, size_t r, const char *col)
+{
+    int c = stall_table_col(t, col);
+    cr_assert_geq(c, 0, "%s: no column %s", t->path, col);
+    return stall_table_get(t, r, c);
+}
+
+/* analyze.csv's value of (source, metric). */
+static const char *an(const stall_table *t, const char *src, const char *metric)
+{
+    for (size_t r = 0; r < t->nrows; r++)
+        if (strcmp(cell(t, r, "source"), src) == 0 && strcmp(cell(t, r, "metric"), metric) == 0)
+            return cell(t, r, "value");
+    cr_assert_fail("analyze.csv: no %s %s", src, metric);
+    return NULL;
+}
+
+/* The text between open (found from s) and close, in a static buffer. */
+static const char *between(const char *s, const char *open, const char *close)
+{
+    static char buf[4096];
+    const char *a = strstr(s, open);
+    cr_assert_not_null(a, "no %s in the page", open);
+    a += strlen(open);
+    const char *b = strstr(a, close);
+    cr_assert_not_null(b);
+    size_t n = (size_t)(b - a) < sizeof buf - 1 ? (size_t)(b - a) : sizeof buf - 1;
+    memcpy(buf, a, n);
+    buf[n] = '\0';
+    return buf;
+}
+
+/* The headline section, the verdict word (after the class list) and the key number. */
+static const char *headline(const char *html)
+{
+    static char h[16384];
+    snprintf(h, sizeof h, "%s", between(html, "<section class=\"headline\">", "</section>"));
+    return h;
+}
+static const char *verdict_of(const char *html)
+{
+    static char v[128];
+    const char *s = between(headline(html), "<span class=\"verdict", "</span>");
+    const char *gt = strchr(s, '>');
+    cr_assert_not_null(gt);
+    snprintf(v, sizeof v, "%s", gt + 1);
+    return v;
+}
+static const char *key_of(const char *html)
+{
+    static char k[128];
+    snprintf(k, sizeof k, "%s", between(headline(html), "<b class=\"key\">", "</b>"));
+    return k;
+}
+
+/* The test's own text of a share (0.6952 -> "69.5%"), a percentage, and a
+ * number with 4 significant digits (trailing zeros kept). */
+static const char *pct(double v, bool share)
+{
+    static char b[4][32];
+    static int i;
+    char *o = b[i++ % 4];
+    snprintf(o, 32, "%.1f%%", share ? 100 * v : v);
+    return o;
+}
+static const char *sig4(double v)
+{
+    static char b[32];
+    snprintf(b, sizeof b, "%#.4g", v);
+    size_t n = strlen(b);
+    if (n && b[n - 1] == '.')
+        b[n - 1] = '\0';
+    return b;
+}
+
+/* The widest table row, in cells. */
+static int widest_row(const char *html)
+{
+    int widest = 0;
+    for (const char *tr = strstr(html, "<tr>"); tr; tr = strstr(tr + 1, "<tr>")) {
+        const char *end = strstr(tr, "</tr>");
+        cr_assert_not_null(end);
+        int n = 0;
+        for (const char *c = tr; c && c < end; c = strstr(c + 3, "<t"))
+            n += strncmp(c, "<td", 3) == 0 || strncmp(c, "<th", 3) == 0;
+        widest = n > widest ? n : widest;
+    }
+    return widest;
+}
+
+/* Significant digits of a number text ("0.03742" -> 4, "2451" -> 4). */
+static int sig_digits(const char *s, size_t n)
+{
+    int d = 0;
+    bool lead = true;
+    for (size_t i = 0; i < n; i++)
+        if (isdigit((unsigned char)s[i])) {
+            if (s[i] != '0')
+                lead = false;
+            d += !lead;
+        }
+    return d;
+}
+
+/* Every number cell of every table has the report's digits: an integer
+ * column's integer, a percentage with one decimal, or 4 significant digits
+ * (with a unit: s ms us ns h, k M G, x). Returns the cells checked. */
+static int assert_digits(const char *html)
+{
+    int cells = 0;
+    for (const char *td = strstr(html, "<td class=\"n\">"); td;
+         td = strstr(td + 1, "<td class=\"n\">")) {
+        const char *v = td + strlen("<td class=\"n\">");
+        const char *end = strstr(v, "</td>");
+        size_t n = (size_t)(end - v);
+        char t[64];
+        snprintf(t, sizeof t, "%.*s", (int)(n < 63 ? n : 63), v);
+        cells++;
+        if (strcmp(t, "\xe2\x80\x93") == 0 || strcmp(t, "0") == 0 || strcmp(t, "0 s") == 0)
+            continue;
+        const char *dot = strchr(t, '.');
+        size_t len = strlen(t);
+        if (t[len - 1] == '%') {
+            cr_assert(dot && dot + 3 == t + len, "percentage %s: not one decimal", t);
+            continue;
+        }
+        if (!dot && strspn(t + (t[0] == '-'), "0123456789") == strlen(t + (t[0] == '-')))
+            continue; /* an integer column */
+        size_t num = strspn(t, "+-0123456789.");
+        cr_assert_eq(sig_digits(t, num), 4, "%s: not 4 significant digits", t);
+        const char *unit = t + num;
+        cr_assert(*unit == '\0' || strcmp(unit, " s") == 0 || strcmp(unit, " ms") == 0 ||
+                      strcmp(unit, " \xc2\xb5s") == 0 || strcmp(unit, " ns") == 0 ||
+                      strcmp(unit, " h") == 0 || strcmp(unit, " k") == 0 ||
+                      strcmp(unit, " M") == 0 || strcmp(unit, "x") == 0,
+                  "%s: unknown unit", t);
+    }
+    return cells;
+}
+
+/* Every check that holds for any real folder. */
+static void assert_page(const char *html)
+{
+    assert_self_contained(html);
+    cr_assert_leq(widest_row(html), 8, "a table row of %d cells", widest_row(html));
+    cr_assert_gt(assert_digits(html), 0, "no number cell");
+    const char *h = strstr(html, "class=\"headline\""), *fig = strstr(html, "<h2>Figures</h2>"),
+               *tab = strstr(html, "<h2>Tables</h2>");
+    cr_assert(h && fig && tab && h < fig && fig < tab, "order: headline, figures, tables");
+}
+
+/* sha256 of every CSV under d, sorted, as one text. */
+static char *csv_sums(const char *d)
+{
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "cd %s && find . -name '*.csv' | sort | xargs sha256sum", d);
+    FILE *p = popen(cmd, "r");
+    char *out = NULL;
+    size_t n = 0;
+    FILE *m = open_memstream(&out, &n);
+    int c;
+    while ((c = fgetc(p)) != EOF)
+        fputc(c, m);
+    pclose(p);
+    fclose(m);
+    return out;
+}
+
+/* The report of a real folder, with its CSVs unchanged. */
+static char *real_report(const char *d)
+{
+    char *before = csv_sums(d);
+    cr_assert_gt(strlen(before), 0);
+    char *html = report_of(d);
+    char *after = csv_sums(d);
+    cr_assert_str_eq(before, after, "the report changed a result CSV");
+    free(before);
+    free(after);
+    assert_page(html);
+    return html;
+}
+
+/* The run rule (htmlheadline.c), from one summary row. */
+static const char *run_rule(const stall_table *t, size_t r, double *key)
+{
+    double s = num(t, r, "stall_share"), b = num(t, r, "gpu_busy_share");
+    double w = num(t, r, "mean_barrier_wait_s") / num(t, r, "mean_iteration_s");
+    if (s >= 0.20 && s >= w) {
+        *key = s;
+        return "data-bound";
+    }
+    if (w >= 0.20) {
+        *key = w;
+        return "straggler-bound";
+    }
+    *key = b;
+    return b >= 0.80 ? "compute-bound" : "balanced";
+}
+
+static size_t none_row(const stall_table *t)
+{
+    for (size_t r = 0; r < t->nrows; r++)
+        if (strcmp(cell(t, r, "fetch_align"), "none") == 0 &&
+            strcmp(cell(t, r, "start_align"), "none") == 0)
+            return r;
+    return 0;
+}
+
+/* The first suggested command of the page, unescaped. */
+static const char *suggestion(const char *html)
+{
+    static char cmd[1024];
+    const char *c = between(strstr(headline(html), "Suggestion"), "<code>", "</code>");
+    size_t j = 0;
+    for (size_t i = 0; c[i] && j < sizeof cmd - 1; i++) {
+        if (strncmp(c + i, "&amp;", 5) == 0) {
+            cmd[j++] = '&';
+            i += 4;
+        } else {
+            cmd[j++] = c[i];
+        }
+    }
+    cmd[j] = '\0';
+    return cmd;
+}
+
+Test(htmlreport, replay_run_headline_is_the_summary_and_its_suggestion_runs)
+{
+    const char *d = make("example", "run configs/example.ini -q");
+    char *html = real_report(d);
+    stall_table *t = csv(d, "summary.csv");
+    size_t r = none_row(t);
+    double key;
+    const char *want = run_rule(t, r, &key);
+    cr_assert_str_eq(verdict_of(html), want);
+    cr_assert_str_eq(key_of(html), pct(key, true));
+    /* The alignments coincide in epoch time: said, with the spread. */
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < t->nrows; i++) {
+        double v = num(t, i, "epoch_time_s");
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+    }
+    cr_assert_eq(t->nrows, 9);
+    cr_assert_lt((hi - lo) / hi, 0.01);
+    char want_note[200];
+    snprintf(want_note, sizeof want_note, "epoch time (<code>epochs</code>) differs by only %s",
+             pct(100 * (hi - lo) / hi, false));
+    cr_assert(strstr(html, want_note), "no coincide note '%s'", want_note);
+    /* A replay cannot say how many workers would help: it suggests the
+     * command, marked, with no number, and the command works. */
+    cr_assert(strstr(headline(html), "<b>Suggestion</b> (not run"));
+    const char *cmd = suggestion(html);
+    cr_assert(strncmp(cmd, "stallsim plan ", 14) == 0, "%s", cmd);
+    char full[2400];
+    snprintf(full, sizeof full, "cd %s && %s%s --set plan.max_gpus=4 -o %s/sugg -q >/dev/null 2>&1",
+             dir, BIN, cmd + 8, dir);
+    cr_assert_eq(system(full), 0, "the suggested command fails: %s", full);
+    stall_table_free(t);
+    free(html);
+}
+
+Test(htmlreport, model_run_headline_and_its_measured_change)
+{
+    const char *d = make("w2", "run configs/w2.ini --set loader.workers=3 -q");
+    char *html = real_report(d);
+    stall_table *t = csv(d, "summary.csv");
+    double key;
+    cr_assert_str_eq(verdict_of(html), run_rule(t, 0, &key));
+    cr_assert_str_eq(key_of(html), pct(key, true));
+    /* What changed it: the what-if's vs_measured_pct, as data. */
+    double vs = num(t, 0, "vs_measured_pct");
+    cr_assert(!isnan(vs));
+    char want[160];
+    snprintf(want, sizeof want, "%s the epoch by %s", vs <= 0 ? "shortens" : "lengthens",
+             pct(fabs(vs), false));
+    cr_assert(strstr(headline(html), want), "no '%s' in %s", want, headline(html));
+    cr_assert(strstr(headline(html), "3 workers per GPU"));
+    stall_table_free(t);
+    free(html);
+    /* The notebook's run with 10 workers per GPU: loading keeps up. */
+    d = make("ew10", "run configs/example-whatif.ini --set loader.workers=10 -q");
+    html = real_report(d);
+    t = csv(d, "summary.csv");
+    const char *want_v = run_rule(t, 0, &key);
+    cr_assert_str_eq(want_v, "compute-bound");
+    cr_assert_str_eq(verdict_of(html), want_v);
+    cr_assert_str_eq(key_of(html), pct(key, true));
+    cr_assert(strstr(headline(html), "loading keeps up"));
+    stall_table_free(t);
+    free(html);
+}
+
+Test(htmlreport, model_run_with_analyze_takes_the_simulated_verdict)
+{
+    const char *d = make("w2a", "run configs/w2.ini --analyze -q");
+    char *html = real_report(d);
+    stall_table *a = csv(d, "analyze.csv");
+    const char *v = an(a, "simulated", "verdict");
+    cr_assert_str_eq(verdict_of(html), v);
+    const char *metric = strcmp(v, "data-bound") == 0        ? "share_data"
+                         : strcmp(v, "straggler-bound") == 0 ? "share_straggler"
+                         : strcmp(v, "compute-bound") == 0   ? "share_compute"
+                                                             : "share_startup";
+    cr_assert_str_eq(key_of(html), pct(strtod(an(a, "simulated", metric), NULL), true));
+    stall_table_free(a);
+    free(html);
+}
+
+Test(htmlreport, validate_headline_is_the_largest_epoch_error)
+{
+    const char *d = make("val", "validate configs/w2.ini -q");
+    char *html = real_report(d);
+    stall_table *t = csv(d, "validate.csv");
+    double worst = 0;
+    for (size_t r = 0; r < t->nrows; r++)
+        worst = fmax(worst, fabs(num(t, r, "error_pct")));
+    cr_assert_str_eq(verdict_of(html), worst <= 2    ? "reproduced"
+                                       : worst <= 10 ? "approximate"
+                                                     : "not reproduced");
+    cr_assert_str_eq(key_of(html), pct(worst, false));
+    cr_assert_eq(worst <= 2, strstr(html, "class=\"warn\"") == NULL);
+    stall_table_free(t);
+    free(html);
+    /* The same folder with an epoch 15% off: a warning, not "reproduced". */
+    rd_write(d, "validate.csv",
+             "epoch,measured_s,simulated_s,error_pct,measured_stall_s,simulated_stall_s,"
+             "stall_error_pct\n0,2,2.3,15.000,0.1,0.1,0\n1,2,2,0,0.1,0.1,0\n");
+    html = report_of(d);
+    cr_assert_str_eq(verdict_of(html), "not reproduced");
+    cr_assert_str_eq(key_of(html), "15.0%");
+    cr_assert(strstr(html, "<p class=\"warn\"><b>Warning:</b>"));
+    free(html);
+}
+
+Test(htmlreport, analyze_headline_is_analyze_csv)
+{
+    const char *d = make("an", "analyze traces/ddp2_straggler/trace.csv");
+    char *html = real_report(d);
+    stall_table *a = csv(d, "analyze.csv");
+    cr_assert_str_eq(verdict_of(html), an(a, "measured", "verdict"));
+    cr_assert_str_eq(verdict_of(html), "straggler-bound"); /* docs/model.md section 8 */
+    cr_assert_str_eq(key_of(html), pct(strtod(an(a, "measured", "share_straggler"), NULL), true));
+    char rank[64];
+    snprintf(rank, sizeof rank, "rank %s makes the others wait",
+             an(a, "measured", "straggler_rank"));
+    cr_assert(strstr(headline(html), rank), "no '%s'", rank);
+    stall_table_free(a);
+    free(html);
+}
+
+Test(htmlreport, sweep_headline_is_the_best_point)
+{
+    const char *d = make("sw", "sweep configs/w2.ini --sweep loader.workers=1..4 -q");
+    char *html = real_report(d);
+    stall_table *t = csv(d, "sweep.csv");
+    size_t best = 0, worst = 0;
+    for (size_t r = 1; r < t->nrows; r++) {
+        if (num(t, r, "throughput_samples_s") > num(t, best, "throughput_samples_s"))
+            best = r;
+        if (num(t, r, "throughput_samples_s") < num(t, worst, "throughput_samples_s"))
+            worst = r;
+    }
+    double hi = num(t, best, "throughput_samples_s"), lo = num(t, worst, "throughput_samples_s");
+    cr_assert_gt((hi - lo) / hi, 0.01);
+    cr_assert_str_eq(verdict_of(html), "best point");
+    cr_assert_str_eq(key_of(html), sig4(hi));
+    char want[200];
+    snprintf(want, sizeof want, "loader.workers=%s (point %s), %sx the worst",
+             cell(t, best, "loader.workers"), cell(t, best, "point"), sig4(hi / lo));
+    cr_assert(strstr(headline(html), want), "no '%s' in %s", want, headline(html));
+    double key;
+    snprintf(want, sizeof want, "there it is <b>%s</b>", run_rule(t, best, &key));
+    cr_assert(strstr(headline(html), want), "no '%s'", want);
+    /* An integer column (point, the worker counts) stays integer. */
+    snprintf(want, sizeof want, "<tr><td class=\"n\">%s</td><td class=\"n\">%s</td>",
+             cell(t, 1, "point"), cell(t, 1, "loader.workers"));
+    cr_assert(strstr(html, want), "no '%s'", want);
+    stall_table_free(t);
+    free(html);
+}
+
+Test(htmlreport, sweep_that_changes_nothing_says_so)
+{
+    /* The nine alignments of the replay: a heatmap whose colours span 0.4%. */
+    const char *d = make("swa", "sweep configs/example.ini -q");
+    char *html = real_report(d);
+    stall_table *t = csv(d, "sweep.csv");
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t r = 0; r < t->nrows; r++) {
+        double v = num(t, r, "throughput_samples_s");
+        lo = fmin(lo, v);
+        hi = fmax(hi, v);
+    }
+    cr_assert_lt((hi - lo) / hi, 0.01);
+    cr_assert_str_eq(verdict_of(html), "no effect");
+    cr_assert_str_eq(key_of(html), pct(100 * (hi - lo) / hi, false));
+    cr_assert(strstr(html, "<b>Where the curves coincide:</b>"));
+    stall_table_free(t);
+    free(html);
+}
+
+Test(htmlreport, plan_headline_is_the_answer)
+{
+    /* Loading that no worker count fixes (2 shared cores). */
+    const char *d = make("pl", "plan configs/w2.ini --set plan.max_gpus=4 -q");
+    char *html = real_report(d);
+    stall_table *p = csv(d, "plan.csv"), *s = csv(d, "scaling.csv");
+    cr_assert_str_eq(cell(p, 0, "quantity"), "min_workers_per_gpu");
+    bool met = strcmp(cell(p, 0, "binding"), "met") == 0;
+    cr_assert_not(met);
+    cr_assert_str_eq(verdict_of(html), "data-bound");
+    cr_assert_str_eq(key_of(html), pct(num(s, 0, "stall_share"), true));
+    char want[120];
+    snprintf(want, sizeof want, "with %s workers per GPU", cell(p, 0, "value"));
+    cr_assert(strstr(headline(html), want), "no '%s'", want);
+    stall_table_free(p);
+    stall_table_free(s);
+    free(html);
+    /* The notebook's run: 10 workers per GPU meet the target. */
+    d = make("ple", "plan configs/example-whatif.ini --set plan.max_gpus=8 -q");
+    html = real_report(d);
+    p = csv(d, "plan.csv");
+    cr_assert_str_eq(cell(p, 0, "binding"), "met");
+    cr_assert_str_eq(key_of(html), cell(p, 0, "value"));
+    cr_assert(strstr(headline(html), "workers per GPU are the fewest"));
+    stall_table_free(p);
+    free(html);
+}
+
+/* A seed-mode folder (total_summary.csv, replay_summary.csv): the headline is
+ * the notebook's least mean stall over the alignments, read here from the
+ * notebook's own cells ("mean±std"), with the alignment that gives it. */
+Test(htmlreport, seed_headline_is_the_notebooks_least_stall)
+{
+    const char *d = make("seed", "run configs/seed-case1.ini -q");
+    char *html = real_report(d);
+    stall_table *t = csv(d, "total_summary.csv");
+    double best = INFINITY;
+    size_t at = 0;
+    for (size_t r = 0; r < t->nrows; r++) {
+        double v = strtod(cell(t, r, "Avg training stall time (sec)"), NULL);
+        if (v < best) {
+            best = v;
+            at = r;
+        }
+    }
+    cr_assert_str_eq(verdict_of(html), "the notebook says");
+    /* The key is a time with its unit: back to seconds, to 4 significant digits. */
+    char unit[8] = "";
+    double v = NAN;
+    cr_assert_eq(sscanf(key_of(html), "%lf %7s", &v, unit), 2, "key %s", key_of(html));
+    double s = strcmp(unit, "ms") == 0 ? v / 1e3 : strcmp(unit, "s") == 0 ? v : NAN;
+    cr_assert(fabs(s - best) <= 5e-4 * best, "key %s, notebook's least stall %.6g s", key_of(html),
+              best);
+    char want[96];
+    const char *name = cell(t, at, "Align"); /* FETCH_ALIGN_x_START_ALIGN_y */
+    char fa[16], sa[16];
+    cr_assert_eq(sscanf(name, "FETCH_ALIGN_%15[a-z]_START_ALIGN_%15s", fa, sa), 2, "%s", name);
+    snprintf(want, sizeof want, "fetch %s / start %s", fa, sa);
+    cr_assert(strstr(headline(html), want), "headline names %s", want);
+    stall_table_free(t);
+    free(html);
 }

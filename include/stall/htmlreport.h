@@ -2,12 +2,19 @@
  * stall/htmlreport.h - `stallsim report RESULT_DIR`: one self-contained
  * report.html of a result folder, to open from disk without a server.
  *
- * It draws the folder's figures first (stall_plot), then writes the
- * summary table(s) of the folder's kind as HTML tables, the verdict of
- * analyze.csv when there is one, what could not be drawn, and every SVG
- * figure inline (ids prefixed per figure so that they stay unique). CSS is
- * embedded; nothing is loaded from anywhere. All text read from files is
- * HTML-escaped.
+ * It draws the folder's figures first (stall_plot), then writes, in this
+ * order: a headline (what bounds the run: data-bound, straggler-bound,
+ * compute-bound or balanced, analyze.csv's verdict when there is one; how
+ * closely a validation reproduces the measured epoch; a sweep's best point
+ * and its gain; a plan's answer), the number that matters, and what would
+ * change it, only from the folder's own files, else a suggested command
+ * marked as one; every SVG figure inline (ids prefixed per figure so that
+ * they stay unique), with a note where the figures' curves coincide; what
+ * could not be drawn; then the folder's tables, at most 8 key columns each
+ * (all columns stay in the CSVs). Every number has 4 significant digits,
+ * percentages one decimal, times a unit. CSS is embedded; nothing is loaded
+ * from anywhere. All text read from files is HTML-escaped. The result CSVs
+ * are only read.
  */
 #ifndef STALL_HTMLREPORT_H
 #define STALL_HTMLREPORT_H
