@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stall/io.h"
+
 /* v with 4 significant digits, no exponent; suffix k, M, G from 10^4. */
 static void hf_sig4(char *buf, size_t len, double v)
 {
@@ -137,4 +139,14 @@ void hf_escape(FILE *f, const char *s)
             fputc(*s, f);
         }
     }
+}
+
+bool hf_has(const char *dir, const char *name)
+{
+    char *p = stall_path_join(dir, name);
+    FILE *f = fopen(p, "r");
+    free(p);
+    if (f)
+        fclose(f);
+    return f != NULL;
 }

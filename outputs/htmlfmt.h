@@ -19,6 +19,7 @@
 #ifndef STALL_OUTPUTS_HTMLFMT_H
 #define STALL_OUTPUTS_HTMLFMT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -38,5 +39,8 @@ hf_unit hf_unit_of(const char *column);
 
 /* Writes s to f with & < > " ' escaped. */
 void hf_escape(FILE *f, const char *s);
+
+/* True when dir/name can be opened for reading. */
+bool hf_has(const char *dir, const char *name);
 
 #endif

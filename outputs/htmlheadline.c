@@ -116,16 +116,6 @@ static double hl_an_num(const stall_table *t, const char *source, const char *me
     return end && *end == '\0' ? x : NAN;
 }
 
-static bool hl_has(const char *dir, const char *name)
-{
-    char *p = stall_path_join(dir, name);
-    FILE *f = fopen(p, "r");
-    free(p);
-    if (f)
-        fclose(f);
-    return f != NULL;
-}
-
 /* ---- writing ---- */
 
 /* The lead line: verdict badge, the key number, the claim (HTML). */
@@ -349,7 +339,7 @@ static int hl_run(FILE *f, const char *dir, stall_err *err)
     if (an)
         hl_straggler(f, an, "simulated");
     /* What would measure a change: a suggestion. */
-    if (hl_has(dir, "effective.ini")) {
+    if (hf_has(dir, "effective.ini")) {
         const char *model_args =
             model ? "" : "--set scenario.mode=model --set align.fetch=none --set align.start=none";
         char args[256];
@@ -438,7 +428,7 @@ static int hl_validate(FILE *f, const char *dir, stall_err *err)
             hf_escape(f, v);
             fprintf(f, "</b>, %s %s (analyze.csv)</p>\n", hf_fmt(b[0], k, HF_SHARE), claim2);
         }
-    } else if (hl_has(dir, "effective.ini")) {
+    } else if (hf_has(dir, "effective.ini")) {
         hl_suggest(f, "what bounds the measured run (data, barrier, compute, start-up)", dir,
                    "analyze", "");
     }
@@ -578,7 +568,7 @@ static int hl_sweep(FILE *f, const char *dir, stall_err *err)
         char pd[64];
         snprintf(pd, sizeof pd, "point-%06d", atoi(hl_get(t, ihi, "point")));
         char *sub = stall_path_join(dir, pd);
-        if (hl_has(sub, "effective.ini"))
+        if (hf_has(sub, "effective.ini"))
             hl_suggest(f, "the best point still waits for data; what would remove the rest", sub,
                        "plan", "");
         free(sub);

@@ -37,16 +37,6 @@ void stall_html_escape(FILE *f, const char *s)
     hf_escape(f, s);
 }
 
-static bool html_has(const char *dir, const char *file)
-{
-    char *p = stall_path_join(dir, file);
-    FILE *f = fopen(p, "r");
-    free(p);
-    if (f)
-        fclose(f);
-    return f != NULL;
-}
-
 /* A column of a table: the CSV column (or "@align": fetch_align/start_align
  * in one cell; "@keys": a sweep's swept keys, key=value a line each), its label, and how much it
  * matters (0 most; the least important go first when a table has more than HTML_MAX_COLS). */
@@ -376,7 +366,7 @@ static int html_tables(FILE *f, const char *dir, stall_result_kind kind, stall_e
         rc = html_sweep_table(f, dir, err);
         break;
     case STALL_RESULT_PLAN:
-        if (html_has(dir, "plan.csv"))
+        if (hf_has(dir, "plan.csv"))
             rc = html_table(f, dir, "plan.csv", plan_spec, NSPEC(plan_spec), "Plan: the answers",
                             err);
         if (rc == 0)
@@ -393,12 +383,12 @@ static int html_tables(FILE *f, const char *dir, stall_result_kind kind, stall_e
     case STALL_RESULT_NONE:
         break;
     }
-    if (rc == 0 && html_has(dir, "analyze.csv"))
+    if (rc == 0 && hf_has(dir, "analyze.csv"))
         rc = html_shares_table(f, dir, err);
-    if (rc == 0 && html_has(dir, "per_rank.csv"))
+    if (rc == 0 && hf_has(dir, "per_rank.csv"))
         rc = html_table(f, dir, "per_rank.csv", rank_spec, NSPEC(rank_spec),
                         "Where each rank's time went (seconds over all epochs)", err);
-    if (rc == 0 && kind == STALL_RESULT_ANALYZE && html_has(dir, "slowest.csv"))
+    if (rc == 0 && kind == STALL_RESULT_ANALYZE && hf_has(dir, "slowest.csv"))
         rc = html_table(f, dir, "slowest.csv", slow_spec, NSPEC(slow_spec),
                         "The slowest iterations", err);
     return rc;

@@ -201,6 +201,31 @@ static int plot_stall_ranks(plot_ctx *c, const plot_combo *k, stall_err *err)
 }
 
 /* Writes at most PLOT_CDF_POINTS quantiles of sorted v[0..n). */
+/* The legend of line j, which stands for every alignment o with rep[o] == j
+ * (their curves lie within gap of it, in unit): its own label alone, "all N
+ * (within gap)", or "a = b = c (within gap)". */
+static void plot_merged_title(char *title, size_t n, const plot_combo *k, const int *rep, int nk,
+                              int j, double gap, const char *unit)
+{
+    int with = 0;
+    for (int o = j + 1; o < nk; o++)
+        with += rep[o] == j;
+    if (with == 0) {
+        snprintf(title, n, "%s", k[j].label);
+        return;
+    }
+    if (with + 1 == nk) {
+        snprintf(title, n, "all %d (within %.1f%s)", nk, gap, unit);
+        return;
+    }
+    size_t u = (size_t)snprintf(title, n, "%s", k[j].label);
+    for (int o = j + 1; o < nk && u < n; o++)
+        if (rep[o] == j)
+            u += (size_t)snprintf(title + u, n - u, " = %s", k[o].label);
+    if (u < n)
+        snprintf(title + u, n - u, " (within %.1f%s)", gap, unit);
+}
+
 static double plot_quantile(const double *v, size_t n, double q)
 {
     double pos = q * (double)(n - 1);
@@ -298,21 +323,7 @@ static void plot_cdf(plot_ctx *c, plot_combo *k, int nk)
     for (int j = 0; j < nk; j++) {
         if (rep[j] != j)
             continue;
-        int with = 0;
-        for (int o = j + 1; o < nk; o++)
-            with += rep[o] == j;
-        if (with == 0)
-            snprintf(title[j], sizeof title[j], "%s", k[j].label);
-        else if (with + 1 == nk)
-            snprintf(title[j], sizeof title[j], "all %d (within %.1f%%)", nk, gap[j]);
-        else {
-            size_t u = (size_t)snprintf(title[j], sizeof title[j], "%s", k[j].label);
-            for (int o = j + 1; o < nk && u < sizeof title[j]; o++)
-                if (rep[o] == j)
-                    u += (size_t)snprintf(title[j] + u, sizeof title[j] - u, " = %s", k[o].label);
-            if (u < sizeof title[j])
-                snprintf(title[j] + u, sizeof title[j] - u, " (within %.1f%%)", gap[j]);
-        }
+        plot_merged_title(title[j], sizeof title[j], k, rep, nk, j, gap[j], "%");
     }
     for (int j = 0; j < nk; j++) {
         if (rep[j] != j)
@@ -480,21 +491,7 @@ static void plot_gpu_util(plot_ctx *c, plot_combo *k, int nk)
         if (rep[j] != j || nwin[j] == 0)
             continue;
         shown++;
-        int with = 0;
-        for (int o = j + 1; o < nk; o++)
-            with += rep[o] == j;
-        if (with == 0)
-            snprintf(title[j], sizeof title[j], "%s", k[j].label);
-        else if (with + 1 == nk)
-            snprintf(title[j], sizeof title[j], "all %d (within %.1f points)", nk, gap[j]);
-        else {
-            size_t u = (size_t)snprintf(title[j], sizeof title[j], "%s", k[j].label);
-            for (int o = j + 1; o < nk && u < sizeof title[j]; o++)
-                if (rep[o] == j)
-                    u += (size_t)snprintf(title[j] + u, sizeof title[j] - u, " = %s", k[o].label);
-            if (u < sizeof title[j])
-                snprintf(title[j] + u, sizeof title[j] - u, " (within %.1f points)", gap[j]);
-        }
+        plot_merged_title(title[j], sizeof title[j], k, rep, nk, j, gap[j], " points");
     }
     char cap[320], same[128] = "";
     if (shown < nk && nk > 1)
