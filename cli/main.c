@@ -452,6 +452,7 @@ static int cli_sweep_plan(int argc, char **argv, bool plan)
         free(plan_dir);
         if (rc < 0)
             rc = root ? cli_fail(&err) : stall_exit_status(err.code);
+        stall_sweep_launch_end();
     }
     free(cfg);
     free(sets);

@@ -368,6 +368,21 @@ static bool sweep_mpi_launched(void)
 }
 #endif
 
+#ifdef STALL_HAVE_MPI
+static bool sweep_mpi_open; /* MPI initialised by stall_sweep_run, not yet finalised */
+#endif
+
+void stall_sweep_launch_end(void)
+{
+#ifdef STALL_HAVE_MPI
+    if (sweep_mpi_open) {
+        sweep_mpi_open = false;
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Finalize();
+    }
+#endif
+}
+
 int stall_sweep_launch_rank(void)
 {
     static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
@@ -519,7 +534,10 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
         MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
         if (rank != 0 && code != 0 && rc == 0)
             rc = stall_err_set(err, code, "rank 0 could not write sweep.csv");
-        MPI_Finalize();
+        /* MPI_Finalize waits for stall_sweep_launch_end, after rank 0 has
+         * reported: a rank that exits first with an error would make mpirun
+         * kill rank 0 before it speaks. */
+        sweep_mpi_open = true;
     }
 #endif
     if (rc == 0 && local.term && !res->interrupted)

@@ -100,6 +100,12 @@ typedef struct stall_sweep_result {
  * 0 when not launched by MPI. Only rank 0 reports errors and draws. */
 int stall_sweep_launch_rank(void);
 
+/* Under mpirun: every rank waits here for the others, then leaves MPI.
+ * Called once the command has reported (rank 0 prints the sweep's error
+ * before any rank exits, so mpirun cannot kill it first); nothing when the
+ * sweep did not start MPI. */
+void stall_sweep_launch_end(void);
+
 /* Runs the sweep of cfg. Returns 0 (also when interrupted: see res), or a
  * code with err naming the point that failed (the lowest one). */
 int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall_sweep_result *res,
