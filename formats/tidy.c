@@ -215,8 +215,10 @@ static int tidy_time(stall_tidy_stream *t, int c, stall_time *out)
 static void tidy_header(stall_tidy_stream *t)
 {
     /* A UTF-8 byte order mark (Excel and some editors write one) is not
-     * part of the first column's name. */
-    if (t->nfield > 0 && memcmp(t->field[0], "\xEF\xBB\xBF", 3) == 0)
+     * part of the first column's name. strncmp, not memcmp: the field may
+     * be shorter than the mark (an empty first field, as pandas writes its
+     * index column), and strncmp stops at its terminating NUL. */
+    if (t->nfield > 0 && strncmp(t->field[0], "\xEF\xBB\xBF", 3) == 0)
         memmove(t->field[0], t->field[0] + 3, strlen(t->field[0] + 3) + 1);
     for (int c = 0; c < TC_ALL; c++)
         t->col[c] = -1;

@@ -320,3 +320,15 @@ Test(tidy, error_message_stays_one_line)
 {
     expect_error(HDR ",prefetch\n0,0,0,0,1,2,1,2,3,\"a\nb\"\n", STALL_EPARSE, ":2:10:", "\"a?b\"");
 }
+
+/* Fuzz finding (fuzz_pipeline, issue 17 item 10): a header whose first field
+ * is empty (pandas' to_csv writes its index column so) made the byte order
+ * mark check compare 3 bytes of a 1-byte field: a heap-buffer-overflow under
+ * AddressSanitizer, a read past the buffer in a release build. */
+Test(tidy, short_first_header_field_is_read_within_its_bytes)
+{
+    expect_error(",x\n0,0\n", STALL_EPARSE, ":1:", "expected column 'rank'");
+    expect_error("\xEF\n0,0,0,0,1,2,1,2,3\n", STALL_EPARSE, ":1:1:", "expected column 'rank'");
+    expect_error("\xEF\xBB\n", STALL_EPARSE, ":1:1:", "expected column 'rank'");
+    expect_error("\xEF\xBB\xBF\n", STALL_EPARSE, ":1:1:", "expected column 'rank'");
+}
