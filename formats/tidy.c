@@ -223,7 +223,10 @@ static void tidy_header(stall_tidy_stream *t)
     for (int c = 0; c < TC_ALL; c++)
         t->col[c] = -1;
     t->ncols = t->nfield;
-    for (int f = 0; f < t->nfield; f++)
+    /* An unnamed first column is pandas' index (DataFrame.to_csv without
+     * index=False): its values are skipped. */
+    int skip = t->nfield > 1 && t->field[0][0] == '\0';
+    for (int f = skip; f < t->nfield; f++)
         for (int c = 0; c < TC_ALL; c++)
             if (strcmp(t->field[f], tidy_names[c]) == 0) {
                 if (t->col[c] >= 0) {
@@ -233,12 +236,12 @@ static void tidy_header(stall_tidy_stream *t)
                 t->col[c] = f;
             }
     for (int c = 0; c < TC_REQUIRED; c++) {
-        if (t->col[c] != c) {
+        if (t->col[c] != c + skip) {
             char want[160] = "";
             for (int i = 0; i < TC_REQUIRED; i++)
                 snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s", i ? "," : "",
                          tidy_names[i]);
-            tidy_fail(t, c < t->nfield ? c : -1, "expected column '%s' here (header must start %s)",
+            tidy_fail(t, c + skip < t->nfield ? c + skip : -1, "expected column '%s' here (header must start %s)",
                       tidy_names[c], want);
             return;
         }
