@@ -80,7 +80,10 @@ void stall_config_origin(const stall_config *cfg, const char *section, const cha
 {
     size_t idx;
     const char *ini = cfg->ini_path[0] ? cfg->ini_path : "config";
-    if (!cfg_find(section, key, &idx) || !cfg->given[idx])
+    const cfg_key *k = cfg_find(section, key, &idx);
+    if (k && !cfg->given[idx])
+        snprintf(buf, n, "%s: [%s] %s (default %s)", ini, section, key, k->def[0] ? k->def : "\"\"");
+    else if (!k || !cfg->given[idx])
         snprintf(buf, n, "%s: [%s] %s", ini, section, key);
     else if (cfg->given[idx] == 2)
         snprintf(buf, n, "--set %s.%s", section, key);
@@ -146,13 +149,25 @@ static int cfg_check_applies(const stall_config *cfg, stall_err *err)
     return 0;
 }
 
+/* Where section.key came from, for messages (stall_config_origin). */
+static const char *cfg_at(const stall_config *cfg, const char *section, const char *key,
+                          char *buf, size_t n)
+{
+    stall_config_origin(cfg, section, key, buf, n);
+    return buf;
+}
+
+enum { CFG_AT = STALL_PATH_MAX + 96 };
+
 static int cfg_need(const stall_config *cfg, const char *key, const char *value, stall_err *err)
 {
     if (value[0] != '\0')
         return 0;
-    return stall_err_set(err, STALL_ECONFIG, "%s: [trace] %s: required for format = %s",
+    char f[CFG_AT];
+    return stall_err_set(err, STALL_ECONFIG, "%s: [trace] %s: required for format = %s (%s)",
                          cfg->ini_path[0] ? cfg->ini_path : "config", key,
-                         cfg->format == STALL_FORMAT_TIDY ? "tidy" : "dsanalyzer");
+                         cfg->format == STALL_FORMAT_TIDY ? "tidy" : "dsanalyzer",
+                         cfg_at(cfg, "trace", "format", f, sizeof f));
 }
 
 int stall_config_check(const stall_config *cfg, stall_err *err)
@@ -170,21 +185,27 @@ int stall_config_check(const stall_config *cfg, stall_err *err)
                                  "%s: only `stallsim %s` reads [%s] (this command would ignore it)",
                                  where, x->section, x->section);
         }
+        char at[32] = "";
+        if (x->line > 0)
+            snprintf(at, sizeof at, ":%d", x->line);
         return stall_err_set(err, STALL_ECONFIG,
-                             "%s: [%s] %s: only `stallsim %s` reads this section (this command "
+                             "%s%s: [%s] %s: only `stallsim %s` reads this section (this command "
                              "would ignore it)",
-                             src, x->section, x->key, x->section);
+                             src, at, x->section, x->key, x->section);
     }
     int arc = cfg_check_applies(cfg, err);
     if (arc)
         return arc;
+    char a[CFG_AT], b[CFG_AT];
     if (cfg->mode == STALL_MODE_SEED || cfg->mode == STALL_MODE_REPLAY) {
         if (cfg->format != STALL_FORMAT_DSANALYZER && cfg->mode == STALL_MODE_SEED)
-            return stall_err_set(err, STALL_ECONFIG,
-                                 "%s: [trace] format: mode = seed needs format = dsanalyzer", src);
+            return stall_err_set(err, STALL_ECONFIG, "%s: mode = seed needs format = dsanalyzer (%s)",
+                                 cfg_at(cfg, "trace", "format", a, sizeof a),
+                                 cfg_at(cfg, "scenario", "mode", b, sizeof b));
         if (cfg->format == STALL_FORMAT_NONE)
-            return stall_err_set(err, STALL_ECONFIG,
-                                 "%s: [trace] format: mode = replay needs a trace", src);
+            return stall_err_set(err, STALL_ECONFIG, "%s: mode = replay needs a trace (%s)",
+                                 cfg_at(cfg, "trace", "format", a, sizeof a),
+                                 cfg_at(cfg, "scenario", "mode", b, sizeof b));
     }
     if (cfg->format == STALL_FORMAT_DSANALYZER) {
         int rc;
@@ -198,44 +219,51 @@ int stall_config_check(const stall_config *cfg, stall_err *err)
         if (rc)
             return rc;
     }
+    /* Each message names where the offending values came from: file:line,
+     * --set, or the default. */
     if (cfg->workers == 0 && stall_config_given(cfg, "loader", "prefetch_factor"))
         return stall_err_set(err, STALL_ECONFIG,
-                             "%s: [loader] prefetch_factor: needs workers > 0 (PyTorch rejects "
-                             "a prefetch factor without workers)",
-                             src);
+                             "%s: needs workers > 0, and %s = 0 (PyTorch rejects a prefetch "
+                             "factor without workers)",
+                             cfg_at(cfg, "loader", "prefetch_factor", a, sizeof a),
+                             cfg_at(cfg, "loader", "workers", b, sizeof b));
     if (cfg->gpus > 0 && cfg->gpus_per_node > cfg->gpus)
-        return stall_err_set(err, STALL_ECONFIG,
-                             "%s: [cluster] gpus_per_node: %lld is more than gpus = %lld", src,
-                             (long long)cfg->gpus_per_node, (long long)cfg->gpus);
+        return stall_err_set(err, STALL_ECONFIG, "%s: %lld is more than %s = %lld",
+                             cfg_at(cfg, "cluster", "gpus_per_node", a, sizeof a),
+                             (long long)cfg->gpus_per_node, cfg_at(cfg, "cluster", "gpus", b, sizeof b),
+                             (long long)cfg->gpus);
     if (cfg->mode == STALL_MODE_MODEL && cfg->format == STALL_FORMAT_NONE) {
         if (cfg->fetch_dist.mean_s <= 0)
-            return stall_err_set(err, STALL_ECONFIG,
-                                 "%s: [fetch] mean_s: must be > 0 without a trace", src);
+            return stall_err_set(err, STALL_ECONFIG, "%s: must be > 0 without a trace",
+                                 cfg_at(cfg, "fetch", "mean_s", a, sizeof a));
         if (cfg->compute_dist.mean_s <= 0)
-            return stall_err_set(err, STALL_ECONFIG,
-                                 "%s: [compute] mean_s: must be > 0 without a trace", src);
+            return stall_err_set(err, STALL_ECONFIG, "%s: must be > 0 without a trace",
+                                 cfg_at(cfg, "compute", "mean_s", a, sizeof a));
         if (cfg->batches <= 0)
-            return stall_err_set(err, STALL_ECONFIG,
-                                 "%s: [run] batches: must be > 0 without a trace", src);
+            return stall_err_set(err, STALL_ECONFIG, "%s: must be > 0 without a trace",
+                                 cfg_at(cfg, "run", "batches", a, sizeof a));
     }
     if (cfg->mode == STALL_MODE_MODEL && cfg->cores == 0 &&
         (cfg->cpu_share != 1.0 || cfg->compute_cpu_share != 0.0))
         return stall_err_set(err, STALL_ECONFIG,
-                             "%s: [%s] cpu_share: has no effect without [cluster] cores (the "
-                             "host cores it is a share of)",
-                             src, cfg->compute_cpu_share != 0.0 ? "compute" : "fetch");
+                             "%s: has no effect without [cluster] cores (the host cores it is a "
+                             "share of)",
+                             cfg_at(cfg, cfg->compute_cpu_share != 0.0 ? "compute" : "fetch",
+                                    "cpu_share", a, sizeof a));
     if (cfg->bandwidth_mb_s > 0 && cfg->batch_mb <= 0 && cfg->format != STALL_FORMAT_TIDY)
-        return stall_err_set(err, STALL_ECONFIG,
-                             "%s: [storage] batch_mb: must be > 0 when bandwidth_mb_s is set", src);
+        return stall_err_set(err, STALL_ECONFIG, "%s: must be > 0 when %s is set",
+                             cfg_at(cfg, "storage", "batch_mb", a, sizeof a),
+                             cfg_at(cfg, "storage", "bandwidth_mb_s", b, sizeof b));
     if (cfg->bandwidth_mb_s > 0 && cfg->batch_mb / cfg->bandwidth_mb_s > STALL_LIMIT_DURATION_S)
         return stall_err_set(err, STALL_ECONFIG,
-                             "%s: [storage] batch_mb: reading a batch takes longer than the "
-                             "limit of %g s at bandwidth_mb_s",
-                             src, STALL_LIMIT_DURATION_S);
+                             "%s: reading a batch takes longer than the limit of %g s at %s",
+                             cfg_at(cfg, "storage", "batch_mb", a, sizeof a),
+                             STALL_LIMIT_DURATION_S,
+                             cfg_at(cfg, "storage", "bandwidth_mb_s", b, sizeof b));
     bool ring = cfg->bucket_mb > 0 || cfg->bandwidth_gb_s > 0 || cfg->latency_us > 0;
     if (ring && cfg->bandwidth_gb_s <= 0)
         return stall_err_set(err, STALL_ECONFIG,
-                             "%s: [ddp] bandwidth_gb_s: must be > 0 for the ring all-reduce model",
-                             src);
+                             "%s: must be > 0 for the ring all-reduce model",
+                             cfg_at(cfg, "ddp", "bandwidth_gb_s", a, sizeof a));
     return 0;
 }

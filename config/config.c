@@ -218,10 +218,13 @@ int stall_config_apply(stall_config *cfg, const char *section, const char *key, 
     size_t idx;
     const cfg_key *k = cfg_find(section, key, &idx);
     if (!k) {
+        char hint[160];
+        cfg_suggest(section, key, hint, sizeof hint);
         if (!cfg_section_known(section))
-            return stall_err_set(err, STALL_ECONFIG, "%s: unknown section [%s] (key %s)", where,
-                                 section, key);
-        return stall_err_set(err, STALL_ECONFIG, "%s: unknown key [%s] %s", where, section, key);
+            return stall_err_set(err, STALL_ECONFIG, "%s: unknown section [%s] (key %s)%s", where,
+                                 section, key, hint);
+        return stall_err_set(err, STALL_ECONFIG, "%s: unknown key [%s] %s%s", where, section, key,
+                             hint);
     }
     char why[384];
     if (cfg_store(cfg, k, value, cfg->ini_dir, why, sizeof why) != 0)
@@ -258,6 +261,7 @@ static int cfg_ini_handler(void *user, const char *section, const char *name, co
                 ctx->first = e;
             return 0;
         }
+        ctx->cfg->extra[ctx->cfg->nextra - 1].line = ctx->rd->line;
         return 1;
     }
     if (cfg_find(section, name, &idx) && ctx->key_line[idx]) {
@@ -527,6 +531,7 @@ int stall_config_extra_add(stall_config *cfg, const char *section, const char *k
     strcpy(x->key, key);
     strcpy(x->value, value);
     x->command_line = command_line;
+    x->line = 0;
     cfg->nextra++;
     return 0;
 }

@@ -80,6 +80,8 @@ static int plan_keys(const stall_config *cfg, stall_plan_result *r, const char *
             snprintf(where, sizeof where, "--sweep %s", x->key);
         else if (x->command_line)
             snprintf(where, sizeof where, "--set %s.%s", x->section, x->key);
+        else if (x->line > 0)
+            snprintf(where, sizeof where, "%s:%d: [%s] %s", src, x->line, x->section, x->key);
         else
             snprintf(where, sizeof where, "%s: [%s] %s", src, x->section, x->key);
         if (strcmp(x->section, "plan") != 0)

@@ -424,3 +424,26 @@ Test(cli, no_sync_changes_no_byte_of_the_results)
     cr_assert_eq(sh(BIN " run --no-sync", line, sizeof line), 2);
     cr_assert(strstr(line, "CONFIG.ini") != NULL, "got: %s", line);
 }
+
+/* Issue 17 item 3, the issue's commands: a value from --set or --sweep is
+ * named as such, never as the INI file. */
+Test(cli, errors_name_the_true_source_of_a_value)
+{
+    char cmd[2000], line[1024];
+    snprintf(cmd, sizeof cmd,
+             "cd " STALL_SOURCE_DIR " && " BIN " run configs/w2.ini -o %s/w2 --set loader.workers=0 "
+             "--set loader.prefetch_factor=2",
+             cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2);
+    cr_assert(strstr(line, "stallsim: --set loader.prefetch_factor: needs workers > 0, and --set "
+                           "loader.workers = 0") == line,
+              "%s", line);
+    snprintf(cmd, sizeof cmd,
+             "cd " STALL_SOURCE_DIR " && " BIN " sweep configs/w2.ini -o %s/sw --sweep "
+             "loader.wokers=1..4",
+             cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2);
+    cr_assert(strstr(line, "stallsim: --sweep loader.wokers: unknown key [loader] wokers (did you "
+                           "mean workers?)") == line,
+              "%s", line);
+}

@@ -138,6 +138,7 @@ typedef struct stall_config {
         char key[64];      /* e.g. "loader.workers", "zip", "stall_target" */
         char value[256];   /* as written */
         bool command_line; /* from --sweep or --set: paths relative to the current folder */
+        int line;          /* the INI line (0: command line or unknown), for messages */
     } extra[STALL_EXTRA_MAX];
     int given_line[96];
 } stall_config;
