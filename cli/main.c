@@ -206,7 +206,10 @@ static int cli_run(int argc, char **argv, bool validate)
             goto done;
         }
         stall_config_defaults(cfg);
-        rc = stall_config_load(cfg, ini, &err);
+        char note[3 * STALL_PATH_MAX];
+        rc = stall_config_load_any(cfg, ini, note, sizeof note, &err);
+        if (rc == 0 && note[0] && !quiet)
+            printf("stallsim: %s\n", note);
         for (int i = 0; rc == 0 && i < nsets; i++)
             rc = stall_config_set(cfg, sets[i], &err);
         if (rc == 0)
@@ -309,6 +312,18 @@ static int cli_trace_cmd(int argc, char **argv, bool timeline)
         return cli_bad_usage("needs a TRACE.csv or CONFIG.ini");
     stall_err err = {0};
     int rc;
+    {
+        /* What the path is, in one line (as run and validate say it). */
+        stall_config *c = malloc(sizeof *c);
+        char note[3 * STALL_PATH_MAX];
+        if (!c)
+            return 1;
+        stall_config_defaults(c);
+        if (stall_config_load_any(c, path, note, sizeof note, &err) == 0 && note[0])
+            printf("stallsim: %s\n", note);
+        free(c);
+        err = (stall_err){0};
+    }
     if (!timeline) {
         rc = stall_analyze_job(path, out, workers, stdout, &err);
     } else {
@@ -328,10 +343,13 @@ static int cli_trace_cmd(int argc, char **argv, bool timeline)
 
 /* Loads ini, applies --set and --sweep in order. */
 static int cli_load(stall_config *cfg, const char *ini, const char **sets, const bool *is_sweep,
-                    int nsets, stall_err *err)
+                    int nsets, bool quiet, stall_err *err)
 {
     stall_config_defaults(cfg);
-    int rc = stall_config_load(cfg, ini, err);
+    char note[3 * STALL_PATH_MAX];
+    int rc = stall_config_load_any(cfg, ini, note, sizeof note, err);
+    if (rc == 0 && note[0] && !quiet && stall_sweep_launch_rank() == 0)
+        printf("stallsim: %s\n", note);
     for (int i = 0; rc == 0 && i < nsets; i++) {
         if (!is_sweep[i]) {
             rc = stall_config_set(cfg, sets[i], err);
@@ -418,7 +436,7 @@ static int cli_sweep_plan(int argc, char **argv, bool plan)
         rc = 1;
     if (rc == 0) {
         stall_err err = {0};
-        rc = cli_load(cfg, ini, sets, is_sweep, nsets, &err);
+        rc = cli_load(cfg, ini, sets, is_sweep, nsets, quiet, &err);
         /* Under mpirun every rank runs this; rank 0 alone speaks and draws. */
         bool root = stall_sweep_launch_rank() == 0;
         const char *drawn = NULL;

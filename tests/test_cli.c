@@ -447,3 +447,55 @@ Test(cli, errors_name_the_true_source_of_a_value)
                            "mean workers?)") == line,
               "%s", line);
 }
+
+/* Issue 17 item 1: every command that takes a trace takes the trace's path
+ * as well as an INI (a notebook CSV finds its companions beside it), says in
+ * one line what it detected and assumed, and gives the INI's results. */
+Test(cli, a_trace_path_is_taken_directly)
+{
+    char cmd[4000], line[2048];
+    const char *p = ini("direct", "replay", "");
+    /* validate: the notebook's perf CSV, and each companion, as the INI. */
+    snprintf(cmd, sizeof cmd, BIN " validate %s -q -o %s/v_ini", p, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    const char *given[] = {GOLD STEM ".csv", GOLD STEM "_simp_fetchdifftime.csv",
+                           GOLD STEM "_simp_fetchstartdifftime.csv"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(cmd, sizeof cmd,
+                 BIN " validate %s -o %s/v%d > %s/v%d.txt && cmp %s/v_ini/validate.csv "
+                     "%s/v%d/validate.csv && grep -q \"^stallsim: %s: the notebook's .* CSV "
+                     "(dsanalyzer), with its companions, as mode = replay; assumed: workers per "
+                     "GPU inferred from the fetch starts, prefetch factor 2\" %s/v%d.txt",
+                 given[i], cdir, i, cdir, i, cdir, cdir, i, given[i], cdir, i);
+        cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s: %s", given[i], line);
+    }
+    /* run: the notebook's CSV replays as the INI does. */
+    snprintf(cmd, sizeof cmd,
+             BIN " run %s -q -o %s/r_ini && " BIN " run %s -q -o %s/r_csv && cmp %s/r_ini/summary.csv "
+                 "%s/r_csv/summary.csv",
+             p, cdir, given[0], cdir, cdir, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    /* A tidy trace: run (mode = model), validate, analyze, timeline. */
+    const char *tidy = STALL_SOURCE_DIR "/traces/w2/trace.csv";
+    snprintf(cmd, sizeof cmd,
+             BIN " run %s -o %s/t_run | grep -q 'a tidy trace, as mode = model; assumed: workers "
+                 "per GPU from its workers column' && " BIN " validate %s -q -o %s/t_val && " BIN
+                 " analyze %s -o %s/t_an && " BIN " timeline %s -o %s/t.json",
+             tidy, cdir, tidy, cdir, tidy, cdir, tidy, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    /* analyze: the notebook's perf CSV (was: expected column 'rank'). */
+    snprintf(cmd, sizeof cmd, BIN " analyze %s -o %s/a_csv", given[0], cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    /* What is none of these: one line naming the file and what was expected. */
+    snprintf(cmd, sizeof cmd, "printf 'a,b\\n1,2\\n' > %s/x.csv && " BIN " run %s/x.csv", cdir,
+             cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2);
+    cr_assert(strstr(line, "x.csv:1: not a trace or scenario stallsim reads: expected a tidy trace"),
+              "%s", line);
+    /* A notebook CSV without its companions names the one missing. */
+    snprintf(cmd, sizeof cmd, "cp %s %s/lone.csv && " BIN " validate %s/lone.csv", given[0], cdir,
+             cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2);
+    cr_assert(strstr(line, "lone.csv: the notebook's perf CSV, but its fetch-time companion"), "%s",
+              line);
+}

@@ -150,6 +150,16 @@ void stall_config_defaults(stall_config *cfg);
  * STALL_ECONFIG with err naming "file:line: [section] key: problem". */
 int stall_config_load(stall_config *cfg, const char *ini_path, stall_err *err);
 
+/* Loads path as a scenario: an INI (stall_config_load), or a trace file
+ * whose format is detected from its content (stall/detect.h): a tidy trace
+ * or one of the notebook's CSVs with its companions beside it, replayed
+ * under the defaults, the scenario named after the file. note (n bytes)
+ * gets one line saying what was detected and what was assumed (the measured
+ * loader's workers and prefetch factor); "" for an INI. Returns 0 or an
+ * error code with err naming the file. */
+int stall_config_load_any(stall_config *cfg, const char *path, char *note, size_t n,
+                          stall_err *err);
+
 /* Applies one "section.key=value" override (paths relative to the current
  * folder); plan.key=value and sweep.section.key=LIST are kept as [plan] and
  * [sweep] lines (stall_config_extra_add). Returns 0 or STALL_ECONFIG naming
