@@ -439,6 +439,14 @@ static int cli_sweep_plan(int argc, char **argv, bool plan)
         rc = cli_load(cfg, ini, sets, is_sweep, nsets, quiet, &err);
         /* Under mpirun every rank runs this; rank 0 alone speaks and draws. */
         bool root = stall_sweep_launch_rank() == 0;
+        /* plan, and a sweep of what-if keys, run a replay scenario's trace
+         * as the model's input, and say so. */
+        if (rc == 0 && (plan || stall_config_wants_model(cfg))) {
+            char note[2 * STALL_PATH_MAX];
+            rc = stall_config_as_model(cfg, plan ? "plan" : "sweep", note, sizeof note, &err);
+            if (rc == 0 && note[0] && !quiet && root)
+                printf("stallsim: %s\n", note);
+        }
         const char *drawn = NULL;
         char *plan_dir = NULL;
         if (rc == 0 && plan) {

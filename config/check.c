@@ -137,13 +137,25 @@ static int cfg_check_applies(const stall_config *cfg, stall_err *err)
                     snprintf(cause, sizeof cause, "; %s comes from %s", by_mode ? "mode" : "format",
                              o);
             }
+            /* The exact fix: a value that says "no effect", else the key
+             * left out (the line removed, the --set dropped). */
+            char fix[STALL_PATH_MAX + 160];
+            if (strcmp(key->section, "align") == 0 && strcmp(key->key, "start") == 0)
+                snprintf(fix, sizeof fix, "; fix: --set align.start=none");
+            else if (cfg->given[k] == 2)
+                snprintf(fix, sizeof fix, "; fix: leave out --set %s.%s", key->section, key->key);
+            else if (cfg->given_line[k] > 0)
+                snprintf(fix, sizeof fix, "; fix: remove line %d of %s", cfg->given_line[k],
+                         cfg->ini_path);
+            else
+                fix[0] = '\0';
             if (by_mode)
                 return stall_err_set(err, STALL_ECONFIG,
-                                     "%s: has no effect in mode = %s (it is %s%s)", where,
-                                     cfg_mode_name(cfg->mode), r->why, cause);
+                                     "%s: has no effect in mode = %s (it is %s%s)%s", where,
+                                     cfg_mode_name(cfg->mode), r->why, cause, fix);
             return stall_err_set(err, STALL_ECONFIG,
-                                 "%s: has no effect with [trace] format = %s (it is %s%s)", where,
-                                 cfg_format_name(cfg->format), r->why, cause);
+                                 "%s: has no effect with [trace] format = %s (it is %s%s)%s",
+                                 where, cfg_format_name(cfg->format), r->why, cause, fix);
         }
     }
     return 0;
@@ -158,6 +170,98 @@ static const char *cfg_at(const stall_config *cfg, const char *section, const ch
 }
 
 enum { CFG_AT = STALL_PATH_MAX + 96 };
+
+/* True when section.key applies in mode = model but not in cfg's mode. */
+static bool cfg_model_only(const stall_config *cfg, const char *section, const char *key)
+{
+    stall_config *m = stall_xmalloc(sizeof *m);
+    memcpy(m, cfg, offsetof(stall_config, given));
+    m->mode = STALL_MODE_MODEL;
+    bool yes = !stall_config_applies(cfg, section, key) && stall_config_applies(m, section, key);
+    free(m);
+    return yes;
+}
+
+bool stall_config_wants_model(const stall_config *cfg)
+{
+    if (cfg->mode == STALL_MODE_MODEL)
+        return false;
+    for (size_t k = 0; k < cfg_nkeys; k++)
+        if (cfg->given[k] == 2 && cfg_model_only(cfg, cfg_keys[k].section, cfg_keys[k].key))
+            return true;
+    for (int i = 0; i < cfg->nextra; i++) {
+        const struct stall_config_extra *x = &cfg->extra[i];
+        const char *dot = strchr(x->key, '.');
+        if (strcmp(x->section, "sweep") != 0 || !dot)
+            continue;
+        char sec[64];
+        snprintf(sec, sizeof sec, "%.*s", (int)(dot - x->key), x->key);
+        if (cfg_model_only(cfg, sec, dot + 1))
+            return true;
+    }
+    return false;
+}
+
+int stall_config_as_model(stall_config *cfg, const char *command, char *note, size_t n,
+                          stall_err *err)
+{
+    size_t idx;
+    if (n)
+        note[0] = '\0';
+    if (!cfg_find("scenario", "mode", &idx))
+        abort();
+    bool by_set = cfg->given[idx] == 2;
+    if (cfg->mode == STALL_MODE_MODEL && !by_set)
+        return 0;
+    if (cfg->format == STALL_FORMAT_NONE)
+        return 0; /* stall_config_check says what is missing */
+    int was = cfg->mode;
+    char where[STALL_PATH_MAX + 32];
+    snprintf(where, sizeof where, "%s", cfg->ini_path[0] ? cfg->ini_path : "config");
+    if (cfg->mode != STALL_MODE_MODEL) {
+        int rc = stall_config_apply(cfg, "scenario", "mode", "model", where, err);
+        if (rc)
+            return rc;
+    }
+    /* The file's keys of the replay (its alignment lists, [replay]) do not
+     * apply to the model; they are left out and named. A --set key that
+     * cannot apply is still refused (stall_config_check, with its fix). */
+    char dropped[512] = "";
+    size_t len = 0;
+    stall_config def;
+    stall_config_defaults(&def);
+    for (size_t k = 0; k < cfg_nkeys; k++) {
+        const cfg_key *key = &cfg_keys[k];
+        if (cfg->given[k] != 1)
+            continue;
+        bool drop = !stall_config_applies(cfg, key->section, key->key);
+        if (strcmp(key->section, "align") == 0) {
+            const stall_align_list *l =
+                strcmp(key->key, "fetch") == 0 ? &cfg->fetch_align : &cfg->start_align;
+            drop = l->n > 1 || (strcmp(key->key, "start") == 0 && l->v[0] != STALL_ALIGN_NONE);
+        }
+        if (!drop)
+            continue;
+        if (len + 40 < sizeof dropped)
+            len += (size_t)snprintf(dropped + len, sizeof dropped - len, "%s[%s] %s",
+                                    len ? ", " : "", key->section, key->key);
+        memcpy((char *)cfg + key->offset, (const char *)&def + key->offset, key->size);
+        cfg->given[k] = 0;
+        cfg->given_line[k] = 0;
+    }
+    /* One fetch policy: the model's default, none, unless one was given. */
+    if (!stall_config_given(cfg, "align", "fetch"))
+        cfg->fetch_align = (stall_align_list){1, {STALL_ALIGN_NONE}};
+    if (!stall_config_given(cfg, "align", "start"))
+        cfg->start_align = (stall_align_list){1, {STALL_ALIGN_NONE}};
+    if (n && (was != STALL_MODE_MODEL || dropped[0]))
+        snprintf(note, n,
+                 "%s: %s simulates the %sscenario's trace as the input of mode = model (the "
+                 "closed loop)%s%s%s",
+                 where, command, was == STALL_MODE_SEED ? "seed " : was == STALL_MODE_REPLAY ? "replay " : "",
+                 dropped[0] ? "; left out, as the replay's: " : "", dropped, "");
+    return 0;
+}
 
 static int cfg_need(const stall_config *cfg, const char *key, const char *value, stall_err *err)
 {

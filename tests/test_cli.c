@@ -499,3 +499,55 @@ Test(cli, a_trace_path_is_taken_directly)
     cr_assert(strstr(line, "lone.csv: the notebook's perf CSV, but its fetch-time companion"), "%s",
               line);
 }
+
+/* Issue 17 item 2, the issue's commands: plan and sweep run a replay
+ * scenario's trace as the model's input and say so in one line; a key that
+ * cannot apply is still refused, with the exact fix. */
+Test(cli, plan_and_sweep_take_a_replay_scenario)
+{
+    char cmd[4000], line[2048];
+    snprintf(cmd, sizeof cmd,
+             "cd " STALL_SOURCE_DIR " && " BIN " plan configs/example.ini -o %s/plan --set "
+             "plan.max_gpus=4 --set plan.max_workers=16 | head -1 > %s/plan.txt && grep -q "
+             "\"^stallsim: configs/example.ini: plan simulates the replay scenario's trace as the "
+             "input of mode = model (the closed loop); left out, as the replay's: \\[align\\] "
+             "fetch, \\[align\\] start$\" %s/plan.txt && test -s %s/plan/plan.csv",
+             cdir, cdir, cdir, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    snprintf(cmd, sizeof cmd,
+             "cd " STALL_SOURCE_DIR " && " BIN " sweep configs/example.ini -o %s/sw --sweep "
+             "loader.workers=2,4 | grep -q 'sweep simulates the replay scenario' && test $(wc -l "
+             "< %s/sw/sweep.csv) = 3",
+             cdir, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    /* With the mode from --set, the same plan runs. */
+    snprintf(cmd, sizeof cmd,
+             "cd " STALL_SOURCE_DIR " && " BIN " plan configs/example.ini -q -o %s/plan2 --set "
+             "scenario.mode=model --set plan.max_gpus=4 --set plan.max_workers=16",
+             cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    /* A --set key that cannot apply: refused, with the fix. */
+    snprintf(cmd, sizeof cmd,
+             "cd " STALL_SOURCE_DIR " && " BIN " plan configs/example.ini -o %s/plan3 --set "
+             "align.start=min",
+             cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2);
+    cr_assert(strstr(line, "--set align.start: has no effect in mode = model") &&
+                  strstr(line, "fix: --set align.start=none"),
+              "%s", line);
+    snprintf(cmd, sizeof cmd,
+             "cd " STALL_SOURCE_DIR " && " BIN " run configs/example.ini -o %s/run --set "
+             "scenario.mode=model",
+             cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2);
+    cr_assert(strstr(line, "configs/example.ini:16: [align] start: has no effect in mode = model") &&
+                  strstr(line, "fix: --set align.start=none"),
+              "%s", line);
+    /* A replay sweep of replay keys stays a replay sweep. */
+    snprintf(cmd, sizeof cmd,
+             "cd " STALL_SOURCE_DIR " && " BIN " sweep configs/example.ini -o %s/sw2 --sweep "
+             "report.warmup=1,2 | grep -c 'simulates' | grep -q '^0$' && test $(wc -l < "
+             "%s/sw2/sweep.csv) = 19",
+             cdir, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+}

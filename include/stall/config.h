@@ -190,6 +190,21 @@ void stall_config_origin(const stall_config *cfg, const char *section, const cha
  * (stall_config_check refuses a key given where it has none). */
 bool stall_config_applies(const stall_config *cfg, const char *section, const char *key);
 
+/* True when a key given with --set, or a [sweep] axis, applies only in
+ * mode = model while cfg is a replay or seed scenario (sweep then runs it
+ * as a model, stall_config_as_model). */
+bool stall_config_wants_model(const stall_config *cfg);
+
+/* plan, and a sweep of what-if keys, on a replay or seed scenario: its
+ * trace becomes the input of mode = model; the file's keys of the replay
+ * that cannot apply to the model ([align] lists, [replay]) are left out,
+ * and note (n bytes) gets one line saying so ("" when nothing changed).
+ * Keys given with --set are kept, for stall_config_check to refuse with
+ * their fix. Also when the mode itself came from --set. Returns 0 or
+ * STALL_ECONFIG. */
+int stall_config_as_model(stall_config *cfg, const char *command, char *note, size_t n,
+                          stall_err *err);
+
 /* Lists the keys given explicitly in any of `sections` (NULL-terminated)
  * as "[section] key, ..." into buf (truncated to n); returns their count. */
 size_t stall_config_list_given(const stall_config *cfg, const char *const *sections, char *buf,
