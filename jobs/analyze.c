@@ -230,7 +230,7 @@ static void an_slowest(const stall_tidy_trace *t, stall_analysis *a)
     size_t m = 0;
     for (int e = 0; e < t->epochs; e++)
         for (int64_t k = 0; k < t->batches; k++) {
-            stall_an_slow s = {.epoch = e, .batch = k, .rank = 0};
+            stall_an_slow s = {.epoch = t->epoch0 + e, .batch = k, .rank = 0};
             stall_time best = -1;
             for (int r = 0; r < t->ranks; r++) {
                 size_t i = stall_tidy_at(t, e, r, k);
@@ -363,6 +363,7 @@ stall_tidy_trace *stall_an_from_ds(const stall_ds_trace *d, int workers)
     size_t n = d->rows * (size_t)g;
     t->ranks = g;
     t->epochs = 1;
+    t->epoch0 = (int)d->epoch; /* the notebook's label, e.g. epoch 1 */
     t->batches = (int64_t)d->rows;
     t->fetch_start = stall_xmalloc(n * sizeof *t->fetch_start);
     t->fetch_end = stall_xmalloc(n * sizeof *t->fetch_end);
