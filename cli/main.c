@@ -13,6 +13,7 @@
 
 #include "stall/cleanup.h"
 #include "stall/config.h"
+#include "stall/detect.h"
 #include "stall/io.h"
 #include "stall/scenario.h"
 #include "stall/calibrate.h"
@@ -112,10 +113,31 @@ static void cli_usage(FILE *f)
           f);
 }
 
+/* A trace whose last line has no newline may be cut: said once at the
+ * end, in the error line on failure. */
+static void cli_cut_note(FILE *f)
+{
+    for (int i = 0; stall_trace_cut_file(i); i++)
+        fprintf(f, " (note: %s: the last line has no newline: the file may be cut)",
+                stall_trace_cut_file(i));
+}
+
 static int cli_fail(const stall_err *err)
 {
-    fprintf(stderr, "stallsim: %s\n", err->msg[0] ? err->msg : stall_strerror(err->code));
+    fprintf(stderr, "stallsim: %s", err->msg[0] ? err->msg : stall_strerror(err->code));
+    cli_cut_note(stderr);
+    fputc('\n', stderr);
     return stall_exit_status(err->code);
+}
+
+static int cli_warn_cut(int rc)
+{
+    if (rc == 0)
+        for (int i = 0; stall_trace_cut_file(i); i++)
+            fprintf(stderr, "stallsim: warning: %s: the last line has no newline: the file may be "
+                            "cut\n",
+                    stall_trace_cut_file(i));
+    return rc;
 }
 
 static int cli_bad_usage(const char *what)
@@ -526,19 +548,19 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(cmd, "run") == 0)
-        return cli_run(argc - 2, argv + 2, false);
+        return cli_warn_cut(cli_run(argc - 2, argv + 2, false));
     if (strcmp(cmd, "validate") == 0)
-        return cli_run(argc - 2, argv + 2, true);
+        return cli_warn_cut(cli_run(argc - 2, argv + 2, true));
     if (strcmp(cmd, "calibrate") == 0)
-        return cli_calibrate(argc - 2, argv + 2);
+        return cli_warn_cut(cli_calibrate(argc - 2, argv + 2));
     if (strcmp(cmd, "analyze") == 0)
-        return cli_trace_cmd(argc - 2, argv + 2, false);
+        return cli_warn_cut(cli_trace_cmd(argc - 2, argv + 2, false));
     if (strcmp(cmd, "timeline") == 0)
-        return cli_trace_cmd(argc - 2, argv + 2, true);
+        return cli_warn_cut(cli_trace_cmd(argc - 2, argv + 2, true));
     if (strcmp(cmd, "sweep") == 0)
-        return cli_sweep_plan(argc - 2, argv + 2, false);
+        return cli_warn_cut(cli_sweep_plan(argc - 2, argv + 2, false));
     if (strcmp(cmd, "plan") == 0)
-        return cli_sweep_plan(argc - 2, argv + 2, true);
+        return cli_warn_cut(cli_sweep_plan(argc - 2, argv + 2, true));
     if (strcmp(cmd, "plot") == 0)
         return cli_result_cmd(argc - 2, argv + 2, false);
     if (strcmp(cmd, "report") == 0)

@@ -15,6 +15,8 @@
  */
 #include "stall/tidy.h"
 
+#include "stall/detect.h"
+
 #include "stall/limits.h"
 
 #include <csv.h>
@@ -510,6 +512,10 @@ static void tidy_cb_row(int c, void *data)
 int stall_tidy_open(const char *path, stall_tidy_stream **out, stall_err *err)
 {
     *out = NULL;
+    /* A file cut short: warned, or refused when cut inside a number. */
+    int crc = stall_trace_check_end_warn(path, err);
+    if (crc)
+        return crc;
     FILE *f = fopen(path, "rb");
     if (!f)
         return stall_err_set(err, STALL_EIO, "%s: cannot open: %s", path, strerror(errno));

@@ -571,3 +571,35 @@ Test(cli, epochs_are_labelled_as_the_trace_writes_them)
              cdir, cdir);
     cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
 }
+
+/* Issue 17 item 4, the issue's case: the notebook's fetch-start CSV cut
+ * inside its last number (`head -c -5`) was accepted and changed a result;
+ * now refused naming the place. Without its last newline only: a warning,
+ * and the same result. */
+Test(cli, a_notebook_csv_cut_inside_its_last_number_is_refused)
+{
+    char cmd[6000], line[2048];
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/cut && cp " GOLD STEM ".csv " GOLD STEM "_simp_fetchdifftime.csv %s/cut/ "
+             "&& head -c -5 " GOLD STEM "_simp_fetchstartdifftime.csv > %s/cut/" STEM
+             "_simp_fetchstartdifftime.csv && " BIN " run %s/cut/" STEM ".csv -q -o %s/cut_out",
+             cdir, cdir, cdir, cdir, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2, "%s", line);
+    cr_assert(strstr(line, "_simp_fetchstartdifftime.csv:851:7: \"2021-09-01 20:29:17.86\" is "
+                           "shorter than every other value of its column"),
+              "%s", line);
+    snprintf(cmd, sizeof cmd,
+             "head -c -1 " GOLD STEM "_simp_fetchstartdifftime.csv > %s/cut/" STEM
+             "_simp_fetchstartdifftime.csv && " BIN " run " GOLD STEM ".csv -q -o %s/whole_out",
+             cdir, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    snprintf(cmd, sizeof cmd, BIN " run %s/cut/" STEM ".csv -q -o %s/nl_out", cdir, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    snprintf(cmd, sizeof cmd, "cmp %s/nl_out/summary.csv %s/whole_out/summary.csv", cdir, cdir);
+    char unused[64];
+    cr_assert_eq(sh(cmd, unused, sizeof unused), 0);
+    cr_assert(strstr(line, "stallsim: warning: ") == line &&
+                  strstr(line, "_simp_fetchstartdifftime.csv: the last line has no newline: the "
+                               "file may be cut"),
+              "%s", line);
+}

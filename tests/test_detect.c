@@ -78,3 +78,29 @@ Test(detect, inis_and_unknown_files)
     cr_assert_eq(stall_trace_detect("/nonexistent/x.csv", &d, &err), STALL_TRACE_UNKNOWN);
     cr_assert_eq(err.code, STALL_EIO);
 }
+
+/* Issue 17 item 4: a file whose last line has no newline may be cut; cut
+ * inside its last number (shorter than every other value of its column),
+ * it is refused. */
+Test(detect, a_cut_file_is_told_from_a_whole_one)
+{
+    bool cut = true;
+    stall_err err = {0};
+    const char *whole = put("w.csv", "a,b\n1.25,2021-09-01 19:48:46.731757\n1.5,2021-09-01 "
+                                     "19:48:46.722795\n1.75,2021-09-01 19:48:47.000001\n");
+    cr_assert_eq(stall_trace_check_end(whole, &cut, &err), 0, "%s", err.msg);
+    cr_assert(!cut);
+    const char *nonl = put("n.csv", "a,b\n1.25,2021-09-01 19:48:46.731757\n1.5,2021-09-01 "
+                                    "19:48:46.722795\n1.75,2021-09-01 19:48:47.000001");
+    cr_assert_eq(stall_trace_check_end(nonl, &cut, &err), 0, "%s", err.msg);
+    cr_assert(cut);
+    const char *c = put("c.csv", "a,b\n1.25,2021-09-01 19:48:46.731757\n1.5,2021-09-01 "
+                                 "19:48:46.722795\n1.75,2021-09-01 19:48:47.00");
+    cr_assert_eq(stall_trace_check_end(c, &cut, &err), STALL_EPARSE);
+    cr_assert(strstr(err.msg, "c.csv:4:2: \"2021-09-01 19:48:47.00\" is shorter than every other "
+                              "value of its column"),
+              "%s", err.msg);
+    /* A short value in a file that ends with its newline is a value. */
+    const char *s = put("s.csv", "a,b\n1.25,2\n1.5,3\n1,4\n");
+    cr_assert_eq(stall_trace_check_end(s, &cut, &err), 0, "%s", err.msg);
+}
