@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "stall/io.h"
 #include "tmpdir.h"
 
 #define BIN STALL_BINARY_DIR "/stallsim"
@@ -602,4 +603,54 @@ Test(cli, a_notebook_csv_cut_inside_its_last_number_is_refused)
                   strstr(line, "_simp_fetchstartdifftime.csv: the last line has no newline: the "
                                "file may be cut"),
               "%s", line);
+}
+
+/* Issue 17 item 9: every usage line names every option its command takes
+ * (the sweep line left out --set, --keep and --max-points), and `--help
+ * COMMAND` (or COMMAND --help) gives one command's. */
+Test(cli, usage_lines_are_complete_and_help_takes_a_command)
+{
+    static const struct {
+        const char *cmd, *opts[16];
+    } want[] = {
+        {"run", {"-o DIR", "--set", "-j N", "-q", "--analyze", "--timeline", "--window", "--ranks",
+                 "--plots", "--no-sync", "TRACE|CONFIG.ini", NULL}},
+        {"validate", {"-o DIR", "--set", "-q", "--analyze", "--timeline", "--plots", NULL}},
+        {"calibrate", {"--cores N", "--gpus-per-node N", NULL}},
+        {"analyze", {"-o DIR", "--workers N", "TRACE|CONFIG.ini", NULL}},
+        {"timeline", {"-o FILE.json", "--window", "--ranks", "--workers N", NULL}},
+        {"sweep", {"-o DIR", "-j N", "--set", "--sweep", "--keep iterations", "--max-points N",
+                   "--max-point-mb MB", "-q", "--plots", "TRACE|CONFIG.ini", NULL}},
+        {"plan", {"-o DIR", "--set", "-q", "--plots", "TRACE|CONFIG.ini", NULL}},
+        {"plot", {"RESULT_DIR", NULL}},
+        {"report", {"RESULT_DIR", NULL}},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        char cmd[3000], path[600];
+        snprintf(path, sizeof path, "%s/help_%s.txt", cdir, want[i].cmd);
+        /* The usage line(s) of the full --help, up to the next command. */
+        snprintf(cmd, sizeof cmd,
+                 BIN " --help | sed -n '/^Simulates/q;p' | awk '/stallsim %s /{on=1; print; next} "
+                     "/^ *(usage:)? *stallsim /{on=0} on' > %s",
+                 want[i].cmd, path);
+        cr_assert_eq(system(cmd), 0);
+        size_t n = 0;
+        char *text = stall_read_file(path, &n);
+        cr_assert_not_null(text);
+        for (int k = 0; want[i].opts[k]; k++)
+            cr_assert(strstr(text, want[i].opts[k]), "usage of %s lacks %s:\n%s", want[i].cmd,
+                      want[i].opts[k], text);
+        free(text);
+        snprintf(cmd, sizeof cmd, BIN " --help %s > %s && " BIN " %s --help | cmp - %s", want[i].cmd,
+                 path, want[i].cmd, path);
+        cr_assert_eq(system(cmd), 0, "%s", want[i].cmd);
+        text = stall_read_file(path, &n);
+        cr_assert_not_null(text);
+        cr_assert(strncmp(text, "usage: stallsim ", 16) == 0, "%s", text);
+        for (int k = 0; want[i].opts[k]; k++)
+            cr_assert(strstr(text, want[i].opts[k]), "--help %s lacks %s", want[i].cmd,
+                      want[i].opts[k]);
+        free(text);
+    }
+    cr_assert_eq(sh(BIN " --help frobnicate", NULL, 0), 2);
 }
