@@ -573,8 +573,7 @@ static void cfg_name_from_path(const char *path, char *name, size_t n)
         snprintf(name, n, "trace");
 }
 
-int stall_config_load_any(stall_config *cfg, const char *path, char *note, size_t n,
-                          stall_err *err)
+int stall_config_load_any(stall_config *cfg, const char *path, char *note, size_t n, stall_err *err)
 {
     if (n)
         note[0] = '\0';

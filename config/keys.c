@@ -204,8 +204,8 @@ void cfg_suggest(const char *section, const char *key, char *buf, size_t n)
         /* The nearest key of the same section, else the same key in
          * another section, else the nearest key anywhere. */
         for (size_t i = 0; i < cfg_nkeys; i++) {
-            int d = strcmp(cfg_keys[i].section, section) == 0 ? cfg_distance(key, cfg_keys[i].key)
-                                                               : 10;
+            int d =
+                strcmp(cfg_keys[i].section, section) == 0 ? cfg_distance(key, cfg_keys[i].key) : 10;
             if (d < bd && cfg_near(d, cfg_keys[i].key))
                 best = &cfg_keys[i], bd = d;
         }
@@ -220,8 +220,8 @@ void cfg_suggest(const char *section, const char *key, char *buf, size_t n)
         if (strcmp(cfg_keys[i].key, key) == 0 &&
             (known || cfg_near(cfg_distance(section, cfg_keys[i].section), cfg_keys[i].section)) &&
             len + 64 < n) {
-            len += (size_t)snprintf(buf + len, n - len, "%s[%s] %s", len ? " or " : " (did you mean ",
-                                    cfg_keys[i].section, key);
+            len += (size_t)snprintf(buf + len, n - len, "%s[%s] %s",
+                                    len ? " or " : " (did you mean ", cfg_keys[i].section, key);
             best = &cfg_keys[i];
         }
     if (best) {

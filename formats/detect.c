@@ -62,7 +62,8 @@ static int det_companions(const char *path, const char *role, stall_trace_detect
     snprintf(d->fetch, sizeof d->fetch, "%.*s%s", (int)stem, path, DSA_FETCH_SUFFIX);
     snprintf(d->start, sizeof d->start, "%.*s%s", (int)stem, path, DSA_START_SUFFIX);
     snprintf(d->perf, sizeof d->perf, "%.*s.csv", (int)stem, path);
-    const char *need[3][2] = {{d->perf, "perf"}, {d->fetch, "fetch-time"}, {d->start, "fetch-start"}};
+    const char *need[3][2] = {
+        {d->perf, "perf"}, {d->fetch, "fetch-time"}, {d->start, "fetch-start"}};
     for (int i = 0; i < 3; i++)
         if (access(need[i][0], R_OK) != 0)
             return stall_err_set(err, STALL_EIO,

@@ -243,8 +243,8 @@ static void tidy_header(stall_tidy_stream *t)
             for (int i = 0; i < TC_REQUIRED; i++)
                 snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s", i ? "," : "",
                          tidy_names[i]);
-            tidy_fail(t, c + skip < t->nfield ? c + skip : -1, "expected column '%s' here (header must start %s)",
-                      tidy_names[c], want);
+            tidy_fail(t, c + skip < t->nfield ? c + skip : -1,
+                      "expected column '%s' here (header must start %s)", tidy_names[c], want);
             return;
         }
     }

@@ -37,9 +37,8 @@ static int wi_fill_validate(FILE *f, void *arg, stall_err *err)
           f);
     for (int e = 0; e < v->m->epochs; e++)
         fprintf(f, "%d,%.6f,%.6f,%.3f,%.6f,%.6f,%.3f\n", v->epoch0 + e, v->m->epoch_s[e],
-                v->sim_e[e],
-                100.0 * (v->sim_e[e] - v->m->epoch_s[e]) / v->m->epoch_s[e], v->m->stall_s[e],
-                v->sim_s[e],
+                v->sim_e[e], 100.0 * (v->sim_e[e] - v->m->epoch_s[e]) / v->m->epoch_s[e],
+                v->m->stall_s[e], v->sim_s[e],
                 v->m->stall_s[e] > 0 ? 100.0 * (v->sim_s[e] - v->m->stall_s[e]) / v->m->stall_s[e]
                                      : 0.0);
     return 0;
@@ -166,9 +165,8 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
             ms += m.epoch_s[e];
             ss += sim_e[e];
             fprintf(f, "%5d %11.4f %11.4f %+7.2f%% | %11.5f %11.5f %+7.2f%%\n", wi_epoch0(cfg) + e,
-                    m.epoch_s[e],
-                    sim_e[e], 100.0 * (sim_e[e] - m.epoch_s[e]) / m.epoch_s[e], m.stall_s[e],
-                    sim_s[e],
+                    m.epoch_s[e], sim_e[e], 100.0 * (sim_e[e] - m.epoch_s[e]) / m.epoch_s[e],
+                    m.stall_s[e], sim_s[e],
                     m.stall_s[e] > 0 ? 100.0 * (sim_s[e] - m.stall_s[e]) / m.stall_s[e] : 0.0);
         }
         fprintf(f, "%5s %11.4f %11.4f %+7.2f%%\n", "mean", ms / m.epochs, ss / m.epochs,

@@ -432,7 +432,8 @@ Test(cli, errors_name_the_true_source_of_a_value)
 {
     char cmd[2000], line[1024];
     snprintf(cmd, sizeof cmd,
-             "cd " STALL_SOURCE_DIR " && " BIN " run configs/w2.ini -o %s/w2 --set loader.workers=0 "
+             "cd " STALL_SOURCE_DIR " && " BIN
+             " run configs/w2.ini -o %s/w2 --set loader.workers=0 "
              "--set loader.prefetch_factor=2",
              cdir);
     cr_assert_eq(sh(cmd, line, sizeof line), 2);
@@ -472,7 +473,8 @@ Test(cli, a_trace_path_is_taken_directly)
     }
     /* run: the notebook's CSV replays as the INI does. */
     snprintf(cmd, sizeof cmd,
-             BIN " run %s -q -o %s/r_ini && " BIN " run %s -q -o %s/r_csv && cmp %s/r_ini/summary.csv "
+             BIN " run %s -q -o %s/r_ini && " BIN
+                 " run %s -q -o %s/r_csv && cmp %s/r_ini/summary.csv "
                  "%s/r_csv/summary.csv",
              p, cdir, given[0], cdir, cdir, cdir);
     cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
@@ -491,8 +493,9 @@ Test(cli, a_trace_path_is_taken_directly)
     snprintf(cmd, sizeof cmd, "printf 'a,b\\n1,2\\n' > %s/x.csv && " BIN " run %s/x.csv", cdir,
              cdir);
     cr_assert_eq(sh(cmd, line, sizeof line), 2);
-    cr_assert(strstr(line, "x.csv:1: not a trace or scenario stallsim reads: expected a tidy trace"),
-              "%s", line);
+    cr_assert(
+        strstr(line, "x.csv:1: not a trace or scenario stallsim reads: expected a tidy trace"),
+        "%s", line);
     /* A notebook CSV without its companions names the one missing. */
     snprintf(cmd, sizeof cmd, "cp %s %s/lone.csv && " BIN " validate %s/lone.csv", given[0], cdir,
              cdir);
@@ -541,9 +544,10 @@ Test(cli, plan_and_sweep_take_a_replay_scenario)
              "scenario.mode=model",
              cdir);
     cr_assert_eq(sh(cmd, line, sizeof line), 2);
-    cr_assert(strstr(line, "configs/example.ini:16: [align] start: has no effect in mode = model") &&
-                  strstr(line, "fix: --set align.start=none"),
-              "%s", line);
+    cr_assert(
+        strstr(line, "configs/example.ini:16: [align] start: has no effect in mode = model") &&
+            strstr(line, "fix: --set align.start=none"),
+        "%s", line);
     /* A replay sweep of replay keys stays a replay sweep. */
     snprintf(cmd, sizeof cmd,
              "cd " STALL_SOURCE_DIR " && " BIN " sweep configs/example.ini -o %s/sw2 --sweep "
@@ -560,9 +564,10 @@ Test(cli, epochs_are_labelled_as_the_trace_writes_them)
     char cmd[4000], line[2048];
     const char *p = ini("epochs", "replay", "");
     snprintf(cmd, sizeof cmd,
-             BIN " validate %s -o %s/v > %s/v.txt && sed -n 2p %s/v/validate.csv | grep -q '^1,' && "
-                 "grep -Eq '^ +1 +2450' %s/v.txt && " BIN " analyze %s -o %s/a > /dev/null && "
-                 "sed -n 2p %s/a/slowest.csv | grep -q '^measured,1,'",
+             BIN
+             " validate %s -o %s/v > %s/v.txt && sed -n 2p %s/v/validate.csv | grep -q '^1,' && "
+             "grep -Eq '^ +1 +2450' %s/v.txt && " BIN " analyze %s -o %s/a > /dev/null && "
+             "sed -n 2p %s/a/slowest.csv | grep -q '^measured,1,'",
              p, cdir, cdir, cdir, cdir, p, cdir, cdir);
     cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
     /* A tidy trace counts from 0, as it writes. */
@@ -613,14 +618,16 @@ Test(cli, usage_lines_are_complete_and_help_takes_a_command)
     static const struct {
         const char *cmd, *opts[16];
     } want[] = {
-        {"run", {"-o DIR", "--set", "-j N", "-q", "--analyze", "--timeline", "--window", "--ranks",
-                 "--plots", "--no-sync", "TRACE|CONFIG.ini", NULL}},
+        {"run",
+         {"-o DIR", "--set", "-j N", "-q", "--analyze", "--timeline", "--window", "--ranks",
+          "--plots", "--no-sync", "TRACE|CONFIG.ini", NULL}},
         {"validate", {"-o DIR", "--set", "-q", "--analyze", "--timeline", "--plots", NULL}},
         {"calibrate", {"--cores N", "--gpus-per-node N", NULL}},
         {"analyze", {"-o DIR", "--workers N", "TRACE|CONFIG.ini", NULL}},
         {"timeline", {"-o FILE.json", "--window", "--ranks", "--workers N", NULL}},
-        {"sweep", {"-o DIR", "-j N", "--set", "--sweep", "--keep iterations", "--max-points N",
-                   "--max-point-mb MB", "-q", "--plots", "TRACE|CONFIG.ini", NULL}},
+        {"sweep",
+         {"-o DIR", "-j N", "--set", "--sweep", "--keep iterations", "--max-points N",
+          "--max-point-mb MB", "-q", "--plots", "TRACE|CONFIG.ini", NULL}},
         {"plan", {"-o DIR", "--set", "-q", "--plots", "TRACE|CONFIG.ini", NULL}},
         {"plot", {"RESULT_DIR", NULL}},
         {"report", {"RESULT_DIR", NULL}},
@@ -641,8 +648,8 @@ Test(cli, usage_lines_are_complete_and_help_takes_a_command)
             cr_assert(strstr(text, want[i].opts[k]), "usage of %s lacks %s:\n%s", want[i].cmd,
                       want[i].opts[k], text);
         free(text);
-        snprintf(cmd, sizeof cmd, BIN " --help %s > %s && " BIN " %s --help | cmp - %s", want[i].cmd,
-                 path, want[i].cmd, path);
+        snprintf(cmd, sizeof cmd, BIN " --help %s > %s && " BIN " %s --help | cmp - %s",
+                 want[i].cmd, path, want[i].cmd, path);
         cr_assert_eq(system(cmd), 0, "%s", want[i].cmd);
         text = stall_read_file(path, &n);
         cr_assert_not_null(text);

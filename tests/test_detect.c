@@ -50,7 +50,8 @@ Test(detect, a_notebook_csv_finds_its_companions)
 {
     const char *perf = put("run.csv", ",Epoch,Step,GPU,Time,Iteration time (sec)\n");
     put("run_simp_fetchdifftime.csv", ",Epoch,Index number,Fetch time (sec)_gpu0\n");
-    const char *start = put("run_simp_fetchstartdifftime.csv", ",Epoch,Index number,Start time_gpu0\n");
+    const char *start =
+        put("run_simp_fetchstartdifftime.csv", ",Epoch,Index number,Start time_gpu0\n");
     stall_trace_detected d;
     stall_err err = {0};
     cr_assert_eq(stall_trace_detect(start, &d, &err), STALL_TRACE_DSANALYZER, "%s", err.msg);
