@@ -13,6 +13,7 @@
 
 #include "stall/cleanup.h"
 #include "stall/config.h"
+#include "stall/detect.h"
 #include "stall/io.h"
 #include "stall/scenario.h"
 #include "stall/calibrate.h"
@@ -26,22 +27,107 @@
 #include "stall/plot.h"
 #include "stall/htmlreport.h"
 
+/* Every command: its complete usage line(s) and what it does; the options
+ * below say which commands take them. `stallsim --help COMMAND` prints one. */
+enum { C_RUN = 1, C_VAL = 2, C_CAL = 4, C_AN = 8, C_TL = 16, C_SW = 32, C_PLAN = 64, C_PLOT = 128,
+       C_REP = 256 };
+static const struct cli_cmd {
+    const char *name;
+    int bit;
+    const char *usage;
+} cli_cmds[] = {
+    {"run", C_RUN,
+     "stallsim run TRACE|CONFIG.ini [-o DIR] [--set section.key=value]... [-j N] [-q]\n"
+     "             [--analyze] [--timeline FILE.json [--window S:E] [--ranks R|LO-HI]] [--plots]\n"
+     "             [--no-sync]"},
+    {"validate", C_VAL,
+     "stallsim validate TRACE|CONFIG.ini [-o DIR] [--set section.key=value]... [-j N] [-q]\n"
+     "             [--analyze] [--timeline FILE.json [--window S:E] [--ranks R|LO-HI]] [--plots]\n"
+     "             [--no-sync]"},
+    {"calibrate", C_CAL, "stallsim calibrate [--cores N] [--gpus-per-node N] TRACE.csv TRACE.csv..."},
+    {"analyze", C_AN, "stallsim analyze TRACE|CONFIG.ini [-o DIR] [--workers N] [--no-sync]"},
+    {"timeline", C_TL,
+     "stallsim timeline TRACE|CONFIG.ini -o FILE.json [--window S:E] [--ranks R|LO-HI]\n"
+     "             [--workers N]"},
+    {"sweep", C_SW,
+     "stallsim sweep TRACE|CONFIG.ini [-o DIR] [-j N] [--set section.key=value]...\n"
+     "             [--sweep section.key=LIST]... [--keep iterations] [--max-points N]\n"
+     "             [--max-point-mb MB] [-q] [--plots] [--no-sync]"},
+    {"plan", C_PLAN,
+     "stallsim plan TRACE|CONFIG.ini [-o DIR] [--set section.key=value]... [-q] [--plots]\n"
+     "             [--no-sync]"},
+    {"plot", C_PLOT, "stallsim plot RESULT_DIR [--no-sync]"},
+    {"report", C_REP, "stallsim report RESULT_DIR [--no-sync]"},
+};
+
+static const struct cli_opt {
+    int cmds;
+    const char *text;
+} cli_opts[] = {
+    {C_RUN | C_VAL | C_AN | C_SW | C_PLAN,
+     "  -o DIR          result folder (default results/<scenario name>/)\n"},
+    {C_TL, "  -o FILE.json    the timeline's file\n"},
+    {C_RUN | C_VAL | C_SW | C_PLAN,
+     "  --set S.K=V     override an INI key, e.g. --set align.fetch=min\n"},
+    {C_RUN | C_VAL | C_SW,
+     "  -j N            run combinations in N threads (default: the CPUs online; output\n"
+     "                  identical to -j 1); sweep: points in N threads (default 1)\n"},
+    {C_RUN | C_VAL | C_SW | C_PLAN, "  -q              no terminal summary\n"},
+    {C_RUN | C_VAL,
+     "  --analyze       (run, mode = model; validate) analyse the simulated run beside the\n"
+     "                  measured trace, into the result folder\n"
+     "  --timeline F    (run, mode = model; validate) the simulated run's timeline as JSON\n"},
+    {C_RUN | C_VAL | C_TL,
+     "  --window S:E    timeline: only events overlapping S..E seconds from the start\n"
+     "  --ranks R|LO-HI timeline: only these ranks\n"},
+    {C_AN | C_TL, "  --workers N     dsanalyzer traces: assign batches to N workers round robin\n"},
+    {C_SW,
+     "  --sweep S.K=LIST  a swept key (as a [sweep] line): v1, v2 | A..B | A..B xF | A..B +S\n"
+     "  --keep iterations  keep each point's iterations.csv\n"
+     "  --max-points N  refuse a grid of more points (default 1000000)\n"
+     "  --max-point-mb MB  refuse a point that needs more memory\n"},
+    {C_CAL,
+     "  --cores N       the capture machine's cores per node (default: fitted)\n"
+     "  --gpus-per-node N  GPUs per node of the traces\n"},
+    {C_RUN | C_VAL | C_SW | C_PLAN,
+     "  --plots         (run, validate, sweep, plan) then draw the figures (stallsim plot)\n"},
+    {C_RUN | C_VAL | C_AN | C_SW | C_PLAN | C_PLOT | C_REP,
+     "  --no-sync       do not fsync results before renaming them into place: still whole\n"
+     "                  or absent after Ctrl-C or a crash of stallsim, not after a power\n"
+     "                  loss; saves the disk flush (milliseconds to seconds on busy disks)\n"},
+};
+
+/* `stallsim --help COMMAND`: its usage and its options. Returns 0, or 2 for
+ * an unknown command. */
+static int cli_help_command(const char *name, FILE *f)
+{
+    for (size_t i = 0; i < sizeof cli_cmds / sizeof *cli_cmds; i++) {
+        if (strcmp(cli_cmds[i].name, name) != 0)
+            continue;
+        fprintf(f, "usage: %s\n\noptions:\n", cli_cmds[i].usage);
+        for (size_t k = 0; k < sizeof cli_opts / sizeof *cli_opts; k++)
+            if (cli_opts[k].cmds & cli_cmds[i].bit)
+                fputs(cli_opts[k].text, f);
+        if (cli_cmds[i].bit & (C_RUN | C_VAL | C_AN | C_TL | C_SW | C_PLAN))
+            fputs("\nTRACE: a tidy trace CSV or one of the notebook's three CSVs (its companions\n"
+                  "found beside it); the format is detected from the content. An INI sets more.\n",
+                  f);
+        fputs("\nstallsim --help: every command, the semantics and the INI keys\n", f);
+        return 0;
+    }
+    fprintf(stderr, "stallsim: --help %s: unknown command (run, validate, calibrate, analyze, "
+                    "timeline, sweep, plan, plot, report)\n",
+            name);
+    return 2;
+}
+
 static void cli_usage(FILE *f)
 {
+    for (size_t i = 0; i < sizeof cli_cmds / sizeof *cli_cmds; i++)
+        fprintf(f, "%s %s\n", i ? "      " : "usage:", cli_cmds[i].usage);
     fprintf(
         f,
-        "usage: stallsim run CONFIG.ini [-o DIR] [--set section.key=value]... [-j N] [-q]\n"
-        "       stallsim validate CONFIG.ini [-o DIR] [--set section.key=value]...\n"
-        "       stallsim calibrate [--cores N] [--gpus-per-node N] TRACE.csv TRACE.csv...\n"
-        "       stallsim analyze TRACE.csv|CONFIG.ini [-o DIR] [--workers N]\n"
-        "       stallsim timeline TRACE.csv|CONFIG.ini -o FILE.json [--window S:E] [--ranks "
-        "R|LO-HI]\n"
-        "                                             [--workers N]\n"
-        "       stallsim sweep CONFIG.ini [-o DIR] [-j N] [--sweep section.key=LIST]... [-q]\n"
-        "       stallsim plan CONFIG.ini [-o DIR] [--set section.key=value]... [-q]\n"
-        "       stallsim plot RESULT_DIR\n"
-        "       stallsim report RESULT_DIR\n"
-        "       stallsim --help | --version\n"
+        "       stallsim --help [COMMAND] | --version\n"
         "\n"
         "Simulates the data pipeline of a DDP training run from a measured trace:\n"
         "  run        mode = replay | seed: every alignment combination of a measured trace;\n"
@@ -59,22 +145,15 @@ static void cli_usage(FILE *f)
         "  report     one self-contained report.html of a result folder (tables,\n"
         "             verdict, figures inline)\n"
         "\n"
-        "options:\n"
-        "  -o DIR          result folder (default results/<scenario name>/)\n"
-        "  --set S.K=V     override an INI key, e.g. --set align.fetch=min\n"
-        "  -j N            run combinations in N threads (default: the CPUs online; output\n"
-        "                  identical to -j 1); sweep: points in N threads (default 1)\n"
-        "  -q              no terminal summary\n"
-        "  --analyze       (run, mode = model; validate) analyse the simulated run beside the\n"
-        "                  measured trace, into the result folder\n"
-        "  --timeline F    (run, mode = model; validate) the simulated run's timeline as JSON\n"
-        "  --window S:E    timeline: only events overlapping S..E seconds from the start\n"
-        "  --ranks R|LO-HI timeline: only these ranks\n"
-        "  --workers N     dsanalyzer traces: assign batches to N workers round robin\n"
-        "  --plots         (run, validate, sweep, plan) then draw the figures (stallsim plot)\n"
-        "  --no-sync       do not fsync results before renaming them into place: still whole\n"
-        "                  or absent after Ctrl-C or a crash of stallsim, not after a power\n"
-        "                  loss; saves the disk flush (milliseconds to seconds on busy disks)\n"
+        "options (stallsim --help COMMAND: one command's):\n");
+    for (size_t k = 0; k < sizeof cli_opts / sizeof *cli_opts; k++)
+        fputs(cli_opts[k].text, f);
+    fprintf(
+        f,
+        "\n"
+        "TRACE: a tidy trace CSV or one of the notebook's three CSVs (its companions found\n"
+        "beside it by their suffixes); the format is detected from the content, and one line\n"
+        "says what was detected and assumed. An INI sets more.\n"
         "\n"
         "exit status: 0 ok, 2 bad input or configuration, 1 internal error\n"
         "\n"
@@ -99,23 +178,44 @@ static void cli_usage(FILE *f)
     stall_config_help(f);
     fputs("\n"
           "sweeps and capacity planning:\n"
-          "  stallsim sweep CONFIG.ini [-o DIR] [-j N] [--set S.K=V]... [--sweep S.K=LIST]...\n"
-          "                 [--keep iterations] [--max-points N] [--max-point-mb MB] [-q]\n"
+          "  stallsim sweep TRACE|CONFIG.ini [-o DIR] [-j N] [--set S.K=V]... [--sweep S.K=LIST]...\n"
+          "                 [--keep iterations] [--max-points N] [--max-point-mb MB] [-q] [--plots]\n"
           "      one run per point of the [sweep] grid (section.key = LIST; LIST: v1, v2 | A..B |\n"
           "      A..B xF | A..B +S; zip = a.b, c.d steps keys together) into DIR/sweep.csv;\n"
           "      resumable; under mpirun the points are split across the ranks\n"
-          "  stallsim plan CONFIG.ini [-o DIR] [--set S.K=V]... [-q]\n"
-          "      mode = model: fewest workers per GPU for the stall target, the weak-scaling\n"
+          "  stallsim plan TRACE|CONFIG.ini [-o DIR] [--set S.K=V]... [-q] [--plots]\n"
+          "      mode = model (a replay scenario's trace is the model's input): fewest workers per GPU for the stall target, the weak-scaling\n"
           "      curve, the storage bandwidth and cores per node needed; [plan] keys (or\n"
           "      --set plan.K=V): stall_target (0.05), efficiency (0.80), max_workers (64),\n"
           "      max_gpus (1024); plan.csv, scaling.csv, effective.ini\n",
           f);
 }
 
+/* A trace whose last line has no newline may be cut: said once at the
+ * end, in the error line on failure. */
+static void cli_cut_note(FILE *f)
+{
+    for (int i = 0; stall_trace_cut_file(i); i++)
+        fprintf(f, " (note: %s: the last line has no newline: the file may be cut)",
+                stall_trace_cut_file(i));
+}
+
 static int cli_fail(const stall_err *err)
 {
-    fprintf(stderr, "stallsim: %s\n", err->msg[0] ? err->msg : stall_strerror(err->code));
+    fprintf(stderr, "stallsim: %s", err->msg[0] ? err->msg : stall_strerror(err->code));
+    cli_cut_note(stderr);
+    fputc('\n', stderr);
     return stall_exit_status(err->code);
+}
+
+static int cli_warn_cut(int rc)
+{
+    if (rc == 0)
+        for (int i = 0; stall_trace_cut_file(i); i++)
+            fprintf(stderr, "stallsim: warning: %s: the last line has no newline: the file may be "
+                            "cut\n",
+                    stall_trace_cut_file(i));
+    return rc;
 }
 
 static int cli_bad_usage(const char *what)
@@ -206,7 +306,10 @@ static int cli_run(int argc, char **argv, bool validate)
             goto done;
         }
         stall_config_defaults(cfg);
-        rc = stall_config_load(cfg, ini, &err);
+        char note[3 * STALL_PATH_MAX];
+        rc = stall_config_load_any(cfg, ini, note, sizeof note, &err);
+        if (rc == 0 && note[0] && !quiet)
+            printf("stallsim: %s\n", note);
         for (int i = 0; rc == 0 && i < nsets; i++)
             rc = stall_config_set(cfg, sets[i], &err);
         if (rc == 0)
@@ -309,6 +412,18 @@ static int cli_trace_cmd(int argc, char **argv, bool timeline)
         return cli_bad_usage("needs a TRACE.csv or CONFIG.ini");
     stall_err err = {0};
     int rc;
+    {
+        /* What the path is, in one line (as run and validate say it). */
+        stall_config *c = malloc(sizeof *c);
+        char note[3 * STALL_PATH_MAX];
+        if (!c)
+            return 1;
+        stall_config_defaults(c);
+        if (stall_config_load_any(c, path, note, sizeof note, &err) == 0 && note[0])
+            printf("stallsim: %s\n", note);
+        free(c);
+        err = (stall_err){0};
+    }
     if (!timeline) {
         rc = stall_analyze_job(path, out, workers, stdout, &err);
     } else {
@@ -328,10 +443,13 @@ static int cli_trace_cmd(int argc, char **argv, bool timeline)
 
 /* Loads ini, applies --set and --sweep in order. */
 static int cli_load(stall_config *cfg, const char *ini, const char **sets, const bool *is_sweep,
-                    int nsets, stall_err *err)
+                    int nsets, bool quiet, stall_err *err)
 {
     stall_config_defaults(cfg);
-    int rc = stall_config_load(cfg, ini, err);
+    char note[3 * STALL_PATH_MAX];
+    int rc = stall_config_load_any(cfg, ini, note, sizeof note, err);
+    if (rc == 0 && note[0] && !quiet && stall_sweep_launch_rank() == 0)
+        printf("stallsim: %s\n", note);
     for (int i = 0; rc == 0 && i < nsets; i++) {
         if (!is_sweep[i]) {
             rc = stall_config_set(cfg, sets[i], err);
@@ -418,9 +536,17 @@ static int cli_sweep_plan(int argc, char **argv, bool plan)
         rc = 1;
     if (rc == 0) {
         stall_err err = {0};
-        rc = cli_load(cfg, ini, sets, is_sweep, nsets, &err);
+        rc = cli_load(cfg, ini, sets, is_sweep, nsets, quiet, &err);
         /* Under mpirun every rank runs this; rank 0 alone speaks and draws. */
         bool root = stall_sweep_launch_rank() == 0;
+        /* plan, and a sweep of what-if keys, run a replay scenario's trace
+         * as the model's input, and say so. */
+        if (rc == 0 && (plan || stall_config_wants_model(cfg))) {
+            char note[2 * STALL_PATH_MAX];
+            rc = stall_config_as_model(cfg, plan ? "plan" : "sweep", note, sizeof note, &err);
+            if (rc == 0 && note[0] && !quiet && root)
+                printf("stallsim: %s\n", note);
+        }
         const char *drawn = NULL;
         char *plan_dir = NULL;
         if (rc == 0 && plan) {
@@ -493,27 +619,33 @@ int main(int argc, char **argv)
     argv[argc] = NULL;
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        if (argc > 2)
+            return cli_help_command(argv[2], stdout);
         cli_usage(stdout);
         return 0;
     }
+    /* stallsim COMMAND --help: that command's usage. */
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return cli_help_command(cmd, stdout);
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
         printf("stallsim %s\n", stall_version());
         return 0;
     }
     if (strcmp(cmd, "run") == 0)
-        return cli_run(argc - 2, argv + 2, false);
+        return cli_warn_cut(cli_run(argc - 2, argv + 2, false));
     if (strcmp(cmd, "validate") == 0)
-        return cli_run(argc - 2, argv + 2, true);
+        return cli_warn_cut(cli_run(argc - 2, argv + 2, true));
     if (strcmp(cmd, "calibrate") == 0)
-        return cli_calibrate(argc - 2, argv + 2);
+        return cli_warn_cut(cli_calibrate(argc - 2, argv + 2));
     if (strcmp(cmd, "analyze") == 0)
-        return cli_trace_cmd(argc - 2, argv + 2, false);
+        return cli_warn_cut(cli_trace_cmd(argc - 2, argv + 2, false));
     if (strcmp(cmd, "timeline") == 0)
-        return cli_trace_cmd(argc - 2, argv + 2, true);
+        return cli_warn_cut(cli_trace_cmd(argc - 2, argv + 2, true));
     if (strcmp(cmd, "sweep") == 0)
-        return cli_sweep_plan(argc - 2, argv + 2, false);
+        return cli_warn_cut(cli_sweep_plan(argc - 2, argv + 2, false));
     if (strcmp(cmd, "plan") == 0)
-        return cli_sweep_plan(argc - 2, argv + 2, true);
+        return cli_warn_cut(cli_sweep_plan(argc - 2, argv + 2, true));
     if (strcmp(cmd, "plot") == 0)
         return cli_result_cmd(argc - 2, argv + 2, false);
     if (strcmp(cmd, "report") == 0)

@@ -80,7 +80,10 @@ void stall_config_origin(const stall_config *cfg, const char *section, const cha
 {
     size_t idx;
     const char *ini = cfg->ini_path[0] ? cfg->ini_path : "config";
-    if (!cfg_find(section, key, &idx) || !cfg->given[idx])
+    const cfg_key *k = cfg_find(section, key, &idx);
+    if (k && !cfg->given[idx])
+        snprintf(buf, n, "%s: [%s] %s (default %s)", ini, section, key, k->def[0] ? k->def : "\"\"");
+    else if (!k || !cfg->given[idx])
         snprintf(buf, n, "%s: [%s] %s", ini, section, key);
     else if (cfg->given[idx] == 2)
         snprintf(buf, n, "--set %s.%s", section, key);
@@ -134,15 +137,129 @@ static int cfg_check_applies(const stall_config *cfg, stall_err *err)
                     snprintf(cause, sizeof cause, "; %s comes from %s", by_mode ? "mode" : "format",
                              o);
             }
+            /* The exact fix: a value that says "no effect", else the key
+             * left out (the line removed, the --set dropped). */
+            char fix[STALL_PATH_MAX + 160];
+            if (strcmp(key->section, "align") == 0 && strcmp(key->key, "start") == 0)
+                snprintf(fix, sizeof fix, "; fix: --set align.start=none");
+            else if (cfg->given[k] == 2)
+                snprintf(fix, sizeof fix, "; fix: leave out --set %s.%s", key->section, key->key);
+            else if (cfg->given_line[k] > 0)
+                snprintf(fix, sizeof fix, "; fix: remove line %d of %s", cfg->given_line[k],
+                         cfg->ini_path);
+            else
+                fix[0] = '\0';
             if (by_mode)
                 return stall_err_set(err, STALL_ECONFIG,
-                                     "%s: has no effect in mode = %s (it is %s%s)", where,
-                                     cfg_mode_name(cfg->mode), r->why, cause);
+                                     "%s: has no effect in mode = %s (it is %s%s)%s", where,
+                                     cfg_mode_name(cfg->mode), r->why, cause, fix);
             return stall_err_set(err, STALL_ECONFIG,
-                                 "%s: has no effect with [trace] format = %s (it is %s%s)", where,
-                                 cfg_format_name(cfg->format), r->why, cause);
+                                 "%s: has no effect with [trace] format = %s (it is %s%s)%s",
+                                 where, cfg_format_name(cfg->format), r->why, cause, fix);
         }
     }
+    return 0;
+}
+
+/* Where section.key came from, for messages (stall_config_origin). */
+static const char *cfg_at(const stall_config *cfg, const char *section, const char *key,
+                          char *buf, size_t n)
+{
+    stall_config_origin(cfg, section, key, buf, n);
+    return buf;
+}
+
+enum { CFG_AT = STALL_PATH_MAX + 96 };
+
+/* True when section.key applies in mode = model but not in cfg's mode. */
+static bool cfg_model_only(const stall_config *cfg, const char *section, const char *key)
+{
+    stall_config *m = stall_xmalloc(sizeof *m);
+    memcpy(m, cfg, offsetof(stall_config, given));
+    m->mode = STALL_MODE_MODEL;
+    bool yes = !stall_config_applies(cfg, section, key) && stall_config_applies(m, section, key);
+    free(m);
+    return yes;
+}
+
+bool stall_config_wants_model(const stall_config *cfg)
+{
+    if (cfg->mode == STALL_MODE_MODEL)
+        return false;
+    for (size_t k = 0; k < cfg_nkeys; k++)
+        if (cfg->given[k] == 2 && cfg_model_only(cfg, cfg_keys[k].section, cfg_keys[k].key))
+            return true;
+    for (int i = 0; i < cfg->nextra; i++) {
+        const struct stall_config_extra *x = &cfg->extra[i];
+        const char *dot = strchr(x->key, '.');
+        if (strcmp(x->section, "sweep") != 0 || !dot)
+            continue;
+        char sec[64];
+        snprintf(sec, sizeof sec, "%.*s", (int)(dot - x->key), x->key);
+        if (cfg_model_only(cfg, sec, dot + 1))
+            return true;
+    }
+    return false;
+}
+
+int stall_config_as_model(stall_config *cfg, const char *command, char *note, size_t n,
+                          stall_err *err)
+{
+    size_t idx;
+    if (n)
+        note[0] = '\0';
+    if (!cfg_find("scenario", "mode", &idx))
+        abort();
+    bool by_set = cfg->given[idx] == 2;
+    if (cfg->mode == STALL_MODE_MODEL && !by_set)
+        return 0;
+    if (cfg->format == STALL_FORMAT_NONE)
+        return 0; /* stall_config_check says what is missing */
+    int was = cfg->mode;
+    char where[STALL_PATH_MAX + 32];
+    snprintf(where, sizeof where, "%s", cfg->ini_path[0] ? cfg->ini_path : "config");
+    if (cfg->mode != STALL_MODE_MODEL) {
+        int rc = stall_config_apply(cfg, "scenario", "mode", "model", where, err);
+        if (rc)
+            return rc;
+    }
+    /* The file's keys of the replay (its alignment lists, [replay]) do not
+     * apply to the model; they are left out and named. A --set key that
+     * cannot apply is still refused (stall_config_check, with its fix). */
+    char dropped[512] = "";
+    size_t len = 0;
+    stall_config def;
+    stall_config_defaults(&def);
+    for (size_t k = 0; k < cfg_nkeys; k++) {
+        const cfg_key *key = &cfg_keys[k];
+        if (cfg->given[k] != 1)
+            continue;
+        bool drop = !stall_config_applies(cfg, key->section, key->key);
+        if (strcmp(key->section, "align") == 0) {
+            const stall_align_list *l =
+                strcmp(key->key, "fetch") == 0 ? &cfg->fetch_align : &cfg->start_align;
+            drop = l->n > 1 || (strcmp(key->key, "start") == 0 && l->v[0] != STALL_ALIGN_NONE);
+        }
+        if (!drop)
+            continue;
+        if (len + 40 < sizeof dropped)
+            len += (size_t)snprintf(dropped + len, sizeof dropped - len, "%s[%s] %s",
+                                    len ? ", " : "", key->section, key->key);
+        memcpy((char *)cfg + key->offset, (const char *)&def + key->offset, key->size);
+        cfg->given[k] = 0;
+        cfg->given_line[k] = 0;
+    }
+    /* One fetch policy: the model's default, none, unless one was given. */
+    if (!stall_config_given(cfg, "align", "fetch"))
+        cfg->fetch_align = (stall_align_list){1, {STALL_ALIGN_NONE}};
+    if (!stall_config_given(cfg, "align", "start"))
+        cfg->start_align = (stall_align_list){1, {STALL_ALIGN_NONE}};
+    if (n && (was != STALL_MODE_MODEL || dropped[0]))
+        snprintf(note, n,
+                 "%s: %s simulates the %sscenario's trace as the input of mode = model (the "
+                 "closed loop)%s%s%s",
+                 where, command, was == STALL_MODE_SEED ? "seed " : was == STALL_MODE_REPLAY ? "replay " : "",
+                 dropped[0] ? "; left out, as the replay's: " : "", dropped, "");
     return 0;
 }
 
@@ -150,9 +267,11 @@ static int cfg_need(const stall_config *cfg, const char *key, const char *value,
 {
     if (value[0] != '\0')
         return 0;
-    return stall_err_set(err, STALL_ECONFIG, "%s: [trace] %s: required for format = %s",
+    char f[CFG_AT];
+    return stall_err_set(err, STALL_ECONFIG, "%s: [trace] %s: required for format = %s (%s)",
                          cfg->ini_path[0] ? cfg->ini_path : "config", key,
-                         cfg->format == STALL_FORMAT_TIDY ? "tidy" : "dsanalyzer");
+                         cfg->format == STALL_FORMAT_TIDY ? "tidy" : "dsanalyzer",
+                         cfg_at(cfg, "trace", "format", f, sizeof f));
 }
 
 int stall_config_check(const stall_config *cfg, stall_err *err)
@@ -170,21 +289,27 @@ int stall_config_check(const stall_config *cfg, stall_err *err)
                                  "%s: only `stallsim %s` reads [%s] (this command would ignore it)",
                                  where, x->section, x->section);
         }
+        char at[32] = "";
+        if (x->line > 0)
+            snprintf(at, sizeof at, ":%d", x->line);
         return stall_err_set(err, STALL_ECONFIG,
-                             "%s: [%s] %s: only `stallsim %s` reads this section (this command "
+                             "%s%s: [%s] %s: only `stallsim %s` reads this section (this command "
                              "would ignore it)",
-                             src, x->section, x->key, x->section);
+                             src, at, x->section, x->key, x->section);
     }
     int arc = cfg_check_applies(cfg, err);
     if (arc)
         return arc;
+    char a[CFG_AT], b[CFG_AT];
     if (cfg->mode == STALL_MODE_SEED || cfg->mode == STALL_MODE_REPLAY) {
         if (cfg->format != STALL_FORMAT_DSANALYZER && cfg->mode == STALL_MODE_SEED)
-            return stall_err_set(err, STALL_ECONFIG,
-                                 "%s: [trace] format: mode = seed needs format = dsanalyzer", src);
+            return stall_err_set(err, STALL_ECONFIG, "%s: mode = seed needs format = dsanalyzer (%s)",
+                                 cfg_at(cfg, "trace", "format", a, sizeof a),
+                                 cfg_at(cfg, "scenario", "mode", b, sizeof b));
         if (cfg->format == STALL_FORMAT_NONE)
-            return stall_err_set(err, STALL_ECONFIG,
-                                 "%s: [trace] format: mode = replay needs a trace", src);
+            return stall_err_set(err, STALL_ECONFIG, "%s: mode = replay needs a trace (%s)",
+                                 cfg_at(cfg, "trace", "format", a, sizeof a),
+                                 cfg_at(cfg, "scenario", "mode", b, sizeof b));
     }
     if (cfg->format == STALL_FORMAT_DSANALYZER) {
         int rc;
@@ -198,44 +323,51 @@ int stall_config_check(const stall_config *cfg, stall_err *err)
         if (rc)
             return rc;
     }
+    /* Each message names where the offending values came from: file:line,
+     * --set, or the default. */
     if (cfg->workers == 0 && stall_config_given(cfg, "loader", "prefetch_factor"))
         return stall_err_set(err, STALL_ECONFIG,
-                             "%s: [loader] prefetch_factor: needs workers > 0 (PyTorch rejects "
-                             "a prefetch factor without workers)",
-                             src);
+                             "%s: needs workers > 0, and %s = 0 (PyTorch rejects a prefetch "
+                             "factor without workers)",
+                             cfg_at(cfg, "loader", "prefetch_factor", a, sizeof a),
+                             cfg_at(cfg, "loader", "workers", b, sizeof b));
     if (cfg->gpus > 0 && cfg->gpus_per_node > cfg->gpus)
-        return stall_err_set(err, STALL_ECONFIG,
-                             "%s: [cluster] gpus_per_node: %lld is more than gpus = %lld", src,
-                             (long long)cfg->gpus_per_node, (long long)cfg->gpus);
+        return stall_err_set(err, STALL_ECONFIG, "%s: %lld is more than %s = %lld",
+                             cfg_at(cfg, "cluster", "gpus_per_node", a, sizeof a),
+                             (long long)cfg->gpus_per_node, cfg_at(cfg, "cluster", "gpus", b, sizeof b),
+                             (long long)cfg->gpus);
     if (cfg->mode == STALL_MODE_MODEL && cfg->format == STALL_FORMAT_NONE) {
         if (cfg->fetch_dist.mean_s <= 0)
-            return stall_err_set(err, STALL_ECONFIG,
-                                 "%s: [fetch] mean_s: must be > 0 without a trace", src);
+            return stall_err_set(err, STALL_ECONFIG, "%s: must be > 0 without a trace",
+                                 cfg_at(cfg, "fetch", "mean_s", a, sizeof a));
         if (cfg->compute_dist.mean_s <= 0)
-            return stall_err_set(err, STALL_ECONFIG,
-                                 "%s: [compute] mean_s: must be > 0 without a trace", src);
+            return stall_err_set(err, STALL_ECONFIG, "%s: must be > 0 without a trace",
+                                 cfg_at(cfg, "compute", "mean_s", a, sizeof a));
         if (cfg->batches <= 0)
-            return stall_err_set(err, STALL_ECONFIG,
-                                 "%s: [run] batches: must be > 0 without a trace", src);
+            return stall_err_set(err, STALL_ECONFIG, "%s: must be > 0 without a trace",
+                                 cfg_at(cfg, "run", "batches", a, sizeof a));
     }
     if (cfg->mode == STALL_MODE_MODEL && cfg->cores == 0 &&
         (cfg->cpu_share != 1.0 || cfg->compute_cpu_share != 0.0))
         return stall_err_set(err, STALL_ECONFIG,
-                             "%s: [%s] cpu_share: has no effect without [cluster] cores (the "
-                             "host cores it is a share of)",
-                             src, cfg->compute_cpu_share != 0.0 ? "compute" : "fetch");
+                             "%s: has no effect without [cluster] cores (the host cores it is a "
+                             "share of)",
+                             cfg_at(cfg, cfg->compute_cpu_share != 0.0 ? "compute" : "fetch",
+                                    "cpu_share", a, sizeof a));
     if (cfg->bandwidth_mb_s > 0 && cfg->batch_mb <= 0 && cfg->format != STALL_FORMAT_TIDY)
-        return stall_err_set(err, STALL_ECONFIG,
-                             "%s: [storage] batch_mb: must be > 0 when bandwidth_mb_s is set", src);
+        return stall_err_set(err, STALL_ECONFIG, "%s: must be > 0 when %s is set",
+                             cfg_at(cfg, "storage", "batch_mb", a, sizeof a),
+                             cfg_at(cfg, "storage", "bandwidth_mb_s", b, sizeof b));
     if (cfg->bandwidth_mb_s > 0 && cfg->batch_mb / cfg->bandwidth_mb_s > STALL_LIMIT_DURATION_S)
         return stall_err_set(err, STALL_ECONFIG,
-                             "%s: [storage] batch_mb: reading a batch takes longer than the "
-                             "limit of %g s at bandwidth_mb_s",
-                             src, STALL_LIMIT_DURATION_S);
+                             "%s: reading a batch takes longer than the limit of %g s at %s",
+                             cfg_at(cfg, "storage", "batch_mb", a, sizeof a),
+                             STALL_LIMIT_DURATION_S,
+                             cfg_at(cfg, "storage", "bandwidth_mb_s", b, sizeof b));
     bool ring = cfg->bucket_mb > 0 || cfg->bandwidth_gb_s > 0 || cfg->latency_us > 0;
     if (ring && cfg->bandwidth_gb_s <= 0)
         return stall_err_set(err, STALL_ECONFIG,
-                             "%s: [ddp] bandwidth_gb_s: must be > 0 for the ring all-reduce model",
-                             src);
+                             "%s: must be > 0 for the ring all-reduce model",
+                             cfg_at(cfg, "ddp", "bandwidth_gb_s", a, sizeof a));
     return 0;
 }

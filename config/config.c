@@ -7,6 +7,8 @@
  */
 #include "stall/config.h"
 
+#include "stall/detect.h"
+
 #include <errno.h>
 #include <ini.h>
 #include <math.h>
@@ -218,10 +220,13 @@ int stall_config_apply(stall_config *cfg, const char *section, const char *key, 
     size_t idx;
     const cfg_key *k = cfg_find(section, key, &idx);
     if (!k) {
+        char hint[160];
+        cfg_suggest(section, key, hint, sizeof hint);
         if (!cfg_section_known(section))
-            return stall_err_set(err, STALL_ECONFIG, "%s: unknown section [%s] (key %s)", where,
-                                 section, key);
-        return stall_err_set(err, STALL_ECONFIG, "%s: unknown key [%s] %s", where, section, key);
+            return stall_err_set(err, STALL_ECONFIG, "%s: unknown section [%s] (key %s)%s", where,
+                                 section, key, hint);
+        return stall_err_set(err, STALL_ECONFIG, "%s: unknown key [%s] %s%s", where, section, key,
+                             hint);
     }
     char why[384];
     if (cfg_store(cfg, k, value, cfg->ini_dir, why, sizeof why) != 0)
@@ -258,6 +263,7 @@ static int cfg_ini_handler(void *user, const char *section, const char *name, co
                 ctx->first = e;
             return 0;
         }
+        ctx->cfg->extra[ctx->cfg->nextra - 1].line = ctx->rd->line;
         return 1;
     }
     if (cfg_find(section, name, &idx) && ctx->key_line[idx]) {
@@ -446,8 +452,95 @@ int stall_config_extra_add(stall_config *cfg, const char *section, const char *k
     strcpy(x->key, key);
     strcpy(x->value, value);
     x->command_line = command_line;
+    x->line = 0;
     cfg->nextra++;
     return 0;
+}
+
+/* A scenario name from a trace's file name: its stem, or its folder's name
+ * for a file called trace.csv; characters other than letters, digits, '.',
+ * '-' and '_' become '_'. */
+static void cfg_name_from_path(const char *path, char *name, size_t n)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t len = strlen(base);
+    if (len > 4 && strcmp(base + len - 4, ".csv") == 0)
+        len -= 4;
+    const char *from = base;
+    if (len == 5 && strncmp(base, "trace", 5) == 0 && base > path + 1) {
+        const char *end = base - 1, *start = end;
+        while (start > path && start[-1] != '/')
+            start--;
+        if (end > start && !(end - start == 1 && start[0] == '.') &&
+            !(end - start == 2 && start[0] == '.' && start[1] == '.')) {
+            from = start;
+            len = (size_t)(end - start);
+        }
+    }
+    if (len > 100)
+        len = 100;
+    size_t o = 0;
+    for (size_t i = 0; i < len && o + 1 < n; i++) {
+        char c = from[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '-' || c == '_' || (c == '.' && o > 0);
+        name[o++] = ok ? c : '_';
+    }
+    name[o] = '\0';
+    if (o == 0)
+        snprintf(name, n, "trace");
+}
+
+int stall_config_load_any(stall_config *cfg, const char *path, char *note, size_t n, stall_err *err)
+{
+    if (n)
+        note[0] = '\0';
+    stall_trace_detected *d = stall_xmalloc(sizeof *d);
+    stall_trace_kind kind = stall_trace_detect(path, d, err);
+    int rc = 0;
+    if (kind == STALL_TRACE_UNKNOWN) {
+        rc = err->code ? err->code : STALL_EPARSE;
+    } else if (kind == STALL_TRACE_INI) {
+        rc = stall_config_load(cfg, path, err);
+    } else {
+        /* Paths as given: relative to the current folder, as with --set. */
+        cfg->ini_path[0] = cfg->ini_dir[0] = '\0';
+        char name[STALL_NAME_MAX];
+        cfg_name_from_path(path, name, sizeof name);
+        const char *kv[5][2] = {{"name", name}};
+        int nkv = 1;
+        const char *kv_mode = "replay";
+        if (kind == STALL_TRACE_TIDY) {
+            /* A tidy trace's own run is simulated closed-loop: replay and
+             * seed read the notebook's format. */
+            kv_mode = "model";
+            kv[nkv][0] = "format", kv[nkv++][1] = "tidy";
+            kv[nkv][0] = "path", kv[nkv++][1] = path;
+        } else {
+            kv[nkv][0] = "format", kv[nkv++][1] = "dsanalyzer";
+            kv[nkv][0] = "fetch", kv[nkv++][1] = d->fetch;
+            kv[nkv][0] = "start", kv[nkv++][1] = d->start;
+            kv[nkv][0] = "perf", kv[nkv++][1] = d->perf;
+        }
+        rc = stall_config_apply(cfg, "scenario", "mode", kv_mode, path, err);
+        for (int i = 0; i < nkv && rc == 0; i++)
+            rc = stall_config_apply(cfg, i == 0 ? "scenario" : "trace", kv[i][0], kv[i][1], path,
+                                    err);
+        const char *workers = "workers per GPU inferred from the fetch starts";
+        const char *prefetch = "prefetch factor 2 (PyTorch's default)";
+        if (kind == STALL_TRACE_TIDY && d->has_workers)
+            workers = "workers per GPU from its workers column";
+        if (kind == STALL_TRACE_TIDY && d->has_prefetch)
+            prefetch = "prefetch factor from its prefetch column";
+        if (rc == 0 && n)
+            snprintf(note, n,
+                     "%s: %s, as mode = %s; assumed: %s, %s (an INI's [trace] workers and "
+                     "prefetch_factor, or --set, say otherwise)",
+                     path, d->what, kv_mode, workers, prefetch);
+    }
+    free(d);
+    return rc;
 }
 
 bool stall_config_given(const stall_config *cfg, const char *section, const char *key)

@@ -42,6 +42,9 @@ typedef struct cfg_key {
 
 const cfg_key *cfg_find(const char *section, const char *key, size_t *idx);
 bool cfg_section_known(const char *section);
+/* " (did you mean KEY?)", " (did you mean [SECTION] KEY?)", " (did you
+ * mean [SECTION]?)" for the nearest known name of an unknown one, or "". */
+void cfg_suggest(const char *section, const char *key, char *buf, size_t n);
 extern const cfg_key cfg_keys[];
 extern const size_t cfg_nkeys;
 

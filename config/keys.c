@@ -154,6 +154,114 @@ bool cfg_section_known(const char *section)
     return false;
 }
 
+/* Edit distance (insertions, deletions, substitutions, swaps of neighbours;
+ * letters compared case-blind), capped at 9. */
+static int cfg_distance(const char *a, const char *b)
+{
+    size_t na = strlen(a), nb = strlen(b);
+    if (na > 63 || nb > 63)
+        return 9;
+    int d[64][64];
+    for (size_t i = 0; i <= na; i++)
+        d[i][0] = (int)i;
+    for (size_t j = 0; j <= nb; j++)
+        d[0][j] = (int)j;
+    for (size_t i = 1; i <= na; i++)
+        for (size_t j = 1; j <= nb; j++) {
+            int ca = a[i - 1], cb = b[j - 1];
+            if (ca >= 'A' && ca <= 'Z')
+                ca += 'a' - 'A';
+            if (cb >= 'A' && cb <= 'Z')
+                cb += 'a' - 'A';
+            int v = d[i - 1][j - 1] + (ca != cb);
+            if (d[i - 1][j] + 1 < v)
+                v = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < v)
+                v = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < v)
+                v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    return d[na][nb] > 9 ? 9 : d[na][nb];
+}
+
+/* Close enough to be a misspelling of a name this long. */
+static bool cfg_near(int dist, const char *name)
+{
+    size_t n = strlen(name);
+    return dist <= (n <= 3 ? 0 : n <= 5 ? 1 : 2);
+}
+
+void cfg_suggest(const char *section, const char *key, char *buf, size_t n)
+{
+    static const char *const extra_sections[] = {"sweep", "plan"};
+    buf[0] = '\0';
+    const cfg_key *best = NULL;
+    int bd = 10;
+    bool known = cfg_section_known(section);
+    if (known) {
+        /* The nearest key of the same section, else the same key in
+         * another section, else the nearest key anywhere. */
+        for (size_t i = 0; i < cfg_nkeys; i++) {
+            int d =
+                strcmp(cfg_keys[i].section, section) == 0 ? cfg_distance(key, cfg_keys[i].key) : 10;
+            if (d < bd && cfg_near(d, cfg_keys[i].key))
+                best = &cfg_keys[i], bd = d;
+        }
+        if (best) {
+            snprintf(buf, n, " (did you mean %s?)", best->key);
+            return;
+        }
+    }
+    /* The same key in other sections: every one of them. */
+    size_t len = 0;
+    for (size_t i = 0; i < cfg_nkeys; i++)
+        if (strcmp(cfg_keys[i].key, key) == 0 &&
+            (known || cfg_near(cfg_distance(section, cfg_keys[i].section), cfg_keys[i].section)) &&
+            len + 64 < n) {
+            len += (size_t)snprintf(buf + len, n - len, "%s[%s] %s",
+                                    len ? " or " : " (did you mean ", cfg_keys[i].section, key);
+            best = &cfg_keys[i];
+        }
+    if (best) {
+        snprintf(buf + len, n - len, "?)");
+        return;
+    }
+    if (!best && !known) {
+        /* The nearest section; with the key, when that section has it. */
+        const char *sec = NULL;
+        for (size_t i = 0; i < cfg_nkeys; i++) {
+            int d = cfg_distance(section, cfg_keys[i].section);
+            if (d < bd && cfg_near(d, cfg_keys[i].section))
+                sec = cfg_keys[i].section, bd = d;
+        }
+        for (size_t i = 0; i < 2; i++) {
+            int d = cfg_distance(section, extra_sections[i]);
+            if (d < bd && cfg_near(d, extra_sections[i]))
+                sec = extra_sections[i], bd = d;
+        }
+        if (sec) {
+            const cfg_key *k = cfg_find(sec, key, NULL);
+            if (k)
+                snprintf(buf, n, " (did you mean [%s] %s?)", sec, key);
+            else
+                snprintf(buf, n, " (did you mean [%s]?)", sec);
+        }
+        return;
+    }
+    if (!best) {
+        bd = 10;
+        for (size_t i = 0; i < cfg_nkeys; i++) {
+            int d = cfg_distance(key, cfg_keys[i].key);
+            if (d < bd && cfg_near(d, cfg_keys[i].key))
+                best = &cfg_keys[i], bd = d;
+        }
+    }
+    if (best)
+        snprintf(buf, n, " (did you mean [%s] %s?)", best->section, best->key);
+}
+
 void stall_config_help(FILE *f)
 {
     const char *section = "";

@@ -7,6 +7,8 @@
  */
 #include "stall/dsanalyzer.h"
 
+#include "stall/detect.h"
+
 #include "stall/limits.h"
 
 #include <csv.h>
@@ -15,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "stall/pdparse.h"
 #include "dsanalyzer_int.h"
@@ -179,6 +182,13 @@ int stall_ds_load(const char *fetch_csv, const char *start_csv, const char *perf
 {
     if (!fetch_csv || !start_csv || !perf_csv || !out)
         return stall_err_set(err, STALL_EINVAL, "stall_ds_load: NULL argument");
+    /* A file cut short: warned, or refused when cut inside a number. */
+    for (int i = 0; i < 3; i++) {
+        const char *p = i == 0 ? fetch_csv : i == 1 ? start_csv : perf_csv;
+        int crc = access(p, R_OK) == 0 ? stall_trace_check_end_warn(p, err) : 0;
+        if (crc)
+            return crc;
+    }
     dsa_work w;
     memset(&w, 0, sizeof w);
     stall_ds_trace *tr = dsa_trace_new(fetch_csv, start_csv, perf_csv, epoch);

@@ -5,6 +5,8 @@
  */
 #include "stall/dsanalyzer.h"
 
+#include "stall/detect.h"
+
 #include "stall/limits.h"
 
 #include <csv.h>
@@ -13,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "stall/pdparse.h"
 #include "dsanalyzer_int.h"
@@ -346,6 +349,13 @@ int stall_ds_open(const char *fetch_csv, const char *start_csv, const char *perf
 {
     if (!fetch_csv || !start_csv || !perf_csv || !out)
         return stall_err_set(err, STALL_EINVAL, "stall_ds_open: NULL argument");
+    /* A file cut short: warned, or refused when cut inside a number. */
+    for (int i = 0; i < 3; i++) {
+        const char *p = i == 0 ? fetch_csv : i == 1 ? start_csv : perf_csv;
+        int crc = access(p, R_OK) == 0 ? stall_trace_check_end_warn(p, err) : 0;
+        if (crc)
+            return crc;
+    }
     stall_ds_stream *s = stall_xcalloc(1, sizeof *s);
     s->fetch_path = stall_xstrdup(fetch_csv);
     s->start_path = stall_xstrdup(start_csv);

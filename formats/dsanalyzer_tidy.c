@@ -43,6 +43,7 @@ stall_tidy_trace *stall_ds_to_tidy(const stall_ds_trace *d, int workers)
     size_t n = d->rows, cells = n * (size_t)g;
     t->ranks = g;
     t->epochs = 1;
+    t->epoch0 = (int)d->epoch; /* the notebook's label, e.g. epoch 1 */
     t->batches = (int64_t)n;
     t->fetch_start = stall_xmalloc(cells * sizeof *t->fetch_start);
     t->fetch_end = stall_xmalloc(cells * sizeof *t->fetch_end);

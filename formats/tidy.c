@@ -15,6 +15,8 @@
  */
 #include "stall/tidy.h"
 
+#include "stall/detect.h"
+
 #include "stall/limits.h"
 
 #include <csv.h>
@@ -215,13 +217,18 @@ static int tidy_time(stall_tidy_stream *t, int c, stall_time *out)
 static void tidy_header(stall_tidy_stream *t)
 {
     /* A UTF-8 byte order mark (Excel and some editors write one) is not
-     * part of the first column's name. */
-    if (t->nfield > 0 && memcmp(t->field[0], "\xEF\xBB\xBF", 3) == 0)
+     * part of the first column's name. strncmp, not memcmp: the field may
+     * be shorter than the mark (an empty first field, as pandas writes its
+     * index column), and strncmp stops at its terminating NUL. */
+    if (t->nfield > 0 && strncmp(t->field[0], "\xEF\xBB\xBF", 3) == 0)
         memmove(t->field[0], t->field[0] + 3, strlen(t->field[0] + 3) + 1);
     for (int c = 0; c < TC_ALL; c++)
         t->col[c] = -1;
     t->ncols = t->nfield;
-    for (int f = 0; f < t->nfield; f++)
+    /* An unnamed first column is pandas' index (DataFrame.to_csv without
+     * index=False): its values are skipped. */
+    int skip = t->nfield > 1 && t->field[0][0] == '\0';
+    for (int f = skip; f < t->nfield; f++)
         for (int c = 0; c < TC_ALL; c++)
             if (strcmp(t->field[f], tidy_names[c]) == 0) {
                 if (t->col[c] >= 0) {
@@ -231,13 +238,13 @@ static void tidy_header(stall_tidy_stream *t)
                 t->col[c] = f;
             }
     for (int c = 0; c < TC_REQUIRED; c++) {
-        if (t->col[c] != c) {
+        if (t->col[c] != c + skip) {
             char want[160] = "";
             for (int i = 0; i < TC_REQUIRED; i++)
                 snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s", i ? "," : "",
                          tidy_names[i]);
-            tidy_fail(t, c < t->nfield ? c : -1, "expected column '%s' here (header must start %s)",
-                      tidy_names[c], want);
+            tidy_fail(t, c + skip < t->nfield ? c + skip : -1,
+                      "expected column '%s' here (header must start %s)", tidy_names[c], want);
             return;
         }
     }
@@ -505,6 +512,10 @@ static void tidy_cb_row(int c, void *data)
 int stall_tidy_open(const char *path, stall_tidy_stream **out, stall_err *err)
 {
     *out = NULL;
+    /* A file cut short: warned, or refused when cut inside a number. */
+    int crc = stall_trace_check_end_warn(path, err);
+    if (crc)
+        return crc;
     FILE *f = fopen(path, "rb");
     if (!f)
         return stall_err_set(err, STALL_EIO, "%s: cannot open: %s", path, strerror(errno));

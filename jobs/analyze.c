@@ -20,6 +20,7 @@
  * (longer compute), and the others' waits are shared out in proportion.
  * Time O(rows log rows) (percentiles, slowest batches), memory O(rows).
  */
+#include "stall/detect.h"
 #include "stall/analyze.h"
 
 #include <gsl/gsl_sort.h>
@@ -229,7 +230,7 @@ static void an_slowest(const stall_tidy_trace *t, stall_analysis *a)
     size_t m = 0;
     for (int e = 0; e < t->epochs; e++)
         for (int64_t k = 0; k < t->batches; k++) {
-            stall_an_slow s = {.epoch = e, .batch = k, .rank = 0};
+            stall_an_slow s = {.epoch = t->epoch0 + e, .batch = k, .rank = 0};
             stall_time best = -1;
             for (int r = 0; r < t->ranks; r++) {
                 size_t i = stall_tidy_at(t, e, r, k);
@@ -363,11 +364,10 @@ static bool an_is_ini(const char *path)
 
 int stall_an_load(const char *path, int workers, stall_tidy_trace **out, stall_err *err)
 {
-    if (!an_is_ini(path))
-        return stall_tidy_load(path, out, err);
+    /* An INI or a trace of any format (stall_config_load_any detects it). */
     stall_config *cfg = stall_xmalloc(sizeof *cfg);
     stall_config_defaults(cfg);
-    int rc = stall_config_load(cfg, path, err);
+    int rc = stall_config_load_any(cfg, path, NULL, 0, err);
     if (rc == 0 && cfg->format == STALL_FORMAT_TIDY) {
         rc = stall_tidy_load(cfg->path, out, err);
     } else if (rc == 0 && cfg->format == STALL_FORMAT_DSANALYZER) {
@@ -657,7 +657,11 @@ int stall_analyze_job(const char *path, const char *outdir, int workers, FILE *t
     int rc = stall_an_load(path, workers, &t, err);
     if (rc)
         return rc;
-    if (workers > 0 && !an_is_ini(path)) {
+    stall_trace_detected *det = stall_xmalloc(sizeof *det);
+    stall_err ignored = {0};
+    bool tidy = stall_trace_detect(path, det, &ignored) == STALL_TRACE_TIDY;
+    free(det);
+    if (workers > 0 && tidy) {
         stall_tidy_free(t);
         return stall_err_set(err, STALL_ECONFIG,
                              "--workers: a tidy trace names its workers; --workers is for "

@@ -196,6 +196,53 @@ int stall_calibrate_fit(const char *const *paths, int n, int cores, int gpus_per
     return rc;
 }
 
+/* Short unique names for paths: the '/'-separated parts left once the
+ * leading and trailing parts every path shares are taken off; a path left
+ * empty, or names that would repeat, fall back to the whole paths. */
+static char **cal_short_names(const char *const *paths, int n)
+{
+    char **out = stall_xcalloc((size_t)n, sizeof *out);
+    size_t pre = 0, suf = 0; /* shared prefix and suffix, in bytes, at '/' */
+    size_t minlen = (size_t)-1;
+    for (int i = 0; i < n; i++)
+        minlen = strlen(paths[i]) < minlen ? strlen(paths[i]) : minlen;
+    for (size_t k = 0; k < minlen; k++) {
+        bool same = true;
+        for (int i = 1; i < n; i++)
+            same &= paths[i][k] == paths[0][k];
+        if (!same)
+            break;
+        if (paths[0][k] == '/')
+            pre = k + 1;
+    }
+    for (size_t k = 0; k < minlen - pre; k++) {
+        bool same = true;
+        size_t l0 = strlen(paths[0]);
+        for (int i = 1; i < n; i++)
+            same &= paths[i][strlen(paths[i]) - 1 - k] == paths[0][l0 - 1 - k];
+        if (!same)
+            break;
+        if (paths[0][l0 - 1 - k] == '/')
+            suf = k + 1;
+    }
+    bool whole = n < 2;
+    for (int i = 0; i < n && !whole; i++) {
+        size_t l = strlen(paths[i]);
+        whole = l <= pre + suf;
+        if (!whole)
+            out[i] = stall_xstrdup(paths[i] + pre), out[i][l - pre - suf] = '\0';
+        for (int j = 0; j < i && !whole; j++)
+            whole = strcmp(out[i], out[j]) == 0;
+    }
+    for (int i = 0; i < n; i++) {
+        if (whole) {
+            free(out[i]);
+            out[i] = stall_xstrdup(paths[i]);
+        }
+    }
+    return out;
+}
+
 void stall_calibration_print(const stall_calibration *c, const char *const *paths, FILE *out)
 {
     int n = c->n;
@@ -222,6 +269,32 @@ void stall_calibration_print(const stall_calibration *c, const char *const *path
                 "work %.3fx slower than alone); predictions for more workers than measured are "
                 "unreliable: add a trace with more workers than cores\n",
                 most);
+    /* A poor fit, or one on the edge of the search, is said so: its
+     * numbers are then not to be copied into a scenario as they are. */
+    if (c->rms_pct > STALL_CAL_POOR_PCT)
+        fprintf(out,
+                "warning: poor fit: the best shares still predict the traces' epoch times with an "
+                "rms error of %.1f%% (above %.0f%%): CPU sharing on %d cores does not explain how "
+                "these runs differ (not the same job? storage, the network or another program "
+                "changed between them?); do not use the INI lines below as they are\n",
+                c->rms_pct, STALL_CAL_POOR_PCT, c->cores);
+    static const char *const share_name[2] = {"fetch", "compute"};
+    double ev[2] = {c->fetch_share, c->compute_share};
+    for (int k = 0; k < 2; k++) {
+        if (ev[k] >= 1.0)
+            fprintf(out,
+                    "warning: the fit sits on a bound of its search: the %s CPU share is 100%%, "
+                    "the most it can be; the runs may differ by more than CPU sharing on %d cores "
+                    "explains (fewer effective cores? another shared resource?)%s\n",
+                    share_name[k], c->cores,
+                    k == 1 ? "; right where training runs on the CPU" : "");
+        else if (ev[k] <= 0.0)
+            fprintf(out,
+                    "warning: the fit sits on a bound of its search: the %s CPU share is 0%%, the "
+                    "least it can be; the runs show no CPU sharing in it, or less than none "
+                    "explains\n",
+                    share_name[k]);
+    }
     fprintf(out, "%-40s %7s %12s %11s\n", "trace", "workers", "mean_fetch_s", "contention");
     for (int i = 0; i < n; i++)
         fprintf(out, "%-40s %7d %12.6f %10.3fx\n", paths[i], c->workers[i], c->mean_fetch_s[i],
@@ -237,21 +310,31 @@ void stall_calibration_print(const stall_calibration *c, const char *const *path
             c->compute_share);
     fprintf(out, "\npredicted mean epoch time (rows: trace the prediction starts from; "
                  "columns: worker count)\n");
+    /* Columns by short unique names: the paths without the folders and
+     * file name they all share (traces/w1/trace.csv, traces/w2/trace.csv:
+     * w1, w2), whole paths where that leaves nothing. */
+    char **names = cal_short_names(paths, n);
+    int width = 16;
+    for (int j = 0; j < n; j++)
+        width = (int)strlen(names[j]) > width ? (int)strlen(names[j]) : width;
     fprintf(out, "%-40s", "from \\ to");
     for (int j = 0; j < n; j++)
-        fprintf(out, " %16s", paths[j] + (strlen(paths[j]) > 16 ? strlen(paths[j]) - 16 : 0));
+        fprintf(out, " %*s", width, names[j]);
     fprintf(out, "\n%-40s", "measured");
     for (int j = 0; j < n; j++)
-        fprintf(out, " %16.4f", c->measured_s[j]);
+        fprintf(out, " %*.4f", width, c->measured_s[j]);
     fputc('\n', out);
     for (int i = 0; i < n; i++) {
         fprintf(out, "%-40s", paths[i]);
         for (int j = 0; j < n; j++) {
             double pred = c->predicted_s[(size_t)i * n + j], mj = c->measured_s[j];
-            fprintf(out, " %8.4f %+6.1f%%", pred, 100.0 * (pred - mj) / mj);
+            fprintf(out, " %*.4f %+6.1f%%", width - 8, pred, 100.0 * (pred - mj) / mj);
         }
         fputc('\n', out);
     }
+    for (int j = 0; j < n; j++)
+        free(names[j]);
+    free(names);
 }
 
 int stall_calibrate(const char *const *paths, int n, int cores, int gpus_per_node, FILE *out,

@@ -80,6 +80,8 @@ static int plan_keys(const stall_config *cfg, stall_plan_result *r, const char *
             snprintf(where, sizeof where, "--sweep %s", x->key);
         else if (x->command_line)
             snprintf(where, sizeof where, "--set %s.%s", x->section, x->key);
+        else if (x->line > 0)
+            snprintf(where, sizeof where, "%s:%d: [%s] %s", src, x->line, x->section, x->key);
         else
             snprintf(where, sizeof where, "%s: [%s] %s", src, x->section, x->key);
         if (strcmp(x->section, "plan") != 0)
@@ -402,12 +404,21 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
     c->base.nextra = 0;
     c->src = cfg->ini_path[0] ? cfg->ini_path : "config";
     int rc = plan_keys(cfg, r, c->src, err);
-    if (rc == 0 && cfg->mode != STALL_MODE_MODEL)
+    char at[STALL_PATH_MAX + 64];
+    if (rc == 0 && cfg->mode != STALL_MODE_MODEL) {
+        stall_config_origin(cfg, "scenario", "mode", at, sizeof at);
         rc = stall_err_set(err, STALL_ECONFIG,
-                           "%s: [scenario] mode: plan simulates mode = model (the closed loop)",
-                           c->src);
-    if (rc == 0 && cfg->fetch_align.n > 1 && stall_config_given(cfg, "align", "fetch"))
-        rc = stall_err_set(err, STALL_ECONFIG, "%s: [align] fetch: plan takes one policy", c->src);
+                           "%s: plan simulates mode = model (the closed loop); fix: --set "
+                           "scenario.mode=model",
+                           at);
+    }
+    if (rc == 0 && cfg->fetch_align.n > 1 && stall_config_given(cfg, "align", "fetch")) {
+        stall_config_origin(cfg, "align", "fetch", at, sizeof at);
+        rc = stall_err_set(err, STALL_ECONFIG,
+                           "%s: plan takes one policy, the list has %d; fix: --set "
+                           "align.fetch=none (or avg, or min)",
+                           at, cfg->fetch_align.n);
+    }
     if (rc == 0)
         rc = stall_config_check(&c->base, err);
     stall_config *chosen = stall_xmalloc(sizeof *chosen);

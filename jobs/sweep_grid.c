@@ -279,10 +279,16 @@ static double sweep_point_mb(const stall_config *c)
 }
 
 static int sweep_add_axis(stall_sweep *s, const char *key, const char *value, bool cmdline,
-                          long long maxp, stall_err *err)
+                          int line, long long maxp, stall_err *err)
 {
-    char where[160];
-    snprintf(where, sizeof where, "%s: [sweep] %s", s->src, key);
+    /* Where the axis was given: --sweep, or the INI's line. */
+    char where[STALL_PATH_MAX + 128];
+    if (cmdline)
+        snprintf(where, sizeof where, "--sweep %s", key);
+    else if (line > 0)
+        snprintf(where, sizeof where, "%s:%d: [sweep] %s", s->src, line, key);
+    else
+        snprintf(where, sizeof where, "%s: [sweep] %s", s->src, key);
     const char *dot = strchr(key, '.');
     if (!dot || dot == key || dot[1] == '\0' || strchr(dot + 1, '.'))
         return stall_err_set(err, STALL_ECONFIG, "%s: expected section.key (e.g. loader.workers)",
@@ -358,7 +364,7 @@ int stall_sweep_create(const stall_config *cfg, const stall_sweep_opts *opts, st
             if (strcmp(x->section, "sweep") != 0 || strcmp(x->key, "zip") == 0 ||
                 x->command_line != (pass == 1))
                 continue;
-            rc = sweep_add_axis(s, x->key, x->value, x->command_line, maxp, err);
+            rc = sweep_add_axis(s, x->key, x->value, x->command_line, x->line, maxp, err);
         }
     for (int i = 0; i < cfg->nextra && rc == 0; i++) {
         const struct stall_config_extra *x = &cfg->extra[i];

@@ -18,7 +18,15 @@
 typedef struct wi_val {
     const stall_measured *m;
     const double *sim_e, *sim_s;
+    int epoch0; /* the trace's label of epoch 0 (wi_epoch0) */
 } wi_val;
+
+/* Epochs as the trace labels them: the notebook's trace holds the selected
+ * epoch ([trace] epoch, 1 in the notebook), a tidy trace counts from 0. */
+static int wi_epoch0(const stall_config *cfg)
+{
+    return cfg->format == STALL_FORMAT_DSANALYZER ? (int)cfg->epoch : 0;
+}
 
 static int wi_fill_validate(FILE *f, void *arg, stall_err *err)
 {
@@ -28,9 +36,9 @@ static int wi_fill_validate(FILE *f, void *arg, stall_err *err)
           "pct\n",
           f);
     for (int e = 0; e < v->m->epochs; e++)
-        fprintf(f, "%d,%.6f,%.6f,%.3f,%.6f,%.6f,%.3f\n", e, v->m->epoch_s[e], v->sim_e[e],
-                100.0 * (v->sim_e[e] - v->m->epoch_s[e]) / v->m->epoch_s[e], v->m->stall_s[e],
-                v->sim_s[e],
+        fprintf(f, "%d,%.6f,%.6f,%.3f,%.6f,%.6f,%.3f\n", v->epoch0 + e, v->m->epoch_s[e],
+                v->sim_e[e], 100.0 * (v->sim_e[e] - v->m->epoch_s[e]) / v->m->epoch_s[e],
+                v->m->stall_s[e], v->sim_s[e],
                 v->m->stall_s[e] > 0 ? 100.0 * (v->sim_s[e] - v->m->stall_s[e]) / v->m->stall_s[e]
                                      : 0.0);
     return 0;
@@ -115,7 +123,7 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
     if (rc == 0)
         rc = stall_job_begin(final, &outdir, err);
     if (rc == 0) {
-        wi_val v = {.m = &m, .sim_e = sim_e, .sim_s = sim_s};
+        wi_val v = {.m = &m, .sim_e = sim_e, .sim_s = sim_s, .epoch0 = wi_epoch0(cfg)};
         rc = stall_write_atomic_in(outdir, "validate.csv", wi_fill_validate, &v, err);
     }
     if (rc == 0) {
@@ -158,9 +166,9 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
         for (int e = 0; e < m.epochs; e++) {
             ms += m.epoch_s[e];
             ss += sim_e[e];
-            fprintf(f, "%5d %11.4f %11.4f %+7.2f%% | %11.5f %11.5f %+7.2f%%\n", e, m.epoch_s[e],
-                    sim_e[e], 100.0 * (sim_e[e] - m.epoch_s[e]) / m.epoch_s[e], m.stall_s[e],
-                    sim_s[e],
+            fprintf(f, "%5d %11.4f %11.4f %+7.2f%% | %11.5f %11.5f %+7.2f%%\n", wi_epoch0(cfg) + e,
+                    m.epoch_s[e], sim_e[e], 100.0 * (sim_e[e] - m.epoch_s[e]) / m.epoch_s[e],
+                    m.stall_s[e], sim_s[e],
                     m.stall_s[e] > 0 ? 100.0 * (sim_s[e] - m.stall_s[e]) / m.stall_s[e] : 0.0);
         }
         fprintf(f, "%5s %11.4f %11.4f %+7.2f%%\n", "mean", ms / m.epochs, ss / m.epochs,

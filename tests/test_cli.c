@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "stall/io.h"
 #include "tmpdir.h"
 
 #define BIN STALL_BINARY_DIR "/stallsim"
@@ -423,4 +424,240 @@ Test(cli, no_sync_changes_no_byte_of_the_results)
     char line[512];
     cr_assert_eq(sh(BIN " run --no-sync", line, sizeof line), 2);
     cr_assert(strstr(line, "CONFIG.ini") != NULL, "got: %s", line);
+}
+
+/* Issue 17 item 3, the issue's commands: a value from --set or --sweep is
+ * named as such, never as the INI file. */
+Test(cli, errors_name_the_true_source_of_a_value)
+{
+    char cmd[2000], line[1024];
+    snprintf(cmd, sizeof cmd,
+             "cd " STALL_SOURCE_DIR " && " BIN
+             " run configs/w2.ini -o %s/w2 --set loader.workers=0 "
+             "--set loader.prefetch_factor=2",
+             cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2);
+    cr_assert(strstr(line, "stallsim: --set loader.prefetch_factor: needs workers > 0, and --set "
+                           "loader.workers = 0") == line,
+              "%s", line);
+    snprintf(cmd, sizeof cmd,
+             "cd " STALL_SOURCE_DIR " && " BIN " sweep configs/w2.ini -o %s/sw --sweep "
+             "loader.wokers=1..4",
+             cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2);
+    cr_assert(strstr(line, "stallsim: --sweep loader.wokers: unknown key [loader] wokers (did you "
+                           "mean workers?)") == line,
+              "%s", line);
+}
+
+/* Issue 17 item 1: every command that takes a trace takes the trace's path
+ * as well as an INI (a notebook CSV finds its companions beside it), says in
+ * one line what it detected and assumed, and gives the INI's results. */
+Test(cli, a_trace_path_is_taken_directly)
+{
+    char cmd[4000], line[2048];
+    const char *p = ini("direct", "replay", "");
+    /* validate: the notebook's perf CSV, and each companion, as the INI. */
+    snprintf(cmd, sizeof cmd, BIN " validate %s -q -o %s/v_ini", p, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    const char *given[] = {GOLD STEM ".csv", GOLD STEM "_simp_fetchdifftime.csv",
+                           GOLD STEM "_simp_fetchstartdifftime.csv"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(cmd, sizeof cmd,
+                 BIN " validate %s -o %s/v%d > %s/v%d.txt && cmp %s/v_ini/validate.csv "
+                     "%s/v%d/validate.csv && grep -q \"^stallsim: %s: the notebook's .* CSV "
+                     "(dsanalyzer), with its companions, as mode = replay; assumed: workers per "
+                     "GPU inferred from the fetch starts, prefetch factor 2\" %s/v%d.txt",
+                 given[i], cdir, i, cdir, i, cdir, cdir, i, given[i], cdir, i);
+        cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s: %s", given[i], line);
+    }
+    /* run: the notebook's CSV replays as the INI does. */
+    snprintf(cmd, sizeof cmd,
+             BIN " run %s -q -o %s/r_ini && " BIN
+                 " run %s -q -o %s/r_csv && cmp %s/r_ini/summary.csv "
+                 "%s/r_csv/summary.csv",
+             p, cdir, given[0], cdir, cdir, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    /* A tidy trace: run (mode = model), validate, analyze, timeline. */
+    const char *tidy = STALL_SOURCE_DIR "/traces/w2/trace.csv";
+    snprintf(cmd, sizeof cmd,
+             BIN " run %s -o %s/t_run | grep -q 'a tidy trace, as mode = model; assumed: workers "
+                 "per GPU from its workers column' && " BIN " validate %s -q -o %s/t_val && " BIN
+                 " analyze %s -o %s/t_an && " BIN " timeline %s -o %s/t.json",
+             tidy, cdir, tidy, cdir, tidy, cdir, tidy, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    /* analyze: the notebook's perf CSV (was: expected column 'rank'). */
+    snprintf(cmd, sizeof cmd, BIN " analyze %s -o %s/a_csv", given[0], cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    /* What is none of these: one line naming the file and what was expected. */
+    snprintf(cmd, sizeof cmd, "printf 'a,b\\n1,2\\n' > %s/x.csv && " BIN " run %s/x.csv", cdir,
+             cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2);
+    cr_assert(
+        strstr(line, "x.csv:1: not a trace or scenario stallsim reads: expected a tidy trace"),
+        "%s", line);
+    /* A notebook CSV without its companions names the one missing. */
+    snprintf(cmd, sizeof cmd, "cp %s %s/lone.csv && " BIN " validate %s/lone.csv", given[0], cdir,
+             cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2);
+    cr_assert(strstr(line, "lone.csv: the notebook's perf CSV, but its fetch-time companion"), "%s",
+              line);
+}
+
+/* Issue 17 item 2, the issue's commands: plan and sweep run a replay
+ * scenario's trace as the model's input and say so in one line; a key that
+ * cannot apply is still refused, with the exact fix. */
+Test(cli, plan_and_sweep_take_a_replay_scenario)
+{
+    char cmd[4000], line[2048];
+    snprintf(cmd, sizeof cmd,
+             "cd " STALL_SOURCE_DIR " && " BIN " plan configs/example.ini -o %s/plan --set "
+             "plan.max_gpus=4 --set plan.max_workers=16 | head -1 > %s/plan.txt && grep -q "
+             "\"^stallsim: configs/example.ini: plan simulates the replay scenario's trace as the "
+             "input of mode = model (the closed loop); left out, as the replay's: \\[align\\] "
+             "fetch, \\[align\\] start$\" %s/plan.txt && test -s %s/plan/plan.csv",
+             cdir, cdir, cdir, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    snprintf(cmd, sizeof cmd,
+             "cd " STALL_SOURCE_DIR " && " BIN " sweep configs/example.ini -o %s/sw --sweep "
+             "loader.workers=2,4 | grep -q 'sweep simulates the replay scenario' && test $(wc -l "
+             "< %s/sw/sweep.csv) = 3",
+             cdir, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    /* With the mode from --set, the same plan runs. */
+    snprintf(cmd, sizeof cmd,
+             "cd " STALL_SOURCE_DIR " && " BIN " plan configs/example.ini -q -o %s/plan2 --set "
+             "scenario.mode=model --set plan.max_gpus=4 --set plan.max_workers=16",
+             cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    /* A --set key that cannot apply: refused, with the fix. */
+    snprintf(cmd, sizeof cmd,
+             "cd " STALL_SOURCE_DIR " && " BIN " plan configs/example.ini -o %s/plan3 --set "
+             "align.start=min",
+             cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2);
+    cr_assert(strstr(line, "--set align.start: has no effect in mode = model") &&
+                  strstr(line, "fix: --set align.start=none"),
+              "%s", line);
+    snprintf(cmd, sizeof cmd,
+             "cd " STALL_SOURCE_DIR " && " BIN " run configs/example.ini -o %s/run --set "
+             "scenario.mode=model",
+             cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2);
+    cr_assert(
+        strstr(line, "configs/example.ini:16: [align] start: has no effect in mode = model") &&
+            strstr(line, "fix: --set align.start=none"),
+        "%s", line);
+    /* A replay sweep of replay keys stays a replay sweep. */
+    snprintf(cmd, sizeof cmd,
+             "cd " STALL_SOURCE_DIR " && " BIN " sweep configs/example.ini -o %s/sw2 --sweep "
+             "report.warmup=1,2 | grep -c 'simulates' | grep -q '^0$' && test $(wc -l < "
+             "%s/sw2/sweep.csv) = 19",
+             cdir, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+}
+
+/* Issue 17 item 8: the notebook's trace holds epoch 1, and validate and
+ * analyze say epoch 1 (as replay's iterations.csv does), not epoch 0. */
+Test(cli, epochs_are_labelled_as_the_trace_writes_them)
+{
+    char cmd[4000], line[2048];
+    const char *p = ini("epochs", "replay", "");
+    snprintf(cmd, sizeof cmd,
+             BIN
+             " validate %s -o %s/v > %s/v.txt && sed -n 2p %s/v/validate.csv | grep -q '^1,' && "
+             "grep -Eq '^ +1 +2450' %s/v.txt && " BIN " analyze %s -o %s/a > /dev/null && "
+             "sed -n 2p %s/a/slowest.csv | grep -q '^measured,1,'",
+             p, cdir, cdir, cdir, cdir, p, cdir, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    /* A tidy trace counts from 0, as it writes. */
+    snprintf(cmd, sizeof cmd,
+             BIN " validate " STALL_SOURCE_DIR "/traces/w2/trace.csv -q -o %s/t && sed -n 2p "
+                 "%s/t/validate.csv | grep -q '^0,'",
+             cdir, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+}
+
+/* Issue 17 item 4, the issue's case: the notebook's fetch-start CSV cut
+ * inside its last number (`head -c -5`) was accepted and changed a result;
+ * now refused naming the place. Without its last newline only: a warning,
+ * and the same result. */
+Test(cli, a_notebook_csv_cut_inside_its_last_number_is_refused)
+{
+    char cmd[6000], line[2048];
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/cut && cp " GOLD STEM ".csv " GOLD STEM "_simp_fetchdifftime.csv %s/cut/ "
+             "&& head -c -5 " GOLD STEM "_simp_fetchstartdifftime.csv > %s/cut/" STEM
+             "_simp_fetchstartdifftime.csv && " BIN " run %s/cut/" STEM ".csv -q -o %s/cut_out",
+             cdir, cdir, cdir, cdir, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2, "%s", line);
+    cr_assert(strstr(line, "_simp_fetchstartdifftime.csv:851:7: \"2021-09-01 20:29:17.86\" is "
+                           "shorter than every other value of its column"),
+              "%s", line);
+    snprintf(cmd, sizeof cmd,
+             "head -c -1 " GOLD STEM "_simp_fetchstartdifftime.csv > %s/cut/" STEM
+             "_simp_fetchstartdifftime.csv && " BIN " run " GOLD STEM ".csv -q -o %s/whole_out",
+             cdir, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    snprintf(cmd, sizeof cmd, BIN " run %s/cut/" STEM ".csv -q -o %s/nl_out", cdir, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    snprintf(cmd, sizeof cmd, "cmp %s/nl_out/summary.csv %s/whole_out/summary.csv", cdir, cdir);
+    char unused[64];
+    cr_assert_eq(sh(cmd, unused, sizeof unused), 0);
+    cr_assert(strstr(line, "stallsim: warning: ") == line &&
+                  strstr(line, "_simp_fetchstartdifftime.csv: the last line has no newline: the "
+                               "file may be cut"),
+              "%s", line);
+}
+
+/* Issue 17 item 9: every usage line names every option its command takes
+ * (the sweep line left out --set, --keep and --max-points), and `--help
+ * COMMAND` (or COMMAND --help) gives one command's. */
+Test(cli, usage_lines_are_complete_and_help_takes_a_command)
+{
+    static const struct {
+        const char *cmd, *opts[16];
+    } want[] = {
+        {"run",
+         {"-o DIR", "--set", "-j N", "-q", "--analyze", "--timeline", "--window", "--ranks",
+          "--plots", "--no-sync", "TRACE|CONFIG.ini", NULL}},
+        {"validate", {"-o DIR", "--set", "-q", "--analyze", "--timeline", "--plots", NULL}},
+        {"calibrate", {"--cores N", "--gpus-per-node N", NULL}},
+        {"analyze", {"-o DIR", "--workers N", "TRACE|CONFIG.ini", NULL}},
+        {"timeline", {"-o FILE.json", "--window", "--ranks", "--workers N", NULL}},
+        {"sweep",
+         {"-o DIR", "-j N", "--set", "--sweep", "--keep iterations", "--max-points N",
+          "--max-point-mb MB", "-q", "--plots", "TRACE|CONFIG.ini", NULL}},
+        {"plan", {"-o DIR", "--set", "-q", "--plots", "TRACE|CONFIG.ini", NULL}},
+        {"plot", {"RESULT_DIR", NULL}},
+        {"report", {"RESULT_DIR", NULL}},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        char cmd[3000], path[600];
+        snprintf(path, sizeof path, "%s/help_%s.txt", cdir, want[i].cmd);
+        /* The usage line(s) of the full --help, up to the next command. */
+        snprintf(cmd, sizeof cmd,
+                 BIN " --help | sed -n '/^Simulates/q;p' | awk '/stallsim %s /{on=1; print; next} "
+                     "/^ *(usage:)? *stallsim /{on=0} on' > %s",
+                 want[i].cmd, path);
+        cr_assert_eq(system(cmd), 0);
+        size_t n = 0;
+        char *text = stall_read_file(path, &n);
+        cr_assert_not_null(text);
+        for (int k = 0; want[i].opts[k]; k++)
+            cr_assert(strstr(text, want[i].opts[k]), "usage of %s lacks %s:\n%s", want[i].cmd,
+                      want[i].opts[k], text);
+        free(text);
+        snprintf(cmd, sizeof cmd, BIN " --help %s > %s && " BIN " %s --help | cmp - %s",
+                 want[i].cmd, path, want[i].cmd, path);
+        cr_assert_eq(system(cmd), 0, "%s", want[i].cmd);
+        text = stall_read_file(path, &n);
+        cr_assert_not_null(text);
+        cr_assert(strncmp(text, "usage: stallsim ", 16) == 0, "%s", text);
+        for (int k = 0; want[i].opts[k]; k++)
+            cr_assert(strstr(text, want[i].opts[k]), "--help %s lacks %s", want[i].cmd,
+                      want[i].opts[k]);
+        free(text);
+    }
+    cr_assert_eq(sh(BIN " --help frobnicate", NULL, 0), 2);
 }

@@ -420,3 +420,57 @@ Test(config, a_missing_relative_path_round_trips)
     cr_assert_eq(stall_config_set(&cfg, "trace.path=no-such-dir/a.csv", &err), 0, "%s", err.msg);
     cr_assert_eq(stall_config_roundtrip(&cfg, cfg_dir, &err), 0, "%s", err.msg);
 }
+
+/* Issue 17 item 3: an error names where the offending values came from
+ * (file:line, --set, or the default), never the file for a --set value. */
+Test(config, cross_key_errors_name_the_origin_of_each_value)
+{
+    stall_config cfg;
+    stall_err err = {0};
+    cr_assert_eq(load("[scenario]\nmode = model\n[trace]\nformat = none\n[fetch]\nmean_s = 1\n"
+                      "[compute]\nmean_s = 1\n[run]\nbatches = 4\n[loader]\nworkers = 4\n",
+                      &cfg, &err),
+                 0, "%s", err.msg);
+    cr_assert_eq(stall_config_set(&cfg, "loader.workers=0", &err), 0);
+    cr_assert_eq(stall_config_set(&cfg, "loader.prefetch_factor=2", &err), 0);
+    cr_assert_eq(stall_config_check(&cfg, &err), STALL_ECONFIG);
+    cr_assert(strncmp(err.msg, "--set loader.prefetch_factor: ", 30) == 0, "%s", err.msg);
+    cr_assert(strstr(err.msg, "--set loader.workers = 0") != NULL, "%s", err.msg);
+    cr_assert(strstr(err.msg, "t.ini") == NULL, "%s", err.msg);
+    /* From the file: its line. */
+    cr_assert_eq(load("[scenario]\nmode = model\n[trace]\nformat = none\n[fetch]\nmean_s = 1\n"
+                      "[compute]\nmean_s = 1\n[run]\nbatches = 4\n[cluster]\ngpus = 2\n"
+                      "gpus_per_node = 4\n",
+                      &cfg, &err),
+                 0, "%s", err.msg);
+    cr_assert_eq(stall_config_check(&cfg, &err), STALL_ECONFIG);
+    cr_assert(strstr(err.msg, "t.ini:13: [cluster] gpus_per_node: 4 is more than") != NULL, "%s",
+              err.msg);
+    cr_assert(strstr(err.msg, "t.ini:12: [cluster] gpus = 2") != NULL, "%s", err.msg);
+    /* Not given: the default. */
+    cr_assert_eq(load("[scenario]\nmode = model\n[trace]\nformat = none\n[fetch]\nmean_s = 1\n"
+                      "[compute]\nmean_s = 1\n",
+                      &cfg, &err),
+                 0, "%s", err.msg);
+    cr_assert_eq(stall_config_check(&cfg, &err), STALL_ECONFIG);
+    cr_assert(strstr(err.msg, "[run] batches (default 0): must be > 0") != NULL, "%s", err.msg);
+}
+
+/* Issue 17 item 3: an unknown section or key suggests the nearest known one. */
+Test(config, unknown_names_suggest_the_nearest_known_one)
+{
+    stall_config cfg;
+    stall_err err = {0};
+    cr_assert_eq(load("[loader]\nwokers = 3\n", &cfg, &err), STALL_ECONFIG);
+    cr_assert(strstr(err.msg, "t.ini:2: unknown key [loader] wokers (did you mean workers?)"), "%s",
+              err.msg);
+    cr_assert_eq(load("[loadr]\nworkers = 3\n", &cfg, &err), STALL_ECONFIG);
+    cr_assert(strstr(err.msg, "(did you mean [loader] workers?)"), "%s", err.msg);
+    cr_assert_eq(load("[swep]\nx = 3\n", &cfg, &err), STALL_ECONFIG);
+    cr_assert(strstr(err.msg, "(did you mean [sweep]?)"), "%s", err.msg);
+    stall_config_defaults(&cfg);
+    cr_assert_eq(stall_config_set(&cfg, "cluster.workers=3", &err), STALL_ECONFIG);
+    cr_assert(strstr(err.msg, "[loader] workers?)"), "%s", err.msg);
+    cr_assert_eq(stall_config_set(&cfg, "loader.zzz=3", &err), STALL_ECONFIG);
+    cr_assert(!strstr(err.msg, "did you mean"), "%s", err.msg);
+}

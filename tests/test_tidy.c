@@ -320,3 +320,33 @@ Test(tidy, error_message_stays_one_line)
 {
     expect_error(HDR ",prefetch\n0,0,0,0,1,2,1,2,3,\"a\nb\"\n", STALL_EPARSE, ":2:10:", "\"a?b\"");
 }
+
+/* Fuzz finding (fuzz_pipeline, issue 17 item 10): a header whose first field
+ * is empty (pandas' to_csv writes its index column so) made the byte order
+ * mark check compare 3 bytes of a 1-byte field: a heap-buffer-overflow under
+ * AddressSanitizer, a read past the buffer in a release build. */
+Test(tidy, short_first_header_field_is_read_within_its_bytes)
+{
+    expect_error(",x\n0,0\n", STALL_EPARSE, ":1:", "expected column 'rank'");
+    expect_error("\xEF\n0,0,0,0,1,2,1,2,3\n", STALL_EPARSE, ":1:1:", "expected column 'rank'");
+    expect_error("\xEF\xBB\n", STALL_EPARSE, ":1:1:", "expected column 'rank'");
+    expect_error("\xEF\xBB\xBF\n", STALL_EPARSE, ":1:1:", "expected column 'rank'");
+}
+
+/* Issue 17 items 1 and 10: a tidy trace written by pandas' DataFrame.to_csv
+ * with its index column loads as the same trace without it. */
+Test(tidy, pandas_index_column_is_skipped)
+{
+    const char *plain = HDR "\n0,0,0,0,1,2,1,2,3\n0,0,1,1,1,2,3,3,4\n";
+    const char *indexed = "," HDR "\n0,0,0,0,0,1,2,1,2,3\n1,0,0,1,1,1,2,3,3,4\n";
+    stall_tidy_trace *a = NULL, *b = NULL;
+    stall_err err = {0};
+    cr_assert_eq(stall_tidy_load(put(plain), &a, &err), 0, "%s", err.msg);
+    cr_assert_eq(stall_tidy_load(put(indexed), &b, &err), 0, "%s", err.msg);
+    cr_assert_eq(a->batches, b->batches);
+    cr_assert_eq(a->ready[1], b->ready[1]);
+    stall_tidy_free(a);
+    stall_tidy_free(b);
+    expect_error(",rank,epoch,batch\n", STALL_EPARSE, ":1:", "expected column 'worker'");
+    expect_error("\xEF\xBB\xBF," HDR "\r\n0,0,0,0,0,1,2,1,2\r\n", STALL_EPARSE, ":2", "fields");
+}

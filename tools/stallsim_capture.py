@@ -379,6 +379,8 @@ def read_rows(path):
     with open(path, newline="", encoding="utf-8-sig") as fh:
         rd = csv.DictReader(fh)
         head = rd.fieldnames or []
+        if head[:1] == [""] and len(head) > 1:
+            head = head[1:]  # pandas' unnamed index column (to_csv without index=False)
         if head[:9] != COLUMNS[:9]:
             raise ValueError(f"{path}: header does not start with the tidy columns {COLUMNS[:9]}")
         return head, list(rd)

@@ -18,6 +18,9 @@ extern "C" {
 /* What calibrate estimates, and how well it predicts. Arrays [n], and
  * predicted_s [i * n + j]: trace i's mean epoch time simulated with trace
  * j's worker count. */
+/* An rms cross-prediction error above this (in %) is a poor fit, said so. */
+#define STALL_CAL_POOR_PCT 5.0
+
 typedef struct stall_calibration {
     int n;
     int cores; /* per node: given, or fitted from the mean fetch times */

@@ -138,6 +138,7 @@ typedef struct stall_config {
         char key[64];      /* e.g. "loader.workers", "zip", "stall_target" */
         char value[256];   /* as written */
         bool command_line; /* from --sweep or --set: paths relative to the current folder */
+        int line;          /* the INI line (0: command line or unknown), for messages */
     } extra[STALL_EXTRA_MAX];
     int given_line[96];
 } stall_config;
@@ -148,6 +149,16 @@ void stall_config_defaults(stall_config *cfg);
 /* Loads an INI file over the defaults. Returns 0, STALL_EIO (cannot open) or
  * STALL_ECONFIG with err naming "file:line: [section] key: problem". */
 int stall_config_load(stall_config *cfg, const char *ini_path, stall_err *err);
+
+/* Loads path as a scenario: an INI (stall_config_load), or a trace file
+ * whose format is detected from its content (stall/detect.h): a tidy trace
+ * or one of the notebook's CSVs with its companions beside it, replayed
+ * under the defaults, the scenario named after the file. note (n bytes)
+ * gets one line saying what was detected and what was assumed (the measured
+ * loader's workers and prefetch factor); "" for an INI. Returns 0 or an
+ * error code with err naming the file. */
+int stall_config_load_any(stall_config *cfg, const char *path, char *note, size_t n,
+                          stall_err *err);
 
 /* Applies one "section.key=value" override (paths relative to the current
  * folder); plan.key=value and sweep.section.key=LIST are kept as [plan] and
@@ -178,6 +189,21 @@ void stall_config_origin(const stall_config *cfg, const char *section, const cha
 /* True when section.key has an effect in cfg's mode and trace format
  * (stall_config_check refuses a key given where it has none). */
 bool stall_config_applies(const stall_config *cfg, const char *section, const char *key);
+
+/* True when a key given with --set, or a [sweep] axis, applies only in
+ * mode = model while cfg is a replay or seed scenario (sweep then runs it
+ * as a model, stall_config_as_model). */
+bool stall_config_wants_model(const stall_config *cfg);
+
+/* plan, and a sweep of what-if keys, on a replay or seed scenario: its
+ * trace becomes the input of mode = model; the file's keys of the replay
+ * that cannot apply to the model ([align] lists, [replay]) are left out,
+ * and note (n bytes) gets one line saying so ("" when nothing changed).
+ * Keys given with --set are kept, for stall_config_check to refuse with
+ * their fix. Also when the mode itself came from --set. Returns 0 or
+ * STALL_ECONFIG. */
+int stall_config_as_model(stall_config *cfg, const char *command, char *note, size_t n,
+                          stall_err *err);
 
 /* Lists the keys given explicitly in any of `sections` (NULL-terminated)
  * as "[section] key, ..." into buf (truncated to n); returns their count. */

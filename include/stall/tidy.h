@@ -34,6 +34,10 @@ typedef struct stall_tidy_trace {
     stall_time *epoch_start; /* [e * ranks + r]: column epoch_start, else the first request */
     int workers, prefetch, pin_memory; /* from the columns; -1 when absent */
     char *path;
+    /* The label the trace gives epoch 0 (its epochs are labelled epoch0,
+     * epoch0 + 1, ...): 0 for a tidy trace, the selected epoch of the
+     * notebook's (dsanalyzer) trace. Outputs print epoch0 + e. */
+    int epoch0;
 } stall_tidy_trace;
 
 static inline size_t stall_tidy_at(const stall_tidy_trace *t, int e, int r, int64_t k)

@@ -1,0 +1,312 @@
+/*
+ * detect.c - a file's kind from its content (stall/detect.h).
+ */
+#include "stall/detect.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DSA_FETCH_SUFFIX "_simp_fetchdifftime.csv"
+#define DSA_START_SUFFIX "_simp_fetchstartdifftime.csv"
+
+/* The header's fields, split at commas outside double quotes, quotes
+ * removed; returns their count (at most max). */
+static int det_fields(char *line, char **f, int max)
+{
+    int n = 0;
+    char *w = line, *p = line;
+    f[n++] = w;
+    bool q = false;
+    for (; *p; p++) {
+        if (*p == '"') {
+            q = !q;
+        } else if (*p == ',' && !q) {
+            *w++ = '\0';
+            if (n == max)
+                return n;
+            f[n++] = w;
+        } else {
+            *w++ = *p;
+        }
+    }
+    *w = '\0';
+    return n;
+}
+
+static bool det_ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* The notebook's companions of path, whose own role is given. */
+static int det_companions(const char *path, const char *role, stall_trace_detected *d,
+                          stall_err *err)
+{
+    const char *suffix = strcmp(role, "fetch") == 0   ? DSA_FETCH_SUFFIX
+                         : strcmp(role, "start") == 0 ? DSA_START_SUFFIX
+                                                      : ".csv";
+    if (!det_ends_with(path, suffix))
+        return stall_err_set(err, STALL_EPARSE,
+                             "%s: the notebook's %s CSV, but its name does not end in %s, so its "
+                             "companions cannot be found; name the three files in an INI ([trace] "
+                             "fetch, start, perf)",
+                             path, role, suffix);
+    size_t stem = strlen(path) - strlen(suffix);
+    if (stem + strlen(DSA_START_SUFFIX) >= STALL_DETECT_PATH_MAX)
+        return stall_err_set(err, STALL_EIO, "%s: path too long", path);
+    snprintf(d->fetch, sizeof d->fetch, "%.*s%s", (int)stem, path, DSA_FETCH_SUFFIX);
+    snprintf(d->start, sizeof d->start, "%.*s%s", (int)stem, path, DSA_START_SUFFIX);
+    snprintf(d->perf, sizeof d->perf, "%.*s.csv", (int)stem, path);
+    const char *need[3][2] = {
+        {d->perf, "perf"}, {d->fetch, "fetch-time"}, {d->start, "fetch-start"}};
+    for (int i = 0; i < 3; i++)
+        if (access(need[i][0], R_OK) != 0)
+            return stall_err_set(err, STALL_EIO,
+                                 "%s: the notebook's %s CSV, but its %s companion %s is not beside "
+                                 "it (%s); name the three files in an INI ([trace] fetch, start, "
+                                 "perf)",
+                                 path, role, need[i][1], need[i][0], strerror(errno));
+    snprintf(d->what, sizeof d->what, "the notebook's %s CSV (dsanalyzer), with its companions",
+             role);
+    return 0;
+}
+
+stall_trace_kind stall_trace_detect(const char *path, stall_trace_detected *out, stall_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (strlen(path) >= STALL_DETECT_PATH_MAX) {
+        stall_err_set(err, STALL_EIO, "%s: path too long", path);
+        return STALL_TRACE_UNKNOWN;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        stall_err_set(err, STALL_EIO, "%s: cannot open: %s", path, strerror(errno));
+        return STALL_TRACE_UNKNOWN;
+    }
+    /* The first line (or 64 KiB of it), without a byte order mark. */
+    static const size_t cap = 65536;
+    char *buf = stall_xmalloc(cap + 1);
+    size_t n = fread(buf, 1, cap, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *s = buf;
+    if (n >= 3 && strncmp(s, "\xEF\xBB\xBF", 3) == 0)
+        s += 3;
+    stall_trace_kind kind = STALL_TRACE_UNKNOWN;
+    /* An INI: by its name, or a first line that is a [section], a comment
+     * or blank (CSV headers are none of these). */
+    const char *p = s;
+    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+        p++;
+    if (det_ends_with(path, ".ini") || *p == '[' || *p == ';' || *p == '#') {
+        out->kind = STALL_TRACE_INI;
+        snprintf(out->what, sizeof out->what, "a scenario INI");
+        free(buf);
+        return STALL_TRACE_INI;
+    }
+    if (n >= 2 && (unsigned char)s[0] == 0x1f && (unsigned char)s[1] == 0x8b) {
+        stall_err_set(err, STALL_EPARSE,
+                      "%s: a gzip-compressed file: stallsim reads tidy CSV traces and the "
+                      "notebook's CSVs (decompress it if it is one of those)",
+                      path);
+        free(buf);
+        return STALL_TRACE_UNKNOWN;
+    }
+    char *nl = strpbrk(s, "\r\n");
+    if (nl)
+        *nl = '\0';
+    char *fld[64];
+    int nf = det_fields(s, fld, 64);
+    int skip = nf > 1 && fld[0][0] == '\0'; /* pandas' unnamed index column */
+    if (nf - skip >= 3 && strcmp(fld[skip], "rank") == 0 && strcmp(fld[skip + 1], "epoch") == 0 &&
+        strcmp(fld[skip + 2], "batch") == 0) {
+        kind = STALL_TRACE_TIDY;
+        snprintf(out->what, sizeof out->what, "a tidy trace%s",
+                 skip ? " (with pandas' index column)" : "");
+        /* The loader settings the trace records. */
+        for (int i = 0; i < nf; i++) {
+            out->has_workers |= strcmp(fld[i], "workers") == 0;
+            out->has_prefetch |= strcmp(fld[i], "prefetch") == 0;
+        }
+    } else if (nf >= 3 && fld[0][0] == '\0' && strcmp(fld[1], "Epoch") == 0) {
+        const char *role = NULL;
+        if (strcmp(fld[2], "Step") == 0)
+            role = "perf";
+        else if (strcmp(fld[2], "Index number") == 0 && nf >= 4 &&
+                 strncmp(fld[3], "Fetch time (sec)_gpu", 20) == 0)
+            role = "fetch";
+        else if (strcmp(fld[2], "Index number") == 0 && nf >= 4 &&
+                 strncmp(fld[3], "Start time_gpu", 14) == 0)
+            role = "start";
+        if (role && det_companions(path, role, out, err) == 0)
+            kind = STALL_TRACE_DSANALYZER;
+        else if (role) {
+            free(buf);
+            return STALL_TRACE_UNKNOWN;
+        }
+    }
+    free(buf);
+    if (kind == STALL_TRACE_UNKNOWN) {
+        stall_err_set(err, STALL_EPARSE,
+                      "%s:1: not a trace or scenario stallsim reads: expected a tidy trace (header "
+                      "rank,epoch,batch,...), one of the notebook's CSVs (header ,Epoch,Step,... "
+                      "or ,Epoch,Index number,...) or an INI ([section] lines)",
+                      path);
+        return kind;
+    }
+    out->kind = kind;
+    return kind;
+}
+
+/* ---- the end of a file: cut? ---- */
+
+/* A value that reads as a number or a timestamp: digits, sign, point,
+ * exponent, '-', ':' and ' ' (pandas' timestamps). */
+static bool det_numeric(const char *s, size_t n)
+{
+    bool digit = false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c >= '0' && c <= '9')
+            digit = true;
+        else if (!strchr("+-.eE: ", c))
+            return false;
+    }
+    return digit;
+}
+
+int stall_trace_check_end(const char *path, bool *cut, stall_err *err)
+{
+    *cut = false;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return stall_err_set(err, STALL_EIO, "%s: cannot open: %s", path, strerror(errno));
+    int rc = 0;
+    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    int last = EOF;
+    if (size > 0 && fseek(f, size - 1, SEEK_SET) == 0)
+        last = getc(f);
+    if (size <= 0 || last == '\n' || last == EOF) {
+        fclose(f);
+        return 0;
+    }
+    *cut = true;
+    /* The last line's number, and the complete lines of the last MiB
+     * before it for the lengths of each column. */
+    long lines = 1;
+    rewind(f);
+    for (int c; (c = getc(f)) != EOF;)
+        lines += c == '\n';
+    long from = size > (1L << 20) ? size - (1L << 20) : 0;
+    size_t n = (size_t)(size - from);
+    char *buf = stall_xmalloc(n + 1);
+    if (fseek(f, from, SEEK_SET) != 0 || fread(buf, 1, n, f) != n) {
+        fclose(f);
+        free(buf);
+        return stall_err_set(err, STALL_EIO, "%s: cannot read its end", path);
+    }
+    fclose(f);
+    buf[n] = '\0';
+    char *lastline = strrchr(buf, '\n');
+    if (!lastline || strchr(lastline, '"') || memchr(buf, '\0', n)) {
+        free(buf);
+        return 0; /* one line only, or quoted fields: nothing to compare */
+    }
+    *lastline++ = '\0';
+    /* Lines of buf before the last: skip a partial first line, and the
+     * header when buf starts the file. */
+    char *p = buf; /* its first line is a header (from = 0) or partial */
+    {
+        char *nl = strchr(p, '\n');
+        p = nl ? nl + 1 : p + strlen(p);
+    }
+    enum { MAXC = 256 };
+    size_t minlen[MAXC];
+    int rows[MAXC];
+    for (int c = 0; c < MAXC; c++)
+        minlen[c] = (size_t)-1, rows[c] = 0;
+    int lastn = 1;
+    for (const char *q = lastline; *q; q++)
+        lastn += *q == ',';
+    while (*p) {
+        char *nl = strchr(p, '\n');
+        char *end = nl ? nl : p + strlen(p);
+        int nf = 1;
+        bool quoted = false;
+        for (const char *q = p; q < end; q++) {
+            nf += *q == ',';
+            quoted |= *q == '"';
+        }
+        if (nf == lastn && !quoted) {
+            int c = 0;
+            const char *fs = p;
+            for (const char *q = p;; q++)
+                if (q == end || *q == ',' || *q == '\r') {
+                    size_t len = (size_t)(q - fs);
+                    if (c < MAXC) {
+                        if (len < minlen[c])
+                            minlen[c] = len;
+                        rows[c]++;
+                    }
+                    c++;
+                    fs = q + 1;
+                    if (q == end || *q == '\r')
+                        break;
+                }
+        }
+        p = nl ? nl + 1 : end;
+    }
+    int c = 0;
+    const char *fs = lastline;
+    for (const char *q = lastline;; q++)
+        if (*q == '\0' || *q == ',' || *q == '\r') {
+            size_t len = (size_t)(q - fs);
+            if (c < MAXC && rows[c] >= 2 && len > 0 && len < minlen[c] && det_numeric(fs, len)) {
+                rc = stall_err_set(err, STALL_EPARSE,
+                                   "%s:%ld:%d: \"%.*s\" is shorter than every other value of its "
+                                   "column, and the file ends without a newline: it looks cut "
+                                   "inside this number",
+                                   path, lines, c + 1, (int)(len > 80 ? 80 : len), fs);
+                break;
+            }
+            c++;
+            fs = q + 1;
+            if (*q != ',')
+                break;
+        }
+    free(buf);
+    return rc;
+}
+
+static pthread_mutex_t det_lock = PTHREAD_MUTEX_INITIALIZER;
+static char det_cut[8][STALL_DETECT_PATH_MAX];
+static int det_ncut;
+
+int stall_trace_check_end_warn(const char *path, stall_err *err)
+{
+    bool cut = false;
+    int rc = stall_trace_check_end(path, &cut, err);
+    if (rc || !cut)
+        return rc;
+    pthread_mutex_lock(&det_lock);
+    bool seen = false;
+    for (int i = 0; i < det_ncut && !seen; i++)
+        seen = strcmp(det_cut[i], path) == 0;
+    if (!seen && det_ncut < 8 && strlen(path) < STALL_DETECT_PATH_MAX)
+        strcpy(det_cut[det_ncut++], path);
+    pthread_mutex_unlock(&det_lock);
+    return 0;
+}
+
+const char *stall_trace_cut_file(int i)
+{
+    pthread_mutex_lock(&det_lock);
+    const char *p = i >= 0 && i < det_ncut ? det_cut[i] : NULL;
+    pthread_mutex_unlock(&det_lock);
+    return p;
+}

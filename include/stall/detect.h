@@ -1,0 +1,70 @@
+/*
+ * stall/detect.h - what kind of file a path is, from its content: an INI
+ * scenario, a tidy trace, or one of the notebook's (dsanalyzer) three CSVs,
+ * whose two companions are found beside it by their suffixes.
+ *
+ * Every command that takes a trace takes a path through this one function;
+ * a reader of a new format (Kineto, DLIO/dftracer...) adds its kind here,
+ * recognised from the first bytes of the file.
+ */
+#ifndef STALL_DETECT_H
+#define STALL_DETECT_H
+
+#include <stdbool.h>
+
+#include "stall/base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define STALL_DETECT_PATH_MAX 1024
+
+typedef enum stall_trace_kind {
+    STALL_TRACE_UNKNOWN = 0,
+    STALL_TRACE_INI,        /* a scenario INI */
+    STALL_TRACE_TIDY,       /* rank,epoch,batch,... (formats/tidy.c) */
+    STALL_TRACE_DSANALYZER, /* the notebook's perf, fetch-time and fetch-start CSVs */
+} stall_trace_kind;
+
+typedef struct stall_trace_detected {
+    stall_trace_kind kind;
+    /* dsanalyzer: the three files (the one given and its companions). */
+    char fetch[STALL_DETECT_PATH_MAX], start[STALL_DETECT_PATH_MAX], perf[STALL_DETECT_PATH_MAX];
+    /* tidy: the header has a workers, prefetch column. */
+    bool has_workers, has_prefetch;
+    /* What the file is, for the one line a command prints, e.g. "a tidy
+     * trace" or "the notebook's perf CSV". */
+    char what[96];
+} stall_trace_detected;
+
+/* Detects path's kind from its first line (a UTF-8 byte order mark, CRLF and
+ * pandas' unnamed index column allowed); for a dsanalyzer CSV, finds its
+ * companions beside it (STEM.csv, STEM_simp_fetchdifftime.csv,
+ * STEM_simp_fetchstartdifftime.csv). Returns the kind, or
+ * STALL_TRACE_UNKNOWN with err set (STALL_EIO: cannot read; STALL_EPARSE:
+ * not a format stallsim reads, or a companion missing), one line naming the
+ * file and what was expected. */
+stall_trace_kind stall_trace_detect(const char *path, stall_trace_detected *out, stall_err *err);
+
+/* The end of a trace file, checked for a cut: a file whose last line has
+ * no newline may be cut (a copy or a download stopped early). Returns 0,
+ * with *cut set when the last line has no newline (the caller warns:
+ * stall_trace_warn_cut); or STALL_EPARSE naming file:line:column when it
+ * has none and a number of that last line is shorter than every other value
+ * of its column (at least two other rows): cut inside that number, which
+ * would read as another value. STALL_EIO when the file cannot be read. */
+int stall_trace_check_end(const char *path, bool *cut, stall_err *err);
+
+/* stall_trace_check_end, remembering a file whose last line has no newline
+ * (once per path per process) for the command to warn of at its end: on
+ * success a line of its own, on failure a note in its one error line. */
+int stall_trace_check_end_warn(const char *path, stall_err *err);
+
+/* The i-th file remembered so (i from 0), or NULL. */
+const char *stall_trace_cut_file(int i);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

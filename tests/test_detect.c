@@ -1,0 +1,107 @@
+/* Format detection (formats/detect.c): a file's kind from its content. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "stall/detect.h"
+#include "tmpdir.h"
+
+static char ddir[] = "/tmp/stall_detect_XXXXXX";
+static void d_setup(void)
+{
+    tmpdir_make(ddir);
+}
+static void d_teardown(void)
+{
+    tmpdir_remove(ddir);
+}
+TestSuite(detect, .init = d_setup, .fini = d_teardown);
+
+static const char *put(const char *name, const char *text)
+{
+    static char path[4][600];
+    static int k;
+    char *p = path[k++ % 4];
+    snprintf(p, 600, "%s/%s", ddir, name);
+    FILE *f = fopen(p, "wb");
+    fputs(text, f);
+    fclose(f);
+    return p;
+}
+
+Test(detect, tidy_traces_in_every_spelling_users_have)
+{
+    stall_trace_detected d;
+    stall_err err = {0};
+    const char *texts[] = {
+        "rank,epoch,batch,worker,fetch_start\n0,0,0,0,1\n",
+        "\xEF\xBB\xBFrank,epoch,batch,worker,fetch_start,workers,prefetch\r\n0,0,0,0,1,2,2\r\n",
+        ",rank,epoch,batch,worker\n0,0,0,0,0\n",
+    };
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(stall_trace_detect(put("t.csv", texts[i]), &d, &err), STALL_TRACE_TIDY,
+                     "%d: %s", i, err.msg);
+        cr_assert_eq(d.has_workers, i == 1);
+        cr_assert_eq(d.has_prefetch, i == 1);
+    }
+}
+
+Test(detect, a_notebook_csv_finds_its_companions)
+{
+    const char *perf = put("run.csv", ",Epoch,Step,GPU,Time,Iteration time (sec)\n");
+    put("run_simp_fetchdifftime.csv", ",Epoch,Index number,Fetch time (sec)_gpu0\n");
+    const char *start =
+        put("run_simp_fetchstartdifftime.csv", ",Epoch,Index number,Start time_gpu0\n");
+    stall_trace_detected d;
+    stall_err err = {0};
+    cr_assert_eq(stall_trace_detect(start, &d, &err), STALL_TRACE_DSANALYZER, "%s", err.msg);
+    cr_assert_str_eq(d.perf, perf);
+    cr_assert(strstr(d.fetch, "/run_simp_fetchdifftime.csv"));
+    cr_assert_str_eq(d.start, start);
+    cr_assert(strstr(d.what, "fetch-start") || strstr(d.what, "start"), "%s", d.what);
+    /* A perf CSV alone: the missing companion is named. */
+    const char *lone = put("lone.csv", ",Epoch,Step,GPU,Time,Iteration time (sec)\n");
+    cr_assert_eq(stall_trace_detect(lone, &d, &err), STALL_TRACE_UNKNOWN);
+    cr_assert(strstr(err.msg, "lone_simp_fetchdifftime.csv is not beside it"), "%s", err.msg);
+}
+
+Test(detect, inis_and_unknown_files)
+{
+    stall_trace_detected d;
+    stall_err err = {0};
+    cr_assert_eq(stall_trace_detect(put("a.ini", "x"), &d, &err), STALL_TRACE_INI);
+    cr_assert_eq(stall_trace_detect(put("a.txt", "; c\n[scenario]\n"), &d, &err), STALL_TRACE_INI);
+    cr_assert_eq(stall_trace_detect(put("a.csv", "a,b\n"), &d, &err), STALL_TRACE_UNKNOWN);
+    cr_assert(strstr(err.msg, "a.csv:1: not a trace"), "%s", err.msg);
+    cr_assert_eq(stall_trace_detect(put("e.csv", ""), &d, &err), STALL_TRACE_UNKNOWN);
+    cr_assert_eq(stall_trace_detect(put("g.gz", "\x1f\x8b\x08"), &d, &err), STALL_TRACE_UNKNOWN);
+    cr_assert(strstr(err.msg, "gzip"), "%s", err.msg);
+    cr_assert_eq(stall_trace_detect("/nonexistent/x.csv", &d, &err), STALL_TRACE_UNKNOWN);
+    cr_assert_eq(err.code, STALL_EIO);
+}
+
+/* Issue 17 item 4: a file whose last line has no newline may be cut; cut
+ * inside its last number (shorter than every other value of its column),
+ * it is refused. */
+Test(detect, a_cut_file_is_told_from_a_whole_one)
+{
+    bool cut = true;
+    stall_err err = {0};
+    const char *whole = put("w.csv", "a,b\n1.25,2021-09-01 19:48:46.731757\n1.5,2021-09-01 "
+                                     "19:48:46.722795\n1.75,2021-09-01 19:48:47.000001\n");
+    cr_assert_eq(stall_trace_check_end(whole, &cut, &err), 0, "%s", err.msg);
+    cr_assert(!cut);
+    const char *nonl = put("n.csv", "a,b\n1.25,2021-09-01 19:48:46.731757\n1.5,2021-09-01 "
+                                    "19:48:46.722795\n1.75,2021-09-01 19:48:47.000001");
+    cr_assert_eq(stall_trace_check_end(nonl, &cut, &err), 0, "%s", err.msg);
+    cr_assert(cut);
+    const char *c = put("c.csv", "a,b\n1.25,2021-09-01 19:48:46.731757\n1.5,2021-09-01 "
+                                 "19:48:46.722795\n1.75,2021-09-01 19:48:47.00");
+    cr_assert_eq(stall_trace_check_end(c, &cut, &err), STALL_EPARSE);
+    cr_assert(strstr(err.msg, "c.csv:4:2: \"2021-09-01 19:48:47.00\" is shorter than every other "
+                              "value of its column"),
+              "%s", err.msg);
+    /* A short value in a file that ends with its newline is a value. */
+    const char *s = put("s.csv", "a,b\n1.25,2\n1.5,3\n1,4\n");
+    cr_assert_eq(stall_trace_check_end(s, &cut, &err), 0, "%s", err.msg);
+}
