@@ -119,7 +119,8 @@ static void tl_loop(stall_tl *w, const tl_ctx *c, int r)
                 stall_time ar = t->compute_end ? t->compute_end[j] : t->ready[j];
                 latest = ar > latest ? ar : latest;
             }
-            snprintf(args, sizeof args, "{\"epoch\":%d,\"batch\":%lld}", e, (long long)k);
+            snprintf(args, sizeof args, "{\"epoch\":%d,\"batch\":%lld}", t->epoch0 + e,
+                     (long long)k);
             if (k == 0) {
                 stall_time e0 = t->epoch_start[(size_t)e * g + r];
                 tl_slice(w, c, pid, "start-up + first batch", "startup", e0 < q ? e0 : q, y, args);
@@ -204,8 +205,10 @@ static void tl_fetches(stall_tl *w, const tl_ctx *c, int r)
         for (size_t j = 0; j < m; j++) {
             if (track[j] != l || !tl_in(c, f[j].s, f[j].e))
                 continue;
-            snprintf(name, sizeof name, "fetch e%d b%lld", f[j].epoch, (long long)f[j].k);
-            snprintf(args, sizeof args, "{\"epoch\":%d,\"batch\":%lld}", f[j].epoch,
+            /* Epochs as the trace labels them (epoch0: the notebook's epoch 1). */
+            int label = t->epoch0 + f[j].epoch;
+            snprintf(name, sizeof name, "fetch e%d b%lld", label, (long long)f[j].k);
+            snprintf(args, sizeof args, "{\"epoch\":%d,\"batch\":%lld}", label,
                      (long long)f[j].k);
             stall_tl_complete(w, pid, TL_FETCH0 + l, name, "fetch", f[j].s - c->origin,
                               f[j].e - f[j].s, args);

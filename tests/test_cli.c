@@ -570,6 +570,12 @@ Test(cli, epochs_are_labelled_as_the_trace_writes_them)
              "sed -n 2p %s/a/slowest.csv | grep -q '^measured,1,'",
              p, cdir, cdir, cdir, cdir, p, cdir, cdir);
     cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    /* The timeline's slices carry the same label, and no other. */
+    snprintf(cmd, sizeof cmd,
+             BIN " timeline %s -o %s/tl.json > /dev/null && grep -q '\"epoch\":1,' %s/tl.json && "
+                 "! grep -q '\"epoch\":0,' %s/tl.json",
+             p, cdir, cdir, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
     /* A tidy trace counts from 0, as it writes. */
     snprintf(cmd, sizeof cmd,
              BIN " validate " STALL_SOURCE_DIR "/traces/w2/trace.csv -q -o %s/t && sed -n 2p "
