@@ -70,6 +70,9 @@ const cfg_key cfg_keys[] = {
           "seconds the pin-memory thread spends per batch (0: pin_memory off)"),
     CFG_K("loader", "persistent_workers", CFG_BOOL, persistent_workers, "false", 0, 0, NULL,
           "keep workers alive across epochs (no start-up cost after the first)"),
+    CFG_K("loader", "drop_last", CFG_BOOL, drop_last, "false", 0, 0, NULL,
+          "drop each rank's last incomplete batch (strong scaling: batches per rank = "
+          "floor instead of ceil of its samples / batch size)"),
     CFG_K("loader", "startup_s", CFG_DOUBLE, startup_s, "0", 0, CFG_DUR, NULL,
           "seconds for a worker to start before its first fetch"),
     CFG_K("loader", "handover_s", CFG_DOUBLE, handover_s, "0", 0, CFG_DUR, NULL,
@@ -78,6 +81,10 @@ const cfg_key cfg_keys[] = {
           "GPUs (DDP ranks); 0: as many as the trace has"),
     CFG_K("cluster", "gpus_per_node", CFG_INT, gpus_per_node, "0", 0, STALL_LIMIT_RANKS, NULL,
           "GPUs per node; 0: the trace's layout (its GPUs on one node), 8 without a trace"),
+    CFG_K("cluster", "scaling", CFG_ENUM, scaling, "strong", 0, 0, "strong|weak",
+          "what more or fewer GPUs than the trace's do: strong splits the trace's dataset "
+          "(each rank gets ceil(samples / GPUs), as DistributedSampler), weak keeps the "
+          "batches per rank (more data)"),
     CFG_K("cluster", "cores", CFG_INT, cores, "0", 0, 1 << 24, NULL,
           "host CPU cores per node shared by the fetches (0: unlimited)"),
     CFG_K("fetch", "cpu_share", CFG_DOUBLE, cpu_share, "1", 0, 1, NULL,

@@ -410,6 +410,23 @@ int wi_load_measured(const wi_trace_src *src, stall_measured *m, stall_err *err)
     return rc;
 }
 
+int64_t wi_batch_samples(const wi_whatif *what, const stall_measured *m)
+{
+    if (m && m->samples > 0)
+        return m->samples;
+    return what->samples > 0 ? what->samples : 1;
+}
+
+int64_t wi_strong_batches(int64_t n, int g0, int g, int64_t b, bool drop_last)
+{
+    /* L = n x g0 x b samples; DistributedSampler gives each of g ranks
+     * ceil(L / g) (it pads by repeating samples); the DataLoader makes
+     * batches of b of them, the last one partial unless drop_last. */
+    __int128 l = (__int128)n * g0 * b, per = (l + g - 1) / g;
+    __int128 nb = drop_last ? per / b : (per + b - 1) / b;
+    return nb > INT64_MAX ? INT64_MAX : (int64_t)nb;
+}
+
 /* Model parameters: the measured configuration, then the INI's explicit
  * what-if keys on top (when whatif). */
 void wi_params(const wi_whatif *what, const stall_measured *m, bool whatif, stall_model_params *p)
@@ -437,6 +454,9 @@ void wi_params(const wi_whatif *what, const stall_measured *m, bool whatif, stal
     p->handover = WI_PICK(what->handover_given, stall_s_to_ns(what->handover_s), m->handover, true);
     p->pin = whatif ? stall_s_to_ns(what->pin_memory_s) : 0;
     p->batches = whatif && what->batches > 0 ? what->batches : (have ? m->batches : what->batches);
+    if (whatif && have && what->batches <= 0 && what->scaling == STALL_SCALING_STRONG)
+        p->batches = wi_strong_batches(m->batches, m->ranks, p->ranks, wi_batch_samples(what, m),
+                                       what->drop_last);
     p->epochs = (int)(whatif && what->epochs > 0
                           ? what->epochs
                           : (have ? m->epochs : (what->epochs > 0 ? what->epochs : 1)));

@@ -85,8 +85,20 @@ int wi_run_with(const stall_model_params *p, const stall_durations *d, wi_collec
 /* Loads and decomposes the trace; the rows are freed once decomposed. */
 int wi_load_measured(const wi_trace_src *src, stall_measured *m, stall_err *err);
 
+/* Samples per batch per rank: the trace's, else [report] samples, else 1
+ * (then L counts batches). */
+int64_t wi_batch_samples(const wi_whatif *what, const stall_measured *m);
+
+/* Strong scaling (docs/model.md 2.4): the batches per rank when the
+ * dataset of a trace with n batches per rank on g0 ranks, b samples per
+ * batch (L = n g0 b), is split over g ranks as DistributedSampler does:
+ * ceil(L / g) samples per rank, batches of b, the last one dropped when
+ * incomplete and drop_last. */
+int64_t wi_strong_batches(int64_t n, int g0, int g, int64_t b, bool drop_last);
+
 /* Model parameters: the measured configuration, then the INI's explicit
- * what-if keys on top (when whatif). */
+ * what-if keys on top (when whatif); with a trace, [cluster] scaling =
+ * strong and no [run] batches, the batches per rank of wi_strong_batches. */
 void wi_params(const wi_whatif *what, const stall_measured *m, bool whatif, stall_model_params *p);
 
 /* How a job uses the host CPU: cores per node, ranks per node, and the

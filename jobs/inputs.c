@@ -27,6 +27,9 @@ void wi_inputs_resolve(const stall_config *cfg, wi_inputs *in)
     w->gpus = cfg->gpus;
     w->gpus_per_node = cfg->gpus_per_node;
     w->cores = cfg->cores;
+    w->scaling = cfg->scaling;
+    w->drop_last = cfg->drop_last;
+    w->samples = cfg->samples;
     w->workers = cfg->workers;
     w->workers_given = stall_config_given(cfg, "loader", "workers");
     w->prefetch_factor = cfg->prefetch_factor;

@@ -33,6 +33,9 @@ typedef struct wi_trace_src {
 typedef struct wi_whatif {
     const char *ini; /* the INI file, for messages ("" when none) */
     int64_t gpus, gpus_per_node, cores;
+    int scaling;     /* stall_scaling */
+    bool drop_last;  /* [loader] drop_last */
+    int64_t samples; /* [report] samples: samples per batch per rank; 0: the trace's */
     int64_t workers, prefetch_factor;
     bool workers_given, prefetch_given;
     double startup_s, handover_s;

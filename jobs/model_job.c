@@ -178,6 +178,28 @@ static void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *
                     : "inferred from the fetch starts; set [trace] workers if wrong",
                 m->prefetch >= 1 ? m->prefetch : 2,
                 stall_config_given(cfg, "trace", "prefetch_factor") ? "" : " (PyTorch's default)");
+    if (m && p->ranks != m->ranks) {
+        /* Which scaling: it sets the batches per rank of every number below. */
+        int64_t b = m->samples > 0 ? m->samples : (cfg->samples > 0 ? cfg->samples : 1);
+        if (cfg->batches > 0)
+            fprintf(f, "scaling: %lld batches per GPU from [run] batches (the trace: %lld on %d "
+                       "GPUs)\n",
+                    (long long)p->batches, (long long)m->batches, m->ranks);
+        else if (cfg->scaling == STALL_SCALING_STRONG)
+            fprintf(f,
+                    "scaling: strong, the trace's dataset split over %d GPUs: %lld %s (%lld "
+                    "batches x %d GPU%s%s) give %lld batches per GPU (%s)\n",
+                    p->ranks, (long long)(m->batches * m->ranks * b),
+                    b > 1 ? "samples" : "batches", (long long)m->batches, m->ranks,
+                    m->ranks == 1 ? "" : "s",
+                    b > 1 ? " x samples per batch" : "", (long long)p->batches,
+                    cfg->drop_last ? "drop_last: the incomplete batch dropped"
+                                   : "the last one may be partial");
+        else
+            fprintf(f, "scaling: weak, %lld batches per GPU as in the trace: %d GPUs load %.3gx "
+                       "its data\n",
+                    (long long)p->batches, p->ranks, (double)p->ranks / m->ranks);
+    }
     if (whole[0])
         fprintf(f, "%s\n", whole);
     if (p->cores > 0)

@@ -196,6 +196,7 @@ struct wi_stream {
     stall_tidy_info info;
     int workers, prefetch; /* as decided in pass 1 */
     int workers_from;      /* STALL_WORKERS_* */
+    int64_t samples;       /* the first row's samples (0: absent), from pass 1 */
     stall_time turn;
     double span, span_x;
     stall_time *gap;   /* [epochs] from pass 3 */
@@ -297,7 +298,11 @@ static int wi_pass1(wi_stream *s, int *maxid, int *inferred, stall_err *err)
     bool *stopped = NULL;
     stall_tidy_row row;
     *maxid = -1;
+    bool first = true;
     while ((rc = wi_src_next(&src, &row, err)) == 1) {
+        if (first)
+            s->samples = row.samples;
+        first = false;
         *maxid = row.worker > *maxid ? row.worker : *maxid;
         if (row.epoch != 0)
             continue;
@@ -474,6 +479,7 @@ void wi_stream_grid(const wi_stream *s, stall_measured *m)
     m->ranks = s->info.ranks;
     m->epochs = s->info.epochs;
     m->batches = s->info.batches;
+    m->samples = s->samples;
 }
 
 int wi_stream_measure(wi_stream *s, const wi_xform *x, const stall_model_params *p,

@@ -612,7 +612,7 @@ Test(measured, streaming_model_equals_whole_tables_on_generated_traces)
 Test(measured, model_beyond_the_trace_reads_it_whole_and_says_why)
 {
     const char *a[] = {"trace.path=" STALL_SOURCE_DIR "/traces/w2/trace.csv", "cluster.gpus=3",
-                       "fetch.resample=bootstrap", NULL};
+                       "cluster.scaling=weak", "fetch.resample=bootstrap", NULL};
     char *s = model_run(STALL_SOURCE_DIR "/configs/w2.ini", a, 0),
          *m = model_run(STALL_SOURCE_DIR "/configs/w2.ini", a, 1);
     const char *line = "the trace was read whole into memory: the what-if's 3 GPUs x 3 epochs x "

@@ -600,3 +600,53 @@ Test(whatif, replications_of_a_measured_only_what_if_are_refused)
     cr_assert_eq(stall_scenario_run(&cfg, &o, &err), STALL_ECONFIG);
     cr_expect(strstr(err.msg, "--set run.replications: has no effect") != NULL, "%s", err.msg);
 }
+
+/* Field i (0-based) of the first data row of DIR/summary.csv. */
+static double summary_field(const char *dir, int i)
+{
+    char sp[800];
+    snprintf(sp, sizeof sp, "%s/summary.csv", dir);
+    char *s = slurp(sp);
+    char *fld = strchr(s, '\n') + 1;
+    for (int k = 0; k < i; k++)
+        fld = strchr(fld, ',') + 1;
+    double v = strtod(fld, NULL);
+    free(s);
+    return v;
+}
+
+Test(whatif, strong_scaling_splits_the_traces_dataset_weak_keeps_the_batches_per_gpu)
+{
+    /* ddp2_w2: 2 ranks x 60 batches x 16 samples, 3 epochs: L = 1920
+     * samples per epoch. Strong scaling (the default) over G ranks gives
+     * each ceil(L / G) samples (DistributedSampler), in batches of 16:
+     * G = 4: 480 -> 30 batches (twice the ranks, half the batches); G = 7:
+     * 275 -> ceil 18, floor 17 with drop_last. Weak scaling keeps 60. */
+    static const struct {
+        const char *gpus, *scaling, *drop;
+        int64_t n;
+    } c[] = {{"cluster.gpus=4", NULL, NULL, 30},
+             {"cluster.gpus=4", "cluster.scaling=weak", NULL, 60},
+             {"cluster.gpus=7", "cluster.scaling=strong", NULL, 18},
+             {"cluster.gpus=7", "cluster.scaling=strong", "loader.drop_last=true", 17},
+             {"cluster.gpus=2", NULL, "loader.drop_last=true", 60}};
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char out[700];
+        snprintf(out, sizeof out, "%s/scaling%zu", wdir, i);
+        const char *sets[] = {"fetch.resample=bootstrap", c[i].gpus, c[i].scaling ? c[i].scaling
+                              : "cluster.gpus_per_node=0",
+                              c[i].drop ? c[i].drop : "loader.in_order=true", NULL};
+        char *t = run_model("traces/ddp2_w2/trace.csv", sets, out);
+        double iters = summary_field(out, 6), epochs = summary_field(out, 5);
+        cr_expect_eq((int64_t)iters, 3 * c[i].n,
+                     "%s %s %s: %.0f iterations over %.0f epochs, expected 3 x %lld", c[i].gpus,
+                     c[i].scaling ? c[i].scaling : "(default)", c[i].drop ? c[i].drop : "",
+                     iters, epochs, (long long)c[i].n);
+        if (strcmp(c[i].gpus, "cluster.gpus=2") != 0)
+            cr_expect(strstr(t, c[i].scaling && strstr(c[i].scaling, "weak") ? "scaling: weak"
+                                                                            : "scaling: strong") !=
+                          NULL,
+                      "the terminal says which scaling: %s", t);
+        free(t);
+    }
+}
