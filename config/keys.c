@@ -42,6 +42,9 @@ const cfg_key cfg_keys[] = {
     CFG_K("trace", "prefetch_factor", CFG_INT, trace_prefetch, "0", 0, 65536, NULL,
           "the measured run's prefetch factor when the trace does not record it; 0: PyTorch's "
           "default 2"),
+    CFG_K("trace", "persistent_workers", CFG_BOOL, trace_persistent, "false", 0, 0, NULL,
+          "the measured run kept its workers across epochs (persistent_workers=True): its "
+          "start-up is estimated from epoch 0 only and paid once"),
     CFG_K("align", "fetch", CFG_ALIGNS, fetch_align, "avg, min, none", 0, 0, NULL,
           "fetch-duration alignment across GPUs per batch: a list of avg, min, none"),
     CFG_K("align", "start", CFG_ALIGNS, start_align, "avg, min, none", 0, 0, NULL,

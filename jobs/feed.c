@@ -379,6 +379,8 @@ int wi_load_measured(const wi_trace_src *src, stall_measured *m, stall_err *err)
         int rc = stall_ds_load(src->fetch, src->start, src->perf, src->epoch, &d, err);
         if (rc == 0)
             rc = stall_measured_from_dsanalyzer(d, (int)src->workers, (int)src->prefetch, m, err);
+        if (rc == 0)
+            m->persistent = src->persistent; /* one epoch: only the model's later ones use it */
         stall_ds_free(d);
         return rc;
     }
@@ -403,7 +405,7 @@ int wi_load_measured(const wi_trace_src *src, stall_measured *m, stall_err *err)
     if (rc == 0 && t->prefetch < 1 && src->prefetch > 0)
         t->prefetch = (int)src->prefetch;
     if (rc == 0)
-        rc = stall_measured_from_tidy(t, m, err);
+        rc = stall_measured_from_tidy_p(t, src->persistent, m, err);
     if (rc == 0)
         m->workers_from = from;
     stall_tidy_free(t);
@@ -449,7 +451,9 @@ void wi_params(const wi_whatif *what, const stall_measured *m, bool whatif, stal
         (int)WI_PICK(what->prefetch_given, what->prefetch_factor, m->prefetch, m->prefetch >= 1);
     p->prefetch = pf >= 1 ? pf : 2;
     p->in_order = what->in_order;
-    p->persistent_workers = what->persistent_workers;
+    /* The measured run's unless the what-if says otherwise. */
+    p->persistent_workers = have && !(whatif && what->persistent_given) ? m->persistent
+                                                                         : what->persistent_workers;
     p->startup = WI_PICK(what->startup_given, stall_s_to_ns(what->startup_s), m->startup, true);
     p->handover = WI_PICK(what->handover_given, stall_s_to_ns(what->handover_s), m->handover, true);
     p->pin = whatif ? stall_s_to_ns(what->pin_memory_s) : 0;

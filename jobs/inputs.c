@@ -20,6 +20,7 @@ void wi_inputs_resolve(const stall_config *cfg, wi_inputs *in)
     t->workers = cfg->trace_workers;
     t->workers_given = stall_config_given(cfg, "trace", "workers");
     t->prefetch = cfg->trace_prefetch;
+    t->persistent = cfg->trace_persistent;
     t->ini = cfg->ini_path;
 
     wi_whatif *w = &in->what;
@@ -40,6 +41,7 @@ void wi_inputs_resolve(const stall_config *cfg, wi_inputs *in)
     w->handover_given = stall_config_given(cfg, "loader", "handover_s");
     w->in_order = cfg->in_order;
     w->persistent_workers = cfg->persistent_workers;
+    w->persistent_given = stall_config_given(cfg, "loader", "persistent_workers");
     w->pin_memory_s = cfg->pin_memory_s;
     w->batches = cfg->batches;
     w->epochs = cfg->epochs;

@@ -24,6 +24,7 @@ typedef struct wi_trace_src {
     int64_t workers;                  /* [trace] workers; -1: infer from the fetch starts */
     bool workers_given;               /* set explicitly: must agree with a trace that records it */
     int64_t prefetch;                 /* [trace] prefetch_factor; 0: PyTorch's default 2 */
+    bool persistent;                  /* [trace] persistent_workers */
     const char *ini;                  /* the INI file, for messages ("" when none) */
 } wi_trace_src;
 
@@ -41,6 +42,7 @@ typedef struct wi_whatif {
     double startup_s, handover_s;
     bool startup_given, handover_given;
     bool in_order, persistent_workers;
+    bool persistent_given; /* [loader] persistent_workers set explicitly */
     double pin_memory_s;
     int64_t batches, epochs, seed;
     double cpu_share, compute_cpu_share;
