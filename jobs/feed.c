@@ -157,8 +157,20 @@ int wi_xform_check(const wi_whatif *what, const wi_xform *x, int g, stall_err *e
                          wi_where(what->ini), g, STALL_LIMIT_DURATION_S);
 }
 
+bool wi_inline_from_workers(const wi_whatif *what, const stall_measured *m, bool whatif)
+{
+    return whatif && m && what->workers_given && what->workers == 0 && m->workers > 0;
+}
+
+void wi_xform_inline(wi_xform *x, const wi_whatif *what, const stall_measured *m, bool whatif)
+{
+    x->unturn = wi_inline_from_workers(what, m, whatif) ? m->turnaround : 0;
+}
+
 stall_time wi_xform_fetch(const wi_xform *x, stall_time v)
 {
+    if (v >= 0 && x->unturn > 0)
+        v = v > x->unturn ? v - x->unturn : 0;
     return v < 0 ? v : wi_scaled(v, x->fscale);
 }
 
@@ -241,6 +253,7 @@ int wi_tables_build(const wi_whatif *what, const stall_measured *m, int g, int n
         cfit = wi_fit_pool(what->resample, m->compute, mcells);
     }
     wi_xform x = wi_xform_make(what, g, whatif);
+    wi_xform_inline(&x, what, m, whatif);
     for (int e = 0; e < ne; e++)
         for (int r = 0; r < g; r++)
             for (int64_t k = 0; k < n; k++) {
@@ -456,6 +469,11 @@ void wi_params(const wi_whatif *what, const stall_measured *m, bool whatif, stal
                                                                          : what->persistent_workers;
     p->startup = WI_PICK(what->startup_given, stall_s_to_ns(what->startup_s), m->startup, true);
     p->handover = WI_PICK(what->handover_given, stall_s_to_ns(what->handover_s), m->handover, true);
+    /* workers = 0 from a trace taken with workers: no result queue, no
+     * unpickling (_SingleProcessDataLoaderIter._next_data fetches, collates
+     * and pins inline), so the measured hand-over does not apply. */
+    if (wi_inline_from_workers(what, m, whatif) && !what->handover_given)
+        p->handover = 0;
     p->pin = whatif ? stall_s_to_ns(what->pin_memory_s) : 0;
     p->batches = whatif && what->batches > 0 ? what->batches : (have ? m->batches : what->batches);
     if (whatif && have && what->batches <= 0 && what->scaling == STALL_SCALING_STRONG)

@@ -38,12 +38,22 @@ void wi_tables_free(wi_tables *w);
 typedef struct wi_xform {
     double fscale, cscale;
     stall_time ddp; /* -1: the measured tail; -2: the ring all-reduce is past the limit */
+    stall_time unturn; /* taken off every fetch: the measured workers' turnaround when the
+                          what-if loads in the main process (workers = 0) */
 } wi_xform;
 
 #define WI_XFORM_NONE ((wi_xform){.fscale = 1.0, .cscale = 1.0, .ddp = -1})
 
 /* The what-if's transform for a run of g ranks (whatif false: none). */
 wi_xform wi_xform_make(const wi_whatif *what, int g, bool whatif);
+
+/* workers = 0 from a trace taken with workers: PyTorch's single-process
+ * iterator fetches inline, so the workers' turnaround (result queue,
+ * pickling) measured into every fetch comes off (x->unturn). */
+void wi_xform_inline(wi_xform *x, const wi_whatif *what, const stall_measured *m, bool whatif);
+
+/* The what-if loads in the main process from a trace taken with workers. */
+bool wi_inline_from_workers(const wi_whatif *what, const stall_measured *m, bool whatif);
 /* 0, or the error for a [ddp] all-reduce past the limit (ddp == -2). */
 int wi_xform_check(const wi_whatif *what, const wi_xform *x, int g, stall_err *err);
 /* A measured duration transformed; a negative v (a feed's error) unchanged. */

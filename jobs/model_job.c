@@ -304,6 +304,8 @@ static int wi_open_stream(const wi_inputs *in, wi_stream **ws, stall_measured *m
     }
     *x = wi_xform_make(&in->what, q.ranks, true);
     rc = wi_stream_measure(*ws, x, &q, m, err);
+    if (rc == 0)
+        wi_xform_inline(x, &in->what, m, true);
     if (rc) {
         wi_stream_close(*ws);
         *ws = NULL;

@@ -721,3 +721,57 @@ Test(whatif, persistent_workers_trace_pays_its_start_up_once_and_validates_exact
     }
     gsl_rng_free(rng);
 }
+
+Test(whatif, no_workers_fetch_pin_and_compute_inline_one_after_the_other)
+{
+    /* A trace taken with 1 worker (prefetch 2): fetch D = 40 ms, then the
+     * worker's turnaround g = 5 ms (result queue, pickling) before its next
+     * batch, hand-over h = 2 ms after it, compute C = 10 ms, no tail. The
+     * decomposition finds the turnaround g and the hand-over h. With
+     * workers = 0 (PyTorch's _SingleProcessDataLoaderIter._next_data:
+     * fetch, collate and pin inline, no queue) and pin p = 3 ms, one rank's
+     * epoch is exactly N x (D + p + C): neither g nor h. */
+    const int n = 20;
+    const stall_time D = 40000000, g = 5000000, h = 2000000, C = 10000000, P = 3000000;
+    char path[600];
+    snprintf(path, sizeof path, "%s/w1.csv", wdir);
+    FILE *f = fopen(path, "w");
+    fputs("rank,epoch,batch,worker,fetch_start,fetch_end,request,ready,iter_end,compute_end,"
+          "epoch_start,workers,prefetch\n",
+          f);
+    stall_time q = 0, e_prev = 0;
+    for (int k = 0; k < n; k++) {
+        stall_time s = k == 0 ? 0 : e_prev + g, e = s + D;
+        stall_time y = (q > e + g ? q : e + g) + h, ce = y + C;
+        fprintf(f, "0,0,%d,0,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,0,1,2\n", k, s / 1e9, e / 1e9, q / 1e9,
+                y / 1e9, ce / 1e9, ce / 1e9);
+        e_prev = e;
+        q = ce;
+    }
+    fclose(f);
+    char a[700], b[700];
+    snprintf(a, sizeof a, "%s/inline", wdir);
+    snprintf(b, sizeof b, "%s/inline_h", wdir);
+    char set[800];
+    snprintf(set, sizeof set, "trace.path=%s", path);
+    stall_config cfg;
+    stall_err err = {0};
+    const char *sets[] = {"scenario.mode=model", "trace.format=tidy", "align.start=none",
+                          set, "loader.workers=0", "loader.pin_memory_s=0.003", NULL};
+    stall_config_defaults(&cfg);
+    for (const char *const *s = sets; *s; s++)
+        cr_assert_eq(stall_config_set(&cfg, *s, &err), 0, "%s: %s", *s, err.msg);
+    stall_run_opts o = {.outdir = a, .jobs = 1};
+    cr_assert_eq(stall_scenario_run(&cfg, &o, &err), 0, "%s", err.msg);
+    double want = n * (D + P + C) / 1e9, got = summary_epoch(a);
+    cr_expect(fabs(got - want) < 1e-9, "workers = 0: epoch %.9f s, N x (D + p + C) = %.9f s",
+              got, want);
+    /* A hand-over given explicitly still applies: N x (D + p + h' + C). */
+    cr_assert_eq(stall_config_set(&cfg, "loader.handover_s=0.001", &err), 0, "%s", err.msg);
+    o.outdir = b;
+    cr_assert_eq(stall_scenario_run(&cfg, &o, &err), 0, "%s", err.msg);
+    want = n * (D + P + 1000000 + C) / 1e9;
+    got = summary_epoch(b);
+    cr_expect(fabs(got - want) < 1e-9, "workers = 0, handover_s 0.001: epoch %.9f s, want %.9f s",
+              got, want);
+}
