@@ -123,7 +123,9 @@ const cfg_key cfg_keys[] = {
           "MB read from storage per batch (0: a tidy trace's bytes column); a measured fetch "
           "already contains its read, so only the time lost to sharing the bandwidth is added"),
     CFG_K("ddp", "allreduce_s", CFG_DOUBLE, allreduce_s, "0", 0, CFG_DUR, NULL,
-          "exposed all-reduce + optimizer time per iteration (replaces the measured value)"),
+          "seconds per iteration after the last GPU's backward: the whole tail A(k), exposed "
+          "all-reduce + optimizer step + loop bookkeeping up to the next request; replaces the "
+          "measured tail whole (a trace does not separate the all-reduce)"),
     CFG_K("ddp", "bucket_mb", CFG_DOUBLE, bucket_mb, "0", 0, CFG_BIG, NULL,
           "ring model: MB in the last gradient bucket (exposed after backward)"),
     CFG_K("ddp", "bandwidth_gb_s", CFG_DOUBLE, bandwidth_gb_s, "0", 0, CFG_BIG, NULL,
