@@ -132,6 +132,10 @@ const cfg_key cfg_keys[] = {
           "ring model: link bandwidth in GB/s"),
     CFG_K("ddp", "latency_us", CFG_DOUBLE, latency_us, "0", 0, CFG_DUR, NULL,
           "ring model: per-step latency in microseconds"),
+    CFG_K("ddp", "accumulation", CFG_INT, accumulation, "1", 1, 4096, NULL,
+          "gradient accumulation: iterations per gradient synchronisation (DDP no_sync for the "
+          "others); the ranks meet at the barrier and pay the tail every accumulation-th "
+          "iteration and at the epoch's end"),
     CFG_K("run", "batches", CFG_INT, batches, "0", 0, (double)STALL_LIMIT_BATCHES, NULL,
           "batches per GPU per epoch (0: as in the trace)"),
     CFG_K("run", "epochs", CFG_INT, epochs, "0", 0, STALL_LIMIT_EPOCHS, NULL,

@@ -475,6 +475,7 @@ void wi_params(const wi_whatif *what, const stall_measured *m, bool whatif, stal
     if (wi_inline_from_workers(what, m, whatif) && !what->handover_given)
         p->handover = 0;
     p->pin = whatif ? stall_s_to_ns(what->pin_memory_s) : 0;
+    p->accumulation = whatif ? (int)what->accumulation : 1;
     p->batches = whatif && what->batches > 0 ? what->batches : (have ? m->batches : what->batches);
     if (whatif && have && what->batches <= 0 && what->scaling == STALL_SCALING_STRONG)
         p->batches = wi_strong_batches(m->batches, m->ranks, p->ranks, wi_batch_samples(what, m),

@@ -56,6 +56,7 @@ void wi_inputs_resolve(const stall_config *cfg, wi_inputs *in)
     w->bucket_mb = cfg->bucket_mb;
     w->bandwidth_gb_s = cfg->bandwidth_gb_s;
     w->latency_us = cfg->latency_us;
+    w->accumulation = cfg->accumulation;
     w->resample = cfg->resample;
     w->fetch_dist = cfg->fetch_dist;
     w->compute_dist = cfg->compute_dist;

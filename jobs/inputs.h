@@ -51,6 +51,7 @@ typedef struct wi_whatif {
     double allreduce_s; /* [ddp] allreduce_s, when allreduce_given */
     bool allreduce_given;
     double bucket_mb, bandwidth_gb_s, latency_us;
+    int64_t accumulation; /* [ddp] accumulation */
     int resample; /* stall_resample */
     stall_dist fetch_dist, compute_dist;
 } wi_whatif;

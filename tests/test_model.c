@@ -1088,3 +1088,79 @@ Test(model, steady_state_pipeline_law_for_one_rank)
     cr_log_info("pipeline law: largest gap %s (%.3f%% of the epoch)", where,
                 100 * worst / worst_law);
 }
+
+/* ---- gradient accumulation (DDP no_sync) ----------------------------------- */
+
+/* Two ranks loading in the main process (S = Q): in iteration k rank r
+ * waits stall0/stall1 for its data, computes C (+ b on rank 1), tail A. */
+static void acc_case(int acc, int alternate, stall_time a, stall_time b, stall_time c,
+                     stall_time tail, int64_t n, got *o)
+{
+    stall_model_params p;
+    stall_model_defaults(&p);
+    p.ranks = 2;
+    p.gpus_per_node = 2;
+    p.workers = 0;
+    p.batches = n;
+    p.accumulation = acc;
+    tab t;
+    tab_alloc(&t, 2, n, 1);
+    for (int64_t k = 0; k < n; k++) {
+        int slow = alternate ? (int)(k % 2) : 0;
+        TF(&t, 0, slow, k) = a;
+        TC(&t, 0, 0, k) = c;
+        TC(&t, 0, 1, k) = c + b;
+        t.tail[k] = tail;
+    }
+    stall_err err = {0};
+    cr_assert_eq(run_tab(&p, &t, o, &err), 0, "%s", err.msg);
+    tab_free(&t);
+}
+
+Test(model, gradient_accumulation_meets_at_the_barrier_every_kth_iteration)
+{
+    const stall_time a = 30 * MS, b = 12 * MS, c = 20 * MS, A = 5 * MS;
+    const int64_t n = 10;
+    got o;
+    /* Every iteration synchronised: rank 0 waits a, rank 1 computes b
+     * longer, the barrier takes the later: max(a, b) + C + A each. */
+    acc_case(1, 0, a, b, c, A, n, &o);
+    cr_expect_eq(o.rec[n - 1].iter_end, n * ((a > b ? a : b) + c + A), "k = 1: %" PRId64,
+                 o.rec[n - 1].iter_end);
+    got_free(&o);
+    /* The stall alternates between the ranks (b = 0). Synchronised every
+     * iteration each costs a + C + A; with accumulation 2 each rank loses a
+     * once per window of two and they meet after it: a + 2C + A. */
+    acc_case(1, 1, a, 0, c, A, n, &o);
+    cr_expect_eq(o.rec[n - 1].iter_end, n * (a + c + A), "k = 1 alternating: %" PRId64,
+                 o.rec[n - 1].iter_end);
+    got_free(&o);
+    acc_case(2, 1, a, 0, c, A, n, &o);
+    cr_expect_eq(o.rec[n - 1].iter_end, n / 2 * (a + 2 * c + A),
+                 "k = 2 alternating: %" PRId64 " ns, want %" PRId64, o.rec[n - 1].iter_end,
+                 n / 2 * (a + 2 * c + A));
+    for (int64_t w = 0; w < n / 2; w++) {
+        /* The window's first iteration ends for the report when the later
+         * rank computed it (no tail, nobody waits); the second at the
+         * barrier plus A. */
+        cr_expect_eq(o.rec[2 * w].iter_end, w * (a + 2 * c + A) + a + c, "window %" PRId64, w);
+        cr_expect_eq(o.rec[2 * w].tail, 0);
+        cr_expect_eq(o.rec[2 * w].wait_max, 0);
+        cr_expect_eq(o.rec[2 * w + 1].iter_end, (w + 1) * (a + 2 * c + A), "window %" PRId64, w);
+        cr_expect_eq(o.rec[2 * w + 1].tail, A);
+        /* Each rank's own stall: rank 0 in the first, rank 1 in the second. */
+        cr_expect_eq(o.stall[(size_t)(2 * w) * 2 + 0], a);
+        cr_expect_eq(o.stall[(size_t)(2 * w) * 2 + 1], 0);
+        cr_expect_eq(o.stall[(size_t)(2 * w + 1) * 2 + 0], 0);
+        cr_expect_eq(o.stall[(size_t)(2 * w + 1) * 2 + 1], a);
+    }
+    got_free(&o);
+    /* Rank 0 waits a, rank 1 computes b longer, every iteration, k = 2:
+     * max(2a + 2C, 2C + 2b) + A per window; an odd N ends with a window of
+     * one (the epoch's last iteration always synchronises). */
+    acc_case(2, 0, a, b, c, A, n + 1, &o);
+    stall_time win = (a > b ? 2 * a : 2 * b) + 2 * c + A;
+    cr_expect_eq(o.rec[n].iter_end, n / 2 * win + (a > b ? a : b) + c + A, "k = 2, odd N: %" PRId64,
+                 o.rec[n].iter_end);
+    got_free(&o);
+}

@@ -113,6 +113,7 @@ typedef struct stall_config {
 
     /* [ddp] */
     double allreduce_s, bucket_mb, bandwidth_gb_s, latency_us;
+    int64_t accumulation; /* iterations per gradient synchronisation */
 
     /* [run] */
     int64_t batches, epochs, seed;
