@@ -211,6 +211,32 @@ static uint64_t wi_mem_estimate(int g, int ne, int64_t n)
     return (uint64_t)w;
 }
 
+/* Strong scaling without drop_last: a rank's ceil(L / g) samples end in a
+ * partial batch of rem < b samples, whose fetch and compute are charged
+ * rem / b of a full batch's (*num / *den; 1 / 1 when there is none). */
+static void wi_last_batch(const wi_whatif *what, const stall_measured *m, int g, int64_t n,
+                          bool whatif, int64_t *num, int64_t *den)
+{
+    *num = *den = 1;
+    if (!whatif || !m || what->batches > 0 || what->scaling != STALL_SCALING_STRONG ||
+        what->drop_last)
+        return;
+    int64_t b = wi_batch_samples(what, m);
+    if (b <= 1 || n < 1)
+        return;
+    __int128 l = (__int128)m->batches * m->ranks * b, per = (l + g - 1) / g;
+    __int128 rem = per - (__int128)(n - 1) * b;
+    if (rem > 0 && rem < b) {
+        *num = (int64_t)rem;
+        *den = b;
+    }
+}
+
+static stall_time wi_part(stall_time v, int64_t num, int64_t den)
+{
+    return num == den || v < 0 ? v : (stall_time)(((__int128)v * num + den / 2) / den);
+}
+
 int wi_tables_build(const wi_whatif *what, const stall_measured *m, int g, int ne, int64_t n,
                     bool whatif, wi_tables *w, stall_err *err)
 {
@@ -254,6 +280,8 @@ int wi_tables_build(const wi_whatif *what, const stall_measured *m, int g, int n
     }
     wi_xform x = wi_xform_make(what, g, whatif);
     wi_xform_inline(&x, what, m, whatif);
+    int64_t lnum, lden;
+    wi_last_batch(what, m, g, n, whatif, &lnum, &lden);
     for (int e = 0; e < ne; e++)
         for (int r = 0; r < g; r++)
             for (int64_t k = 0; k < n; k++) {
@@ -284,6 +312,10 @@ int wi_tables_build(const wi_whatif *what, const stall_measured *m, int g, int n
                  * applies to every duration. */
                 w->fetch[o] = wi_xform_fetch(&x, f);
                 w->compute[o] = wi_xform_compute(&x, c);
+                if (k == n - 1) {
+                    w->fetch[o] = wi_part(w->fetch[o], lnum, lden);
+                    w->compute[o] = wi_part(w->compute[o], lnum, lden);
+                }
             }
     stall_time ddp = x.ddp;
     int xrc = wi_xform_check(what, &x, g, err);

@@ -185,16 +185,24 @@ static void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *
             fprintf(f, "scaling: %lld batches per GPU from [run] batches (the trace: %lld on %d "
                        "GPUs)\n",
                     (long long)p->batches, (long long)m->batches, m->ranks);
-        else if (cfg->scaling == STALL_SCALING_STRONG)
+        else if (cfg->scaling == STALL_SCALING_STRONG) {
+            int64_t l = m->batches * m->ranks * b, per = (l + p->ranks - 1) / p->ranks,
+                    rem = per - (p->batches - 1) * b;
+            char last[96];
+            if (cfg->drop_last && per % b)
+                snprintf(last, sizeof last, "drop_last: the incomplete batch dropped");
+            else if (b > 1 && rem > 0 && rem < b)
+                snprintf(last, sizeof last, "the last of %lld samples, charged for them",
+                         (long long)rem);
+            else
+                snprintf(last, sizeof last, "all full");
             fprintf(f,
                     "scaling: strong, the trace's dataset split over %d GPUs: %lld %s (%lld "
-                    "batches x %d GPU%s%s) give %lld batches per GPU (%s)\n",
-                    p->ranks, (long long)(m->batches * m->ranks * b),
-                    b > 1 ? "samples" : "batches", (long long)m->batches, m->ranks,
-                    m->ranks == 1 ? "" : "s",
-                    b > 1 ? " x samples per batch" : "", (long long)p->batches,
-                    cfg->drop_last ? "drop_last: the incomplete batch dropped"
-                                   : "the last one may be partial");
+                    "batches x %d GPU%s%s) give %lld per GPU, %lld batches (%s)\n",
+                    p->ranks, (long long)l, b > 1 ? "samples" : "batches", (long long)m->batches,
+                    m->ranks, m->ranks == 1 ? "" : "s", b > 1 ? " x samples per batch" : "",
+                    (long long)per, (long long)p->batches, last);
+        }
         else
             fprintf(f, "scaling: weak, %lld batches per GPU as in the trace: %d GPUs load %.3gx "
                        "its data\n",

@@ -775,3 +775,45 @@ Test(whatif, no_workers_fetch_pin_and_compute_inline_one_after_the_other)
     cr_expect(fabs(got - want) < 1e-9, "workers = 0, handover_s 0.001: epoch %.9f s, want %.9f s",
               got, want);
 }
+
+Test(whatif, strong_scaling_charges_the_last_partial_batch_by_its_samples)
+{
+    /* A 1-rank trace loading in the main process: 4 batches of 16 samples,
+     * fetch D = 40 ms at the request, compute C = 8 ms, no tail: L = 64.
+     * On 3 GPUs each rank gets ceil(64 / 3) = 22 samples: a full batch and
+     * one of 6, charged 6/16 of a batch: (D + C) x (1 + 6/16) = 66 ms.
+     * With drop_last the partial batch is dropped: D + C. */
+    char path[600];
+    snprintf(path, sizeof path, "%s/part.csv", wdir);
+    FILE *f = fopen(path, "w");
+    fputs("rank,epoch,batch,worker,fetch_start,fetch_end,request,ready,iter_end,compute_end,"
+          "samples,workers,prefetch\n",
+          f);
+    for (int k = 0; k < 4; k++) {
+        double q = 0.048 * k;
+        fprintf(f, "0,0,%d,-1,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,16,0,2\n", k, q, q + 0.04, q, q + 0.04,
+                q + 0.048, q + 0.048);
+    }
+    fclose(f);
+    static const struct {
+        const char *drop;
+        double want;
+    } c[] = {{"loader.drop_last=false", 0.066}, {"loader.drop_last=true", 0.048}};
+    for (int i = 0; i < 2; i++) {
+        char out[700], set[800];
+        snprintf(out, sizeof out, "%s/part%d", wdir, i);
+        snprintf(set, sizeof set, "trace.path=%s", path);
+        stall_config cfg;
+        stall_err err = {0};
+        stall_config_defaults(&cfg);
+        const char *sets[] = {"scenario.mode=model", "trace.format=tidy", "align.start=none", set,
+                              "cluster.gpus=3", "fetch.resample=bootstrap", c[i].drop, NULL};
+        for (const char *const *s = sets; *s; s++)
+            cr_assert_eq(stall_config_set(&cfg, *s, &err), 0, "%s: %s", *s, err.msg);
+        stall_run_opts o = {.outdir = out, .jobs = 1};
+        cr_assert_eq(stall_scenario_run(&cfg, &o, &err), 0, "%s", err.msg);
+        double got = summary_epoch(out);
+        cr_expect(fabs(got - c[i].want) < 1e-9, "%s: epoch %.9f s, want %.3f s", c[i].drop, got,
+                  c[i].want);
+    }
+}
