@@ -645,3 +645,18 @@ Test(measured, model_on_dsanalyzer_perf_rows_by_gpu_reads_them_whole_and_says_so
     free(s);
     free(m);
 }
+
+Test(measured, streaming_model_equals_whole_tables_for_persistent_inline_and_accumulation)
+{
+    /* The start-up of epoch 0 only ([trace] persistent_workers), loading in
+     * the main process (the turnaround off every fetch, no hand-over) and
+     * gradient accumulation: the streamed run is the in-memory one. */
+    const char *p[] = {"trace.persistent_workers=true", NULL};
+    expect_same_model(STALL_SOURCE_DIR "/configs/w2.ini", p);
+    const char *z[] = {"loader.workers=0", NULL};
+    expect_same_model(STALL_SOURCE_DIR "/configs/w2.ini", z);
+    const char *a[] = {"scenario.mode=model", "trace.format=tidy",
+                       "trace.path=" STALL_SOURCE_DIR "/traces/ddp2_straggler/trace.csv",
+                       "ddp.accumulation=3", "trace.persistent_workers=true", NULL};
+    expect_same_model(NULL, a);
+}
