@@ -40,6 +40,8 @@ static const cfg_rule cfg_rules[] = {
     {"trace", "path", CFG_M_ALL, CFG_F_TIDY, "the tidy trace"},
     {"trace", "workers", CFG_M_MODEL, CFG_F_TRACE, "the measured loader, for mode = model"},
     {"trace", "prefetch_factor", CFG_M_MODEL, CFG_F_TRACE, "the measured loader, for mode = model"},
+    {"trace", "persistent_workers", CFG_M_MODEL, CFG_F_TRACE,
+     "the measured loader, for mode = model"},
     {"align", "start", CFG_M_REPLAY | CFG_M_SEED, CFG_F_ALL,
      "a counterfactual on measured starts, replay and seed only"},
     {"replay", NULL, CFG_M_REPLAY | CFG_M_SEED, CFG_F_ALL, "trace-timed replay"},

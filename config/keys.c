@@ -42,6 +42,9 @@ const cfg_key cfg_keys[] = {
     CFG_K("trace", "prefetch_factor", CFG_INT, trace_prefetch, "0", 0, 65536, NULL,
           "the measured run's prefetch factor when the trace does not record it; 0: PyTorch's "
           "default 2"),
+    CFG_K("trace", "persistent_workers", CFG_BOOL, trace_persistent, "false", 0, 0, NULL,
+          "the measured run kept its workers across epochs (persistent_workers=True): its "
+          "start-up is estimated from epoch 0 only and paid once"),
     CFG_K("align", "fetch", CFG_ALIGNS, fetch_align, "avg, min, none", 0, 0, NULL,
           "fetch-duration alignment across GPUs per batch: a list of avg, min, none"),
     CFG_K("align", "start", CFG_ALIGNS, start_align, "avg, min, none", 0, 0, NULL,
@@ -70,6 +73,9 @@ const cfg_key cfg_keys[] = {
           "seconds the pin-memory thread spends per batch (0: pin_memory off)"),
     CFG_K("loader", "persistent_workers", CFG_BOOL, persistent_workers, "false", 0, 0, NULL,
           "keep workers alive across epochs (no start-up cost after the first)"),
+    CFG_K("loader", "drop_last", CFG_BOOL, drop_last, "false", 0, 0, NULL,
+          "drop each rank's last incomplete batch (strong scaling: batches per rank = "
+          "floor instead of ceil of its samples / batch size)"),
     CFG_K("loader", "startup_s", CFG_DOUBLE, startup_s, "0", 0, CFG_DUR, NULL,
           "seconds for a worker to start before its first fetch"),
     CFG_K("loader", "handover_s", CFG_DOUBLE, handover_s, "0", 0, CFG_DUR, NULL,
@@ -78,6 +84,10 @@ const cfg_key cfg_keys[] = {
           "GPUs (DDP ranks); 0: as many as the trace has"),
     CFG_K("cluster", "gpus_per_node", CFG_INT, gpus_per_node, "0", 0, STALL_LIMIT_RANKS, NULL,
           "GPUs per node; 0: the trace's layout (its GPUs on one node), 8 without a trace"),
+    CFG_K("cluster", "scaling", CFG_ENUM, scaling, "strong", 0, 0, "strong|weak",
+          "what more or fewer GPUs than the trace's do: strong splits the trace's dataset "
+          "(each rank gets ceil(samples / GPUs), as DistributedSampler), weak keeps the "
+          "batches per rank (more data)"),
     CFG_K("cluster", "cores", CFG_INT, cores, "0", 0, 1 << 24, NULL,
           "host CPU cores per node shared by the fetches (0: unlimited)"),
     CFG_K("fetch", "cpu_share", CFG_DOUBLE, cpu_share, "1", 0, 1, NULL,
@@ -113,13 +123,19 @@ const cfg_key cfg_keys[] = {
           "MB read from storage per batch (0: a tidy trace's bytes column); a measured fetch "
           "already contains its read, so only the time lost to sharing the bandwidth is added"),
     CFG_K("ddp", "allreduce_s", CFG_DOUBLE, allreduce_s, "0", 0, CFG_DUR, NULL,
-          "exposed all-reduce + optimizer time per iteration (replaces the measured value)"),
+          "seconds per iteration after the last GPU's backward: the whole tail A(k), exposed "
+          "all-reduce + optimizer step + loop bookkeeping up to the next request; replaces the "
+          "measured tail whole (a trace does not separate the all-reduce)"),
     CFG_K("ddp", "bucket_mb", CFG_DOUBLE, bucket_mb, "0", 0, CFG_BIG, NULL,
           "ring model: MB in the last gradient bucket (exposed after backward)"),
     CFG_K("ddp", "bandwidth_gb_s", CFG_DOUBLE, bandwidth_gb_s, "0", 0, CFG_BIG, NULL,
           "ring model: link bandwidth in GB/s"),
     CFG_K("ddp", "latency_us", CFG_DOUBLE, latency_us, "0", 0, CFG_DUR, NULL,
           "ring model: per-step latency in microseconds"),
+    CFG_K("ddp", "accumulation", CFG_INT, accumulation, "1", 1, 4096, NULL,
+          "gradient accumulation: iterations per gradient synchronisation (DDP no_sync for the "
+          "others); the ranks meet at the barrier and pay the tail every accumulation-th "
+          "iteration and at the epoch's end"),
     CFG_K("run", "batches", CFG_INT, batches, "0", 0, (double)STALL_LIMIT_BATCHES, NULL,
           "batches per GPU per epoch (0: as in the trace)"),
     CFG_K("run", "epochs", CFG_INT, epochs, "0", 0, STALL_LIMIT_EPOCHS, NULL,

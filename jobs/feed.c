@@ -157,8 +157,20 @@ int wi_xform_check(const wi_whatif *what, const wi_xform *x, int g, stall_err *e
                          wi_where(what->ini), g, STALL_LIMIT_DURATION_S);
 }
 
+bool wi_inline_from_workers(const wi_whatif *what, const stall_measured *m, bool whatif)
+{
+    return whatif && m && what->workers_given && what->workers == 0 && m->workers > 0;
+}
+
+void wi_xform_inline(wi_xform *x, const wi_whatif *what, const stall_measured *m, bool whatif)
+{
+    x->unturn = wi_inline_from_workers(what, m, whatif) ? m->turnaround : 0;
+}
+
 stall_time wi_xform_fetch(const wi_xform *x, stall_time v)
 {
+    if (v >= 0 && x->unturn > 0)
+        v = v > x->unturn ? v - x->unturn : 0;
     return v < 0 ? v : wi_scaled(v, x->fscale);
 }
 
@@ -197,6 +209,32 @@ static uint64_t wi_mem_estimate(int g, int ne, int64_t n)
         __builtin_add_overflow(a, b, &w) || __builtin_add_overflow(w, c, &w))
         return UINT64_MAX;
     return (uint64_t)w;
+}
+
+/* Strong scaling without drop_last: a rank's ceil(L / g) samples end in a
+ * partial batch of rem < b samples, whose fetch and compute are charged
+ * rem / b of a full batch's (*num / *den; 1 / 1 when there is none). */
+static void wi_last_batch(const wi_whatif *what, const stall_measured *m, int g, int64_t n,
+                          bool whatif, int64_t *num, int64_t *den)
+{
+    *num = *den = 1;
+    if (!whatif || !m || what->batches > 0 || what->scaling != STALL_SCALING_STRONG ||
+        what->drop_last)
+        return;
+    int64_t b = wi_batch_samples(what, m);
+    if (b <= 1 || n < 1)
+        return;
+    __int128 l = (__int128)m->batches * m->ranks * b, per = (l + g - 1) / g;
+    __int128 rem = per - (__int128)(n - 1) * b;
+    if (rem > 0 && rem < b) {
+        *num = (int64_t)rem;
+        *den = b;
+    }
+}
+
+static stall_time wi_part(stall_time v, int64_t num, int64_t den)
+{
+    return num == den || v < 0 ? v : (stall_time)(((__int128)v * num + den / 2) / den);
 }
 
 int wi_tables_build(const wi_whatif *what, const stall_measured *m, int g, int ne, int64_t n,
@@ -241,6 +279,9 @@ int wi_tables_build(const wi_whatif *what, const stall_measured *m, int g, int n
         cfit = wi_fit_pool(what->resample, m->compute, mcells);
     }
     wi_xform x = wi_xform_make(what, g, whatif);
+    wi_xform_inline(&x, what, m, whatif);
+    int64_t lnum, lden;
+    wi_last_batch(what, m, g, n, whatif, &lnum, &lden);
     for (int e = 0; e < ne; e++)
         for (int r = 0; r < g; r++)
             for (int64_t k = 0; k < n; k++) {
@@ -271,6 +312,10 @@ int wi_tables_build(const wi_whatif *what, const stall_measured *m, int g, int n
                  * applies to every duration. */
                 w->fetch[o] = wi_xform_fetch(&x, f);
                 w->compute[o] = wi_xform_compute(&x, c);
+                if (k == n - 1) {
+                    w->fetch[o] = wi_part(w->fetch[o], lnum, lden);
+                    w->compute[o] = wi_part(w->compute[o], lnum, lden);
+                }
             }
     stall_time ddp = x.ddp;
     int xrc = wi_xform_check(what, &x, g, err);
@@ -379,6 +424,8 @@ int wi_load_measured(const wi_trace_src *src, stall_measured *m, stall_err *err)
         int rc = stall_ds_load(src->fetch, src->start, src->perf, src->epoch, &d, err);
         if (rc == 0)
             rc = stall_measured_from_dsanalyzer(d, (int)src->workers, (int)src->prefetch, m, err);
+        if (rc == 0)
+            m->persistent = src->persistent; /* one epoch: only the model's later ones use it */
         stall_ds_free(d);
         return rc;
     }
@@ -403,11 +450,28 @@ int wi_load_measured(const wi_trace_src *src, stall_measured *m, stall_err *err)
     if (rc == 0 && t->prefetch < 1 && src->prefetch > 0)
         t->prefetch = (int)src->prefetch;
     if (rc == 0)
-        rc = stall_measured_from_tidy(t, m, err);
+        rc = stall_measured_from_tidy_p(t, src->persistent, m, err);
     if (rc == 0)
         m->workers_from = from;
     stall_tidy_free(t);
     return rc;
+}
+
+int64_t wi_batch_samples(const wi_whatif *what, const stall_measured *m)
+{
+    if (m && m->samples > 0)
+        return m->samples;
+    return what->samples > 0 ? what->samples : 1;
+}
+
+int64_t wi_strong_batches(int64_t n, int g0, int g, int64_t b, bool drop_last)
+{
+    /* L = n x g0 x b samples; DistributedSampler gives each of g ranks
+     * ceil(L / g) (it pads by repeating samples); the DataLoader makes
+     * batches of b of them, the last one partial unless drop_last. */
+    __int128 l = (__int128)n * g0 * b, per = (l + g - 1) / g;
+    __int128 nb = drop_last ? per / b : (per + b - 1) / b;
+    return nb > INT64_MAX ? INT64_MAX : (int64_t)nb;
 }
 
 /* Model parameters: the measured configuration, then the INI's explicit
@@ -432,11 +496,22 @@ void wi_params(const wi_whatif *what, const stall_measured *m, bool whatif, stal
         (int)WI_PICK(what->prefetch_given, what->prefetch_factor, m->prefetch, m->prefetch >= 1);
     p->prefetch = pf >= 1 ? pf : 2;
     p->in_order = what->in_order;
-    p->persistent_workers = what->persistent_workers;
+    /* The measured run's unless the what-if says otherwise. */
+    p->persistent_workers = have && !(whatif && what->persistent_given) ? m->persistent
+                                                                         : what->persistent_workers;
     p->startup = WI_PICK(what->startup_given, stall_s_to_ns(what->startup_s), m->startup, true);
     p->handover = WI_PICK(what->handover_given, stall_s_to_ns(what->handover_s), m->handover, true);
+    /* workers = 0 from a trace taken with workers: no result queue, no
+     * unpickling (_SingleProcessDataLoaderIter._next_data fetches, collates
+     * and pins inline), so the measured hand-over does not apply. */
+    if (wi_inline_from_workers(what, m, whatif) && !what->handover_given)
+        p->handover = 0;
     p->pin = whatif ? stall_s_to_ns(what->pin_memory_s) : 0;
+    p->accumulation = whatif ? (int)what->accumulation : 1;
     p->batches = whatif && what->batches > 0 ? what->batches : (have ? m->batches : what->batches);
+    if (whatif && have && what->batches <= 0 && what->scaling == STALL_SCALING_STRONG)
+        p->batches = wi_strong_batches(m->batches, m->ranks, p->ranks, wi_batch_samples(what, m),
+                                       what->drop_last);
     p->epochs = (int)(whatif && what->epochs > 0
                           ? what->epochs
                           : (have ? m->epochs : (what->epochs > 0 ? what->epochs : 1)));

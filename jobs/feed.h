@@ -38,12 +38,22 @@ void wi_tables_free(wi_tables *w);
 typedef struct wi_xform {
     double fscale, cscale;
     stall_time ddp; /* -1: the measured tail; -2: the ring all-reduce is past the limit */
+    stall_time unturn; /* taken off every fetch: the measured workers' turnaround when the
+                          what-if loads in the main process (workers = 0) */
 } wi_xform;
 
 #define WI_XFORM_NONE ((wi_xform){.fscale = 1.0, .cscale = 1.0, .ddp = -1})
 
 /* The what-if's transform for a run of g ranks (whatif false: none). */
 wi_xform wi_xform_make(const wi_whatif *what, int g, bool whatif);
+
+/* workers = 0 from a trace taken with workers: PyTorch's single-process
+ * iterator fetches inline, so the workers' turnaround (result queue,
+ * pickling) measured into every fetch comes off (x->unturn). */
+void wi_xform_inline(wi_xform *x, const wi_whatif *what, const stall_measured *m, bool whatif);
+
+/* The what-if loads in the main process from a trace taken with workers. */
+bool wi_inline_from_workers(const wi_whatif *what, const stall_measured *m, bool whatif);
 /* 0, or the error for a [ddp] all-reduce past the limit (ddp == -2). */
 int wi_xform_check(const wi_whatif *what, const wi_xform *x, int g, stall_err *err);
 /* A measured duration transformed; a negative v (a feed's error) unchanged. */
@@ -85,8 +95,20 @@ int wi_run_with(const stall_model_params *p, const stall_durations *d, wi_collec
 /* Loads and decomposes the trace; the rows are freed once decomposed. */
 int wi_load_measured(const wi_trace_src *src, stall_measured *m, stall_err *err);
 
+/* Samples per batch per rank: the trace's, else [report] samples, else 1
+ * (then L counts batches). */
+int64_t wi_batch_samples(const wi_whatif *what, const stall_measured *m);
+
+/* Strong scaling (docs/model.md 2.4): the batches per rank when the
+ * dataset of a trace with n batches per rank on g0 ranks, b samples per
+ * batch (L = n g0 b), is split over g ranks as DistributedSampler does:
+ * ceil(L / g) samples per rank, batches of b, the last one dropped when
+ * incomplete and drop_last. */
+int64_t wi_strong_batches(int64_t n, int g0, int g, int64_t b, bool drop_last);
+
 /* Model parameters: the measured configuration, then the INI's explicit
- * what-if keys on top (when whatif). */
+ * what-if keys on top (when whatif); with a trace, [cluster] scaling =
+ * strong and no [run] batches, the batches per rank of wi_strong_batches. */
 void wi_params(const wi_whatif *what, const stall_measured *m, bool whatif, stall_model_params *p);
 
 /* How a job uses the host CPU: cores per node, ranks per node, and the

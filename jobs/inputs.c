@@ -20,6 +20,7 @@ void wi_inputs_resolve(const stall_config *cfg, wi_inputs *in)
     t->workers = cfg->trace_workers;
     t->workers_given = stall_config_given(cfg, "trace", "workers");
     t->prefetch = cfg->trace_prefetch;
+    t->persistent = cfg->trace_persistent;
     t->ini = cfg->ini_path;
 
     wi_whatif *w = &in->what;
@@ -27,6 +28,9 @@ void wi_inputs_resolve(const stall_config *cfg, wi_inputs *in)
     w->gpus = cfg->gpus;
     w->gpus_per_node = cfg->gpus_per_node;
     w->cores = cfg->cores;
+    w->scaling = cfg->scaling;
+    w->drop_last = cfg->drop_last;
+    w->samples = cfg->samples;
     w->workers = cfg->workers;
     w->workers_given = stall_config_given(cfg, "loader", "workers");
     w->prefetch_factor = cfg->prefetch_factor;
@@ -37,6 +41,7 @@ void wi_inputs_resolve(const stall_config *cfg, wi_inputs *in)
     w->handover_given = stall_config_given(cfg, "loader", "handover_s");
     w->in_order = cfg->in_order;
     w->persistent_workers = cfg->persistent_workers;
+    w->persistent_given = stall_config_given(cfg, "loader", "persistent_workers");
     w->pin_memory_s = cfg->pin_memory_s;
     w->batches = cfg->batches;
     w->epochs = cfg->epochs;
@@ -51,6 +56,7 @@ void wi_inputs_resolve(const stall_config *cfg, wi_inputs *in)
     w->bucket_mb = cfg->bucket_mb;
     w->bandwidth_gb_s = cfg->bandwidth_gb_s;
     w->latency_us = cfg->latency_us;
+    w->accumulation = cfg->accumulation;
     w->resample = cfg->resample;
     w->fetch_dist = cfg->fetch_dist;
     w->compute_dist = cfg->compute_dist;

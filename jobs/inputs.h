@@ -24,6 +24,7 @@ typedef struct wi_trace_src {
     int64_t workers;                  /* [trace] workers; -1: infer from the fetch starts */
     bool workers_given;               /* set explicitly: must agree with a trace that records it */
     int64_t prefetch;                 /* [trace] prefetch_factor; 0: PyTorch's default 2 */
+    bool persistent;                  /* [trace] persistent_workers */
     const char *ini;                  /* the INI file, for messages ("" when none) */
 } wi_trace_src;
 
@@ -33,11 +34,15 @@ typedef struct wi_trace_src {
 typedef struct wi_whatif {
     const char *ini; /* the INI file, for messages ("" when none) */
     int64_t gpus, gpus_per_node, cores;
+    int scaling;     /* stall_scaling */
+    bool drop_last;  /* [loader] drop_last */
+    int64_t samples; /* [report] samples: samples per batch per rank; 0: the trace's */
     int64_t workers, prefetch_factor;
     bool workers_given, prefetch_given;
     double startup_s, handover_s;
     bool startup_given, handover_given;
     bool in_order, persistent_workers;
+    bool persistent_given; /* [loader] persistent_workers set explicitly */
     double pin_memory_s;
     int64_t batches, epochs, seed;
     double cpu_share, compute_cpu_share;
@@ -46,6 +51,7 @@ typedef struct wi_whatif {
     double allreduce_s; /* [ddp] allreduce_s, when allreduce_given */
     bool allreduce_given;
     double bucket_mb, bandwidth_gb_s, latency_us;
+    int64_t accumulation; /* [ddp] accumulation */
     int resample; /* stall_resample */
     stall_dist fetch_dist, compute_dist;
 } wi_whatif;

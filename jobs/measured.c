@@ -27,7 +27,14 @@ void stall_measured_free(stall_measured *m)
 
 int stall_measured_from_tidy(const stall_tidy_trace *t, stall_measured *m, stall_err *err)
 {
+    return stall_measured_from_tidy_p(t, false, m, err);
+}
+
+int stall_measured_from_tidy_p(const stall_tidy_trace *t, bool persistent, stall_measured *m,
+                               stall_err *err)
+{
     memset(m, 0, sizeof *m);
+    m->persistent = persistent;
     int g = t->ranks, ne = t->epochs;
     int64_t n = t->batches;
     size_t cells = (size_t)ne * g * (size_t)n;
@@ -125,7 +132,10 @@ int stall_measured_from_tidy(const stall_tidy_trace *t, stall_measured *m, stall
                 stall_time fe = t->fetch_end[i] + turn;
                 stall_time arrived = fe > t->request[i] ? fe : t->request[i];
                 hand[nhand++] = t->ready[i] - arrived > 0 ? t->ready[i] - arrived : 0;
-                if (t->workers > 0 && k < t->workers && t->worker[i] >= 0)
+                /* Start-up: the first W batches of each epoch, of epoch 0
+                 * only when the workers persist (later epochs reuse them). */
+                if (t->workers > 0 && k < t->workers && t->worker[i] >= 0 &&
+                    (!persistent || e == 0))
                     startups[nstart++] = t->fetch_start[i] - e0 > 0 ? t->fetch_start[i] - e0 : 0;
             }
             stall_time a = t->compute_end ? tk - cemax : 0;

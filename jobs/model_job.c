@@ -178,6 +178,36 @@ static void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *
                     : "inferred from the fetch starts; set [trace] workers if wrong",
                 m->prefetch >= 1 ? m->prefetch : 2,
                 stall_config_given(cfg, "trace", "prefetch_factor") ? "" : " (PyTorch's default)");
+    if (m && p->ranks != m->ranks) {
+        /* Which scaling: it sets the batches per rank of every number below. */
+        int64_t b = m->samples > 0 ? m->samples : (cfg->samples > 0 ? cfg->samples : 1);
+        if (cfg->batches > 0)
+            fprintf(f, "scaling: %lld batches per GPU from [run] batches (the trace: %lld on %d "
+                       "GPUs)\n",
+                    (long long)p->batches, (long long)m->batches, m->ranks);
+        else if (cfg->scaling == STALL_SCALING_STRONG) {
+            int64_t l = m->batches * m->ranks * b, per = (l + p->ranks - 1) / p->ranks,
+                    rem = per - (p->batches - 1) * b;
+            char last[96];
+            if (cfg->drop_last && per % b)
+                snprintf(last, sizeof last, "drop_last: the incomplete batch dropped");
+            else if (b > 1 && rem > 0 && rem < b)
+                snprintf(last, sizeof last, "the last of %lld samples, charged for them",
+                         (long long)rem);
+            else
+                snprintf(last, sizeof last, "all full");
+            fprintf(f,
+                    "scaling: strong, the trace's dataset split over %d GPUs: %lld %s (%lld "
+                    "batches x %d GPU%s%s) give %lld per GPU, %lld batches (%s)\n",
+                    p->ranks, (long long)l, b > 1 ? "samples" : "batches", (long long)m->batches,
+                    m->ranks, m->ranks == 1 ? "" : "s", b > 1 ? " x samples per batch" : "",
+                    (long long)per, (long long)p->batches, last);
+        }
+        else
+            fprintf(f, "scaling: weak, %lld batches per GPU as in the trace: %d GPUs load %.3gx "
+                       "its data\n",
+                    (long long)p->batches, p->ranks, (double)p->ranks / m->ranks);
+    }
     if (whole[0])
         fprintf(f, "%s\n", whole);
     if (p->cores > 0)
@@ -282,6 +312,8 @@ static int wi_open_stream(const wi_inputs *in, wi_stream **ws, stall_measured *m
     }
     *x = wi_xform_make(&in->what, q.ranks, true);
     rc = wi_stream_measure(*ws, x, &q, m, err);
+    if (rc == 0)
+        wi_xform_inline(x, &in->what, m, true);
     if (rc) {
         wi_stream_close(*ws);
         *ws = NULL;

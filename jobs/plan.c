@@ -203,6 +203,11 @@ static int plan_curve_point(plan_ctx *c, const stall_config *chosen, int gpn, in
     *cfg = *chosen;
     plan_set_int(cfg, "cluster", "gpus", g);
     plan_set_int(cfg, "cluster", "gpus_per_node", g < gpn ? g : gpn);
+    /* The curve is weak scaling (per-GPU batches fixed, docs/model.md 9),
+     * whatever [cluster] scaling says. */
+    stall_err e;
+    if (stall_config_apply(cfg, "cluster", "scaling", "weak", "plan", &e) != 0)
+        abort();
     int rc = plan_sim(c, cfg, p, err);
     free(cfg);
     return rc;

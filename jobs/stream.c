@@ -32,6 +32,7 @@ typedef struct wi_dec {
     int64_t n;
     stall_time turn;
     bool has_compute;
+    bool persistent; /* start-up from epoch 0 only */
     stall_tidy_row *cur, *prev; /* [g] the batch being read, the one waiting for T(k) */
     int ncur;
     /* per epoch */
@@ -115,7 +116,7 @@ static void wi_dec_finish(wi_dec *d, const stall_tidy_row *b, const stall_tidy_r
         stall_time arrived = fe > b[r].request ? fe : b[r].request;
         d->hsum += (double)(b[r].ready - arrived > 0 ? b[r].ready - arrived : 0);
         d->nhand++;
-        if (d->workers > 0 && k < d->workers && b[r].worker >= 0) {
+        if (d->workers > 0 && k < d->workers && b[r].worker >= 0 && (!d->persistent || e == 0)) {
             if (d->nstart == d->start_cap) {
                 d->start_cap = d->start_cap ? 2 * d->start_cap : 64;
                 d->startups = stall_xrealloc(d->startups, d->start_cap * sizeof *d->startups);
@@ -196,6 +197,8 @@ struct wi_stream {
     stall_tidy_info info;
     int workers, prefetch; /* as decided in pass 1 */
     int workers_from;      /* STALL_WORKERS_* */
+    bool persistent;       /* [trace] persistent_workers: start-up from epoch 0 only */
+    int64_t samples;       /* the first row's samples (0: absent), from pass 1 */
     stall_time turn;
     double span, span_x;
     stall_time *gap;   /* [epochs] from pass 3 */
@@ -297,7 +300,11 @@ static int wi_pass1(wi_stream *s, int *maxid, int *inferred, stall_err *err)
     bool *stopped = NULL;
     stall_tidy_row row;
     *maxid = -1;
+    bool first = true;
     while ((rc = wi_src_next(&src, &row, err)) == 1) {
+        if (first)
+            s->samples = row.samples;
+        first = false;
         *maxid = row.worker > *maxid ? row.worker : *maxid;
         if (row.epoch != 0)
             continue;
@@ -394,6 +401,7 @@ static int wi_pass3(wi_stream *s, const wi_xform *x, const stall_model_params *p
     }
     wi_dec d;
     wi_dec_init(&d, &s->info, s->workers, s->turn, x);
+    d.persistent = s->persistent;
     if (p) {
         d.keep_e = p->epochs;
         d.keep_n = p->batches;
@@ -412,6 +420,7 @@ static int wi_pass3(wi_stream *s, const wi_xform *x, const stall_model_params *p
         if (s->info.has_bytes)
             m->batch_mb = d.bytes_sum / (double)cells / 1e6;
         m->startup = stall_median_time(d.startups, d.nstart);
+        m->persistent = s->persistent;
         m->handover = d.nhand ? (stall_time)llround(d.hsum / (double)d.nhand) : 0;
         m->mean_fetch_s = d.fetch_sum / (double)cells;
         m->epoch_s = d.epoch_s;
@@ -434,6 +443,7 @@ int wi_stream_start(const wi_trace_src *src, wi_stream **out, stall_err *err)
 {
     *out = NULL;
     wi_stream *s = stall_xcalloc(1, sizeof *s);
+    s->persistent = src->persistent;
     int rc = 0;
     if (src->format == STALL_FORMAT_DSANALYZER) {
         /* Its checks run once here; the passes read its batches. */
@@ -474,6 +484,7 @@ void wi_stream_grid(const wi_stream *s, stall_measured *m)
     m->ranks = s->info.ranks;
     m->epochs = s->info.epochs;
     m->batches = s->info.batches;
+    m->samples = s->samples;
 }
 
 int wi_stream_measure(wi_stream *s, const wi_xform *x, const stall_model_params *p,
@@ -619,6 +630,7 @@ int wi_stream_durations(wi_stream *s, const stall_model_params *p, const wi_xfor
             all = (int64_t)p->epochs * p->batches;
     cap = cap < all ? cap : all;
     wi_dec_init(&s->dec, &s->info, s->workers, s->turn, NULL);
+    s->dec.persistent = s->persistent;
     s->feeding = true;
     s->feed_x = x ? *x : WI_XFORM_NONE;
     s->dec.keep_e = p->epochs;

@@ -54,6 +54,7 @@ enum {
     MODEL_EV_IO_END,    /* a = rank, b = slot: waiting part over (shared) */
     MODEL_EV_PS_DONE,   /* a = node, b = MODEL_RES_*: next departure */
     MODEL_EV_COMPUTE,   /* a = rank: C(r,k) over (compute shares the CPU) */
+    MODEL_EV_REQUEST,   /* a = rank: asks for its next batch without a barrier (no_sync) */
 };
 
 enum { MODEL_RES_DISK = 0, MODEL_RES_CPU = 1 };
@@ -111,16 +112,21 @@ typedef struct model_state {
     int64_t *row_batch;
     stall_time *row_d; /* [nrows * g] */
 
-    /* The epoch and iteration under way. */
+    /* The epoch and the iterations under way. With gradient accumulation
+     * (acc > 1) the ranks meet only every acc-th iteration and may be up to
+     * acc - 1 iterations apart: per-iteration state sits in acc slots
+     * (iteration i in slot i % acc), the G-arrays in [slot * g + r]. */
     int epoch;
-    int64_t k;
+    int acc;      /* iterations per synchronisation, >= 1 */
+    int64_t k;    /* the next iteration to report */
     stall_time epoch_start;
-    stall_time q;       /* Q of iteration k, the same on every rank */
-    int taken;          /* ranks whose Y(k) is known */
-    stall_time bar_max; /* max over those of Y + C */
-    stall_time tail;    /* A(k) */
+    stall_time q;        /* T of the last iteration reported (the epoch start at first) */
+    int *taken;          /* [acc] ranks whose C(i) is known */
+    stall_time *bar_max; /* [acc] max over those of Y + C */
+    stall_time *tail;    /* [acc] A(i) */
+    stall_time *it_q;    /* [acc * g] Q(r,i) */
     stall_time *it_y, *it_c, *it_stall, *it_start, *it_end;
-    stall_time *it_rest; /* compute sharing: the non-CPU part of C still to come */
+    stall_time *it_rest; /* [g] compute sharing: the non-CPU part of C still to come */
     int64_t *it_batch;
 
     /* Shared resources, per node. */
@@ -441,13 +447,15 @@ static int model_take_end(model_state *st, int r, int32_t s, stall_time y, stall
     const stall_durations *d = st->d;
     model_rank *rk = &st->ranks[r];
     model_slot *sl = model_slot_at(st, r, s);
-    stall_time c = d->compute(d->ctx, st->epoch, r, st->k);
+    int64_t i = rk->next_take;
+    size_t at = (size_t)(i % st->acc) * (size_t)st->g + (size_t)r;
+    stall_time c = d->compute(d->ctx, st->epoch, r, i);
     if (c < 0)
-        return model_negative(err, "compute", st->epoch, r, st->k, c);
-    st->it_y[r] = y;
-    st->it_start[r] = sl->start;
-    st->it_end[r] = sl->end;
-    st->it_batch[r] = sl->batch;
+        return model_negative(err, "compute", st->epoch, r, i, c);
+    st->it_y[at] = y;
+    st->it_start[at] = sl->start;
+    st->it_end[at] = sl->end;
+    st->it_batch[at] = sl->batch;
     rk->next_take++;
     if (st->p->workers > 0 && rk->send < st->p->batches) {
         int rc = model_dispatch(st, r, s, rk->send++, y, err);
@@ -470,20 +478,40 @@ static int model_take_end(model_state *st, int r, int32_t s, stall_time y, stall
     return model_computed(st, r, y + c, err);
 }
 
-/* Rank r finished C(r,k) at `end`: the barrier. */
+/* Iteration i ends with the ranks' gradient synchronisation: every acc-th
+ * iteration and the epoch's last (DDP's no_sync skips the others). */
+static bool model_sync(const model_state *st, int64_t i)
+{
+    return st->acc == 1 || (i + 1) % st->acc == 0 || i + 1 == st->p->batches;
+}
+
+/* Rank r finished C(r,i) at `end`: the barrier, or under no_sync its next
+ * request. */
 static int model_computed(model_state *st, int r, stall_time end, stall_err *err)
 {
     const stall_durations *d = st->d;
-    st->it_c[r] = end - st->it_y[r];
-    if (end > st->bar_max)
-        st->bar_max = end;
-    if (++st->taken < st->g)
+    int64_t i = st->ranks[r].next_take - 1;
+    int slot = (int)(i % st->acc);
+    size_t at = (size_t)slot * (size_t)st->g + (size_t)r;
+    st->it_c[at] = end - st->it_y[at];
+    if (end > st->bar_max[slot])
+        st->bar_max[slot] = end;
+    bool sync = model_sync(st, i);
+    if (!sync) {
+        int rc = model_at(st, end, MODEL_EV_REQUEST, r, i + 1, err);
+        if (rc)
+            return rc;
+    }
+    if (++st->taken[slot] < st->g)
         return 0;
-    stall_time a = d->tail ? d->tail(d->ctx, st->epoch, st->k) : 0;
-    if (a < 0)
-        return model_negative(err, "tail", st->epoch, -1, st->k, a);
-    st->tail = a;
-    return model_at(st, st->bar_max + a, MODEL_EV_ITER_END, 0, st->k, err);
+    stall_time a = 0;
+    if (sync) {
+        a = d->tail ? d->tail(d->ctx, st->epoch, i) : 0;
+        if (a < 0)
+            return model_negative(err, "tail", st->epoch, -1, i, a);
+    }
+    st->tail[slot] = a;
+    return model_at(st, st->bar_max[slot] + a, MODEL_EV_ITER_END, 0, i, err);
 }
 
 static int model_take(model_state *st, int r, int32_t s, stall_err *err)
@@ -503,8 +531,12 @@ static int model_epoch_start(model_state *st, int e, stall_err *err)
     st->epoch_start = now;
     st->q = now;
     st->k = 0;
-    st->taken = 0;
-    st->bar_max = INT64_MIN;
+    for (int i = 0; i < st->acc; i++) {
+        st->taken[i] = 0;
+        st->bar_max[i] = INT64_MIN;
+    }
+    for (int r = 0; r < st->g; r++)
+        st->it_q[r] = now;
     stall_time ready = now;
     if (p->workers > 0 && (!p->persistent_workers || e == 0))
         ready += p->startup;
@@ -531,37 +563,42 @@ static int model_iter_end(model_state *st, stall_err *err)
 {
     const stall_model_params *p = st->p;
     stall_time t = model_now(st);
+    int slot = (int)(st->k % st->acc);
+    size_t o = (size_t)slot * (size_t)st->g;
+    bool sync = model_sync(st, st->k);
     stall_iter_record rec = {
         .epoch = st->epoch,
         .batch = st->k,
         .epoch_start = st->epoch_start,
         .iter_end = t,
         .iter_time = t - st->q,
-        .tail = st->tail,
-        .stall = st->it_stall,
-        .ready = st->it_y,
-        .compute = st->it_c,
-        .fetch_start = st->it_start,
-        .fetch_end = st->it_end,
-        .fetched = st->it_batch,
+        .tail = st->tail[slot],
+        .stall = st->it_stall + o,
+        .ready = st->it_y + o,
+        .compute = st->it_c + o,
+        .fetch_start = st->it_start + o,
+        .fetch_end = st->it_end + o,
+        .fetched = st->it_batch + o,
     };
     stall_time smin = INT64_MAX, smax = INT64_MIN, wmax = INT64_MIN, cmax = INT64_MIN;
     stall_time fmin = INT64_MAX, fmax = INT64_MIN, s0min = INT64_MAX, s0max = INT64_MIN;
     double wsum = 0.0;
     for (int r = 0; r < st->g; r++) {
-        stall_time s = st->it_y[r] - st->q;
-        st->it_stall[r] = s;
+        size_t at = o + (size_t)r;
+        stall_time s = st->it_y[at] - st->it_q[at];
+        st->it_stall[at] = s;
         smin = s < smin ? s : smin;
         smax = s > smax ? s : smax;
-        stall_time w = t - st->tail - (st->it_y[r] + st->it_c[r]);
+        /* Under no_sync nobody waits: each rank went on at its own Y + C. */
+        stall_time w = sync ? t - st->tail[slot] - (st->it_y[at] + st->it_c[at]) : 0;
         wmax = w > wmax ? w : wmax;
         wsum += (double)w;
-        cmax = st->it_c[r] > cmax ? st->it_c[r] : cmax;
-        stall_time f = st->it_end[r] - st->it_start[r];
+        cmax = st->it_c[at] > cmax ? st->it_c[at] : cmax;
+        stall_time f = st->it_end[at] - st->it_start[at];
         fmin = f < fmin ? f : fmin;
         fmax = f > fmax ? f : fmax;
-        s0min = st->it_start[r] < s0min ? st->it_start[r] : s0min;
-        s0max = st->it_start[r] > s0max ? st->it_start[r] : s0max;
+        s0min = st->it_start[at] < s0min ? st->it_start[at] : s0min;
+        s0max = st->it_start[at] > s0max ? st->it_start[at] : s0max;
     }
     rec.stall_max = smax;
     rec.stall_min = smin;
@@ -576,12 +613,16 @@ static int model_iter_end(model_state *st, stall_err *err)
     st->stats.iterations++;
     st->stats.end = t;
 
+    st->taken[slot] = 0;
+    st->bar_max[slot] = INT64_MIN;
     if (st->k + 1 < p->batches) {
         st->k++;
         st->q = t;
-        st->taken = 0;
-        st->bar_max = INT64_MIN;
+        if (!sync)
+            return 0; /* each rank asked at its own Y + C (MODEL_EV_REQUEST) */
+        size_t next = (size_t)(st->k % st->acc) * (size_t)st->g;
         for (int r = 0; r < st->g; r++) {
+            st->it_q[next + (size_t)r] = t;
             int rc = model_request(st, r, err);
             if (rc)
                 return rc;
@@ -655,6 +696,11 @@ static int model_handle(stall_engine *eng, void *state, const stall_event *ev, s
         return model_ps_done(st, r, s, err);
     case MODEL_EV_COMPUTE:
         return model_computed(st, r, model_now(st), err);
+    case MODEL_EV_REQUEST: {
+        size_t at = (size_t)(st->ranks[r].next_take % st->acc) * (size_t)st->g + (size_t)r;
+        st->it_q[at] = model_now(st);
+        return model_request(st, r, err);
+    }
     default:
         return stall_err_set(err, STALL_EINTERNAL, "model: unknown event type %" PRId32, ev->type);
     }
@@ -692,12 +738,18 @@ static void model_init(model_state *st, const stall_model_params *p, const stall
         for (int i = 0; i < st->nrows; i++)
             st->row_epoch[i] = -1;
     }
-    st->it_y = stall_xcalloc(g, sizeof *st->it_y);
-    st->it_c = stall_xcalloc(g, sizeof *st->it_c);
-    st->it_stall = stall_xcalloc(g, sizeof *st->it_stall);
-    st->it_start = stall_xcalloc(g, sizeof *st->it_start);
-    st->it_end = stall_xcalloc(g, sizeof *st->it_end);
-    st->it_batch = stall_xcalloc(g, sizeof *st->it_batch);
+    st->acc = p->accumulation > 1 ? p->accumulation : 1;
+    size_t ga = g * (size_t)st->acc;
+    st->taken = stall_xcalloc((size_t)st->acc, sizeof *st->taken);
+    st->bar_max = stall_xcalloc((size_t)st->acc, sizeof *st->bar_max);
+    st->tail = stall_xcalloc((size_t)st->acc, sizeof *st->tail);
+    st->it_q = stall_xcalloc(ga, sizeof *st->it_q);
+    st->it_y = stall_xcalloc(ga, sizeof *st->it_y);
+    st->it_c = stall_xcalloc(ga, sizeof *st->it_c);
+    st->it_stall = stall_xcalloc(ga, sizeof *st->it_stall);
+    st->it_start = stall_xcalloc(ga, sizeof *st->it_start);
+    st->it_end = stall_xcalloc(ga, sizeof *st->it_end);
+    st->it_batch = stall_xcalloc(ga, sizeof *st->it_batch);
     st->it_rest = stall_xcalloc(g, sizeof *st->it_rest);
     st->compute_cpu = p->cores > 0 && p->compute_cpu_share > 0.0;
     st->compute_id0 = (int64_t)st->g * st->pw;
@@ -734,6 +786,10 @@ static void model_fini(model_state *st)
     free(st->row_epoch);
     free(st->row_batch);
     free(st->row_d);
+    free(st->taken);
+    free(st->bar_max);
+    free(st->tail);
+    free(st->it_q);
     free(st->it_y);
     free(st->it_c);
     free(st->it_stall);

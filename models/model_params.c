@@ -25,6 +25,7 @@ void stall_model_defaults(stall_model_params *p)
         .handover = 0,
         .batches = 1,
         .epochs = 1,
+        .accumulation = 1,
         .fetch_align = STALL_ALIGN_NONE,
         .start_align = STALL_ALIGN_NONE,
         .cores = 0,

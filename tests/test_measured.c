@@ -612,7 +612,7 @@ Test(measured, streaming_model_equals_whole_tables_on_generated_traces)
 Test(measured, model_beyond_the_trace_reads_it_whole_and_says_why)
 {
     const char *a[] = {"trace.path=" STALL_SOURCE_DIR "/traces/w2/trace.csv", "cluster.gpus=3",
-                       "fetch.resample=bootstrap", NULL};
+                       "cluster.scaling=weak", "fetch.resample=bootstrap", NULL};
     char *s = model_run(STALL_SOURCE_DIR "/configs/w2.ini", a, 0),
          *m = model_run(STALL_SOURCE_DIR "/configs/w2.ini", a, 1);
     const char *line = "the trace was read whole into memory: the what-if's 3 GPUs x 3 epochs x "
@@ -644,4 +644,19 @@ Test(measured, model_on_dsanalyzer_perf_rows_by_gpu_reads_them_whole_and_says_so
     cr_expect_str_eq(s, m, "streamed:\n%s\nwhole:\n%s", s, m);
     free(s);
     free(m);
+}
+
+Test(measured, streaming_model_equals_whole_tables_for_persistent_inline_and_accumulation)
+{
+    /* The start-up of epoch 0 only ([trace] persistent_workers), loading in
+     * the main process (the turnaround off every fetch, no hand-over) and
+     * gradient accumulation: the streamed run is the in-memory one. */
+    const char *p[] = {"trace.persistent_workers=true", NULL};
+    expect_same_model(STALL_SOURCE_DIR "/configs/w2.ini", p);
+    const char *z[] = {"loader.workers=0", NULL};
+    expect_same_model(STALL_SOURCE_DIR "/configs/w2.ini", z);
+    const char *a[] = {"scenario.mode=model", "trace.format=tidy",
+                       "trace.path=" STALL_SOURCE_DIR "/traces/ddp2_straggler/trace.csv",
+                       "ddp.accumulation=3", "trace.persistent_workers=true", NULL};
+    expect_same_model(NULL, a);
 }

@@ -970,3 +970,197 @@ Test(model, negative_tail_from_callback_is_an_error)
     cr_assert_eq(rc, STALL_EINVAL, "rc %d (%s)", rc, err.msg);
     cr_assert(strstr(err.msg, "tail") != NULL, "message \"%s\" should name tail", err.msg);
 }
+
+/* ---- the steady-state pipeline law ---------------------------------------- */
+
+typedef struct law_dur {
+    stall_time d, c;
+} law_dur;
+
+static stall_time law_fetch(void *ctx, int e, int r, int64_t k)
+{
+    (void)e, (void)r, (void)k;
+    return ((law_dur *)ctx)->d;
+}
+
+static stall_time law_compute(void *ctx, int e, int r, int64_t k)
+{
+    (void)e, (void)r, (void)k;
+    return ((law_dur *)ctx)->c;
+}
+
+static double law_max(double a, double b)
+{
+    return a > b ? a : b;
+}
+
+/* The law: epoch = startup + D + p + h + C + (N-1) x max(C + h, D/W, p,
+ * (D + p + h)/(P W)) for one rank, in order, constant durations. Runs it
+ * against the model; returns sim - law in ns. */
+static double law_case(int w, int pf, stall_time d, stall_time c, stall_time h, stall_time pin,
+                       stall_time startup, int64_t n, double *law_out)
+{
+    stall_model_params p;
+    stall_model_defaults(&p);
+    p.workers = w;
+    p.prefetch = pf;
+    p.batches = n;
+    p.handover = h;
+    p.pin = pin;
+    p.startup = startup;
+    law_dur x = {d, c};
+    stall_durations dur = {.fetch = law_fetch, .compute = law_compute, .ctx = &x};
+    stall_model_stats st;
+    stall_err err = {0};
+    cr_assert_eq(stall_model_run(&p, &dur, NULL, NULL, &st, &err), 0, "%s", err.msg);
+    double cyc = law_max(law_max((double)(c + h), (double)d / w),
+                         law_max((double)pin, (double)(d + pin + h) / (pf * w)));
+    double law = (double)(startup + d + pin + h + c) + (double)(n - 1) * cyc;
+    *law_out = law;
+    return (double)st.end - law;
+}
+
+Test(model, steady_state_pipeline_law_for_one_rank)
+{
+    /* The closed form of a pipeline in steady state (docs/model.md 3). On a
+     * grid of 1620 settings (W 1..8, P 1..4, D, C, h, p) it holds to the
+     * nanosecond whenever W and P W divide N - 1 (N = 121); for other N the
+     * model is never above the law and below it by less than one batch's
+     * D + p + h + C (the last workers' round is partial: the largest gap,
+     * N = 124, W = 4, P = 1, D = 90 ms, is -60 ms, 2.0% of the epoch). */
+    static const struct {
+        int w, pf;
+        stall_time d, c, h, pin;
+    } exact[] = {
+        {1, 2, 40 * MS, 10 * MS, 1 * MS, 0},      /* worker-bound, D/W */
+        {4, 2, 40 * MS, 15 * MS, 1 * MS, 0},      /* loop-bound, C + h */
+        {2, 2, 10 * MS, 2 * MS, 1 * MS, 8 * MS},  /* pin-bound */
+        {1, 1, 40 * MS, 30 * MS, 2 * MS, 5 * MS}, /* window-bound, (D + p + h)/(PW) */
+    };
+    const int64_t n = 1 + 4 * 60; /* N - 1 divisible by every W */
+    for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++) {
+        double law, dev = law_case(exact[i].w, exact[i].pf, exact[i].d, exact[i].c, exact[i].h,
+                                   exact[i].pin, 20 * MS, n, &law);
+        cr_expect(fabs(dev) < 0.5, "case %zu (W=%d P=%d): model - law = %.0f ns of %.0f", i,
+                  exact[i].w, exact[i].pf, dev, law);
+    }
+    /* A grid: report the largest gap. */
+    double worst = 0, worst_law = 1;
+    char where[160] = "";
+    int ws[] = {1, 2, 3, 4, 8}, pfs[] = {1, 2, 4};
+    stall_time ds[] = {5 * MS, 20 * MS, 40 * MS, 90 * MS}, cs[] = {3 * MS, 12 * MS, 30 * MS},
+               hs[] = {0, 1 * MS, 4 * MS}, pins[] = {0, 2 * MS, 9 * MS};
+    for (int64_t n2 = 121; n2 <= 124; n2++)
+    for (size_t a = 0; a < 5; a++)
+        for (size_t b = 0; b < 3; b++)
+            for (size_t e = 0; e < 4; e++)
+                for (size_t f = 0; f < 3; f++)
+                    for (size_t g = 0; g < 3; g++)
+                        for (size_t q = 0; q < 3; q++) {
+                            double law, dev = law_case(ws[a], pfs[b], ds[e], cs[f], hs[g],
+                                                       pins[q], 20 * MS, n2, &law);
+                            double bound = (double)(ds[e] + pins[q] + hs[g] + cs[f]);
+                            if (fabs(dev) / law > worst / worst_law) {
+                                worst = fabs(dev);
+                                worst_law = law;
+                                snprintf(where, sizeof where,
+                                         "N=%lld W=%d P=%d D=%lld C=%lld h=%lld p=%lld ms: "
+                                         "%+.3f ms",
+                                         (long long)n2, ws[a], pfs[b], (long long)(ds[e] / MS),
+                                         (long long)(cs[f] / MS), (long long)(hs[g] / MS),
+                                         (long long)(pins[q] / MS), dev / 1e6);
+                            }
+                            /* N - 1 = 120: every W and P W here divides it. */
+                            if (n2 == 121)
+                                cr_expect(fabs(dev) < 1.0,
+                                          "N=121 W=%d P=%d D=%lld C=%lld h=%lld p=%lld ms: model "
+                                          "- law = %+.0f ns",
+                                          ws[a], pfs[b], (long long)(ds[e] / MS),
+                                          (long long)(cs[f] / MS), (long long)(hs[g] / MS),
+                                          (long long)(pins[q] / MS), dev);
+                            cr_expect(dev <= 0.5 && -dev <= bound,
+                                      "W=%d P=%d D=%lld C=%lld h=%lld p=%lld ms: model - law = "
+                                      "%+.3f ms of %.3f ms",
+                                      ws[a], pfs[b], (long long)(ds[e] / MS),
+                                      (long long)(cs[f] / MS), (long long)(hs[g] / MS),
+                                      (long long)(pins[q] / MS), dev / 1e6, law / 1e6);
+                        }
+    cr_log_info("pipeline law: largest gap %s (%.3f%% of the epoch)", where,
+                100 * worst / worst_law);
+}
+
+/* ---- gradient accumulation (DDP no_sync) ----------------------------------- */
+
+/* Two ranks loading in the main process (S = Q): in iteration k rank r
+ * waits stall0/stall1 for its data, computes C (+ b on rank 1), tail A. */
+static void acc_case(int acc, int alternate, stall_time a, stall_time b, stall_time c,
+                     stall_time tail, int64_t n, got *o)
+{
+    stall_model_params p;
+    stall_model_defaults(&p);
+    p.ranks = 2;
+    p.gpus_per_node = 2;
+    p.workers = 0;
+    p.batches = n;
+    p.accumulation = acc;
+    tab t;
+    tab_alloc(&t, 2, n, 1);
+    for (int64_t k = 0; k < n; k++) {
+        int slow = alternate ? (int)(k % 2) : 0;
+        TF(&t, 0, slow, k) = a;
+        TC(&t, 0, 0, k) = c;
+        TC(&t, 0, 1, k) = c + b;
+        t.tail[k] = tail;
+    }
+    stall_err err = {0};
+    cr_assert_eq(run_tab(&p, &t, o, &err), 0, "%s", err.msg);
+    tab_free(&t);
+}
+
+Test(model, gradient_accumulation_meets_at_the_barrier_every_kth_iteration)
+{
+    const stall_time a = 30 * MS, b = 12 * MS, c = 20 * MS, A = 5 * MS;
+    const int64_t n = 10;
+    got o;
+    /* Every iteration synchronised: rank 0 waits a, rank 1 computes b
+     * longer, the barrier takes the later: max(a, b) + C + A each. */
+    acc_case(1, 0, a, b, c, A, n, &o);
+    cr_expect_eq(o.rec[n - 1].iter_end, n * ((a > b ? a : b) + c + A), "k = 1: %" PRId64,
+                 o.rec[n - 1].iter_end);
+    got_free(&o);
+    /* The stall alternates between the ranks (b = 0). Synchronised every
+     * iteration each costs a + C + A; with accumulation 2 each rank loses a
+     * once per window of two and they meet after it: a + 2C + A. */
+    acc_case(1, 1, a, 0, c, A, n, &o);
+    cr_expect_eq(o.rec[n - 1].iter_end, n * (a + c + A), "k = 1 alternating: %" PRId64,
+                 o.rec[n - 1].iter_end);
+    got_free(&o);
+    acc_case(2, 1, a, 0, c, A, n, &o);
+    cr_expect_eq(o.rec[n - 1].iter_end, n / 2 * (a + 2 * c + A),
+                 "k = 2 alternating: %" PRId64 " ns, want %" PRId64, o.rec[n - 1].iter_end,
+                 n / 2 * (a + 2 * c + A));
+    for (int64_t w = 0; w < n / 2; w++) {
+        /* The window's first iteration ends for the report when the later
+         * rank computed it (no tail, nobody waits); the second at the
+         * barrier plus A. */
+        cr_expect_eq(o.rec[2 * w].iter_end, w * (a + 2 * c + A) + a + c, "window %" PRId64, w);
+        cr_expect_eq(o.rec[2 * w].tail, 0);
+        cr_expect_eq(o.rec[2 * w].wait_max, 0);
+        cr_expect_eq(o.rec[2 * w + 1].iter_end, (w + 1) * (a + 2 * c + A), "window %" PRId64, w);
+        cr_expect_eq(o.rec[2 * w + 1].tail, A);
+        /* Each rank's own stall: rank 0 in the first, rank 1 in the second. */
+        cr_expect_eq(o.stall[(size_t)(2 * w) * 2 + 0], a);
+        cr_expect_eq(o.stall[(size_t)(2 * w) * 2 + 1], 0);
+        cr_expect_eq(o.stall[(size_t)(2 * w + 1) * 2 + 0], 0);
+        cr_expect_eq(o.stall[(size_t)(2 * w + 1) * 2 + 1], a);
+    }
+    got_free(&o);
+    /* Rank 0 waits a, rank 1 computes b longer, every iteration, k = 2:
+     * max(2a + 2C, 2C + 2b) + A per window; an odd N ends with a window of
+     * one (the epoch's last iteration always synchronises). */
+    acc_case(2, 0, a, b, c, A, n + 1, &o);
+    stall_time win = (a > b ? 2 * a : 2 * b) + 2 * c + A;
+    cr_expect_eq(o.rec[n].iter_end, n / 2 * win + (a > b ? a : b) + c + A, "k = 2, odd N: %" PRId64,
+                 o.rec[n].iter_end);
+    got_free(&o);
+}

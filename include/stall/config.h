@@ -37,6 +37,8 @@ typedef enum stall_resample {
     STALL_RESAMPLE_LOGNORMAL,
     STALL_RESAMPLE_GAMMA
 } stall_resample;
+/* [cluster] scaling: what a GPU count other than the trace's does. */
+typedef enum stall_scaling { STALL_SCALING_STRONG = 0, STALL_SCALING_WEAK } stall_scaling;
 typedef enum stall_dist_kind {
     STALL_DIST_LOGNORMAL = 0,
     STALL_DIST_GAMMA,
@@ -90,10 +92,12 @@ typedef struct stall_config {
     /* [loader] */
     int64_t workers, prefetch_factor;
     bool in_order, persistent_workers;
+    bool drop_last; /* the last incomplete batch of a rank is dropped */
     double pin_memory_s, startup_s, handover_s;
 
     /* [cluster] */
     int64_t gpus, gpus_per_node, cores;
+    int scaling; /* stall_scaling */
 
     /* [fetch] */
     double cpu_share;
@@ -109,6 +113,7 @@ typedef struct stall_config {
 
     /* [ddp] */
     double allreduce_s, bucket_mb, bandwidth_gb_s, latency_us;
+    int64_t accumulation; /* iterations per gradient synchronisation */
 
     /* [run] */
     int64_t batches, epochs, seed;
@@ -116,6 +121,7 @@ typedef struct stall_config {
     /* [trace], the measured run's loader when the trace does not record it */
     int64_t trace_workers;  /* -1: infer from the fetch starts */
     int64_t trace_prefetch; /* 0: PyTorch's default 2 */
+    bool trace_persistent;  /* the measured run's persistent_workers */
 
     /* [report] per_rank: 0 auto (up to STALL_PER_RANK_AUTO ranks), 1 true, 2 false */
     int per_rank;

@@ -35,6 +35,7 @@ typedef struct stall_measured {
     int workers_from;      /* stall_workers_from: where `workers` came from */
     int ranks_per_node;    /* the measured layout; = ranks when the trace does not say */
     double batch_mb;       /* mean of the trace's bytes column / 1e6; 0 without one */
+    bool persistent;       /* the run kept its workers across epochs: start-up from epoch 0 */
 } stall_measured;
 
 /* Where a measured run's worker count came from. */
@@ -47,6 +48,11 @@ typedef enum stall_workers_from {
 /* Decomposes a tidy trace. Returns 0 or STALL_EPARSE when it cannot be
  * (e.g. a trace whose worker column contradicts its workers column). */
 int stall_measured_from_tidy(const stall_tidy_trace *t, stall_measured *m, stall_err *err);
+/* The same for a run with persistent_workers (persistent): PyTorch creates
+ * the workers once, so only epoch 0's first batches show the start-up (the
+ * estimate's sample), and m->persistent is set for the model to pay it once. */
+int stall_measured_from_tidy_p(const stall_tidy_trace *t, bool persistent, stall_measured *m,
+                               stall_err *err);
 void stall_measured_free(stall_measured *m);
 
 /* Decomposes the selected epoch of a dsanalyzer trace (one epoch, G ranks,

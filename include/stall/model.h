@@ -17,6 +17,10 @@
  *     (head-of-line blocking), or the earliest arrival when in_order = false;
  *   - Q(r,0) = epoch start, Q(r,k) = T(k-1);
  *     T(k) = max_r (Y(r,k) + C(r,k)) + A(k);
+ *   - with gradient accumulation K > 1 (DDP no_sync) only iterations with
+ *     (k+1) mod K = 0 and the epoch's last meet at the barrier and pay A;
+ *     in the others Q(r,k+1) = Y(r,k) + C(r,k) per rank, A = 0, and the
+ *     record's T(k) is max_r (Y(r,k) + C(r,k));
  *   - stall = Y - Q; barrier wait W(r,k) = T(k) - A(k) - (Y(r,k) + C(r,k));
  *   - no prefetch crosses an epoch boundary; epoch e starts at
  *     end(e-1) + epoch_gap(e), with end(-1) = 0, so epoch 0 starts at
@@ -95,6 +99,12 @@ typedef struct stall_model_params {
                                unpickle (also applied when W == 0). Default 0. */
     int64_t batches;         /* N >= 1 batches per rank per epoch. Default 1. */
     int epochs;              /* >= 1. Default 1. */
+    int accumulation;        /* >= 1 iterations per gradient synchronisation
+                                (DDP no_sync for the others): the ranks meet at
+                                the barrier and pay the tail A only on every
+                                accumulation-th iteration and the epoch's last;
+                                in between each rank asks for its next batch
+                                at its own Y + C. 0 reads as 1. Default 1. */
     stall_align fetch_align; /* applied per batch across ranks to fetch
                            durations (stall_align_durations). Default none. */
     stall_align start_align; /* must be STALL_ALIGN_NONE here: start
