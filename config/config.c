@@ -535,9 +535,9 @@ int stall_config_load_any(stall_config *cfg, const char *path, char *note, size_
             prefetch = "prefetch factor from its prefetch column";
         if (rc == 0 && n)
             snprintf(note, n,
-                     "%s: %s, as mode = %s; assumed: %s, %s (an INI's [trace] workers and "
+                     "%s: %s; assumed: %s, %s (an INI's [trace] workers and "
                      "prefetch_factor, or --set, say otherwise)",
-                     path, d->what, kv_mode, workers, prefetch);
+                     path, d->what, workers, prefetch);
     }
     free(d);
     return rc;

@@ -466,7 +466,7 @@ Test(cli, a_trace_path_is_taken_directly)
         snprintf(cmd, sizeof cmd,
                  BIN " validate %s -o %s/v%d > %s/v%d.txt && cmp %s/v_ini/validate.csv "
                      "%s/v%d/validate.csv && grep -q \"^stallsim: %s: the notebook's .* CSV "
-                     "(dsanalyzer), with its companions, as mode = replay; assumed: workers per "
+                     "(dsanalyzer), with its companions; assumed: workers per "
                      "GPU inferred from the fetch starts, prefetch factor 2\" %s/v%d.txt",
                  given[i], cdir, i, cdir, i, cdir, cdir, i, given[i], cdir, i);
         cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s: %s", given[i], line);
@@ -481,7 +481,7 @@ Test(cli, a_trace_path_is_taken_directly)
     /* A tidy trace: run (mode = model), validate, analyze, timeline. */
     const char *tidy = STALL_SOURCE_DIR "/traces/w2/trace.csv";
     snprintf(cmd, sizeof cmd,
-             BIN " run %s -o %s/t_run | grep -q 'a tidy trace, as mode = model; assumed: workers "
+             BIN " run %s -o %s/t_run | grep -q 'a tidy trace; assumed: workers "
                  "per GPU from its workers column' && " BIN " validate %s -q -o %s/t_val && " BIN
                  " analyze %s -o %s/t_an && " BIN " timeline %s -o %s/t.json",
              tidy, cdir, tidy, cdir, tidy, cdir, tidy, cdir);
