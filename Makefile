@@ -8,7 +8,7 @@ BUILD    ?= build
 ASAN     ?= build-asan
 EXAMPLE  ?= configs/example.ini
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
-PKGS     := libgsl-dev libcsv-dev libinih-dev libcriterion-dev pkg-config cmake gcc make
+PKGS     := libgsl-dev libcsv-dev libinih-dev libyajl-dev zlib1g-dev libcriterion-dev pkg-config cmake gcc make
 PKGS     += libopenmpi-dev openmpi-bin
 
 .PHONY: all deps build run test asan bench clean fuzz

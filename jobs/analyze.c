@@ -24,11 +24,15 @@
 
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
+#include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "stall/dftracer.h"
 #include "stall/io.h"
+#include "stall/kineto.h"
 #include "stall/scenario.h"
 #include "stall/validate.h"
 
@@ -53,6 +57,7 @@ void stall_analysis_free(stall_analysis *a)
         return;
     free(a->rank);
     free(a->wk);
+    free(a->checkpoint_s);
     memset(a, 0, sizeof *a);
 }
 
@@ -109,7 +114,8 @@ static void an_ranks(const stall_tidy_trace *t, stall_analysis *a, double *wait_
                     stall_time st = y - q, dw = t->fetch_end[i] - q;
                     dw = dw < 0 ? 0 : (dw > st ? st : dw);
                     ar->data_s += stall_ns_to_s(dw);
-                    ar->handover_s += stall_ns_to_s(st - dw);
+                    if (!t->fetch_unknown)
+                        ar->handover_s += stall_ns_to_s(st - dw);
                 }
                 ar->compute_s += stall_ns_to_s(ce - y);
                 stall_time rem = nx - ce > 0 ? nx - ce : 0;
@@ -149,7 +155,7 @@ static void an_ranks(const stall_tidy_trace *t, stall_analysis *a, double *wait_
 static void an_workers(const stall_tidy_trace *t, stall_analysis *a, double epoch_sum)
 {
     int g = t->ranks, w = a->workers;
-    if (w <= 0)
+    if (w <= 0 || t->fetch_unknown)
         return;
     a->nwk = g * w;
     a->wk = stall_xcalloc((size_t)a->nwk, sizeof *a->wk);
@@ -240,7 +246,9 @@ static void an_slowest(const stall_tidy_trace *t, stall_analysis *a)
                     s.rank = r;
                     s.worker = t->worker[i];
                     s.stall_s = stall_ns_to_s(best);
-                    s.fetch_s = stall_ns_to_s(t->fetch_end[i] - t->fetch_start[i]);
+                    s.fetch_s = t->fetch_unknown
+                                    ? NAN
+                                    : stall_ns_to_s(t->fetch_end[i] - t->fetch_start[i]);
                 }
             }
             all[m++] = s;
@@ -288,7 +296,13 @@ void stall_analyze(const stall_tidy_trace *t, stall_analysis *a)
     a->epochs = t->epochs;
     a->batches = t->batches;
     a->have_compute_end = t->compute_end != NULL;
+    a->fetch_unknown = t->fetch_unknown;
     a->straggler = -1;
+    if (t->checkpoint_s) {
+        size_t nc = (size_t)t->epochs * (size_t)t->ranks;
+        a->checkpoint_s = stall_xmalloc(nc * sizeof *a->checkpoint_s);
+        memcpy(a->checkpoint_s, t->checkpoint_s, nc * sizeof *a->checkpoint_s);
+    }
     /* Workers: the trace's column, else the largest id + 1. */
     int maxw = -1;
     size_t cells = (size_t)t->epochs * (size_t)t->batches * (size_t)t->ranks;
@@ -300,9 +314,13 @@ void stall_analyze(const stall_tidy_trace *t, stall_analysis *a)
     an_ranks(t, a, &win, &wcomp);
     double tot = 0, data = 0, comp = 0, start = 0, epoch_sum = 0;
     for (int r = 0; r < t->ranks; r++) {
-        const stall_an_rank *x = &a->rank[r];
+        stall_an_rank *x = &a->rank[r];
+        if (t->fetch_unknown)
+            x->handover_s = NAN; /* inside data: the trace cannot tell them apart */
+        else
+            data += x->handover_s;
         tot += x->total_s;
-        data += x->data_s + x->handover_s;
+        data += x->data_s;
         comp += x->compute_s + x->post_s;
         start += x->startup_s;
     }
@@ -394,10 +412,47 @@ static bool an_is_ini(const char *path)
     return n > 4 && strcmp(path + n - 4, ".ini") == 0;
 }
 
+static bool an_ends(const char *path, const char *ext)
+{
+    size_t n = strlen(path), m = strlen(ext);
+    return n > m && strcmp(path + n - m, ext) == 0;
+}
+
+/* A trace given directly: kineto or dftracer by name (a folder: by the
+ * files in it), else tidy. */
+static int an_format_of(const char *path)
+{
+    if (an_ends(path, ".json") || an_ends(path, ".json.gz"))
+        return STALL_FORMAT_KINETO;
+    if (an_ends(path, ".pfw") || an_ends(path, ".pfw.gz"))
+        return STALL_FORMAT_DFTRACER;
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return STALL_FORMAT_TIDY;
+    int f = STALL_FORMAT_KINETO;
+    DIR *d = opendir(path);
+    struct dirent *de;
+    while (d && (de = readdir(d)) != NULL)
+        if (an_ends(de->d_name, ".pfw") || an_ends(de->d_name, ".pfw.gz"))
+            f = STALL_FORMAT_DFTRACER;
+    if (d)
+        closedir(d);
+    return f;
+}
+
+static int an_load_other(int format, const char *path, stall_tidy_trace **out, stall_err *err)
+{
+    return format == STALL_FORMAT_KINETO ? stall_kineto_load(path, out, err)
+                                         : stall_dftracer_load(path, out, err);
+}
+
 int stall_an_load(const char *path, int workers, stall_tidy_trace **out, stall_err *err)
 {
-    if (!an_is_ini(path))
-        return stall_tidy_load(path, out, err);
+    if (!an_is_ini(path)) {
+        int f = an_format_of(path);
+        return f == STALL_FORMAT_TIDY ? stall_tidy_load(path, out, err)
+                                      : an_load_other(f, path, out, err);
+    }
     stall_config *cfg = stall_xmalloc(sizeof *cfg);
     stall_config_defaults(cfg);
     int rc = stall_config_load(cfg, path, err);
@@ -409,10 +464,15 @@ int stall_an_load(const char *path, int workers, stall_tidy_trace **out, stall_e
         if (rc == 0)
             *out = stall_an_from_ds(d, workers);
         stall_ds_free(d);
+    } else if (rc == 0 &&
+               (cfg->format == STALL_FORMAT_KINETO || cfg->format == STALL_FORMAT_DFTRACER)) {
+        rc = an_load_other(cfg->format, cfg->path, out, err);
     } else if (rc == 0) {
         rc = stall_err_set(
             err, STALL_ECONFIG,
-            "%s: [trace] format: analyze needs a measured trace (tidy or dsanalyzer)", path);
+            "%s: [trace] format: analyze needs a measured trace (tidy, dsanalyzer, kineto or "
+            "dftracer)",
+            path);
     }
     free(cfg);
     return rc;
@@ -514,6 +574,8 @@ static int an_fill_summary(FILE *f, void *ctx, stall_err *err)
                 (long long)a->batches);
         fprintf(f, "%s,workers,%d\n%s,workers_inferred,%d\n%s,have_compute_end,%d\n", l, a->workers,
                 l, a->workers_inferred, l, a->have_compute_end);
+        if (a->fetch_unknown)
+            fprintf(f, "%s,fetch_known,0\n", l);
         fprintf(f, "%s,verdict,%s\n", l, stall_verdict_name(a->verdict));
         fprintf(f, "%s,share_data", l);
         an_num(f, a->share_data);
@@ -545,9 +607,12 @@ static int an_fill_ranks(FILE *f, void *ctx, stall_err *err)
     for (int j = 0; j < o->n; j++)
         for (int r = 0; r < o->a[j].ranks; r++) {
             const stall_an_rank *x = &o->a[j].rank[r];
-            fprintf(f, "%s,%d,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,%lld,%.9f\n", o->labels[j], r,
-                    x->total_s, x->startup_s, x->data_s, x->handover_s, x->compute_s, x->barrier_s,
-                    x->post_s, (long long)x->last, x->caused_s);
+            fprintf(f, "%s,%d,%.9f,%.9f,%.9f,", o->labels[j], r, x->total_s, x->startup_s,
+                    x->data_s);
+            if (!isnan(x->handover_s)) /* empty: the trace cannot tell it from the wait */
+                fprintf(f, "%.9f", x->handover_s);
+            fprintf(f, ",%.9f,%.9f,%.9f,%lld,%.9f\n", x->compute_s, x->barrier_s, x->post_s,
+                    (long long)x->last, x->caused_s);
         }
     return 0;
 }
@@ -596,8 +661,25 @@ static int an_fill_slowest(FILE *f, void *ctx, stall_err *err)
                     x->iteration_s, x->rank);
             if (x->worker >= 0)
                 fprintf(f, "%d", x->worker);
-            fprintf(f, ",%.9f,%.9f\n", x->stall_s, x->fetch_s);
+            fprintf(f, ",%.9f,", x->stall_s);
+            if (!isnan(x->fetch_s)) /* empty: fetch times not in the trace */
+                fprintf(f, "%.9f", x->fetch_s);
+            fputc('\n', f);
         }
+    return 0;
+}
+
+/* checkpoint.csv: only for sources with checkpoint events (dftracer). */
+static int an_fill_checkpoints(FILE *f, void *ctx, stall_err *err)
+{
+    (void)err;
+    const an_out *o = ctx;
+    fputs("source,rank,epoch,checkpoint_s\n", f);
+    for (int j = 0; j < o->n; j++)
+        for (int r = 0; o->a[j].checkpoint_s && r < o->a[j].ranks; r++)
+            for (int e = 0; e < o->a[j].epochs; e++)
+                fprintf(f, "%s,%d,%d,%.9f\n", o->labels[j], r, e,
+                        o->a[j].checkpoint_s[(size_t)e * o->a[j].ranks + r]);
     return 0;
 }
 
@@ -605,6 +687,9 @@ int stall_analysis_write(const stall_analysis *a, const char *const *labels, int
                          stall_err *err)
 {
     an_out o = {.a = a, .labels = labels, .n = n};
+    bool ckpt = false;
+    for (int j = 0; j < n; j++)
+        ckpt = ckpt || a[j].checkpoint_s;
     int rc = stall_mkdirs(dir, err);
     if (rc == 0)
         rc = stall_write_atomic_in(dir, "analyze.csv", an_fill_summary, &o, err);
@@ -616,6 +701,8 @@ int stall_analysis_write(const stall_analysis *a, const char *const *labels, int
         rc = stall_write_atomic_in(dir, "windows.csv", an_fill_windows, &o, err);
     if (rc == 0)
         rc = stall_write_atomic_in(dir, "slowest.csv", an_fill_slowest, &o, err);
+    if (rc == 0 && ckpt)
+        rc = stall_write_atomic_in(dir, "checkpoint.csv", an_fill_checkpoints, &o, err);
     return rc;
 }
 
@@ -646,15 +733,35 @@ void stall_analysis_print(const stall_analysis *a, const char *const *labels, in
         int64_t its = (int64_t)a[j].epochs * (a[j].batches > 1 ? a[j].batches - 1 : 1);
         for (int r = 0; r < a[j].ranks; r++) {
             const stall_an_rank *x = &a[j].rank[r];
-            fprintf(f, "%4d %10.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %6.1f\n", r, x->total_s,
-                    x->startup_s, x->data_s, x->handover_s, x->compute_s, x->barrier_s, x->post_s,
+            char ho[32] = "-";
+            if (!isnan(x->handover_s))
+                snprintf(ho, sizeof ho, "%.3f", x->handover_s);
+            fprintf(f, "%4d %10.3f %9.3f %9.3f %9s %9.3f %9.3f %9.3f %6.1f\n", r, x->total_s,
+                    x->startup_s, x->data_s, ho, x->compute_s, x->barrier_s, x->post_s,
                     a[j].ranks > 1 ? 100.0 * (double)x->last / (double)its : 100.0);
+        }
+        if (a[j].checkpoint_s) {
+            fprintf(f, "checkpoint time (s), per rank and epoch (not in the parts above, which "
+                       "end at each epoch's last iteration):\n%4s", "rank");
+            for (int e = 0; e < a[j].epochs; e++)
+                fprintf(f, " %9s%-3d", "epoch ", e);
+            fputc('\n', f);
+            for (int r = 0; r < a[j].ranks; r++) {
+                fprintf(f, "%4d", r);
+                for (int e = 0; e < a[j].epochs; e++)
+                    fprintf(f, " %12.3f", a[j].checkpoint_s[(size_t)e * a[j].ranks + r]);
+                fputc('\n', f);
+            }
         }
         if (!a[j].have_compute_end)
             fputs("(no compute_end in this trace: compute includes the all-reduce, and the "
                   "barrier wait is the wait for the other ranks' data only)\n",
                   f);
-        if (a[j].nwk == 0)
+        if (a[j].fetch_unknown)
+            fputs("(fetch times are not in this trace, only the loop's waits: the whole wait "
+                  "counts as data, hand-over ('-') and the per-worker table are unknown)\n",
+                  f);
+        else if (a[j].nwk == 0)
             fputs("(no worker ids: no per-worker table; give --workers N to assign batches round "
                   "robin)\n",
                   f);
@@ -703,16 +810,21 @@ int stall_analyze_job(const char *path, const char *outdir, int workers, FILE *t
     const char *label = "measured";
     rc = stall_analysis_write(&a, &label, 1, dir, err);
     if (rc == 0 && term) {
-        fprintf(
-            term,
-            "stallsim %s: analyze %s: %d ranks x %d epochs x %lld batches, %d workers per rank%s\n",
-            stall_version(), path, a.ranks, a.epochs, (long long)a.batches, a.workers,
-            a.workers_inferred ? " (round robin, as given)" : "");
+        if (t->summary)
+            fputs(t->summary, term);
+        char wk[48];
+        if (a.workers <= 0 && t->fetch_unknown)
+            snprintf(wk, sizeof wk, "workers unknown");
+        else
+            snprintf(wk, sizeof wk, "%d workers per rank", a.workers);
+        fprintf(term, "stallsim %s: analyze %s: %d ranks x %d epochs x %lld batches, %s%s\n",
+                stall_version(), path, a.ranks, a.epochs, (long long)a.batches, wk,
+                a.workers_inferred ? " (round robin, as given)" : "");
         stall_analysis_print(&a, &label, 1, term);
         fprintf(term,
                 "results in %s/ (analyze.csv, per_rank.csv, per_worker.csv, windows.csv, "
-                "slowest.csv)\n",
-                dir);
+                "slowest.csv%s)\n",
+                dir, a.checkpoint_s ? ", checkpoint.csv" : "");
     }
     free(dir);
     stall_analysis_free(&a);
