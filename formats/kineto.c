@@ -170,7 +170,8 @@ static void kt_iterations(kt_file *f, tb_rank *r, int64_t *steps_used, int64_t *
     }
     f->ndl = k;
     *calls = (int64_t)k;
-    qsort(f->st, f->nst, sizeof *f->st, kt_cmp_step);
+    if (f->nst > 0)
+        qsort(f->st, f->nst, sizeof *f->st, kt_cmp_step);
     stall_time base = f->have_base ? f->base_ns : 0;
     *steps_used = *steps_without = *steps_multi = 0;
     tb_epoch *ep = NULL;
@@ -302,10 +303,9 @@ int stall_kineto_load(const char *path, stall_tidy_trace **out, stall_err *err)
     stall_tidy_trace *t = NULL;
     int64_t dropped = 0;
     if (rc == 0) {
-        int64_t multi = 0, single = 0, pipe = 0;
+        int64_t multi = 0, pipe = 0;
         for (int i = 0; i < nf; i++) {
             multi += fs[i].n_multi;
-            single += fs[i].n_single;
             pipe += fs[i].n_pipe;
         }
         bool known = multi == 0 && pipe == 0;
