@@ -779,8 +779,11 @@ static char *an_default_outdir(const char *path)
     char *dir = stall_path_dir(path);
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     char name[STALL_NAME_MAX];
+    struct stat st;
     if (an_is_ini(path)) {
         snprintf(name, sizeof name, "%.*s", (int)(strlen(base) - 4), base);
+    } else if (base[0] && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(name, sizeof name, "%s", base); /* a folder of per-rank traces */
     } else {
         const char *d = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
         snprintf(name, sizeof name, "%s", strcmp(d, ".") ? d : "trace");
