@@ -148,6 +148,18 @@ static void kt_top(void *ctx, const char *path, const char *text)
     }
 }
 
+/* Times relative to the profiler's start, not the epoch (legacy exporter). */
+static bool kt_relative(const kt_file *f)
+{
+    return !f->have_base && f->ndl > 0 && f->dl[0].ts < INT64_C(100000000000000000);
+}
+
+static int kt_cmp_window(const void *a, const void *b)
+{
+    const tb_epoch *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
 static int kt_cmp_step(const void *a, const void *b)
 {
     const kt_step *x = a, *y = b;
@@ -248,7 +260,8 @@ int stall_kineto_load(const char *path, stall_tidy_trace **out, stall_err *err)
     tb_rank *ranks = stall_xcalloc((size_t)nf, sizeof *ranks);
     kt_file *fs = stall_xcalloc((size_t)nf, sizeof *fs);
     int64_t steps_used = 0, steps_without = 0, steps_multi = 0, calls = 0;
-    int no_rank = 0, from_name = 0;
+    int no_rank = 0, from_name = 0, nr = 0, windows = 0;
+    bool *rel = stall_xcalloc((size_t)nf, sizeof *rel), shifted = false;
     for (int i = 0; i < nf && rc == 0; i++) {
         kt_file *f = &fs[i];
         f->file = files[i];
@@ -263,42 +276,75 @@ int stall_kineto_load(const char *path, stall_tidy_trace **out, stall_err *err)
                                files[i], (long long)f->n_events);
             break;
         }
-        tb_rank *r = &ranks[i];
-        r->file = stall_xstrdup(files[i]);
-        int64_t world = -1;
+        int64_t world = -1, rv;
         if (f->have_rank) {
-            r->rank = f->rank;
-        } else if ((r->rank = tb_rank_from_name(files[i], &world)) >= 0) {
+            rv = f->rank;
+        } else if ((rv = tb_rank_from_name(files[i], &world)) >= 0) {
             from_name++;
         } else {
-            r->rank = 0;
+            rv = 0;
             no_rank++;
         }
-        for (int j = 0; j < i; j++)
-            if (ranks[j].rank == r->rank) {
-                rc = stall_err_set(err, STALL_EPARSE,
-                                   "%s: rank %lld again (also %s): one file per rank expected%s",
-                                   files[i], (long long)r->rank, ranks[j].file,
-                                   no_rank ? " (neither distributedInfo nor the file name names "
-                                             "the rank)"
-                                           : "");
-                break;
-            }
-        if (rc)
-            break;
+        /* a rank's further files are further profiling windows (a schedule
+         * with repeat writes a file per cycle): its epochs in this shape */
+        int j = 0;
+        while (j < nr && ranks[j].rank != rv)
+            j++;
+        if (j == nr) {
+            ranks[nr].rank = rv;
+            ranks[nr].file = stall_xstrdup(files[i]);
+            nr++;
+        } else {
+            windows++;
+        }
+        tb_rank *r = &ranks[j];
+        rel[j] = rel[j] || kt_relative(f);
+        int before = r->nep;
         int64_t su, sw, sm, c;
         kt_iterations(f, r, &su, &sw, &sm, &c);
         steps_used += su;
         steps_without += sw;
         steps_multi += sm;
         calls += c;
-        if (r->nep == 0 || r->ep[0].n == 0) {
+        if (r->nep == before || r->ep[r->nep - 1].n == 0) {
             rc = stall_err_set(err, STALL_EPARSE,
                                "%s: only %lld DataLoader call%s and no ProfilerStep holding one: "
                                "no whole iteration to analyse",
                                files[i], (long long)c, c == 1 ? "" : "s");
             break;
         }
+    }
+    /* windows of a rank in time order, one after the other; with times
+     * relative to each window's start (legacy exporter) in file-name order
+     * (the handler's time suffix), placed back to back */
+    for (int j = 0; j < nr && rc == 0; j++) {
+        tb_rank *r = &ranks[j];
+        if (rel[j] && r->nep > 1) {
+            for (int e = 1; e < r->nep; e++) {
+                tb_epoch *p = &r->ep[e - 1], *q = &r->ep[e];
+                stall_time d = p->it[p->n - 1].iter_end - q->start;
+                if (d <= 0)
+                    continue;
+                q->start += d;
+                for (size_t k = 0; k < q->n; k++) {
+                    q->it[k].request += d;
+                    q->it[k].ready += d;
+                    q->it[k].compute_end += d;
+                    q->it[k].iter_end += d;
+                }
+                shifted = true;
+            }
+        }
+        qsort(r->ep, (size_t)r->nep, sizeof *r->ep, kt_cmp_window);
+        for (int e = 1; e < r->nep && rc == 0; e++)
+            if (r->ep[e].start < r->ep[e - 1].it[r->ep[e - 1].n - 1].iter_end)
+                rc = stall_err_set(err, STALL_EPARSE,
+                                   "%s: two files of rank %lld overlap in time: two processes "
+                                   "with one rank? (%s)",
+                                   path, (long long)r->rank,
+                                   no_rank ? "neither distributedInfo nor the file names name the "
+                                             "ranks"
+                                           : "one file per rank and profiling window expected");
     }
     stall_tidy_trace *t = NULL;
     int64_t dropped = 0;
@@ -309,7 +355,7 @@ int stall_kineto_load(const char *path, stall_tidy_trace **out, stall_err *err)
             pipe += fs[i].n_pipe;
         }
         bool known = multi == 0 && pipe == 0;
-        t = tb_build(ranks, nf, known, false, known ? 0 : -1, false, path, &dropped, NULL);
+        t = tb_build(ranks, nr, known, false, known ? 0 : -1, false, path, &dropped, NULL);
         if (!t)
             rc = stall_err_set(err, STALL_EPARSE, "%s: no iteration common to every rank", path);
     }
@@ -318,8 +364,8 @@ int stall_kineto_load(const char *path, stall_tidy_trace **out, stall_err *err)
         const kt_file *f0 = &fs[0];
         char *s = NULL;
         tb_say(&s, "kineto: %s: %d file%s, rank%s", path, nf, nf == 1 ? "" : "s",
-               nf == 1 ? "" : "s");
-        for (int i = 0; i < nf; i++)
+               nr == 1 ? "" : "s");
+        for (int i = 0; i < nr; i++)
             tb_say(&s, "%s%lld", i ? "," : " ", (long long)ranks[i].rank);
         if (f0->have_world)
             tb_say(&s, " of world size %lld", (long long)f0->world);
@@ -330,20 +376,22 @@ int stall_kineto_load(const char *path, stall_tidy_trace **out, stall_err *err)
                : from_name ? "; rank from the file name (no distributedInfo)"
                            : "; rank from distributedInfo");
         bool renumbered = false;
-        for (int i = 0; i < nf; i++)
+        for (int i = 0; i < nr; i++)
             renumbered = renumbered || ranks[i].rank != i;
         if (renumbered)
             tb_say(&s, "  rank%s above analysed as rank%s 0..%d, in that order\n",
-                   nf == 1 ? "" : "s", nf == 1 ? "" : "s", nf - 1);
+                   nr == 1 ? "" : "s", nr == 1 ? "" : "s", nr - 1);
         bool relative = false;
         for (int i = 0; i < nf; i++)
-            relative = relative || (!fs[i].have_base && fs[i].ndl > 0 &&
-                                    fs[i].dl[0].ts < INT64_C(100000000000000000));
+            relative = relative || kt_relative(&fs[i]);
+        if (shifted)
+            tb_say(&s, "  profiling windows with times relative to their own start placed back to "
+                       "back (the gap between them is not in the trace)\n");
         if (relative)
             tb_say(&s,
                    "  times: relative to the profiler's start (no baseTimeNanoseconds, not "
                    "epoch times, as torch's legacy exporter writes them: a torch built without Kineto)%s\n",
-                   nf > 1 ? "; the ranks' clocks are not aligned, so waits at the barrier "
+                   nr > 1 ? "; the ranks' clocks are not aligned, so waits at the barrier "
                             "between ranks are not meaningful"
                           : "");
         if (steps_used > 0)
@@ -358,8 +406,14 @@ int stall_kineto_load(const char *path, stall_tidy_trace **out, stall_err *err)
                    "ProfilerStep: the profiler had no schedule; the last call, which ends the "
                    "loop, is no iteration)",
                    (long long)calls);
-        tb_say(&s, "; %d rank%s x 1 epoch (Kineto marks none) x %lld iterations", t->ranks,
-               t->ranks == 1 ? "" : "s", (long long)t->batches);
+        if (windows == 0)
+            tb_say(&s, "; %d rank%s x 1 epoch (Kineto marks none) x %lld iterations", t->ranks,
+                   t->ranks == 1 ? "" : "s", (long long)t->batches);
+        else
+            tb_say(&s,
+                   "; %d rank%s x %d profiling windows (a file each, a schedule with repeat; "
+                   "the epochs of this analysis, not training epochs) x %lld iterations",
+                   t->ranks, t->ranks == 1 ? "" : "s", t->epochs, (long long)t->batches);
         if (dropped > 0)
             tb_say(&s, " (%lld more cut so every rank has as many)", (long long)dropped);
         tb_say(&s, "\n  DataLoader: %s: ", f0->dl_name);
@@ -397,6 +451,7 @@ int stall_kineto_load(const char *path, stall_tidy_trace **out, stall_err *err)
         tb_rank_free(&ranks[i]);
     }
     free(fs);
+    free(rel);
     free(ranks);
     tb_files_free(files, nf);
     return rc;

@@ -140,7 +140,7 @@ Test(kineto, zero_workers_without_schedule)
 Test(kineto, zero_workers_with_schedule)
 {
     stall_tidy_trace *t = load(KT "/w0_sched");
-    cr_expect_eq(t->batches, 6, "ProfilerStep#2..#7 (wait 1, warmup 1, active 6)");
+    cr_expect_eq(t->batches, 6, "6 active ProfilerSteps (wait 1, warmup 1, active 6)");
     cr_expect_not(t->fetch_unknown);
     for (int k = 0; k < 6; k++)
         cr_expect_geq(t->fetch_end[k] - t->fetch_start[k], 20 * MS);
@@ -201,18 +201,39 @@ static void write_file(const char *path, const char *text)
     fclose(f);
 }
 
-/* A folder with two files of one rank is refused, naming both. */
+/* A schedule with repeat: a file per cycle, each a profiling window (an
+ * epoch of the analysis); the legacy exporter's times restart in each, so
+ * the windows are placed back to back, in the file names' order. */
+Test(kineto, repeat_windows)
+{
+    stall_tidy_trace *t = load(KT "/w0_repeat");
+    cr_expect_eq(t->ranks, 1);
+    cr_expect_eq(t->epochs, 2);
+    cr_expect_eq(t->batches, 3);
+    cr_expect_not(t->fetch_unknown);
+    cr_expect_geq(t->epoch_start[1], t->iter_end[stall_tidy_at(t, 0, 0, 2)]);
+    for (int e = 0; e < 2; e++)
+        for (int k = 0; k < 3; k++) {
+            size_t i = stall_tidy_at(t, e, 0, k);
+            cr_expect_geq(t->fetch_end[i] - t->fetch_start[i], 20 * MS);
+        }
+    cr_expect(strstr(t->summary, "2 profiling windows"), "%s", t->summary);
+    cr_expect(strstr(t->summary, "back to back"), "%s", t->summary);
+    stall_tidy_free(t);
+}
+
+/* Two processes' files that claim one rank overlap in time: refused. */
 Test(kineto, one_file_per_rank)
 {
     char cmd[2400], d[600];
     snprintf(d, sizeof d, "%s/two", kdir);
-    snprintf(cmd, sizeof cmd, "mkdir -p %s && cp " KT "/w0_sched/*.gz %s/a.json.gz && cp " KT
-             "/w2_sched/*.gz %s/b.json.gz", d, d, d);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s && cp " HTA " %s/a.json.gz && cp " HTA " %s/b.json.gz",
+             d, d, d);
     cr_assert_eq(system(cmd), 0);
     stall_tidy_trace *t = NULL;
     stall_err err = {0};
     cr_expect_eq(stall_kineto_load(d, &t, &err), STALL_EPARSE);
-    cr_expect(strstr(err.msg, "rank 0 again"), "%s", err.msg);
+    cr_expect(strstr(err.msg, "two files of rank 1 overlap in time"), "%s", err.msg);
     cr_expect_null(t);
 }
 

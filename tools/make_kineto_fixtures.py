@@ -8,17 +8,20 @@ per case:
   w0_nosched/   0 workers, no schedule (iterations from one __next__ to the next),
                 uncompressed .json
   w2_nosched/   2 workers, no schedule, gzipped
-  w0_sched/     0 workers, schedule(wait=1, warmup=1, active=ACTIVE): ProfilerStep#2..
+  w0_sched/     0 workers, schedule(wait=1, warmup=1, active=ACTIVE): 6 ProfilerStep ranges (torch 1.13 numbers them #1..#6)
   w2_sched/     2 workers, the same schedule
   ddp2_w2/      2 DDP ranks over gloo (a process each), 2 workers, the schedule,
                 one gzipped file per rank (distributedInfo in each)
+  w0_repeat/    0 workers, schedule(wait=1, warmup=1, active=3, repeat=2): a file per
+                cycle (3 ProfilerStep ranges each: #1..#3, #6..#8 in torch 1.13), gzipped
 
 Every sample's __getitem__ sleeps SAMPLE_MS, so with 0 workers a batch's
 fetch (the _SingleProcessDataLoaderIter.__next__ range) takes about
 BATCH * SAMPLE_MS; the step sleeps COMPUTE_MS. The numbers are in
 tests/kineto/README.md and in the assertions of tests/test_kineto.c.
 
-Usage: /usr/bin/python3 tools/make_kineto_fixtures.py [OUT_DIR]   (default tests/kineto)
+Usage: /usr/bin/python3 tools/make_kineto_fixtures.py [OUT_DIR [CASE...]]
+(default tests/kineto, every case)
 """
 import os
 import shutil
@@ -34,7 +37,7 @@ BATCH = 4
 SAMPLE_MS = 5  # per sample: a batch's fetch is about 20 ms with 0 workers
 COMPUTE_MS = 10
 BATCHES = 8  # batches of a loop without a schedule
-WAIT, WARMUP, ACTIVE = 1, 1, 6  # the schedule: ProfilerStep#2..#7 recorded
+WAIT, WARMUP, ACTIVE = 1, 1, 6  # the schedule: 6 active steps recorded
 
 
 class Sleepy(torch.utils.data.Dataset):
@@ -60,6 +63,21 @@ def train_step(model, opt, x, y):
     loss.backward()
     time.sleep(COMPUTE_MS / 1000.0)
     opt.step()
+
+
+def run_repeat(out, name):
+    torch.manual_seed(0)
+    model = torch.nn.Linear(16, 4)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    os.makedirs(out, exist_ok=True)
+    handler = tensorboard_trace_handler(out, worker_name=name, use_gzip=True)
+    loader = make(0, 2 * (WAIT + WARMUP + 3) * BATCH)
+    with profile(activities=[ProfilerActivity.CPU],
+                 schedule=schedule(wait=WAIT, warmup=WARMUP, active=3, repeat=2),
+                 on_trace_ready=handler) as p:
+        for x, y in loader:
+            train_step(model, opt, x, y)
+            p.step()
 
 
 def run(out, name, workers, sched, gzip, model=None, rank_name=None):
@@ -96,16 +114,24 @@ def ddp_rank(rank, world, out):
 
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else "tests/kineto"
+    only = set(sys.argv[2:])
     torch.set_num_threads(1)
     cases = [("w0_nosched", 0, False, False), ("w2_nosched", 2, False, True),
              ("w0_sched", 0, True, True), ("w2_sched", 2, True, True)]
     for name, workers, sched, gz in cases:
+        if only and name not in only:
+            continue
         out = os.path.join(root, name)
         shutil.rmtree(out, ignore_errors=True)
         run(out, name, workers, sched, gz)
-    out = os.path.join(root, "ddp2_w2")
-    shutil.rmtree(out, ignore_errors=True)
-    mp.spawn(ddp_rank, args=(2, out), nprocs=2, join=True)
+    if not only or "ddp2_w2" in only:
+        out = os.path.join(root, "ddp2_w2")
+        shutil.rmtree(out, ignore_errors=True)
+        mp.spawn(ddp_rank, args=(2, out), nprocs=2, join=True)
+    if not only or "w0_repeat" in only:
+        out = os.path.join(root, "w0_repeat")
+        shutil.rmtree(out, ignore_errors=True)
+        run_repeat(out, "w0_repeat")
     for d in sorted(os.listdir(root)):
         p = os.path.join(root, d)
         if os.path.isdir(p):

@@ -11,7 +11,11 @@
  * wait: with 0 workers (`_SingleProcessDataLoaderIter`) it is the whole
  * fetch, in the main process; with workers (`_MultiProcessingDataLoaderIter`,
  * `enumerate(DataPipe)#`) the workers' fetches are not in the trace, and
- * the trace says so (fetch_unknown). One epoch: Kineto marks none.
+ * the trace says so (fetch_unknown). One epoch: Kineto marks none; a rank's
+ * further files (a schedule with repeat writes one per cycle) are further
+ * profiling windows, the epochs of this shape (in time order; with the
+ * legacy exporter's relative times, in file-name order, back to back).
+ * Files of one rank that overlap in time are refused.
  */
 #ifndef STALL_KINETO_H
 #define STALL_KINETO_H
