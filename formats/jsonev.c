@@ -295,6 +295,9 @@ static int jev_gz_error(jev_state *s, gzFile gz)
 {
     int code = 0;
     const char *m = gzerror(gz, &code);
+    size_t fl = strlen(s->file);
+    if (m && strncmp(m, s->file, fl) == 0 && strncmp(m + fl, ": ", 2) == 0)
+        m += fl + 2; /* zlib puts the path in front */
     return s->rc = stall_err_set(s->err, STALL_EPARSE, "%s: byte %lld: gzip: %s%s", s->file,
                                  (long long)s->base, m && *m ? m : "read error",
                                  code == Z_BUF_ERROR ? " (truncated file?)" : "");
@@ -432,7 +435,15 @@ static int jev_lines(jev_state *s, gzFile gz)
             }
             break;
         }
-        (void)nl;
+        if (!nl) { /* the last line: a gzip stream cut short says so here */
+            int code = 0;
+            gzerror(gz, &code);
+            if (code != Z_OK) {
+                s->base += (int64_t)len;
+                rc = jev_gz_error(s, gz);
+                goto out;
+            }
+        }
         lineno++;
         /* the event text: brackets and a trailing comma taken off */
         size_t a = 0, b = len;
@@ -467,7 +478,7 @@ static int jev_lines(jev_state *s, gzFile gz)
         }
         s->base += (int64_t)len;
     }
-    if (yajl_complete_parse(s->h) != yajl_status_ok)
+    if (s->seen_value && yajl_complete_parse(s->h) != yajl_status_ok)
         rc = s->rc ? s->rc
                    : stall_err_set(s->err, STALL_EPARSE, "%s: line %lld: the JSON ends early",
                                    s->file, (long long)lineno);
