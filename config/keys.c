@@ -24,7 +24,8 @@ const cfg_key cfg_keys[] = {
     CFG_K("scenario", "mode", CFG_ENUM, mode, "replay", 0, 0, "replay|seed|model",
           "replay: event simulation of the measured trace under the alignment policies; "
           "seed: the original notebook's numbers, exactly; model: closed-loop what-if simulation"),
-    CFG_K("trace", "format", CFG_ENUM, format, "dsanalyzer", 0, 0, "dsanalyzer|tidy|none|kineto|dftracer",
+    CFG_K("trace", "format", CFG_ENUM, format, "dsanalyzer", 0, 0,
+          "dsanalyzer|tidy|none|kineto|dftracer",
           "input trace format (none: durations from the [fetch] and [compute] distributions; "
           "kineto: PyTorch profiler traces, dftracer: DLIO traces, for analyze and timeline)"),
     CFG_K("trace", "fetch", CFG_PATH, fetch, "", 0, 0, NULL,

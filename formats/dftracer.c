@@ -98,9 +98,8 @@ static int df_event(void *ctx, const jev_event *e, const jev_pos *p, stall_err *
             jev_int(e->a_value, &v) == 0 && v >= 0) {
             f->rank = v;
             f->have_rank = true;
-        } else if (strcmp(e->name, "process_name") == 0 &&
-                   strncmp(e->a_name, "Rank ", 5) == 0 && jev_int(e->a_name + 5, &v) == 0 &&
-                   v >= 0) {
+        } else if (strcmp(e->name, "process_name") == 0 && strncmp(e->a_name, "Rank ", 5) == 0 &&
+                   jev_int(e->a_name + 5, &v) == 0 && v >= 0) {
             f->proc_rank = v;
             f->have_proc_rank = true;
         }
@@ -114,8 +113,8 @@ static int df_event(void *ctx, const jev_event *e, const jev_pos *p, stall_err *
     tb_span s = {0};
     if (jev_us_to_ns(e->ts, &s.ts) != 0)
         return stall_err_set(err, STALL_EPARSE,
-                             "%s: line %lld: '%s': ts '%s' is not a time in microseconds",
-                             p->file, (long long)p->line, e->name, e->ts);
+                             "%s: line %lld: '%s': ts '%s' is not a time in microseconds", p->file,
+                             (long long)p->line, e->name, e->ts);
     if (jev_us_to_ns(e->dur, &s.dur) != 0 || s.dur < 0)
         return stall_err_set(err, STALL_EPARSE,
                              "%s: line %lld: '%s': dur '%s' is not a duration in microseconds",
@@ -226,9 +225,8 @@ static void df_rank(df_vec *v, tb_rank *r, df_stats *st)
                 q = c[ci].ts;
             stall_time ce = c[ci].ts + c[ci].dur;
             if (te->n > 0)
-                te->it[te->n - 1].iter_end = q > te->it[te->n - 1].compute_end
-                                                 ? q
-                                                 : te->it[te->n - 1].compute_end;
+                te->it[te->n - 1].iter_end =
+                    q > te->it[te->n - 1].compute_end ? q : te->it[te->n - 1].compute_end;
             tb_iter it = {q, c[ci].ts, ce, ce};
             tb_push(te, &it);
             lo = ce;
@@ -350,11 +348,11 @@ int stall_dftracer_load(const char *path, stall_tidy_trace **out, stall_err *err
     int64_t dropped = 0;
     int dropped_ep = 0;
     if (rc == 0) {
-        t = tb_build(ranks, nr, false, true, st.workers > 0 ? st.workers : -1, true, path,
-                     &dropped, &dropped_ep);
+        t = tb_build(ranks, nr, false, true, st.workers > 0 ? st.workers : -1, true, path, &dropped,
+                     &dropped_ep);
         if (!t)
-            rc = stall_err_set(err, STALL_EPARSE,
-                               "%s: no epoch where every rank has an iteration", path);
+            rc = stall_err_set(err, STALL_EPARSE, "%s: no epoch where every rank has an iteration",
+                               path);
     }
     if (rc == 0) {
         char *s = NULL;
@@ -365,7 +363,7 @@ int stall_dftracer_load(const char *path, stall_tidy_trace **out, stall_err *err
         if (world > 0)
             tb_say(&s, " of %lld", (long long)world);
         tb_say(&s, "; rank from %s\n",
-               by_none  ? "nowhere: taken as 0 (no PR metadata, file name or process_name)"
+               by_none   ? "nowhere: taken as 0 (no PR metadata, file name or process_name)"
                : by_meta ? "the PR metadata"
                : by_name ? "the file name"
                          : "process_name");
@@ -377,12 +375,14 @@ int stall_dftracer_load(const char *path, stall_tidy_trace **out, stall_err *err
                "start; request = ",
                g, names[DF_COMP], (long long)st.comps);
         if (st.wait_rule > 0)
-            tb_say(&s, "the start of the %s event before it (%lld events; %lld iterations had none: "
-                       "the end of the previous compute)",
+            tb_say(&s,
+                   "the start of the %s event before it (%lld events; %lld iterations had none: "
+                   "the end of the previous compute)",
                    names[DF_WAIT], (long long)st.waits, (long long)st.gap_rule);
         else
-            tb_say(&s, "the end of the previous compute (this generation has no per-batch wait "
-                       "event%s)",
+            tb_say(&s,
+                   "the end of the previous compute (this generation has no per-batch wait "
+                   "event%s)",
                    (gen & 4) ? "; TorchDataLoader.next spans the loader's creation only" : "");
         if (st.waits != st.comps && st.waits > 0)
             tb_say(&s, "; %lld waits and %lld computes: unequal, as older DLIO wrote them",
@@ -398,7 +398,8 @@ int stall_dftracer_load(const char *path, stall_tidy_trace **out, stall_err *err
             tb_say(&s, "; %lld computes outside every epoch left out", (long long)st.outside);
         tb_say(&s, "\n  workers: ");
         if (st.workers > 0)
-            tb_say(&s, "%d (threads with per-sample %s events in an epoch; %lld reads, mean %.3f s)",
+            tb_say(&s,
+                   "%d (threads with per-sample %s events in an epoch; %lld reads, mean %.3f s)",
                    st.workers, names[DF_SAMPLE], (long long)st.samples,
                    st.sample_s / (double)st.samples);
         else
@@ -407,8 +408,9 @@ int stall_dftracer_load(const char *path, stall_tidy_trace **out, stall_err *err
                    "whole wait counts as waiting for data\n");
         tb_say(&s, "  checkpoints: ");
         if (st.ckpts > 0)
-            tb_say(&s, "%lld event%s (%s, ...; cat checkpoint), %.3f s in all (nested ones "
-                       "counted once), by epoch in the analysis\n",
+            tb_say(&s,
+                   "%lld event%s (%s, ...; cat checkpoint), %.3f s in all (nested ones "
+                   "counted once), by epoch in the analysis\n",
                    (long long)st.ckpts, st.ckpts == 1 ? "" : "s", names[DF_CKPT], st.ckpt_s);
         else
             tb_say(&s, "none in the trace\n");

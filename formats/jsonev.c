@@ -162,9 +162,9 @@ static int jev_string(void *ctx, const unsigned char *v, size_t n)
 
 static int jev_open(jev_state *s, char type)
 {
-    bool ev_start = type == 'm' && (s->kind == JEV_LINES
-                                        ? s->depth == 0
-                                        : s->arr_depth > 0 && s->depth == s->arr_depth);
+    bool ev_start =
+        type == 'm' &&
+        (s->kind == JEV_LINES ? s->depth == 0 : s->arr_depth > 0 && s->depth == s->arr_depth);
     s->depth++;
     if (s->depth <= JEV_MAXDEPTH)
         s->type[s->depth] = type;
@@ -201,8 +201,8 @@ static int jev_start_array(void *ctx)
         return 0;
     }
     if (s->kind == JEV_CHROME && s->arr_depth == 0 &&
-        (s->depth == 0 || (s->depth == 1 && s->type[1] == 'm' &&
-                           strcmp(s->top_key, "traceEvents") == 0)))
+        (s->depth == 0 ||
+         (s->depth == 1 && s->type[1] == 'm' && strcmp(s->top_key, "traceEvents") == 0)))
         s->arr_depth = s->depth + 1;
     return jev_open(s, 'a');
 }
@@ -249,8 +249,9 @@ static int jev_end_array(void *ctx)
 }
 
 static const yajl_callbacks jev_callbacks = {
-    jev_null,     jev_bool,    NULL,        NULL,          jev_number,   jev_string,
-    jev_start_map, jev_map_key, jev_end_map, jev_start_array, jev_end_array,
+    jev_null,    jev_bool,        NULL,          NULL,
+    jev_number,  jev_string,      jev_start_map, jev_map_key,
+    jev_end_map, jev_start_array, jev_end_array,
 };
 
 /* yajl's complaint, on one line. */
@@ -401,23 +402,24 @@ static int jev_lines(jev_state *s, gzFile gz)
         for (;;) {
             if (cap - len < 2) {
                 if (cap >= JEV_MAXLINE) {
-                    rc = s->rc = stall_err_set(s->err, STALL_EPARSE,
-                                               "%s: line %lld: longer than %zu MiB", s->file,
-                                               (long long)lineno + 1, JEV_MAXLINE >> 20);
+                    rc = s->rc =
+                        stall_err_set(s->err, STALL_EPARSE, "%s: line %lld: longer than %zu MiB",
+                                      s->file, (long long)lineno + 1, JEV_MAXLINE >> 20);
                     goto out;
                 }
                 cap *= 2;
                 line = stall_xrealloc(line, cap);
             }
-            char *r = gzgets(gz, (char *)line + len, (int)(cap - len > INT_MAX ? INT_MAX : cap - len));
+            char *r =
+                gzgets(gz, (char *)line + len, (int)(cap - len > INT_MAX ? INT_MAX : cap - len));
             if (!r)
                 break;
             got_any = true;
             size_t k = strlen((char *)line + len);
             if (k == 0) { /* a NUL byte in the file */
-                rc = s->rc = stall_err_set(s->err, STALL_EPARSE,
-                                           "%s: line %lld (byte %lld): a NUL byte", s->file,
-                                           (long long)lineno + 1, (long long)(s->base + (int64_t)len));
+                rc = s->rc = stall_err_set(
+                    s->err, STALL_EPARSE, "%s: line %lld (byte %lld): a NUL byte", s->file,
+                    (long long)lineno + 1, (long long)(s->base + (int64_t)len));
                 goto out;
             }
             len += k;
@@ -455,8 +457,8 @@ static int jev_lines(jev_state *s, gzFile gz)
             a++;
         while (a < b && jev_space(line[a]))
             a++;
-        if (b > a && line[b - 1] == ']' && (b - a == 1 || line[b - 2] == '}' ||
-                                            jev_space(line[b - 2])))
+        if (b > a && line[b - 1] == ']' &&
+            (b - a == 1 || line[b - 2] == '}' || jev_space(line[b - 2])))
             b--;
         while (b > a && jev_space(line[b - 1]))
             b--;
@@ -469,10 +471,11 @@ static int jev_lines(jev_state *s, gzFile gz)
                 goto out;
             s->base -= (int64_t)a;
             if (s->depth != 0) {
-                rc = s->rc = stall_err_set(s->err, STALL_EPARSE,
-                                           "%s: line %lld (byte %lld): the event does not end on "
-                                           "its line (truncated or split?)",
-                                           s->file, (long long)lineno, (long long)(s->base + (int64_t)b));
+                rc = s->rc =
+                    stall_err_set(s->err, STALL_EPARSE,
+                                  "%s: line %lld (byte %lld): the event does not end on "
+                                  "its line (truncated or split?)",
+                                  s->file, (long long)lineno, (long long)(s->base + (int64_t)b));
                 goto out;
             }
         }

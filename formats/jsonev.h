@@ -38,7 +38,8 @@ typedef int (*jev_event_fn)(void *ctx, const jev_event *e, const jev_pos *pos, s
 typedef void (*jev_top_fn)(void *ctx, const char *path, const char *text);
 
 typedef enum jev_kind {
-    JEV_CHROME, /* {"traceEvents": [ {...}, ... ], ...} or [ {...}, ... ]; trailing commas allowed */
+    JEV_CHROME, /* {"traceEvents": [ {...}, ... ], ...} or [ {...}, ... ]; trailing commas allowed
+                 */
     JEV_LINES   /* dftracer: "[", one object per line (commas optional), "]" optional */
 } jev_kind;
 

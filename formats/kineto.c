@@ -372,7 +372,7 @@ int stall_kineto_load(const char *path, stall_tidy_trace **out, stall_err *err)
         if (f0->backend[0])
             tb_say(&s, " (%s)", f0->backend);
         tb_say(&s, "%s\n",
-               no_rank ? "; rank: taken as 0 (no distributedInfo, none in the file name)"
+               no_rank     ? "; rank: taken as 0 (no distributedInfo, none in the file name)"
                : from_name ? "; rank from the file name (no distributedInfo)"
                            : "; rank from distributedInfo");
         bool renumbered = false;
@@ -390,7 +390,8 @@ int stall_kineto_load(const char *path, stall_tidy_trace **out, stall_err *err)
         if (relative)
             tb_say(&s,
                    "  times: relative to the profiler's start (no baseTimeNanoseconds, not "
-                   "epoch times, as torch's legacy exporter writes them: a torch built without Kineto)%s\n",
+                   "epoch times, as torch's legacy exporter writes them: a torch built without "
+                   "Kineto)%s\n",
                    nr > 1 ? "; the ranks' clocks are not aligned, so waits at the barrier "
                             "between ranks are not meaningful"
                           : "");
@@ -420,11 +421,10 @@ int stall_kineto_load(const char *path, stall_tidy_trace **out, stall_err *err)
         if (!t->fetch_unknown)
             tb_say(&s, "0 workers: each call is the whole fetch, in the main process\n");
         else
-            tb_say(&s,
-                   "workers > 0 (how many is not recorded): the trace holds only the loop's "
-                   "wait for each batch; the workers' fetch times are not in it (censored), so "
-                   "fetch durations, worker ids and the hand-over are unknown and the whole "
-                   "wait counts as waiting for data\n");
+            tb_say(&s, "workers > 0 (how many is not recorded): the trace holds only the loop's "
+                       "wait for each batch; the workers' fetch times are not in it (censored), so "
+                       "fetch durations, worker ids and the hand-over are unknown and the whole "
+                       "wait counts as waiting for data\n");
         int64_t opt = 0, ddp = 0, ar = 0, nk = 0, copies = 0, other = 0;
         for (int i = 0; i < nf; i++) {
             opt += fs[i].n_opt;

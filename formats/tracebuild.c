@@ -179,8 +179,8 @@ stall_tidy_trace *tb_build(tb_rank *ranks, int n, bool fetch_known, bool with_co
                 t->ready[i] = it->ready;
                 /* the last kept iteration ends where the trace says, or
                  * at the next request when later ones were cut */
-                t->iter_end[i] = k + 1 == batches && k + 1 < ep->n ? ep->it[k + 1].request
-                                                                   : it->iter_end;
+                t->iter_end[i] =
+                    k + 1 == batches && k + 1 < ep->n ? ep->it[k + 1].request : it->iter_end;
                 if (t->compute_end)
                     t->compute_end[i] = it->compute_end;
                 t->worker[i] = -1;

@@ -246,9 +246,8 @@ static void an_slowest(const stall_tidy_trace *t, stall_analysis *a)
                     s.rank = r;
                     s.worker = t->worker[i];
                     s.stall_s = stall_ns_to_s(best);
-                    s.fetch_s = t->fetch_unknown
-                                    ? NAN
-                                    : stall_ns_to_s(t->fetch_end[i] - t->fetch_start[i]);
+                    s.fetch_s =
+                        t->fetch_unknown ? NAN : stall_ns_to_s(t->fetch_end[i] - t->fetch_start[i]);
                 }
             }
             all[m++] = s;
@@ -741,8 +740,10 @@ void stall_analysis_print(const stall_analysis *a, const char *const *labels, in
                     a[j].ranks > 1 ? 100.0 * (double)x->last / (double)its : 100.0);
         }
         if (a[j].checkpoint_s) {
-            fprintf(f, "checkpoint time (s), per rank and epoch (not in the parts above, which "
-                       "end at each epoch's last iteration):\n%4s", "rank");
+            fprintf(f,
+                    "checkpoint time (s), per rank and epoch (not in the parts above, which "
+                    "end at each epoch's last iteration):\n%4s",
+                    "rank");
             for (int e = 0; e < a[j].epochs; e++)
                 fprintf(f, " %9s%-3d", "epoch ", e);
             fputc('\n', f);

@@ -1,7 +1,7 @@
 /* The malformed-input corpus (tests/malformed/, written by make_corpus.py):
  * each file of MANIFEST run through the stallsim binary as its kind says,
- * (kineto and dftracer: stallsim analyze FILE) checked for its expected exit status and, for a refused input, for one
- * error line naming the place (file:line:column) and no result folder. */
+ * (kineto and dftracer: stallsim analyze FILE) checked for its expected exit status and, for a
+ * refused input, for one error line naming the place (file:line:column) and no result folder. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
