@@ -300,3 +300,53 @@ Test(kineto, timeline_draws_no_unknown_fetch)
     free(s);
     stall_tidy_free(t);
 }
+
+/* What the traces above lack, written by hand from the facts of
+ * /work/shared/trace-formats.md section 1: torch 1.8/1.9's cat "Operator"
+ * and string tid, absolute epoch microseconds (no baseTimeNanoseconds),
+ * nested DataPipe ranges (the outermost is the wait), gpu_user_annotation
+ * copies (skipped), fractional microseconds, a trailing comma, the rank in
+ * the file name (rank-3.<ms>.pt.trace.json). */
+Test(kineto, old_layout_datapipes_and_gpu_copies)
+{
+    char d[600], p[700];
+    snprintf(d, sizeof d, "%s/old", kdir);
+    cr_assert_eq(mkdir(d, 0755), 0);
+    snprintf(p, sizeof p, "%s/rank-3.1623143089861.pt.trace.json", d);
+    FILE *f = fopen(p, "w");
+    cr_assert_not_null(f);
+    fputs("{\"schemaVersion\": 1, \"traceEvents\": [\n", f);
+    for (int k = 0; k < 3; k++) {
+        long long ts = 1623143089861000LL + 1000LL * k;
+        fprintf(f,
+                "{\"ph\": \"X\", \"cat\": \"Operator\", \"name\": "
+                "\"enumerate(DataPipe)#ShardingFilterIterDataPipe\", \"pid\": 4242, \"tid\": "
+                "\"5555\", \"ts\": %lld.250, \"dur\": 500.5},\n",
+                ts);
+        fprintf(f,
+                "{\"ph\": \"X\", \"cat\": \"Operator\", \"name\": "
+                "\"enumerate(DataPipe)#MapperIterDataPipe\", \"pid\": 4242, \"tid\": \"5555\", "
+                "\"ts\": %lld.300, \"dur\": 400},\n",
+                ts + 10);
+        fprintf(f,
+                "{\"ph\": \"X\", \"cat\": \"gpu_user_annotation\", \"name\": "
+                "\"enumerate(DataPipe)#ShardingFilterIterDataPipe\", \"pid\": 0, \"tid\": "
+                "\"stream 7\", \"ts\": %lld, \"dur\": 90000},\n",
+                ts + 300);
+    }
+    fputs("]}\n", f);
+    fclose(f);
+    stall_tidy_trace *t = load(d);
+    cr_expect_eq(t->ranks, 1);
+    cr_expect_eq(t->batches, 2, "3 outermost calls: 2 whole iterations");
+    cr_expect(t->fetch_unknown, "DataPipe workers: censored");
+    cr_expect_eq(t->request[0], INT64_C(1623143089861000250));
+    cr_expect_eq(t->ready[0] - t->request[0], 500500);
+    cr_expect_eq(t->iter_end[0], t->request[1]);
+    cr_expect_eq(t->request[1], INT64_C(1623143089862000250));
+    cr_expect(strstr(t->summary, "rank 3;"), "%s", t->summary);
+    cr_expect(strstr(t->summary, "rank from the file name"), "%s", t->summary);
+    cr_expect(strstr(t->summary, "gpu_user_annotation copies skipped: 3"), "%s", t->summary);
+    cr_expect_null(strstr(t->summary, "relative"), "epoch times: %s", t->summary);
+    stall_tidy_free(t);
+}
