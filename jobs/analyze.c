@@ -804,8 +804,11 @@ int stall_analyze_job(const char *path, const char *outdir, int workers, FILE *t
     if (workers > 0 && !an_is_ini(path)) {
         stall_tidy_free(t);
         return stall_err_set(err, STALL_ECONFIG,
-                             "--workers: a tidy trace names its workers; --workers is for "
-                             "dsanalyzer traces only");
+                             t->summary ? "--workers: for dsanalyzer traces only (Kineto and "
+                                          "dftracer traces do not show which worker fetched a "
+                                          "batch: nothing to assign)"
+                                        : "--workers: a tidy trace names its workers; --workers "
+                                          "is for dsanalyzer traces only");
     }
     stall_analysis a;
     stall_analyze(t, &a);
