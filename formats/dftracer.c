@@ -362,11 +362,11 @@ int stall_dftracer_load(const char *path, stall_tidy_trace **out, stall_err *err
             tb_say(&s, "%s%lld", j ? "," : " ", (long long)ranks[j].rank);
         if (world > 0)
             tb_say(&s, " of %lld", (long long)world);
-        tb_say(&s, "; rank from %s\n",
-               by_none   ? "nowhere: taken as 0 (no PR metadata, file name or process_name)"
-               : by_meta ? "the PR metadata"
-               : by_name ? "the file name"
-                         : "process_name");
+        tb_say(&s, "; rank %s\n",
+               by_none   ? "taken as 0 (no PR metadata, file name or process_name)"
+               : by_meta ? "from the PR metadata"
+               : by_name ? "from the file name"
+                         : "from process_name");
         const char *g = (gen & 1)   ? "late 2025 (dftracer AI events)"
                         : (gen & 2) ? "2024-2025 (loop.iter)"
                                     : "2023 (dlio_profiler)";

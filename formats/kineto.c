@@ -378,9 +378,10 @@ int stall_kineto_load(const char *path, stall_tidy_trace **out, stall_err *err)
         bool renumbered = false;
         for (int i = 0; i < nr; i++)
             renumbered = renumbered || ranks[i].rank != i;
-        if (renumbered)
-            tb_say(&s, "  rank%s above analysed as rank%s 0..%d, in that order\n",
-                   nr == 1 ? "" : "s", nr == 1 ? "" : "s", nr - 1);
+        if (renumbered && nr == 1)
+            tb_say(&s, "  rank %lld analysed as rank 0\n", (long long)ranks[0].rank);
+        else if (renumbered)
+            tb_say(&s, "  ranks above analysed as ranks 0..%d, in that order\n", nr - 1);
         bool relative = false;
         for (int i = 0; i < nf; i++)
             relative = relative || kt_relative(&fs[i]);
