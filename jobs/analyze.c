@@ -296,6 +296,7 @@ void stall_analyze(const stall_tidy_trace *t, stall_analysis *a)
     a->batches = t->batches;
     a->have_compute_end = t->compute_end != NULL;
     a->fetch_unknown = t->fetch_unknown;
+    a->no_workers = t->workers == 0;
     a->straggler = -1;
     if (t->checkpoint_s) {
         size_t nc = (size_t)t->epochs * (size_t)t->ranks;
@@ -761,6 +762,10 @@ void stall_analysis_print(const stall_analysis *a, const char *const *labels, in
         if (a[j].fetch_unknown)
             fputs("(fetch times are not in this trace, only the loop's waits: the whole wait "
                   "counts as data, hand-over ('-') and the per-worker table are unknown)\n",
+                  f);
+        else if (a[j].nwk == 0 && a[j].no_workers)
+            fputs("(0 workers: every batch was fetched in the main process, inside the loop's "
+                  "wait)\n",
                   f);
         else if (a[j].nwk == 0)
             fputs("(no worker ids: no per-worker table; give --workers N to assign batches round "
