@@ -11,7 +11,7 @@ EXAMPLE  ?= configs/example.ini
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 # The Debian packages `make run`/`make test` install when missing; README.md lists them
 # ("Two commands"), and the ctest `readme` checks that it names each one.
-PKGS     := libgsl-dev libcsv-dev libinih-dev libcriterion-dev pkg-config cmake gcc make
+PKGS     := libgsl-dev libcsv-dev libinih-dev libyajl-dev zlib1g-dev libcriterion-dev pkg-config cmake gcc make
 PKGS     += libopenmpi-dev openmpi-bin
 
 .PHONY: all deps build run test asan bench clean fuzz figures

@@ -24,6 +24,8 @@
 
 enum { CFG_M_REPLAY = 1, CFG_M_SEED = 2, CFG_M_MODEL = 4, CFG_M_ALL = 7 };
 enum { CFG_F_DSA = 1, CFG_F_TIDY = 2, CFG_F_NONE = 4, CFG_F_TRACE = 3, CFG_F_ALL = 7 };
+/* Kineto and dftracer traces (analyze and timeline read them). */
+enum { CFG_F_KINETO = 8, CFG_F_DFTRACER = 16 };
 
 typedef struct cfg_rule {
     const char *section, *key; /* key NULL: every key of the section */
@@ -37,7 +39,7 @@ static const cfg_rule cfg_rules[] = {
     {"trace", "start", CFG_M_ALL, CFG_F_DSA, "a dsanalyzer file"},
     {"trace", "perf", CFG_M_ALL, CFG_F_DSA, "a dsanalyzer file"},
     {"trace", "epoch", CFG_M_ALL, CFG_F_DSA, "the dsanalyzer epoch"},
-    {"trace", "path", CFG_M_ALL, CFG_F_TIDY, "the tidy trace"},
+    {"trace", "path", CFG_M_ALL, CFG_F_TIDY | CFG_F_KINETO | CFG_F_DFTRACER, "the trace"},
     {"trace", "workers", CFG_M_MODEL, CFG_F_TRACE, "the measured loader, for mode = model"},
     {"trace", "prefetch_factor", CFG_M_MODEL, CFG_F_TRACE, "the measured loader, for mode = model"},
     {"trace", "persistent_workers", CFG_M_MODEL, CFG_F_TRACE,
@@ -72,9 +74,11 @@ static const char *cfg_mode_name(int mode)
 
 static const char *cfg_format_name(int format)
 {
-    return format == STALL_FORMAT_TIDY   ? "tidy"
-           : format == STALL_FORMAT_NONE ? "none"
-                                         : "dsanalyzer";
+    return format == STALL_FORMAT_TIDY       ? "tidy"
+           : format == STALL_FORMAT_NONE     ? "none"
+           : format == STALL_FORMAT_KINETO   ? "kineto"
+           : format == STALL_FORMAT_DFTRACER ? "dftracer"
+                                             : "dsanalyzer";
 }
 
 void stall_config_origin(const stall_config *cfg, const char *section, const char *key, char *buf,
@@ -272,7 +276,7 @@ static int cfg_need(const stall_config *cfg, const char *key, const char *value,
     char f[CFG_AT];
     return stall_err_set(err, STALL_ECONFIG, "%s: [trace] %s: required for format = %s (%s)",
                          cfg->ini_path[0] ? cfg->ini_path : "config", key,
-                         cfg->format == STALL_FORMAT_TIDY ? "tidy" : "dsanalyzer",
+                         cfg_format_name(cfg->format),
                          cfg_at(cfg, "trace", "format", f, sizeof f));
 }
 
@@ -320,7 +324,8 @@ int stall_config_check(const stall_config *cfg, stall_err *err)
             (rc = cfg_need(cfg, "perf", cfg->perf, err)))
             return rc;
     }
-    if (cfg->format == STALL_FORMAT_TIDY) {
+    if (cfg->format == STALL_FORMAT_TIDY || cfg->format == STALL_FORMAT_KINETO ||
+        cfg->format == STALL_FORMAT_DFTRACER) {
         int rc = cfg_need(cfg, "path", cfg->path, err);
         if (rc)
             return rc;

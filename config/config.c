@@ -511,11 +511,14 @@ int stall_config_load_any(stall_config *cfg, const char *path, char *note, size_
         const char *kv[5][2] = {{"name", name}};
         int nkv = 1;
         const char *kv_mode = "replay";
-        if (kind == STALL_TRACE_TIDY) {
+        if (kind == STALL_TRACE_TIDY || kind == STALL_TRACE_KINETO ||
+            kind == STALL_TRACE_DFTRACER) {
             /* A tidy trace's own run is simulated closed-loop: replay and
              * seed read the notebook's format. */
             kv_mode = "model";
-            kv[nkv][0] = "format", kv[nkv++][1] = "tidy";
+            kv[nkv][0] = "format", kv[nkv++][1] = kind == STALL_TRACE_TIDY     ? "tidy"
+                                                  : kind == STALL_TRACE_KINETO ? "kineto"
+                                                                               : "dftracer";
             kv[nkv][0] = "path", kv[nkv++][1] = path;
         } else {
             kv[nkv][0] = "format", kv[nkv++][1] = "dsanalyzer";
@@ -533,7 +536,10 @@ int stall_config_load_any(stall_config *cfg, const char *path, char *note, size_
             workers = "workers per GPU from its workers column";
         if (kind == STALL_TRACE_TIDY && d->has_prefetch)
             prefetch = "prefetch factor from its prefetch column";
-        if (rc == 0 && n)
+        if (kind == STALL_TRACE_KINETO || kind == STALL_TRACE_DFTRACER) {
+            if (rc == 0 && n) /* the reader says what it found and assumed */
+                snprintf(note, n, "%s: %s", path, d->what);
+        } else if (rc == 0 && n)
             snprintf(note, n,
                      "%s: %s; assumed: %s, %s (an INI's [trace] workers and "
                      "prefetch_factor, or --set, say otherwise)",

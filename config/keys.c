@@ -24,8 +24,10 @@ const cfg_key cfg_keys[] = {
     CFG_K("scenario", "mode", CFG_ENUM, mode, "replay", 0, 0, "replay|seed|model",
           "replay: event simulation of the measured trace under the alignment policies; "
           "seed: the original notebook's numbers, exactly; model: closed-loop what-if simulation"),
-    CFG_K("trace", "format", CFG_ENUM, format, "dsanalyzer", 0, 0, "dsanalyzer|tidy|none",
-          "input trace format (none: durations from the [fetch] and [compute] distributions)"),
+    CFG_K("trace", "format", CFG_ENUM, format, "dsanalyzer", 0, 0,
+          "dsanalyzer|tidy|none|kineto|dftracer",
+          "input trace format (none: durations from the [fetch] and [compute] distributions; "
+          "kineto: PyTorch profiler traces, dftracer: DLIO traces, for analyze and timeline)"),
     CFG_K("trace", "fetch", CFG_PATH, fetch, "", 0, 0, NULL,
           "dsanalyzer: fetch-time CSV (Epoch, Index number, Fetch time (sec)_gpu{i})"),
     CFG_K("trace", "start", CFG_PATH, start, "", 0, 0, NULL,
@@ -33,7 +35,9 @@ const cfg_key cfg_keys[] = {
     CFG_K("trace", "perf", CFG_PATH, perf, "", 0, 0, NULL,
           "dsanalyzer: perf CSV (Epoch, Step, GPU, Time, Iteration time (sec), Training stall "
           "time (sec))"),
-    CFG_K("trace", "path", CFG_PATH, path, "", 0, 0, NULL, "tidy: the trace CSV"),
+    CFG_K("trace", "path", CFG_PATH, path, "", 0, 0, NULL,
+          "tidy: the trace CSV; kineto, dftracer: a trace file (.json[.gz], .pfw[.gz]) or a "
+          "folder of per-rank files"),
     CFG_K("trace", "epoch", CFG_INT, epoch, "1", 0, CFG_BIG, NULL,
           "dsanalyzer: the epoch to replay (the notebook uses 1)"),
     CFG_K("trace", "workers", CFG_INT, trace_workers, "-1", -1, 65536, NULL,

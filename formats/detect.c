@@ -8,7 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <dirent.h>
+#include <zlib.h>
+
+#include "stall/dftracer.h"
+#include "stall/kineto.h"
 
 #define DSA_FETCH_SUFFIX "_simp_fetchdifftime.csv"
 #define DSA_START_SUFFIX "_simp_fetchstartdifftime.csv"
@@ -76,6 +83,36 @@ static int det_companions(const char *path, const char *role, stall_trace_detect
     return 0;
 }
 
+/* A folder: per-rank PyTorch profiler files (.json, .json.gz) or dftracer
+ * files (.pfw, .pfw.gz), told by their names. */
+static stall_trace_kind det_folder(const char *path, stall_trace_detected *out, stall_err *err)
+{
+    DIR *d = opendir(path);
+    if (!d) {
+        stall_err_set(err, STALL_EIO, "%s: cannot open the folder: %s", path, strerror(errno));
+        return STALL_TRACE_UNKNOWN;
+    }
+    int kineto = 0, pfw = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        kineto += det_ends_with(de->d_name, ".json") || det_ends_with(de->d_name, ".json.gz");
+        pfw += det_ends_with(de->d_name, ".pfw") || det_ends_with(de->d_name, ".pfw.gz");
+    }
+    closedir(d);
+    if (pfw == 0 && kineto == 0) {
+        stall_err_set(err, STALL_EPARSE,
+                      "%s: a folder without trace files: a folder holds per-rank PyTorch "
+                      "profiler traces (.json, .json.gz) or DLIO dftracer traces (.pfw, .pfw.gz)",
+                      path);
+        return STALL_TRACE_UNKNOWN;
+    }
+    out->kind = pfw > 0 ? STALL_TRACE_DFTRACER : STALL_TRACE_KINETO;
+    snprintf(out->what, sizeof out->what, "a folder of %d %s file%s", pfw > 0 ? pfw : kineto,
+             pfw > 0 ? "DLIO (dftracer)" : "PyTorch profiler (Kineto)",
+             (pfw > 0 ? pfw : kineto) == 1 ? "" : "s");
+    return out->kind;
+}
+
 stall_trace_kind stall_trace_detect(const char *path, stall_trace_detected *out, stall_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -83,21 +120,47 @@ stall_trace_kind stall_trace_detect(const char *path, stall_trace_detected *out,
         stall_err_set(err, STALL_EIO, "%s: path too long", path);
         return STALL_TRACE_UNKNOWN;
     }
-    FILE *f = fopen(path, "rb");
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return det_folder(path, out, err);
+    /* The first 64 KiB, decompressed when gzipped (zlib reads a plain file
+     * as it is), without a byte order mark. */
+    gzFile f = gzopen(path, "rb");
     if (!f) {
         stall_err_set(err, STALL_EIO, "%s: cannot open: %s", path, strerror(errno));
         return STALL_TRACE_UNKNOWN;
     }
-    /* The first line (or 64 KiB of it), without a byte order mark. */
     static const size_t cap = 65536;
     char *buf = stall_xmalloc(cap + 1);
-    size_t n = fread(buf, 1, cap, f);
-    fclose(f);
+    int got = gzread(f, buf, (unsigned)cap);
+    bool gz = gzdirect(f) == 0;
+    gzclose(f);
+    size_t n = got > 0 ? (size_t)got : 0;
     buf[n] = '\0';
     char *s = buf;
     if (n >= 3 && strncmp(s, "\xEF\xBB\xBF", 3) == 0)
         s += 3;
     stall_trace_kind kind = STALL_TRACE_UNKNOWN;
+    /* JSON traces first: a dftracer file opens with "[" as an INI section does. */
+    size_t len = n - (size_t)(s - buf);
+    if (!det_ends_with(path, ".ini") &&
+        (stall_kineto_probe(s, len) || stall_dftracer_probe(s, len))) {
+        bool kineto = stall_kineto_probe(s, len);
+        out->kind = kineto ? STALL_TRACE_KINETO : STALL_TRACE_DFTRACER;
+        snprintf(out->what, sizeof out->what, "%s",
+                 kineto ? "a PyTorch profiler (Kineto) trace" : "a DLIO (dftracer) trace");
+        free(buf);
+        return out->kind;
+    }
+    if (gz) {
+        stall_err_set(err, STALL_EPARSE,
+                      "%s: a gzip-compressed file that is no PyTorch profiler or dftracer trace: "
+                      "stallsim reads tidy CSV traces and the notebook's CSVs uncompressed "
+                      "(decompress it if it is one of those)",
+                      path);
+        free(buf);
+        return STALL_TRACE_UNKNOWN;
+    }
     /* An INI: by its name, or a first line that is a [section], a comment
      * or blank (CSV headers are none of these). */
     const char *p = s;
@@ -108,14 +171,6 @@ stall_trace_kind stall_trace_detect(const char *path, stall_trace_detected *out,
         snprintf(out->what, sizeof out->what, "a scenario INI");
         free(buf);
         return STALL_TRACE_INI;
-    }
-    if (n >= 2 && (unsigned char)s[0] == 0x1f && (unsigned char)s[1] == 0x8b) {
-        stall_err_set(err, STALL_EPARSE,
-                      "%s: a gzip-compressed file: stallsim reads tidy CSV traces and the "
-                      "notebook's CSVs (decompress it if it is one of those)",
-                      path);
-        free(buf);
-        return STALL_TRACE_UNKNOWN;
     }
     char *nl = strpbrk(s, "\r\n");
     if (nl)
@@ -155,7 +210,8 @@ stall_trace_kind stall_trace_detect(const char *path, stall_trace_detected *out,
         stall_err_set(err, STALL_EPARSE,
                       "%s:1: not a trace or scenario stallsim reads: expected a tidy trace (header "
                       "rank,epoch,batch,...), one of the notebook's CSVs (header ,Epoch,Step,... "
-                      "or ,Epoch,Index number,...) or an INI ([section] lines)",
+                      "or ,Epoch,Index number,...), a PyTorch profiler or DLIO (dftracer) JSON "
+                      "trace, or an INI ([section] lines)",
                       path);
         return kind;
     }

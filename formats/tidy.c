@@ -733,6 +733,8 @@ void stall_tidy_free(stall_tidy_trace *t)
     free(t->samples);
     free(t->bytes);
     free(t->epoch_start);
+    free(t->checkpoint_s);
+    free(t->summary);
     free(t->path);
     free(t);
 }

@@ -25,11 +25,15 @@
 
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
+#include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "stall/dftracer.h"
 #include "stall/io.h"
+#include "stall/kineto.h"
 #include "stall/scenario.h"
 #include "stall/validate.h"
 
@@ -54,6 +58,7 @@ void stall_analysis_free(stall_analysis *a)
         return;
     free(a->rank);
     free(a->wk);
+    free(a->checkpoint_s);
     memset(a, 0, sizeof *a);
 }
 
@@ -110,7 +115,8 @@ static void an_ranks(const stall_tidy_trace *t, stall_analysis *a, double *wait_
                     stall_time st = y - q, dw = t->fetch_end[i] - q;
                     dw = dw < 0 ? 0 : (dw > st ? st : dw);
                     ar->data_s += stall_ns_to_s(dw);
-                    ar->handover_s += stall_ns_to_s(st - dw);
+                    if (!t->fetch_unknown)
+                        ar->handover_s += stall_ns_to_s(st - dw);
                 }
                 ar->compute_s += stall_ns_to_s(ce - y);
                 stall_time rem = nx - ce > 0 ? nx - ce : 0;
@@ -150,7 +156,7 @@ static void an_ranks(const stall_tidy_trace *t, stall_analysis *a, double *wait_
 static void an_workers(const stall_tidy_trace *t, stall_analysis *a, double epoch_sum)
 {
     int g = t->ranks, w = a->workers;
-    if (w <= 0)
+    if (w <= 0 || t->fetch_unknown)
         return;
     a->nwk = g * w;
     a->wk = stall_xcalloc((size_t)a->nwk, sizeof *a->wk);
@@ -241,7 +247,8 @@ static void an_slowest(const stall_tidy_trace *t, stall_analysis *a)
                     s.rank = r;
                     s.worker = t->worker[i];
                     s.stall_s = stall_ns_to_s(best);
-                    s.fetch_s = stall_ns_to_s(t->fetch_end[i] - t->fetch_start[i]);
+                    s.fetch_s =
+                        t->fetch_unknown ? NAN : stall_ns_to_s(t->fetch_end[i] - t->fetch_start[i]);
                 }
             }
             all[m++] = s;
@@ -289,7 +296,14 @@ void stall_analyze(const stall_tidy_trace *t, stall_analysis *a)
     a->epochs = t->epochs;
     a->batches = t->batches;
     a->have_compute_end = t->compute_end != NULL;
+    a->fetch_unknown = t->fetch_unknown;
+    a->no_workers = t->workers == 0;
     a->straggler = -1;
+    if (t->checkpoint_s) {
+        size_t nc = (size_t)t->epochs * (size_t)t->ranks;
+        a->checkpoint_s = stall_xmalloc(nc * sizeof *a->checkpoint_s);
+        memcpy(a->checkpoint_s, t->checkpoint_s, nc * sizeof *a->checkpoint_s);
+    }
     /* Workers: the trace's column, else the largest id + 1. */
     int maxw = -1;
     size_t cells = (size_t)t->epochs * (size_t)t->batches * (size_t)t->ranks;
@@ -301,9 +315,13 @@ void stall_analyze(const stall_tidy_trace *t, stall_analysis *a)
     an_ranks(t, a, &win, &wcomp);
     double tot = 0, data = 0, comp = 0, start = 0, epoch_sum = 0;
     for (int r = 0; r < t->ranks; r++) {
-        const stall_an_rank *x = &a->rank[r];
+        stall_an_rank *x = &a->rank[r];
+        if (t->fetch_unknown)
+            x->handover_s = NAN; /* inside data: the trace cannot tell them apart */
+        else
+            data += x->handover_s;
         tot += x->total_s;
-        data += x->data_s + x->handover_s;
+        data += x->data_s;
         comp += x->compute_s + x->post_s;
         start += x->startup_s;
     }
@@ -362,6 +380,12 @@ static bool an_is_ini(const char *path)
     return n > 4 && strcmp(path + n - 4, ".ini") == 0;
 }
 
+static int an_load_other(int format, const char *path, stall_tidy_trace **out, stall_err *err)
+{
+    return format == STALL_FORMAT_KINETO ? stall_kineto_load(path, out, err)
+                                         : stall_dftracer_load(path, out, err);
+}
+
 int stall_an_load(const char *path, int workers, stall_tidy_trace **out, stall_err *err)
 {
     /* An INI or a trace of any format (stall_config_load_any detects it). */
@@ -376,10 +400,15 @@ int stall_an_load(const char *path, int workers, stall_tidy_trace **out, stall_e
         if (rc == 0)
             *out = stall_ds_to_tidy(d, workers > 0 ? workers : -1);
         stall_ds_free(d);
+    } else if (rc == 0 &&
+               (cfg->format == STALL_FORMAT_KINETO || cfg->format == STALL_FORMAT_DFTRACER)) {
+        rc = an_load_other(cfg->format, cfg->path, out, err);
     } else if (rc == 0) {
         rc = stall_err_set(
             err, STALL_ECONFIG,
-            "%s: [trace] format: analyze needs a measured trace (tidy or dsanalyzer)", path);
+            "%s: [trace] format: analyze needs a measured trace (tidy, dsanalyzer, kineto or "
+            "dftracer)",
+            path);
     }
     free(cfg);
     return rc;
@@ -481,6 +510,8 @@ static int an_fill_summary(FILE *f, void *ctx, stall_err *err)
                 (long long)a->batches);
         fprintf(f, "%s,workers,%d\n%s,workers_inferred,%d\n%s,have_compute_end,%d\n", l, a->workers,
                 l, a->workers_inferred, l, a->have_compute_end);
+        if (a->fetch_unknown)
+            fprintf(f, "%s,fetch_known,0\n", l);
         fprintf(f, "%s,verdict,%s\n", l, stall_verdict_name(a->verdict));
         fprintf(f, "%s,share_data", l);
         an_num(f, a->share_data);
@@ -512,9 +543,12 @@ static int an_fill_ranks(FILE *f, void *ctx, stall_err *err)
     for (int j = 0; j < o->n; j++)
         for (int r = 0; r < o->a[j].ranks; r++) {
             const stall_an_rank *x = &o->a[j].rank[r];
-            fprintf(f, "%s,%d,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,%lld,%.9f\n", o->labels[j], r,
-                    x->total_s, x->startup_s, x->data_s, x->handover_s, x->compute_s, x->barrier_s,
-                    x->post_s, (long long)x->last, x->caused_s);
+            fprintf(f, "%s,%d,%.9f,%.9f,%.9f,", o->labels[j], r, x->total_s, x->startup_s,
+                    x->data_s);
+            if (!isnan(x->handover_s)) /* empty: the trace cannot tell it from the wait */
+                fprintf(f, "%.9f", x->handover_s);
+            fprintf(f, ",%.9f,%.9f,%.9f,%lld,%.9f\n", x->compute_s, x->barrier_s, x->post_s,
+                    (long long)x->last, x->caused_s);
         }
     return 0;
 }
@@ -563,8 +597,25 @@ static int an_fill_slowest(FILE *f, void *ctx, stall_err *err)
                     x->iteration_s, x->rank);
             if (x->worker >= 0)
                 fprintf(f, "%d", x->worker);
-            fprintf(f, ",%.9f,%.9f\n", x->stall_s, x->fetch_s);
+            fprintf(f, ",%.9f,", x->stall_s);
+            if (!isnan(x->fetch_s)) /* empty: fetch times not in the trace */
+                fprintf(f, "%.9f", x->fetch_s);
+            fputc('\n', f);
         }
+    return 0;
+}
+
+/* checkpoint.csv: only for sources with checkpoint events (dftracer). */
+static int an_fill_checkpoints(FILE *f, void *ctx, stall_err *err)
+{
+    (void)err;
+    const an_out *o = ctx;
+    fputs("source,rank,epoch,checkpoint_s\n", f);
+    for (int j = 0; j < o->n; j++)
+        for (int r = 0; o->a[j].checkpoint_s && r < o->a[j].ranks; r++)
+            for (int e = 0; e < o->a[j].epochs; e++)
+                fprintf(f, "%s,%d,%d,%.9f\n", o->labels[j], r, e,
+                        o->a[j].checkpoint_s[(size_t)e * o->a[j].ranks + r]);
     return 0;
 }
 
@@ -572,6 +623,9 @@ int stall_analysis_write(const stall_analysis *a, const char *const *labels, int
                          stall_err *err)
 {
     an_out o = {.a = a, .labels = labels, .n = n};
+    bool ckpt = false;
+    for (int j = 0; j < n; j++)
+        ckpt = ckpt || a[j].checkpoint_s;
     int rc = stall_mkdirs(dir, err);
     if (rc == 0)
         rc = stall_write_atomic_in(dir, "analyze.csv", an_fill_summary, &o, err);
@@ -583,6 +637,8 @@ int stall_analysis_write(const stall_analysis *a, const char *const *labels, int
         rc = stall_write_atomic_in(dir, "windows.csv", an_fill_windows, &o, err);
     if (rc == 0)
         rc = stall_write_atomic_in(dir, "slowest.csv", an_fill_slowest, &o, err);
+    if (rc == 0 && ckpt)
+        rc = stall_write_atomic_in(dir, "checkpoint.csv", an_fill_checkpoints, &o, err);
     return rc;
 }
 
@@ -613,15 +669,41 @@ void stall_analysis_print(const stall_analysis *a, const char *const *labels, in
         int64_t its = (int64_t)a[j].epochs * (a[j].batches > 1 ? a[j].batches - 1 : 1);
         for (int r = 0; r < a[j].ranks; r++) {
             const stall_an_rank *x = &a[j].rank[r];
-            fprintf(f, "%4d %10.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %6.1f\n", r, x->total_s,
-                    x->startup_s, x->data_s, x->handover_s, x->compute_s, x->barrier_s, x->post_s,
+            char ho[32] = "-";
+            if (!isnan(x->handover_s))
+                snprintf(ho, sizeof ho, "%.3f", x->handover_s);
+            fprintf(f, "%4d %10.3f %9.3f %9.3f %9s %9.3f %9.3f %9.3f %6.1f\n", r, x->total_s,
+                    x->startup_s, x->data_s, ho, x->compute_s, x->barrier_s, x->post_s,
                     a[j].ranks > 1 ? 100.0 * (double)x->last / (double)its : 100.0);
+        }
+        if (a[j].checkpoint_s) {
+            fprintf(f,
+                    "checkpoint time (s), per rank and epoch (not in the parts above, which "
+                    "end at each epoch's last iteration):\n%4s",
+                    "rank");
+            for (int e = 0; e < a[j].epochs; e++)
+                fprintf(f, " %9s%-3d", "epoch ", e);
+            fputc('\n', f);
+            for (int r = 0; r < a[j].ranks; r++) {
+                fprintf(f, "%4d", r);
+                for (int e = 0; e < a[j].epochs; e++)
+                    fprintf(f, " %12.3f", a[j].checkpoint_s[(size_t)e * a[j].ranks + r]);
+                fputc('\n', f);
+            }
         }
         if (!a[j].have_compute_end)
             fputs("(no compute_end in this trace: compute includes the all-reduce, and the "
                   "barrier wait is the wait for the other ranks' data only)\n",
                   f);
-        if (a[j].nwk == 0)
+        if (a[j].fetch_unknown)
+            fputs("(fetch times are not in this trace, only the loop's waits: the whole wait "
+                  "counts as data, hand-over ('-') and the per-worker table are unknown)\n",
+                  f);
+        else if (a[j].nwk == 0 && a[j].no_workers)
+            fputs("(0 workers: every batch was fetched in the main process, inside the loop's "
+                  "wait)\n",
+                  f);
+        else if (a[j].nwk == 0)
             fputs("(no worker ids: no per-worker table; give --workers N to assign batches round "
                   "robin)\n",
                   f);
@@ -639,8 +721,11 @@ static char *an_default_outdir(const char *path)
     char *dir = stall_path_dir(path);
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     char name[STALL_NAME_MAX];
+    struct stat st;
     if (an_is_ini(path)) {
         snprintf(name, sizeof name, "%.*s", (int)(strlen(base) - 4), base);
+    } else if (base[0] && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(name, sizeof name, "%s", base); /* a folder of per-rank traces */
     } else {
         const char *d = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
         snprintf(name, sizeof name, "%s", strcmp(d, ".") ? d : "trace");
@@ -664,8 +749,11 @@ int stall_analyze_job(const char *path, const char *outdir, int workers, FILE *t
     if (workers > 0 && tidy) {
         stall_tidy_free(t);
         return stall_err_set(err, STALL_ECONFIG,
-                             "--workers: a tidy trace names its workers; --workers is for "
-                             "dsanalyzer traces only");
+                             t->summary ? "--workers: for dsanalyzer traces only (Kineto and "
+                                          "dftracer traces do not show which worker fetched a "
+                                          "batch: nothing to assign)"
+                                        : "--workers: a tidy trace names its workers; --workers "
+                                          "is for dsanalyzer traces only");
     }
     stall_analysis a;
     stall_analyze(t, &a);
@@ -674,16 +762,21 @@ int stall_analyze_job(const char *path, const char *outdir, int workers, FILE *t
     const char *label = "measured";
     rc = stall_analysis_write(&a, &label, 1, dir, err);
     if (rc == 0 && term) {
-        fprintf(
-            term,
-            "stallsim %s: analyze %s: %d ranks x %d epochs x %lld batches, %d workers per rank%s\n",
-            stall_version(), path, a.ranks, a.epochs, (long long)a.batches, a.workers,
-            a.workers_inferred ? " (round robin, as given)" : "");
+        if (t->summary)
+            fputs(t->summary, term);
+        char wk[48];
+        if (a.workers <= 0 && t->fetch_unknown)
+            snprintf(wk, sizeof wk, "workers unknown");
+        else
+            snprintf(wk, sizeof wk, "%d workers per rank", a.workers);
+        fprintf(term, "stallsim %s: analyze %s: %d ranks x %d epochs x %lld batches, %s%s\n",
+                stall_version(), path, a.ranks, a.epochs, (long long)a.batches, wk,
+                a.workers_inferred ? " (round robin, as given)" : "");
         stall_analysis_print(&a, &label, 1, term);
         fprintf(term,
                 "results in %s/ (analyze.csv, per_rank.csv, per_worker.csv, windows.csv, "
-                "slowest.csv)\n",
-                dir);
+                "slowest.csv%s)\n",
+                dir, a.checkpoint_s ? ", checkpoint.csv" : "");
     }
     free(dir);
     stall_analysis_free(&a);

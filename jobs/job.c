@@ -299,6 +299,14 @@ int stall_job_inputs(const stall_config *cfg, stall_err *err)
 {
     static const char *const ds_keys[] = {"fetch", "start", "perf"};
     const char *paths[3] = {cfg->fetch, cfg->start, cfg->perf};
+    if (cfg->format == STALL_FORMAT_KINETO || cfg->format == STALL_FORMAT_DFTRACER) {
+        char where[STALL_PATH_MAX + 64];
+        stall_config_origin(cfg, "trace", "format", where, sizeof where);
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: %s traces are read by stallsim analyze and stallsim timeline "
+                             "(run, validate and sweep take tidy or dsanalyzer traces)",
+                             where, cfg->format == STALL_FORMAT_KINETO ? "kineto" : "dftracer");
+    }
     int n = cfg->format == STALL_FORMAT_DSANALYZER ? 3 : cfg->format == STALL_FORMAT_TIDY ? 1 : 0;
     for (int i = 0; i < n; i++) {
         const char *key = cfg->format == STALL_FORMAT_TIDY ? "path" : ds_keys[i];

@@ -272,7 +272,8 @@ static int tl_fill(FILE *f, void *arg, stall_err *err)
         stall_tl_process(&w, r + 1, name, r);
         stall_tl_thread(&w, r + 1, TL_LOOP, "training loop", 0);
         tl_loop(&w, c, r);
-        tl_fetches(&w, c, r);
+        if (!c->t->fetch_unknown) /* Kineto with workers, dftracer: no fetch in the trace */
+            tl_fetches(&w, c, r);
         tl_counters(&w, c, r);
     }
     return stall_tl_end(&w);

@@ -1,6 +1,7 @@
 /* Format detection (formats/detect.c): a file's kind from its content. */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "stall/detect.h"
@@ -104,4 +105,41 @@ Test(detect, a_cut_file_is_told_from_a_whole_one)
     /* A short value in a file that ends with its newline is a value. */
     const char *s = put("s.csv", "a,b\n1.25,2\n1.5,3\n1,4\n");
     cr_assert_eq(stall_trace_check_end(s, &cut, &err), 0, "%s", err.msg);
+}
+
+/* The JSON traces, gzipped or not, and folders of per-rank files: told by
+ * their content (a dftracer file opens with "[" as an INI section does, and
+ * is still a trace); a gzipped CSV is refused with the reason. */
+Test(detect, json_traces_and_their_folders)
+{
+    stall_trace_detected d;
+    stall_err err = {0};
+    cr_assert_eq(
+        stall_trace_detect(STALL_SOURCE_DIR "/tests/public/hta_trace_diff_test.json.gz", &d, &err),
+        STALL_TRACE_KINETO, "%s", err.msg);
+    cr_assert_eq(stall_trace_detect(
+                     STALL_SOURCE_DIR "/tests/public/dftracer_dlio_unet3d_2023.pfw.gz", &d, &err),
+                 STALL_TRACE_DFTRACER, "%s", err.msg);
+    cr_assert_eq(stall_trace_detect(STALL_SOURCE_DIR "/tests/kineto/ddp2_w2", &d, &err),
+                 STALL_TRACE_KINETO, "%s", err.msg);
+    cr_assert(strstr(d.what, "folder of 2"), "%s", d.what);
+    /* The same dftracer events uncompressed, opening with "[". */
+    char path[512];
+    snprintf(path, sizeof path, "%s/t.pfw", ddir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("[\n{\"id\":1,\"name\":\"compute\",\"cat\":\"ai_framework\",\"pid\":1,\"tid\":1,"
+          "\"ts\":100,\"dur\":5,\"ph\":\"X\",\"args\":{}}\n",
+          f);
+    fclose(f);
+    cr_assert_eq(stall_trace_detect(path, &d, &err), STALL_TRACE_DFTRACER, "%s", err.msg);
+    /* A gzipped tidy CSV: refused, naming why. */
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "gzip -c %s/traces/w2/trace.csv > %s/t.csv.gz", STALL_SOURCE_DIR,
+             ddir);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/t.csv.gz", ddir);
+    err = (stall_err){0};
+    cr_assert_eq(stall_trace_detect(path, &d, &err), STALL_TRACE_UNKNOWN);
+    cr_assert(strstr(err.msg, "gzip-compressed"), "%s", err.msg);
 }

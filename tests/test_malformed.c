@@ -1,7 +1,7 @@
 /* The malformed-input corpus (tests/malformed/, written by make_corpus.py):
  * each file of MANIFEST run through the stallsim binary as its kind says,
- * checked for its expected exit status and, for a refused input, for one
- * error line naming the place (file:line:column) and no result folder. */
+ * (kineto and dftracer: stallsim analyze FILE) checked for its expected exit status and, for a
+ * refused input, for one error line naming the place (file:line:column) and no result folder. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +87,8 @@ Test(malformed, every_corpus_file_gives_its_expected_outcome, .timeout = 600)
         snprintf(out, sizeof out, "%s/out%d", mdir, cases);
         if (strcmp(kind, "ini") == 0)
             snprintf(cmd, sizeof cmd, BIN " run '%s' -q -o %s", path, out);
+        else if (strcmp(kind, "kineto") == 0 || strcmp(kind, "dftracer") == 0)
+            snprintf(cmd, sizeof cmd, BIN " analyze '%s' -o %s", path, out);
         else if (strcmp(kind, "tidy") == 0)
             snprintf(cmd, sizeof cmd,
                      BIN " validate " DIR "/base_tidy.ini -o %s --set 'trace.path=%s'", out, path);

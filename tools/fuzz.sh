@@ -9,7 +9,7 @@ set -u
 build=$1
 secs=$2
 shift 2
-targets=${*:-"ini set dsanalyzer tidy numbers pipeline"}
+targets=${*:-"ini set dsanalyzer tidy numbers pipeline kineto dftracer"}
 cd "$(dirname "$0")/.."
 status=0
 for t in $targets; do

@@ -79,6 +79,10 @@ typedef struct stall_analysis {
     int workers;           /* per rank; 0 when unknown */
     bool workers_inferred; /* round robin from a given count (dsanalyzer) */
     bool have_compute_end; /* else compute holds all-reduce, barrier only data waits */
+    bool no_workers;       /* the trace says 0 workers: fetches in the main process */
+    bool fetch_unknown;    /* the trace holds waits only (Kineto with workers, dftracer): the
+                              whole wait is data, hand-over NaN, no per-worker table */
+    double *checkpoint_s;  /* [e * ranks + r] checkpoint time (dftracer); NULL: none */
     stall_an_rank *rank;   /* [ranks] */
     stall_an_worker *wk;   /* [nwk], rank-major */
     int nwk;
@@ -106,8 +110,10 @@ const char *stall_verdict_name(stall_verdict v);
 
 
 /* Loads what `stallsim analyze` and `stallsim timeline` take: a tidy CSV,
- * or an INI whose [trace] is tidy or dsanalyzer (workers: as above, for
- * dsanalyzer). Returns 0, STALL_EIO, STALL_EPARSE or STALL_ECONFIG. */
+ * a PyTorch profiler trace (.json, .json.gz) or DLIO dftracer trace (.pfw,
+ * .pfw.gz) or a folder of per-rank ones, or an INI whose [trace] is tidy,
+ * dsanalyzer, kineto or dftracer (workers: as above, for dsanalyzer).
+ * Returns 0, STALL_EIO, STALL_EPARSE or STALL_ECONFIG. */
 int stall_an_load(const char *trace_or_ini, int workers, stall_tidy_trace **out, stall_err *err);
 
 /* Collects a simulated run in the tidy shape: pass stall_an_record as the

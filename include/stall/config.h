@@ -29,7 +29,9 @@ typedef enum stall_mode { STALL_MODE_REPLAY = 0, STALL_MODE_SEED, STALL_MODE_MOD
 typedef enum stall_format {
     STALL_FORMAT_DSANALYZER = 0,
     STALL_FORMAT_TIDY,
-    STALL_FORMAT_NONE
+    STALL_FORMAT_NONE,
+    STALL_FORMAT_KINETO,  /* PyTorch profiler traces (stall/kineto.h): analyze, timeline */
+    STALL_FORMAT_DFTRACER /* DLIO's dftracer traces (stall/dftracer.h): analyze, timeline */
 } stall_format;
 typedef enum stall_resample {
     STALL_RESAMPLE_NONE = 0,

@@ -1,7 +1,9 @@
 /*
  * stall/detect.h - what kind of file a path is, from its content: an INI
- * scenario, a tidy trace, or one of the notebook's (dsanalyzer) three CSVs,
- * whose two companions are found beside it by their suffixes.
+ * scenario, a tidy trace, one of the notebook's (dsanalyzer) three CSVs,
+ * whose two companions are found beside it by their suffixes, a PyTorch
+ * profiler (Kineto) trace or a DLIO (dftracer) trace, gzipped or not, or a
+ * folder of per-rank Kineto or dftracer files.
  *
  * Every command that takes a trace takes a path through this one function;
  * a reader of a new format (Kineto, DLIO/dftracer...) adds its kind here,
@@ -25,6 +27,8 @@ typedef enum stall_trace_kind {
     STALL_TRACE_INI,        /* a scenario INI */
     STALL_TRACE_TIDY,       /* rank,epoch,batch,... (formats/tidy.c) */
     STALL_TRACE_DSANALYZER, /* the notebook's perf, fetch-time and fetch-start CSVs */
+    STALL_TRACE_KINETO,     /* PyTorch profiler traces (stall/kineto.h): a file or a folder */
+    STALL_TRACE_DFTRACER,   /* DLIO dftracer traces (stall/dftracer.h): a file or a folder */
 } stall_trace_kind;
 
 typedef struct stall_trace_detected {

@@ -38,6 +38,12 @@ typedef struct stall_tidy_trace {
      * epoch0 + 1, ...): 0 for a tidy trace, the selected epoch of the
      * notebook's (dsanalyzer) trace. Outputs print epoch0 + e. */
     int epoch0;
+    /* Traces of other formats (stall/kineto.h, stall/dftracer.h): */
+    bool fetch_unknown;   /* the trace holds the loop's waits only, not the workers' fetches:
+                             fetch_start = fetch_end = ready (no fetch drawn, the whole wait
+                             counts as waiting for data), worker -1 */
+    double *checkpoint_s; /* [e * ranks + r]: checkpoint time in epoch e; NULL: none in the trace */
+    char *summary;        /* what the reader found, a few lines; NULL for a tidy CSV */
 } stall_tidy_trace;
 
 static inline size_t stall_tidy_at(const stall_tidy_trace *t, int e, int r, int64_t k)

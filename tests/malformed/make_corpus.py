@@ -6,6 +6,7 @@ hold (its file:line:column), or '-' for an accepted input. Kinds:
   ini   the file is the scenario: stallsim run FILE
   tidy  stallsim validate base_tidy.ini --set trace.path=FILE
   fetch / start / perf  stallsim run base_ds.ini --set trace.KIND=FILE
+  kineto / dftracer  stallsim analyze FILE -o OUT
 Run from this folder: python3 make_corpus.py (the files are committed)."""
 import os
 
@@ -230,6 +231,72 @@ put("ini_ring_allreduce_huge.ini", MODEL + "[run]\nbatches = 20\n[cluster]\ngpus
     "bandwidth_gb_s = 1e-9\n", "ini", 2, "[ddp] the ring all-reduce for 4 ranks")
 put("ini_storage_slow.ini", MODEL + "[run]\nbatches = 20\n[storage]\nbandwidth_mb_s = 1e-9\nbatch_mb = 100\n",
     "ini", 2, "[storage] batch_mb")
+
+
+# ---- Kineto (stallsim analyze FILE): a small trace, 0 workers, no schedule ----
+import gzip as _gzip
+
+
+def kineto_text(calls=4, extra=""):
+    ev = ['{"ph": "X", "cat": "user_annotation", "name": '
+          '"enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", "pid": 7, "tid": 7, '
+          f'"ts": {1000 + 100 * i}.500, "dur": 20.250, "args": {{}}}}' for i in range(calls)]
+    ev.append('{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 7, "tid": 7, "ts": 1050, "dur": 5}')
+    return ('{"schemaVersion": 1,\n "traceEvents": [\n  ' + ",\n  ".join(ev) + extra +
+            '\n ],\n "baseTimeNanoseconds": 1700000000000000000}\n')
+
+
+KT = kineto_text()
+put("kineto_ok.json", KT, "kineto", 0, "-")
+put("kineto_trailing_comma.json", KT.replace("\n ],", ",\n ],"), "kineto", 0, "-")
+put("kineto_ok.json.gz", _gzip.compress(KT.encode(), mtime=0), "kineto", 0, "-")
+put("kineto_empty.json", "", "kineto", 2, "kineto_empty.json: line 1: empty file")
+put("kineto_truncated.json", KT[:300], "kineto", 2, "kineto_truncated.json: line 4 (byte 300): the JSON ends early")
+put("kineto_truncated.json.gz", _gzip.compress(KT.encode(), mtime=0)[:120], "kineto", 2,
+    "kineto_truncated.json.gz: byte 94: gzip: unexpected end of file")
+put("kineto_not_json.json", KT.replace('"pid": 7, "tid": 7, "ts": 1200', '"pid": 7, "tid": 7 "ts": 1200'),
+    "kineto", 2, "kineto_not_json.json: line 5 (byte")
+put("kineto_bad_ts.json", KT.replace('"ts": 1100.500', '"ts": "soon"'), "kineto", 2,
+    "kineto_bad_ts.json: line 4 (byte 385): 'enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__': ts 'soon'")
+put("kineto_no_dataloader.json", KT.replace("enumerate(DataLoader)#", "other#"), "kineto", 2,
+    "kineto_no_dataloader.json: no DataLoader events")
+put("kineto_one_call.json", kineto_text(calls=1), "kineto", 2, "kineto_one_call.json: only 1 DataLoader call")
+put("kineto_nul.json", KT.replace('"cpu_op"', '"cpu\x00op"'), "kineto", 2, "kineto_nul.json: line 7 (byte")
+put("kineto_scalar.json", "42\n", "kineto", 2, "kineto_scalar.json: no DataLoader events")
+
+# ---- dftracer (stallsim analyze FILE.pfw) ----
+
+
+def dft_text(steps=3, sep=""):
+    out = ["[", '{"id":0,"name":"PR","cat":"dftracer","pid":5,"tid":5,"ph":"M","args":{"name":"rank","value":"0"}}' + sep]
+    t = 1760000000000000
+    out.append(f'{{"id":1,"name":"epoch.block","cat":"pipeline","pid":5,"tid":5,"ts":{t},"dur":900000,"ph":"X","args":{{"epoch":1}}}}' + sep)
+    for k in range(steps):
+        out.append(f'{{"id":{2 + 2 * k},"name":"fetch.iter","cat":"dataloader","pid":5,"tid":5,"ts":{t},"dur":1000,"ph":"X","args":{{"step":{k + 1}}}}}' + sep)
+        out.append(f'{{"id":{3 + 2 * k},"name":"compute","cat":"compute","pid":5,"tid":5,"ts":{t + 1000},"dur":5000,"ph":"X","args":{{"step":{k + 1}}}}}' + sep)
+        t += 6000
+    out.append("]")
+    return "\n".join(out) + "\n"
+
+
+DT = dft_text()
+put("dft_ok.pfw", DT, "dftracer", 0, "-")
+put("dft_commas.pfw", dft_text(sep=","), "dftracer", 0, "-")
+put("dft_no_brackets.pfw", "\n".join(DT.split("\n")[1:-2]) + "\n", "dftracer", 0, "-")
+put("dft_ok.pfw.gz", _gzip.compress(DT.encode(), mtime=0), "dftracer", 0, "-")
+put("dft_truncated_line.pfw", DT[:DT.rindex('{"id":7')] + '{"id":7,"name":"comp', "dftracer", 2,
+    "dft_truncated_line.pfw: line 9 (byte")
+put("dft_truncated.pfw.gz", _gzip.compress(DT.encode(), mtime=0)[:150], "dftracer", 2, "dft_truncated.pfw.gz: byte 204: gzip: unexpected end of file")
+put("dft_array_line.pfw", DT.replace('{"id":1,', '[1, 2]\n{"id":1,'), "dftracer", 2,
+    "dft_array_line.pfw: line 3 (byte")
+put("dft_garbage.pfw", DT.replace('"cat":"compute"', '"cat":compute'), "dftracer", 2, "dft_garbage.pfw: line 5 (byte")
+put("dft_bad_ts.pfw", DT.replace('"ts":1760000000001000', '"ts":"x"'), "dftracer", 2,
+    "dft_bad_ts.pfw: line 5: 'compute': ts 'x'")
+put("dft_no_compute.pfw", DT.replace('"name":"compute"', '"name":"other"'), "dftracer", 2,
+    "dft_no_compute.pfw: rank 0: no compute events")
+put("dft_empty.pfw", "", "dftracer", 2, "dft_empty.pfw: rank 0: no compute events")
+put("dft_nul.pfw", DT.replace('"cat":"dataloader"', '"cat":"data\x00loader"', 1), "dftracer", 2,
+    "dft_nul.pfw: line 4 (byte")
 
 with open("MANIFEST", "w") as f:
     f.write("# kind\tfile\texit\texpected text ('-': accepted); written by make_corpus.py\n")

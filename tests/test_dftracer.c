@@ -1,0 +1,170 @@
+/* The DLIO / dftracer reader: dftracer's public 2023 sample (numbers as
+ * strings, events logged several times over, no per-batch wait, worker
+ * threads, a checkpoint) and hand-made traces of the two newer generations
+ * (tests/dftracer/make_fixtures.py says which numbers they hold). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stall/analyze.h"
+#include "stall/dftracer.h"
+
+#define SRC STALL_SOURCE_DIR
+#define DLIO23 SRC "/tests/public/dftracer_dlio_unet3d_2023.pfw.gz"
+#define US INT64_C(1000)
+
+static stall_tidy_trace *load(const char *path)
+{
+    stall_tidy_trace *t = NULL;
+    stall_err err = {0};
+    int rc = stall_dftracer_load(path, &t, &err);
+    cr_assert_eq(rc, 0, "%s: %s", path, err.msg);
+    cr_assert_not_null(t);
+    cr_assert_not_null(t->summary);
+    return t;
+}
+
+static bool near(double a, double b)
+{
+    return fabs(a - b) < 1e-9;
+}
+
+/* 5 epochs (DLIOBenchmark._train) of one TorchFramework.compute each; the
+ * duplicates (21, 17, 13, 9, 5 copies) counted once; 4 worker threads per
+ * epoch; one TorchFramework.checkpoint of 6.176482 s in the last epoch. */
+Test(dftracer, public_2023_sample)
+{
+    stall_tidy_trace *t = load(DLIO23);
+    cr_expect_eq(t->ranks, 1);
+    cr_expect_eq(t->epochs, 5);
+    cr_expect_eq(t->batches, 1);
+    cr_expect_eq(t->workers, 4);
+    cr_expect(t->fetch_unknown);
+    cr_assert_not_null(t->compute_end);
+    cr_assert_not_null(t->checkpoint_s);
+    /* epoch 0: _train at 1698352097581010 us, compute at 1698352113761329 us for 1361443 us */
+    cr_expect_eq(t->epoch_start[0], INT64_C(1698352097581010) * US);
+    cr_expect_eq(t->request[0], INT64_C(1698352097581010) * US);
+    cr_expect_eq(t->ready[0], INT64_C(1698352113761329) * US);
+    cr_expect_eq(t->compute_end[0] - t->ready[0], 1361443 * US);
+    for (int e = 0; e < 4; e++)
+        cr_expect(near(t->checkpoint_s[e], 0), "epoch %d", e);
+    cr_expect(near(t->checkpoint_s[4], 6.176482));
+    cr_expect(strstr(t->summary, "2023 (dlio_profiler)"), "%s", t->summary);
+    cr_expect(strstr(t->summary, "80 exact duplicate events counted once"), "%s", t->summary);
+    cr_expect(strstr(t->summary, "119 reads"), "%s", t->summary);
+    stall_analysis a;
+    stall_analyze(t, &a);
+    cr_expect(near(a.rank[0].startup_s, 5 * 0 + 16.180319 +
+                                            (1698352150290616 - 1698352138341077) * 1e-6 +
+                                            (1698352160451633 - 1698352155241268) * 1e-6 +
+                                            (1698352173402747 - 1698352168660317) * 1e-6 +
+                                            (1698352184454035 - 1698352179747137) * 1e-6));
+    cr_expect(near(a.rank[0].compute_s, (1361443 + 1361144 + 1361125 + 1361007 + 1361723) * 1e-6));
+    cr_expect(near(a.checkpoint_s[4], 6.176482));
+    stall_analysis_free(&a);
+    stall_tidy_free(t);
+}
+
+/* Late-2025 names, 2 ranks + a worker file: waits 50/20/30 ms (rank 0) and
+ * 60/10/40 ms (rank 1), compute 100 ms, 2 epochs; capture 200 / 250 ms
+ * after epoch 0; 2 worker processes (pids 777, 778) of rank 0. */
+Test(dftracer, generation_2025)
+{
+    stall_tidy_trace *t = load(SRC "/tests/dftracer/gen2025");
+    cr_expect_eq(t->ranks, 2);
+    cr_expect_eq(t->epochs, 2);
+    cr_expect_eq(t->batches, 3);
+    cr_expect_eq(t->workers, 2);
+    cr_expect(t->fetch_unknown);
+    static const int wait_ms[2][3] = {{50, 20, 30}, {60, 10, 40}};
+    for (int e = 0; e < 2; e++)
+        for (int r = 0; r < 2; r++)
+            for (int k = 0; k < 3; k++) {
+                size_t i = stall_tidy_at(t, e, r, k);
+                cr_expect_eq(t->ready[i] - t->request[i], wait_ms[r][k] * INT64_C(1000000));
+                cr_expect_eq(t->compute_end[i] - t->ready[i], INT64_C(100000000));
+            }
+    cr_expect(strstr(t->summary, "late 2025"), "%s", t->summary);
+    cr_expect(strstr(t->summary, "fetch.iter"), "%s", t->summary);
+    cr_expect(strstr(t->summary, "rank from the PR metadata"), "%s", t->summary);
+    stall_analysis a;
+    stall_analyze(t, &a);
+    cr_expect(near(a.rank[0].startup_s, 0.100));
+    cr_expect(near(a.rank[0].data_s, 0.100));
+    cr_expect(near(a.rank[0].compute_s, 0.600));
+    cr_expect(near(a.rank[0].total_s, 0.800));
+    cr_expect(near(a.rank[1].startup_s, 0.120));
+    cr_expect(near(a.rank[1].total_s, 0.820));
+    cr_expect(isnan(a.rank[0].handover_s));
+    cr_assert_not_null(a.checkpoint_s);
+    cr_expect(near(a.checkpoint_s[0], 0.200)); /* [e * ranks + r] */
+    cr_expect(near(a.checkpoint_s[1], 0.250));
+    cr_expect(near(a.checkpoint_s[2], 0));
+    cr_expect(near(a.checkpoint_s[3], 0));
+    stall_analysis_free(&a);
+    stall_tidy_free(t);
+}
+
+/* 2024-25 names, gzipped: loop.iter (one more than computes per epoch),
+ * TorchFramework.compute 80 ms, waits 10/40/40/40 ms, save_checkpoint 300 ms
+ * holding save_state 100 ms (counted once), 3 worker threads. */
+Test(dftracer, generation_2024)
+{
+    stall_tidy_trace *t = load(SRC "/tests/dftracer/gen2024/trace-0-of-1.pfw.gz");
+    cr_expect_eq(t->ranks, 1);
+    cr_expect_eq(t->epochs, 2);
+    cr_expect_eq(t->batches, 4);
+    cr_expect_eq(t->workers, 3);
+    cr_expect(strstr(t->summary, "10 waits and 8 computes: unequal"), "%s", t->summary);
+    stall_analysis a;
+    stall_analyze(t, &a);
+    cr_expect(near(a.rank[0].startup_s, 0.030));
+    cr_expect(near(a.rank[0].data_s, 0.240));
+    cr_expect(near(a.rank[0].compute_s, 0.640));
+    cr_expect(near(a.rank[0].total_s, 0.910));
+    cr_expect(near(a.checkpoint_s[0], 0));
+    cr_expect(near(a.checkpoint_s[1], 0.300));
+    cr_expect_eq(a.verdict, STALL_VERDICT_DATA);
+    stall_analysis_free(&a);
+    stall_tidy_free(t);
+}
+
+/* A worker's file alone holds no iteration: refused with the reason. */
+Test(dftracer, worker_file_alone)
+{
+    stall_tidy_trace *t = NULL;
+    stall_err err = {0};
+    cr_expect_eq(stall_dftracer_load(SRC "/tests/dftracer/gen2025/trace-0-of-2-777.pfw", &t, &err),
+                 STALL_EPARSE);
+    cr_expect(strstr(err.msg, "no compute events"), "%s", err.msg);
+    cr_expect(strstr(err.msg, "worker's file"), "%s", err.msg);
+    cr_expect_null(t);
+}
+
+/* `stallsim analyze FOLDER` writes checkpoint.csv; a trace path is told
+ * apart from a tidy CSV by its name. */
+Test(dftracer, analyze_writes_checkpoints)
+{
+    char dir[] = "/tmp/stall_dft_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char cmd[600];
+    snprintf(cmd, sizeof cmd,
+             STALL_BINARY_DIR "/stallsim analyze " SRC "/tests/dftracer/gen2025 -o %s/o > %s/log",
+             dir, dir);
+    cr_assert_eq(system(cmd), 0);
+    char p[300];
+    snprintf(p, sizeof p, "%s/o/checkpoint.csv", dir);
+    FILE *f = fopen(p, "r");
+    cr_assert_not_null(f);
+    char buf[400] = "";
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    cr_expect(strstr(buf, "source,rank,epoch,checkpoint_s\nmeasured,0,0,0.200000000\n"), "%s", buf);
+    cr_expect(strstr(buf, "measured,1,0,0.250000000\n"), "%s", buf);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_expect_eq(system(cmd), 0);
+}

@@ -1,0 +1,352 @@
+/* The PyTorch profiler (Kineto) reader on real traces: HTA's public sample
+ * (Kineto layout: traceEvents, baseTimeNanoseconds, distributedInfo,
+ * ProfilerStep, a multi-worker DataLoader) and the traces that
+ * tools/make_kineto_fixtures.py wrote with Debian's torch (tests/kineto/
+ * README.md: 0 and 2 workers, with and without a schedule, 2 DDP ranks);
+ * the numbers checked are the ones the traces and the script fix. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "formats/jsonev.h"
+#include "stall/analyze.h"
+#include "stall/dftracer.h"
+#include "stall/kineto.h"
+#include "stall/io.h"
+#include "stall/tlexport.h"
+
+#include "tmpdir.h"
+
+#define SRC STALL_SOURCE_DIR
+#define HTA SRC "/tests/public/hta_trace_diff_test.json.gz"
+#define KT SRC "/tests/kineto"
+#define MS INT64_C(1000000)
+
+static char kdir[] = "/tmp/stall_kineto_XXXXXX";
+static void k_setup(void)
+{
+    tmpdir_make(kdir);
+}
+static void k_teardown(void)
+{
+    tmpdir_remove(kdir);
+}
+TestSuite(kineto, .init = k_setup, .fini = k_teardown);
+
+static stall_tidy_trace *load(const char *path)
+{
+    stall_tidy_trace *t = NULL;
+    stall_err err = {0};
+    int rc = stall_kineto_load(path, &t, &err);
+    cr_assert_eq(rc, 0, "%s: %s", path, err.msg);
+    cr_assert_not_null(t);
+    cr_assert_not_null(t->summary);
+    return t;
+}
+
+Test(kineto, microseconds_to_ns_exactly)
+{
+    int64_t v;
+    cr_assert_eq(jev_us_to_ns("1212075529876.817", &v), 0);
+    cr_expect_eq(v, INT64_C(1212075529876817));
+    cr_assert_eq(jev_us_to_ns("1698352095942658", &v), 0);
+    cr_expect_eq(v, INT64_C(1698352095942658000));
+    cr_assert_eq(jev_us_to_ns("12.3456", &v), 0);
+    cr_expect_eq(v, 12346); /* half away from zero beyond the ns */
+    cr_assert_eq(jev_us_to_ns("-1", &v), 0);
+    cr_expect_eq(v, -1000);
+    cr_assert_eq(jev_us_to_ns("1.5e3", &v), 0);
+    cr_expect_eq(v, 1500000);
+    cr_expect_neq(jev_us_to_ns("", &v), 0);
+    cr_expect_neq(jev_us_to_ns("abc", &v), 0);
+    cr_expect_neq(jev_us_to_ns("12x", &v), 0);
+    cr_expect_neq(jev_us_to_ns("99999999999999999999", &v), 0);
+}
+
+/* HTA's trace: rank 1 of 2, 6 ProfilerStep#1009..#1014, each holding one
+ * _MultiProcessingDataLoaderIter.__next__ wait; times exact to the ns. */
+Test(kineto, hta_public_sample)
+{
+    stall_tidy_trace *t = load(HTA);
+    cr_expect_eq(t->ranks, 1);
+    cr_expect_eq(t->epochs, 1);
+    cr_expect_eq(t->batches, 6);
+    cr_expect(t->fetch_unknown, "workers > 0: the fetches are not in the trace");
+    cr_expect_null(t->compute_end);
+    cr_expect_null(t->checkpoint_s);
+    cr_expect_eq(t->workers, -1);
+    static const int64_t req_us[6] = {1661938466265552, 1661938466365785, 1661938466487986,
+                                      1661938466654541, 1661938466736474, 1661938466843729};
+    static const int64_t wait_us[6] = {102, 81, 85, 118, 103, 81};
+    for (int k = 0; k < 6; k++) {
+        cr_expect_eq(t->request[k], req_us[k] * 1000, "request %d", k);
+        cr_expect_eq(t->ready[k] - t->request[k], wait_us[k] * 1000, "wait %d", k);
+        cr_expect_eq(t->worker[k], -1);
+    }
+    cr_expect_eq(t->epoch_start[0], INT64_C(1661938466265087000)); /* ProfilerStep#1009 */
+    cr_expect_eq(t->iter_end[5], (INT64_C(1661938466843382) + 166350) * 1000);
+    cr_expect(strstr(t->summary, "rank 1 of world size 2 (nccl)"), "%s", t->summary);
+    cr_expect(strstr(t->summary, "rank from distributedInfo"), "%s", t->summary);
+    cr_expect(strstr(t->summary, "ProfilerStep#"), "%s", t->summary);
+    cr_expect(strstr(t->summary, "censored"), "%s", t->summary);
+    stall_analysis a;
+    stall_analyze(t, &a);
+    cr_expect(a.fetch_unknown);
+    cr_expect_eq(a.nwk, 0, "no per-worker rows without fetch times");
+    cr_expect(isnan(a.rank[0].handover_s));
+    cr_expect(fabs(a.rank[0].data_s - (81 + 85 + 118 + 103 + 81) * 1e-6) < 1e-12);
+    cr_expect(fabs(a.rank[0].startup_s - (265552 + 102 - 265087) * 1e-6) < 1e-12);
+    cr_expect(fabs(a.rank[0].total_s - 0.744645) < 1e-12);
+    cr_expect_eq(a.verdict, STALL_VERDICT_COMPUTE);
+    for (int i = 0; i < a.nslow; i++)
+        cr_expect(isnan(a.slow[i].fetch_s));
+    stall_analysis_free(&a);
+    stall_tidy_free(t);
+}
+
+/* 0 workers, no schedule: 8 batches; each __next__ is the whole fetch of
+ * 4 samples sleeping 5 ms (>= 20 ms), each iteration adds a 10 ms step. */
+Test(kineto, zero_workers_without_schedule)
+{
+    stall_tidy_trace *t = load(KT "/w0_nosched");
+    cr_expect_eq(t->ranks, 1);
+    cr_expect_eq(t->batches, 8, "iterations = the batches the script ran");
+    cr_expect_not(t->fetch_unknown);
+    cr_expect_eq(t->workers, 0);
+    for (int k = 0; k < 8; k++) {
+        stall_time f = t->fetch_end[k] - t->fetch_start[k];
+        cr_expect_geq(f, 20 * MS, "fetch %d: %lld ns, below the script's 4 x 5 ms sleep", k,
+                      (long long)f);
+        cr_expect_lt(f, 1000 * MS);
+        cr_expect_eq(t->fetch_start[k], t->request[k]);
+        cr_expect_eq(t->fetch_end[k], t->ready[k]);
+        cr_expect_geq(t->iter_end[k] - t->ready[k], 10 * MS, "the 10 ms step of %d", k);
+    }
+    cr_expect(strstr(t->summary, "0 workers: each call is the whole fetch"), "%s", t->summary);
+    cr_expect(strstr(t->summary, "9 calls"), "%s", t->summary);
+    cr_expect(strstr(t->summary, "relative to the profiler's start"), "%s", t->summary);
+    stall_analysis a;
+    stall_analyze(t, &a);
+    cr_expect_not(a.fetch_unknown);
+    cr_expect_not(isnan(a.rank[0].handover_s));
+    cr_expect_geq(a.rank[0].data_s, 7 * 0.020);
+    stall_analysis_free(&a);
+    stall_tidy_free(t);
+}
+
+Test(kineto, zero_workers_with_schedule)
+{
+    stall_tidy_trace *t = load(KT "/w0_sched");
+    cr_expect_eq(t->batches, 6, "6 active ProfilerSteps (wait 1, warmup 1, active 6)");
+    cr_expect_not(t->fetch_unknown);
+    for (int k = 0; k < 6; k++)
+        cr_expect_geq(t->fetch_end[k] - t->fetch_start[k], 20 * MS);
+    cr_expect(strstr(t->summary, "ProfilerStep# ranges holding a DataLoader call (6; 0 without"),
+              "%s", t->summary);
+    stall_tidy_free(t);
+}
+
+Test(kineto, two_workers_without_and_with_schedule)
+{
+    stall_tidy_trace *t = load(KT "/w2_nosched");
+    cr_expect_eq(t->batches, 8);
+    cr_expect(t->fetch_unknown);
+    cr_expect(strstr(t->summary, "_MultiProcessingDataLoaderIter"), "%s", t->summary);
+    /* the first wait holds the workers' start-up and their first fetch */
+    cr_expect_geq(t->ready[0] - t->request[0], 20 * MS);
+    stall_tidy_free(t);
+    t = load(KT "/w2_sched");
+    cr_expect_eq(t->batches, 6);
+    cr_expect(t->fetch_unknown);
+    stall_tidy_free(t);
+}
+
+/* Two DDP ranks over gloo, a gzipped file each, ranks from the names. */
+Test(kineto, ddp_two_ranks_a_file_each)
+{
+    stall_tidy_trace *t = load(KT "/ddp2_w2");
+    cr_expect_eq(t->ranks, 2);
+    cr_expect_eq(t->epochs, 1);
+    cr_expect_eq(t->batches, 6);
+    cr_expect(t->fetch_unknown);
+    cr_expect(strstr(t->summary, "2 files, ranks 0,1"), "%s", t->summary);
+    cr_expect(strstr(t->summary, "rank from the file name"), "%s", t->summary);
+    cr_expect(strstr(t->summary, "not aligned"), "%s", t->summary);
+    cr_expect(strstr(t->summary, "DistributedDataParallel.forward 12"), "%s", t->summary);
+    stall_tidy_free(t);
+}
+
+Test(kineto, probes)
+{
+    char head[4096];
+    long n = jev_head(HTA, head, sizeof head);
+    cr_assert_gt(n, 100);
+    cr_expect(stall_kineto_probe(head, (size_t)n));
+    cr_expect_not(stall_dftracer_probe(head, (size_t)n));
+    n = jev_head(SRC "/tests/public/dftracer_dlio_unet3d_2023.pfw.gz", head, sizeof head);
+    cr_assert_gt(n, 100);
+    cr_expect_not(stall_kineto_probe(head, (size_t)n));
+    cr_expect(stall_dftracer_probe(head, (size_t)n));
+    cr_expect_not(stall_kineto_probe("rank,epoch", 10));
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A schedule with repeat: a file per cycle, each a profiling window (an
+ * epoch of the analysis); the legacy exporter's times restart in each, so
+ * the windows are placed back to back, in the file names' order. */
+Test(kineto, repeat_windows)
+{
+    stall_tidy_trace *t = load(KT "/w0_repeat");
+    cr_expect_eq(t->ranks, 1);
+    cr_expect_eq(t->epochs, 2);
+    cr_expect_eq(t->batches, 3);
+    cr_expect_not(t->fetch_unknown);
+    cr_expect_geq(t->epoch_start[1], t->iter_end[stall_tidy_at(t, 0, 0, 2)]);
+    for (int e = 0; e < 2; e++)
+        for (int k = 0; k < 3; k++) {
+            size_t i = stall_tidy_at(t, e, 0, k);
+            cr_expect_geq(t->fetch_end[i] - t->fetch_start[i], 20 * MS);
+        }
+    cr_expect(strstr(t->summary, "2 profiling windows"), "%s", t->summary);
+    cr_expect(strstr(t->summary, "back to back"), "%s", t->summary);
+    stall_tidy_free(t);
+}
+
+/* Two processes' files that claim one rank overlap in time: refused. */
+Test(kineto, one_file_per_rank)
+{
+    char cmd[2400], d[600];
+    snprintf(d, sizeof d, "%s/two", kdir);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s && cp " HTA " %s/a.json.gz && cp " HTA " %s/b.json.gz",
+             d, d, d);
+    cr_assert_eq(system(cmd), 0);
+    stall_tidy_trace *t = NULL;
+    stall_err err = {0};
+    cr_expect_eq(stall_kineto_load(d, &t, &err), STALL_EPARSE);
+    cr_expect(strstr(err.msg, "two files of rank 1 overlap in time"), "%s", err.msg);
+    cr_expect_null(t);
+}
+
+/* analyze through an INI ([trace] format = kineto) and directly, with the
+ * outputs that say what the trace cannot show; run refuses the format. */
+Test(kineto, analyze_job_and_ini)
+{
+    char ini[600], out[600], log[600];
+    snprintf(ini, sizeof ini, "%s/k.ini", kdir);
+    char text[1000];
+    snprintf(text, sizeof text, "[trace]\nformat = kineto\npath = %s\n", HTA);
+    write_file(ini, text);
+    stall_tidy_trace *t = NULL;
+    stall_err err = {0};
+    cr_assert_eq(stall_an_load(ini, 0, &t, &err), 0, "%s", err.msg);
+    cr_expect_eq(t->batches, 6);
+    stall_tidy_free(t);
+    snprintf(out, sizeof out, "%s/out", kdir);
+    snprintf(log, sizeof log, "%s/log.txt", kdir);
+    FILE *term = fopen(log, "w");
+    cr_assert_eq(stall_analyze_job(HTA, out, 0, term, &err), 0, "%s", err.msg);
+    fclose(term);
+    size_t len;
+    char *s = stall_read_file(log, &len);
+    cr_assert_not_null(s);
+    cr_expect(strstr(s, "workers unknown"), "%s", s);
+    cr_expect(strstr(s, "fetch times are not in this trace"), "%s", s);
+    free(s);
+    char p[700];
+    snprintf(p, sizeof p, "%s/per_rank.csv", out);
+    s = stall_read_file(p, &len);
+    cr_assert_not_null(s);
+    cr_expect(strstr(s, ",0.000468000,,"), "hand-over left empty: %s", s);
+    free(s);
+    snprintf(p, sizeof p, "%s/analyze.csv", out);
+    s = stall_read_file(p, &len);
+    cr_expect(strstr(s, "measured,fetch_known,0\n"), "%s", s);
+    free(s);
+    snprintf(text, sizeof text, "[scenario]\nmode = model\n[trace]\nformat = kineto\npath = %s\n",
+             HTA);
+    write_file(ini, text);
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, STALL_BINARY_DIR "/stallsim run %s -q -o %s/r 2>%s", ini, kdir, log);
+    int st = system(cmd);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+    s = stall_read_file(log, &len);
+    cr_expect(strstr(s, "read by stallsim analyze and stallsim timeline"), "%s", s);
+    free(s);
+}
+
+/* The timeline of a multi-worker trace draws the waits and no fetch. */
+Test(kineto, timeline_draws_no_unknown_fetch)
+{
+    stall_tidy_trace *t = load(KT "/w2_nosched");
+    char path[600];
+    snprintf(path, sizeof path, "%s/tl.json", kdir);
+    stall_err err = {0};
+    cr_assert_eq(stall_timeline_export(t, NULL, path, &err), 0, "%s", err.msg);
+    size_t len;
+    char *s = stall_read_file(path, &len);
+    cr_assert_not_null(s);
+    cr_expect(strstr(s, "wait for data"), "the waits are drawn");
+    cr_expect_null(strstr(s, "fetch e0"), "no fetch slice invented");
+    free(s);
+    stall_tidy_free(t);
+}
+
+/* What the traces above lack, written by hand from the facts of
+ * /work/shared/trace-formats.md section 1: torch 1.8/1.9's cat "Operator"
+ * and string tid, absolute epoch microseconds (no baseTimeNanoseconds),
+ * nested DataPipe ranges (the outermost is the wait), gpu_user_annotation
+ * copies (skipped), fractional microseconds, a trailing comma, the rank in
+ * the file name (rank-3.<ms>.pt.trace.json). */
+Test(kineto, old_layout_datapipes_and_gpu_copies)
+{
+    char d[600], p[700];
+    snprintf(d, sizeof d, "%s/old", kdir);
+    cr_assert_eq(mkdir(d, 0755), 0);
+    snprintf(p, sizeof p, "%s/rank-3.1623143089861.pt.trace.json", d);
+    FILE *f = fopen(p, "w");
+    cr_assert_not_null(f);
+    fputs("{\"schemaVersion\": 1, \"traceEvents\": [\n", f);
+    for (int k = 0; k < 3; k++) {
+        long long ts = 1623143089861000LL + 1000LL * k;
+        fprintf(f,
+                "{\"ph\": \"X\", \"cat\": \"Operator\", \"name\": "
+                "\"enumerate(DataPipe)#ShardingFilterIterDataPipe\", \"pid\": 4242, \"tid\": "
+                "\"5555\", \"ts\": %lld.250, \"dur\": 500.5},\n",
+                ts);
+        fprintf(f,
+                "{\"ph\": \"X\", \"cat\": \"Operator\", \"name\": "
+                "\"enumerate(DataPipe)#MapperIterDataPipe\", \"pid\": 4242, \"tid\": \"5555\", "
+                "\"ts\": %lld.300, \"dur\": 400},\n",
+                ts + 10);
+        fprintf(f,
+                "{\"ph\": \"X\", \"cat\": \"gpu_user_annotation\", \"name\": "
+                "\"enumerate(DataPipe)#ShardingFilterIterDataPipe\", \"pid\": 0, \"tid\": "
+                "\"stream 7\", \"ts\": %lld, \"dur\": 90000},\n",
+                ts + 300);
+    }
+    fputs("]}\n", f);
+    fclose(f);
+    stall_tidy_trace *t = load(d);
+    cr_expect_eq(t->ranks, 1);
+    cr_expect_eq(t->batches, 2, "3 outermost calls: 2 whole iterations");
+    cr_expect(t->fetch_unknown, "DataPipe workers: censored");
+    cr_expect_eq(t->request[0], INT64_C(1623143089861000250));
+    cr_expect_eq(t->ready[0] - t->request[0], 500500);
+    cr_expect_eq(t->iter_end[0], t->request[1]);
+    cr_expect_eq(t->request[1], INT64_C(1623143089862000250));
+    cr_expect(strstr(t->summary, "rank 3;"), "%s", t->summary);
+    cr_expect(strstr(t->summary, "rank from the file name"), "%s", t->summary);
+    cr_expect(strstr(t->summary, "gpu_user_annotation copies skipped: 3"), "%s", t->summary);
+    cr_expect_null(strstr(t->summary, "relative"), "epoch times: %s", t->summary);
+    stall_tidy_free(t);
+}
