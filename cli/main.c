@@ -14,6 +14,7 @@
 #include "stall/cleanup.h"
 #include "stall/config.h"
 #include "stall/detect.h"
+#include "stall/traceend.h"
 #include "stall/io.h"
 #include "stall/scenario.h"
 #include "stall/calibrate.h"
@@ -419,7 +420,9 @@ static int cli_trace_cmd(int argc, char **argv, bool timeline)
         if (!c)
             return 1;
         stall_config_defaults(c);
-        if (stall_config_load_any(c, path, note, sizeof note, &err) == 0 && note[0])
+        /* A tidy trace needs no word: analyze reads it as written. */
+        if (stall_config_load_any(c, path, note, sizeof note, &err) == 0 && note[0] &&
+            c->format != STALL_FORMAT_TIDY)
             printf("stallsim: %s\n", note);
         free(c);
         err = (stall_err){0};

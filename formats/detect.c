@@ -123,6 +123,15 @@ stall_trace_kind stall_trace_detect(const char *path, stall_trace_detected *out,
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return det_folder(path, out, err);
+    /* The JSON traces' own names: their reader gives the precise error of a
+     * file that is cut, empty or malformed. */
+    bool pfw = det_ends_with(path, ".pfw") || det_ends_with(path, ".pfw.gz");
+    if (pfw || det_ends_with(path, ".json") || det_ends_with(path, ".json.gz")) {
+        out->kind = pfw ? STALL_TRACE_DFTRACER : STALL_TRACE_KINETO;
+        snprintf(out->what, sizeof out->what, "%s",
+                 pfw ? "a DLIO (dftracer) trace" : "a PyTorch profiler (Kineto) trace");
+        return out->kind;
+    }
     /* The first 64 KiB, decompressed when gzipped (zlib reads a plain file
      * as it is), without a byte order mark. */
     gzFile f = gzopen(path, "rb");
@@ -217,152 +226,4 @@ stall_trace_kind stall_trace_detect(const char *path, stall_trace_detected *out,
     }
     out->kind = kind;
     return kind;
-}
-
-/* ---- the end of a file: cut? ---- */
-
-/* A value that reads as a number or a timestamp: digits, sign, point,
- * exponent, '-', ':' and ' ' (pandas' timestamps). */
-static bool det_numeric(const char *s, size_t n)
-{
-    bool digit = false;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (c >= '0' && c <= '9')
-            digit = true;
-        else if (!strchr("+-.eE: ", c))
-            return false;
-    }
-    return digit;
-}
-
-int stall_trace_check_end(const char *path, bool *cut, stall_err *err)
-{
-    *cut = false;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return stall_err_set(err, STALL_EIO, "%s: cannot open: %s", path, strerror(errno));
-    int rc = 0;
-    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
-    int last = EOF;
-    if (size > 0 && fseek(f, size - 1, SEEK_SET) == 0)
-        last = getc(f);
-    if (size <= 0 || last == '\n' || last == EOF) {
-        fclose(f);
-        return 0;
-    }
-    *cut = true;
-    /* The last line's number, and the complete lines of the last MiB
-     * before it for the lengths of each column. */
-    long lines = 1;
-    rewind(f);
-    for (int c; (c = getc(f)) != EOF;)
-        lines += c == '\n';
-    long from = size > (1L << 20) ? size - (1L << 20) : 0;
-    size_t n = (size_t)(size - from);
-    char *buf = stall_xmalloc(n + 1);
-    if (fseek(f, from, SEEK_SET) != 0 || fread(buf, 1, n, f) != n) {
-        fclose(f);
-        free(buf);
-        return stall_err_set(err, STALL_EIO, "%s: cannot read its end", path);
-    }
-    fclose(f);
-    buf[n] = '\0';
-    char *lastline = strrchr(buf, '\n');
-    if (!lastline || strchr(lastline, '"') || memchr(buf, '\0', n)) {
-        free(buf);
-        return 0; /* one line only, or quoted fields: nothing to compare */
-    }
-    *lastline++ = '\0';
-    /* Lines of buf before the last: skip a partial first line, and the
-     * header when buf starts the file. */
-    char *p = buf; /* its first line is a header (from = 0) or partial */
-    {
-        char *nl = strchr(p, '\n');
-        p = nl ? nl + 1 : p + strlen(p);
-    }
-    enum { MAXC = 256 };
-    size_t minlen[MAXC];
-    int rows[MAXC];
-    for (int c = 0; c < MAXC; c++)
-        minlen[c] = (size_t)-1, rows[c] = 0;
-    int lastn = 1;
-    for (const char *q = lastline; *q; q++)
-        lastn += *q == ',';
-    while (*p) {
-        char *nl = strchr(p, '\n');
-        char *end = nl ? nl : p + strlen(p);
-        int nf = 1;
-        bool quoted = false;
-        for (const char *q = p; q < end; q++) {
-            nf += *q == ',';
-            quoted |= *q == '"';
-        }
-        if (nf == lastn && !quoted) {
-            int c = 0;
-            const char *fs = p;
-            for (const char *q = p;; q++)
-                if (q == end || *q == ',' || *q == '\r') {
-                    size_t len = (size_t)(q - fs);
-                    if (c < MAXC) {
-                        if (len < minlen[c])
-                            minlen[c] = len;
-                        rows[c]++;
-                    }
-                    c++;
-                    fs = q + 1;
-                    if (q == end || *q == '\r')
-                        break;
-                }
-        }
-        p = nl ? nl + 1 : end;
-    }
-    int c = 0;
-    const char *fs = lastline;
-    for (const char *q = lastline;; q++)
-        if (*q == '\0' || *q == ',' || *q == '\r') {
-            size_t len = (size_t)(q - fs);
-            if (c < MAXC && rows[c] >= 2 && len > 0 && len < minlen[c] && det_numeric(fs, len)) {
-                rc = stall_err_set(err, STALL_EPARSE,
-                                   "%s:%ld:%d: \"%.*s\" is shorter than every other value of its "
-                                   "column, and the file ends without a newline: it looks cut "
-                                   "inside this number",
-                                   path, lines, c + 1, (int)(len > 80 ? 80 : len), fs);
-                break;
-            }
-            c++;
-            fs = q + 1;
-            if (*q != ',')
-                break;
-        }
-    free(buf);
-    return rc;
-}
-
-static pthread_mutex_t det_lock = PTHREAD_MUTEX_INITIALIZER;
-static char det_cut[8][STALL_DETECT_PATH_MAX];
-static int det_ncut;
-
-int stall_trace_check_end_warn(const char *path, stall_err *err)
-{
-    bool cut = false;
-    int rc = stall_trace_check_end(path, &cut, err);
-    if (rc || !cut)
-        return rc;
-    pthread_mutex_lock(&det_lock);
-    bool seen = false;
-    for (int i = 0; i < det_ncut && !seen; i++)
-        seen = strcmp(det_cut[i], path) == 0;
-    if (!seen && det_ncut < 8 && strlen(path) < STALL_DETECT_PATH_MAX)
-        strcpy(det_cut[det_ncut++], path);
-    pthread_mutex_unlock(&det_lock);
-    return 0;
-}
-
-const char *stall_trace_cut_file(int i)
-{
-    pthread_mutex_lock(&det_lock);
-    const char *p = i >= 0 && i < det_ncut ? det_cut[i] : NULL;
-    pthread_mutex_unlock(&det_lock);
-    return p;
 }

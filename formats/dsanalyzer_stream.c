@@ -5,7 +5,7 @@
  */
 #include "stall/dsanalyzer.h"
 
-#include "stall/detect.h"
+#include "stall/traceend.h"
 
 #include "stall/limits.h"
 

@@ -15,7 +15,7 @@
  */
 #include "stall/tidy.h"
 
-#include "stall/detect.h"
+#include "stall/traceend.h"
 
 #include "stall/limits.h"
 

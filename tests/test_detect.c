@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "stall/detect.h"
+#include "stall/traceend.h"
 #include "tmpdir.h"
 
 static char ddir[] = "/tmp/stall_detect_XXXXXX";

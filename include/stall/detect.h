@@ -51,23 +51,6 @@ typedef struct stall_trace_detected {
  * file and what was expected. */
 stall_trace_kind stall_trace_detect(const char *path, stall_trace_detected *out, stall_err *err);
 
-/* The end of a trace file, checked for a cut: a file whose last line has
- * no newline may be cut (a copy or a download stopped early). Returns 0,
- * with *cut set when the last line has no newline (the caller warns:
- * stall_trace_warn_cut); or STALL_EPARSE naming file:line:column when it
- * has none and a number of that last line is shorter than every other value
- * of its column (at least two other rows): cut inside that number, which
- * would read as another value. STALL_EIO when the file cannot be read. */
-int stall_trace_check_end(const char *path, bool *cut, stall_err *err);
-
-/* stall_trace_check_end, remembering a file whose last line has no newline
- * (once per path per process) for the command to warn of at its end: on
- * success a line of its own, on failure a note in its one error line. */
-int stall_trace_check_end_warn(const char *path, stall_err *err);
-
-/* The i-th file remembered so (i from 0), or NULL. */
-const char *stall_trace_cut_file(int i);
-
 #ifdef __cplusplus
 }
 #endif
