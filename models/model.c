@@ -43,101 +43,7 @@
 
 #include "share.h"
 #include "stall/engine.h"
-
-enum {
-    MODEL_EV_EPOCH = 1, /* a = epoch */
-    MODEL_EV_FETCH_END, /* a = rank, b = slot */
-    MODEL_EV_PIN_END,   /* a = rank, b = slot */
-    MODEL_EV_TAKE,      /* a = rank, b = slot: Y after the hand-over (shared) */
-    MODEL_EV_ITER_END,  /* T(k) */
-    MODEL_EV_READY,     /* a = rank, b = worker: start-up over (shared) */
-    MODEL_EV_IO_END,    /* a = rank, b = slot: waiting part over (shared) */
-    MODEL_EV_PS_DONE,   /* a = node, b = MODEL_RES_*: next departure */
-    MODEL_EV_COMPUTE,   /* a = rank: C(r,k) over (compute shares the CPU) */
-    MODEL_EV_REQUEST,   /* a = rank: asks for its next batch without a barrier (no_sync) */
-};
-
-enum { MODEL_RES_DISK = 0, MODEL_RES_CPU = 1 };
-
-typedef struct model_slot {
-    int64_t batch;       /* index of the batch in the slot, -1 = none */
-    stall_time dur;      /* D' */
-    stall_time start;    /* S */
-    stall_time end;      /* E, before pin */
-    stall_time arrival;  /* after pin; -1 until then */
-    stall_time cpu_work; /* shared: CPU part still to do */
-} model_slot;
-
-typedef struct model_worker {
-    stall_time free_at; /* without sharing: E of its last batch, or ready */
-    stall_time ready;   /* start-up over */
-    int32_t head, len;  /* shared: FIFO of handed-out slots */
-    bool busy;          /* shared: fetching */
-    bool ready_pending; /* shared: a READY event is queued */
-} model_worker;
-
-typedef struct model_rank {
-    int64_t next_take;       /* the loop's next iteration k */
-    int64_t send;            /* next batch index to hand out */
-    int32_t pin_n;           /* pin heap size */
-    int32_t arr_head, arr_n; /* out of order: arrivals not yet taken */
-    bool waiting;            /* the loop asked and got nothing yet */
-    bool pin_busy;
-} model_rank;
-
-typedef struct model_state {
-    const stall_model_params *p;
-    const stall_durations *d;
-    stall_iter_fn on_iter;
-    void *ctx;
-    stall_engine *eng;
-
-    int g;         /* ranks */
-    int wn;        /* workers per rank, at least 1 (W = 0: the main process) */
-    int pf;        /* slots per worker: P, or 1 when W = 0 */
-    int pw;        /* slots per rank: pf * wn */
-    bool in_order; /* in order, or W = 0 */
-    bool shared;   /* any shared resource on */
-
-    model_rank *ranks;     /* [g] */
-    model_slot *slots;     /* [g * pw] */
-    model_worker *workers; /* [g * wn] */
-    int32_t *wq;           /* [g * wn * pf] worker FIFOs (shared) */
-    int32_t *pinq;         /* [g * pw] pin heaps */
-    int32_t *arrq;         /* [g * pw] arrival FIFOs */
-
-    /* Fetch align avg/min: rows of aligned durations, keyed (epoch, batch). */
-    int nrows;
-    int *row_epoch;
-    int64_t *row_batch;
-    stall_time *row_d; /* [nrows * g] */
-
-    /* The epoch and the iterations under way. With gradient accumulation
-     * (acc > 1) the ranks meet only every acc-th iteration and may be up to
-     * acc - 1 iterations apart: per-iteration state sits in acc slots
-     * (iteration i in slot i % acc), the G-arrays in [slot * g + r]. */
-    int epoch;
-    int acc;      /* iterations per synchronisation, >= 1 */
-    int64_t k;    /* the next iteration to report */
-    stall_time epoch_start;
-    stall_time q;        /* T of the last iteration reported (the epoch start at first) */
-    int *taken;          /* [acc] ranks whose C(i) is known */
-    stall_time *bar_max; /* [acc] max over those of Y + C */
-    stall_time *tail;    /* [acc] A(i) */
-    stall_time *it_q;    /* [acc * g] Q(r,i) */
-    stall_time *it_y, *it_c, *it_stall, *it_start, *it_end;
-    stall_time *it_rest; /* [g] compute sharing: the non-CPU part of C still to come */
-    int64_t *it_batch;
-
-    /* Shared resources, per node. */
-    int nodes;
-    stall__ps *cpu, *disk;
-    stall_time disk_work; /* read time of one batch at full bandwidth */
-    bool compute_cpu;     /* compute is a CPU participant */
-    int64_t compute_id0;  /* PS job id of rank r's compute: compute_id0 + r */
-
-    stall_model_stats stats;
-} model_state;
+#include "model_state.h"
 
 /* ---- small helpers ----------------------------------------------------- */
 
@@ -150,8 +56,7 @@ static int model_negative(stall_err *err, const char *what, int epoch, int rank,
                          what, epoch, rank, batch, v);
 }
 
-static int model_at(model_state *st, stall_time at, int32_t type, int32_t a, int64_t b,
-                    stall_err *err)
+int model_at(model_state *st, stall_time at, int32_t type, int32_t a, int64_t b, stall_err *err)
 {
     return stall_engine_schedule(st->eng, at, type, a, b, 0, err)
                ? 0
@@ -667,7 +572,7 @@ static int model_ps_done(model_state *st, int node, int res, stall_err *err)
     return model_ps_resched(st, node, res, err);
 }
 
-static int model_handle(stall_engine *eng, void *state, const stall_event *ev, stall_err *err)
+int model_handle(stall_engine *eng, void *state, const stall_event *ev, stall_err *err)
 {
     (void)eng;
     model_state *st = state;
@@ -704,131 +609,4 @@ static int model_handle(stall_engine *eng, void *state, const stall_event *ev, s
     default:
         return stall_err_set(err, STALL_EINTERNAL, "model: unknown event type %" PRId32, ev->type);
     }
-}
-
-static const stall_model_ops model_ops = {.name = "model", .handle = model_handle};
-
-/* ---- set-up and the run -------------------------------------------------- */
-
-static void model_init(model_state *st, const stall_model_params *p, const stall_durations *d)
-{
-    st->p = p;
-    st->d = d;
-    st->g = p->ranks;
-    st->wn = p->workers > 0 ? p->workers : 1;
-    st->pf = p->workers > 0 ? p->prefetch : 1;
-    st->pw = st->pf * st->wn;
-    st->in_order = p->in_order || p->workers == 0;
-    st->shared = p->cores > 0 || (p->storage_mb_s > 0.0 && p->batch_mb > 0.0);
-    size_t g = (size_t)st->g, pw = (size_t)st->pw;
-    st->ranks = stall_xcalloc(g, sizeof *st->ranks);
-    st->slots = stall_xcalloc(g * pw, sizeof *st->slots);
-    st->workers = stall_xcalloc(g * (size_t)st->wn, sizeof *st->workers);
-    st->pinq = stall_xcalloc(g * pw, sizeof *st->pinq);
-    st->arrq = stall_xcalloc(g * pw, sizeof *st->arrq);
-    st->wq = st->shared ? stall_xcalloc(g * pw, sizeof *st->wq) : NULL;
-    if (p->fetch_align != STALL_ALIGN_NONE && st->g > 1) {
-        /* The ranks hand out batch indices within one iteration of each
-         * other, so pw + 2 rows serve every hand-out; a miss only costs a
-         * recomputation. */
-        st->nrows = st->pw + 2;
-        st->row_epoch = stall_xcalloc((size_t)st->nrows, sizeof *st->row_epoch);
-        st->row_batch = stall_xcalloc((size_t)st->nrows, sizeof *st->row_batch);
-        st->row_d = stall_xcalloc((size_t)st->nrows * g, sizeof *st->row_d);
-        for (int i = 0; i < st->nrows; i++)
-            st->row_epoch[i] = -1;
-    }
-    st->acc = p->accumulation > 1 ? p->accumulation : 1;
-    size_t ga = g * (size_t)st->acc;
-    st->taken = stall_xcalloc((size_t)st->acc, sizeof *st->taken);
-    st->bar_max = stall_xcalloc((size_t)st->acc, sizeof *st->bar_max);
-    st->tail = stall_xcalloc((size_t)st->acc, sizeof *st->tail);
-    st->it_q = stall_xcalloc(ga, sizeof *st->it_q);
-    st->it_y = stall_xcalloc(ga, sizeof *st->it_y);
-    st->it_c = stall_xcalloc(ga, sizeof *st->it_c);
-    st->it_stall = stall_xcalloc(ga, sizeof *st->it_stall);
-    st->it_start = stall_xcalloc(ga, sizeof *st->it_start);
-    st->it_end = stall_xcalloc(ga, sizeof *st->it_end);
-    st->it_batch = stall_xcalloc(ga, sizeof *st->it_batch);
-    st->it_rest = stall_xcalloc(g, sizeof *st->it_rest);
-    st->compute_cpu = p->cores > 0 && p->compute_cpu_share > 0.0;
-    st->compute_id0 = (int64_t)st->g * st->pw;
-    if (st->shared) {
-        int gpn = p->gpus_per_node;
-        st->nodes = (st->g + gpn - 1) / gpn;
-        st->cpu = stall_xcalloc((size_t)st->nodes, sizeof *st->cpu);
-        st->disk = stall_xcalloc((size_t)st->nodes, sizeof *st->disk);
-        for (int n = 0; n < st->nodes; n++) {
-            int on_node = st->g - n * gpn < gpn ? st->g - n * gpn : gpn;
-            stall__ps_init(&st->cpu[n], p->cores > 0 ? p->cores : 1, on_node * (st->wn + 1));
-            stall__ps_init(&st->disk[n], 1, on_node * st->wn);
-        }
-        if (p->storage_mb_s > 0.0 && p->batch_mb > 0.0)
-            st->disk_work = llround(p->batch_mb / p->storage_mb_s * 1e9);
-    }
-}
-
-static void model_fini(model_state *st)
-{
-    for (int n = 0; n < st->nodes; n++) {
-        stall__ps_free(&st->cpu[n]);
-        stall__ps_free(&st->disk[n]);
-    }
-    free(st->cpu);
-    free(st->disk);
-    free(st->it_rest);
-    free(st->ranks);
-    free(st->slots);
-    free(st->workers);
-    free(st->pinq);
-    free(st->arrq);
-    free(st->wq);
-    free(st->row_epoch);
-    free(st->row_batch);
-    free(st->row_d);
-    free(st->taken);
-    free(st->bar_max);
-    free(st->tail);
-    free(st->it_q);
-    free(st->it_y);
-    free(st->it_c);
-    free(st->it_stall);
-    free(st->it_start);
-    free(st->it_end);
-    free(st->it_batch);
-}
-
-int stall_model_run(const stall_model_params *p, const stall_durations *d, stall_iter_fn on_iter,
-                    void *ctx, stall_model_stats *stats, stall_err *err)
-{
-    if (stats)
-        *stats = (stall_model_stats){0};
-    int rc = model_check(p, d, err);
-    if (rc)
-        return rc;
-    stall_time gap0 = d->epoch_gap ? d->epoch_gap(d->ctx, 0) : 0;
-    if (gap0 < 0)
-        return stall_err_set(err, STALL_EINVAL,
-                             "model: durations.epoch_gap(epoch 0) returned %" PRId64
-                             " ns; durations must be >= 0",
-                             gap0);
-    model_state st = {0};
-    model_init(&st, p, d);
-    st.on_iter = on_iter;
-    st.ctx = ctx;
-    st.eng = stall_engine_create(&model_ops, &st, 0);
-    rc = model_at(&st, gap0, MODEL_EV_EPOCH, 0, 0, err);
-    if (rc == 0)
-        rc = stall_engine_run(st.eng, STALL_TIME_MAX, err);
-    if (rc == 0 && st.stats.iterations != (int64_t)p->epochs * p->batches)
-        rc = stall_err_set(err, STALL_EINTERNAL,
-                           "model: the run stopped after %" PRId64 " of %" PRId64
-                           " iterations with no event left",
-                           st.stats.iterations, (int64_t)p->epochs * p->batches);
-    st.stats.events = stall_engine_dispatched(st.eng);
-    if (stats)
-        *stats = st.stats;
-    stall_engine_destroy(st.eng);
-    model_fini(&st);
-    return rc;
 }

@@ -1,0 +1,113 @@
+/*
+ * model_state.h - the closed-loop model's state (per rank: slots, workers,
+ * pin heap; per iteration: the ranks' Y, C, S, E) and its event kinds,
+ * shared by the event handlers (model.c) and the set-up and run
+ * (model_run.c). Private to models/.
+ */
+#ifndef STALL_MODELS_MODEL_STATE_H
+#define STALL_MODELS_MODEL_STATE_H
+
+#include "stall/model.h"
+
+#include "share.h"
+#include "stall/engine.h"
+
+enum {
+    MODEL_EV_EPOCH = 1, /* a = epoch */
+    MODEL_EV_FETCH_END, /* a = rank, b = slot */
+    MODEL_EV_PIN_END,   /* a = rank, b = slot */
+    MODEL_EV_TAKE,      /* a = rank, b = slot: Y after the hand-over (shared) */
+    MODEL_EV_ITER_END,  /* T(k) */
+    MODEL_EV_READY,     /* a = rank, b = worker: start-up over (shared) */
+    MODEL_EV_IO_END,    /* a = rank, b = slot: waiting part over (shared) */
+    MODEL_EV_PS_DONE,   /* a = node, b = MODEL_RES_*: next departure */
+    MODEL_EV_COMPUTE,   /* a = rank: C(r,k) over (compute shares the CPU) */
+    MODEL_EV_REQUEST,   /* a = rank: asks for its next batch without a barrier (no_sync) */
+};
+
+enum { MODEL_RES_DISK = 0, MODEL_RES_CPU = 1 };
+
+typedef struct model_slot {
+    int64_t batch;       /* index of the batch in the slot, -1 = none */
+    stall_time dur;      /* D' */
+    stall_time start;    /* S */
+    stall_time end;      /* E, before pin */
+    stall_time arrival;  /* after pin; -1 until then */
+    stall_time cpu_work; /* shared: CPU part still to do */
+} model_slot;
+
+typedef struct model_worker {
+    stall_time free_at; /* without sharing: E of its last batch, or ready */
+    stall_time ready;   /* start-up over */
+    int32_t head, len;  /* shared: FIFO of handed-out slots */
+    bool busy;          /* shared: fetching */
+    bool ready_pending; /* shared: a READY event is queued */
+} model_worker;
+
+typedef struct model_rank {
+    int64_t next_take;       /* the loop's next iteration k */
+    int64_t send;            /* next batch index to hand out */
+    int32_t pin_n;           /* pin heap size */
+    int32_t arr_head, arr_n; /* out of order: arrivals not yet taken */
+    bool waiting;            /* the loop asked and got nothing yet */
+    bool pin_busy;
+} model_rank;
+
+typedef struct model_state {
+    const stall_model_params *p;
+    const stall_durations *d;
+    stall_iter_fn on_iter;
+    void *ctx;
+    stall_engine *eng;
+
+    int g;         /* ranks */
+    int wn;        /* workers per rank, at least 1 (W = 0: the main process) */
+    int pf;        /* slots per worker: P, or 1 when W = 0 */
+    int pw;        /* slots per rank: pf * wn */
+    bool in_order; /* in order, or W = 0 */
+    bool shared;   /* any shared resource on */
+
+    model_rank *ranks;     /* [g] */
+    model_slot *slots;     /* [g * pw] */
+    model_worker *workers; /* [g * wn] */
+    int32_t *wq;           /* [g * wn * pf] worker FIFOs (shared) */
+    int32_t *pinq;         /* [g * pw] pin heaps */
+    int32_t *arrq;         /* [g * pw] arrival FIFOs */
+
+    /* Fetch align avg/min: rows of aligned durations, keyed (epoch, batch). */
+    int nrows;
+    int *row_epoch;
+    int64_t *row_batch;
+    stall_time *row_d; /* [nrows * g] */
+
+    /* The epoch and the iterations under way. With gradient accumulation
+     * (acc > 1) the ranks meet only every acc-th iteration and may be up to
+     * acc - 1 iterations apart: per-iteration state sits in acc slots
+     * (iteration i in slot i % acc), the G-arrays in [slot * g + r]. */
+    int epoch;
+    int acc;   /* iterations per synchronisation, >= 1 */
+    int64_t k; /* the next iteration to report */
+    stall_time epoch_start;
+    stall_time q;        /* T of the last iteration reported (the epoch start at first) */
+    int *taken;          /* [acc] ranks whose C(i) is known */
+    stall_time *bar_max; /* [acc] max over those of Y + C */
+    stall_time *tail;    /* [acc] A(i) */
+    stall_time *it_q;    /* [acc * g] Q(r,i) */
+    stall_time *it_y, *it_c, *it_stall, *it_start, *it_end;
+    stall_time *it_rest; /* [g] compute sharing: the non-CPU part of C still to come */
+    int64_t *it_batch;
+
+    /* Shared resources, per node. */
+    int nodes;
+    stall__ps *cpu, *disk;
+    stall_time disk_work; /* read time of one batch at full bandwidth */
+    bool compute_cpu;     /* compute is a CPU participant */
+    int64_t compute_id0;  /* PS job id of rank r's compute: compute_id0 + r */
+
+    stall_model_stats stats;
+} model_state;
+
+int model_at(model_state *st, stall_time at, int32_t type, int32_t a, int64_t b, stall_err *err);
+int model_handle(stall_engine *eng, void *state, const stall_event *ev, stall_err *err);
+
+#endif
