@@ -4,7 +4,8 @@
  * folder's own files. A change is quoted only where the folder measured it
  * (a what-if's vs_measured_pct, a sweep's points, a plan's answers);
  * otherwise the headline suggests the command that would measure it,
- * marked as a suggestion, and never invents a number.
+ * marked as a suggestion, and never invents a number. This file: the rule,
+ * run, validate and analyze (sweep, plan and seed: htmlheadline_grid.c).
  */
 #include "htmlheadline.h"
 
@@ -16,6 +17,7 @@
 #include "htmlfmt.h"
 #include "stall/io.h"
 #include "stall/table.h"
+#include "htmlheadline_int.h"
 
 /*
  * The rule, every threshold in one place (docs/model.md, "The report's
@@ -40,11 +42,7 @@
  *     cores binding: storage-bound, host-cores-bound; else nothing binds)
  *   curves whose values lie within FLAT of each other are said to coincide
  */
-enum { HL_LOSS, HL_BUSY, HL_CLOSE, HL_WARN, HL_FLAT, HL_N };
-static const struct {
-    const char *name;
-    double value;
-} hl_rule[HL_N] = {
+const hl_threshold hl_rule[HL_N] = {
     /* a loss (waiting for data, at the barrier) of at least this share of
      * the time names the verdict: removing it would make the run >= 25%
      * faster (= STALL_AN_LOSS of stallsim analyze) */
@@ -59,7 +57,6 @@ static const struct {
      * other, a sweep that changes nothing, a plateau) */
     [HL_FLAT] = {"flat", 0.01},
 };
-#define HL(i) (hl_rule[i].value)
 
 double hl_flat(void)
 {
@@ -69,7 +66,7 @@ double hl_flat(void)
 /* ---- reading ---- */
 
 /* Reads dir/name into *t; a missing file is no error (*t NULL). */
-static int hl_read(const char *dir, const char *name, stall_table **t, stall_err *err)
+int hl_read(const char *dir, const char *name, stall_table **t, stall_err *err)
 {
     *t = NULL;
     char *p = stall_path_join(dir, name);
@@ -83,12 +80,12 @@ static int hl_read(const char *dir, const char *name, stall_table **t, stall_err
     return rc;
 }
 
-static double hl_num(const stall_table *t, size_t r, const char *col)
+double hl_num(const stall_table *t, size_t r, const char *col)
 {
     return stall_table_num(t, r, stall_table_col(t, col));
 }
 
-static const char *hl_get(const stall_table *t, size_t r, const char *col)
+const char *hl_get(const stall_table *t, size_t r, const char *col)
 {
     int c = stall_table_col(t, col);
     return c >= 0 ? stall_table_get(t, r, c) : "";
@@ -119,7 +116,7 @@ static double hl_an_num(const stall_table *t, const char *source, const char *me
 /* ---- writing ---- */
 
 /* The lead line: verdict badge, the key number, the claim (HTML). */
-static void hl_lead(FILE *f, const char *verdict, const char *key, const char *claim)
+void hl_lead(FILE *f, const char *verdict, const char *key, const char *claim)
 {
     const char *cls = strstr(verdict, "bound") || strstr(verdict, "not ") ? "bad"
                       : strcmp(verdict, "approximate") == 0               ? "warn"
@@ -130,7 +127,7 @@ static void hl_lead(FILE *f, const char *verdict, const char *key, const char *c
 }
 
 /* A suggested command: dir/effective.ini then extra (HTML). */
-static void hl_suggest(FILE *f, const char *why, const char *dir, const char *cmd, const char *args)
+void hl_suggest(FILE *f, const char *why, const char *dir, const char *cmd, const char *args)
 {
     fputs("<p class=\"suggest\"><b>Suggestion</b> (not run; no number here comes from it): ", f);
     fputs(why, f);
@@ -146,14 +143,7 @@ static void hl_suggest(FILE *f, const char *why, const char *dir, const char *cm
     fputs("</code></p>\n", f);
 }
 
-/* The bound of a summary row (the rule above). */
-typedef struct hl_bound {
-    const char *word;
-    double key; /* a share */
-    const char *claim;
-} hl_bound;
-
-static hl_bound hl_bound_of(double stall, double barrier, double busy)
+hl_bound hl_bound_of(double stall, double barrier, double busy)
 {
     double s = isnan(stall) ? 0 : stall, w = isnan(barrier) ? 0 : barrier;
     if ((s >= w ? s : w) >= HL(HL_LOSS))
@@ -170,7 +160,7 @@ static hl_bound hl_bound_of(double stall, double barrier, double busy)
                       "barrier) is large enough to name"};
 }
 
-static double hl_barrier(const stall_table *t, size_t r)
+double hl_barrier(const stall_table *t, size_t r)
 {
     double w = hl_num(t, r, "mean_barrier_wait_s"), it = hl_num(t, r, "mean_iteration_s");
     return it > 0 ? w / it : NAN;
@@ -234,7 +224,7 @@ static void hl_straggler(FILE *f, const stall_table *an, const char *src)
 
 /* ---- per kind ---- */
 
-static size_t hl_ref_row(const stall_table *t)
+size_t hl_ref_row(const stall_table *t)
 {
     for (size_t r = 0; r < t->nrows; r++)
         if (strcmp(hl_get(t, r, "fetch_align"), "none") == 0 &&
@@ -266,8 +256,8 @@ static void hl_facts(FILE *f, const stall_table *t, size_t r)
 }
 
 /* min and max of a column over the rows, and where they are. */
-static void hl_range(const stall_table *t, const char *col, double *lo, double *hi, size_t *ilo,
-                     size_t *ihi)
+void hl_range(const stall_table *t, const char *col, double *lo, double *hi, size_t *ilo,
+              size_t *ihi)
 {
     *lo = INFINITY;
     *hi = -INFINITY;
@@ -471,258 +461,6 @@ static int hl_analyze(FILE *f, const char *dir, stall_err *err)
         }
     }
     stall_table_free(an);
-    return 0;
-}
-
-/* The throughput column of a sweep: samples/s when filled, else batches/s. */
-static const char *hl_thr_col(const stall_table *t)
-{
-    return !isnan(hl_num(t, 0, "throughput_samples_s")) ? "throughput_samples_s"
-                                                        : "throughput_batches_s";
-}
-
-/* "key=value, key=value" of a sweep row's swept columns (escaped). */
-static void hl_point(FILE *f, const stall_table *t, size_t r)
-{
-    int n = 0;
-    for (int c = 1; c < t->ncols && strchr(t->header[c], '.'); c++) {
-        fputs(n++ ? ", " : "", f);
-        hf_escape(f, t->header[c]);
-        fputc('=', f);
-        hf_escape(f, stall_table_get(t, r, c));
-    }
-}
-
-static int hl_sweep(FILE *f, const char *dir, stall_err *err)
-{
-    stall_table *t = NULL;
-    int rc = hl_read(dir, "sweep.csv", &t, err);
-    if (rc || !t || t->nrows == 0) {
-        stall_table_free(t);
-        return rc;
-    }
-    const char *col = hl_thr_col(t);
-    const char *unit = strcmp(col, "throughput_samples_s") == 0 ? "samples/s" : "batches/s";
-    double lo, hi;
-    size_t ilo, ihi;
-    hl_range(t, col, &lo, &hi, &ilo, &ihi);
-    size_t knee = ihi;
-    for (size_t r = 0; r < t->nrows; r++)
-        if (hl_num(t, r, col) >= hi * (1 - HL(HL_FLAT))) {
-            knee = r;
-            break;
-        }
-    hl_bound bd = hl_bound_of(hl_num(t, ihi, "stall_share"), hl_barrier(t, ihi),
-                              hl_num(t, ihi, "gpu_busy_share"));
-    char b[6][HF_LEN];
-    char *claim = NULL;
-    size_t cn = 0;
-    FILE *c = open_memstream(&claim, &cn);
-    if (!c)
-        abort();
-    bool flat = hi > 0 && (hi - lo) / hi < HL(HL_FLAT);
-    if (flat) {
-        fprintf(c,
-                "spread of throughput over the %zu points (%s to %s %s): the swept values make "
-                "no difference here",
-                t->nrows, hf_fmt(b[1], lo, HF_NUM), hf_fmt(b[2], hi, HF_NUM), unit);
-        hf_fmt(b[0], 100 * (hi - lo) / hi, HF_PCT);
-    } else {
-        fprintf(c, "%s: the best of %zu points is ", unit, t->nrows);
-        hl_point(c, t, ihi);
-        fprintf(c, " (point %s), %s the worst (", hl_get(t, ihi, "point"),
-                hf_fmt(b[1], hi / lo, HF_RATIO));
-        hl_point(c, t, ilo);
-        fprintf(c, ": %s %s); there it is <b>%s</b>, %s %s", hf_fmt(b[2], lo, HF_NUM), unit,
-                bd.word, hf_fmt(b[3], bd.key, HF_SHARE), bd.claim);
-        hf_fmt(b[0], hi, HF_NUM);
-    }
-    fclose(c);
-    hl_lead(f, flat ? "no effect" : "best point", b[0], claim);
-    free(claim);
-    double vs = hl_num(t, ihi, "vs_measured_pct");
-    fprintf(f, "<p class=\"facts\">best point: epoch %s",
-            hf_fmt(b[0], hl_num(t, ihi, "epoch_time_s"), HF_TIME));
-    if (!isnan(vs))
-        fprintf(f, " (%s against the measured epoch, vs_measured_pct)", hf_fmt(b[1], vs, HF_DPCT));
-    fprintf(f, " &middot; worst point: epoch %s</p>\n",
-            hf_fmt(b[2], hl_num(t, ilo, "epoch_time_s"), HF_TIME));
-    size_t near = 0;
-    for (size_t r = 0; r < t->nrows; r++)
-        near += r != ihi && hl_num(t, r, col) >= hi * (1 - HL(HL_FLAT));
-    if (!flat && knee == ihi && near > 0)
-        fprintf(f,
-                "<p class=\"change\"><b>Plateau:</b> %zu other point%s within %s of the best: "
-                "beyond the best point's values little changes.</p>\n",
-                near, near == 1 ? " is" : "s are", hf_fmt(b[0], 100 * HL(HL_FLAT), HF_PCT));
-    if (!flat && knee != ihi) {
-        fputs("<p class=\"change\"><b>Enough:</b> ", f);
-        hl_point(f, t, knee);
-        fprintf(f,
-                " (point %s, the first in sweep order) already reaches %s %s, within %s of the "
-                "best: going further changes little.</p>\n",
-                hl_get(t, knee, "point"), hf_fmt(b[0], hl_num(t, knee, col), HF_NUM), unit,
-                hf_fmt(b[1], 100 * HL(HL_FLAT), HF_PCT));
-    }
-    if (!flat && strcmp(bd.word, "data-bound") == 0) {
-        char pd[64];
-        snprintf(pd, sizeof pd, "point-%06d", atoi(hl_get(t, ihi, "point")));
-        char *sub = stall_path_join(dir, pd);
-        if (hf_has(sub, "effective.ini"))
-            hl_suggest(f, "the best point still waits for data; what would remove the rest", sub,
-                       "plan", "");
-        free(sub);
-    }
-    stall_table_free(t);
-    return 0;
-}
-
-/* A [plan] key of effective.ini ("key = value"), or NAN. */
-static double hl_plan_key(const char *dir, const char *key)
-{
-    char *p = stall_path_join(dir, "effective.ini");
-    size_t n = 0;
-    char *s = stall_read_file(p, &n);
-    free(p);
-    double v = NAN;
-    const char *sec = s ? strstr(s, "\n[plan]") : NULL;
-    size_t kl = strlen(key);
-    for (const char *l = sec ? strchr(sec + 1, '\n') : NULL; l && *l; l = strchr(l, '\n')) {
-        l++;
-        if (*l == '[')
-            break;
-        if (strncmp(l, key, kl) == 0 && (l[kl] == ' ' || l[kl] == '=')) {
-            const char *e = strchr(l, '=');
-            if (e)
-                v = strtod(e + 1, NULL);
-            break;
-        }
-    }
-    free(s);
-    return v;
-}
-
-static int hl_plan(FILE *f, const char *dir, stall_err *err)
-{
-    stall_table *p = NULL, *s = NULL;
-    int rc = hl_read(dir, "plan.csv", &p, err);
-    if (rc == 0)
-        rc = hl_read(dir, "scaling.csv", &s, err);
-    if (rc || !p) {
-        stall_table_free(p);
-        stall_table_free(s);
-        return rc;
-    }
-    double v[4] = {NAN, NAN, NAN, NAN};
-    const char *bind[4] = {"", "", "", ""};
-    static const char *const q[4] = {"min_workers_per_gpu", "max_efficient_gpus",
-                                     "storage_bandwidth_mb_s", "cores_per_node"};
-    for (size_t r = 0; r < p->nrows; r++)
-        for (int i = 0; i < 4; i++)
-            if (strcmp(hl_get(p, r, "quantity"), q[i]) == 0) {
-                v[i] = hl_num(p, r, "value");
-                bind[i] = hl_get(p, r, "binding");
-            }
-    double target = hl_plan_key(dir, "stall_target"), eff = hl_plan_key(dir, "efficiency");
-    double stall1 = s && s->nrows ? hl_num(s, 0, "stall_share") : NAN;
-    char b[6][HF_LEN], claim[700];
-    const char *word = strcmp(bind[0], "not_met") == 0 ? "data-bound"
-                       : strcmp(bind[2], "binds") == 0 ? "storage-bound"
-                       : strcmp(bind[3], "binds") == 0 ? "host-cores-bound"
-                                                       : "nothing binds";
-    if (strcmp(bind[0], "not_met") == 0) {
-        snprintf(claim, sizeof claim,
-                 "stall share remains with %s workers per GPU (the most searched; target %s; "
-                 "scaling.csv at %s GPU): no worker count hides data loading here",
-                 hf_fmt(b[1], v[0], HF_INT), hf_fmt(b[2], target, HF_SHARE),
-                 s && s->nrows ? hl_get(s, 0, "gpus") : "?");
-        hl_lead(f, word, hf_fmt(b[0], stall1, HF_SHARE), claim);
-    } else {
-        snprintf(claim, sizeof claim,
-                 "workers per GPU are the fewest that bring the stall share to the target %s "
-                 "or below (%s at %s GPU, scaling.csv)",
-                 hf_fmt(b[1], target, HF_SHARE), hf_fmt(b[2], stall1, HF_SHARE),
-                 s && s->nrows ? hl_get(s, 0, "gpus") : "?");
-        hl_lead(f, word, hf_fmt(b[0], v[0], HF_INT), claim);
-    }
-    fprintf(f,
-            "<p class=\"facts\">weak scaling stays at efficiency %s or more up to <b>%s</b> "
-            "GPUs (limit: ",
-            hf_fmt(b[0], eff, HF_SHARE), hf_fmt(b[1], v[1], HF_INT));
-    hf_escape(f, strcmp(bind[1], "none") == 0 ? "none up to max_gpus" : bind[1]);
-    fprintf(f, ") &middot; host cores per node: %s (", hf_fmt(b[2], v[3], HF_INT));
-    hf_escape(f, bind[3]);
-    fputs(") &middot; storage bandwidth per node: ", f);
-    if (isnan(v[2]))
-        hf_escape(f, bind[2]);
-    else
-        fprintf(f, "%s MB/s (%s)", hf_fmt(b[3], v[2], HF_NUM), bind[2]);
-    fputs("</p>\n", f);
-    if (strcmp(bind[3], "binds") == 0)
-        fprintf(f,
-                "<p class=\"change\"><b>What would change it:</b> %s host cores per node "
-                "(cores_per_node, plan.csv) keep throughput within 1%% of unlimited cores.</p>\n",
-                hf_fmt(b[0], v[3], HF_INT));
-    stall_table_free(p);
-    stall_table_free(s);
-    return 0;
-}
-
-/* The leading number of a notebook cell "mean±std" (total_summary.csv). */
-static double hl_seed_mean(const stall_table *t, size_t r, const char *col)
-{
-    const char *v = hl_get(t, r, col);
-    char *end = NULL;
-    double x = *v ? strtod(v, &end) : NAN;
-    return end && end != v ? x : NAN;
-}
-
-/* mode = seed: the notebook's best alignment by mean stall, and what the
- * event replay of the same trace says of that alignment. */
-static int hl_seed(FILE *f, const char *dir, stall_err *err)
-{
-    stall_table *nb = NULL, *rp = NULL;
-    int rc = hl_read(dir, "total_summary.csv", &nb, err);
-    if (rc == 0)
-        rc = hl_read(dir, "replay_summary.csv", &rp, err);
-    if (rc || !nb || !rp || nb->nrows == 0 || rp->nrows != nb->nrows) {
-        stall_table_free(nb);
-        stall_table_free(rp);
-        return rc;
-    }
-    /* Both files list the alignments in the same order (fetch, then start). */
-    for (size_t r = 0; r < nb->nrows; r++) {
-        char name[96];
-        snprintf(name, sizeof name, "FETCH_ALIGN_%s_START_ALIGN_%s", hl_get(rp, r, "fetch_align"),
-                 hl_get(rp, r, "start_align"));
-        if (strcmp(hl_get(nb, r, "Align"), name) != 0) {
-            stall_table_free(nb);
-            stall_table_free(rp);
-            return 0; /* not the files a seed run writes: no headline */
-        }
-    }
-    const char *stall = "Avg training stall time (sec)";
-    size_t best = 0, ref = hl_ref_row(rp);
-    for (size_t r = 1; r < nb->nrows; r++)
-        if (hl_seed_mean(nb, r, stall) < hl_seed_mean(nb, best, stall))
-            best = r;
-    char b[4][HF_LEN], claim[768];
-    double nb_best = hl_seed_mean(nb, best, stall), nb_ref = hl_seed_mean(nb, ref, stall),
-           rp_best = hl_num(rp, best, "mean_stall_s"), rp_ref = hl_num(rp, ref, "mean_stall_s");
-    snprintf(claim, sizeof claim,
-             "mean training stall with fetch %s / start %s, by the notebook's arithmetic "
-             "(mode = seed reproduces it exactly), against %s as measured (none/none).",
-             hl_get(rp, best, "fetch_align"), hl_get(rp, best, "start_align"),
-             hf_fmt(b[1], nb_ref, HF_TIME));
-    hl_lead(f, "the notebook says", hf_fmt(b[0], nb_best, HF_TIME), claim);
-    fprintf(f,
-            "<p class=\"change\"><b>The event simulation of the same trace</b> "
-            "(replay_summary.csv) gives that alignment %s of stall against %s as measured: "
-            "the notebook's means do not carry a slower batch's delay to the batches after "
-            "it (docs/seed-vs-replay.md).</p>\n",
-            hf_fmt(b[2], rp_best, HF_TIME), hf_fmt(b[3], rp_ref, HF_TIME));
-    stall_table_free(nb);
-    stall_table_free(rp);
     return 0;
 }
 
