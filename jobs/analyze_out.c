@@ -1,0 +1,253 @@
+/*
+ * analyze_out.c - an analysis (analyze.c, docs/model.md section 8) written
+ * out: analyze.csv, per_rank.csv, per_worker.csv, windows.csv, slowest.csv,
+ * checkpoint.csv (stall_analysis_write) and the terminal table
+ * (stall_analysis_print).
+ */
+#include "stall/detect.h"
+#include "stall/analyze.h"
+
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "stall/dftracer.h"
+#include "stall/io.h"
+#include "stall/kineto.h"
+#include "stall/scenario.h"
+#include "stall/validate.h"
+
+    /* ---- output ---- */
+
+    typedef struct an_out {
+    const stall_analysis *a;
+    const char *const *labels;
+    int n;
+} an_out;
+
+static void an_num(FILE *f, double v)
+{
+    if (isnan(v))
+        fputs(",", f);
+    else
+        fprintf(f, ",%.9g", v);
+}
+
+static int an_fill_summary(FILE *f, void *ctx, stall_err *err)
+{
+    (void)err;
+    const an_out *o = ctx;
+    fputs("source,metric,value\n", f);
+    for (int j = 0; j < o->n; j++) {
+        const stall_analysis *a = &o->a[j];
+        const char *l = o->labels[j];
+        fprintf(f, "%s,ranks,%d\n%s,epochs,%d\n%s,batches,%lld\n", l, a->ranks, l, a->epochs, l,
+                (long long)a->batches);
+        fprintf(f, "%s,workers,%d\n%s,workers_inferred,%d\n%s,have_compute_end,%d\n", l, a->workers,
+                l, a->workers_inferred, l, a->have_compute_end);
+        if (a->fetch_unknown)
+            fprintf(f, "%s,fetch_known,0\n", l);
+        fprintf(f, "%s,verdict,%s\n", l, stall_verdict_name(a->verdict));
+        fprintf(f, "%s,share_data", l);
+        an_num(f, a->share_data);
+        fprintf(f, "\n%s,share_straggler", l);
+        an_num(f, a->share_straggler);
+        fprintf(f, "\n%s,share_compute", l);
+        an_num(f, a->share_compute);
+        fprintf(f, "\n%s,share_startup", l);
+        an_num(f, a->share_startup);
+        fprintf(f, "\n%s,straggler_rank,", l);
+        if (a->straggler >= 0)
+            fprintf(f, "%d", a->straggler);
+        fprintf(f, "\n%s,straggler_input_s", l);
+        an_num(f, a->straggler >= 0 ? a->straggler_input_s : NAN);
+        fprintf(f, "\n%s,straggler_compute_s", l);
+        an_num(f, a->straggler >= 0 ? a->straggler_compute_s : NAN);
+        fprintf(f, "\n%s,sentence,\"%s\"\n", l, a->sentence);
+    }
+    return 0;
+}
+
+static int an_fill_ranks(FILE *f, void *ctx, stall_err *err)
+{
+    (void)err;
+    const an_out *o = ctx;
+    fputs("source,rank,total_s,startup_s,data_s,handover_s,compute_s,barrier_s,post_s,"
+          "last_iterations,caused_wait_s\n",
+          f);
+    for (int j = 0; j < o->n; j++)
+        for (int r = 0; r < o->a[j].ranks; r++) {
+            const stall_an_rank *x = &o->a[j].rank[r];
+            fprintf(f, "%s,%d,%.9f,%.9f,%.9f,", o->labels[j], r, x->total_s, x->startup_s,
+                    x->data_s);
+            if (!isnan(x->handover_s)) /* empty: the trace cannot tell it from the wait */
+                fprintf(f, "%.9f", x->handover_s);
+            fprintf(f, ",%.9f,%.9f,%.9f,%lld,%.9f\n", x->compute_s, x->barrier_s, x->post_s,
+                    (long long)x->last, x->caused_s);
+        }
+    return 0;
+}
+
+static int an_fill_workers(FILE *f, void *ctx, stall_err *err)
+{
+    (void)err;
+    const an_out *o = ctx;
+    fputs("source,rank,worker,batches,busy_share,mean_fetch_s,p95_fetch_s\n", f);
+    for (int j = 0; j < o->n; j++)
+        for (int i = 0; i < o->a[j].nwk; i++) {
+            const stall_an_worker *x = &o->a[j].wk[i];
+            fprintf(f, "%s,%d,%d,%lld", o->labels[j], x->rank, x->worker, (long long)x->batches);
+            an_num(f, x->busy_share);
+            an_num(f, x->mean_fetch_s);
+            an_num(f, x->p95_fetch_s);
+            fputc('\n', f);
+        }
+    return 0;
+}
+
+static int an_fill_windows(FILE *f, void *ctx, stall_err *err)
+{
+    (void)err;
+    const an_out *o = ctx;
+    fputs("source,window,start_s,end_s,batches_per_s\n", f);
+    for (int j = 0; j < o->n; j++)
+        for (int i = 0; i < o->a[j].nwin; i++) {
+            fprintf(f, "%s,%d,%.9f,%.9f", o->labels[j], i, o->a[j].win_start_s[i],
+                    o->a[j].win_end_s[i]);
+            an_num(f, o->a[j].win_batches_s[i]);
+            fputc('\n', f);
+        }
+    return 0;
+}
+
+static int an_fill_slowest(FILE *f, void *ctx, stall_err *err)
+{
+    (void)err;
+    const an_out *o = ctx;
+    fputs("source,epoch,batch,iteration_s,rank,worker,stall_s,fetch_s\n", f);
+    for (int j = 0; j < o->n; j++)
+        for (int i = 0; i < o->a[j].nslow; i++) {
+            const stall_an_slow *x = &o->a[j].slow[i];
+            fprintf(f, "%s,%d,%lld,%.9f,%d,", o->labels[j], x->epoch, (long long)x->batch,
+                    x->iteration_s, x->rank);
+            if (x->worker >= 0)
+                fprintf(f, "%d", x->worker);
+            fprintf(f, ",%.9f,", x->stall_s);
+            if (!isnan(x->fetch_s)) /* empty: fetch times not in the trace */
+                fprintf(f, "%.9f", x->fetch_s);
+            fputc('\n', f);
+        }
+    return 0;
+}
+
+/* checkpoint.csv: only for sources with checkpoint events (dftracer). */
+static int an_fill_checkpoints(FILE *f, void *ctx, stall_err *err)
+{
+    (void)err;
+    const an_out *o = ctx;
+    fputs("source,rank,epoch,checkpoint_s\n", f);
+    for (int j = 0; j < o->n; j++)
+        for (int r = 0; o->a[j].checkpoint_s && r < o->a[j].ranks; r++)
+            for (int e = 0; e < o->a[j].epochs; e++)
+                fprintf(f, "%s,%d,%d,%.9f\n", o->labels[j], r, e,
+                        o->a[j].checkpoint_s[(size_t)e * o->a[j].ranks + r]);
+    return 0;
+}
+
+int stall_analysis_write(const stall_analysis *a, const char *const *labels, int n, const char *dir,
+                         stall_err *err)
+{
+    an_out o = {.a = a, .labels = labels, .n = n};
+    bool ckpt = false;
+    for (int j = 0; j < n; j++)
+        ckpt = ckpt || a[j].checkpoint_s;
+    int rc = stall_mkdirs(dir, err);
+    if (rc == 0)
+        rc = stall_write_atomic_in(dir, "analyze.csv", an_fill_summary, &o, err);
+    if (rc == 0)
+        rc = stall_write_atomic_in(dir, "per_rank.csv", an_fill_ranks, &o, err);
+    if (rc == 0)
+        rc = stall_write_atomic_in(dir, "per_worker.csv", an_fill_workers, &o, err);
+    if (rc == 0)
+        rc = stall_write_atomic_in(dir, "windows.csv", an_fill_windows, &o, err);
+    if (rc == 0)
+        rc = stall_write_atomic_in(dir, "slowest.csv", an_fill_slowest, &o, err);
+    if (rc == 0 && ckpt)
+        rc = stall_write_atomic_in(dir, "checkpoint.csv", an_fill_checkpoints, &o, err);
+    return rc;
+}
+
+void stall_analysis_print(const stall_analysis *a, const char *const *labels, int n, FILE *f)
+{
+    fprintf(f, "%-48s", "share of the ranks' time");
+    for (int j = 0; j < n; j++)
+        fprintf(f, " %11s", labels[j]);
+    fputc('\n', f);
+    static const char *const rows[] = {"waiting for data (incl. barrier waits for data)",
+                                       "barrier wait for a slower-computing rank",
+                                       "compute, all-reduce and post-compute",
+                                       "epoch start-up (first batch)"};
+    for (int i = 0; i < 4; i++) {
+        fprintf(f, "%-48.48s", rows[i]);
+        for (int j = 0; j < n; j++) {
+            double v[4] = {a[j].share_data, a[j].share_straggler, a[j].share_compute,
+                           a[j].share_startup};
+            fprintf(f, " %10.1f%%", 100 * v[i]);
+        }
+        fputc('\n', f);
+    }
+    for (int j = 0; j < n; j++) {
+        fprintf(f, "\n%s, per rank (seconds over %d epoch%s):\n", labels[j], a[j].epochs,
+                a[j].epochs == 1 ? "" : "s");
+        fprintf(f, "%4s %10s %9s %9s %9s %9s %9s %9s %6s\n", "rank", "total", "start-up", "data",
+                "hand-over", "compute", "barrier", "post", "last%");
+        int64_t its = (int64_t)a[j].epochs * (a[j].batches > 1 ? a[j].batches - 1 : 1);
+        for (int r = 0; r < a[j].ranks; r++) {
+            const stall_an_rank *x = &a[j].rank[r];
+            char ho[32] = "-";
+            if (!isnan(x->handover_s))
+                snprintf(ho, sizeof ho, "%.3f", x->handover_s);
+            fprintf(f, "%4d %10.3f %9.3f %9.3f %9s %9.3f %9.3f %9.3f %6.1f\n", r, x->total_s,
+                    x->startup_s, x->data_s, ho, x->compute_s, x->barrier_s, x->post_s,
+                    a[j].ranks > 1 ? 100.0 * (double)x->last / (double)its : 100.0);
+        }
+        if (a[j].checkpoint_s) {
+            fprintf(f,
+                    "checkpoint time (s), per rank and epoch (not in the parts above, which "
+                    "end at each epoch's last iteration):\n%4s",
+                    "rank");
+            for (int e = 0; e < a[j].epochs; e++)
+                fprintf(f, " %9s%-3d", "epoch ", e);
+            fputc('\n', f);
+            for (int r = 0; r < a[j].ranks; r++) {
+                fprintf(f, "%4d", r);
+                for (int e = 0; e < a[j].epochs; e++)
+                    fprintf(f, " %12.3f", a[j].checkpoint_s[(size_t)e * a[j].ranks + r]);
+                fputc('\n', f);
+            }
+        }
+        if (!a[j].have_compute_end)
+            fputs("(no compute_end in this trace: compute includes the all-reduce, and the "
+                  "barrier wait is the wait for the other ranks' data only)\n",
+                  f);
+        if (a[j].fetch_unknown)
+            fputs("(fetch times are not in this trace, only the loop's waits: the whole wait "
+                  "counts as data, hand-over ('-') and the per-worker table are unknown)\n",
+                  f);
+        else if (a[j].nwk == 0 && a[j].no_workers)
+            fputs("(0 workers: every batch was fetched in the main process, inside the loop's "
+                  "wait)\n",
+                  f);
+        else if (a[j].nwk == 0)
+            fputs("(no worker ids: no per-worker table; give --workers N to assign batches round "
+                  "robin)\n",
+                  f);
+        else if (a[j].workers_inferred)
+            fprintf(f, "(worker ids inferred round robin from --workers %d)\n", a[j].workers);
+        fprintf(f, "verdict (%s): %s\n", labels[j], a[j].sentence);
+    }
+}
