@@ -516,14 +516,15 @@ int stall_analyze_job(const char *path, const char *outdir, int workers, FILE *t
     stall_err ignored = {0};
     bool tidy = stall_trace_detect(path, det, &ignored) == STALL_TRACE_TIDY;
     free(det);
-    if (workers > 0 && tidy) {
+    bool json = t->summary != NULL; /* a Kineto or dftracer trace */
+    if (workers > 0 && (tidy || json)) {
         stall_tidy_free(t);
         return stall_err_set(err, STALL_ECONFIG,
-                             t->summary ? "--workers: for dsanalyzer traces only (Kineto and "
-                                          "dftracer traces do not show which worker fetched a "
-                                          "batch: nothing to assign)"
-                                        : "--workers: a tidy trace names its workers; --workers "
-                                          "is for dsanalyzer traces only");
+                             json ? "--workers: for dsanalyzer traces only (Kineto and "
+                                    "dftracer traces do not show which worker fetched a "
+                                    "batch: nothing to assign)"
+                                  : "--workers: a tidy trace names its workers; --workers "
+                                    "is for dsanalyzer traces only");
     }
     stall_analysis a;
     stall_analyze(t, &a);

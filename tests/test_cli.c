@@ -667,3 +667,23 @@ Test(cli, usage_lines_are_complete_and_help_takes_a_command)
     }
     cr_assert_eq(sh(BIN " --help frobnicate", NULL, 0), 2);
 }
+
+/* --workers assigns the notebook's batches to workers; a trace that names
+ * its workers (tidy) or shows none (a profiler trace) refuses it, saying
+ * which, and writes nothing. */
+Test(cli, analyze_refuses_workers_where_there_is_nothing_to_assign)
+{
+    char cmd[2000], line[2048];
+    snprintf(cmd, sizeof cmd,
+             BIN " analyze " STALL_SOURCE_DIR
+                 "/tests/public/hta_trace_diff_test.json.gz --workers 2 -o %s/kw",
+             cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2, "%s", line);
+    cr_assert(strstr(line, "nothing to assign"), "%s", line);
+    snprintf(cmd, sizeof cmd,
+             BIN " analyze " STALL_SOURCE_DIR "/traces/w2/trace.csv --workers 2 -o %s/tw", cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2, "%s", line);
+    cr_assert(strstr(line, "a tidy trace names its workers"), "%s", line);
+    snprintf(cmd, sizeof cmd, "test ! -e %s/kw && test ! -e %s/tw", cdir, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "a refused run wrote its folder");
+}
