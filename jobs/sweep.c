@@ -394,6 +394,125 @@ int stall_sweep_launch_rank(void)
     return 0;
 }
 
+/* ---- the sweep folder holds exactly what its sweep.csv describes ---- */
+
+/* An entry a sweep writes: sweep.csv (and its temporary files), point
+ * folders (and theirs), and what plot and report draw from sweep.csv. */
+static bool sweep_own_entry(const char *name)
+{
+    if (strcmp(name, "sweep.csv") == 0 || strcmp(name, "plots") == 0 ||
+        strcmp(name, "report.html") == 0 || strncmp(name, ".point-", 7) == 0 ||
+        strncmp(name, ".sweep.csv", 10) == 0 || strncmp(name, ".report.html", 12) == 0 ||
+        strncmp(name, ".plots", 6) == 0)
+        return true;
+    if (strncmp(name, "point-", 6) != 0 || name[6] == '\0')
+        return false;
+    for (const char *p = name + 6; *p; p++)
+        if (*p < '0' || *p > '9')
+            return false;
+    return true;
+}
+
+/* Before a sweep writes into outdir: refuses a folder of other files (as
+ * `run` does); moves a folder that holds another sweep definition (other
+ * axes, or points beyond this grid) aside to outdir.old-K, named in *note.
+ * A resumed run of the same definition keeps its points. */
+static int sweep_prepare(const stall_sweep *s, const char *outdir, char *note, size_t n,
+                         stall_err *err)
+{
+    note[0] = '\0';
+    DIR *d = opendir(outdir);
+    if (!d)
+        return 0; /* absent: created below */
+    bool other = false, ours = false, stale = false;
+    char foreign[256] = "";
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        const char *nm = e->d_name;
+        if (strcmp(nm, ".") == 0 || strcmp(nm, "..") == 0)
+            continue;
+        if (!sweep_own_entry(nm)) {
+            if (!other)
+                snprintf(foreign, sizeof foreign, "%s", nm);
+            other = true;
+            continue;
+        }
+        if (strcmp(nm, "sweep.csv") == 0 || strncmp(nm, "point-", 6) == 0)
+            ours = true;
+        if (strncmp(nm, "point-", 6) == 0 && strtoull(nm + 6, NULL, 10) >= s->points)
+            stale = true;
+    }
+    closedir(d);
+    if (other)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: holds files that are not part of a stallsim sweep (e.g. %s); "
+                             "choose another result folder (-o)",
+                             outdir, foreign);
+    if (!ours)
+        return 0;
+    /* The axes of the sweep.csv there, against this sweep's. */
+    char *path = stall_path_join(outdir, "sweep.csv");
+    char *old = stall_read_file(path, NULL);
+    free(path);
+    if (old) {
+        char *nl = strchr(old, '\n');
+        if (nl)
+            *nl = '\0';
+        size_t len = 0;
+        char want[4096] = "point";
+        len = strlen(want);
+        for (int a = 0; a < s->naxes && len + 2 < sizeof want; a++)
+            len += (size_t)snprintf(want + len, sizeof want - len, ",%s", s->ax[a].key);
+        if (len + 1 < sizeof want)
+            want[len++] = ',';
+        want[len] = '\0';
+        if (strncmp(old, want, len) != 0)
+            stale = true;
+        free(old);
+    }
+    if (!stale)
+        return 0;
+    char *aside = NULL;
+    for (int k = 1; k < 1000 && !aside; k++) {
+        char suffix[32];
+        snprintf(suffix, sizeof suffix, ".old-%d", k);
+        size_t l = strlen(outdir);
+        while (l > 1 && outdir[l - 1] == '/')
+            l--;
+        char *cand = stall_xmalloc(l + sizeof suffix);
+        snprintf(cand, l + sizeof suffix, "%.*s%s", (int)l, outdir, suffix);
+        if (!sweep_exists(cand))
+            aside = cand;
+        else
+            free(cand);
+    }
+    if (!aside || rename(outdir, aside) != 0) {
+        int rc = stall_err_set(err, STALL_EIO,
+                               "%s: holds another sweep (other axes or more points) and cannot be "
+                               "moved aside: %s; choose another result folder (-o)",
+                               outdir, aside ? strerror(errno) : "no free name");
+        free(aside);
+        return rc;
+    }
+    snprintf(note, n,
+             "stallsim sweep: %s held another sweep (other axes or more points): moved aside to %s\n",
+             outdir, aside);
+    free(aside);
+    return 0;
+}
+
+/* After sweep.csv changed, the figures and report drawn from the old one
+ * are removed (`stallsim plot`, `report` or --plots draw them again). */
+static void sweep_drop_drawn(const char *outdir)
+{
+    char *p = stall_path_join(outdir, "plots");
+    stall_remove_tree(p);
+    free(p);
+    p = stall_path_join(outdir, "report.html");
+    remove(p);
+    free(p);
+}
+
 int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall_sweep_result *res,
                     stall_err *err)
 {
@@ -450,7 +569,27 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
     r.opts = &local;
     pthread_mutex_init(&r.lock, NULL);
     clock_gettime(CLOCK_MONOTONIC, &r.t0);
-    rc = stall_mkdirs(outdir, err);
+    char note[2 * 4096 + 128] = "";
+    char *before = NULL; /* sweep.csv as it was */
+    if (rank == 0) {
+        rc = sweep_prepare(s, outdir, note, sizeof note, err);
+        if (rc == 0 && note[0] && local.term)
+            fputs(note, local.term);
+        char *p = stall_path_join(outdir, "sweep.csv");
+        before = rc == 0 ? stall_read_file(p, NULL) : NULL;
+        free(p);
+    }
+#ifdef STALL_HAVE_MPI
+    if (mpi) {
+        /* Every rank waits for rank 0's look at the folder. */
+        int code = rc;
+        MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (rank != 0 && code != 0)
+            rc = stall_err_set(err, code, "rank 0 refused the result folder");
+    }
+#endif
+    if (rc == 0)
+        rc = stall_mkdirs(outdir, err);
     /* Point folders are synced in batches (sweep_commit). */
     char *deferred = stall_path_join(outdir, ".point-");
     stall_io_defer_sync(deferred);
@@ -526,7 +665,14 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
     if (rc == 0 && !res->interrupted && rank == 0) {
         sweep_table t = {&r};
         rc = stall_write_atomic_in(outdir, "sweep.csv", sweep_fill_csv, &t, err);
+        char *p = stall_path_join(outdir, "sweep.csv");
+        char *after = rc == 0 ? stall_read_file(p, NULL) : NULL;
+        free(p);
+        if (rc == 0 && (!before || !after || strcmp(before, after) != 0))
+            sweep_drop_drawn(outdir);
+        free(after);
     }
+    free(before);
 #ifdef STALL_HAVE_MPI
     if (mpi) {
         /* Rank 0's outcome for all (a failed sweep.csv). */

@@ -687,3 +687,53 @@ Test(cli, analyze_refuses_workers_where_there_is_nothing_to_assign)
     snprintf(cmd, sizeof cmd, "test ! -e %s/kw && test ! -e %s/tw", cdir, cdir);
     cr_assert_eq(sh(cmd, line, sizeof line), 0, "a refused run wrote its folder");
 }
+
+/* Issue 17 item 5: a sweep folder holds exactly what its sweep.csv
+ * describes: another sweep's points are moved aside and named, figures and
+ * report.html drawn from an old sweep.csv are removed when it changes (kept
+ * when a resumed run leaves it as it was), and a folder of other files is
+ * refused as `run` refuses it. */
+Test(cli, a_sweep_folder_holds_only_its_sweep)
+{
+    char cmd[4000], line[2048];
+    const char *w2 = STALL_SOURCE_DIR "/configs/w2.ini";
+    snprintf(cmd, sizeof cmd,
+             BIN
+             " sweep %s -q -o %s/sw --sweep loader.workers=1,2 && mkdir -p %s/sw/plots && touch "
+             "%s/sw/report.html && " BIN " sweep %s -q -o %s/sw --sweep loader.workers=1,2 && "
+             "test -f %s/sw/report.html && test -d %s/sw/plots",
+             w2, cdir, cdir, cdir, w2, cdir, cdir, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "resumed run: %s", line);
+    /* Other axes: the old sweep is moved aside, named. */
+    snprintf(cmd, sizeof cmd,
+             BIN
+             " sweep %s -o %s/sw --sweep fetch.scale=0.5,1 | grep -q 'held another sweep .*: "
+             "moved aside to %s/sw.old-1' && test -f %s/sw.old-1/point-000001/effective.ini && "
+             "test ! -e %s/sw/report.html && test ! -e %s/sw/plots && ls %s/sw | tr '\\n' ' ' | "
+             "grep -qx 'point-000000 point-000001 sweep.csv '",
+             w2, cdir, cdir, cdir, cdir, cdir, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "other axes: %s", line);
+    /* The same axes, other values: sweep.csv changes, the figures go. */
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/sw/plots && " BIN " sweep %s -q -o %s/sw --sweep fetch.scale=0.5,2 && "
+             "test ! -e %s/sw/plots && grep -q '^1,2,' %s/sw/sweep.csv",
+             cdir, w2, cdir, cdir, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "other values: %s", line);
+    /* Fewer points: the extra ones are another sweep's. */
+    snprintf(cmd, sizeof cmd,
+             BIN " sweep %s -q -o %s/sw --sweep fetch.scale=0.5 && test ! -e %s/sw/point-000001 && "
+                 "test -d %s/sw.old-2/point-000001",
+             w2, cdir, cdir, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "fewer points: %s", line);
+    /* A folder of other files is refused, untouched. */
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/notes && touch %s/notes/todo.txt && " BIN " sweep %s -q -o %s/notes "
+             "--sweep fetch.scale=0.5",
+             cdir, cdir, w2, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2);
+    cr_assert(strstr(line, "notes: holds files that are not part of a stallsim sweep (e.g. "
+                           "todo.txt); choose another result folder (-o)"),
+              "%s", line);
+    snprintf(cmd, sizeof cmd, "ls -A %s/notes | tr '\\n' ' ' | grep -qx 'todo.txt '", cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "the refused folder was touched");
+}
