@@ -254,10 +254,13 @@ static int plan_scaling(plan_ctx *c, const stall_config *chosen, int gpn, stall_
         return rc;
     r->gpus.value = lo;
     if (hi == 0) {
-        snprintf(r->gpus.binding, sizeof r->gpus.binding, "none");
+        /* Not reached within the search: the bound is the answer's limit,
+         * said so (the answer is at least max_gpus). */
+        snprintf(r->gpus.binding, sizeof r->gpus.binding, "max_gpus");
         snprintf(r->limit, sizeof r->limit,
-                 "efficiency stays >= %g up to max_gpus = %d: nothing limits the scaling there",
-                 r->efficiency, r->max_gpus);
+                 "efficiency stays >= %g up to max_gpus = %d, the bound of the search: the "
+                 "answer is at least %d (raise [plan] max_gpus to search further)",
+                 r->efficiency, r->max_gpus, r->max_gpus);
         return 0;
     }
     /* What limits it: the failing count without each shared resource. */
@@ -479,10 +482,10 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
                      "Host cores bind: %d workers per GPU reach the stall target, but %lld cores "
                      "per node are fewer than the %.0f they need.",
                      w, (long long)chosen->cores, r->cores.value);
-        else if (strcmp(r->gpus.binding, "none") == 0)
+        else if (strcmp(r->gpus.binding, "max_gpus") == 0)
             snprintf(r->sentence, sizeof r->sentence,
                      "Nothing binds at %d GPU%s with %d workers per GPU (stall share %.3f); "
-                     "scaling stays efficient up to max_gpus = %d GPUs.",
+                     "scaling stays efficient up to max_gpus = %d GPUs, the bound of the search.",
                      ranks, ranks == 1 ? "" : "s", w, r->stall_at_workers, r->max_gpus);
         else
             snprintf(r->sentence, sizeof r->sentence,

@@ -277,3 +277,20 @@ Test(plan, set_plan_key_applies_and_effective_ini_plans_the_same_again)
     free(cfg);
     free(loose);
 }
+
+/* Issue 17 item 7 (part): a question the search cannot answer within its
+ * bound says so: binding max_gpus (was "none"), and the limit names it. */
+Test(plan, an_answer_at_the_search_bound_says_so)
+{
+    stall_config *cfg =
+        pl_config((const char *const[]){"plan:max_gpus=4", "plan:max_workers=8", NULL});
+    stall_plan_result *r = malloc(sizeof *r);
+    stall_err e = {0};
+    cr_assert_eq(stall_plan_compute(cfg, r, &e), 0, "%s", e.msg);
+    cr_assert_eq(r->gpus.value, 4);
+    cr_assert_str_eq(r->gpus.binding, "max_gpus");
+    cr_assert(strstr(r->limit, "the bound of the search: the answer is at least 4"), "%s",
+              r->limit);
+    free(r);
+    free(cfg);
+}

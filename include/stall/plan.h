@@ -49,7 +49,8 @@ extern "C" {
 typedef struct stall_plan_answer {
     double value;     /* NAN: not answered (e.g. bandwidth without batch_mb) */
     char binding[24]; /* one word: met, not_met, storage, cores, allreduce, stragglers,
-                         none, not_modelled */
+                         none, not_modelled; max_gpus: not reached up to
+                         the search's bound, the answer is at least it */
     int sims;         /* simulations the answer took */
 } stall_plan_answer;
 
