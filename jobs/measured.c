@@ -35,6 +35,7 @@ int stall_measured_from_tidy_p(const stall_tidy_trace *t, bool persistent, stall
 {
     memset(m, 0, sizeof *m);
     m->persistent = persistent;
+    m->epoch0 = t->epoch0;
     int g = t->ranks, ne = t->epochs;
     int64_t n = t->batches;
     size_t cells = (size_t)ne * g * (size_t)n;

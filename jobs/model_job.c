@@ -459,6 +459,7 @@ static int wi_run_alignment(wi_model_run *j, int i, stall_err *err)
     }
     bool ranks_csv = stall_job_per_rank(cfg, j->p.ranks);
     stall_report_keep_ranks(c.rep, ranks_csv);
+    stall_report_label_epochs(c.rep, j->have ? j->m.epoch0 : 0);
     int rc;
     if (j->ws) {
         stall_durations dur;

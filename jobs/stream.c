@@ -198,6 +198,7 @@ struct wi_stream {
     int workers, prefetch; /* as decided in pass 1 */
     int workers_from;      /* STALL_WORKERS_* */
     bool persistent;       /* [trace] persistent_workers: start-up from epoch 0 only */
+    int epoch0;            /* the trace's label of epoch 0 (a dsanalyzer trace's epoch) */
     int64_t samples;       /* the first row's samples (0: absent), from pass 1 */
     stall_time turn;
     double span, span_x;
@@ -448,6 +449,7 @@ int wi_stream_start(const wi_trace_src *src, wi_stream **out, stall_err *err)
     if (src->format == STALL_FORMAT_DSANALYZER) {
         /* Its checks run once here; the passes read its batches. */
         s->path = stall_xstrdup(src->perf);
+        s->epoch0 = (int)src->epoch;
         rc = stall_ds_open(src->fetch, src->start, src->perf, src->epoch, &s->ds, err);
     } else {
         s->path = stall_xstrdup(src->path);
@@ -495,6 +497,7 @@ int wi_stream_measure(wi_stream *s, const wi_xform *x, const stall_model_params 
     if (rc == 0) {
         m->ranks = s->info.ranks;
         m->epochs = s->info.epochs;
+        m->epoch0 = s->epoch0;
         m->batches = s->info.batches;
         m->workers = s->workers;
         m->prefetch = s->prefetch;

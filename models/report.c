@@ -35,6 +35,7 @@ struct stall_report {
     size_t n, cap;
     stall_time *epoch_start, *epoch_end;
     int epochs, epoch_cap;
+    int epoch0; /* added to every epoch written (stall_report_label_epochs) */
 };
 
 stall_report *stall_report_create(int ranks, int64_t warmup, double threshold, int64_t samples)
@@ -45,6 +46,11 @@ stall_report *stall_report_create(int ranks, int64_t warmup, double threshold, i
     r->threshold = threshold;
     r->samples = samples;
     return r;
+}
+
+void stall_report_label_epochs(stall_report *r, int epoch0)
+{
+    r->epoch0 = epoch0;
 }
 
 void stall_report_keep_ranks(stall_report *r, bool keep)
@@ -177,7 +183,7 @@ static int report_fill_iterations(FILE *f, void *ctx, stall_err *err)
         const stall_time ns[5] = {x->iter_end - t0, x->iter_time, x->stall_max,
                                   x->stall_max - x->stall_min, x->wait_max};
         char *o = stall_out_room(&w);
-        o = stall_fmt_i64(o, x->epoch);
+        o = stall_fmt_i64(o, r->epoch0 + x->epoch);
         *o++ = ',';
         o = stall_fmt_i64(o, x->batch);
         for (int k = 0; k < 5; k++) {
@@ -212,7 +218,7 @@ static int report_fill_ranks(FILE *f, void *ctx, stall_err *err)
         const stall_time *st = r->stalls + i * (size_t)r->ranks;
         /* "epoch,batch," once per batch, copied for each rank. */
         char key[2 * STALL_FMT_MAX];
-        char *k = stall_fmt_i64(key, x->epoch);
+        char *k = stall_fmt_i64(key, r->epoch0 + x->epoch);
         *k++ = ',';
         k = stall_fmt_i64(k, x->batch);
         *k++ = ',';

@@ -570,6 +570,14 @@ Test(cli, epochs_are_labelled_as_the_trace_writes_them)
              "sed -n 2p %s/a/slowest.csv | grep -q '^measured,1,'",
              p, cdir, cdir, cdir, cdir, p, cdir, cdir);
     cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    /* A what-if on it (mode = model) writes its iterations and ranks with the
+     * same label: streamed or read whole alike. */
+    snprintf(cmd, sizeof cmd,
+             BIN " run " STALL_SOURCE_DIR "/configs/example-whatif.ini -q -o %s/m && "
+                 "sed -n 2p %s/m/fetch-none_start-none/iterations.csv | grep -q '^1,0,' && "
+                 "sed -n 2p %s/m/fetch-none_start-none/ranks.csv | grep -q '^1,0,0,'",
+             cdir, cdir, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
     /* The timeline's slices carry the same label, and no other. */
     snprintf(cmd, sizeof cmd,
              BIN " timeline %s -o %s/tl.json > /dev/null && grep -q '\"epoch\":1,' %s/tl.json && "

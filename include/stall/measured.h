@@ -36,6 +36,7 @@ typedef struct stall_measured {
     int ranks_per_node;    /* the measured layout; = ranks when the trace does not say */
     double batch_mb;       /* mean of the trace's bytes column / 1e6; 0 without one */
     bool persistent;       /* the run kept its workers across epochs: start-up from epoch 0 */
+    int epoch0;            /* the trace's label of epoch 0 (the notebook's selected epoch) */
 } stall_measured;
 
 /* Where a measured run's worker count came from. */

@@ -67,6 +67,11 @@ void stall_report_destroy(stall_report *r);
  * not kept. */
 void stall_report_keep_ranks(stall_report *r, bool keep);
 
+/* The label of epoch 0 in the files written (iterations.csv, ranks.csv):
+ * epochs are written as epoch0 + e, as the trace labels them (the
+ * notebook's selected epoch, e.g. 1). Default 0. */
+void stall_report_label_epochs(stall_report *r, int epoch0);
+
 /* Appends one row (stall[] is copied). */
 void stall_report_add(stall_report *r, const stall_iter_row *row);
 /* Records the next epoch's start and end (absolute ns); call once per
