@@ -30,8 +30,17 @@
 
 /* Every command: its complete usage line(s) and what it does; the options
  * below say which commands take them. `stallsim --help COMMAND` prints one. */
-enum { C_RUN = 1, C_VAL = 2, C_CAL = 4, C_AN = 8, C_TL = 16, C_SW = 32, C_PLAN = 64, C_PLOT = 128,
-       C_REP = 256 };
+enum {
+    C_RUN = 1,
+    C_VAL = 2,
+    C_CAL = 4,
+    C_AN = 8,
+    C_TL = 16,
+    C_SW = 32,
+    C_PLAN = 64,
+    C_PLOT = 128,
+    C_REP = 256
+};
 static const struct cli_cmd {
     const char *name;
     int bit;
@@ -45,7 +54,8 @@ static const struct cli_cmd {
      "stallsim validate TRACE|CONFIG.ini [-o DIR] [--set section.key=value]... [-j N] [-q]\n"
      "             [--analyze] [--timeline FILE.json [--window S:E] [--ranks R|LO-HI]] [--plots]\n"
      "             [--no-sync]"},
-    {"calibrate", C_CAL, "stallsim calibrate [--cores N] [--gpus-per-node N] TRACE.csv TRACE.csv..."},
+    {"calibrate", C_CAL,
+     "stallsim calibrate [--cores N] [--gpus-per-node N] TRACE.csv TRACE.csv..."},
     {"analyze", C_AN, "stallsim analyze TRACE|CONFIG.ini [-o DIR] [--workers N] [--no-sync]"},
     {"timeline", C_TL,
      "stallsim timeline TRACE|CONFIG.ini -o FILE.json [--window S:E] [--ranks R|LO-HI]\n"
@@ -87,9 +97,8 @@ static const struct cli_opt {
      "  --keep iterations  keep each point's iterations.csv\n"
      "  --max-points N  refuse a grid of more points (default 1000000)\n"
      "  --max-point-mb MB  refuse a point that needs more memory\n"},
-    {C_CAL,
-     "  --cores N       the capture machine's cores per node (default: fitted)\n"
-     "  --gpus-per-node N  GPUs per node of the traces\n"},
+    {C_CAL, "  --cores N       the capture machine's cores per node (default: fitted)\n"
+            "  --gpus-per-node N  GPUs per node of the traces\n"},
     {C_RUN | C_VAL | C_SW | C_PLAN,
      "  --plots         (run, validate, sweep, plan) then draw the figures (stallsim plot)\n"},
     {C_RUN | C_VAL | C_AN | C_SW | C_PLAN | C_PLOT | C_REP,
@@ -116,8 +125,9 @@ static int cli_help_command(const char *name, FILE *f)
         fputs("\nstallsim --help: every command, the semantics and the INI keys\n", f);
         return 0;
     }
-    fprintf(stderr, "stallsim: --help %s: unknown command (run, validate, calibrate, analyze, "
-                    "timeline, sweep, plan, plot, report)\n",
+    fprintf(stderr,
+            "stallsim: --help %s: unknown command (run, validate, calibrate, analyze, "
+            "timeline, sweep, plan, plot, report)\n",
             name);
     return 2;
 }
@@ -149,47 +159,49 @@ static void cli_usage(FILE *f)
         "options (stallsim --help COMMAND: one command's):\n");
     for (size_t k = 0; k < sizeof cli_opts / sizeof *cli_opts; k++)
         fputs(cli_opts[k].text, f);
-    fprintf(
-        f,
-        "\n"
-        "TRACE: a tidy trace CSV or one of the notebook's three CSVs (its companions found\n"
-        "beside it by their suffixes); the format is detected from the content, and one line\n"
-        "says what was detected and assumed. An INI sets more.\n"
-        "\n"
-        "exit status: 0 ok, 2 bad input or configuration, 1 internal error\n"
-        "\n"
-        "semantics (docs/model.md):\n"
-        "  keys      a key with no effect in the mode or trace format is an error (file:line\n"
-        "            or --set); what-if keys apply in mode = model only\n"
-        "  results   written beside the target and renamed into place: an old result folder\n"
-        "            is replaced whole, a folder with other files refused; errors and\n"
-        "            Ctrl-C/SIGTERM leave no temporary files\n"
-        "  storage   a measured fetch already contains its read: [storage] adds only the time\n"
-        "            a read loses to sharing the node's bandwidth (batch_mb: trace bytes)\n"
-        "  nodes     gpus_per_node = 0: the trace's layout (its GPUs on one node), 8 without\n"
-        "  vs_meas   only for the trace's GPUs, batches and epochs; empty otherwise\n"
-        "  samples/s the terminal shows batches/s when samples per batch are unknown\n"
-        "  dsanalyzer  workers per GPU inferred from the fetch starts ([trace] workers\n"
-        "            overrides), prefetch factor 2 unless [trace] prefetch_factor\n"
-        "\n"
-        "%s\n"
-        "\n"
-        "INI keys (section, key, default, meaning):\n",
-        STALL_LIMITS_TEXT);
+    fprintf(f,
+            "\n"
+            "TRACE: a tidy trace CSV or one of the notebook's three CSVs (its companions found\n"
+            "beside it by their suffixes); the format is detected from the content, and one line\n"
+            "says what was detected and assumed. An INI sets more.\n"
+            "\n"
+            "exit status: 0 ok, 2 bad input or configuration, 1 internal error\n"
+            "\n"
+            "semantics (docs/model.md):\n"
+            "  keys      a key with no effect in the mode or trace format is an error (file:line\n"
+            "            or --set); what-if keys apply in mode = model only\n"
+            "  results   written beside the target and renamed into place: an old result folder\n"
+            "            is replaced whole, a folder with other files refused; errors and\n"
+            "            Ctrl-C/SIGTERM leave no temporary files\n"
+            "  storage   a measured fetch already contains its read: [storage] adds only the time\n"
+            "            a read loses to sharing the node's bandwidth (batch_mb: trace bytes)\n"
+            "  nodes     gpus_per_node = 0: the trace's layout (its GPUs on one node), 8 without\n"
+            "  vs_meas   only for the trace's GPUs, batches and epochs; empty otherwise\n"
+            "  samples/s the terminal shows batches/s when samples per batch are unknown\n"
+            "  dsanalyzer  workers per GPU inferred from the fetch starts ([trace] workers\n"
+            "            overrides), prefetch factor 2 unless [trace] prefetch_factor\n"
+            "\n"
+            "%s\n"
+            "\n"
+            "INI keys (section, key, default, meaning):\n",
+            STALL_LIMITS_TEXT);
     stall_config_help(f);
-    fputs("\n"
-          "sweeps and capacity planning:\n"
-          "  stallsim sweep TRACE|CONFIG.ini [-o DIR] [-j N] [--set S.K=V]... [--sweep S.K=LIST]...\n"
-          "                 [--keep iterations] [--max-points N] [--max-point-mb MB] [-q] [--plots]\n"
-          "      one run per point of the [sweep] grid (section.key = LIST; LIST: v1, v2 | A..B |\n"
-          "      A..B xF | A..B +S; zip = a.b, c.d steps keys together) into DIR/sweep.csv;\n"
-          "      resumable; under mpirun the points are split across the ranks\n"
-          "  stallsim plan TRACE|CONFIG.ini [-o DIR] [--set S.K=V]... [-q] [--plots]\n"
-          "      mode = model (a replay scenario's trace is the model's input): fewest workers per GPU for the stall target, the weak-scaling\n"
-          "      curve, the storage bandwidth and cores per node needed; [plan] keys (or\n"
-          "      --set plan.K=V): stall_target (0.05), efficiency (0.80), max_workers (64),\n"
-          "      max_gpus (1024); plan.csv, scaling.csv, effective.ini\n",
-          f);
+    fputs(
+        "\n"
+        "sweeps and capacity planning:\n"
+        "  stallsim sweep TRACE|CONFIG.ini [-o DIR] [-j N] [--set S.K=V]... [--sweep S.K=LIST]...\n"
+        "                 [--keep iterations] [--max-points N] [--max-point-mb MB] [-q] [--plots]\n"
+        "      one run per point of the [sweep] grid (section.key = LIST; LIST: v1, v2 | A..B |\n"
+        "      A..B xF | A..B +S; zip = a.b, c.d steps keys together) into DIR/sweep.csv;\n"
+        "      resumable; under mpirun the points are split across the ranks\n"
+        "  stallsim plan TRACE|CONFIG.ini [-o DIR] [--set S.K=V]... [-q] [--plots]\n"
+        "      mode = model (a replay scenario's trace is the model's input): fewest workers per "
+        "GPU for the stall target, the weak-scaling\n"
+        "      curve, the storage bandwidth and cores per node needed; [plan] keys (or\n"
+        "      --set plan.K=V): stall_target (0.05), efficiency (0.80), max_workers (64),\n"
+        "      max_gpus (1024), target_throughput and target_epoch_s (the fewest GPUs for\n"
+        "      them, with GPU-hours per epoch); plan.csv, scaling.csv, effective.ini\n",
+        f);
 }
 
 /* A trace whose last line has no newline may be cut: said once at the
@@ -213,8 +225,9 @@ static int cli_warn_cut(int rc)
 {
     if (rc == 0)
         for (int i = 0; stall_trace_cut_file(i); i++)
-            fprintf(stderr, "stallsim: warning: %s: the last line has no newline: the file may be "
-                            "cut\n",
+            fprintf(stderr,
+                    "stallsim: warning: %s: the last line has no newline: the file may be "
+                    "cut\n",
                     stall_trace_cut_file(i));
     return rc;
 }

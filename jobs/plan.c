@@ -32,7 +32,8 @@ typedef struct plan_ctx {
 typedef struct plan_probe {
     double thr; /* batches per second, all GPUs */
     double samples_s;
-    double stall; /* stall share */
+    double stall;   /* stall share */
+    double epoch_s; /* mean epoch time */
 } plan_probe;
 
 static int plan_sim(plan_ctx *c, const stall_config *cfg, plan_probe *out, stall_err *err)
@@ -45,6 +46,7 @@ static int plan_sim(plan_ctx *c, const stall_config *cfg, plan_probe *out, stall
         out->thr = sum.throughput_batches_s;
         out->samples_s = sum.throughput_samples_s;
         out->stall = sum.stall_share;
+        out->epoch_s = sum.epoch_time_s;
     }
     return rc;
 }
@@ -101,16 +103,22 @@ static int plan_keys(const stall_config *cfg, stall_plan_result *r, const char *
             r->max_workers = (int)v;
         else if (strcmp(x->key, "max_gpus") == 0 && num && v == floor(v) && v >= 1 && v <= 1 << 20)
             r->max_gpus = (int)v;
+        else if (strcmp(x->key, "target_throughput") == 0 && num && v > 0)
+            r->target_throughput = v;
+        else if (strcmp(x->key, "target_epoch_s") == 0 && num && v > 0)
+            r->target_epoch_s = v;
         else if (strcmp(x->key, "stall_target") == 0 || strcmp(x->key, "efficiency") == 0 ||
-                 strcmp(x->key, "max_workers") == 0 || strcmp(x->key, "max_gpus") == 0)
+                 strcmp(x->key, "max_workers") == 0 || strcmp(x->key, "max_gpus") == 0 ||
+                 strcmp(x->key, "target_throughput") == 0 || strcmp(x->key, "target_epoch_s") == 0)
             return stall_err_set(err, STALL_ECONFIG,
                                  "%s: bad value '%s' (stall_target in [0, 1], efficiency in (0, "
-                                 "1], max_workers 1..65536, max_gpus 1..1048576)",
+                                 "1], max_workers 1..65536, max_gpus 1..1048576, "
+                                 "target_throughput and target_epoch_s > 0)",
                                  where, x->value);
         else
             return stall_err_set(err, STALL_ECONFIG,
-                                 "%s: unknown key (expected stall_target, efficiency, max_workers "
-                                 "or max_gpus)",
+                                 "%s: unknown key (expected stall_target, efficiency, max_workers, "
+                                 "max_gpus, target_throughput or target_epoch_s)",
                                  where);
     }
     return 0;
@@ -313,6 +321,102 @@ static int plan_scaling(plan_ctx *c, const stall_config *chosen, int gpn, stall_
     return 0;
 }
 
+/* ---- 2b. GPU counts for a throughput or an epoch deadline ---- */
+
+/* One GPU count of a target's search: weak scaling for a throughput (the
+ * curve's configuration), strong for an epoch deadline (the configuration's
+ * dataset split over g GPUs, docs/model.md 2.4). */
+static int plan_target_point(plan_ctx *c, const stall_config *chosen, int gpn, int g, bool strong,
+                             plan_probe *p, stall_err *err)
+{
+    stall_config *cfg = stall_xmalloc(sizeof *cfg);
+    *cfg = *chosen;
+    plan_set_int(cfg, "cluster", "gpus", g);
+    plan_set_int(cfg, "cluster", "gpus_per_node", g < gpn ? g : gpn);
+    stall_err e;
+    if (stall_config_apply(cfg, "cluster", "scaling", strong ? "strong" : "weak", "plan", &e) != 0)
+        abort();
+    int rc = plan_sim(c, cfg, p, err);
+    free(cfg);
+    return rc;
+}
+
+/* Whether probe p meets the target: throughput (samples/s when known, else
+ * batches/s) at least target_throughput, or epoch time at most
+ * target_epoch_s. */
+static bool plan_meets(const stall_plan_result *r, const plan_probe *p, bool strong)
+{
+    if (strong)
+        return p->epoch_s <= r->target_epoch_s;
+    double thr = isnan(p->samples_s) ? p->thr : p->samples_s;
+    return thr >= r->target_throughput;
+}
+
+/* The fewest GPUs in 1..max_gpus that meet the target: the powers of two,
+ * then bisection between the last that fails and the first that meets
+ * (throughput grows and the epoch shrinks with the GPUs; the brute-force
+ * test holds the answer against every count). Not reached: binding
+ * max_gpus, and `why` says what the last count gave. */
+static int plan_target(plan_ctx *c, const stall_config *chosen, int gpn, bool strong,
+                       stall_plan_result *r, stall_plan_answer *a, char *why, size_t nwhy,
+                       stall_err *err)
+{
+    c->sims = &a->sims;
+    plan_probe p = {0}, best = {0};
+    int rc = 0, lo = 0, hi = 0;
+    for (int g = 1;; g = g * 2 > r->max_gpus ? r->max_gpus : g * 2) {
+        rc = plan_target_point(c, chosen, gpn, g, strong, &p, err);
+        if (rc)
+            return rc;
+        if (plan_meets(r, &p, strong)) {
+            hi = g;
+            best = p;
+            break;
+        }
+        lo = g;
+        if (g == r->max_gpus)
+            break;
+    }
+    if (hi == 0) {
+        a->value = NAN;
+        a->gpu_h = NAN;
+        snprintf(a->binding, sizeof a->binding, "max_gpus");
+        double thr = isnan(p.samples_s) ? p.thr : p.samples_s;
+        if (strong)
+            snprintf(why, nwhy,
+                     "not reached up to max_gpus = %d: there an epoch takes %.6g s, above the "
+                     "%g s asked (stall share %.3f); raise [plan] max_gpus, or see what limits "
+                     "the scaling above",
+                     r->max_gpus, p.epoch_s, r->target_epoch_s, p.stall);
+        else
+            snprintf(why, nwhy,
+                     "not reached up to max_gpus = %d: there throughput is %.6g %s, below the "
+                     "%g asked (stall share %.3f); raise [plan] max_gpus, or see what limits "
+                     "the scaling above",
+                     r->max_gpus, thr, isnan(p.samples_s) ? "batches/s" : "samples/s",
+                     r->target_throughput, p.stall);
+        return 0;
+    }
+    while (hi - lo > 1) {
+        int mid = lo + (hi - lo) / 2;
+        rc = plan_target_point(c, chosen, gpn, mid, strong, &p, err);
+        if (rc)
+            return rc;
+        if (plan_meets(r, &p, strong)) {
+            hi = mid;
+            best = p;
+        } else {
+            lo = mid;
+        }
+    }
+    a->value = hi;
+    snprintf(a->binding, sizeof a->binding, "met");
+    a->gpu_h = hi * best.epoch_s / 3600.0;
+    snprintf(why, nwhy, "%d GPU%s: epoch %.6g s, %.6g GPU-hours per epoch", hi, hi == 1 ? "" : "s",
+             best.epoch_s, a->gpu_h);
+    return 0;
+}
+
 /* ---- 3. bandwidth and cores ---- */
 
 /* The least value of section.key (from *hi upwards, doubling; then
@@ -407,6 +511,9 @@ static int plan_cores(plan_ctx *c, const stall_config *chosen, stall_plan_result
 int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err *err)
 {
     memset(r, 0, sizeof *r);
+    r->workers.gpu_h = r->gpus.gpu_h = r->bandwidth.gpu_h = r->cores.gpu_h = NAN;
+    r->throughput_gpus.value = r->epoch_gpus.value = NAN;
+    r->throughput_gpus.gpu_h = r->epoch_gpus.gpu_h = NAN;
     plan_ctx *c = stall_xcalloc(1, sizeof *c);
     c->base = *cfg;
     c->base.nextra = 0;
@@ -459,6 +566,21 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
         }
         int gpn = chosen->gpus_per_node > 0 ? (int)chosen->gpus_per_node : ranks;
         rc = plan_scaling(c, curve, gpn, r, err);
+        if (rc == 0 && r->target_throughput > 0)
+            rc = plan_target(c, curve, gpn, false, r, &r->throughput_gpus, r->throughput_why,
+                             sizeof r->throughput_why, err);
+        if (rc == 0 && r->target_epoch_s > 0)
+            rc = plan_target(c, curve, gpn, true, r, &r->epoch_gpus, r->epoch_why,
+                             sizeof r->epoch_why, err);
+        /* GPU-hours per epoch of the two GPU-count answers: the workers'
+         * at the configuration's GPUs, the scaling's at its count. */
+        plan_probe p;
+        c->sims = &r->workers.sims;
+        if (rc == 0 && (rc = plan_sim(c, chosen, &p, err)) == 0)
+            r->workers.gpu_h = ranks * p.epoch_s / 3600.0;
+        c->sims = &r->gpus.sims;
+        if (rc == 0 && (rc = plan_curve_point(c, curve, gpn, (int)r->gpus.value, &p, err)) == 0)
+            r->gpus.gpu_h = r->gpus.value * p.epoch_s / 3600.0;
         free(curve);
     }
     if (rc == 0)
@@ -513,14 +635,20 @@ static int plan_fill_plan(FILE *f, void *arg, stall_err *err)
 {
     (void)err;
     const stall_plan_result *r = arg;
-    const char *names[4] = {"min_workers_per_gpu", "max_efficient_gpus", "storage_bandwidth_mb_s",
-                            "cores_per_node"};
-    const stall_plan_answer *a[4] = {&r->workers, &r->gpus, &r->bandwidth, &r->cores};
-    fputs("quantity,value,binding,simulations\n", f);
-    for (int i = 0; i < 4; i++) {
+    const char *names[6] = {"min_workers_per_gpu", "max_efficient_gpus",  "storage_bandwidth_mb_s",
+                            "cores_per_node",      "gpus_for_throughput", "gpus_for_epoch_s"};
+    const stall_plan_answer *a[6] = {&r->workers,         &r->gpus,      &r->bandwidth, &r->cores,
+                                     &r->throughput_gpus, &r->epoch_gpus};
+    bool asked[6] = {true, true, true, true, r->target_throughput > 0, r->target_epoch_s > 0};
+    fputs("quantity,value,binding,simulations,gpu_hours_per_epoch\n", f);
+    for (int i = 0; i < 6; i++) {
+        if (!asked[i])
+            continue;
         fputs(names[i], f);
         plan_num(f, a[i]->value);
-        fprintf(f, ",%s,%d\n", a[i]->binding, a[i]->sims);
+        fprintf(f, ",%s,%d", a[i]->binding, a[i]->sims);
+        plan_num(f, a[i]->gpu_h);
+        fputc('\n', f);
     }
     return 0;
 }
@@ -552,6 +680,10 @@ static int plan_fill_keys(FILE *f, void *arg, stall_err *err)
     fprintf(f, "[plan]\nstall_target = %s\nefficiency = %s\nmax_workers = %d\nmax_gpus = %d\n",
             stall_repr(a, r->stall_target), stall_repr(b, r->efficiency), r->max_workers,
             r->max_gpus);
+    if (r->target_throughput > 0)
+        fprintf(f, "target_throughput = %s\n", stall_repr(a, r->target_throughput));
+    if (r->target_epoch_s > 0)
+        fprintf(f, "target_epoch_s = %s\n", stall_repr(a, r->target_epoch_s));
     return 0;
 }
 
@@ -610,6 +742,13 @@ int stall_plan_run(const stall_config *cfg, const stall_plan_opts *opts, stall_e
             fprintf(f, "%6d %14.2f %9.2f %10.3f %7.2f\n", r->curve_gpus[i], r->curve_batches_s[i],
                     r->curve_speedup[i], r->curve_efficiency[i], 100 * r->curve_stall[i]);
         fprintf(f, "%s\n", r->sentence);
+        if (r->target_throughput > 0)
+            fprintf(f, "gpus_for_throughput (target %g %s, weak scaling): %s\n",
+                    r->target_throughput, isnan(r->curve_samples_s[0]) ? "batches/s" : "samples/s",
+                    r->throughput_why);
+        if (r->target_epoch_s > 0)
+            fprintf(f, "gpus_for_epoch_s (target %g s, the dataset split over the GPUs): %s\n",
+                    r->target_epoch_s, r->epoch_why);
         fprintf(f, "results in %s/ (plan.csv, scaling.csv, effective.ini)\n", outdir);
     }
     free(outdir);

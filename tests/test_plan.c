@@ -294,3 +294,120 @@ Test(plan, an_answer_at_the_search_bound_says_so)
     free(r);
     free(cfg);
 }
+
+/* [plan] target_throughput: the fewest GPUs (weak scaling) whose throughput
+ * reaches the target equals the least count of a brute-force sweep over
+ * 1..40 GPUs; a target beyond max_gpus is said so, not answered. */
+Test(plan, gpus_for_a_throughput_agree_with_brute_force)
+{
+    const char *const common[] = {"fetch.dist=constant",     "compute.dist=constant",
+                                  "cluster.gpus_per_node=1", "ddp.bucket_mb=1",
+                                  "ddp.bandwidth_gb_s=10",   "ddp.latency_us=300",
+                                  "loader.workers=4",        NULL};
+    const char *lines[16];
+    int k = 0;
+    for (; common[k]; k++)
+        lines[k] = common[k];
+    lines[k] = "sweep:cluster.gpus=1..40";
+    lines[k + 1] = NULL;
+    stall_config *bf = pl_config(lines);
+    double thr[40];
+    cr_assert_eq(pl_brute(bf, "tgpus", "throughput_batches_s", thr, 40), 40);
+    double target = 0.5 * (thr[16] + thr[17]); /* between 17 and 18 GPUs */
+    int want = 0;
+    for (int g = 1; g <= 40 && !want; g++)
+        want = thr[g - 1] >= target ? g : 0;
+    char t[64];
+    snprintf(t, sizeof t, "plan:target_throughput=%.17g", target);
+    lines[k] = "plan:max_gpus=40";
+    lines[k + 1] = "plan:max_workers=4";
+    lines[k + 2] = t;
+    lines[k + 3] = NULL;
+    stall_config *cfg = pl_config(lines);
+    stall_plan_result r;
+    stall_err e = {0};
+    cr_assert_eq(stall_plan_compute(cfg, &r, &e), 0, "%s", e.msg);
+    cr_assert_str_eq(r.throughput_gpus.binding, "met");
+    cr_assert_eq((int)r.throughput_gpus.value, want, "plan %g, brute force %d",
+                 r.throughput_gpus.value, want);
+    cr_assert(r.throughput_gpus.gpu_h > 0, "GPU-hours %g", r.throughput_gpus.gpu_h);
+    /* Out of reach: said, with the bound. */
+    snprintf(t, sizeof t, "plan:target_throughput=%.17g", 10 * thr[39]);
+    stall_config *far = pl_config(lines);
+    cr_assert_eq(stall_plan_compute(far, &r, &e), 0, "%s", e.msg);
+    cr_assert_str_eq(r.throughput_gpus.binding, "max_gpus");
+    cr_assert(isnan(r.throughput_gpus.value));
+    cr_assert(strstr(r.throughput_why, "not reached up to max_gpus = 40"), "%s", r.throughput_why);
+    free(far);
+    free(cfg);
+    free(bf);
+}
+
+/* [plan] target_epoch_s: the trace's dataset split over the GPUs (strong
+ * scaling); the fewest GPUs whose epoch meets the deadline equals a
+ * brute-force sweep's, and its GPU-hours are GPUs x that epoch. */
+/* A mode = model configuration on a tidy trace, with the lines of
+ * pl_config's kinds (sweep:, plan:, section.key=value). */
+static stall_config *pl_trace_config(const char *const *lines)
+{
+    stall_config *cfg = malloc(sizeof *cfg);
+    stall_config_defaults(cfg);
+    stall_err e = {0};
+    cr_assert_eq(stall_config_set(cfg, "scenario.mode=model", &e), 0, "%s", e.msg);
+    for (int i = 0; lines[i]; i++) {
+        const char *l = lines[i];
+        if (strncmp(l, "sweep:", 6) == 0) {
+            l += 6;
+            const char *eq = strchr(l, '=');
+            char key[64];
+            snprintf(key, sizeof key, "%.*s", (int)(eq - l), l);
+            cr_assert_eq(stall_config_extra_add(cfg, "sweep", key, eq + 1, true, "test", &e), 0,
+                         "%s", e.msg);
+        } else {
+            char set[512];
+            snprintf(set, sizeof set, "%s%s", strncmp(l, "plan:", 5) == 0 ? "plan." : "",
+                     strncmp(l, "plan:", 5) == 0 ? l + 5 : l);
+            cr_assert_eq(stall_config_set(cfg, set, &e), 0, "%s", e.msg);
+        }
+    }
+    return cfg;
+}
+
+Test(plan, gpus_for_an_epoch_deadline_agree_with_brute_force)
+{
+    const char *const common[] = {
+        "trace.format=tidy",        "trace.path=" STALL_SOURCE_DIR "/traces/w2/trace.csv",
+        "fetch.resample=bootstrap", "cluster.gpus_per_node=1",
+        "loader.workers=2",         NULL};
+    const char *lines[16];
+    int k = 0;
+    for (; common[k]; k++)
+        lines[k] = common[k];
+    lines[k] = "sweep:cluster.gpus=1..8";
+    lines[k + 1] = NULL;
+    stall_config *bf = pl_trace_config(lines);
+    double ep[8];
+    cr_assert_eq(pl_brute(bf, "egpus", "epoch_time_s", ep, 8), 8);
+    double target = 0.5 * (ep[2] + ep[3]); /* between 3 and 4 GPUs */
+    int want = 0;
+    for (int g = 1; g <= 8 && !want; g++)
+        want = ep[g - 1] <= target ? g : 0;
+    cr_assert(want > 1, "the deadline should need more than one GPU: %d", want);
+    char t[64];
+    snprintf(t, sizeof t, "plan:target_epoch_s=%.17g", target);
+    lines[k] = "plan:max_gpus=8";
+    lines[k + 1] = "plan:max_workers=2";
+    lines[k + 2] = t;
+    lines[k + 3] = NULL;
+    stall_config *cfg = pl_trace_config(lines);
+    stall_plan_result r;
+    stall_err e = {0};
+    cr_assert_eq(stall_plan_compute(cfg, &r, &e), 0, "%s", e.msg);
+    cr_assert_str_eq(r.epoch_gpus.binding, "met");
+    cr_assert_eq((int)r.epoch_gpus.value, want, "plan %g, brute force %d (epochs %g %g %g %g)",
+                 r.epoch_gpus.value, want, ep[0], ep[1], ep[2], ep[3]);
+    cr_assert_float_eq(r.epoch_gpus.gpu_h, want * ep[want - 1] / 3600.0,
+                       1e-9 * want * ep[want - 1] / 3600.0);
+    free(cfg);
+    free(bf);
+}

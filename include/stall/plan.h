@@ -7,6 +7,8 @@
  *   efficiency   = 0.80  weak-scaling efficiency to keep, in (0, 1]
  *   max_workers  = 64    the most workers per GPU to try
  *   max_gpus     = 1024  the most GPUs on the scaling curve
+ *   target_throughput    samples/s (batches/s without samples) to reach
+ *   target_epoch_s       the epoch deadline to meet, s
  *
  * Questions, in order, each with the simulations it took:
  *  1. workers: the fewest workers per GPU in 1..max_workers whose stall
@@ -30,6 +32,12 @@
  *     (when [storage] batch_mb is set; resolution 0.1%) and host cores
  *     per node whose throughput is within 1% of unlimited.
  *  4. which resource binds, in a sentence.
+ *  5. with target_throughput (samples/s, or batches/s where samples per
+ *     batch are unknown): the fewest GPUs, in 1..max_gpus under weak
+ *     scaling, whose throughput reaches it; with target_epoch_s: the fewest
+ *     GPUs whose epoch, the configuration's dataset split over them (strong
+ *     scaling), takes at most that long. Powers of two, then bisection.
+ *  Every answer that is a GPU count carries its GPU-hours per epoch.
  */
 #ifndef STALL_PLAN_H
 #define STALL_PLAN_H
@@ -48,6 +56,7 @@ extern "C" {
 
 typedef struct stall_plan_answer {
     double value;     /* NAN: not answered (e.g. bandwidth without batch_mb) */
+    double gpu_h;     /* GPU-hours per epoch of the answer (GPUs x epoch time); NAN: none */
     char binding[24]; /* one word: met, not_met, storage, cores, allreduce, stragglers,
                          none, not_modelled; max_gpus: not reached up to
                          the search's bound, the answer is at least it */
@@ -58,6 +67,12 @@ typedef struct stall_plan_result {
     double stall_target, efficiency;
     int max_workers, max_gpus;
     stall_plan_answer workers, gpus, bandwidth, cores;
+    /* [plan] target_throughput, target_epoch_s (0: not asked) and their
+     * answers: the fewest GPUs that reach them (binding met, or max_gpus
+     * when not reached up to it, value NAN), with a sentence each. */
+    double target_throughput, target_epoch_s;
+    stall_plan_answer throughput_gpus, epoch_gpus;
+    char throughput_why[512], epoch_why[512];
     double stall_at_workers; /* stall share with the chosen workers */
     int n;                   /* scaling curve points */
     int curve_gpus[STALL_PLAN_CURVE_MAX];
