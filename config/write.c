@@ -30,16 +30,21 @@ static void cfg_write_value(const stall_config *cfg, const cfg_key *k, const cha
         /* Relative to the directory the file is written to, which is how
          * the loader reads it back. */
         if (base_dir && *(const char *)src) {
-            char *rel = stall_path_relative(base_dir, src);
+            /* A relative path that does not exist (yet) stays as given,
+             * made absolute: it still names the same file from base_dir.
+             * (Told by the file system, not by the relative text equalling
+             * the given one: "../x" can be both.) */
             char cwd[STALL_PATH_MAX];
-            /* A relative path that does not exist (yet) stays as given;
-             * made absolute, it still names the same file from base_dir. */
-            if (rel[0] != '/' && strcmp(rel, src) == 0 && getcwd(cwd, sizeof cwd)) {
+            if (access(src, F_OK) != 0 && ((const char *)src)[0] != '/' &&
+                getcwd(cwd, sizeof cwd)) {
                 fputs(cwd, f);
                 fputc('/', f);
+                fputs(src, f);
+            } else {
+                char *rel = stall_path_relative(base_dir, src);
+                fputs(rel, f);
+                free(rel);
             }
-            fputs(rel, f);
-            free(rel);
         } else {
             fputs(src, f);
         }

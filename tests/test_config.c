@@ -1,6 +1,8 @@
 /* Scenario INI loading: defaults, every key type, and the errors that name
  * file:line and the key. */
 #include <criterion/criterion.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -419,6 +421,32 @@ Test(config, a_missing_relative_path_round_trips)
     stall_err err = {0};
     cr_assert_eq(stall_config_set(&cfg, "trace.path=no-such-dir/a.csv", &err), 0, "%s", err.msg);
     cr_assert_eq(stall_config_roundtrip(&cfg, cfg_dir, &err), 0, "%s", err.msg);
+}
+
+/* Found by fuzz_set (corpus/set/finding-relative-path-equal-text): an
+ * existing file given relative to the current folder whose path relative to
+ * the result folder is the same text ("../x" from a sibling folder) was
+ * written as cwd/../x and read back as another text. */
+Test(config, an_existing_relative_path_whose_text_is_the_same_from_the_result_folder)
+{
+    char a[600], b[600], x[600], old[1024];
+    snprintf(a, sizeof a, "%s/a", cfg_dir);
+    snprintf(b, sizeof b, "%s/b", cfg_dir);
+    snprintf(x, sizeof x, "%s/x", cfg_dir);
+    cr_assert_eq(mkdir(a, 0755), 0);
+    cr_assert_eq(mkdir(b, 0755), 0);
+    FILE *f = fopen(x, "w");
+    cr_assert_not_null(f);
+    fclose(f);
+    cr_assert_not_null(getcwd(old, sizeof old));
+    cr_assert_eq(chdir(a), 0);
+    stall_config cfg;
+    stall_config_defaults(&cfg);
+    stall_err err = {0};
+    cr_assert_eq(stall_config_set(&cfg, "trace.path=../x", &err), 0, "%s", err.msg);
+    int rc = stall_config_roundtrip(&cfg, b, &err);
+    cr_assert_eq(chdir(old), 0);
+    cr_assert_eq(rc, 0, "%s", err.msg);
 }
 
 /* Issue 17 item 3: an error names where the offending values came from
