@@ -88,7 +88,8 @@ void stall_config_origin(const stall_config *cfg, const char *section, const cha
     const char *ini = cfg->ini_path[0] ? cfg->ini_path : "config";
     const cfg_key *k = cfg_find(section, key, &idx);
     if (k && !cfg->given[idx])
-        snprintf(buf, n, "%s: [%s] %s (default %s)", ini, section, key, k->def[0] ? k->def : "\"\"");
+        snprintf(buf, n, "%s: [%s] %s (default %s)", ini, section, key,
+                 k->def[0] ? k->def : "\"\"");
     else if (!k || !cfg->given[idx])
         snprintf(buf, n, "%s: [%s] %s", ini, section, key);
     else if (cfg->given[idx] == 2)
@@ -160,16 +161,16 @@ static int cfg_check_applies(const stall_config *cfg, stall_err *err)
                                      "%s: has no effect in mode = %s (it is %s%s)%s", where,
                                      cfg_mode_name(cfg->mode), r->why, cause, fix);
             return stall_err_set(err, STALL_ECONFIG,
-                                 "%s: has no effect with [trace] format = %s (it is %s%s)%s",
-                                 where, cfg_format_name(cfg->format), r->why, cause, fix);
+                                 "%s: has no effect with [trace] format = %s (it is %s%s)%s", where,
+                                 cfg_format_name(cfg->format), r->why, cause, fix);
         }
     }
     return 0;
 }
 
 /* Where section.key came from, for messages (stall_config_origin). */
-static const char *cfg_at(const stall_config *cfg, const char *section, const char *key,
-                          char *buf, size_t n)
+static const char *cfg_at(const stall_config *cfg, const char *section, const char *key, char *buf,
+                          size_t n)
 {
     stall_config_origin(cfg, section, key, buf, n);
     return buf;
@@ -264,7 +265,10 @@ int stall_config_as_model(stall_config *cfg, const char *command, char *note, si
         snprintf(note, n,
                  "%s: %s simulates the %sscenario's trace as the input of mode = model (the "
                  "closed loop)%s%s%s",
-                 where, command, was == STALL_MODE_SEED ? "seed " : was == STALL_MODE_REPLAY ? "replay " : "",
+                 where, command,
+                 was == STALL_MODE_SEED     ? "seed "
+                 : was == STALL_MODE_REPLAY ? "replay "
+                                            : "",
                  dropped[0] ? "; left out, as the replay's: " : "", dropped, "");
     return 0;
 }
@@ -276,8 +280,7 @@ static int cfg_need(const stall_config *cfg, const char *key, const char *value,
     char f[CFG_AT];
     return stall_err_set(err, STALL_ECONFIG, "%s: [trace] %s: required for format = %s (%s)",
                          cfg->ini_path[0] ? cfg->ini_path : "config", key,
-                         cfg_format_name(cfg->format),
-                         cfg_at(cfg, "trace", "format", f, sizeof f));
+                         cfg_format_name(cfg->format), cfg_at(cfg, "trace", "format", f, sizeof f));
 }
 
 int stall_config_check(const stall_config *cfg, stall_err *err)
@@ -309,7 +312,8 @@ int stall_config_check(const stall_config *cfg, stall_err *err)
     char a[CFG_AT], b[CFG_AT];
     if (cfg->mode == STALL_MODE_SEED || cfg->mode == STALL_MODE_REPLAY) {
         if (cfg->format != STALL_FORMAT_DSANALYZER && cfg->mode == STALL_MODE_SEED)
-            return stall_err_set(err, STALL_ECONFIG, "%s: mode = seed needs format = dsanalyzer (%s)",
+            return stall_err_set(err, STALL_ECONFIG,
+                                 "%s: mode = seed needs format = dsanalyzer (%s)",
                                  cfg_at(cfg, "trace", "format", a, sizeof a),
                                  cfg_at(cfg, "scenario", "mode", b, sizeof b));
         if (cfg->format == STALL_FORMAT_NONE)
@@ -341,8 +345,8 @@ int stall_config_check(const stall_config *cfg, stall_err *err)
     if (cfg->gpus > 0 && cfg->gpus_per_node > cfg->gpus)
         return stall_err_set(err, STALL_ECONFIG, "%s: %lld is more than %s = %lld",
                              cfg_at(cfg, "cluster", "gpus_per_node", a, sizeof a),
-                             (long long)cfg->gpus_per_node, cfg_at(cfg, "cluster", "gpus", b, sizeof b),
-                             (long long)cfg->gpus);
+                             (long long)cfg->gpus_per_node,
+                             cfg_at(cfg, "cluster", "gpus", b, sizeof b), (long long)cfg->gpus);
     if (cfg->mode == STALL_MODE_MODEL && cfg->format == STALL_FORMAT_NONE) {
         if (cfg->fetch_dist.mean_s <= 0)
             return stall_err_set(err, STALL_ECONFIG, "%s: must be > 0 without a trace",
@@ -366,15 +370,13 @@ int stall_config_check(const stall_config *cfg, stall_err *err)
                              cfg_at(cfg, "storage", "batch_mb", a, sizeof a),
                              cfg_at(cfg, "storage", "bandwidth_mb_s", b, sizeof b));
     if (cfg->bandwidth_mb_s > 0 && cfg->batch_mb / cfg->bandwidth_mb_s > STALL_LIMIT_DURATION_S)
-        return stall_err_set(err, STALL_ECONFIG,
-                             "%s: reading a batch takes longer than the limit of %g s at %s",
-                             cfg_at(cfg, "storage", "batch_mb", a, sizeof a),
-                             STALL_LIMIT_DURATION_S,
-                             cfg_at(cfg, "storage", "bandwidth_mb_s", b, sizeof b));
+        return stall_err_set(
+            err, STALL_ECONFIG, "%s: reading a batch takes longer than the limit of %g s at %s",
+            cfg_at(cfg, "storage", "batch_mb", a, sizeof a), STALL_LIMIT_DURATION_S,
+            cfg_at(cfg, "storage", "bandwidth_mb_s", b, sizeof b));
     bool ring = cfg->bucket_mb > 0 || cfg->bandwidth_gb_s > 0 || cfg->latency_us > 0;
     if (ring && cfg->bandwidth_gb_s <= 0)
-        return stall_err_set(err, STALL_ECONFIG,
-                             "%s: must be > 0 for the ring all-reduce model",
+        return stall_err_set(err, STALL_ECONFIG, "%s: must be > 0 for the ring all-reduce model",
                              cfg_at(cfg, "ddp", "bandwidth_gb_s", a, sizeof a));
     return 0;
 }

@@ -38,7 +38,7 @@
 #include "stall/scenario.h"
 #include "stall/validate.h"
 
-    const char *stall_verdict_name(stall_verdict v)
+const char *stall_verdict_name(stall_verdict v)
 {
     switch (v) {
     case STALL_VERDICT_DATA:

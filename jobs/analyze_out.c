@@ -21,9 +21,9 @@
 #include "stall/scenario.h"
 #include "stall/validate.h"
 
-    /* ---- output ---- */
+/* ---- output ---- */
 
-    typedef struct an_out {
+typedef struct an_out {
     const stall_analysis *a;
     const char *const *labels;
     int n;

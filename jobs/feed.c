@@ -252,8 +252,8 @@ int wi_tables_build(const wi_whatif *what, const stall_measured *m, int g, int n
                              wi_where(what->ini), g, ne, (long long)n, STALL_LIMIT_RANKS,
                              STALL_LIMIT_EPOCHS, (long long)STALL_LIMIT_BATCHES);
     char run[STALL_PATH_MAX + 80];
-    snprintf(run, sizeof run, "%s: %d ranks x %d epochs x %lld batches", wi_where(what->ini), g,
-             ne, (long long)n);
+    snprintf(run, sizeof run, "%s: %d ranks x %d epochs x %lld batches", wi_where(what->ini), g, ne,
+             (long long)n);
     int mrc = stall_mem_check(wi_mem_estimate(g, ne, n), run, err);
     if (mrc)
         return mrc;
@@ -497,8 +497,8 @@ void wi_params(const wi_whatif *what, const stall_measured *m, bool whatif, stal
     p->prefetch = pf >= 1 ? pf : 2;
     p->in_order = what->in_order;
     /* The measured run's unless the what-if says otherwise. */
-    p->persistent_workers = have && !(whatif && what->persistent_given) ? m->persistent
-                                                                         : what->persistent_workers;
+    p->persistent_workers =
+        have && !(whatif && what->persistent_given) ? m->persistent : what->persistent_workers;
     p->startup = WI_PICK(what->startup_given, stall_s_to_ns(what->startup_s), m->startup, true);
     p->handover = WI_PICK(what->handover_given, stall_s_to_ns(what->handover_s), m->handover, true);
     /* workers = 0 from a trace taken with workers: no result queue, no

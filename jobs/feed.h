@@ -37,7 +37,7 @@ void wi_tables_free(wi_tables *w);
  * stream.h to the durations it feeds, with the same functions. */
 typedef struct wi_xform {
     double fscale, cscale;
-    stall_time ddp; /* -1: the measured tail; -2: the ring all-reduce is past the limit */
+    stall_time ddp;    /* -1: the measured tail; -2: the ring all-reduce is past the limit */
     stall_time unturn; /* taken off every fetch: the measured workers' turnaround when the
                           what-if loads in the main process (workers = 0) */
 } wi_xform;

@@ -52,7 +52,7 @@ typedef struct wi_whatif {
     bool allreduce_given;
     double bucket_mb, bandwidth_gb_s, latency_us;
     int64_t accumulation; /* [ddp] accumulation */
-    int resample; /* stall_resample */
+    int resample;         /* stall_resample */
     stall_dist fetch_dist, compute_dist;
 } wi_whatif;
 

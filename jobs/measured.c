@@ -219,8 +219,8 @@ int stall_measured_from_dsanalyzer(const stall_ds_trace *d, int workers, int pre
     size_t cells = d->rows * (size_t)d->gpus;
     t->compute_end = stall_xmalloc(cells * sizeof *t->compute_end);
     for (size_t i = 0; i < cells; i++)
-        t->compute_end[i] = t->ready[i] + stall_ds_compute(d, i / (size_t)d->gpus,
-                                                           (int)(i % (size_t)d->gpus));
+        t->compute_end[i] =
+            t->ready[i] + stall_ds_compute(d, i / (size_t)d->gpus, (int)(i % (size_t)d->gpus));
     int from = STALL_WORKERS_GIVEN;
     if (workers < 0) {
         workers = stall_measured_infer_workers(t, NULL);

@@ -182,8 +182,9 @@ static void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *
         /* Which scaling: it sets the batches per rank of every number below. */
         int64_t b = m->samples > 0 ? m->samples : (cfg->samples > 0 ? cfg->samples : 1);
         if (cfg->batches > 0)
-            fprintf(f, "scaling: %lld batches per GPU from [run] batches (the trace: %lld on %d "
-                       "GPUs)\n",
+            fprintf(f,
+                    "scaling: %lld batches per GPU from [run] batches (the trace: %lld on %d "
+                    "GPUs)\n",
                     (long long)p->batches, (long long)m->batches, m->ranks);
         else if (cfg->scaling == STALL_SCALING_STRONG) {
             int64_t l = m->batches * m->ranks * b, per = (l + p->ranks - 1) / p->ranks,
@@ -202,10 +203,10 @@ static void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *
                     p->ranks, (long long)l, b > 1 ? "samples" : "batches", (long long)m->batches,
                     m->ranks, m->ranks == 1 ? "" : "s", b > 1 ? " x samples per batch" : "",
                     (long long)per, (long long)p->batches, last);
-        }
-        else
-            fprintf(f, "scaling: weak, %lld batches per GPU as in the trace: %d GPUs load %.3gx "
-                       "its data\n",
+        } else
+            fprintf(f,
+                    "scaling: weak, %lld batches per GPU as in the trace: %d GPUs load %.3gx "
+                    "its data\n",
                     (long long)p->batches, p->ranks, (double)p->ranks / m->ranks);
     }
     if (whole[0])

@@ -21,6 +21,7 @@
 #include "stall/io.h"
 #include "stall/job.h"
 #include "stall/report.h"
+#include "stall/results.h"
 #include "stall/scenario.h"
 
 typedef struct plan_ctx {
@@ -640,7 +641,7 @@ static int plan_fill_plan(FILE *f, void *arg, stall_err *err)
     const stall_plan_answer *a[6] = {&r->workers,         &r->gpus,      &r->bandwidth, &r->cores,
                                      &r->throughput_gpus, &r->epoch_gpus};
     bool asked[6] = {true, true, true, true, r->target_throughput > 0, r->target_epoch_s > 0};
-    fputs("quantity,value,binding,simulations,gpu_hours_per_epoch\n", f);
+    fputs(STALL_PLAN_HEADER "\n", f);
     for (int i = 0; i < 6; i++) {
         if (!asked[i])
             continue;

@@ -32,7 +32,7 @@ typedef struct wi_dec {
     int64_t n;
     stall_time turn;
     bool has_compute;
-    bool persistent; /* start-up from epoch 0 only */
+    bool persistent;            /* start-up from epoch 0 only */
     stall_tidy_row *cur, *prev; /* [g] the batch being read, the one waiting for T(k) */
     int ncur;
     /* per epoch */

@@ -494,9 +494,10 @@ static int sweep_prepare(const stall_sweep *s, const char *outdir, char *note, s
         free(aside);
         return rc;
     }
-    snprintf(note, n,
-             "stallsim sweep: %s held another sweep (other axes or more points): moved aside to %s\n",
-             outdir, aside);
+    snprintf(
+        note, n,
+        "stallsim sweep: %s held another sweep (other axes or more points): moved aside to %s\n",
+        outdir, aside);
     free(aside);
     return 0;
 }

@@ -137,14 +137,14 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
         stall_job_abort(outdir);
     if (rc == 0 && opts->term) {
         FILE *f = opts->term;
-        fprintf(
-            f,
-            "stallsim %s: validate %s: %d ranks x %d workers x prefetch %d, %lld batches x %d "
-            "epochs; from the trace: start-up %.4f s (median%s), hand-over %.6f s per batch (mean)\n",
-            stall_version(), cfg->format == STALL_FORMAT_TIDY ? cfg->path : cfg->perf, p.ranks,
-            p.workers, p.prefetch, (long long)p.batches, p.epochs, stall_ns_to_s(p.startup),
-            m.persistent ? " of epoch 0, paid once: persistent workers" : "",
-            stall_ns_to_s(p.handover));
+        fprintf(f,
+                "stallsim %s: validate %s: %d ranks x %d workers x prefetch %d, %lld batches x %d "
+                "epochs; from the trace: start-up %.4f s (median%s), hand-over %.6f s per batch "
+                "(mean)\n",
+                stall_version(), cfg->format == STALL_FORMAT_TIDY ? cfg->path : cfg->perf, p.ranks,
+                p.workers, p.prefetch, (long long)p.batches, p.epochs, stall_ns_to_s(p.startup),
+                m.persistent ? " of epoch 0, paid once: persistent workers" : "",
+                stall_ns_to_s(p.handover));
         if (m.workers_from != STALL_WORKERS_TRACE)
             fprintf(f, "workers per GPU: %d, %s; prefetch factor %d%s\n", m.workers,
                     m.workers_from == STALL_WORKERS_GIVEN

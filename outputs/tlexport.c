@@ -208,8 +208,7 @@ static void tl_fetches(stall_tl *w, const tl_ctx *c, int r)
             /* Epochs as the trace labels them (epoch0: the notebook's epoch 1). */
             int label = t->epoch0 + f[j].epoch;
             snprintf(name, sizeof name, "fetch e%d b%lld", label, (long long)f[j].k);
-            snprintf(args, sizeof args, "{\"epoch\":%d,\"batch\":%lld}", label,
-                     (long long)f[j].k);
+            snprintf(args, sizeof args, "{\"epoch\":%d,\"batch\":%lld}", label, (long long)f[j].k);
             stall_tl_complete(w, pid, TL_FETCH0 + l, name, "fetch", f[j].s - c->origin,
                               f[j].e - f[j].s, args);
             if (f[j].e > f[j].s)

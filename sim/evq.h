@@ -24,7 +24,6 @@
 extern "C" {
 #endif
 
-
 typedef struct stall_evq stall_evq;
 
 /* Creates an empty queue; capacity is a hint (0 is fine). Never NULL. */

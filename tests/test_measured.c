@@ -655,8 +655,11 @@ Test(measured, streaming_model_equals_whole_tables_for_persistent_inline_and_acc
     expect_same_model(STALL_SOURCE_DIR "/configs/w2.ini", p);
     const char *z[] = {"loader.workers=0", NULL};
     expect_same_model(STALL_SOURCE_DIR "/configs/w2.ini", z);
-    const char *a[] = {"scenario.mode=model", "trace.format=tidy",
+    const char *a[] = {"scenario.mode=model",
+                       "trace.format=tidy",
                        "trace.path=" STALL_SOURCE_DIR "/traces/ddp2_straggler/trace.csv",
-                       "ddp.accumulation=3", "trace.persistent_workers=true", NULL};
+                       "ddp.accumulation=3",
+                       "trace.persistent_workers=true",
+                       NULL};
     expect_same_model(NULL, a);
 }

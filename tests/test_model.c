@@ -1051,40 +1051,41 @@ Test(model, steady_state_pipeline_law_for_one_rank)
     stall_time ds[] = {5 * MS, 20 * MS, 40 * MS, 90 * MS}, cs[] = {3 * MS, 12 * MS, 30 * MS},
                hs[] = {0, 1 * MS, 4 * MS}, pins[] = {0, 2 * MS, 9 * MS};
     for (int64_t n2 = 121; n2 <= 124; n2++)
-    for (size_t a = 0; a < 5; a++)
-        for (size_t b = 0; b < 3; b++)
-            for (size_t e = 0; e < 4; e++)
-                for (size_t f = 0; f < 3; f++)
-                    for (size_t g = 0; g < 3; g++)
-                        for (size_t q = 0; q < 3; q++) {
-                            double law, dev = law_case(ws[a], pfs[b], ds[e], cs[f], hs[g],
-                                                       pins[q], 20 * MS, n2, &law);
-                            double bound = (double)(ds[e] + pins[q] + hs[g] + cs[f]);
-                            if (fabs(dev) / law > worst / worst_law) {
-                                worst = fabs(dev);
-                                worst_law = law;
-                                snprintf(where, sizeof where,
-                                         "N=%lld W=%d P=%d D=%lld C=%lld h=%lld p=%lld ms: "
-                                         "%+.3f ms",
-                                         (long long)n2, ws[a], pfs[b], (long long)(ds[e] / MS),
-                                         (long long)(cs[f] / MS), (long long)(hs[g] / MS),
-                                         (long long)(pins[q] / MS), dev / 1e6);
-                            }
-                            /* N - 1 = 120: every W and P W here divides it. */
-                            if (n2 == 121)
-                                cr_expect(fabs(dev) < 1.0,
-                                          "N=121 W=%d P=%d D=%lld C=%lld h=%lld p=%lld ms: model "
-                                          "- law = %+.0f ns",
+        for (size_t a = 0; a < 5; a++)
+            for (size_t b = 0; b < 3; b++)
+                for (size_t e = 0; e < 4; e++)
+                    for (size_t f = 0; f < 3; f++)
+                        for (size_t g = 0; g < 3; g++)
+                            for (size_t q = 0; q < 3; q++) {
+                                double law, dev = law_case(ws[a], pfs[b], ds[e], cs[f], hs[g],
+                                                           pins[q], 20 * MS, n2, &law);
+                                double bound = (double)(ds[e] + pins[q] + hs[g] + cs[f]);
+                                if (fabs(dev) / law > worst / worst_law) {
+                                    worst = fabs(dev);
+                                    worst_law = law;
+                                    snprintf(where, sizeof where,
+                                             "N=%lld W=%d P=%d D=%lld C=%lld h=%lld p=%lld ms: "
+                                             "%+.3f ms",
+                                             (long long)n2, ws[a], pfs[b], (long long)(ds[e] / MS),
+                                             (long long)(cs[f] / MS), (long long)(hs[g] / MS),
+                                             (long long)(pins[q] / MS), dev / 1e6);
+                                }
+                                /* N - 1 = 120: every W and P W here divides it. */
+                                if (n2 == 121)
+                                    cr_expect(
+                                        fabs(dev) < 1.0,
+                                        "N=121 W=%d P=%d D=%lld C=%lld h=%lld p=%lld ms: model "
+                                        "- law = %+.0f ns",
+                                        ws[a], pfs[b], (long long)(ds[e] / MS),
+                                        (long long)(cs[f] / MS), (long long)(hs[g] / MS),
+                                        (long long)(pins[q] / MS), dev);
+                                cr_expect(dev <= 0.5 && -dev <= bound,
+                                          "W=%d P=%d D=%lld C=%lld h=%lld p=%lld ms: model - law = "
+                                          "%+.3f ms of %.3f ms",
                                           ws[a], pfs[b], (long long)(ds[e] / MS),
                                           (long long)(cs[f] / MS), (long long)(hs[g] / MS),
-                                          (long long)(pins[q] / MS), dev);
-                            cr_expect(dev <= 0.5 && -dev <= bound,
-                                      "W=%d P=%d D=%lld C=%lld h=%lld p=%lld ms: model - law = "
-                                      "%+.3f ms of %.3f ms",
-                                      ws[a], pfs[b], (long long)(ds[e] / MS),
-                                      (long long)(cs[f] / MS), (long long)(hs[g] / MS),
-                                      (long long)(pins[q] / MS), dev / 1e6, law / 1e6);
-                        }
+                                          (long long)(pins[q] / MS), dev / 1e6, law / 1e6);
+                            }
     cr_log_info("pipeline law: largest gap %s (%.3f%% of the epoch)", where,
                 100 * worst / worst_law);
 }

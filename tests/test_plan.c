@@ -29,17 +29,11 @@ static void pl_teardown(void)
 }
 TestSuite(plan, .init = pl_setup, .fini = pl_teardown, .timeout = 300);
 
-static stall_config *pl_config(const char *const *lines)
+/* Applies lines to cfg: "sweep:section.key=LIST" as a --sweep line,
+ * "plan:key=value" as --set plan.key=value, others as --set. */
+static void pl_apply(stall_config *cfg, const char *const *lines)
 {
-    static const char *const base[] = {
-        "scenario.mode=model", "trace.format=none",   "fetch.dist=lognormal", "fetch.mean_s=0.05",
-        "fetch.sigma=0.3",     "compute.dist=normal", "compute.mean_s=0.01",  "compute.sd_s=0.001",
-        "cluster.gpus=2",      "run.batches=400",     "report.warmup=2",      NULL};
-    stall_config *cfg = malloc(sizeof *cfg);
-    stall_config_defaults(cfg);
     stall_err e = {0};
-    for (int i = 0; base[i]; i++)
-        cr_assert_eq(stall_config_set(cfg, base[i], &e), 0, "%s", e.msg);
     for (int i = 0; lines && lines[i]; i++) {
         const char *l = lines[i];
         if (strncmp(l, "sweep:", 6) == 0) {
@@ -58,6 +52,20 @@ static stall_config *pl_config(const char *const *lines)
             cr_assert_eq(stall_config_set(cfg, l, &e), 0, "%s", e.msg);
         }
     }
+}
+
+static stall_config *pl_config(const char *const *lines)
+{
+    static const char *const base[] = {
+        "scenario.mode=model", "trace.format=none",   "fetch.dist=lognormal", "fetch.mean_s=0.05",
+        "fetch.sigma=0.3",     "compute.dist=normal", "compute.mean_s=0.01",  "compute.sd_s=0.001",
+        "cluster.gpus=2",      "run.batches=400",     "report.warmup=2",      NULL};
+    stall_config *cfg = malloc(sizeof *cfg);
+    stall_config_defaults(cfg);
+    stall_err e = {0};
+    for (int i = 0; base[i]; i++)
+        cr_assert_eq(stall_config_set(cfg, base[i], &e), 0, "%s", e.msg);
+    pl_apply(cfg, lines);
     return cfg;
 }
 
@@ -354,22 +362,7 @@ static stall_config *pl_trace_config(const char *const *lines)
     stall_config_defaults(cfg);
     stall_err e = {0};
     cr_assert_eq(stall_config_set(cfg, "scenario.mode=model", &e), 0, "%s", e.msg);
-    for (int i = 0; lines[i]; i++) {
-        const char *l = lines[i];
-        if (strncmp(l, "sweep:", 6) == 0) {
-            l += 6;
-            const char *eq = strchr(l, '=');
-            char key[64];
-            snprintf(key, sizeof key, "%.*s", (int)(eq - l), l);
-            cr_assert_eq(stall_config_extra_add(cfg, "sweep", key, eq + 1, true, "test", &e), 0,
-                         "%s", e.msg);
-        } else {
-            char set[512];
-            snprintf(set, sizeof set, "%s%s", strncmp(l, "plan:", 5) == 0 ? "plan." : "",
-                     strncmp(l, "plan:", 5) == 0 ? l + 5 : l);
-            cr_assert_eq(stall_config_set(cfg, set, &e), 0, "%s", e.msg);
-        }
-    }
+    pl_apply(cfg, lines);
     return cfg;
 }
 

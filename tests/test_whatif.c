@@ -633,19 +633,19 @@ Test(whatif, strong_scaling_splits_the_traces_dataset_weak_keeps_the_batches_per
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         char out[700];
         snprintf(out, sizeof out, "%s/scaling%zu", wdir, i);
-        const char *sets[] = {"fetch.resample=bootstrap", c[i].gpus, c[i].scaling ? c[i].scaling
-                              : "cluster.gpus_per_node=0",
+        const char *sets[] = {"fetch.resample=bootstrap", c[i].gpus,
+                              c[i].scaling ? c[i].scaling : "cluster.gpus_per_node=0",
                               c[i].drop ? c[i].drop : "loader.in_order=true", NULL};
         char *t = run_model("traces/ddp2_w2/trace.csv", sets, out);
         double iters = summary_field(out, 6), epochs = summary_field(out, 5);
         cr_expect_eq((int64_t)iters, 3 * c[i].n,
                      "%s %s %s: %.0f iterations over %.0f epochs, expected 3 x %lld", c[i].gpus,
-                     c[i].scaling ? c[i].scaling : "(default)", c[i].drop ? c[i].drop : "",
-                     iters, epochs, (long long)c[i].n);
+                     c[i].scaling ? c[i].scaling : "(default)", c[i].drop ? c[i].drop : "", iters,
+                     epochs, (long long)c[i].n);
         if (strcmp(c[i].gpus, "cluster.gpus=2") != 0)
-            cr_expect(strstr(t, c[i].scaling && strstr(c[i].scaling, "weak") ? "scaling: weak"
-                                                                            : "scaling: strong") !=
-                          NULL,
+            cr_expect(strstr(t, c[i].scaling && strstr(c[i].scaling, "weak")
+                                    ? "scaling: weak"
+                                    : "scaling: strong") != NULL,
                       "the terminal says which scaling: %s", t);
         free(t);
     }
@@ -756,16 +756,21 @@ Test(whatif, no_workers_fetch_pin_and_compute_inline_one_after_the_other)
     snprintf(set, sizeof set, "trace.path=%s", path);
     stall_config cfg;
     stall_err err = {0};
-    const char *sets[] = {"scenario.mode=model", "trace.format=tidy", "align.start=none",
-                          set, "loader.workers=0", "loader.pin_memory_s=0.003", NULL};
+    const char *sets[] = {"scenario.mode=model",
+                          "trace.format=tidy",
+                          "align.start=none",
+                          set,
+                          "loader.workers=0",
+                          "loader.pin_memory_s=0.003",
+                          NULL};
     stall_config_defaults(&cfg);
     for (const char *const *s = sets; *s; s++)
         cr_assert_eq(stall_config_set(&cfg, *s, &err), 0, "%s: %s", *s, err.msg);
     stall_run_opts o = {.outdir = a, .jobs = 1};
     cr_assert_eq(stall_scenario_run(&cfg, &o, &err), 0, "%s", err.msg);
     double want = n * (D + P + C) / 1e9, got = summary_epoch(a);
-    cr_expect(fabs(got - want) < 1e-9, "workers = 0: epoch %.9f s, N x (D + p + C) = %.9f s",
-              got, want);
+    cr_expect(fabs(got - want) < 1e-9, "workers = 0: epoch %.9f s, N x (D + p + C) = %.9f s", got,
+              want);
     /* A hand-over given explicitly still applies: N x (D + p + h' + C). */
     cr_assert_eq(stall_config_set(&cfg, "loader.handover_s=0.001", &err), 0, "%s", err.msg);
     o.outdir = b;
@@ -806,8 +811,9 @@ Test(whatif, strong_scaling_charges_the_last_partial_batch_by_its_samples)
         stall_config cfg;
         stall_err err = {0};
         stall_config_defaults(&cfg);
-        const char *sets[] = {"scenario.mode=model", "trace.format=tidy", "align.start=none", set,
-                              "cluster.gpus=3", "fetch.resample=bootstrap", c[i].drop, NULL};
+        const char *sets[] = {
+            "scenario.mode=model", "trace.format=tidy",        "align.start=none", set,
+            "cluster.gpus=3",      "fetch.resample=bootstrap", c[i].drop,          NULL};
         for (const char *const *s = sets; *s; s++)
             cr_assert_eq(stall_config_set(&cfg, *s, &err), 0, "%s: %s", *s, err.msg);
         stall_run_opts o = {.outdir = out, .jobs = 1};

@@ -108,7 +108,6 @@ void stall_analyze(const stall_tidy_trace *t, stall_analysis *a);
 void stall_analysis_free(stall_analysis *a);
 const char *stall_verdict_name(stall_verdict v);
 
-
 /* Loads what `stallsim analyze` and `stallsim timeline` take: a tidy CSV,
  * a PyTorch profiler trace (.json, .json.gz) or DLIO dftracer trace (.pfw,
  * .pfw.gz) or a folder of per-rank ones, or an INI whose [trace] is tidy,

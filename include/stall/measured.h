@@ -69,7 +69,6 @@ void stall_measured_free(stall_measured *m);
 int stall_measured_from_dsanalyzer(const stall_ds_trace *t, int workers, int prefetch,
                                    stall_measured *m, stall_err *err);
 
-
 /* Infers the DataLoader workers per rank from epoch 0's fetch starts: a
  * worker starts its next batch only after finishing the previous one, so
  * rank r's first W batches start before any of its batches has finished,
