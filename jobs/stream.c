@@ -11,6 +11,8 @@
  */
 #include "stream.h"
 
+#include "spill.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,6 +185,9 @@ static void wi_dec_row(wi_dec *d, const stall_tidy_row *row)
  * batches handed out one GPU at a time as the tidy rows the in-memory path
  * decomposes (stall_ds_tidy_row), in the same (batch, rank) order. */
 typedef struct wi_src {
+    wi_spill_reader *sp; /* the rows of pass 1, read back (spill.h) */
+    const char *path;
+    bool ds_rows;        /* sp holds a dsanalyzer trace's rows: workers as below */
     stall_tidy_stream *ts;
     stall_ds_stream *ds; /* borrowed from the wi_stream */
     const stall_ds_trace *b;
@@ -194,6 +199,7 @@ typedef struct wi_src {
 struct wi_stream {
     char *path;
     stall_ds_stream *ds; /* a dsanalyzer trace, checked once; NULL for tidy */
+    wi_spill *spill;     /* pass 1's rows, which the later passes read; NULL: none */
     stall_tidy_info info;
     int workers, prefetch; /* as decided in pass 1 */
     int workers_from;      /* STALL_WORKERS_* */
@@ -219,6 +225,13 @@ struct wi_stream {
 static int wi_src_open(wi_stream *s, wi_src *src, int workers, stall_err *err)
 {
     memset(src, 0, sizeof *src);
+    src->path = s->path;
+    if (s->spill) {
+        src->sp = wi_spill_read(s->spill);
+        src->ds_rows = s->ds != NULL;
+        src->workers = workers;
+        return 0;
+    }
     if (!s->ds)
         return stall_tidy_open(s->path, &src->ts, err);
     src->ds = s->ds;
@@ -232,6 +245,15 @@ static int wi_src_open(wi_stream *s, wi_src *src, int workers, stall_err *err)
 /* As stall_tidy_next: 1, 0 at the end, or an error. */
 static int wi_src_next(wi_src *src, stall_tidy_row *row, stall_err *err)
 {
+    if (src->sp) {
+        int rc = wi_spill_next(src->sp, row);
+        if (rc < 0)
+            return stall_err_set(err, STALL_EIO, "%s: cannot read back the spilled rows",
+                                 src->path);
+        if (rc == 1 && src->ds_rows) /* spilled before the worker count was known */
+            row->worker = stall_ds_worker(row->batch, src->workers);
+        return rc;
+    }
     if (src->ts)
         return stall_tidy_next(src->ts, row, err);
     if (src->r == src->g) {
@@ -254,6 +276,7 @@ static int wi_src_next(wi_src *src, stall_tidy_row *row, stall_err *err)
 
 static void wi_src_close(wi_src *src)
 {
+    wi_spill_reader_close(src->sp);
     stall_tidy_close(src->ts);
     free(src->e0);
     memset(src, 0, sizeof *src);
@@ -267,6 +290,7 @@ void wi_stream_close(wi_stream *s)
         return;
     wi_stream_unfeed(s);
     stall_ds_close(s->ds);
+    wi_spill_free(s->spill);
     free(s->gap);
     free(s->first);
     free(s->path);
@@ -302,7 +326,12 @@ static int wi_pass1(wi_stream *s, int *maxid, int *inferred, stall_err *err)
     stall_tidy_row row;
     *maxid = -1;
     bool first = true;
+    /* The rows, kept for the later passes (each of which would otherwise
+     * parse the text again: 4 parses of the file before issue 21). */
+    wi_spill *spill = wi_spill_new();
     while ((rc = wi_src_next(&src, &row, err)) == 1) {
+        if (spill)
+            wi_spill_put(spill, &row);
         if (first)
             s->samples = row.samples;
         first = false;
@@ -336,6 +365,11 @@ static int wi_pass1(wi_stream *s, int *maxid, int *inferred, stall_err *err)
                 w[r] = s->info.batches > INT32_MAX ? INT32_MAX : (int)s->info.batches;
         *inferred = stall_measured_vote(w, s->info.ranks, NULL);
     }
+    if (rc == 0 && spill && wi_spill_end(spill)) {
+        s->spill = spill;
+        spill = NULL;
+    }
+    wi_spill_free(spill);
     free(w);
     free(first_end);
     free(stopped);

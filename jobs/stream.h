@@ -4,20 +4,24 @@
  * batches (issue 10). Private to jobs/: validate and mode = model (when
  * the what-if's grid lies within the trace's) use it.
  *
- * wi_stream_open reads the file three times: (1) the grid, the loader
+ * wi_stream_open reads the file once (pass 1), keeping its rows in a compact
+ * spill (spill.h) that the later passes read instead of the text; they are
+ * the passes that once each read the file: (1) the grid, the loader
  * settings and what infers the worker count; (2) the worker turnaround
  * (docs/model.md 2.4), which needs the worker count; (3) everything else
  * stall_measured_from_tidy computes globally (start-up median, hand-over
  * mean, per-epoch measured epoch time, stall and idle gap), which needs the
  * turnaround. wi_stream_durations then opens it a fourth time and hands
  * the model each duration from a sliding window of batches, refilled from
- * the file as the model asks for later batches. The same per-batch code
+ * the spill as the model asks for later batches. When no spill can be
+ * written (no space in $TMPDIR), each pass parses the file again. The same per-batch code
  * (wi_dec in stream.c) runs in passes 3 and 4, in the order of
  * stall_measured_from_tidy, so every value equals the in-memory path's.
  *
  * Memory: O(ranks x workers x prefetch) for the turnaround and the window,
  * O(epochs x ranks x workers) start-up times (their median is exact),
- * O(epochs) per-epoch figures, one CSV line.
+ * O(epochs) per-epoch figures, one CSV line; on disk, the spill's ~30
+ * bytes per row (a fifth of the CSV's).
  */
 #ifndef STALL_JOBS_STREAM_H
 #define STALL_JOBS_STREAM_H
