@@ -85,6 +85,36 @@ Test(io, sha256_fips_vectors)
     cr_assert_str_eq(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
 }
 
+/* The SHA extensions' path (where the processor has it) and the portable
+ * one give the same digests, over every length around the block edges and
+ * one long buffer. */
+Test(io, sha256_accelerated_equals_portable)
+{
+    static unsigned char buf[200003];
+    uint32_t x = 21;
+    for (size_t i = 0; i < sizeof buf; i++) {
+        x = x * 1103515245u + 12345u;
+        buf[i] = (unsigned char)(x >> 16);
+    }
+    bool ni = stall__sha256_accel(1);
+    cr_log_info("SHA extensions %s", ni ? "used" : "absent: portable both times");
+    for (size_t n = 0; n <= sizeof buf; n = n < 300 ? n + 1 : n * 3 + 7) {
+        size_t len = n < sizeof buf ? n : sizeof buf;
+        char a[65], b[65];
+        stall__sha256_accel(1);
+        stall_sha256_hex(buf, len, a);
+        stall__sha256_accel(0);
+        stall_sha256_hex(buf, len, b);
+        cr_assert_str_eq(a, b, "length %zu", len);
+        if (len == sizeof buf)
+            break;
+    }
+    stall__sha256_accel(1);
+    char hex[65];
+    stall_sha256_hex("abc", 3, hex);
+    cr_assert_str_eq(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
 Test(io, path_dir_and_join)
 {
     char *d = stall_path_dir("a/b/c.ini");
