@@ -65,7 +65,7 @@ struct stall_tidy_stream {
     long line;  /* line of the row being read (1-based) */
     int nfield; /* fields seen in the current row */
     char *field[TIDY_MAXF];
-    bool borrowed; /* the fields point into buf (tidy_fast_line), not malloc'd */
+    bool borrowed;   /* the fields point into buf (tidy_fast_line), not malloc'd */
     int col[TC_ALL]; /* field index of each known column, -1 absent */
     int ncols;       /* header width */
     bool header_done;
@@ -531,8 +531,8 @@ static void tidy_cb_row(int c, void *data)
 
 /* Bytes that end the fast path: what libcsv reads otherwise than as part of
  * an unquoted field (quote, CR, and the space and tab it trims), and NUL. */
-static const bool tidy_special[256] = {['"'] = true, ['\r'] = true, [' '] = true, ['\t'] = true,
-                                       ['\0'] = true};
+static const bool tidy_special[256] = {
+    ['"'] = true, ['\r'] = true, [' '] = true, ['\t'] = true, ['\0'] = true};
 
 /* The line s[0..len) (its '\n' at s[len]) split at its commas in place, as
  * libcsv would split it, when it has none of tidy_special's bytes and at

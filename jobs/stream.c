@@ -187,7 +187,7 @@ static void wi_dec_row(wi_dec *d, const stall_tidy_row *row)
 typedef struct wi_src {
     wi_spill_reader *sp; /* the rows of pass 1, read back (spill.h) */
     const char *path;
-    bool ds_rows;        /* sp holds a dsanalyzer trace's rows: workers as below */
+    bool ds_rows; /* sp holds a dsanalyzer trace's rows: workers as below */
     stall_tidy_stream *ts;
     stall_ds_stream *ds; /* borrowed from the wi_stream */
     const stall_ds_trace *b;

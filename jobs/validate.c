@@ -140,8 +140,8 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
     if (rc == 0) {
         stall_config eff = *cfg;
         eff.start_align = (stall_align_list){1, {STALL_ALIGN_NONE}};
-        rc = stall_job_manifest_with(&eff, outdir, hashing ? &hasher.d : opts->digests, NULL,
-                                     NULL, err);
+        rc = stall_job_manifest_with(&eff, outdir, hashing ? &hasher.d : opts->digests, NULL, NULL,
+                                     err);
     }
     if (rc == 0)
         rc = stall_job_commit(final, outdir, err);
