@@ -48,13 +48,14 @@ typedef struct dsa_file {
     FILE *f;
     struct csv_parser p;
     int p_init, keep, eof;
+    int tail; /* fread found the end while a line was completed (dsa_feed) */
     char *buf;
     size_t pos, n, linelen;
     size_t next;  /* the next record to hand out */
     size_t nread; /* records handed out so far */
 } dsa_file;
 
-#define DSA_BUF (1 << 16)
+#define DSA_BUF (1 << 18)
 /* The seed's column names. */
 #define DSA_EPOCH "Epoch"
 #define DSA_INDEX "Index number"
