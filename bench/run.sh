@@ -44,3 +44,5 @@ if [ -x "$B/stallsim" ]; then
     done
     rm -rf "$d"
 fi
+# Trace reading against DuckDB, and the scaling table (issue 21).
+sh "$SRC/bench/scale.sh" "$B" "$SRC"
