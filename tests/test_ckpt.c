@@ -1,0 +1,288 @@
+/*
+ * Checkpoints and uneven ranks (docs/model.md 2.5, 2.6) against closed
+ * forms: a synchronous checkpoint on a compute-bound run adds exactly its
+ * write time; an asynchronous one its snapshot, or the rest of a write
+ * still under way; one slow rank's compute factor f with no data stall
+ * makes every iteration f C + A; random stragglers slow an iteration with
+ * probability 1 - (1 - p)^G, the expected maximum over more ranks; and the
+ * keys that would have no effect are refused.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stall/ckpt.h"
+#include "stall/config.h"
+#include "stall/model.h"
+
+#define MS INT64_C(1000000)
+
+typedef struct cst {
+    stall_time fetch, compute, tail;
+} cst;
+
+static stall_time c_fetch(void *ctx, int e, int r, int64_t k)
+{
+    (void)e, (void)r, (void)k;
+    return ((const cst *)ctx)->fetch;
+}
+static stall_time c_compute(void *ctx, int e, int r, int64_t k)
+{
+    (void)e, (void)r, (void)k;
+    return ((const cst *)ctx)->compute;
+}
+static stall_time c_tail(void *ctx, int e, int64_t k)
+{
+    (void)e, (void)k;
+    return ((const cst *)ctx)->tail;
+}
+
+typedef struct obs {
+    stall_time end; /* T of the last iteration */
+    stall_time wait, write;
+    int64_t n, slowed; /* checkpoints; iterations longer than C + A */
+    stall_time plain;  /* C + A */
+} obs;
+
+static void on_iter(void *ctx, const stall_iter_record *rec)
+{
+    obs *o = ctx;
+    o->end = rec->iter_end;
+    o->wait += rec->ckpt_wait;
+    o->write += rec->ckpt_write;
+    o->n += rec->ckpt_write > 0;
+    o->slowed += rec->iter_time > o->plain;
+}
+
+static obs run(const stall_model_params *p, const cst *c)
+{
+    stall_durations d = {.fetch = c_fetch, .compute = c_compute, .tail = c_tail, .ctx = (void *)c};
+    obs o = {.plain = c->compute + c->tail};
+    stall_err err;
+    int rc = stall_model_run(p, &d, on_iter, &o, NULL, &err);
+    cr_assert_eq(rc, 0, "%s", err.msg);
+    return o;
+}
+
+static stall_model_params base(int g, int gpn, int w, int64_t n, int ne)
+{
+    stall_model_params p;
+    stall_model_defaults(&p);
+    p.ranks = g;
+    p.gpus_per_node = gpn;
+    p.workers = w;
+    p.batches = n;
+    p.epochs = ne;
+    return p;
+}
+
+/* Compute-bound (fetch far shorter than compute, workers ahead): a sync
+ * checkpoint adds exactly its write time W = ranks on the node x MB / MB/s,
+ * once per every-th iteration of the run. */
+Test(ckpt, sync_on_compute_bound_adds_exactly_its_write_time)
+{
+    const int gs[] = {1, 2, 4, 8}, gpns[] = {1, 2, 4, 4};
+    const int64_t everies[] = {1, 7, 25, 60};
+    for (size_t a = 0; a < 4; a++)
+        for (size_t b = 0; b < 4; b++) {
+            cst c = {.fetch = 2 * MS, .compute = 50 * MS, .tail = 3 * MS};
+            stall_model_params p = base(gs[a], gpns[a], 2, 60, 3);
+            obs o0 = run(&p, &c);
+            p.ckpt = (stall_ckpt_params){.every = everies[b], .mb = 30, .mb_s = 200};
+            obs o1 = run(&p, &c);
+            int64_t n = 180 / everies[b];
+            stall_time w = llround(gpns[a] * 30.0 / 200.0 * 1e9);
+            cr_assert_eq(o1.n, n);
+            cr_assert_eq(o1.write, n * w);
+            cr_assert_eq(o1.wait, n * w);
+            cr_assert_eq(o1.end - o0.end, n * w, "G %d every %lld: %lld != %lld", gs[a],
+                         (long long)everies[b], (long long)(o1.end - o0.end), (long long)(n * w));
+        }
+}
+
+/* By time: a checkpoint at the first iteration ending every_ns or more
+ * after the last began. Iterations of exactly 50 ms, every 120 ms: the
+ * iterations ending at 150, 150 + W + 150, ... */
+Test(ckpt, every_seconds_counts_from_the_last_checkpoint_start)
+{
+    cst c = {.fetch = 0, .compute = 50 * MS, .tail = 0};
+    stall_model_params p = base(1, 1, 0, 100, 1);
+    p.ckpt = (stall_ckpt_params){.every_ns = 120 * MS, .mb = 10, .mb_s = 1000}; /* W = 10 ms */
+    obs o = run(&p, &c);
+    /* Checkpoint starts at 150, then each 3 iterations + W later: 160 ms apart
+     * (>= 120 after 3 iterations of 50 = 150 plus the 10 ms write). */
+    int64_t n = 0;
+    stall_time t = 0, last = 0;
+    for (int k = 0; k < 100; k++) {
+        t += 50 * MS;
+        if (t - last >= 120 * MS) {
+            last = t;
+            t += 10 * MS;
+            n++;
+        }
+    }
+    cr_assert_eq(o.n, n);
+    cr_assert_eq(o.end, t);
+}
+
+/* Async: the loop waits for the snapshot only while each write ends before
+ * the next checkpoint; a write longer than the interval makes the loop
+ * wait for the rest of it. */
+Test(ckpt, async_waits_for_the_snapshot_and_an_unfinished_write)
+{
+    cst c = {.fetch = 0, .compute = 50 * MS, .tail = 0};
+    stall_model_params p = base(1, 1, 0, 100, 1);
+    p.ckpt = (stall_ckpt_params){
+        .every = 10, .mb = 100, .mb_s = 500, .async = true, .snapshot_mb_s = 10000};
+    obs o = run(&p, &c); /* W = 200 ms < 10 x 50 ms; S = 10 ms */
+    cr_assert_eq(o.n, 10);
+    cr_assert_eq(o.wait, 10 * 10 * MS);
+    cr_assert_eq(o.end, 100 * 50 * MS + 10 * 10 * MS);
+    p.ckpt.mb_s = 100; /* W = 1 s > 10 x 50 ms: from the second on, wait W + S - 500 ms */
+    o = run(&p, &c);
+    cr_assert_eq(o.wait, 10 * MS + 9 * (1000 * MS + 10 * MS - 500 * MS - 10 * MS + 10 * MS));
+    cr_assert_eq(o.end, 100 * 50 * MS + o.wait);
+    /* Never worse than sync, whose wait is W each time. */
+    p.ckpt.async = false;
+    obs s = run(&p, &c);
+    cr_assert_geq(s.end, o.end);
+}
+
+/* Data-bound: the workers keep fetching while the loop writes, so the
+ * epoch grows by at most the checkpoints' wait, and by less. */
+Test(ckpt, data_bound_hides_part_of_a_sync_checkpoint)
+{
+    cst c = {.fetch = 40 * MS, .compute = 5 * MS, .tail = 0};
+    stall_model_params p = base(2, 2, 2, 60, 2);
+    obs o0 = run(&p, &c);
+    p.ckpt = (stall_ckpt_params){.every = 20, .mb = 10, .mb_s = 400}; /* W = 50 ms */
+    obs o1 = run(&p, &c);
+    cr_assert_eq(o1.wait, 6 * 50 * MS);
+    cr_assert_lt(o1.end - o0.end, o1.wait);
+    cr_assert_geq(o1.end, o0.end);
+}
+
+/* One slow rank of G, compute factor f, no data stall (loading in the main
+ * process takes 0): every iteration is f C + A, the epoch N (f C + A). */
+Test(uneven, one_slow_rank_makes_every_iteration_f_times_its_compute)
+{
+    const double fs[] = {1.5, 2.0, 6.0};
+    for (int g = 1; g <= 8; g *= 2)
+        for (size_t i = 0; i < 3; i++) {
+            cst c = {.fetch = 0, .compute = 20 * MS, .tail = 2 * MS};
+            stall_model_params p = base(g, g, 0, 50, 2);
+            p.uneven.slow = 1;
+            p.uneven.compute_factor = fs[i];
+            obs o = run(&p, &c);
+            stall_time it = llround(20.0 * MS * fs[i]) + 2 * MS;
+            cr_assert_eq(o.end, 2 * 50 * it, "G %d f %g", g, fs[i]);
+        }
+}
+
+/* Fetch factor on the slow node: with W = 0 the fetch is inline, so every
+ * iteration is f D + C + A when the slow node's ranks are the slowest. */
+Test(uneven, slow_node_fetch_factor)
+{
+    cst c = {.fetch = 10 * MS, .compute = 20 * MS, .tail = 0};
+    stall_model_params p = base(8, 4, 0, 40, 1);
+    p.uneven.slow = 1;
+    p.uneven.by_node = true;
+    p.uneven.fetch_factor = 3.0;
+    obs o = run(&p, &c);
+    cr_assert_eq(o.end, 40 * (30 * MS + 20 * MS));
+    stall_err err;
+    p.uneven.slow = 3; /* 2 nodes */
+    stall_durations d = {.fetch = c_fetch, .compute = c_compute, .ctx = &c};
+    cr_assert_eq(stall_model_run(&p, &d, NULL, NULL, NULL, &err), STALL_ECONFIG);
+}
+
+/* Random stragglers, window of one iteration: an iteration is slowed when
+ * any of G ranks straggles, probability 1 - (1 - p)^G. Over 20000
+ * iterations the share is within 4.5 standard deviations of it, and grows
+ * with G. */
+Test(uneven, stragglers_cost_grows_as_the_maximum_of_more_draws)
+{
+    double prev = -1;
+    for (int g = 1; g <= 16; g *= 2) {
+        cst c = {.fetch = 0, .compute = 10 * MS, .tail = 0};
+        stall_model_params p = base(g, g, 0, 20000, 1);
+        p.uneven.straggler_fraction = 0.05;
+        p.uneven.straggler_factor = 3.0;
+        p.uneven.seed = 7;
+        obs o = run(&p, &c);
+        double q = 1 - pow(0.95, g), sd = sqrt(q * (1 - q) / 20000.0);
+        double got = (double)o.slowed / 20000.0;
+        cr_assert_lt(fabs(got - q), 4.5 * sd, "G %d: %g vs %g", g, got, q);
+        cr_assert_eq(o.end, 20000 * 10 * MS + o.slowed * 20 * MS);
+        cr_assert_gt(got, prev);
+        prev = got;
+    }
+}
+
+/* A window of K iterations holds a straggler K iterations in a row. */
+Test(uneven, straggler_window)
+{
+    stall_uneven_params u = {
+        .straggler_fraction = 0.3, .straggler_factor = 2, .straggler_iters = 5, .seed = 3};
+    for (int r = 0; r < 4; r++)
+        for (int64_t k = 0; k < 100; k++)
+            cr_assert_eq(stall_uneven_straggles(&u, 1, r, k),
+                         stall_uneven_straggles(&u, 1, r, k - k % 5));
+}
+
+/* ---- keys ---- */
+
+static int set_check(const char *const *kv, int n)
+{
+    stall_config cfg;
+    stall_config_defaults(&cfg);
+    stall_err err;
+    const char *base_kv[] = {"scenario", "mode",  "model",  "trace",   "format",
+                             "none",     "fetch", "mean_s", "0.01",    "compute",
+                             "mean_s",   "0.02",  "run",    "batches", "10"};
+    for (int i = 0; i < 15; i += 3)
+        cr_assert_eq(
+            stall_config_apply(&cfg, base_kv[i], base_kv[i + 1], base_kv[i + 2], "--set", &err), 0,
+            "%s", err.msg);
+    for (int i = 0; i < n; i += 3) {
+        int rc = stall_config_apply(&cfg, kv[i], kv[i + 1], kv[i + 2], "--set", &err);
+        if (rc)
+            return rc;
+    }
+    return stall_config_check(&cfg, &err);
+}
+
+Test(ckpt_keys, refused_where_they_have_no_effect)
+{
+    const char *ok[] = {"checkpoint", "every_iterations", "5",  "checkpoint", "mb_per_rank", "10",
+                        "checkpoint", "bandwidth_mb_s",   "100"};
+    cr_assert_eq(set_check(ok, 9), 0);
+    const char *no_every[] = {"checkpoint", "mb_per_rank", "10"};
+    cr_assert_eq(set_check(no_every, 3), STALL_ECONFIG);
+    const char *no_bw[] = {"checkpoint", "every_iterations", "5",
+                           "checkpoint", "mb_per_rank",      "10"};
+    cr_assert_eq(set_check(no_bw, 6), STALL_ECONFIG);
+    const char *both[] = {
+        "checkpoint", "every_iterations", "5",  "checkpoint", "every_s",        "1",
+        "checkpoint", "mb_per_rank",      "10", "checkpoint", "bandwidth_mb_s", "100"};
+    cr_assert_eq(set_check(both, 12), STALL_ECONFIG);
+    const char *snap_sync[] = {
+        "checkpoint", "every_iterations", "5",   "checkpoint", "mb_per_rank",   "10",
+        "checkpoint", "bandwidth_mb_s",   "100", "checkpoint", "snapshot_mb_s", "1000"};
+    cr_assert_eq(set_check(snap_sync, 12), STALL_ECONFIG);
+    const char *factor_alone[] = {"ranks", "compute_factor", "2"};
+    cr_assert_eq(set_check(factor_alone, 3), STALL_ECONFIG);
+    const char *slow_alone[] = {"ranks", "slow", "1"};
+    cr_assert_eq(set_check(slow_alone, 3), STALL_ECONFIG);
+    const char *slow_ok[] = {"ranks", "slow", "1", "ranks", "compute_factor", "2"};
+    cr_assert_eq(set_check(slow_ok, 6), 0);
+    const char *strag_alone[] = {"straggler", "factor", "2"};
+    cr_assert_eq(set_check(strag_alone, 3), STALL_ECONFIG);
+    const char *strag_one[] = {"straggler", "fraction", "0.1"};
+    cr_assert_eq(set_check(strag_one, 3), STALL_ECONFIG);
+    const char *strag_ok[] = {"straggler", "fraction", "0.1", "straggler", "factor", "2"};
+    cr_assert_eq(set_check(strag_ok, 6), 0);
+    const char *replay[] = {"scenario", "mode", "replay", "checkpoint", "every_iterations", "5"};
+    cr_assert_neq(set_check(replay, 6), 0);
+}
