@@ -286,3 +286,80 @@ Test(ckpt_keys, refused_where_they_have_no_effect)
     const char *replay[] = {"scenario", "mode", "replay", "checkpoint", "every_iterations", "5"};
     cr_assert_neq(set_check(replay, 6), 0);
 }
+
+/* ---- plan: the shortest interval within the checkpoint stall budget ---- */
+
+#include "stall/plan.h"
+#include "stall/report.h"
+#include "stall/scenario.h"
+
+static stall_config *plan_cfg(const char *budget, const char *fetch_s)
+{
+    stall_config *cfg = malloc(sizeof *cfg);
+    stall_config_defaults(cfg);
+    char fetch[64];
+    snprintf(fetch, sizeof fetch, "fetch.mean_s=%s", fetch_s);
+    const char *sets[] = {"scenario.mode=model",          "trace.format=none",
+                          "loader.workers=2",             "cluster.gpus=2",
+                          fetch,                          "compute.mean_s=0.05",
+                          "run.batches=60",               "run.epochs=2",
+                          "checkpoint.every_iterations=5", "checkpoint.mb_per_rank=40",
+                          "checkpoint.bandwidth_mb_s=400", "plan.max_gpus=2",
+                          "plan.max_workers=2"};
+    stall_err e;
+    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
+        if (strncmp(sets[i], "plan.", 5) == 0) {
+            const char *eq = strchr(sets[i], '=');
+            char key[32];
+            snprintf(key, sizeof key, "%.*s", (int)(eq - sets[i] - 5), sets[i] + 5);
+            cr_assert_eq(stall_config_extra_add(cfg, "plan", key, eq + 1, true, "t", &e), 0, "%s",
+                         e.msg);
+        } else {
+            cr_assert_eq(stall_config_set(cfg, sets[i], &e), 0, "%s", e.msg);
+        }
+    }
+    cr_assert_eq(stall_config_extra_add(cfg, "plan", "ckpt_stall_budget", budget, true, "t", &e), 0,
+                 "%s", e.msg);
+    return cfg;
+}
+
+/* The answer against a brute-force sweep of every interval 1..120 with the
+ * plan's worker answer: the first whose share is within the budget, on a
+ * compute-bound and on a data-bound configuration. */
+Test(ckpt_plan, shortest_interval_matches_a_brute_force_sweep)
+{
+    const char *budgets[] = {"0.02", "0.05", "0.2"};
+    const char *fetches[] = {"0.01", "0.2"};
+    for (size_t f = 0; f < 2; f++)
+        for (size_t b = 0; b < 3; b++) {
+            stall_config *cfg = plan_cfg(budgets[b], fetches[f]);
+            stall_plan_result *r = malloc(sizeof *r);
+            stall_err e;
+            cr_assert_eq(stall_plan_compute(cfg, r, &e), 0, "%s", e.msg);
+            stall_config *one = malloc(sizeof *one);
+            *one = *cfg;
+            one->nextra = 0;
+            char w[32];
+            snprintf(w, sizeof w, "loader.workers=%.0f", r->workers.value);
+            cr_assert_eq(stall_config_set(one, w, &e), 0);
+            long first = -1;
+            for (long every = 1; every <= 120 && first < 0; every++) {
+                char s[64];
+                snprintf(s, sizeof s, "checkpoint.every_iterations=%ld", every);
+                cr_assert_eq(stall_config_set(one, s, &e), 0);
+                stall_summary sum;
+                stall_run_opts o = {.jobs = 1, .no_files = 1, .summary = &sum};
+                cr_assert_eq(stall_scenario_run(one, &o, &e), 0, "%s", e.msg);
+                if (sum.ckpt_share <= atof(budgets[b]))
+                    first = every;
+            }
+            cr_assert_str_eq(r->ckpt_every.binding, first > 0 ? "met" : "not_met");
+            if (first > 0)
+                cr_assert_eq((long)r->ckpt_every.value, first, "budget %s fetch %s: %g vs %ld",
+                             budgets[b], fetches[f], r->ckpt_every.value, first);
+            cr_assert_lt(r->ckpt_every.sims, 30);
+            free(one);
+            free(r);
+            free(cfg);
+        }
+}
