@@ -123,6 +123,13 @@ static void an_ranks(const stall_tidy_trace *t, stall_analysis *a, double *wait_
                 stall_time rem = nx - ce > 0 ? nx - ce : 0;
                 stall_time w = latest - ce < rem ? latest - ce : rem;
                 ar->barrier_s += stall_ns_to_s(w);
+                if (t->compute_end && t->ckpt_start && t->ckpt_start[i] >= 0) {
+                    /* A recorded checkpoint after the barrier is its own part. */
+                    stall_time ck = t->ckpt_end[i] - t->ckpt_start[i];
+                    ck = ck < rem - w ? ck : rem - w;
+                    ar->ckpt_s += stall_ns_to_s(ck);
+                    ar->post_s -= stall_ns_to_s(ck);
+                }
                 if (t->compute_end)
                     ar->post_s += stall_ns_to_s(rem - w);
                 else
@@ -314,7 +321,7 @@ void stall_analyze(const stall_tidy_trace *t, stall_analysis *a)
     a->rank = stall_xcalloc((size_t)t->ranks, sizeof *a->rank);
     double win = 0, wcomp = 0;
     an_ranks(t, a, &win, &wcomp);
-    double tot = 0, data = 0, comp = 0, start = 0, epoch_sum = 0;
+    double tot = 0, data = 0, comp = 0, start = 0, epoch_sum = 0, ckpt = 0;
     for (int r = 0; r < t->ranks; r++) {
         stall_an_rank *x = &a->rank[r];
         if (t->fetch_unknown)
@@ -325,6 +332,7 @@ void stall_analyze(const stall_tidy_trace *t, stall_analysis *a)
         data += x->data_s;
         comp += x->compute_s + x->post_s;
         start += x->startup_s;
+        ckpt += x->ckpt_s;
     }
     epoch_sum = tot / t->ranks;
     if (tot > 0) {
@@ -332,6 +340,7 @@ void stall_analyze(const stall_tidy_trace *t, stall_analysis *a)
         a->share_straggler = wcomp / tot;
         a->share_compute = comp / tot;
         a->share_startup = start / tot;
+        a->share_checkpoint = ckpt / tot;
     }
     if (t->ranks > 1) {
         int s = 0;

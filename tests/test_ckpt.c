@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "stall/ckpt.h"
 #include "stall/config.h"
@@ -299,12 +300,18 @@ static stall_config *plan_cfg(const char *budget, const char *fetch_s)
     stall_config_defaults(cfg);
     char fetch[64];
     snprintf(fetch, sizeof fetch, "fetch.mean_s=%s", fetch_s);
-    const char *sets[] = {"scenario.mode=model",          "trace.format=none",
-                          "loader.workers=2",             "cluster.gpus=2",
-                          fetch,                          "compute.mean_s=0.05",
-                          "run.batches=60",               "run.epochs=2",
-                          "checkpoint.every_iterations=5", "checkpoint.mb_per_rank=40",
-                          "checkpoint.bandwidth_mb_s=400", "plan.max_gpus=2",
+    const char *sets[] = {"scenario.mode=model",
+                          "trace.format=none",
+                          "loader.workers=2",
+                          "cluster.gpus=2",
+                          fetch,
+                          "compute.mean_s=0.05",
+                          "run.batches=60",
+                          "run.epochs=2",
+                          "checkpoint.every_iterations=5",
+                          "checkpoint.mb_per_rank=40",
+                          "checkpoint.bandwidth_mb_s=400",
+                          "plan.max_gpus=2",
                           "plan.max_workers=2"};
     stall_err e;
     for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
@@ -362,4 +369,135 @@ Test(ckpt_plan, shortest_interval_matches_a_brute_force_sweep)
             free(r);
             free(cfg);
         }
+}
+
+/* ---- the real captures (traces/ckpt_w2_*, traces/ddp2_*) ---- */
+
+#include <stdio.h>
+
+#include "stall/analyze.h"
+#include "stall/measured.h"
+#include "stall/tidy.h"
+
+static double measured_epoch(const char *path, stall_measured *m)
+{
+    stall_tidy_trace *t = NULL;
+    stall_err e;
+    cr_assert_eq(stall_tidy_load(path, &t, &e), 0, "%s", e.msg);
+    cr_assert_eq(stall_measured_from_tidy(t, m, &e), 0, "%s", e.msg);
+    stall_tidy_free(t);
+    return stall_measured_mean_epoch(m);
+}
+
+static double model_epoch(const char *path, const char *const *sets, double *ckpt_share)
+{
+    stall_config cfg;
+    stall_config_defaults(&cfg);
+    stall_err e;
+    char p[512];
+    snprintf(p, sizeof p, "trace.path=%s", path);
+    cr_assert_eq(stall_config_set(&cfg, "scenario.mode=model", &e), 0);
+    cr_assert_eq(stall_config_set(&cfg, "trace.format=tidy", &e), 0);
+    cr_assert_eq(stall_config_set(&cfg, p, &e), 0, "%s", e.msg);
+    for (int i = 0; sets && sets[i]; i++)
+        cr_assert_eq(stall_config_set(&cfg, sets[i], &e), 0, "%s", e.msg);
+    stall_summary sum;
+    stall_run_opts o = {.jobs = 1, .no_files = 1, .summary = &sum};
+    cr_assert_eq(stall_scenario_run(&cfg, &o, &e), 0, "%s", e.msg);
+    if (ckpt_share)
+        *ckpt_share = sum.ckpt_share;
+    return sum.epoch_time_s;
+}
+
+/* The decomposition reads the recorded checkpoints: 7 of 64.2 MB, every 25
+ * iterations; the model with them gives the run back (validate). */
+Test(ckpt_real, decomposition_and_validation_of_the_input_run)
+{
+    stall_measured m;
+    double meas = measured_epoch("traces/ckpt_w2_n25/trace.csv", &m);
+    cr_assert_eq(m.ckpt_n, 7);
+    cr_assert_eq(m.ckpt_every, 25);
+    cr_assert_float_eq(m.ckpt_mb, 64.208254, 1e-6);
+    double ck = 0;
+    for (int e = 0; e < m.epochs; e++)
+        ck += m.ckpt_s[e];
+    double share;
+    double sim = model_epoch("traces/ckpt_w2_n25/trace.csv", NULL, &share);
+    cr_assert_lt(fabs(sim - meas) / meas, 0.02, "%g vs %g", sim, meas);
+    /* The model's checkpoint stall is the recorded total (mean write time). */
+    cr_assert_lt(fabs(share * sim * m.epochs - ck) / ck, 0.01, "%g vs %g", share * sim * 3, ck);
+    stall_measured_free(&m);
+}
+
+/* Predictions of other intervals from the N = 25 run, against runs
+ * captured after the predictions were recorded
+ * (traces/ckpt_w2_predictions.md): epoch within 10%. */
+Test(ckpt_real, other_intervals_predicted_within_ten_percent)
+{
+    const char *runs[] = {"traces/ckpt_w2_n14/trace.csv", "traces/ckpt_w2_n9/trace.csv"};
+    const char *every[] = {"checkpoint.every_iterations=14", "checkpoint.every_iterations=9"};
+    for (int i = 0; i < 2; i++) {
+        stall_measured m;
+        double meas = measured_epoch(runs[i], &m);
+        const char *sets[] = {every[i], NULL};
+        double sim = model_epoch("traces/ckpt_w2_n25/trace.csv", sets, NULL);
+        cr_assert_lt(fabs(sim - meas) / meas, 0.10, "%s: %g vs %g", runs[i], sim, meas);
+        stall_measured_free(&m);
+    }
+}
+
+/* One slow rank: ddp2_w2 (even ranks) with rank 1's compute x 6 predicts
+ * ddp2_straggler (the same job, rank 1 sleeping 5x its forward+backward),
+ * 40 batches x 2 epochs, within 5%; without the factor it is 38% short. */
+Test(ckpt_real, one_slow_rank_predicted_from_the_even_run)
+{
+    stall_measured m;
+    double meas = measured_epoch("traces/ddp2_straggler/trace.csv", &m);
+    const char *sets[] = {"run.batches=40", "run.epochs=2", "ranks.slow=1",
+                          "ranks.compute_factor=6", NULL};
+    double sim = model_epoch("traces/ddp2_w2/trace.csv", sets, NULL);
+    cr_assert_lt(fabs(sim - meas) / meas, 0.05, "%g vs %g", sim, meas);
+    const char *even[] = {"run.batches=40", "run.epochs=2", NULL};
+    double sim0 = model_epoch("traces/ddp2_w2/trace.csv", even, NULL);
+    cr_assert_lt(sim0, 0.7 * meas);
+    stall_measured_free(&m);
+}
+
+/* analyze: a recorded checkpoint is its own part, taken out of post. */
+Test(ckpt_real, analyze_attributes_the_recorded_checkpoints)
+{
+    stall_tidy_trace *t = NULL;
+    stall_err e;
+    cr_assert_eq(stall_tidy_load("traces/ckpt_w2_n25/trace.csv", &t, &e), 0, "%s", e.msg);
+    stall_analysis a;
+    stall_analyze(t, &a);
+    double ck = 0, tot = 0;
+    for (int ep = 0; ep < t->epochs; ep++)
+        ck += t->checkpoint_s[ep];
+    tot = a.rank[0].total_s;
+    cr_assert_float_eq(a.rank[0].ckpt_s, ck, 1e-9);
+    cr_assert_float_eq(a.share_checkpoint, ck / tot, 1e-9);
+    cr_assert_float_eq(a.share_data + a.share_straggler + a.share_compute + a.share_startup +
+                           a.share_checkpoint,
+                       1.0, 1e-9);
+    stall_analysis_free(&a);
+    stall_tidy_free(t);
+}
+
+/* A checkpoint column half filled is refused at its line and column. */
+Test(ckpt_real, half_a_checkpoint_is_refused)
+{
+    char path[] = "/tmp/stall_ckpt_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("rank,epoch,batch,worker,fetch_start,fetch_end,request,ready,iter_end,ckpt_start,"
+          "ckpt_end\n0,0,0,0,1.0,1.1,1.0,1.2,1.3,,\n0,0,1,0,1.2,1.3,1.3,1.4,1.5,1.5,\n",
+          f);
+    fclose(f);
+    stall_tidy_trace *t = NULL;
+    stall_err e;
+    cr_assert_eq(stall_tidy_load(path, &t, &e), STALL_EPARSE);
+    cr_assert(strstr(e.msg, ":3:11:") != NULL, "%s", e.msg);
+    unlink(path);
 }
