@@ -51,10 +51,9 @@ enum {
 };
 
 static const char *const tidy_names[TC_ALL] = {
-    "rank",        "epoch",   "batch",    "worker",      "fetch_start", "fetch_end",
-    "request",     "ready",   "iter_end", "compute_end", "bytes",       "samples",
-    "epoch_start", "workers", "prefetch", "pin_memory",  "ckpt_start",  "ckpt_end",
-    "ckpt_bytes"};
+    "rank",     "epoch",      "batch",       "worker",   "fetch_start", "fetch_end",   "request",
+    "ready",    "iter_end",   "compute_end", "bytes",    "samples",     "epoch_start", "workers",
+    "prefetch", "pin_memory", "ckpt_start",  "ckpt_end", "ckpt_bytes"};
 
 #define TIDY_MAXF 64
 
@@ -388,8 +387,8 @@ static int tidy_ckpt(stall_tidy_stream *t, stall_time *start, stall_time *end, d
         return 0;
     bool hs = t->field[t->col[TC_CKSTART]][0] != '\0', he = t->field[t->col[TC_CKEND]][0] != '\0';
     if (hs != he)
-        return tidy_fail(t, t->col[hs ? TC_CKEND : TC_CKSTART],
-                         "'%s' is empty but '%s' is not", tidy_names[hs ? TC_CKEND : TC_CKSTART],
+        return tidy_fail(t, t->col[hs ? TC_CKEND : TC_CKSTART], "'%s' is empty but '%s' is not",
+                         tidy_names[hs ? TC_CKEND : TC_CKSTART],
                          tidy_names[hs ? TC_CKSTART : TC_CKEND]);
     if (!hs)
         return 0;
@@ -402,8 +401,8 @@ static int tidy_ckpt(stall_tidy_stream *t, stall_time *start, stall_time *end, d
         char *e = NULL;
         double b = strtod(s, &e);
         if (*e != '\0' || !(b >= 0) || b > 1e300)
-            return tidy_fail(t, t->col[TC_CKBYTES], "'%s': not a byte count: \"%s\"",
-                             "ckpt_bytes", s);
+            return tidy_fail(t, t->col[TC_CKBYTES], "'%s': not a byte count: \"%s\"", "ckpt_bytes",
+                             s);
         *bytes = b;
     }
     return 0;

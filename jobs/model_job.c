@@ -69,6 +69,7 @@ static int wi_replicate(const stall_config *cfg, const wi_whatif *what, const st
     int rc = wi_tables_build(&c, m, p->ranks, p->epochs, p->batches, true, &w, err);
     stall_model_params pj = *p;
     pj.fetch_align = j->fa;
+    pj.uneven.seed = (uint64_t)c.seed; /* the stragglers are drawn anew too */
     wi_collect col = {
         .rep = stall_report_create(p->ranks, cfg->warmup, cfg->delay_threshold, samples)};
     stall_model_stats st;
@@ -391,8 +392,8 @@ static int wi_prepare(wi_model_run *j, stall_err *err)
     /* Replications only where the what-if draws durations: otherwise every
      * seed gives the same numbers and the interval would be a pretence. */
     const stall_measured *m = &j->m;
-    bool draws =
-        !j->have || p->ranks > m->ranks || p->epochs > m->epochs || p->batches > m->batches;
+    bool draws = !j->have || p->ranks > m->ranks || p->epochs > m->epochs ||
+                 p->batches > m->batches || p->uneven.straggler_fraction > 0;
     if (j->reps > 1 && !draws) {
         char where[STALL_PATH_MAX + 64];
         stall_config_origin(cfg, "run", "replications", where, sizeof where);

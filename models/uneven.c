@@ -43,8 +43,8 @@ int stall__uneven_check(const stall_uneven_params *u, int ranks, int gpn, stall_
 {
     int units = u->by_node ? (ranks + gpn - 1) / gpn : ranks;
     if (u->slow < 0 || u->slow > units)
-        return stall_err_set(err, STALL_ECONFIG, "model: %d slow %s, but the run has %d", u->slow,
-                             u->by_node ? "nodes" : "ranks", units);
+        return stall_err_set(err, STALL_ECONFIG, "model: [ranks] slow = %d, but the run has %d %s",
+                             u->slow, units, u->by_node ? "nodes" : "ranks");
     if (!(u->compute_factor > 0.0 && isfinite(u->compute_factor) && u->fetch_factor > 0.0 &&
           isfinite(u->fetch_factor) && u->straggler_factor > 0.0 && isfinite(u->straggler_factor)))
         return stall_err_set(err, STALL_ECONFIG, "model: speed factors must be finite and > 0");
