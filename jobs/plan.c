@@ -590,8 +590,15 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
             r->gpus.gpu_h = r->gpus.value * p.epoch_s / 3600.0;
         free(curve);
     }
-    if (rc == 0 && r->ckpt_budget > 0)
-        rc = plan_ckpt(chosen, r, err);
+    if (rc == 0 && r->ckpt_budget > 0) {
+        plan_ckpt_answer ca;
+        rc = plan_ckpt(chosen, r->ckpt_budget, &ca, err);
+        r->ckpt_every.value = ca.value;
+        r->ckpt_every.gpu_h = NAN;
+        r->ckpt_every.sims = ca.sims;
+        snprintf(r->ckpt_every.binding, sizeof r->ckpt_every.binding, "%s", ca.binding);
+        snprintf(r->ckpt_why, sizeof r->ckpt_why, "%s", ca.why);
+    }
     if (rc == 0)
         rc = plan_bandwidth(c, chosen, r, err);
     if (rc == 0)
@@ -767,7 +774,10 @@ int stall_plan_run(const stall_config *cfg, const stall_plan_opts *opts, stall_e
         if (r->target_epoch_s > 0)
             fprintf(f, "gpus_for_epoch_s (target %g s, the dataset split over the GPUs): %s\n",
                     r->target_epoch_s, r->epoch_why);
-        plan_ckpt_print(f, r);
+        if (r->ckpt_budget > 0)
+            fprintf(f,
+                    "checkpoint_every_iterations (checkpoint stall budget %g%% of the epoch): %s\n",
+                    100 * r->ckpt_budget, r->ckpt_why);
         fprintf(f, "results in %s/ (plan.csv, scaling.csv, effective.ini)\n", outdir);
     }
     free(outdir);

@@ -37,10 +37,9 @@ static int ck_sim(stall_config *cfg, int64_t every, ck_probe *p, int *sims, stal
     return rc;
 }
 
-int plan_ckpt(const stall_config *chosen, stall_plan_result *r, stall_err *err)
+int plan_ckpt(const stall_config *chosen, double budget, plan_ckpt_answer *a, stall_err *err)
 {
-    stall_plan_answer *a = &r->ckpt_every;
-    a->value = a->gpu_h = NAN;
+    *a = (plan_ckpt_answer){.value = NAN};
     stall_config *cfg = stall_xmalloc(sizeof *cfg);
     *cfg = *chosen;
     stall_err e;
@@ -56,16 +55,16 @@ int plan_ckpt(const stall_config *chosen, stall_plan_result *r, stall_err *err)
                            cfg->ini_path[0] ? cfg->ini_path : "config");
     int64_t lo = 0, hi = 1, most = rc == 0 ? (int64_t)p.iterations : 1;
     double share_hi = p.share;
-    while (rc == 0 && p.share > r->ckpt_budget && hi < most) {
+    while (rc == 0 && p.share > budget && hi < most) {
         lo = hi;
         hi = hi * 2 < most ? hi * 2 : most;
         rc = ck_sim(cfg, hi, &p, &a->sims, err);
         share_hi = p.share;
     }
-    if (rc == 0 && p.share > r->ckpt_budget) {
+    if (rc == 0 && p.share > budget) {
         snprintf(a->binding, sizeof a->binding, "not_met");
         a->value = (double)most;
-        snprintf(r->ckpt_why, sizeof r->ckpt_why,
+        snprintf(a->why, sizeof a->why,
                  "not met: one checkpoint per run (every %lld iterations) already stalls %.2f%% "
                  "of the epoch time",
                  (long long)most, 100 * p.share);
@@ -75,7 +74,7 @@ int plan_ckpt(const stall_config *chosen, stall_plan_result *r, stall_err *err)
     while (rc == 0 && hi - lo > 1) {
         int64_t mid = lo + (hi - lo) / 2;
         rc = ck_sim(cfg, mid, &p, &a->sims, err);
-        if (rc == 0 && p.share <= r->ckpt_budget) {
+        if (rc == 0 && p.share <= budget) {
             hi = mid;
             share_hi = p.share;
         } else {
@@ -89,18 +88,11 @@ int plan_ckpt(const stall_config *chosen, stall_plan_result *r, stall_err *err)
         snprintf(a->binding, sizeof a->binding, "met");
         a->value = (double)hi;
         double it = p.iterations ? p.epoch_s * p.epochs / (double)p.iterations : NAN;
-        snprintf(r->ckpt_why, sizeof r->ckpt_why,
+        snprintf(a->why, sizeof a->why,
                  "every %lld iterations (about %.3g s of training), checkpoint stall %.2f%% of the "
                  "epoch time, epoch %.3f s",
                  (long long)hi, (double)hi * it, 100 * share_hi, p.epoch_s);
     }
     free(cfg);
     return rc;
-}
-
-void plan_ckpt_print(FILE *f, const stall_plan_result *r)
-{
-    if (r->ckpt_budget > 0)
-        fprintf(f, "checkpoint_every_iterations (checkpoint stall budget %g%% of the epoch): %s\n",
-                100 * r->ckpt_budget, r->ckpt_why);
 }

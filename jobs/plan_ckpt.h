@@ -5,18 +5,23 @@
 #ifndef STALL_JOBS_PLAN_CKPT_H
 #define STALL_JOBS_PLAN_CKPT_H
 
-#include <stdio.h>
+#include <stddef.h>
 
-#include "stall/plan.h"
+#include "stall/config.h"
+
+/* The answer: the interval (NAN: none), binding "met" or "not_met", the
+ * simulations it took and a sentence. */
+typedef struct plan_ckpt_answer {
+    double value;
+    char binding[24];
+    int sims;
+    char why[512];
+} plan_ckpt_answer;
 
 /* The shortest checkpoint interval, in iterations, whose checkpoint stall
  * share (the loop's wait for checkpoints over the epoch time) is at most
- * r->ckpt_budget, for configuration cfg: galloping from 1, then bisection,
- * assuming the share does not grow with the interval. Fills r->ckpt_every
- * and r->ckpt_why. */
-int plan_ckpt(const stall_config *cfg, stall_plan_result *r, stall_err *err);
-
-/* Its terminal line. */
-void plan_ckpt_print(FILE *f, const stall_plan_result *r);
+ * budget, for configuration cfg: galloping from 1, then bisection,
+ * assuming the share does not grow with the interval. */
+int plan_ckpt(const stall_config *cfg, double budget, plan_ckpt_answer *a, stall_err *err);
 
 #endif
