@@ -455,6 +455,9 @@ void stall_an_record(void *ctx, const stall_iter_record *rec)
         t->iter_end = stall_xrealloc(t->iter_end, cap * sizeof *t->iter_end);
         t->compute_end = stall_xrealloc(t->compute_end, cap * sizeof *t->compute_end);
         t->worker = stall_xrealloc(t->worker, cap * sizeof *t->worker);
+        t->ckpt_start = stall_xrealloc(t->ckpt_start, cap * sizeof *t->ckpt_start);
+        t->ckpt_end = stall_xrealloc(t->ckpt_end, cap * sizeof *t->ckpt_end);
+        t->ckpt_bytes = stall_xrealloc(t->ckpt_bytes, cap * sizeof *t->ckpt_bytes);
         c->cap = cap;
     }
     if (rec->batch == 0) {
@@ -476,7 +479,12 @@ void stall_an_record(void *ctx, const stall_iter_record *rec)
         t->fetch_start[i] = rec->fetch_start[r];
         t->fetch_end[i] = rec->fetch_end[r];
         t->worker[i] = c->workers > 0 ? (int32_t)(rec->fetched[r] % c->workers) : -1;
+        /* The loop's wait for a checkpoint ends the iteration (model.md 2.5). */
+        t->ckpt_start[i] = rec->ckpt_wait > 0 ? rec->iter_end - rec->ckpt_wait : -1;
+        t->ckpt_end[i] = rec->ckpt_wait > 0 ? rec->iter_end : -1;
+        t->ckpt_bytes[i] = 0;
     }
+    c->ckpt = c->ckpt || rec->ckpt_wait > 0;
     c->last_end = rec->iter_end;
     c->rows++;
 }
@@ -489,6 +497,15 @@ stall_tidy_trace *stall_an_recorder_take(stall_an_recorder *r)
         stall_tidy_free(t); /* a run that stopped half-way */
         t = NULL;
     }
+    if (t && !r->ckpt) {
+        free(t->ckpt_start);
+        free(t->ckpt_end);
+        free(t->ckpt_bytes);
+        t->ckpt_start = t->ckpt_end = NULL;
+        t->ckpt_bytes = NULL;
+    }
+    if (t)
+        stall_tidy_ckpt_sums(t);
     return t;
 }
 

@@ -509,3 +509,28 @@ Test(ckpt_real, half_a_checkpoint_is_refused)
     cr_assert(strstr(e.msg, ":3:11:") != NULL, "%s", e.msg);
     unlink(path);
 }
+
+/* analyze of a simulated run: the loop's wait for each checkpoint is the
+ * checkpoint part, the same seconds checkpoints.csv reports. */
+Test(ckpt, analyze_of_a_simulated_run_attributes_the_checkpoints)
+{
+    cst c = {.fetch = 30 * MS, .compute = 20 * MS, .tail = 1 * MS};
+    stall_model_params p = base(2, 2, 2, 40, 2);
+    p.ckpt = (stall_ckpt_params){.every = 10, .mb = 10, .mb_s = 200}; /* W = 100 ms */
+    stall_an_recorder rec = {0};
+    stall_an_params(&rec, &p);
+    stall_durations d = {.fetch = c_fetch, .compute = c_compute, .tail = c_tail, .ctx = &c};
+    stall_err err;
+    cr_assert_eq(stall_model_run(&p, &d, stall_an_record, &rec, NULL, &err), 0, "%s", err.msg);
+    stall_tidy_trace *t = stall_an_recorder_take(&rec);
+    cr_assert_not_null(t);
+    stall_analysis a;
+    stall_analyze(t, &a);
+    for (int r = 0; r < 2; r++)
+        cr_assert_float_eq(a.rank[r].ckpt_s, 8 * 0.1, 1e-9, "rank %d: %g", r, a.rank[r].ckpt_s);
+    cr_assert_float_eq(a.share_data + a.share_straggler + a.share_compute + a.share_startup +
+                           a.share_checkpoint,
+                       1.0, 1e-9);
+    stall_analysis_free(&a);
+    stall_tidy_free(t);
+}

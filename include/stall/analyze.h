@@ -127,6 +127,7 @@ typedef struct stall_an_recorder {
     stall_tidy_trace *t;
     size_t cap;
     int64_t rows; /* (epoch, batch) records so far */
+    bool ckpt;    /* a checkpoint was recorded (the ckpt columns are kept) */
 } stall_an_recorder;
 
 void stall_an_record(void *ctx, const stall_iter_record *rec);
