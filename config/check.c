@@ -65,6 +65,9 @@ static const cfg_rule cfg_rules[] = {
     {"storage", NULL, CFG_M_MODEL, CFG_F_ALL, "a what-if of mode = model"},
     {"ddp", NULL, CFG_M_MODEL, CFG_F_ALL, "a what-if of mode = model"},
     {"run", NULL, CFG_M_MODEL, CFG_F_ALL, "a what-if of mode = model"},
+    {"checkpoint", NULL, CFG_M_MODEL, CFG_F_ALL, "a what-if of mode = model"},
+    {"ranks", NULL, CFG_M_MODEL, CFG_F_ALL, "a what-if of mode = model"},
+    {"straggler", NULL, CFG_M_MODEL, CFG_F_ALL, "a what-if of mode = model"},
 };
 
 static const char *cfg_mode_name(int mode)
@@ -378,5 +381,5 @@ int stall_config_check(const stall_config *cfg, stall_err *err)
     if (ring && cfg->bandwidth_gb_s <= 0)
         return stall_err_set(err, STALL_ECONFIG, "%s: must be > 0 for the ring all-reduce model",
                              cfg_at(cfg, "ddp", "bandwidth_gb_s", a, sizeof a));
-    return 0;
+    return cfg_check_uneven(cfg, err);
 }

@@ -52,4 +52,8 @@ extern const size_t cfg_nkeys;
  * loads a file (config.c; effective.ini's round trip reads it back). */
 int cfg_load_stream(stall_config *cfg, FILE *f, const char *name, stall_err *err);
 
+/* The cross-key checks of [checkpoint], [ranks] and [straggler]
+ * (check_ckpt.c), the last of stall_config_check. */
+int cfg_check_uneven(const stall_config *cfg, stall_err *err);
+
 #endif

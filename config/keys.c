@@ -149,6 +149,37 @@ const cfg_key cfg_keys[] = {
     CFG_K("run", "replications", CFG_INT, replications, "1", 1, 10000, NULL,
           "runs with seeds seed .. seed+N-1: mean and 95% interval of epoch time, throughput "
           "and stall share (only for what-ifs that draw durations)"),
+    CFG_K("checkpoint", "every_iterations", CFG_INT, ckpt_every, "0", 0, CFG_BIG, NULL,
+          "write a checkpoint after every N-th iteration, counted over the run (0: none, or "
+          "every_s; with a tidy trace that records checkpoints: its interval)"),
+    CFG_K("checkpoint", "every_s", CFG_DOUBLE, ckpt_every_s, "0", 0, CFG_DUR, NULL,
+          "write a checkpoint at the first iteration ending at least this many seconds after "
+          "the last checkpoint began (0: by every_iterations)"),
+    CFG_K("checkpoint", "mb_per_rank", CFG_DOUBLE, ckpt_mb, "0", 0, CFG_BIG, NULL,
+          "MB each rank writes per checkpoint (0: a tidy trace's ckpt_bytes)"),
+    CFG_K("checkpoint", "bandwidth_mb_s", CFG_DOUBLE, ckpt_mb_s, "0", 0, CFG_BIG, NULL,
+          "write bandwidth per node in MB/s, shared by its ranks (0: a tidy trace's measured "
+          "bytes / write time)"),
+    CFG_K("checkpoint", "mode", CFG_ENUM, ckpt_mode, "sync", 0, 0, "sync|async",
+          "sync: the step waits for the write; async: it waits for a snapshot copy (and a "
+          "previous write still under way), the write runs in the background"),
+    CFG_K("checkpoint", "snapshot_mb_s", CFG_DOUBLE, ckpt_snapshot_mb_s, "0", 0, CFG_BIG, NULL,
+          "async: bandwidth of the snapshot copy per rank in MB/s (0: instantaneous)"),
+    CFG_K("ranks", "slow", CFG_INT, slow_ranks, "0", 0, STALL_LIMIT_RANKS, NULL,
+          "how many ranks (the last ones; nodes with unit = node) run at the factors below"),
+    CFG_K("ranks", "unit", CFG_ENUM, slow_unit, "rank", 0, 0, "rank|node",
+          "what slow counts: ranks, or nodes of [cluster] gpus_per_node ranks"),
+    CFG_K("ranks", "compute_factor", CFG_DOUBLE, slow_compute_factor, "1", 1e-6, 1e6, NULL,
+          "multiplies the slow ranks' compute durations (2: half as fast)"),
+    CFG_K("ranks", "fetch_factor", CFG_DOUBLE, slow_fetch_factor, "1", 1e-6, 1e6, NULL,
+          "multiplies the slow ranks' fetch durations"),
+    CFG_K("straggler", "fraction", CFG_DOUBLE, straggler_fraction, "0", 0, 1, NULL,
+          "probability that a rank straggles in a window of iterations, drawn per rank and "
+          "window from [run] seed (0: none)"),
+    CFG_K("straggler", "factor", CFG_DOUBLE, straggler_factor, "1", 1e-6, 1e6, NULL,
+          "multiplies a straggling rank's compute durations in its window"),
+    CFG_K("straggler", "iterations", CFG_INT, straggler_iters, "1", 1, CFG_BIG, NULL,
+          "length of a straggler window in iterations (windows restart every epoch)"),
 };
 const size_t cfg_nkeys = sizeof cfg_keys / sizeof cfg_keys[0];
 

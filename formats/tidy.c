@@ -50,13 +50,16 @@ enum {
     TC_WORKERS,
     TC_PREFETCH,
     TC_PIN,
+    TC_CKSTART, /* a checkpoint after the row's iteration: start, end, bytes (empty: none) */
+    TC_CKEND,
+    TC_CKBYTES,
     TC_ALL
 };
 
 static const char *const tidy_names[TC_ALL] = {
-    "rank",        "epoch",   "batch",    "worker",      "fetch_start", "fetch_end",
-    "request",     "ready",   "iter_end", "compute_end", "bytes",       "samples",
-    "epoch_start", "workers", "prefetch", "pin_memory"};
+    "rank",     "epoch",      "batch",       "worker",   "fetch_start", "fetch_end",   "request",
+    "ready",    "iter_end",   "compute_end", "bytes",    "samples",     "epoch_start", "workers",
+    "prefetch", "pin_memory", "ckpt_start",  "ckpt_end", "ckpt_bytes"};
 
 #define TIDY_MAXF 64
 
@@ -392,6 +395,35 @@ static void tidy_consistent(stall_tidy_stream *t, int64_t e, int64_t k, int64_t 
     t->last_row_line[r] = t->line;
 }
 
+/* The checkpoint columns of the row: both times, or both empty (no
+ * checkpoint after this iteration); bytes may be empty. */
+static int tidy_ckpt(stall_tidy_stream *t, stall_time *start, stall_time *end, double *bytes)
+{
+    if (t->col[TC_CKSTART] < 0 || t->col[TC_CKEND] < 0)
+        return 0;
+    bool hs = t->field[t->col[TC_CKSTART]][0] != '\0', he = t->field[t->col[TC_CKEND]][0] != '\0';
+    if (hs != he)
+        return tidy_fail(t, t->col[hs ? TC_CKEND : TC_CKSTART], "'%s' is empty but '%s' is not",
+                         tidy_names[hs ? TC_CKEND : TC_CKSTART],
+                         tidy_names[hs ? TC_CKSTART : TC_CKEND]);
+    if (!hs)
+        return 0;
+    if (tidy_time(t, TC_CKSTART, start) || tidy_time(t, TC_CKEND, end))
+        return t->rc;
+    if (*end < *start)
+        return tidy_fail(t, t->col[TC_CKEND], "'%s' is before '%s'", "ckpt_end", "ckpt_start");
+    if (t->col[TC_CKBYTES] >= 0 && t->field[t->col[TC_CKBYTES]][0] != '\0') {
+        const char *s = t->field[t->col[TC_CKBYTES]];
+        char *e = NULL;
+        double b = strtod(s, &e);
+        if (*e != '\0' || !(b >= 0) || b > 1e300)
+            return tidy_fail(t, t->col[TC_CKBYTES], "'%s': not a byte count: \"%s\"", "ckpt_bytes",
+                             s);
+        *bytes = b;
+    }
+    return 0;
+}
+
 static void tidy_push(stall_tidy_stream *t, const stall_tidy_row *row)
 {
     if (t->qn == 0)
@@ -449,6 +481,10 @@ static void tidy_row(stall_tidy_stream *t)
         }
         t->bytes = b;
     }
+    stall_time cks = -1, cke = -1;
+    double ckb = 0;
+    if (tidy_ckpt(t, &cks, &cke, &ckb))
+        return;
     stall_time fs = t->v[TC_FSTART], fe = t->v[TC_FEND], rq = t->v[TC_REQUEST], rd = t->v[TC_READY],
                ie = t->v[TC_ITEREND];
     if (fe < fs)
@@ -474,6 +510,7 @@ static void tidy_row(stall_tidy_stream *t)
         t->info.has_compute = t->col[TC_COMPUTE] >= 0;
         t->info.has_samples = t->col[TC_SAMPLES] >= 0;
         t->info.has_bytes = t->col[TC_BYTES] >= 0;
+        t->info.has_ckpt = t->col[TC_CKSTART] >= 0 && t->col[TC_CKEND] >= 0;
     }
     t->rows++;
     stall_tidy_row row = {.rank = (int)r,
@@ -488,7 +525,10 @@ static void tidy_row(stall_tidy_stream *t)
                           .compute_end = t->col[TC_COMPUTE] >= 0 ? t->v[TC_COMPUTE] : -1,
                           .epoch_start = t->cur_epoch_start[r],
                           .samples = t->col[TC_SAMPLES] >= 0 ? t->v[TC_SAMPLES] : 0,
-                          .bytes = t->bytes};
+                          .bytes = t->bytes,
+                          .ckpt_start = cks,
+                          .ckpt_end = cke,
+                          .ckpt_bytes = ckb};
     tidy_push(t, &row);
 }
 
@@ -710,6 +750,8 @@ typedef struct tidy_cols {
     int32_t *worker;
     int64_t *samples;
     double *bytes;
+    stall_time *ck[2];
+    double *ckb;
     stall_time *estart;
     size_t nestart, estart_cap;
 } tidy_cols;
@@ -726,6 +768,16 @@ static void tidy_cols_add(tidy_cols *c, const stall_tidy_info *in, const stall_t
             c->samples = stall_xrealloc(c->samples, c->cap * sizeof *c->samples);
         if (in->has_bytes)
             c->bytes = stall_xrealloc(c->bytes, c->cap * sizeof *c->bytes);
+        if (in->has_ckpt) {
+            c->ck[0] = stall_xrealloc(c->ck[0], c->cap * sizeof *c->ck[0]);
+            c->ck[1] = stall_xrealloc(c->ck[1], c->cap * sizeof *c->ck[1]);
+            c->ckb = stall_xrealloc(c->ckb, c->cap * sizeof *c->ckb);
+        }
+    }
+    if (c->ckb) {
+        c->ck[0][c->n] = row->ckpt_start;
+        c->ck[1][c->n] = row->ckpt_end;
+        c->ckb[c->n] = row->ckpt_bytes;
     }
     const stall_time t[6] = {row->fetch_start, row->fetch_end, row->request,
                              row->ready,       row->iter_end,  row->compute_end};
@@ -766,6 +818,9 @@ int stall_tidy_load(const char *path, stall_tidy_trace **out, stall_err *err)
         free(c.worker);
         free(c.samples);
         free(c.bytes);
+        free(c.ck[0]);
+        free(c.ck[1]);
+        free(c.ckb);
         free(c.estart);
         stall_tidy_close(s);
         return rc;
@@ -784,6 +839,10 @@ int stall_tidy_load(const char *path, stall_tidy_trace **out, stall_err *err)
     tr->samples = c.samples;
     tr->bytes = c.bytes;
     tr->epoch_start = c.estart;
+    tr->ckpt_start = c.ck[0];
+    tr->ckpt_end = c.ck[1];
+    tr->ckpt_bytes = c.ckb;
+    stall_tidy_ckpt_sums(tr);
     tr->workers = in->workers;
     tr->prefetch = in->prefetch;
     tr->pin_memory = in->pin_memory;
@@ -791,6 +850,27 @@ int stall_tidy_load(const char *path, stall_tidy_trace **out, stall_err *err)
     stall_tidy_close(s);
     *out = tr;
     return 0;
+}
+
+void stall_tidy_ckpt_sums(stall_tidy_trace *t)
+{
+    if (!t->ckpt_start || t->checkpoint_s)
+        return;
+    size_t n = (size_t)t->epochs * (size_t)t->ranks * (size_t)t->batches;
+    bool any = false;
+    for (size_t i = 0; i < n && !any; i++)
+        any = t->ckpt_start[i] >= 0;
+    if (!any)
+        return;
+    t->checkpoint_s = stall_xcalloc((size_t)t->epochs * (size_t)t->ranks, sizeof *t->checkpoint_s);
+    for (int e = 0; e < t->epochs; e++)
+        for (int r = 0; r < t->ranks; r++)
+            for (int64_t k = 0; k < t->batches; k++) {
+                size_t i = stall_tidy_at(t, e, r, k);
+                if (t->ckpt_start[i] >= 0)
+                    t->checkpoint_s[(size_t)e * t->ranks + r] +=
+                        stall_ns_to_s(t->ckpt_end[i] - t->ckpt_start[i]);
+            }
 }
 
 void stall_tidy_free(stall_tidy_trace *t)
@@ -808,6 +888,9 @@ void stall_tidy_free(stall_tidy_trace *t)
     free(t->bytes);
     free(t->epoch_start);
     free(t->checkpoint_s);
+    free(t->ckpt_start);
+    free(t->ckpt_end);
+    free(t->ckpt_bytes);
     free(t->summary);
     free(t->path);
     free(t);

@@ -123,6 +123,13 @@ static void an_ranks(const stall_tidy_trace *t, stall_analysis *a, double *wait_
                 stall_time rem = nx - ce > 0 ? nx - ce : 0;
                 stall_time w = latest - ce < rem ? latest - ce : rem;
                 ar->barrier_s += stall_ns_to_s(w);
+                if (t->compute_end && t->ckpt_start && t->ckpt_start[i] >= 0) {
+                    /* A recorded checkpoint after the barrier is its own part. */
+                    stall_time ck = t->ckpt_end[i] - t->ckpt_start[i];
+                    ck = ck < rem - w ? ck : rem - w;
+                    ar->ckpt_s += stall_ns_to_s(ck);
+                    ar->post_s -= stall_ns_to_s(ck);
+                }
                 if (t->compute_end)
                     ar->post_s += stall_ns_to_s(rem - w);
                 else
@@ -314,7 +321,7 @@ void stall_analyze(const stall_tidy_trace *t, stall_analysis *a)
     a->rank = stall_xcalloc((size_t)t->ranks, sizeof *a->rank);
     double win = 0, wcomp = 0;
     an_ranks(t, a, &win, &wcomp);
-    double tot = 0, data = 0, comp = 0, start = 0, epoch_sum = 0;
+    double tot = 0, data = 0, comp = 0, start = 0, epoch_sum = 0, ckpt = 0;
     for (int r = 0; r < t->ranks; r++) {
         stall_an_rank *x = &a->rank[r];
         if (t->fetch_unknown)
@@ -325,6 +332,7 @@ void stall_analyze(const stall_tidy_trace *t, stall_analysis *a)
         data += x->data_s;
         comp += x->compute_s + x->post_s;
         start += x->startup_s;
+        ckpt += x->ckpt_s;
     }
     epoch_sum = tot / t->ranks;
     if (tot > 0) {
@@ -332,6 +340,7 @@ void stall_analyze(const stall_tidy_trace *t, stall_analysis *a)
         a->share_straggler = wcomp / tot;
         a->share_compute = comp / tot;
         a->share_startup = start / tot;
+        a->share_checkpoint = ckpt / tot;
     }
     if (t->ranks > 1) {
         int s = 0;
@@ -446,6 +455,9 @@ void stall_an_record(void *ctx, const stall_iter_record *rec)
         t->iter_end = stall_xrealloc(t->iter_end, cap * sizeof *t->iter_end);
         t->compute_end = stall_xrealloc(t->compute_end, cap * sizeof *t->compute_end);
         t->worker = stall_xrealloc(t->worker, cap * sizeof *t->worker);
+        t->ckpt_start = stall_xrealloc(t->ckpt_start, cap * sizeof *t->ckpt_start);
+        t->ckpt_end = stall_xrealloc(t->ckpt_end, cap * sizeof *t->ckpt_end);
+        t->ckpt_bytes = stall_xrealloc(t->ckpt_bytes, cap * sizeof *t->ckpt_bytes);
         c->cap = cap;
     }
     if (rec->batch == 0) {
@@ -467,7 +479,12 @@ void stall_an_record(void *ctx, const stall_iter_record *rec)
         t->fetch_start[i] = rec->fetch_start[r];
         t->fetch_end[i] = rec->fetch_end[r];
         t->worker[i] = c->workers > 0 ? (int32_t)(rec->fetched[r] % c->workers) : -1;
+        /* The loop's wait for a checkpoint ends the iteration (model.md 2.5). */
+        t->ckpt_start[i] = rec->ckpt_wait > 0 ? rec->iter_end - rec->ckpt_wait : -1;
+        t->ckpt_end[i] = rec->ckpt_wait > 0 ? rec->iter_end : -1;
+        t->ckpt_bytes[i] = 0;
     }
+    c->ckpt = c->ckpt || rec->ckpt_wait > 0;
     c->last_end = rec->iter_end;
     c->rows++;
 }
@@ -480,6 +497,15 @@ stall_tidy_trace *stall_an_recorder_take(stall_an_recorder *r)
         stall_tidy_free(t); /* a run that stopped half-way */
         t = NULL;
     }
+    if (t && !r->ckpt) {
+        free(t->ckpt_start);
+        free(t->ckpt_end);
+        free(t->ckpt_bytes);
+        t->ckpt_start = t->ckpt_end = NULL;
+        t->ckpt_bytes = NULL;
+    }
+    if (t)
+        stall_tidy_ckpt_sums(t);
     return t;
 }
 

@@ -60,6 +60,10 @@ static int an_fill_summary(FILE *f, void *ctx, stall_err *err)
         an_num(f, a->share_compute);
         fprintf(f, "\n%s,share_startup", l);
         an_num(f, a->share_startup);
+        if (a->share_checkpoint > 0) {
+            fprintf(f, "\n%s,share_checkpoint", l);
+            an_num(f, a->share_checkpoint);
+        }
         fprintf(f, "\n%s,straggler_rank,", l);
         if (a->straggler >= 0)
             fprintf(f, "%d", a->straggler);
@@ -200,6 +204,15 @@ void stall_analysis_print(const stall_analysis *a, const char *const *labels, in
         }
         fputc('\n', f);
     }
+    bool inside = false;
+    for (int j = 0; j < n; j++)
+        inside = inside || a[j].share_checkpoint > 0;
+    if (inside) {
+        fprintf(f, "%-48.48s", "checkpoints (recorded, taken out of post)");
+        for (int j = 0; j < n; j++)
+            fprintf(f, " %10.1f%%", 100 * a[j].share_checkpoint);
+        fputc('\n', f);
+    }
     for (int j = 0; j < n; j++) {
         fprintf(f, "\n%s, per rank (seconds over %d epoch%s):\n", labels[j], a[j].epochs,
                 a[j].epochs == 1 ? "" : "s");
@@ -216,9 +229,10 @@ void stall_analysis_print(const stall_analysis *a, const char *const *labels, in
                     a[j].ranks > 1 ? 100.0 * (double)x->last / (double)its : 100.0);
         }
         if (a[j].checkpoint_s) {
-            fprintf(f,
-                    "checkpoint time (s), per rank and epoch (not in the parts above, which "
-                    "end at each epoch's last iteration):\n%4s",
+            fprintf(f, "checkpoint time (s), per rank and epoch (%s):\n%4s",
+                    a[j].share_checkpoint > 0
+                        ? "recorded by the trace, inside the epochs: taken out of post"
+                        : "not in the parts above, which end at each epoch's last iteration",
                     "rank");
             for (int e = 0; e < a[j].epochs; e++)
                 fprintf(f, " %9s%-3d", "epoch ", e);

@@ -4,6 +4,8 @@
  */
 #include "feed.h"
 
+#include "ckpt_job.h"
+
 #include "stall/limits.h"
 
 #include <gsl/gsl_randist.h>
@@ -382,6 +384,8 @@ static void wi_on_iter(void *ctx, const stall_iter_record *rec)
         stall_report_add(c->rep, &row);
     if (c->hook)
         c->hook(c->hook_ctx, rec);
+    if (c->ck)
+        wi_ck_add(c->ck, rec, rec->batch == c->batches - 1);
     c->epoch_stall_sum += stall_ns_to_s(rec->stall_max);
     for (int r = 0; r < c->ranks; r++)
         c->fetch_sum += stall_ns_to_s(rec->fetch_end[r] - rec->fetch_start[r]);
@@ -526,6 +530,7 @@ void wi_params(const wi_whatif *what, const stall_measured *m, bool whatif, stal
          * only the time lost to sharing the bandwidth is added. */
         p->read_in_fetch = true;
     }
+    wi_params_ckpt(what, m, whatif, p);
 }
 
 /* ---- CPU contention ---- */

@@ -82,6 +82,7 @@ typedef struct wi_collect {
     double epoch_stall_sum;
     double *epoch_s, *stall_s; /* per epoch, simulated */
     int64_t batches;
+    struct wi_ckstats *ck; /* checkpoint figures per epoch (may be NULL) */
     stall_iter_fn hook; /* an observer of every iteration (may be NULL) */
     void *hook_ctx;
 } wi_collect;

@@ -60,6 +60,7 @@ void wi_inputs_resolve(const stall_config *cfg, wi_inputs *in)
     w->resample = cfg->resample;
     w->fetch_dist = cfg->fetch_dist;
     w->compute_dist = cfg->compute_dist;
+    wi_inputs_ckpt(cfg, w);
 }
 
 void wi_whatif_defaults(wi_whatif *w)

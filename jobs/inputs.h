@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "stall/ckpt.h"
 #include "stall/config.h"
 
 /* The measured trace, from [trace] (paths borrowed from the configuration,
@@ -54,6 +55,11 @@ typedef struct wi_whatif {
     int64_t accumulation; /* [ddp] accumulation */
     int resample;         /* stall_resample */
     stall_dist fetch_dist, compute_dist;
+    /* [checkpoint]: the interval, size and bandwidth replace a trace's
+     * recorded checkpoints when given; [ranks], [straggler] */
+    stall_ckpt_params ckpt;
+    bool ckpt_every_given, ckpt_mb_given, ckpt_mb_s_given;
+    stall_uneven_params uneven;
 } wi_whatif;
 
 typedef struct wi_inputs {
@@ -63,6 +69,10 @@ typedef struct wi_inputs {
 
 /* Resolves cfg (which must outlive *in: paths are borrowed). */
 void wi_inputs_resolve(const stall_config *cfg, wi_inputs *in);
+
+/* The [checkpoint], [ranks] and [straggler] part of wi_inputs_resolve
+ * (ckpt_job.c). */
+void wi_inputs_ckpt(const stall_config *cfg, wi_whatif *w);
 
 /* The what-if of a configuration with every key at its default. */
 void wi_whatif_defaults(wi_whatif *w);

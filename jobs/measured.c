@@ -22,7 +22,55 @@ void stall_measured_free(stall_measured *m)
     free(m->gap);
     free(m->epoch_s);
     free(m->stall_s);
+    free(m->ckpt_s);
     memset(m, 0, sizeof *m);
+}
+
+/* The checkpoint after iteration k of epoch e: the longest of the ranks'
+ * spans (0: none), counted into m's checkpoint figures. */
+static stall_time measured_ckpt(const stall_tidy_trace *t, stall_measured *m, int e, int64_t k)
+{
+    if (!t->ckpt_start)
+        return 0;
+    stall_time span = -1;
+    double bytes = 0;
+    for (int r = 0; r < t->ranks; r++) {
+        size_t i = stall_tidy_at(t, e, r, k);
+        if (t->ckpt_start[i] < 0)
+            continue;
+        stall_time d = t->ckpt_end[i] - t->ckpt_start[i];
+        span = d > span ? d : span;
+        bytes += t->ckpt_bytes[i];
+    }
+    if (span < 0)
+        return 0;
+    if (!m->ckpt_s)
+        m->ckpt_s = stall_xcalloc((size_t)t->epochs, sizeof *m->ckpt_s);
+    m->ckpt_s[e] += stall_ns_to_s(span);
+    int64_t at = (int64_t)e * t->batches + k + 1; /* iterations of the run so far */
+    /* ckpt_every keeps the first interval seen, then the commonest of two
+     * candidates is not needed: a capture checkpoints at a fixed step. */
+    if (m->ckpt_n == 0)
+        m->ckpt_every = at;
+    else if (m->ckpt_n == 1)
+        m->ckpt_every = at - m->ckpt_every;
+    m->ckpt_n++;
+    m->ckpt_mb += bytes / t->ranks / 1e6; /* summed here, a mean in measured_ckpt_finish */
+    m->ckpt_mb_s += stall_ns_to_s(span);
+    return span;
+}
+
+/* Means over the checkpoints: MB per rank, and the bandwidth per node that
+ * gives the mean write time back (W = ranks per node x MB / MB/s). */
+static void measured_ckpt_finish(stall_measured *m)
+{
+    if (m->ckpt_n == 0)
+        return;
+    double mb = m->ckpt_mb / (double)m->ckpt_n, s = m->ckpt_mb_s / (double)m->ckpt_n;
+    if (!(mb > 0))
+        mb = 1.0; /* no ckpt_bytes: one unit, so that the time comes back */
+    m->ckpt_mb = mb;
+    m->ckpt_mb_s = s > 0 && mb > 0 ? m->ranks_per_node * mb / s : 0;
 }
 
 int stall_measured_from_tidy(const stall_tidy_trace *t, stall_measured *m, stall_err *err)
@@ -116,6 +164,9 @@ int stall_measured_from_tidy_p(const stall_tidy_trace *t, bool persistent, stall
                 size_t i = stall_tidy_at(t, e, r, k);
                 stall_time next =
                     k + 1 < n ? t->request[stall_tidy_at(t, e, r, k + 1)] : t->iter_end[i];
+                /* A checkpoint after the epoch's last iteration belongs to it. */
+                if (k + 1 == n && t->ckpt_end && t->ckpt_start[i] >= 0 && t->ckpt_end[i] > next)
+                    next = t->ckpt_end[i];
                 tk = next > tk ? next : tk;
                 ymax = t->ready[i] > ymax ? t->ready[i] : ymax;
                 stall_time ce = t->compute_end ? t->compute_end[i] : 0;
@@ -124,12 +175,18 @@ int stall_measured_from_tidy_p(const stall_tidy_trace *t, bool persistent, stall
                 smax = st > smax ? st : smax;
             }
             stall_sum += stall_ns_to_s(smax);
+            /* A recorded checkpoint is the model's own (docs/model.md 2.5):
+             * its time comes out of the tail (or, without compute_end, the
+             * compute) and comes back through [checkpoint]. */
+            stall_time ck = measured_ckpt(t, m, e, k);
             for (int r = 0; r < g; r++) {
                 size_t i = stall_tidy_at(t, e, r, k);
                 size_t o = ((size_t)e * g + r) * (size_t)n + (size_t)k;
                 m->fetch[o] = t->fetch_end[i] - t->fetch_start[i] + turn;
                 fetch_sum += stall_ns_to_s(m->fetch[o]);
                 m->compute[o] = t->compute_end ? t->compute_end[i] - t->ready[i] : tk - ymax;
+                if (!t->compute_end)
+                    m->compute[o] = m->compute[o] > ck ? m->compute[o] - ck : 0;
                 stall_time fe = t->fetch_end[i] + turn;
                 stall_time arrived = fe > t->request[i] ? fe : t->request[i];
                 hand[nhand++] = t->ready[i] - arrived > 0 ? t->ready[i] - arrived : 0;
@@ -139,7 +196,7 @@ int stall_measured_from_tidy_p(const stall_tidy_trace *t, bool persistent, stall
                     (!persistent || e == 0))
                     startups[nstart++] = t->fetch_start[i] - e0 > 0 ? t->fetch_start[i] - e0 : 0;
             }
-            stall_time a = t->compute_end ? tk - cemax : 0;
+            stall_time a = t->compute_end ? tk - cemax - ck : 0;
             m->tail[(size_t)e * n + k] = a > 0 ? a : 0;
         }
         prev_end = tk;
@@ -155,6 +212,7 @@ int stall_measured_from_tidy_p(const stall_tidy_trace *t, bool persistent, stall
         hsum += (double)hand[i];
     m->handover = nhand ? (stall_time)llround(hsum / (double)nhand) : 0;
     m->mean_fetch_s = fetch_sum / (double)cells;
+    measured_ckpt_finish(m);
     free(startups);
     free(hand);
     return 0;

@@ -23,6 +23,7 @@
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_statistics_double.h>
 
+#include "ckpt_job.h"
 #include "feed.h"
 #include "stream.h"
 #include "stall/dsanalyzer.h"
@@ -68,6 +69,7 @@ static int wi_replicate(const stall_config *cfg, const wi_whatif *what, const st
     int rc = wi_tables_build(&c, m, p->ranks, p->epochs, p->batches, true, &w, err);
     stall_model_params pj = *p;
     pj.fetch_align = j->fa;
+    pj.uneven.seed = (uint64_t)c.seed; /* the stragglers are drawn anew too */
     wi_collect col = {
         .rep = stall_report_create(p->ranks, cfg->warmup, cfg->delay_threshold, samples)};
     stall_model_stats st;
@@ -340,6 +342,7 @@ typedef struct wi_model_run {
     stall_align_list fl; /* the fetch alignments run */
     wi_alignment *jobs;  /* [fl.n] */
     char *final, *outdir;
+    wi_ckstats ck; /* the first alignment's checkpoints */
 } wi_model_run;
 
 /* mode = model takes start = none: start alignment replays measured starts. */
@@ -389,8 +392,8 @@ static int wi_prepare(wi_model_run *j, stall_err *err)
     /* Replications only where the what-if draws durations: otherwise every
      * seed gives the same numbers and the interval would be a pretence. */
     const stall_measured *m = &j->m;
-    bool draws =
-        !j->have || p->ranks > m->ranks || p->epochs > m->epochs || p->batches > m->batches;
+    bool draws = !j->have || p->ranks > m->ranks || p->epochs > m->epochs ||
+                 p->batches > m->batches || p->uneven.straggler_fraction > 0;
     if (j->reps > 1 && !draws) {
         char where[STALL_PATH_MAX + 64];
         stall_config_origin(cfg, "run", "replications", where, sizeof where);
@@ -437,6 +440,8 @@ static int wi_write_iterations(const wi_model_run *j, const wi_alignment *job,
         rc = stall_report_write_ranks(rep, path, err);
         free(path);
     }
+    if (rc == 0 && job == &j->jobs[0])
+        rc = wi_ck_write(&j->ck, dir, err);
     free(dir);
     return rc;
 }
@@ -458,6 +463,11 @@ static int wi_run_alignment(wi_model_run *j, int i, stall_err *err)
         c.hook = opts->on_iter;
         c.hook_ctx = opts->observer;
     }
+    if (i == 0) {
+        wi_ck_init(&j->ck, &pj);
+        j->ck.epoch0 = j->have ? j->m.epoch0 : 0;
+        c.ck = &j->ck;
+    }
     bool ranks_csv = stall_job_per_rank(cfg, j->p.ranks);
     stall_report_keep_ranks(c.rep, ranks_csv);
     stall_report_label_epochs(c.rep, j->have ? j->m.epoch0 : 0);
@@ -474,6 +484,7 @@ static int wi_run_alignment(wi_model_run *j, int i, stall_err *err)
     }
     if (rc == 0) {
         stall_report_summarize(c.rep, &job->sum);
+        job->sum.ckpt_share = i == 0 ? wi_ck_share(&j->ck) : 0.0;
         job->rep = stall_xcalloc((size_t)j->reps * 3, sizeof *job->rep);
         job->rep[0] = job->sum.epoch_time_s;
         job->rep[1] =
@@ -541,6 +552,7 @@ static void wi_print(const wi_model_run *j, double measured)
     wi_term(f, j->cfg, p, j->have ? &j->m : NULL, first, j->whole, j->jobs, j->fl.n, measured,
             wi_comparable(j), j->contention, j->samples > 0, j->final);
     free(first);
+    wi_ck_print(f, &j->ck, p);
     if (j->reps <= 1)
         return;
     int64_t seed = j->cfg->seed;
@@ -570,6 +582,7 @@ static void wi_run_free(wi_model_run *j)
     wi_tables_free(&j->w);
     wi_stream_close(j->ws);
     stall_measured_free(&j->m);
+    wi_ck_free(&j->ck);
 }
 
 int stall_model_job(const stall_config *cfg, const stall_run_opts *opts, stall_err *err)

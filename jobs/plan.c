@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "feed.h"
+#include "plan_ckpt.h"
 #include "stall/io.h"
 #include "stall/job.h"
 #include "stall/report.h"
@@ -108,18 +109,23 @@ static int plan_keys(const stall_config *cfg, stall_plan_result *r, const char *
             r->target_throughput = v;
         else if (strcmp(x->key, "target_epoch_s") == 0 && num && v > 0)
             r->target_epoch_s = v;
+        else if (strcmp(x->key, "ckpt_stall_budget") == 0 && num && v > 0 && v < 1)
+            r->ckpt_budget = v;
         else if (strcmp(x->key, "stall_target") == 0 || strcmp(x->key, "efficiency") == 0 ||
                  strcmp(x->key, "max_workers") == 0 || strcmp(x->key, "max_gpus") == 0 ||
-                 strcmp(x->key, "target_throughput") == 0 || strcmp(x->key, "target_epoch_s") == 0)
+                 strcmp(x->key, "target_throughput") == 0 ||
+                 strcmp(x->key, "target_epoch_s") == 0 || strcmp(x->key, "ckpt_stall_budget") == 0)
             return stall_err_set(err, STALL_ECONFIG,
                                  "%s: bad value '%s' (stall_target in [0, 1], efficiency in (0, "
                                  "1], max_workers 1..65536, max_gpus 1..1048576, "
-                                 "target_throughput and target_epoch_s > 0)",
+                                 "target_throughput and target_epoch_s > 0, ckpt_stall_budget in "
+                                 "(0, 1))",
                                  where, x->value);
         else
             return stall_err_set(err, STALL_ECONFIG,
                                  "%s: unknown key (expected stall_target, efficiency, max_workers, "
-                                 "max_gpus, target_throughput or target_epoch_s)",
+                                 "max_gpus, target_throughput, target_epoch_s or "
+                                 "ckpt_stall_budget)",
                                  where);
     }
     return 0;
@@ -584,6 +590,15 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
             r->gpus.gpu_h = r->gpus.value * p.epoch_s / 3600.0;
         free(curve);
     }
+    if (rc == 0 && r->ckpt_budget > 0) {
+        plan_ckpt_answer ca;
+        rc = plan_ckpt(chosen, r->ckpt_budget, &ca, err);
+        r->ckpt_every.value = ca.value;
+        r->ckpt_every.gpu_h = NAN;
+        r->ckpt_every.sims = ca.sims;
+        snprintf(r->ckpt_every.binding, sizeof r->ckpt_every.binding, "%s", ca.binding);
+        snprintf(r->ckpt_why, sizeof r->ckpt_why, "%s", ca.why);
+    }
     if (rc == 0)
         rc = plan_bandwidth(c, chosen, r, err);
     if (rc == 0)
@@ -636,13 +651,20 @@ static int plan_fill_plan(FILE *f, void *arg, stall_err *err)
 {
     (void)err;
     const stall_plan_result *r = arg;
-    const char *names[6] = {"min_workers_per_gpu", "max_efficient_gpus",  "storage_bandwidth_mb_s",
-                            "cores_per_node",      "gpus_for_throughput", "gpus_for_epoch_s"};
-    const stall_plan_answer *a[6] = {&r->workers,         &r->gpus,      &r->bandwidth, &r->cores,
-                                     &r->throughput_gpus, &r->epoch_gpus};
-    bool asked[6] = {true, true, true, true, r->target_throughput > 0, r->target_epoch_s > 0};
+    const char *names[7] = {
+        "min_workers_per_gpu", "max_efficient_gpus", "storage_bandwidth_mb_s",     "cores_per_node",
+        "gpus_for_throughput", "gpus_for_epoch_s",   "checkpoint_every_iterations"};
+    const stall_plan_answer *a[7] = {&r->workers,         &r->gpus,       &r->bandwidth, &r->cores,
+                                     &r->throughput_gpus, &r->epoch_gpus, &r->ckpt_every};
+    bool asked[7] = {true,
+                     true,
+                     true,
+                     true,
+                     r->target_throughput > 0,
+                     r->target_epoch_s > 0,
+                     r->ckpt_budget > 0};
     fputs(STALL_PLAN_HEADER "\n", f);
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 7; i++) {
         if (!asked[i])
             continue;
         fputs(names[i], f);
@@ -685,6 +707,8 @@ static int plan_fill_keys(FILE *f, void *arg, stall_err *err)
         fprintf(f, "target_throughput = %s\n", stall_repr(a, r->target_throughput));
     if (r->target_epoch_s > 0)
         fprintf(f, "target_epoch_s = %s\n", stall_repr(a, r->target_epoch_s));
+    if (r->ckpt_budget > 0)
+        fprintf(f, "ckpt_stall_budget = %s\n", stall_repr(a, r->ckpt_budget));
     return 0;
 }
 
@@ -750,6 +774,10 @@ int stall_plan_run(const stall_config *cfg, const stall_plan_opts *opts, stall_e
         if (r->target_epoch_s > 0)
             fprintf(f, "gpus_for_epoch_s (target %g s, the dataset split over the GPUs): %s\n",
                     r->target_epoch_s, r->epoch_why);
+        if (r->ckpt_budget > 0)
+            fprintf(f,
+                    "checkpoint_every_iterations (checkpoint stall budget %g%% of the epoch): %s\n",
+                    100 * r->ckpt_budget, r->ckpt_why);
         fprintf(f, "results in %s/ (plan.csv, scaling.csv, effective.ini)\n", outdir);
     }
     free(outdir);

@@ -44,8 +44,9 @@ static int wi_fill_validate(FILE *f, void *arg, stall_err *err)
     return 0;
 }
 
-const char *const stall_validate_ignored[] = {"align",   "replay",  "loader", "cluster", "fetch",
-                                              "compute", "storage", "ddp",    "run",     NULL};
+const char *const stall_validate_ignored[] = {
+    "align", "replay", "loader",     "cluster", "fetch",     "compute", "storage",
+    "ddp",   "run",    "checkpoint", "ranks",   "straggler", NULL};
 
 int stall_validate_check(const stall_config *cfg, stall_err *err)
 {

@@ -416,7 +416,10 @@ static int model_computed(model_state *st, int r, stall_time end, stall_err *err
             return model_negative(err, "tail", st->epoch, -1, i, a);
     }
     st->tail[slot] = a;
-    return model_at(st, st->bar_max[slot] + a, MODEL_EV_ITER_END, 0, i, err);
+    stall_time t0 = st->bar_max[slot] + a;
+    st->ck_wait[slot] = stall__ckpt_after(&st->ck, (int64_t)st->epoch * st->p->batches + i, t0,
+                                          sync, &st->ck_write[slot]);
+    return model_at(st, t0 + st->ck_wait[slot], MODEL_EV_ITER_END, 0, i, err);
 }
 
 static int model_take(model_state *st, int r, int32_t s, stall_err *err)
@@ -478,6 +481,8 @@ static int model_iter_end(model_state *st, stall_err *err)
         .iter_end = t,
         .iter_time = t - st->q,
         .tail = st->tail[slot],
+        .ckpt_wait = st->ck_wait[slot],
+        .ckpt_write = st->ck_write[slot],
         .stall = st->it_stall + o,
         .ready = st->it_y + o,
         .compute = st->it_c + o,
@@ -495,7 +500,8 @@ static int model_iter_end(model_state *st, stall_err *err)
         smin = s < smin ? s : smin;
         smax = s > smax ? s : smax;
         /* Under no_sync nobody waits: each rank went on at its own Y + C. */
-        stall_time w = sync ? t - st->tail[slot] - (st->it_y[at] + st->it_c[at]) : 0;
+        stall_time w =
+            sync ? t - st->tail[slot] - st->ck_wait[slot] - (st->it_y[at] + st->it_c[at]) : 0;
         wmax = w > wmax ? w : wmax;
         wsum += (double)w;
         cmax = st->it_c[at] > cmax ? st->it_c[at] : cmax;

@@ -11,6 +11,8 @@
 #include <string.h>
 #include "model_int.h"
 
+#include "ckpt_int.h"
+
 void stall_model_defaults(stall_model_params *p)
 {
     *p = (stall_model_params){
@@ -34,6 +36,10 @@ void stall_model_defaults(stall_model_params *p)
         .cpu_deflate = 1.0,
         .storage_mb_s = 0.0,
         .batch_mb = 0.0,
+        .uneven = {.compute_factor = 1.0,
+                   .fetch_factor = 1.0,
+                   .straggler_factor = 1.0,
+                   .straggler_iters = 1},
     };
 }
 
@@ -110,5 +116,6 @@ int model_check(const stall_model_params *p, const stall_durations *d, stall_err
         return stall_err_set(err, STALL_ECONFIG,
                              "model: batch_mb / storage_mb_s = %g s per read is out of range",
                              p->batch_mb / p->storage_mb_s);
-    return 0;
+    int rc = stall__ckpt_check(&p->ckpt, err);
+    return rc ? rc : stall__uneven_check(&p->uneven, p->ranks, p->gpus_per_node, err);
 }

@@ -52,6 +52,9 @@ static void model_init(model_state *st, const stall_model_params *p, const stall
     st->taken = stall_xcalloc((size_t)st->acc, sizeof *st->taken);
     st->bar_max = stall_xcalloc((size_t)st->acc, sizeof *st->bar_max);
     st->tail = stall_xcalloc((size_t)st->acc, sizeof *st->tail);
+    st->ck_wait = stall_xcalloc((size_t)st->acc, sizeof *st->ck_wait);
+    st->ck_write = stall_xcalloc((size_t)st->acc, sizeof *st->ck_write);
+    stall__ckpt_init(&st->ck, &p->ckpt, p->ranks, p->gpus_per_node);
     st->it_q = stall_xcalloc(ga, sizeof *st->it_q);
     st->it_y = stall_xcalloc(ga, sizeof *st->it_y);
     st->it_c = stall_xcalloc(ga, sizeof *st->it_c);
@@ -98,6 +101,8 @@ static void model_fini(model_state *st)
     free(st->taken);
     free(st->bar_max);
     free(st->tail);
+    free(st->ck_wait);
+    free(st->ck_write);
     free(st->it_q);
     free(st->it_y);
     free(st->it_c);
@@ -121,6 +126,12 @@ int stall_model_run(const stall_model_params *p, const stall_durations *d, stall
                              "model: durations.epoch_gap(epoch 0) returned %" PRId64
                              " ns; durations must be >= 0",
                              gap0);
+    stall__uneven uw;
+    stall_durations ud;
+    if (stall_uneven_on(&p->uneven)) {
+        stall__uneven_wrap(&uw, &p->uneven, p->ranks, p->gpus_per_node, d, &ud);
+        d = &ud;
+    }
     model_state st = {0};
     model_init(&st, p, d);
     st.on_iter = on_iter;

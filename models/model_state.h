@@ -9,6 +9,7 @@
 
 #include "stall/model.h"
 
+#include "ckpt_int.h"
 #include "share.h"
 #include "stall/engine.h"
 
@@ -92,6 +93,9 @@ typedef struct model_state {
     int *taken;          /* [acc] ranks whose C(i) is known */
     stall_time *bar_max; /* [acc] max over those of Y + C */
     stall_time *tail;    /* [acc] A(i) */
+    stall_time *ck_wait; /* [acc] the loop's wait for a checkpoint after i */
+    stall_time *ck_write;
+    stall__ckpt ck;
     stall_time *it_q;    /* [acc * g] Q(r,i) */
     stall_time *it_y, *it_c, *it_stall, *it_start, *it_end;
     stall_time *it_rest; /* [g] compute sharing: the non-CPU part of C still to come */

@@ -44,6 +44,8 @@ import time
 COLUMNS = ["rank", "epoch", "batch", "worker", "fetch_start", "fetch_end", "request", "ready",
            "iter_end", "compute_end", "bytes", "samples", "epoch_start", "workers", "prefetch",
            "pin_memory", "persistent"]
+CKPT_COLUMNS = ["ckpt_start", "ckpt_end", "ckpt_bytes"]  # a checkpoint after the row's iteration
+COLUMNS = COLUMNS + CKPT_COLUMNS
 
 _KEY = "__stallsim_timing__"  # key of the timing entry in the dict a timed collate returns
 
@@ -292,6 +294,21 @@ class Recorder:
         self.current = None
 
     @contextlib.contextmanager
+    def checkpoint(self, path=None, nbytes=None):
+        """`with rec.checkpoint(path):` around a checkpoint write (e.g. torch.save) after an
+        iteration: its start, end and bytes (`nbytes`, else the size of `path` on exit) go on the
+        row of the iteration it follows (ckpt_start, ckpt_end, ckpt_bytes)."""
+        row = self.current if self.current is not None else (self.rows[-1] if self.rows else None)
+        t0 = now()
+        try:
+            yield self
+        finally:
+            t1 = now()
+            if row is not None:
+                size = nbytes if nbytes is not None else (os.path.getsize(path) if path else 0)
+                row.update(ckpt_start=t0, ckpt_end=t1, ckpt_bytes=int(size))
+
+    @contextlib.contextmanager
     def iteration(self):
         """`with rec.iteration():` around the loop body marks iter_end on exit."""
         try:
@@ -320,6 +337,7 @@ class Recorder:
                "epoch_start": self.epoch_start, "workers": self.workers,
                "prefetch": self.prefetch, "pin_memory": self.pin_memory,
                "persistent": self.persistent}
+        row.update(dict.fromkeys(CKPT_COLUMNS))
         self.rows.append(row)
         self.current = row
         return item["data"]

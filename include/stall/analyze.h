@@ -49,6 +49,8 @@ typedef struct stall_an_rank {
     double total_s;
     int64_t last;    /* iterations (after the first) where this rank reached the barrier last */
     double caused_s; /* barrier wait of the other ranks while this rank was last */
+    double ckpt_s;   /* tidy ckpt columns: checkpoints written inside the epoch, taken out of
+                        post_s (0: none) */
 } stall_an_rank;
 
 typedef struct stall_an_worker {
@@ -96,6 +98,8 @@ typedef struct stall_analysis {
     double share_straggler; /* barrier waits caused by a rank's longer compute */
     double share_compute;   /* compute + all-reduce and post-compute */
     double share_startup;
+    double share_checkpoint; /* a tidy trace's checkpoints inside the epochs (then the five add
+                                up to 1; 0: none) */
     int straggler; /* the rank the others waited for most; -1 with one rank */
     double straggler_input_s, straggler_compute_s; /* its lateness, split by cause */
     stall_verdict verdict;
@@ -123,6 +127,7 @@ typedef struct stall_an_recorder {
     stall_tidy_trace *t;
     size_t cap;
     int64_t rows; /* (epoch, batch) records so far */
+    bool ckpt;    /* a checkpoint was recorded (the ckpt columns are kept) */
 } stall_an_recorder;
 
 void stall_an_record(void *ctx, const stall_iter_record *rec);

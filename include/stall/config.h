@@ -131,6 +131,18 @@ typedef struct stall_config {
     /* [run] replications: runs with seeds seed .. seed + N - 1 */
     int64_t replications;
 
+    /* [checkpoint] (stall/ckpt.h) */
+    int64_t ckpt_every;
+    double ckpt_every_s, ckpt_mb, ckpt_mb_s, ckpt_snapshot_mb_s;
+    int ckpt_mode; /* 0 sync, 1 async */
+
+    /* [ranks] and [straggler] (stall/ckpt.h) */
+    int64_t slow_ranks;
+    int slow_unit; /* 0 rank, 1 node */
+    double slow_compute_factor, slow_fetch_factor;
+    double straggler_fraction, straggler_factor;
+    int64_t straggler_iters;
+
     /* Which keys were set explicitly, by table index: 0 no, 1 in the INI
      * file (at given_line), 2 with --set. */
     unsigned char given[96];

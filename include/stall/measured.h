@@ -37,6 +37,13 @@ typedef struct stall_measured {
     double batch_mb;       /* mean of the trace's bytes column / 1e6; 0 without one */
     bool persistent;       /* the run kept its workers across epochs: start-up from epoch 0 */
     int epoch0;            /* the trace's label of epoch 0 (the notebook's selected epoch) */
+    /* Checkpoints the trace records (tidy ckpt_* columns; docs/model.md
+     * 2.5): their spans come out of the tails above. */
+    int64_t ckpt_n;     /* checkpoints in the trace (0: none) */
+    int64_t ckpt_every; /* the interval in iterations (the commonest) */
+    double ckpt_mb;     /* mean bytes per rank / 1e6 */
+    double ckpt_mb_s;   /* the node's bandwidth: ranks_per_node x mean MB / mean write time */
+    double *ckpt_s;     /* [e] the checkpoints' time in the epoch (max over ranks); NULL: none */
 } stall_measured;
 
 /* Where a measured run's worker count came from. */

@@ -50,6 +50,7 @@
 
 #include "stall/align.h"
 #include "stall/base.h"
+#include "stall/ckpt.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -139,6 +140,8 @@ typedef struct stall_model_params {
                                  read alone comes out of the waiting part (not
                                  below 0), so only the time lost to sharing is
                                  added. Default false. */
+    stall_ckpt_params ckpt;     /* checkpoints (stall/ckpt.h); default none */
+    stall_uneven_params uneven; /* slow ranks and stragglers (stall/ckpt.h); default none */
 } stall_model_params;
 
 /* Fills *p with the defaults documented above. */
@@ -158,6 +161,9 @@ typedef struct stall_iter_record {
     double wait_mean_s;                     /* mean_r W(r,k), seconds */
     stall_time compute_max;                 /* max_r C(r,k) */
     stall_time tail;                        /* A(k) */
+    stall_time ckpt_wait;                   /* the loop's wait for a checkpoint after k,
+                                               part of T(k) (0: none) */
+    stall_time ckpt_write;                  /* that checkpoint's write time W (0: none) */
     stall_time fetch_spread;                /* max - min over ranks of the fetch time
                                                E - S of the batch taken (= D' without
                                                shared resources) */

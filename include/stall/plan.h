@@ -9,6 +9,7 @@
  *   max_gpus     = 1024  the most GPUs on the scaling curve
  *   target_throughput    samples/s (batches/s without samples) to reach
  *   target_epoch_s       the epoch deadline to meet, s
+ *   ckpt_stall_budget    the checkpoint stall share to keep, in (0, 1)
  *
  * Questions, in order, each with the simulations it took:
  *  1. workers: the fewest workers per GPU in 1..max_workers whose stall
@@ -73,6 +74,12 @@ typedef struct stall_plan_result {
     double target_throughput, target_epoch_s;
     stall_plan_answer throughput_gpus, epoch_gpus;
     char throughput_why[512], epoch_why[512];
+    /* [plan] ckpt_stall_budget (0: not asked): the shortest checkpoint
+     * interval in iterations whose checkpoint stall share stays within it
+     * (binding met, or not_met with one checkpoint per run), jobs/plan_ckpt.c. */
+    double ckpt_budget;
+    stall_plan_answer ckpt_every;
+    char ckpt_why[512];
     double stall_at_workers; /* stall share with the chosen workers */
     int n;                   /* scaling curve points */
     int curve_gpus[STALL_PLAN_CURVE_MAX];

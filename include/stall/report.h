@@ -53,6 +53,8 @@ typedef struct stall_summary {
     double effective_delay_pct; /* % of kept iterations with delay > threshold */
     double stall_share;         /* sum of training stall / sum of iteration time */
     double gpu_busy_share;      /* sum of mean compute / total epoch time */
+    double ckpt_share;          /* set by mode = model: the loop's wait for checkpoints / total
+                                   epoch time (0: none); not in summary.csv */
 } stall_summary;
 
 typedef struct stall_report stall_report;

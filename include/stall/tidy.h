@@ -5,7 +5,8 @@
  * Header, in this order (extra columns may follow, in any order):
  *   rank,epoch,batch,worker,fetch_start,fetch_end,request,ready,iter_end
  * Optional columns read when present: compute_end, bytes, samples,
- * epoch_start, workers, prefetch, pin_memory.
+ * epoch_start, workers, prefetch, pin_memory, ckpt_start, ckpt_end,
+ * ckpt_bytes (a checkpoint written after the row's iteration; empty: none).
  * Times are seconds on one clock for all processes, as decimal numbers; they
  * are converted to integer ns exactly (no binary floating point).
  * Rows are sorted by (epoch, batch, rank); every rank has the same batches in
@@ -43,6 +44,11 @@ typedef struct stall_tidy_trace {
                              fetch_start = fetch_end = ready (no fetch drawn, the whole wait
                              counts as waiting for data), worker -1 */
     double *checkpoint_s; /* [e * ranks + r]: checkpoint time in epoch e; NULL: none in the trace */
+    /* Tidy ckpt_start, ckpt_end, ckpt_bytes columns, per row (NULL when
+     * absent; times -1 where the row has no checkpoint): a checkpoint
+     * written after the row's iteration. */
+    stall_time *ckpt_start, *ckpt_end;
+    double *ckpt_bytes;
     char *summary;        /* what the reader found, a few lines; NULL for a tidy CSV */
 } stall_tidy_trace;
 
@@ -61,6 +67,9 @@ typedef struct stall_tidy_row {
     stall_time epoch_start; /* the column, else this rank's first request of the epoch */
     int64_t samples;        /* 0 when the column is absent */
     double bytes;           /* 0 when the column is absent */
+    stall_time ckpt_start;  /* a checkpoint after this iteration; -1: none */
+    stall_time ckpt_end;
+    double ckpt_bytes;      /* 0 when empty or absent */
 } stall_tidy_row;
 
 /* What a stream knows about its trace. The loader settings and has_* are
@@ -71,6 +80,7 @@ typedef struct stall_tidy_info {
     int64_t batches;
     int workers, prefetch, pin_memory; /* -1 when absent */
     bool has_compute, has_samples, has_bytes;
+    bool has_ckpt; /* ckpt_start and ckpt_end columns */
 } stall_tidy_info;
 
 /* A tidy trace read one row at a time, in file order ((epoch, batch,
@@ -94,6 +104,9 @@ void stall_tidy_close(stall_tidy_stream *s);
  * STALL_EPARSE with err naming "file:line:column: 'name': problem". */
 int stall_tidy_load(const char *path, stall_tidy_trace **out, stall_err *err);
 void stall_tidy_free(stall_tidy_trace *t);
+/* Fills checkpoint_s (per epoch and rank, seconds) from the ckpt columns
+ * when any row has a checkpoint and checkpoint_s is not set. */
+void stall_tidy_ckpt_sums(stall_tidy_trace *t);
 
 /* Exact decimal seconds ("1763700000.123456789", "-0.5", "12") to ns,
  * rounding half away from zero beyond 9 decimals; returns 0 or -1 when s

@@ -1,0 +1,151 @@
+/*
+ * ckpt_job.c - checkpoints and uneven ranks in the jobs (docs/model.md 2.5,
+ * 2.6): the keys resolved into the what-if, the model's parameters (a
+ * trace's recorded checkpoints as defaults), and the per-epoch checkpoint
+ * figures a run collects, writes (checkpoints.csv) and prints.
+ */
+#include "ckpt_job.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stall/io.h"
+
+void wi_inputs_ckpt(const stall_config *cfg, wi_whatif *w)
+{
+    w->ckpt = (stall_ckpt_params){.every = cfg->ckpt_every,
+                                  .every_ns = stall_s_to_ns(cfg->ckpt_every_s),
+                                  .mb = cfg->ckpt_mb,
+                                  .mb_s = cfg->ckpt_mb_s,
+                                  .async = cfg->ckpt_mode == 1,
+                                  .snapshot_mb_s = cfg->ckpt_snapshot_mb_s};
+    w->ckpt_every_given = stall_config_given(cfg, "checkpoint", "every_iterations") ||
+                          stall_config_given(cfg, "checkpoint", "every_s");
+    w->ckpt_mb_given = stall_config_given(cfg, "checkpoint", "mb_per_rank");
+    w->ckpt_mb_s_given = stall_config_given(cfg, "checkpoint", "bandwidth_mb_s");
+    w->uneven = (stall_uneven_params){.slow = (int)cfg->slow_ranks,
+                                      .by_node = cfg->slow_unit == 1,
+                                      .compute_factor = cfg->slow_compute_factor,
+                                      .fetch_factor = cfg->slow_fetch_factor,
+                                      .straggler_fraction = cfg->straggler_fraction,
+                                      .straggler_factor = cfg->straggler_factor,
+                                      .straggler_iters = cfg->straggler_iters,
+                                      .seed = (uint64_t)cfg->seed};
+}
+
+void wi_params_ckpt(const wi_whatif *what, const stall_measured *m, bool whatif,
+                    stall_model_params *p)
+{
+    /* The trace's checkpoints (their tail taken out by the decomposition)
+     * come back at the measured interval, size and bandwidth; the what-if's
+     * keys replace each when given. */
+    if (m && m->ckpt_n > 0) {
+        p->ckpt.every = m->ckpt_every;
+        p->ckpt.mb = m->ckpt_mb;
+        p->ckpt.mb_s = m->ckpt_mb_s;
+    }
+    if (!whatif)
+        return;
+    const stall_ckpt_params *c = &what->ckpt;
+    if (what->ckpt_every_given || !m || m->ckpt_n == 0) {
+        p->ckpt.every = c->every;
+        p->ckpt.every_ns = c->every_ns;
+    }
+    if (what->ckpt_mb_given || !m || m->ckpt_n == 0)
+        p->ckpt.mb = c->mb;
+    if (what->ckpt_mb_s_given || !m || m->ckpt_n == 0)
+        p->ckpt.mb_s = c->mb_s;
+    p->ckpt.async = c->async;
+    p->ckpt.snapshot_mb_s = c->snapshot_mb_s;
+    p->uneven = what->uneven;
+}
+
+/* ---- per-epoch figures ---- */
+
+void wi_ck_init(wi_ckstats *s, const stall_model_params *p)
+{
+    memset(s, 0, sizeof *s);
+    s->on = stall_ckpt_on(&p->ckpt);
+    s->ne = p->epochs;
+    s->n = stall_xcalloc((size_t)s->ne, sizeof *s->n);
+    s->wait = stall_xcalloc((size_t)s->ne, sizeof *s->wait);
+    s->write = stall_xcalloc((size_t)s->ne, sizeof *s->write);
+    s->epoch = stall_xcalloc((size_t)s->ne, sizeof *s->epoch);
+}
+
+void wi_ck_free(wi_ckstats *s)
+{
+    free(s->n);
+    free(s->wait);
+    free(s->write);
+    free(s->epoch);
+    memset(s, 0, sizeof *s);
+}
+
+void wi_ck_add(wi_ckstats *s, const stall_iter_record *rec, bool last)
+{
+    if (rec->epoch < 0 || rec->epoch >= s->ne)
+        return;
+    if (rec->ckpt_write > 0 || rec->ckpt_wait > 0) {
+        s->n[rec->epoch] += rec->ckpt_write > 0;
+        s->wait[rec->epoch] += rec->ckpt_wait;
+        s->write[rec->epoch] += rec->ckpt_write;
+    }
+    if (last)
+        s->epoch[rec->epoch] = rec->iter_end - rec->epoch_start;
+}
+
+double wi_ck_share(const wi_ckstats *s)
+{
+    stall_time w = 0, e = 0;
+    for (int i = 0; i < s->ne; i++) {
+        w += s->wait[i];
+        e += s->epoch[i];
+    }
+    return e > 0 ? (double)w / (double)e : 0.0;
+}
+
+static int wi_ck_fill(FILE *f, void *arg, stall_err *err)
+{
+    (void)err;
+    const wi_ckstats *s = arg;
+    fputs("epoch,checkpoints,checkpoint_s,stall_s,epoch_s,stall_share\n", f);
+    for (int e = 0; e < s->ne; e++)
+        fprintf(f, "%d,%lld,%.9f,%.9f,%.9f,%.9f\n", s->epoch0 + e, (long long)s->n[e],
+                stall_ns_to_s(s->write[e]), stall_ns_to_s(s->wait[e]), stall_ns_to_s(s->epoch[e]),
+                s->epoch[e] > 0 ? (double)s->wait[e] / (double)s->epoch[e] : 0.0);
+    return 0;
+}
+
+int wi_ck_write(const wi_ckstats *s, const char *dir, stall_err *err)
+{
+    if (!s->on)
+        return 0;
+    return stall_write_atomic_in(dir, "checkpoints.csv", wi_ck_fill, (void *)s, err);
+}
+
+void wi_ck_print(FILE *f, const wi_ckstats *s, const stall_model_params *p)
+{
+    if (!s->on)
+        return;
+    int64_t n = 0;
+    stall_time wait = 0, write = 0, ep = 0;
+    for (int e = 0; e < s->ne; e++) {
+        n += s->n[e];
+        wait += s->wait[e];
+        write += s->write[e];
+        ep += s->epoch[e];
+    }
+    char every[64];
+    if (p->ckpt.every > 0)
+        snprintf(every, sizeof every, "every %lld iterations", (long long)p->ckpt.every);
+    else
+        snprintf(every, sizeof every, "every %g s", stall_ns_to_s(p->ckpt.every_ns));
+    fprintf(f,
+            "checkpoints (%s, %s, %g MB per rank at %g MB/s per node): %.2f per epoch, write "
+            "%.3f s, stall %.3f s per epoch (%.2f%% of the epoch; checkpoints.csv)\n",
+            p->ckpt.async ? "async" : "sync", every, p->ckpt.mb, p->ckpt.mb_s, (double)n / s->ne,
+            stall_ns_to_s(write) / s->ne, stall_ns_to_s(wait) / s->ne,
+            ep > 0 ? 100.0 * (double)wait / (double)ep : 0.0);
+}

@@ -1,0 +1,38 @@
+/*
+ * ckpt_job.h - checkpoints and uneven ranks in the jobs (ckpt_job.c).
+ * Private to jobs/.
+ */
+#ifndef STALL_JOBS_CKPT_JOB_H
+#define STALL_JOBS_CKPT_JOB_H
+
+#include <stdio.h>
+
+#include "inputs.h"
+#include "stall/measured.h"
+#include "stall/model.h"
+
+/* p->ckpt and p->uneven: a trace's recorded checkpoints, then (whatif) the
+ * INI's keys on top. */
+void wi_params_ckpt(const wi_whatif *what, const stall_measured *m, bool whatif,
+                    stall_model_params *p);
+
+/* Per epoch: checkpoints taken, the loop's wait for them, their write time
+ * and the epoch time. */
+typedef struct wi_ckstats {
+    bool on;
+    int ne, epoch0;
+    int64_t *n;
+    stall_time *wait, *write, *epoch;
+} wi_ckstats;
+
+void wi_ck_init(wi_ckstats *s, const stall_model_params *p);
+void wi_ck_free(wi_ckstats *s);
+void wi_ck_add(wi_ckstats *s, const stall_iter_record *rec, bool last);
+/* The run's checkpoint stall over its epoch time. */
+double wi_ck_share(const wi_ckstats *s);
+/* checkpoints.csv in dir (nothing without checkpoints). */
+int wi_ck_write(const wi_ckstats *s, const char *dir, stall_err *err);
+/* One terminal line (nothing without checkpoints). */
+void wi_ck_print(FILE *f, const wi_ckstats *s, const stall_model_params *p);
+
+#endif

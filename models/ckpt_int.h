@@ -1,0 +1,54 @@
+/*
+ * ckpt_int.h - the checkpoint state of one model run and the durations
+ * wrapper of uneven ranks (models/ckpt.c, models/uneven.c), hooked into
+ * the closed-loop model (model.c, model_run.c). Private to models/.
+ */
+#ifndef STALL_MODELS_CKPT_INT_H
+#define STALL_MODELS_CKPT_INT_H
+
+#include "stall/ckpt.h"
+#include "stall/model.h"
+
+typedef struct stall__ckpt {
+    bool on;
+    int64_t every;       /* iterations; 0: by time */
+    stall_time every_ns; /* by time */
+    bool async;
+    stall_time write, snap;
+    int64_t next_due;  /* by count: the run's iteration count that makes the next one due */
+    stall_time last;   /* by time: start of the last checkpoint (0 at first) */
+    stall_time bg_end; /* async: end of the background write under way (0: none) */
+} stall__ckpt;
+
+void stall__ckpt_init(stall__ckpt *c, const stall_ckpt_params *p, int ranks, int gpn);
+
+/* Iteration `iter` of the run (epoch * N + k) ended its barrier and tail at
+ * t0; sync: the ranks synchronised. Returns the time the loop waits for a
+ * checkpoint (0: none taken) and sets *write to the checkpoint's write
+ * time W (0: none taken). Must be called for the synchronising iterations
+ * in their order. */
+stall_time stall__ckpt_after(stall__ckpt *c, int64_t iter, stall_time t0, bool sync,
+                             stall_time *write);
+
+/* The storage a checkpoint writes to, for the storage tiers to join: the
+ * background write of an async checkpoint occupies [start, start + write)
+ * without sharing. Kept behind this function so that a shared tier can
+ * later stretch it; returns the write's end. */
+stall_time stall__ckpt_background(stall__ckpt *c, stall_time start, stall_time write);
+
+int stall__ckpt_check(const stall_ckpt_params *p, stall_err *err);
+int stall__uneven_check(const stall_uneven_params *u, int ranks, int gpn, stall_err *err);
+
+/* Durations of `inner` with the uneven ranks' factors and the stragglers
+ * applied (ctx of *out points at w, which must outlive the run). */
+typedef struct stall__uneven {
+    stall_uneven_params u;
+    stall_durations inner;
+    int ranks, gpn;
+    int first_slow; /* ranks >= first_slow are slow */
+} stall__uneven;
+
+void stall__uneven_wrap(stall__uneven *w, const stall_uneven_params *u, int ranks, int gpn,
+                        const stall_durations *inner, stall_durations *out);
+
+#endif
