@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "model_int.h"
+#include "stall/storage.h"
 
 void stall_model_defaults(stall_model_params *p)
 {
@@ -110,5 +111,7 @@ int model_check(const stall_model_params *p, const stall_durations *d, stall_err
         return stall_err_set(err, STALL_ECONFIG,
                              "model: batch_mb / storage_mb_s = %g s per read is out of range",
                              p->batch_mb / p->storage_mb_s);
+    if (p->tiers)
+        return stall_storage_check(&p->storage, err);
     return 0;
 }

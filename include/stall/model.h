@@ -50,6 +50,7 @@
 
 #include "stall/align.h"
 #include "stall/base.h"
+#include "stall/storage.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -139,6 +140,10 @@ typedef struct stall_model_params {
                                  read alone comes out of the waiting part (not
                                  below 0), so only the time lost to sharing is
                                  added. Default false. */
+    bool tiers;               /* the storage tiers of `storage` (stall/storage.h),
+                                 in place of storage_mb_s, batch_mb and
+                                 read_in_fetch. Default false. */
+    stall_storage storage;
 } stall_model_params;
 
 /* Fills *p with the defaults documented above. */
