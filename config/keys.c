@@ -122,7 +122,8 @@ const cfg_key cfg_keys[] = {
     CFG_K("compute", "scale", CFG_DOUBLE, compute_dist.scale, "1", 0, STALL_LIMIT_SCALE, NULL,
           "multiplies every compute duration (0.5: a GPU twice as fast)"),
     CFG_K("storage", "bandwidth_mb_s", CFG_DOUBLE, bandwidth_mb_s, "0", 0, CFG_BIG, NULL,
-          "shared read bandwidth per node in MB/s (0: unlimited)"),
+          "shared read bandwidth per node in MB/s (0: unlimited); with the tier model each "
+          "node's link to the store"),
     CFG_K("storage", "batch_mb", CFG_DOUBLE, batch_mb, "0", 0, CFG_BIG, NULL,
           "MB read from storage per batch (0: a tidy trace's bytes column); a measured fetch "
           "already contains its read, so only the time lost to sharing the bandwidth is added"),

@@ -474,36 +474,6 @@ int64_t wi_strong_batches(int64_t n, int g0, int g, int64_t b, bool drop_last)
     return nb > INT64_MAX ? INT64_MAX : (int64_t)nb;
 }
 
-/* The storage tiers (stall/storage.h) of a what-if: the [storage] keys,
- * with the defaults of docs/model.md 2.3 (requests: one per sample; the
- * dataset: what an epoch of the what-if reads), and the measured read taken
- * out of a trace's fetches: per epoch, its mean fetch above the fastest
- * epoch's (that epoch's reads taken as all hits); beyond the trace's epochs
- * the mean of those (a drawn fetch is any measured one). */
-static void wi_tiers(const wi_whatif *what, const stall_measured *m, stall_model_params *p)
-{
-    stall_storage *s = &p->storage;
-    memset(s, 0, sizeof *s);
-    p->tiers = true;
-    p->read_in_fetch = false;
-    s->link_mb_s = what->bandwidth_mb_s;
-    s->global_mb_s = what->global_mb_s;
-    s->latency = stall_s_to_ns(what->latency_ms / 1e3);
-    s->batch_mb = p->batch_mb;
-    s->requests = what->requests_per_batch > 0 ? what->requests_per_batch
-                                               : (double)wi_batch_samples(what, m);
-    s->cache_mb = what->cache_mb;
-    s->dataset_mb = what->dataset_mb > 0 ? what->dataset_mb
-                                         : p->batch_mb * (double)p->batches * p->ranks;
-    s->partitioned = what->partitioned;
-    s->start_mb = what->cached_start_mb;
-    if (m && m->read_above) {
-        s->read_out = m->read_above;
-        s->read_epochs = m->epochs;
-        s->read_rest = m->read_above_mean;
-    }
-}
-
 /* Model parameters: the measured configuration, then the INI's explicit
  * what-if keys on top (when whatif). */
 void wi_params(const wi_whatif *what, const stall_measured *m, bool whatif, stall_model_params *p)

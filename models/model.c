@@ -209,20 +209,24 @@ static int model_worker_kick(model_state *st, int r, int w, stall_err *err)
     wk->busy = true;
     model_slot *sl = model_slot_at(st, r, s);
     sl->start = now;
+    /* Storage tiers: the measured read out first (the modelled one comes
+     * with the fetch's requests), then the rest split as usual. */
+    stall_time dur = st->tier ? sl->dur - model_tier_read_out(st) : sl->dur;
+    dur = dur > 0 ? dur : 0;
     stall_time cpu = 0;
     if (st->p->cores > 0) {
-        cpu = llround(st->p->cpu_share * (double)sl->dur);
-        if (cpu > sl->dur)
-            cpu = sl->dur;
+        cpu = llround(st->p->cpu_share * (double)dur);
+        if (cpu > dur)
+            cpu = dur;
     }
-    stall_time io = sl->dur - cpu;
+    stall_time io = dur - cpu;
     /* The read is part of the measured waiting: only its excess under
      * sharing is added. */
     if (st->p->read_in_fetch)
         io = io > st->disk_work ? io - st->disk_work : 0;
     sl->cpu_work = llround((double)cpu * st->p->cpu_deflate);
-    if (st->tier) /* the measured read out, the modelled requests in */
-        return model_tier_fetch(st, r, s, io > model_tier_read_out(st) ? io - model_tier_read_out(st) : 0, err);
+    if (st->tier)
+        return model_tier_fetch(st, r, s, io, err);
     if (io > 0)
         return model_at(st, now + io, MODEL_EV_IO_END, r, s, err);
     return model_after_io(st, r, s, err);

@@ -108,7 +108,10 @@ class FileImages(torch.utils.data.Dataset):
     def _get(self, name):
         import http.client
         if self._pid != os.getpid():          # one keep-alive connection per process
+            import socket
             self._conn, self._pid = http.client.HTTPConnection("127.0.0.1", self.port), os.getpid()
+            self._conn.connect()
+            self._conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._conn.request("GET", "/" + name)
         r = self._conn.getresponse()
         data = r.read()
