@@ -147,6 +147,9 @@ const cfg_key cfg_keys[] = {
     CFG_K("storage", "cached_start_mb", CFG_DOUBLE, cached_start_mb, "0", 0, CFG_BIG, NULL,
           "tier model: MB of each node's share of the dataset already in its cache when epoch 0 "
           "starts (0: a cold start)"),
+    CFG_K("storage", "trace_cache_mb", CFG_DOUBLE, trace_cache_mb, "0", 0, CFG_BIG, NULL,
+          "tier model: the cache the trace's run had, MB per node, started cold: the measured "
+          "read is fitted to its misses per epoch (not given: the fastest epoch read only hits)"),
     CFG_K("ddp", "allreduce_s", CFG_DOUBLE, allreduce_s, "0", 0, CFG_DUR, NULL,
           "seconds per iteration after the last GPU's backward: the whole tail A(k), exposed "
           "all-reduce + optimizer step + loop bookkeeping up to the next request; replaces the "
@@ -321,7 +324,7 @@ bool stall_config_tiers(const stall_config *cfg)
 {
     static const char *const keys[] = {"global_mb_s", "latency_ms", "requests_per_batch",
                                        "cache_mb",    "dataset_mb", "layout",
-                                       "cached_start_mb"};
+                                       "cached_start_mb", "trace_cache_mb"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (stall_config_given(cfg, "storage", keys[i]))
             return true;

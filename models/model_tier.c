@@ -23,6 +23,18 @@ void model_tier_init(model_state *st)
         double work = s->partitioned ? s->dataset_mb * on / st->g : s->dataset_mb;
         st->tier_content[i] = fmin(s->cache_mb, fmin(s->start_mb, work));
     }
+    if (s->fit_rho >= 0 && s->fit_epochs > 0) {
+        double *miss = stall_xcalloc((size_t)s->fit_epochs, sizeof *miss);
+        stall_storage_fit_misses(s, miss);
+        st->tier_fit = stall_xcalloc((size_t)s->fit_epochs + 1, sizeof *st->tier_fit);
+        double sum = 0;
+        for (int e = 0; e < s->fit_epochs; e++) {
+            st->tier_fit[e] = llround(s->fit_rho * miss[e]);
+            sum += miss[e];
+        }
+        st->tier_fit[s->fit_epochs] = llround(s->fit_rho * sum / s->fit_epochs);
+        free(miss);
+    }
     double n = floor(s->requests + 0.5);
     st->tier_nreq = n < 1 ? 1 : n > 1e6 ? 1000000 : (int32_t)n;
     if (s->link_mb_s > 0 || s->global_mb_s > 0) {
@@ -35,6 +47,7 @@ void model_tier_fini(model_state *st)
 {
     free(st->tier_hit);
     free(st->tier_content);
+    free(st->tier_fit);
     if (st->fluid)
         stall__fluid_free(st->fluid);
     free(st->fluid);
@@ -58,6 +71,8 @@ void model_tier_epoch(model_state *st)
 stall_time model_tier_read_out(const model_state *st)
 {
     const stall_storage *s = &st->p->storage;
+    if (st->tier_fit)
+        return st->tier_fit[st->epoch < s->fit_epochs ? st->epoch : s->fit_epochs];
     if (!s->read_out)
         return 0;
     return st->epoch < s->read_epochs ? s->read_out[st->epoch] : s->read_rest;

@@ -30,6 +30,10 @@ int stall_storage_check(const stall_storage *s, stall_err *err)
         return stall_err_set(err, STALL_ECONFIG,
                              "storage: batch_mb = %g and dataset_mb = %g must be > 0", s->batch_mb,
                              s->dataset_mb);
+    if (s->fit_rho >= 0 && s->fit_epochs > 0 &&
+        (!(s->fit_cache_mb >= 0) || s->fit_ranks < 1 || s->fit_gpn < 1 || s->fit_batches < 1 ||
+         !(s->fit_rho <= STALL_LIMIT_DURATION_S * 1e9)))
+        return stall_err_set(err, STALL_ECONFIG, "storage: the fitted measured read is out of range");
     if (s->latency < 0 || (double)s->latency * s->requests > STALL_LIMIT_DURATION_S * 1e9)
         return stall_err_set(err, STALL_ECONFIG,
                              "storage: latency x requests per batch is out of range");
@@ -67,6 +71,23 @@ void stall_storage_hits(const stall_storage *s, int ranks, int gpn, int64_t batc
         for (int e = 0; e < epochs; e++)
             hit[(size_t)e * (size_t)nodes + (size_t)i] = stall_storage_step(s, work, read, &c);
     }
+}
+
+void stall_storage_fit_misses(const stall_storage *s, double *miss)
+{
+    stall_storage m = *s;
+    m.cache_mb = s->fit_cache_mb;
+    m.start_mb = 0;
+    int nodes = (s->fit_ranks + s->fit_gpn - 1) / s->fit_gpn;
+    double *hit = stall_xcalloc((size_t)s->fit_epochs * (size_t)nodes, sizeof *hit);
+    stall_storage_hits(&m, s->fit_ranks, s->fit_gpn, s->fit_batches, s->fit_epochs, hit);
+    for (int e = 0; e < s->fit_epochs; e++) {
+        double sum = 0;
+        for (int i = 0; i < nodes; i++)
+            sum += 1.0 - hit[(size_t)e * (size_t)nodes + (size_t)i];
+        miss[e] = sum / nodes;
+    }
+    free(hit);
 }
 
 /* ---- the fluid ------------------------------------------------------------ */

@@ -117,6 +117,7 @@ typedef struct stall_config {
     double bandwidth_mb_s, batch_mb;
     /* [storage], the tier model (models/storage.c): on when one of these is given */
     double global_mb_s, latency_ms, requests_per_batch, cache_mb, dataset_mb, cached_start_mb;
+    double trace_cache_mb; /* the measured run's cache (given: the measured read is fitted) */
     int layout; /* stall_layout */
 
     /* [ddp] */
@@ -229,7 +230,7 @@ size_t stall_config_list_given(const stall_config *cfg, const char *const *secti
 size_t stall_config_drop(stall_config *cfg, const char *const *sections, char *buf, size_t n);
 
 /* Whether a key of the storage tier model ([storage] global_mb_s, latency_ms,
- * requests_per_batch, cache_mb, dataset_mb, layout, cached_start_mb) was
+ * requests_per_batch, cache_mb, dataset_mb, layout, cached_start_mb, trace_cache_mb) was
  * given: the tier model is on (docs/model.md 2.3). */
 bool stall_config_tiers(const stall_config *cfg);
 

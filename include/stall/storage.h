@@ -52,7 +52,20 @@ typedef struct stall_storage {
     const stall_time *read_out;
     int read_epochs;
     stall_time read_rest;
+    /* Or, fitted (fit_rho >= 0): the measured run had a cache of fit_cache_mb
+     * per node, started cold, over fit_ranks ranks (fit_gpn per node), its
+     * fit_batches per rank, fit_epochs epochs and this dataset; epoch e's
+     * fetches are taken to hold fit_rho ns x its miss share (1 - h_e,
+     * averaged over the nodes), beyond fit_epochs the mean. Replaces
+     * read_out. */
+    double fit_rho, fit_cache_mb;
+    int fit_ranks, fit_gpn, fit_epochs;
+    int64_t fit_batches;
 } stall_storage;
+
+/* The measured run's miss share per epoch, miss[e] for e < fit_epochs
+ * (stall_storage_hits over its configuration, averaged over its nodes). */
+void stall_storage_fit_misses(const stall_storage *s, double *miss);
 
 /* Checks *s (STALL_ECONFIG naming the field). */
 int stall_storage_check(const stall_storage *s, stall_err *err);
