@@ -72,6 +72,10 @@ void wi_tiers(const wi_whatif *what, const stall_measured *m, stall_model_params
     s->partitioned = what->partitioned;
     s->start_mb = what->cached_start_mb;
     s->fit_rho = -1;
+    if (m) {
+        s->read_ranks = m->ranks;
+        s->read_batches = m->batches;
+    }
     if (m && m->read_above) {
         s->read_out = m->read_above;
         s->read_epochs = m->epochs;

@@ -126,7 +126,7 @@ int model_after_read(model_state *st, int r, int32_t s, stall_err *err);
 void model_tier_init(model_state *st);
 void model_tier_fini(model_state *st);
 void model_tier_epoch(model_state *st);
-stall_time model_tier_read_out(const model_state *st);
+stall_time model_tier_read_out(const model_state *st, int r, int64_t batch);
 int model_tier_fetch(model_state *st, int r, int32_t s, stall_time wait, stall_err *err);
 int model_tier_step(model_state *st, int r, int32_t s, stall_err *err);
 int model_tier_done(model_state *st, stall_err *err);

@@ -68,14 +68,16 @@ void model_tier_epoch(model_state *st)
 }
 
 /* The measured read taken out of a fetch of the current epoch. */
-stall_time model_tier_read_out(const model_state *st)
+stall_time model_tier_read_out(const model_state *st, int r, int64_t batch)
 {
     const stall_storage *s = &st->p->storage;
+    bool drawn = (s->read_ranks > 0 && r >= s->read_ranks) ||
+                 (s->read_batches > 0 && batch >= s->read_batches);
     if (st->tier_fit)
-        return st->tier_fit[st->epoch < s->fit_epochs ? st->epoch : s->fit_epochs];
+        return st->tier_fit[st->epoch < s->fit_epochs && !drawn ? st->epoch : s->fit_epochs];
     if (!s->read_out)
         return 0;
-    return st->epoch < s->read_epochs ? s->read_out[st->epoch] : s->read_rest;
+    return st->epoch < s->read_epochs && !drawn ? s->read_out[st->epoch] : s->read_rest;
 }
 
 static int model_tier_resched(model_state *st, stall_err *err)

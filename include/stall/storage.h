@@ -52,6 +52,11 @@ typedef struct stall_storage {
     const stall_time *read_out;
     int read_epochs;
     stall_time read_rest;
+    /* The trace's grid: a fetch of rank >= read_ranks or batch >=
+     * read_batches was drawn from the whole trace, and takes read_rest (or
+     * the fitted mean) whatever its epoch. 0: no limit. */
+    int read_ranks;
+    int64_t read_batches;
     /* Or, fitted (fit_rho >= 0): the measured run had a cache of fit_cache_mb
      * per node, started cold, over fit_ranks ranks (fit_gpn per node), its
      * fit_batches per rank, fit_epochs epochs and this dataset; epoch e's
