@@ -179,6 +179,27 @@ def resident_bytes(paths):
     return sum(int(x) for x in out.split())
 
 
+def disk_read_mb_s(folder, mb=64):
+    """The disk's cold read speed: a file of mb MB written, flushed, evicted from the page cache
+    and read back whole in 1 MB reads (MB = 1e6 bytes/s); the file is removed."""
+    path = os.path.join(folder, ".disk-probe")
+    with open(path, "wb") as fh:
+        fh.write(np.random.default_rng(2).integers(0, 256, size=mb * 1000000, dtype=np.uint8))
+        fh.flush()
+        os.fsync(fh.fileno())
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        t0 = time.perf_counter()
+        while os.read(fd, 1 << 20):
+            pass
+        dt = time.perf_counter() - t0
+    finally:
+        os.close(fd)
+        os.remove(path)
+    return mb / dt
+
+
 def set_page_cache(paths, evict_frac):
     """Read every file (warm), then evict the first evict_frac of them from the page cache with
     posix_fadvise(POSIX_FADV_DONTNEED) (no root needed). Returns (resident before, after)."""
@@ -456,11 +477,13 @@ def main():
         storage = {"files": n, "file_bytes": int(a.sample_kb * 1000),
                    "dataset_mb": n * int(a.sample_kb * 1000) / 1e6}
         if a.evict is not None:
+            storage["disk_cold_read_mb_s"] = round(disk_read_mb_s(a.data_dir), 1)
             before, after = set_page_cache(paths, a.evict)
             storage.update(evict_fraction=a.evict, resident_before_evict_bytes=before,
                            resident_at_start_bytes=after)
             print(f"page cache: {before} bytes resident, {after} after evicting "
-                  f"{a.evict:g} of {n} files", flush=True)
+                  f"{a.evict:g} of {n} files; the disk reads {storage['disk_cold_read_mb_s']} "
+                  f"MB/s cold", flush=True)
         if a.http:
             import multiprocessing
             import shutil
