@@ -273,7 +273,6 @@ int stall_config_as_model(stall_config *cfg, const char *command, char *note, si
     return 0;
 }
 
-
 /* The storage tier keys (stall_config_tiers): each must change something. */
 static int cfg_check_tiers(const stall_config *cfg, stall_err *err)
 {

@@ -322,8 +322,8 @@ void stall_config_help(FILE *f)
 
 bool stall_config_tiers(const stall_config *cfg)
 {
-    static const char *const keys[] = {"global_mb_s", "latency_ms", "requests_per_batch",
-                                       "cache_mb",    "dataset_mb", "layout",
+    static const char *const keys[] = {"global_mb_s",     "latency_ms",    "requests_per_batch",
+                                       "cache_mb",        "dataset_mb",    "layout",
                                        "cached_start_mb", "trace_cache_mb"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (stall_config_given(cfg, "storage", keys[i]))

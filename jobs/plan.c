@@ -631,11 +631,12 @@ static int plan_fill_plan(FILE *f, void *arg, stall_err *err)
     const char *names[9] = {"min_workers_per_gpu", "max_efficient_gpus",  "storage_bandwidth_mb_s",
                             "cores_per_node",      "gpus_for_throughput", "gpus_for_epoch_s",
                             "tier_link_mb_s",      "tier_global_mb_s",    "tier_cache_mb"};
-    const stall_plan_answer *a[9] = {&r->workers,         &r->gpus,       &r->bandwidth,
-                                     &r->cores,           &r->throughput_gpus, &r->epoch_gpus,
-                                     &r->tier_link,       &r->tier_global, &r->tier_cache};
-    bool asked[9] = {true, true, true, true, r->target_throughput > 0, r->target_epoch_s > 0,
-                     r->tiers, r->tiers, r->tiers};
+    const stall_plan_answer *a[9] = {
+        &r->workers,    &r->gpus,      &r->bandwidth,   &r->cores,     &r->throughput_gpus,
+        &r->epoch_gpus, &r->tier_link, &r->tier_global, &r->tier_cache};
+    bool asked[9] = {
+        true,     true,     true,    true, r->target_throughput > 0, r->target_epoch_s > 0,
+        r->tiers, r->tiers, r->tiers};
     fputs(STALL_PLAN_HEADER "\n", f);
     for (int i = 0; i < 9; i++) {
         if (!asked[i])

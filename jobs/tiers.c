@@ -25,8 +25,8 @@ static void wi_tiers_fit(const wi_whatif *what, const stall_measured *m, stall_s
     stall_storage t = *s;
     t.fit_cache_mb = what->trace_cache_mb;
     t.fit_ranks = m->ranks;
-    t.fit_gpn = m->ranks_per_node > 0 && m->ranks_per_node < m->ranks ? m->ranks_per_node
-                                                                      : m->ranks;
+    t.fit_gpn =
+        m->ranks_per_node > 0 && m->ranks_per_node < m->ranks ? m->ranks_per_node : m->ranks;
     t.fit_batches = m->batches;
     t.fit_epochs = m->epochs;
     if (!(what->dataset_mb > 0))
@@ -64,11 +64,11 @@ void wi_tiers(const wi_whatif *what, const stall_measured *m, stall_model_params
     s->global_mb_s = what->global_mb_s;
     s->latency = stall_s_to_ns(what->latency_ms / 1e3);
     s->batch_mb = p->batch_mb;
-    s->requests = what->requests_per_batch > 0 ? what->requests_per_batch
-                                               : (double)wi_batch_samples(what, m);
+    s->requests =
+        what->requests_per_batch > 0 ? what->requests_per_batch : (double)wi_batch_samples(what, m);
     s->cache_mb = what->cache_mb;
-    s->dataset_mb = what->dataset_mb > 0 ? what->dataset_mb
-                                         : p->batch_mb * (double)p->batches * p->ranks;
+    s->dataset_mb =
+        what->dataset_mb > 0 ? what->dataset_mb : p->batch_mb * (double)p->batches * p->ranks;
     s->partitioned = what->partitioned;
     s->start_mb = what->cached_start_mb;
     s->fit_rho = -1;
@@ -99,8 +99,7 @@ void wi_tiers_say(FILE *f, const stall_model_params *p, const stall_measured *m)
             "%.6g MB %s, %.6g MB cached at the start; link %s MB/s per node, %s MB/s shared by "
             "the %d node%s, latency %.6g ms per missed request\n",
             s->batch_mb, s->requests, s->cache_mb, s->dataset_mb,
-            s->partitioned ? "partitioned" : "replicated", s->start_mb,
-            link, glob, nodes,
+            s->partitioned ? "partitioned" : "replicated", s->start_mb, link, glob, nodes,
             nodes == 1 ? "" : "s", (double)s->latency / 1e6);
     int shown = p->epochs < 8 ? p->epochs : 8;
     double *hit = stall_xcalloc((size_t)shown * (size_t)nodes, sizeof *hit);

@@ -30,12 +30,12 @@ enum {
 enum { MODEL_RES_DISK = 0, MODEL_RES_CPU = 1 };
 
 typedef struct model_slot {
-    int64_t batch;       /* index of the batch in the slot, -1 = none */
-    stall_time dur;      /* D' */
-    stall_time start;    /* S */
-    stall_time end;      /* E, before pin */
-    stall_time arrival;  /* after pin; -1 until then */
-    stall_time cpu_work; /* shared: CPU part still to do */
+    int64_t batch;        /* index of the batch in the slot, -1 = none */
+    stall_time dur;       /* D' */
+    stall_time start;     /* S */
+    stall_time end;       /* E, before pin */
+    stall_time arrival;   /* after pin; -1 until then */
+    stall_time cpu_work;  /* shared: CPU part still to do */
     stall_time tier_wait; /* storage tiers: the waiting part, spread over the requests */
     int32_t tier_req;     /* storage tiers: the request under way */
 } model_slot;

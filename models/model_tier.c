@@ -128,8 +128,8 @@ static int model_tier_next(model_state *st, int r, int32_t s, stall_err *err)
     stall_time acc = 0;
     while (sl->tier_req < n) {
         int32_t j = sl->tier_req;
-        acc += (stall_time)((__int128)sl->tier_wait * (j + 1) / n -
-                            (__int128)sl->tier_wait * j / n);
+        acc +=
+            (stall_time)((__int128)sl->tier_wait * (j + 1) / n - (__int128)sl->tier_wait * j / n);
         if (miss > 0 && tier_unit(st, r, sl->batch, j, 0) < miss) {
             stall_time lat = 0;
             if (sto->latency > 0)

@@ -18,9 +18,9 @@ int stall_storage_check(const stall_storage *s, stall_err *err)
     const struct {
         const char *name;
         double v;
-    } pos[] = {{"link_mb_s", s->link_mb_s}, {"global_mb_s", s->global_mb_s},
-               {"requests", s->requests},   {"cache_mb", s->cache_mb},
-               {"start_mb", s->start_mb},   {"batch_mb", s->batch_mb},
+    } pos[] = {{"link_mb_s", s->link_mb_s},  {"global_mb_s", s->global_mb_s},
+               {"requests", s->requests},    {"cache_mb", s->cache_mb},
+               {"start_mb", s->start_mb},    {"batch_mb", s->batch_mb},
                {"dataset_mb", s->dataset_mb}};
     for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++)
         if (!(pos[i].v >= 0 && isfinite(pos[i].v)))
@@ -33,7 +33,8 @@ int stall_storage_check(const stall_storage *s, stall_err *err)
     if (s->fit_rho >= 0 && s->fit_epochs > 0 &&
         (!(s->fit_cache_mb >= 0) || s->fit_ranks < 1 || s->fit_gpn < 1 || s->fit_batches < 1 ||
          !(s->fit_rho <= STALL_LIMIT_DURATION_S * 1e9)))
-        return stall_err_set(err, STALL_ECONFIG, "storage: the fitted measured read is out of range");
+        return stall_err_set(err, STALL_ECONFIG,
+                             "storage: the fitted measured read is out of range");
     if (s->latency < 0 || (double)s->latency * s->requests > STALL_LIMIT_DURATION_S * 1e9)
         return stall_err_set(err, STALL_ECONFIG,
                              "storage: latency x requests per batch is out of range");

@@ -409,12 +409,20 @@ Test(plan, gpus_for_an_epoch_deadline_agree_with_brute_force)
  * for a stall budget at the configuration's GPUs lie between the last value
  * of a brute-force sweep that misses the budget and the first that meets it
  * (the search resolves to 0.1%; the sweep's grid is coarser). */
-static const char *const pl_tier_base[] = {
-    "fetch.dist=constant",       "compute.dist=constant",    "fetch.mean_s=0.02",
-    "compute.mean_s=0.01",       "cluster.gpus=4",           "cluster.gpus_per_node=2",
-    "loader.workers=4",          "run.batches=100",          "run.epochs=4",
-    "storage.batch_mb=2",        "storage.bandwidth_mb_s=400", "storage.latency_ms=1",
-    "storage.requests_per_batch=8", NULL};
+static const char *const pl_tier_base[] = {"fetch.dist=constant",
+                                           "compute.dist=constant",
+                                           "fetch.mean_s=0.02",
+                                           "compute.mean_s=0.01",
+                                           "cluster.gpus=4",
+                                           "cluster.gpus_per_node=2",
+                                           "loader.workers=4",
+                                           "run.batches=100",
+                                           "run.epochs=4",
+                                           "storage.batch_mb=2",
+                                           "storage.bandwidth_mb_s=400",
+                                           "storage.latency_ms=1",
+                                           "storage.requests_per_batch=8",
+                                           NULL};
 
 Test(plan, tier_cache_and_global_bandwidth_agree_with_brute_force)
 {
@@ -475,8 +483,8 @@ Test(plan, tier_cache_and_global_bandwidth_agree_with_brute_force)
     cr_assert_eq(stall_plan_compute(cfg, r, &e), 0, "%s", e.msg);
     cr_assert_str_eq(r->tier_global.binding, "met");
     cr_assert(r->tier_global.value > grid[lo] && r->tier_global.value <= grid[hi],
-              "least global bandwidth %g MB/s, brute force: between %g and %g", r->tier_global.value,
-              grid[lo], grid[hi]);
+              "least global bandwidth %g MB/s, brute force: between %g and %g",
+              r->tier_global.value, grid[lo], grid[hi]);
     free(bf);
     free(cfg);
     free(r);

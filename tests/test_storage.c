@@ -266,7 +266,8 @@ Test(storage, cold_storage_bound_epoch_reads_d_bytes_at_b)
     p.storage.requests = 16;
     run(&p, &b);
     double half = epoch_s(&b, 0);
-    cr_assert(half >= 12.5 * 0.9 && half <= (most - 12.5) * 1.1, "half-cached epoch %.4f s, D/2B = 12.5 s", half);
+    cr_assert(half >= 12.5 * 0.9 && half <= (most - 12.5) * 1.1,
+              "half-cached epoch %.4f s, D/2B = 12.5 s", half);
 }
 
 Test(storage, global_bandwidth_sets_the_pace_of_all_nodes)
@@ -360,16 +361,21 @@ static void store_run(const char *name, const char *const *sets, int in_memory, 
     stall_config_defaults(&cfg);
     char set[1200];
     snprintf(set, sizeof set, "trace.path=%s/traces/%s/trace.csv", STALL_SOURCE_DIR, name);
-    const char *base[] = {"scenario.mode=model", "trace.format=tidy", "align.start=none",
-                          "storage.bandwidth_mb_s=20", "storage.latency_ms=2", set, NULL};
+    const char *base[] = {"scenario.mode=model",
+                          "trace.format=tidy",
+                          "align.start=none",
+                          "storage.bandwidth_mb_s=20",
+                          "storage.latency_ms=2",
+                          set,
+                          NULL};
     for (int i = 0; base[i]; i++)
         cr_assert_eq(stall_config_set(&cfg, base[i], &err), 0, "%s", err.msg);
     for (int i = 0; sets && sets[i]; i++)
         cr_assert_eq(stall_config_set(&cfg, sets[i], &err), 0, "%s: %s", sets[i], err.msg);
     cr_assert_eq(stall_config_check(&cfg, &err), 0, "%s", err.msg);
     epochs_seen o = {0};
-    stall_run_opts opts = {.jobs = 1, .no_files = 1, .on_iter = seen, .observer = &o,
-                           .in_memory = in_memory};
+    stall_run_opts opts = {
+        .jobs = 1, .no_files = 1, .on_iter = seen, .observer = &o, .in_memory = in_memory};
     cr_assert_eq(stall_scenario_run(&cfg, &opts, &err), 0, "%s", err.msg);
     for (int e = 0; e < 3; e++)
         ep[e] = o.end[e] - o.start[e];
@@ -438,6 +444,8 @@ Test(storage, a_smaller_cache_predicted_from_the_warm_trace)
               (const char *const[]){"storage.cache_mb=100", "storage.trace_cache_mb=20.48", NULL},
               1, sim);
     store_measured("store_warm", meas);
-    cr_assert_lt(worst(sim, meas, 0, 3), 0.15, "warm from half: %.3f %.3f %.3f, measured %.3f "
-                 "%.3f %.3f", sim[0], sim[1], sim[2], meas[0], meas[1], meas[2]);
+    cr_assert_lt(worst(sim, meas, 0, 3), 0.15,
+                 "warm from half: %.3f %.3f %.3f, measured %.3f "
+                 "%.3f %.3f",
+                 sim[0], sim[1], sim[2], meas[0], meas[1], meas[2]);
 }

@@ -118,7 +118,7 @@ typedef struct stall_config {
     /* [storage], the tier model (models/storage.c): on when one of these is given */
     double global_mb_s, latency_ms, requests_per_batch, cache_mb, dataset_mb, cached_start_mb;
     double trace_cache_mb; /* the measured run's cache (given: the measured read is fitted) */
-    int layout; /* stall_layout */
+    int layout;            /* stall_layout */
 
     /* [ddp] */
     double allreduce_s, bucket_mb, bandwidth_gb_s, latency_us;

@@ -28,19 +28,19 @@ typedef struct stall_measured {
     int64_t samples;       /* per batch per rank; 0 unknown */
     stall_time *fetch, *compute, *tail, *gap;
     stall_time startup, handover;
-    stall_time turnaround; /* mean worker gap between batches, included in fetch */
-    double *epoch_s;       /* [e] measured epoch time */
-    double *stall_s;       /* [e] mean over batches of max_r stall */
-    double *epoch_fetch_s; /* [e] mean fetch duration of the epoch; NULL when not known */
-    stall_time *read_above; /* [e] ns: epoch_fetch_s[e] minus the fastest epoch's (the
-                               storage tiers take it for the epoch's measured reads) */
+    stall_time turnaround;      /* mean worker gap between batches, included in fetch */
+    double *epoch_s;            /* [e] measured epoch time */
+    double *stall_s;            /* [e] mean over batches of max_r stall */
+    double *epoch_fetch_s;      /* [e] mean fetch duration of the epoch; NULL when not known */
+    stall_time *read_above;     /* [e] ns: epoch_fetch_s[e] minus the fastest epoch's (the
+                                   storage tiers take it for the epoch's measured reads) */
     stall_time read_above_mean; /* their mean over the epochs */
-    double mean_fetch_s;   /* over everything */
-    int workers_from;      /* stall_workers_from: where `workers` came from */
-    int ranks_per_node;    /* the measured layout; = ranks when the trace does not say */
-    double batch_mb;       /* mean of the trace's bytes column / 1e6; 0 without one */
-    bool persistent;       /* the run kept its workers across epochs: start-up from epoch 0 */
-    int epoch0;            /* the trace's label of epoch 0 (the notebook's selected epoch) */
+    double mean_fetch_s;        /* over everything */
+    int workers_from;           /* stall_workers_from: where `workers` came from */
+    int ranks_per_node;         /* the measured layout; = ranks when the trace does not say */
+    double batch_mb;            /* mean of the trace's bytes column / 1e6; 0 without one */
+    bool persistent;            /* the run kept its workers across epochs: start-up from epoch 0 */
+    int epoch0;                 /* the trace's label of epoch 0 (the notebook's selected epoch) */
 } stall_measured;
 
 /* Where a measured run's worker count came from. */
