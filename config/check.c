@@ -276,6 +276,34 @@ int stall_config_as_model(stall_config *cfg, const char *command, char *note, si
     return 0;
 }
 
+/* The storage tier keys (stall_config_tiers): each must change something. */
+static int cfg_check_tiers(const stall_config *cfg, stall_err *err)
+{
+    char a[CFG_AT], b[CFG_AT];
+    if (!stall_config_tiers(cfg))
+        return 0;
+    if (cfg->batch_mb <= 0 && cfg->format != STALL_FORMAT_TIDY)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: must be > 0 for the storage tiers (a tier key is set)",
+                             cfg_at(cfg, "storage", "batch_mb", a, sizeof a));
+    if (cfg->bandwidth_mb_s <= 0 && cfg->global_mb_s <= 0 && cfg->latency_ms <= 0)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: a cache miss costs nothing without [storage] bandwidth_mb_s, "
+                             "global_mb_s or latency_ms: set one (the store behind the cache)",
+                             cfg_at(cfg, "storage", "cache_mb", a, sizeof a));
+    if (stall_config_given(cfg, "storage", "requests_per_batch") && cfg->latency_ms <= 0)
+        return stall_err_set(err, STALL_ECONFIG, "%s: has no effect without %s > 0",
+                             cfg_at(cfg, "storage", "requests_per_batch", a, sizeof a),
+                             cfg_at(cfg, "storage", "latency_ms", b, sizeof b));
+    static const char *const need_cache[] = {"dataset_mb", "layout", "cached_start_mb"};
+    for (size_t i = 0; i < 3; i++)
+        if (stall_config_given(cfg, "storage", need_cache[i]) && cfg->cache_mb <= 0)
+            return stall_err_set(err, STALL_ECONFIG, "%s: has no effect without %s > 0 (no cache)",
+                                 cfg_at(cfg, "storage", need_cache[i], a, sizeof a),
+                                 cfg_at(cfg, "storage", "cache_mb", b, sizeof b));
+    return 0;
+}
+
 static int cfg_need(const stall_config *cfg, const char *key, const char *value, stall_err *err)
 {
     if (value[0] != '\0')
@@ -372,6 +400,9 @@ int stall_config_check(const stall_config *cfg, stall_err *err)
         return stall_err_set(err, STALL_ECONFIG, "%s: must be > 0 when %s is set",
                              cfg_at(cfg, "storage", "batch_mb", a, sizeof a),
                              cfg_at(cfg, "storage", "bandwidth_mb_s", b, sizeof b));
+    int rc = cfg_check_tiers(cfg, err);
+    if (rc)
+        return rc;
     if (cfg->bandwidth_mb_s > 0 && cfg->batch_mb / cfg->bandwidth_mb_s > STALL_LIMIT_DURATION_S)
         return stall_err_set(
             err, STALL_ECONFIG, "%s: reading a batch takes longer than the limit of %g s at %s",

@@ -122,10 +122,34 @@ const cfg_key cfg_keys[] = {
     CFG_K("compute", "scale", CFG_DOUBLE, compute_dist.scale, "1", 0, STALL_LIMIT_SCALE, NULL,
           "multiplies every compute duration (0.5: a GPU twice as fast)"),
     CFG_K("storage", "bandwidth_mb_s", CFG_DOUBLE, bandwidth_mb_s, "0", 0, CFG_BIG, NULL,
-          "shared read bandwidth per node in MB/s (0: unlimited)"),
+          "shared read bandwidth per node in MB/s (0: unlimited); with the tier model each "
+          "node's link to the store"),
     CFG_K("storage", "batch_mb", CFG_DOUBLE, batch_mb, "0", 0, CFG_BIG, NULL,
           "MB read from storage per batch (0: a tidy trace's bytes column); a measured fetch "
           "already contains its read, so only the time lost to sharing the bandwidth is added"),
+    CFG_K("storage", "global_mb_s", CFG_DOUBLE, global_mb_s, "0", 0, CFG_BIG, NULL,
+          "tier model: read bandwidth in MB/s shared by all nodes (a parallel file system, an "
+          "object store; 0: unlimited), beside bandwidth_mb_s, each node's link"),
+    CFG_K("storage", "latency_ms", CFG_DOUBLE, latency_ms, "0", 0, CFG_DUR * 1e3, NULL,
+          "tier model: ms per request that misses the node's cache"),
+    CFG_K("storage", "requests_per_batch", CFG_DOUBLE, requests_per_batch, "0", 0, 1e9, NULL,
+          "tier model: requests a batch makes (0: one per sample, the trace's samples or "
+          "[report] samples, else 1)"),
+    CFG_K("storage", "cache_mb", CFG_DOUBLE, cache_mb, "0", 0, CFG_BIG, NULL,
+          "tier model: node memory given to the page cache, MB; it keeps what it admitted "
+          "(docs/model.md 2.3)"),
+    CFG_K("storage", "dataset_mb", CFG_DOUBLE, dataset_mb, "0", 0, CFG_BIG, NULL,
+          "tier model: dataset size in MB (0: batch_mb x batches per GPU x GPUs, what an epoch "
+          "reads)"),
+    CFG_K("storage", "layout", CFG_ENUM, layout, "replicated", 0, 0, "replicated|partitioned",
+          "tier model: replicated: every node's cache sees the whole dataset (the sampler "
+          "reshuffles across nodes each epoch); partitioned: each node reads its own shard"),
+    CFG_K("storage", "cached_start_mb", CFG_DOUBLE, cached_start_mb, "0", 0, CFG_BIG, NULL,
+          "tier model: MB of each node's share of the dataset already in its cache when epoch 0 "
+          "starts (0: a cold start)"),
+    CFG_K("storage", "trace_cache_mb", CFG_DOUBLE, trace_cache_mb, "0", 0, CFG_BIG, NULL,
+          "tier model: the cache the trace's run had, MB per node, started cold: the measured "
+          "read is fitted to its misses per epoch (not given: the fastest epoch read only hits)"),
     CFG_K("ddp", "allreduce_s", CFG_DOUBLE, allreduce_s, "0", 0, CFG_DUR, NULL,
           "seconds per iteration after the last GPU's backward: the whole tail A(k), exposed "
           "all-reduce + optimizer step + loop bookkeeping up to the next request; replaces the "
@@ -325,4 +349,15 @@ void stall_config_help(FILE *f)
         fprintf(f, "    %-18s default %-14s %s%s%s\n", k->key, k->def[0] ? k->def : "(none)",
                 k->help, k->choices ? "; one of " : "", k->choices ? k->choices : "");
     }
+}
+
+bool stall_config_tiers(const stall_config *cfg)
+{
+    static const char *const keys[] = {"global_mb_s",     "latency_ms",    "requests_per_batch",
+                                       "cache_mb",        "dataset_mb",    "layout",
+                                       "cached_start_mb", "trace_cache_mb"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (stall_config_given(cfg, "storage", keys[i]))
+            return true;
+    return false;
 }

@@ -529,6 +529,8 @@ void wi_params(const wi_whatif *what, const stall_measured *m, bool whatif, stal
         /* A measured (or drawn) fetch already contains its storage read:
          * only the time lost to sharing the bandwidth is added. */
         p->read_in_fetch = true;
+        if (what->tiers)
+            wi_tiers(what, m, p);
     }
     wi_params_ckpt(what, m, whatif, p);
 }

@@ -16,6 +16,7 @@
 #define STALL_JOBS_FEED_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "inputs.h"
 #include "stall/measured.h"
@@ -111,6 +112,11 @@ int64_t wi_strong_batches(int64_t n, int g0, int g, int64_t b, bool drop_last);
  * what-if keys on top (when whatif); with a trace, [cluster] scaling =
  * strong and no [run] batches, the batches per rank of wi_strong_batches. */
 void wi_params(const wi_whatif *what, const stall_measured *m, bool whatif, stall_model_params *p);
+/* The storage tiers of the what-if into p (tiers.c): p->storage from the
+ * [storage] keys and the trace's measured reads (m may be NULL). */
+void wi_tiers(const wi_whatif *what, const stall_measured *m, stall_model_params *p);
+/* What the terminal says about them. */
+void wi_tiers_say(FILE *f, const stall_model_params *p, const stall_measured *m);
 
 /* How a job uses the host CPU: cores per node, ranks per node, and the
  * fraction of a measured fetch and of a measured compute that is CPU work. */

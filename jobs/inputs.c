@@ -51,6 +51,16 @@ void wi_inputs_resolve(const stall_config *cfg, wi_inputs *in)
     w->bandwidth_mb_s = cfg->bandwidth_mb_s;
     w->batch_mb = cfg->batch_mb;
     w->batch_mb_given = stall_config_given(cfg, "storage", "batch_mb");
+    w->tiers = stall_config_tiers(cfg);
+    w->global_mb_s = cfg->global_mb_s;
+    w->latency_ms = cfg->latency_ms;
+    w->requests_per_batch = cfg->requests_per_batch;
+    w->cache_mb = cfg->cache_mb;
+    w->dataset_mb = cfg->dataset_mb;
+    w->cached_start_mb = cfg->cached_start_mb;
+    w->partitioned = cfg->layout == STALL_LAYOUT_PARTITIONED;
+    w->trace_cache_mb = cfg->trace_cache_mb;
+    w->trace_cache_given = stall_config_given(cfg, "storage", "trace_cache_mb");
     w->allreduce_s = cfg->allreduce_s;
     w->allreduce_given = stall_config_given(cfg, "ddp", "allreduce_s");
     w->bucket_mb = cfg->bucket_mb;

@@ -49,6 +49,11 @@ typedef struct wi_whatif {
     double cpu_share, compute_cpu_share;
     double bandwidth_mb_s, batch_mb;
     bool batch_mb_given;
+    bool tiers; /* a storage-tier key given: the tier model (stall/storage.h) */
+    double global_mb_s, latency_ms, requests_per_batch, cache_mb, dataset_mb, cached_start_mb;
+    bool partitioned;
+    double trace_cache_mb;
+    bool trace_cache_given;
     double allreduce_s; /* [ddp] allreduce_s, when allreduce_given */
     bool allreduce_given;
     double bucket_mb, bandwidth_gb_s, latency_us;

@@ -21,6 +21,8 @@ void stall_measured_free(stall_measured *m)
     free(m->tail);
     free(m->gap);
     free(m->epoch_s);
+    free(m->epoch_fetch_s);
+    free(m->read_above);
     free(m->stall_s);
     free(m->ckpt_s);
     memset(m, 0, sizeof *m);
@@ -114,6 +116,7 @@ int stall_measured_from_tidy_p(const stall_tidy_trace *t, bool persistent, stall
     m->gap = stall_xcalloc((size_t)ne, sizeof *m->gap);
     m->epoch_s = stall_xcalloc((size_t)ne, sizeof *m->epoch_s);
     m->stall_s = stall_xcalloc((size_t)ne, sizeof *m->stall_s);
+    m->epoch_fetch_s = stall_xcalloc((size_t)ne, sizeof *m->epoch_fetch_s);
     /* Worker turnaround: after collating a batch a worker still has to hand
      * it to the result queue (pickling, the feeder thread) before it starts
      * its next batch. The trace shows it as S(k+W) - E(k) for batches whose
@@ -184,6 +187,7 @@ int stall_measured_from_tidy_p(const stall_tidy_trace *t, bool persistent, stall
                 size_t o = ((size_t)e * g + r) * (size_t)n + (size_t)k;
                 m->fetch[o] = t->fetch_end[i] - t->fetch_start[i] + turn;
                 fetch_sum += stall_ns_to_s(m->fetch[o]);
+                m->epoch_fetch_s[e] += stall_ns_to_s(m->fetch[o]);
                 m->compute[o] = t->compute_end ? t->compute_end[i] - t->ready[i] : tk - ymax;
                 if (!t->compute_end)
                     m->compute[o] = m->compute[o] > ck ? m->compute[o] - ck : 0;
@@ -200,6 +204,7 @@ int stall_measured_from_tidy_p(const stall_tidy_trace *t, bool persistent, stall
             m->tail[(size_t)e * n + k] = a > 0 ? a : 0;
         }
         prev_end = tk;
+        m->epoch_fetch_s[e] /= (double)g * (double)n;
         m->epoch_s[e] = stall_ns_to_s(tk - e0);
         m->stall_s[e] = stall_sum / (double)n;
     }
@@ -213,6 +218,7 @@ int stall_measured_from_tidy_p(const stall_tidy_trace *t, bool persistent, stall
     m->handover = nhand ? (stall_time)llround(hsum / (double)nhand) : 0;
     m->mean_fetch_s = fetch_sum / (double)cells;
     measured_ckpt_finish(m);
+    stall_measured_read_above(m);
     free(startups);
     free(hand);
     return 0;
@@ -290,4 +296,20 @@ int stall_measured_from_dsanalyzer(const stall_ds_trace *d, int workers, int pre
         m->workers_from = from;
     stall_tidy_free(t);
     return rc;
+}
+
+void stall_measured_read_above(stall_measured *m)
+{
+    if (!m->epoch_fetch_s || m->epochs < 1)
+        return;
+    free(m->read_above);
+    m->read_above = stall_xcalloc((size_t)m->epochs, sizeof *m->read_above);
+    double fastest = m->epoch_fetch_s[0], sum = 0;
+    for (int e = 1; e < m->epochs; e++)
+        fastest = fmin(fastest, m->epoch_fetch_s[e]);
+    for (int e = 0; e < m->epochs; e++) {
+        m->read_above[e] = stall_s_to_ns(m->epoch_fetch_s[e] - fastest);
+        sum += m->epoch_fetch_s[e] - fastest;
+    }
+    m->read_above_mean = stall_s_to_ns(sum / m->epochs);
 }

@@ -220,7 +220,9 @@ static void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *
     if (p->cores > 0 && m)
         fprintf(f, "; the trace's CPU work ran %.3fx slower than alone (measured %d workers)\n",
                 contention, m->workers);
-    if (p->storage_mb_s > 0)
+    if (p->tiers)
+        wi_tiers_say(f, p, m);
+    else if (p->storage_mb_s > 0)
         fprintf(f,
                 "storage: %.6g MB/s per node, %.6g MB per batch%s; the read alone (%.4f s) is "
                 "part of each measured fetch, only the time lost to sharing is added\n",
@@ -384,10 +386,10 @@ static int wi_prepare(wi_model_run *j, stall_err *err)
     }
     if (rc)
         return rc;
-    if (p->storage_mb_s > 0 && p->batch_mb <= 0)
+    if ((p->storage_mb_s > 0 || p->tiers) && p->batch_mb <= 0)
         return stall_err_set(err, STALL_ECONFIG,
-                             "%s: [storage] batch_mb: must be > 0 when bandwidth_mb_s is set (the "
-                             "trace has no bytes column)",
+                             "%s: [storage] batch_mb: must be > 0 when bandwidth_mb_s or a tier "
+                             "key is set (the trace has no bytes column)",
                              cfg->ini_path);
     /* Replications only where the what-if draws durations: otherwise every
      * seed gives the same numbers and the interval would be a pretence. */

@@ -19,26 +19,14 @@
 
 #include "feed.h"
 #include "plan_ckpt.h"
+#include "plan_int.h"
 #include "stall/io.h"
 #include "stall/job.h"
 #include "stall/report.h"
 #include "stall/results.h"
 #include "stall/scenario.h"
 
-typedef struct plan_ctx {
-    stall_config base; /* the configuration, without [plan] lines */
-    const char *src;
-    int *sims; /* the counter of the answer being searched */
-} plan_ctx;
-
-typedef struct plan_probe {
-    double thr; /* batches per second, all GPUs */
-    double samples_s;
-    double stall;   /* stall share */
-    double epoch_s; /* mean epoch time */
-} plan_probe;
-
-static int plan_sim(plan_ctx *c, const stall_config *cfg, plan_probe *out, stall_err *err)
+int plan_sim(plan_ctx *c, const stall_config *cfg, plan_probe *out, stall_err *err)
 {
     stall_summary sum;
     stall_run_opts o = {.jobs = 1, .no_files = 1, .summary = &sum};
@@ -63,7 +51,7 @@ static void plan_set_int(stall_config *cfg, const char *section, const char *key
         abort(); /* the values plan sets are in range by construction */
 }
 
-static void plan_set_real(stall_config *cfg, const char *section, const char *key, double v)
+void plan_set_real(stall_config *cfg, const char *section, const char *key, double v)
 {
     char buf[STALL_REPR_MAX];
     stall_err e;
@@ -521,6 +509,8 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
     r->workers.gpu_h = r->gpus.gpu_h = r->bandwidth.gpu_h = r->cores.gpu_h = NAN;
     r->throughput_gpus.value = r->epoch_gpus.value = NAN;
     r->throughput_gpus.gpu_h = r->epoch_gpus.gpu_h = NAN;
+    r->tier_link.value = r->tier_global.value = r->tier_cache.value = NAN;
+    r->tier_link.gpu_h = r->tier_global.gpu_h = r->tier_cache.gpu_h = NAN;
     plan_ctx *c = stall_xcalloc(1, sizeof *c);
     c->base = *cfg;
     c->base.nextra = 0;
@@ -603,6 +593,8 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
         rc = plan_bandwidth(c, chosen, r, err);
     if (rc == 0)
         rc = plan_cores(c, chosen, r, err);
+    if (rc == 0 && stall_config_tiers(chosen))
+        rc = plan_tiers(c, chosen, r, err);
     if (rc == 0) {
         int w = (int)r->workers.value;
         if (strcmp(r->workers.binding, "not_met") == 0)
@@ -651,20 +643,31 @@ static int plan_fill_plan(FILE *f, void *arg, stall_err *err)
 {
     (void)err;
     const stall_plan_result *r = arg;
-    const char *names[7] = {
-        "min_workers_per_gpu", "max_efficient_gpus", "storage_bandwidth_mb_s",     "cores_per_node",
-        "gpus_for_throughput", "gpus_for_epoch_s",   "checkpoint_every_iterations"};
-    const stall_plan_answer *a[7] = {&r->workers,         &r->gpus,       &r->bandwidth, &r->cores,
-                                     &r->throughput_gpus, &r->epoch_gpus, &r->ckpt_every};
-    bool asked[7] = {true,
-                     true,
-                     true,
-                     true,
-                     r->target_throughput > 0,
-                     r->target_epoch_s > 0,
-                     r->ckpt_budget > 0};
+    const char *names[10] = {"min_workers_per_gpu",
+                             "max_efficient_gpus",
+                             "storage_bandwidth_mb_s",
+                             "cores_per_node",
+                             "gpus_for_throughput",
+                             "gpus_for_epoch_s",
+                             "checkpoint_every_iterations",
+                             "tier_link_mb_s",
+                             "tier_global_mb_s",
+                             "tier_cache_mb"};
+    const stall_plan_answer *a[10] = {
+        &r->workers,    &r->gpus,       &r->bandwidth, &r->cores,       &r->throughput_gpus,
+        &r->epoch_gpus, &r->ckpt_every, &r->tier_link, &r->tier_global, &r->tier_cache};
+    bool asked[10] = {true,
+                      true,
+                      true,
+                      true,
+                      r->target_throughput > 0,
+                      r->target_epoch_s > 0,
+                      r->ckpt_budget > 0,
+                      r->tiers,
+                      r->tiers,
+                      r->tiers};
     fputs(STALL_PLAN_HEADER "\n", f);
-    for (int i = 0; i < 7; i++) {
+    for (int i = 0; i < 10; i++) {
         if (!asked[i])
             continue;
         fputs(names[i], f);
@@ -755,6 +758,14 @@ int stall_plan_run(const stall_config *cfg, const stall_plan_opts *opts, stall_e
                     r->bandwidth.binding, r->bandwidth.sims);
         fprintf(f, "%-24s %12.0f  %-12s %d\n", "cores_per_node", r->cores.value, r->cores.binding,
                 r->cores.sims);
+        const stall_plan_answer *ta[3] = {&r->tier_link, &r->tier_global, &r->tier_cache};
+        const char *tn[3] = {"tier_link_mb_s", "tier_global_mb_s", "tier_cache_mb"};
+        for (int i = 0; r->tiers && i < 3; i++) {
+            char v[32] = "-";
+            if (!isnan(ta[i]->value))
+                snprintf(v, sizeof v, "%.1f", ta[i]->value);
+            fprintf(f, "%-24s %12s  %-12s %d\n", tn[i], v, ta[i]->binding, ta[i]->sims);
+        }
         if (r->why[0])
             fprintf(f, "workers: %s\n", r->why);
         fprintf(f, "scaling (weak, %s): %s\n",

@@ -41,6 +41,7 @@ typedef struct wi_dec {
     stall_time e0, prev_end;
     double stall_sum;
     double *epoch_s, *stall_s; /* [ne] */
+    double *efetch;            /* [ne] summed fetch, s */
     stall_time *gap;           /* [ne] */
     /* over the trace */
     double fetch_sum, hsum, bytes_sum, span;
@@ -74,6 +75,7 @@ static void wi_dec_init(wi_dec *d, const stall_tidy_info *in, int workers, stall
     d->cur = stall_xmalloc((size_t)d->g * sizeof *d->cur);
     d->prev = stall_xmalloc((size_t)d->g * sizeof *d->prev);
     d->epoch_s = stall_xcalloc((size_t)d->ne, sizeof *d->epoch_s);
+    d->efetch = stall_xcalloc((size_t)d->ne, sizeof *d->efetch);
     d->stall_s = stall_xcalloc((size_t)d->ne, sizeof *d->stall_s);
     d->gap = stall_xcalloc((size_t)d->ne, sizeof *d->gap);
     d->first = stall_xcalloc((size_t)d->g, sizeof *d->first);
@@ -84,6 +86,7 @@ static void wi_dec_free(wi_dec *d)
     free(d->cur);
     free(d->prev);
     free(d->epoch_s);
+    free(d->efetch);
     free(d->stall_s);
     free(d->gap);
     free(d->startups);
@@ -113,6 +116,7 @@ static void wi_dec_finish(wi_dec *d, const stall_tidy_row *b, const stall_tidy_r
     for (int r = 0; r < g; r++) {
         stall_time f = b[r].fetch_end - b[r].fetch_start + d->turn;
         d->fetch_sum += stall_ns_to_s(f);
+        d->efetch[e] += stall_ns_to_s(f);
         stall_time c = d->has_compute ? b[r].compute_end - b[r].ready : tk - ymax;
         stall_time fe = b[r].fetch_end + d->turn;
         stall_time arrived = fe > b[r].request ? fe : b[r].request;
@@ -458,6 +462,11 @@ static int wi_pass3(wi_stream *s, const wi_xform *x, const stall_model_params *p
         m->persistent = s->persistent;
         m->handover = d.nhand ? (stall_time)llround(d.hsum / (double)d.nhand) : 0;
         m->mean_fetch_s = d.fetch_sum / (double)cells;
+        for (int e = 0; e < s->info.epochs; e++)
+            d.efetch[e] /= (double)s->info.ranks * (double)s->info.batches;
+        m->epoch_fetch_s = d.efetch;
+        d.efetch = NULL;
+        stall_measured_read_above(m);
         m->epoch_s = d.epoch_s;
         m->stall_s = d.stall_s;
         m->gap = d.gap;

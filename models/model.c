@@ -175,7 +175,7 @@ static int model_dispatch(model_state *st, int r, int32_t s, int64_t j, stall_ti
 }
 
 /* Shared path: a fetch's CPU phase, after its storage read. */
-static int model_after_read(model_state *st, int r, int32_t s, stall_err *err)
+int model_after_read(model_state *st, int r, int32_t s, stall_err *err)
 {
     model_slot *sl = model_slot_at(st, r, s);
     if (sl->cpu_work > 0)
@@ -209,18 +209,24 @@ static int model_worker_kick(model_state *st, int r, int w, stall_err *err)
     wk->busy = true;
     model_slot *sl = model_slot_at(st, r, s);
     sl->start = now;
+    /* Storage tiers: the measured read out first (the modelled one comes
+     * with the fetch's requests), then the rest split as usual. */
+    stall_time dur = st->tier ? sl->dur - model_tier_read_out(st, r, sl->batch) : sl->dur;
+    dur = dur > 0 ? dur : 0;
     stall_time cpu = 0;
     if (st->p->cores > 0) {
-        cpu = llround(st->p->cpu_share * (double)sl->dur);
-        if (cpu > sl->dur)
-            cpu = sl->dur;
+        cpu = llround(st->p->cpu_share * (double)dur);
+        if (cpu > dur)
+            cpu = dur;
     }
-    stall_time io = sl->dur - cpu;
+    stall_time io = dur - cpu;
     /* The read is part of the measured waiting: only its excess under
      * sharing is added. */
     if (st->p->read_in_fetch)
         io = io > st->disk_work ? io - st->disk_work : 0;
     sl->cpu_work = llround((double)cpu * st->p->cpu_deflate);
+    if (st->tier)
+        return model_tier_fetch(st, r, s, io, err);
     if (io > 0)
         return model_at(st, now + io, MODEL_EV_IO_END, r, s, err);
     return model_after_io(st, r, s, err);
@@ -438,6 +444,8 @@ static int model_epoch_start(model_state *st, int e, stall_err *err)
     st->epoch = e;
     st->epoch_start = now;
     st->q = now;
+    if (st->tier)
+        model_tier_epoch(st);
     st->k = 0;
     for (int i = 0; i < st->acc; i++) {
         st->taken[i] = 0;
@@ -607,6 +615,10 @@ int model_handle(stall_engine *eng, void *state, const stall_event *ev, stall_er
         return model_ps_done(st, r, s, err);
     case MODEL_EV_COMPUTE:
         return model_computed(st, r, model_now(st), err);
+    case MODEL_EV_TIER_LAT:
+        return model_tier_step(st, r, s, err);
+    case MODEL_EV_TIER_DONE:
+        return model_tier_done(st, err);
     case MODEL_EV_REQUEST: {
         size_t at = (size_t)(st->ranks[r].next_take % st->acc) * (size_t)st->g + (size_t)r;
         st->it_q[at] = model_now(st);

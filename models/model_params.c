@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "model_int.h"
+#include "stall/storage.h"
 
 #include "ckpt_int.h"
 
@@ -117,5 +118,9 @@ int model_check(const stall_model_params *p, const stall_durations *d, stall_err
                              "model: batch_mb / storage_mb_s = %g s per read is out of range",
                              p->batch_mb / p->storage_mb_s);
     int rc = stall__ckpt_check(&p->ckpt, err);
-    return rc ? rc : stall__uneven_check(&p->uneven, p->ranks, p->gpus_per_node, err);
+    if (rc == 0)
+        rc = stall__uneven_check(&p->uneven, p->ranks, p->gpus_per_node, err);
+    if (rc == 0 && p->tiers)
+        rc = stall_storage_check(&p->storage, err);
+    return rc;
 }

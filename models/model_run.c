@@ -28,7 +28,8 @@ static void model_init(model_state *st, const stall_model_params *p, const stall
     st->pf = p->workers > 0 ? p->prefetch : 1;
     st->pw = st->pf * st->wn;
     st->in_order = p->in_order || p->workers == 0;
-    st->shared = p->cores > 0 || (p->storage_mb_s > 0.0 && p->batch_mb > 0.0);
+    st->tier = p->tiers;
+    st->shared = p->cores > 0 || (p->storage_mb_s > 0.0 && p->batch_mb > 0.0) || st->tier;
     size_t g = (size_t)st->g, pw = (size_t)st->pw;
     st->ranks = stall_xcalloc(g, sizeof *st->ranks);
     st->slots = stall_xcalloc(g * pw, sizeof *st->slots);
@@ -75,8 +76,10 @@ static void model_init(model_state *st, const stall_model_params *p, const stall
             stall__ps_init(&st->cpu[n], p->cores > 0 ? p->cores : 1, on_node * (st->wn + 1));
             stall__ps_init(&st->disk[n], 1, on_node * st->wn);
         }
-        if (p->storage_mb_s > 0.0 && p->batch_mb > 0.0)
+        if (p->storage_mb_s > 0.0 && p->batch_mb > 0.0 && !st->tier)
             st->disk_work = llround(p->batch_mb / p->storage_mb_s * 1e9);
+        if (st->tier)
+            model_tier_init(st);
     }
 }
 
@@ -88,6 +91,8 @@ static void model_fini(model_state *st)
     }
     free(st->cpu);
     free(st->disk);
+    if (st->tier)
+        model_tier_fini(st);
     free(st->it_rest);
     free(st->ranks);
     free(st->slots);

@@ -24,17 +24,21 @@ enum {
     MODEL_EV_PS_DONE,   /* a = node, b = MODEL_RES_*: next departure */
     MODEL_EV_COMPUTE,   /* a = rank: C(r,k) over (compute shares the CPU) */
     MODEL_EV_REQUEST,   /* a = rank: asks for its next batch without a barrier (no_sync) */
+    MODEL_EV_TIER_LAT,  /* a = rank, b = slot: a request's wait and latency over (tiers) */
+    MODEL_EV_TIER_DONE, /* the storage fluid's next departure */
 };
 
 enum { MODEL_RES_DISK = 0, MODEL_RES_CPU = 1 };
 
 typedef struct model_slot {
-    int64_t batch;       /* index of the batch in the slot, -1 = none */
-    stall_time dur;      /* D' */
-    stall_time start;    /* S */
-    stall_time end;      /* E, before pin */
-    stall_time arrival;  /* after pin; -1 until then */
-    stall_time cpu_work; /* shared: CPU part still to do */
+    int64_t batch;        /* index of the batch in the slot, -1 = none */
+    stall_time dur;       /* D' */
+    stall_time start;     /* S */
+    stall_time end;       /* E, before pin */
+    stall_time arrival;   /* after pin; -1 until then */
+    stall_time cpu_work;  /* shared: CPU part still to do */
+    stall_time tier_wait; /* storage tiers: the waiting part, spread over the requests */
+    int32_t tier_req;     /* storage tiers: the request under way */
 } model_slot;
 
 typedef struct model_worker {
@@ -108,10 +112,28 @@ typedef struct model_state {
     bool compute_cpu;     /* compute is a CPU participant */
     int64_t compute_id0;  /* PS job id of rank r's compute: compute_id0 + r */
 
+    /* Storage tiers (p->storage, model_tier.c). */
+    bool tier;
+    double *tier_hit;     /* [nodes] this epoch's hit fraction */
+    double *tier_content; /* [nodes] MB cached when the next epoch starts */
+    int32_t tier_nreq;    /* requests per batch, >= 1 */
+    stall_time *tier_fit; /* [fit_epochs + 1] the fitted measured read per epoch, then beyond */
+    struct stall__fluid *fluid; /* the store's bandwidth; NULL when unlimited */
+
     stall_model_stats stats;
 } model_state;
 
 int model_at(model_state *st, stall_time at, int32_t type, int32_t a, int64_t b, stall_err *err);
+int model_after_read(model_state *st, int r, int32_t s, stall_err *err);
+
+/* model_tier.c */
+void model_tier_init(model_state *st);
+void model_tier_fini(model_state *st);
+void model_tier_epoch(model_state *st);
+stall_time model_tier_read_out(const model_state *st, int r, int64_t batch);
+int model_tier_fetch(model_state *st, int r, int32_t s, stall_time wait, stall_err *err);
+int model_tier_step(model_state *st, int r, int32_t s, stall_err *err);
+int model_tier_done(model_state *st, stall_err *err);
 int model_handle(stall_engine *eng, void *state, const stall_event *ev, stall_err *err);
 
 #endif

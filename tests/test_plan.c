@@ -404,3 +404,88 @@ Test(plan, gpus_for_an_epoch_deadline_agree_with_brute_force)
     free(cfg);
     free(bf);
 }
+
+/* Issue 19 (storage tiers): the least cache and the least global bandwidth
+ * for a stall budget at the configuration's GPUs lie between the last value
+ * of a brute-force sweep that misses the budget and the first that meets it
+ * (the search resolves to 0.1%; the sweep's grid is coarser). */
+static const char *const pl_tier_base[] = {"fetch.dist=constant",
+                                           "compute.dist=constant",
+                                           "fetch.mean_s=0.02",
+                                           "compute.mean_s=0.01",
+                                           "cluster.gpus=4",
+                                           "cluster.gpus_per_node=2",
+                                           "loader.workers=4",
+                                           "run.batches=100",
+                                           "run.epochs=4",
+                                           "storage.batch_mb=2",
+                                           "storage.bandwidth_mb_s=400",
+                                           "storage.latency_ms=1",
+                                           "storage.requests_per_batch=8",
+                                           NULL};
+
+Test(plan, tier_cache_and_global_bandwidth_agree_with_brute_force)
+{
+    const char *lines[32];
+    int k = 0;
+    for (; pl_tier_base[k]; k++)
+        lines[k] = pl_tier_base[k];
+    /* cache: 0..800 MB (the dataset: 2 MB x 100 batches x 4 GPUs) */
+    lines[k] = "storage.global_mb_s=400";
+    lines[k + 1] = "sweep:storage.cache_mb=0,100,200,300,400,500,600,700,800";
+    lines[k + 2] = NULL;
+    stall_config *bf = pl_config(lines);
+    double st[9];
+    cr_assert_eq(pl_brute(bf, "tcache", "stall_share", st, 9), 9);
+    for (int i = 1; i < 9; i++)
+        cr_assert_leq(st[i], st[i - 1] + 1e-9, "stall share grows with the cache at %d: %g > %g",
+                      i * 100, st[i], st[i - 1]);
+    cr_assert_gt(st[0], st[8] + 0.05, "the cache must matter here: %g vs %g", st[0], st[8]);
+    double target = 0.5 * (st[4] + st[5]); /* met at 500 MB, not at 400 */
+    char t[64];
+    snprintf(t, sizeof t, "plan:stall_target=%.17g", target);
+    lines[k + 1] = "storage.cache_mb=100";
+    lines[k + 2] = t;
+    lines[k + 3] = "plan:max_workers=4";
+    lines[k + 4] = "plan:max_gpus=4";
+    lines[k + 5] = NULL;
+    stall_config *cfg = pl_config(lines);
+    stall_plan_result *r = malloc(sizeof *r);
+    stall_err e = {0};
+    cr_assert_eq(stall_plan_compute(cfg, r, &e), 0, "%s", e.msg);
+    cr_assert(r->tiers);
+    cr_assert_str_eq(r->tier_cache.binding, "met");
+    cr_assert(r->tier_cache.value > 400 && r->tier_cache.value <= 500,
+              "least cache %g MB, brute force: between 400 and 500 (stall %g, %g; target %g)",
+              r->tier_cache.value, st[4], st[5], target);
+    free(bf);
+    free(cfg);
+
+    /* global bandwidth: 100..1600 MB/s with no cache */
+    lines[k] = "storage.cache_mb=0";
+    lines[k + 1] =
+        "sweep:storage.global_mb_s=100,200,300,400,500,600,700,800,900,1000,1200,1400,1600";
+    lines[k + 2] = NULL;
+    bf = pl_config(lines);
+    double sg[13], grid[13] = {100, 200, 300, 400, 500, 600, 700, 800, 900, 1000, 1200, 1400, 1600};
+    cr_assert_eq(pl_brute(bf, "tglobal", "stall_share", sg, 13), 13);
+    for (int i = 1; i < 13; i++)
+        cr_assert_leq(sg[i], sg[i - 1] + 1e-9, "stall share grows with bandwidth at %g", grid[i]);
+    int lo = 2, hi = 3;
+    double tg = 0.5 * (sg[lo] + sg[hi]);
+    snprintf(t, sizeof t, "plan:stall_target=%.17g", tg);
+    lines[k + 1] = "storage.global_mb_s=100";
+    lines[k + 2] = t;
+    lines[k + 3] = "plan:max_workers=4";
+    lines[k + 4] = "plan:max_gpus=4";
+    lines[k + 5] = NULL;
+    cfg = pl_config(lines);
+    cr_assert_eq(stall_plan_compute(cfg, r, &e), 0, "%s", e.msg);
+    cr_assert_str_eq(r->tier_global.binding, "met");
+    cr_assert(r->tier_global.value > grid[lo] && r->tier_global.value <= grid[hi],
+              "least global bandwidth %g MB/s, brute force: between %g and %g",
+              r->tier_global.value, grid[lo], grid[hi]);
+    free(bf);
+    free(cfg);
+    free(r);
+}

@@ -87,6 +87,7 @@ class _TaggedBatchSampler:
 # Fetch start of the batch this worker process is working on. A worker runs one fetch at a time
 # (dataset access, then collate, in one call of the fetcher), so one slot per process suffices.
 _pending = None
+_dataset = None  # the dataset whose bytes_read a pending batch started from (in this process)
 
 
 def _worker_id():
@@ -115,7 +116,8 @@ class TimedDataset:
         global _pending
         t0 = now()
         if isinstance(indices, _TaggedBatch):
-            _pending = (indices.epoch, indices.batch, _worker_id(), t0, len(indices))
+            _pending = (indices.epoch, indices.batch, _worker_id(), t0, len(indices),
+                        _bytes_read(self.dataset))
             plain = list(indices)
         else:
             _pending = None
@@ -144,8 +146,21 @@ class TimedCollate:
         if pending is None:
             return batch
         t1 = now()
-        epoch, k, worker, t0, n = pending
-        return {_KEY: (epoch, k, worker, t0, t1, n, _nbytes(batch)), "data": batch}
+        epoch, k, worker, t0, n, read0 = pending
+        read1 = _bytes_read(_dataset) if read0 is not None else None
+        nbytes = read1 - read0 if read1 is not None else _nbytes(batch)
+        return {_KEY: (epoch, k, worker, t0, t1, n, nbytes), "data": batch}
+
+
+def _bytes_read(dataset):
+    """The dataset's own count of bytes read from storage (an attribute `bytes_read` that it
+    increases in each process, e.g. a worker), or None when it keeps none."""
+    global _dataset
+    v = getattr(dataset, "bytes_read", None)
+    if v is None:
+        return None
+    _dataset = dataset
+    return int(v)
 
 
 def _nbytes(obj):

@@ -88,6 +88,136 @@ class SyntheticImages(torch.utils.data.Dataset):
         return torch.from_numpy(np.ascontiguousarray(img)), label
 
 
+class FileImages(torch.utils.data.Dataset):
+    """Sample i is the real file ROOT/sample-i.bin (--data-dir), read whole in the worker: from
+    the local disk (through the page cache), or with --http from a slowstore server on the
+    loopback through a local disk cache of at most cache_bytes that keeps what it admitted
+    (files are admitted while they fit, none is evicted). Its first 4800 bytes become the
+    image ('decode'), then the same CPU work as SyntheticImages. bytes_read counts the bytes
+    this process read, whatever the tier (the capture's `bytes` column)."""
+
+    def __init__(self, root, n, reps, url_port=None, cache_dir=None, cache_bytes=0, used=None):
+        self.root, self.n, self.reps = root, n, reps
+        self.port, self.cache_dir, self.cache_bytes, self.used = url_port, cache_dir, cache_bytes, used
+        self.bytes_read = 0
+        self._conn, self._pid = None, None
+
+    def __len__(self):
+        return self.n
+
+    def _get(self, name):
+        import http.client
+        if self._pid != os.getpid():          # one keep-alive connection per process
+            import socket
+            self._conn, self._pid = http.client.HTTPConnection("127.0.0.1", self.port), os.getpid()
+            self._conn.connect()
+            self._conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._conn.request("GET", "/" + name)
+        r = self._conn.getresponse()
+        data = r.read()
+        if r.status != 200:
+            raise OSError(f"slowstore: {name}: HTTP {r.status}")
+        return data
+
+    def read(self, i):
+        name = f"sample-{i:06d}.bin"
+        if self.port is None:
+            with open(os.path.join(self.root, name), "rb") as fh:
+                return fh.read()
+        cached = os.path.join(self.cache_dir, name) if self.cache_dir else None
+        if cached and os.path.exists(cached):
+            with open(cached, "rb") as fh:
+                return fh.read()
+        data = self._get(name)
+        if cached and self.cache_bytes > 0:
+            with self.used.get_lock():
+                admit = self.used.value + len(data) <= self.cache_bytes
+                if admit:
+                    self.used.value += len(data)
+            if admit:
+                tmp = f"{cached}.tmp{os.getpid()}"
+                with open(tmp, "wb") as fh:
+                    fh.write(data)
+                os.replace(tmp, cached)
+        return data
+
+    def __getitem__(self, i):
+        data = self.read(i)
+        self.bytes_read += len(data)
+        rng = np.random.default_rng(i)
+        label = i % CLASSES
+        img = np.frombuffer(data[:3 * IMG * IMG], dtype=np.uint8).reshape(3, IMG, IMG)
+        img = img.astype(np.float32) / 255.0
+        img[label % 3] += 0.5 * (label / CLASSES)
+        for _ in range(self.reps):
+            img = _transform_rep(img)
+        y0, x0 = rng.integers(0, IMG - CROP + 1, size=2)
+        img = img[:, y0:y0 + CROP, x0:x0 + CROP]
+        if rng.random() < 0.5:
+            img = img[:, :, ::-1]
+        return torch.from_numpy(np.ascontiguousarray(img)), label
+
+
+def make_files(root, n, sample_kb):
+    """n files of sample_kb KB (1000 bytes) of seeded random bytes; kept when already there."""
+    os.makedirs(root, exist_ok=True)
+    size = int(sample_kb * 1000)
+    rng = np.random.default_rng(1)
+    for i in range(n):
+        path = os.path.join(root, f"sample-{i:06d}.bin")
+        if os.path.exists(path) and os.path.getsize(path) == size:
+            continue
+        with open(path, "wb") as fh:
+            fh.write(rng.integers(0, 256, size=size, dtype=np.uint8).tobytes())
+
+
+def resident_bytes(paths):
+    """Bytes of these files in the page cache, by fincore(1) (mincore(2))."""
+    import subprocess
+    out = subprocess.run(["fincore", "--bytes", "--noheadings", "--raw", "-o", "RES"] + paths,
+                         check=True, capture_output=True, text=True).stdout
+    return sum(int(x) for x in out.split())
+
+
+def disk_read_mb_s(folder, mb=64):
+    """The disk's cold read speed: a file of mb MB written, flushed, evicted from the page cache
+    and read back whole in 1 MB reads (MB = 1e6 bytes/s); the file is removed."""
+    path = os.path.join(folder, ".disk-probe")
+    with open(path, "wb") as fh:
+        fh.write(np.random.default_rng(2).integers(0, 256, size=mb * 1000000, dtype=np.uint8))
+        fh.flush()
+        os.fsync(fh.fileno())
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        t0 = time.perf_counter()
+        while os.read(fd, 1 << 20):
+            pass
+        dt = time.perf_counter() - t0
+    finally:
+        os.close(fd)
+        os.remove(path)
+    return mb / dt
+
+
+def set_page_cache(paths, evict_frac):
+    """Read every file (warm), then evict the first evict_frac of them from the page cache with
+    posix_fadvise(POSIX_FADV_DONTNEED) (no root needed). Returns (resident before, after)."""
+    for path in paths:
+        with open(path, "rb") as fh:
+            fh.read()
+    before = resident_bytes(paths)
+    cut = round(evict_frac * len(paths))
+    for path in paths[:cut]:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+    return before, resident_bytes(paths)
+
+
 class SmallCNN(nn.Module):
     def __init__(self, width):
         super().__init__()
@@ -152,7 +282,11 @@ def run_rank(rank, a, reps):
         import torch.distributed as dist
         dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{a.port}",
                                 rank=rank, world_size=world)
-    ds = SyntheticImages(a.batches * a.batch_size * world, a.io_ms, reps)
+    if a.data_dir:
+        ds = FileImages(a.data_dir, a.batches * a.batch_size * world, reps, url_port=a.store_port,
+                        cache_dir=a.cache_dir, cache_bytes=int(a.cache_mb * 1e6), used=a.cache_used)
+    else:
+        ds = SyntheticImages(a.batches * a.batch_size * world, a.io_ms, reps)
     if a.ddp >= 1:
         sampler = torch.utils.data.distributed.DistributedSampler(
             ds, num_replicas=world, rank=rank, shuffle=True, seed=0)
@@ -235,6 +369,19 @@ def _spawn_entry(rank, a, reps):
     run_rank(rank, a, reps)
 
 
+def _storage_words(a, meta):
+    st = meta.get("storage", {})
+    if a.http:
+        return (f"over HTTP from tools/slowstore.py on 127.0.0.1: {a.bandwidth_mb_s:g} MB/s shared, "
+                f"{a.latency_ms:g} ms per request, through a local disk cache of {a.cache_mb:g} MB "
+                f"that keeps what it admitted, empty at the start")
+    if a.evict is not None:
+        return (f"from the local disk; before epoch 0 a fraction {a.evict:g} of the files was "
+                f"evicted from the page cache, {st.get('resident_at_start_bytes')} of "
+                f"{st.get('files', 0) * st.get('file_bytes', 0)} bytes stayed resident (fincore)")
+    return "from the local disk, as the page cache holds it"
+
+
 def write_readme(a, meta, nrows):
     world = max(1, a.ddp)
     m = meta["means_ms_without_batch0"]
@@ -252,7 +399,9 @@ def write_readme(a, meta, nrows):
         f"persistent workers {'on' if a.persistent_workers else 'off'}, worker start method "
         f"{a.mp_context}.",
         f"- per epoch per rank: {a.batches} batches of {a.batch_size} samples; per sample "
-        f"{a.io_ms:g} ms sleep (I/O) + {meta['cpu_reps_per_sample']} transform repetitions "
+        + (f"one real file of {a.sample_kb:g} KB read whole ({_storage_words(a, meta)})"
+           if a.data_dir else f"{a.io_ms:g} ms sleep (I/O)")
+        + f" + {meta['cpu_reps_per_sample']} transform repetitions "
         f"(CPU work: {meta['cpu_ms_per_sample_est']:g} ms of CPU time, measured at start-up).",
         f"- gradient sync: {('none (one process)' if a.ddp < 1 else a.sync)}; compute_end = "
         f"{meta['compute_end']}.",
@@ -317,13 +466,69 @@ def main():
     p.add_argument("--keep-rank-files", action="store_true")
     p.add_argument("--wait-idle", type=float, default=0.0, metavar="S",
                    help="on a shared machine: wait up to S seconds for other load to go quiet")
+    p.add_argument("--data-dir", default=None, metavar="DIR",
+                   help="read real files: DIR/sample-I.bin, one per sample (created when missing, "
+                        "--sample-kb each); --io-ms is then not used")
+    p.add_argument("--sample-kb", type=float, default=64.0, help="file size with --data-dir, KB")
+    p.add_argument("--evict", type=float, default=None, metavar="F",
+                   help="--data-dir from the local disk: before epoch 0 read every file, then "
+                        "evict the fraction F of them from the page cache (POSIX_FADV_DONTNEED; "
+                        "checked with fincore); later epochs find what epoch 0 read")
+    p.add_argument("--http", action="store_true",
+                   help="--data-dir served by tools/slowstore.py on 127.0.0.1 (started and "
+                        "stopped here) and read over HTTP through a local cache (--cache-mb)")
+    p.add_argument("--bandwidth-mb-s", type=float, default=20.0,
+                   help="--http: the store's bandwidth shared by every reader, MB/s")
+    p.add_argument("--latency-ms", type=float, default=2.0, help="--http: wait per request, ms")
+    p.add_argument("--cache-mb", type=float, default=0.0,
+                   help="--http: local disk cache size, MB (it keeps what it admitted; 0 = none)")
     a = p.parse_args()
+    if (a.evict is not None or a.http) and not a.data_dir:
+        p.error("--evict and --http need --data-dir")
+    if a.http and a.ddp >= 1:
+        p.error("--http reads in one process (no --ddp)")
+    if a.evict is not None and not 0.0 <= a.evict <= 1.0:
+        p.error("--evict must be in [0, 1]")
     if a.slow_factor < 1.0 or (a.slow_rank is not None and not 0 <= a.slow_rank < max(1, a.ddp)):
         p.error("--slow-factor must be >= 1 and --slow-rank a rank in 0..ddp-1")
     os.makedirs(a.out, exist_ok=True)
     idle = wait_idle(a.wait_idle) if a.wait_idle > 0 else None
     per_rep = rep_cost_s()
     reps = a.cpu_reps if a.cpu_reps is not None else calibrate(a.cpu_ms, per_rep)
+
+    store = None
+    a.store_port = a.cache_dir = a.cache_used = None
+    storage = {}
+    if a.data_dir:
+        n = a.batches * a.batch_size * max(1, a.ddp)
+        make_files(a.data_dir, n, a.sample_kb)
+        paths = [os.path.join(a.data_dir, f"sample-{i:06d}.bin") for i in range(n)]
+        storage = {"files": n, "file_bytes": int(a.sample_kb * 1000),
+                   "dataset_mb": n * int(a.sample_kb * 1000) / 1e6}
+        if a.evict is not None:
+            storage["disk_cold_read_mb_s"] = round(disk_read_mb_s(a.data_dir), 1)
+            before, after = set_page_cache(paths, a.evict)
+            storage.update(evict_fraction=a.evict, resident_before_evict_bytes=before,
+                           resident_at_start_bytes=after)
+            print(f"page cache: {before} bytes resident, {after} after evicting "
+                  f"{a.evict:g} of {n} files; the disk reads {storage['disk_cold_read_mb_s']} "
+                  f"MB/s cold", flush=True)
+        if a.http:
+            import multiprocessing
+            import shutil
+            import subprocess
+            a.cache_dir = os.path.join(a.out, "cache")
+            shutil.rmtree(a.cache_dir, ignore_errors=True)
+            os.makedirs(a.cache_dir)
+            a.cache_used = multiprocessing.Value("q", 0)
+            store = subprocess.Popen(
+                [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                              "slowstore.py"), a.data_dir,
+                 "--bandwidth-mb-s", str(a.bandwidth_mb_s), "--latency-ms", str(a.latency_ms)],
+                stdout=subprocess.PIPE, text=True)
+            a.store_port = int(store.stdout.readline().split()[1])
+            storage.update(http=True, bandwidth_mb_s=a.bandwidth_mb_s, latency_ms=a.latency_ms,
+                           cache_mb=a.cache_mb, cache_policy="keeps what it admitted")
 
     load0 = os.getloadavg()
     busy0, own0 = _cpu_busy_s(), _own_cpu_s()
@@ -334,6 +539,13 @@ def main():
     else:
         run_rank(0, a, reps)
     wall = time.time() - t0
+    if store is not None:
+        import shutil
+        store.terminate()
+        storage["store_said"] = store.communicate(timeout=30)[0].strip().splitlines()[-1:]
+        storage["cache_used_bytes"] = a.cache_used.value
+        shutil.rmtree(a.cache_dir, ignore_errors=True)
+        a.cache_used = None
     busy, own = _cpu_busy_s() - busy0, _own_cpu_s() - own0
 
     world = max(1, a.ddp)
@@ -369,6 +581,8 @@ def main():
                         "ddp": "DDP comm-hook call of the last gradient bucket"}[
                             a.sync if a.ddp >= 1 else "none"],
     }
+    if storage:
+        meta["storage"] = storage
     means = sc.summary(merged)
     meta["means_ms_without_batch0"] = {k: round(v, 2) for k, v in means.items()}
     with open(os.path.join(a.out, "meta.json"), "w") as fh:

@@ -39,6 +39,9 @@ typedef enum stall_resample {
     STALL_RESAMPLE_LOGNORMAL,
     STALL_RESAMPLE_GAMMA
 } stall_resample;
+/* [storage] layout: what each node's page cache sees of the dataset. */
+typedef enum stall_layout { STALL_LAYOUT_REPLICATED = 0, STALL_LAYOUT_PARTITIONED } stall_layout;
+
 /* [cluster] scaling: what a GPU count other than the trace's does. */
 typedef enum stall_scaling { STALL_SCALING_STRONG = 0, STALL_SCALING_WEAK } stall_scaling;
 typedef enum stall_dist_kind {
@@ -112,6 +115,10 @@ typedef struct stall_config {
 
     /* [storage] */
     double bandwidth_mb_s, batch_mb;
+    /* [storage], the tier model (models/storage.c): on when one of these is given */
+    double global_mb_s, latency_ms, requests_per_batch, cache_mb, dataset_mb, cached_start_mb;
+    double trace_cache_mb; /* the measured run's cache (given: the measured read is fitted) */
+    int layout;            /* stall_layout */
 
     /* [ddp] */
     double allreduce_s, bucket_mb, bandwidth_gb_s, latency_us;
@@ -233,6 +240,11 @@ size_t stall_config_list_given(const stall_config *cfg, const char *const *secti
 /* stall_config_list_given, then puts those keys back to their defaults
  * and not given (for jobs that leave them out, such as validate). */
 size_t stall_config_drop(stall_config *cfg, const char *const *sections, char *buf, size_t n);
+
+/* Whether a key of the storage tier model ([storage] global_mb_s, latency_ms,
+ * requests_per_batch, cache_mb, dataset_mb, layout, cached_start_mb, trace_cache_mb) was
+ * given: the tier model is on (docs/model.md 2.3). */
+bool stall_config_tiers(const stall_config *cfg);
 
 /* True when section.key was set explicitly. */
 bool stall_config_given(const stall_config *cfg, const char *section, const char *key);

@@ -28,15 +28,19 @@ typedef struct stall_measured {
     int64_t samples;       /* per batch per rank; 0 unknown */
     stall_time *fetch, *compute, *tail, *gap;
     stall_time startup, handover;
-    stall_time turnaround; /* mean worker gap between batches, included in fetch */
-    double *epoch_s;       /* [e] measured epoch time */
-    double *stall_s;       /* [e] mean over batches of max_r stall */
-    double mean_fetch_s;   /* over everything */
-    int workers_from;      /* stall_workers_from: where `workers` came from */
-    int ranks_per_node;    /* the measured layout; = ranks when the trace does not say */
-    double batch_mb;       /* mean of the trace's bytes column / 1e6; 0 without one */
-    bool persistent;       /* the run kept its workers across epochs: start-up from epoch 0 */
-    int epoch0;            /* the trace's label of epoch 0 (the notebook's selected epoch) */
+    stall_time turnaround;      /* mean worker gap between batches, included in fetch */
+    double *epoch_s;            /* [e] measured epoch time */
+    double *stall_s;            /* [e] mean over batches of max_r stall */
+    double *epoch_fetch_s;      /* [e] mean fetch duration of the epoch; NULL when not known */
+    stall_time *read_above;     /* [e] ns: epoch_fetch_s[e] minus the fastest epoch's (the
+                                   storage tiers take it for the epoch's measured reads) */
+    stall_time read_above_mean; /* their mean over the epochs */
+    double mean_fetch_s;        /* over everything */
+    int workers_from;           /* stall_workers_from: where `workers` came from */
+    int ranks_per_node;         /* the measured layout; = ranks when the trace does not say */
+    double batch_mb;            /* mean of the trace's bytes column / 1e6; 0 without one */
+    bool persistent;            /* the run kept its workers across epochs: start-up from epoch 0 */
+    int epoch0;                 /* the trace's label of epoch 0 (the notebook's selected epoch) */
     /* Checkpoints the trace records (tidy ckpt_* columns; docs/model.md
      * 2.5): their spans come out of the tails above. */
     int64_t ckpt_n;     /* checkpoints in the trace (0: none) */
@@ -89,6 +93,9 @@ int stall_measured_infer_workers(const stall_tidy_trace *t, int *agree);
 /* The value most of the g per-rank worker counts w agree on (ties: the
  * smaller); *agree (may be NULL) gets how many agree. g >= 1. */
 int stall_measured_vote(const int *w, int g, int *agree);
+
+/* Sets read_above and read_above_mean from epoch_fetch_s. */
+void stall_measured_read_above(stall_measured *m);
 
 /* Mean of the measured epoch times. */
 double stall_measured_mean_epoch(const stall_measured *m);

@@ -51,6 +51,7 @@
 #include "stall/align.h"
 #include "stall/base.h"
 #include "stall/ckpt.h"
+#include "stall/storage.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -142,6 +143,10 @@ typedef struct stall_model_params {
                                  added. Default false. */
     stall_ckpt_params ckpt;     /* checkpoints (stall/ckpt.h); default none */
     stall_uneven_params uneven; /* slow ranks and stragglers (stall/ckpt.h); default none */
+    bool tiers;               /* the storage tiers of `storage` (stall/storage.h),
+                                 in place of storage_mb_s, batch_mb and
+                                 read_in_fetch. Default false. */
+    stall_storage storage;
 } stall_model_params;
 
 /* Fills *p with the defaults documented above. */

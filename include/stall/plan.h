@@ -38,6 +38,11 @@
  *     scaling, whose throughput reaches it; with target_epoch_s: the fewest
  *     GPUs whose epoch, the configuration's dataset split over them (strong
  *     scaling), takes at most that long. Powers of two, then bisection.
+ *  6. with the storage tiers on: the least link bandwidth, global bandwidth
+ *     and cache size per node for a stall share <= stall_target at the
+ *     configuration's GPUs (plan.csv rows tier_link_mb_s, tier_global_mb_s,
+ *     tier_cache_mb): galloping then bisection to 0.1%, assuming the stall
+ *     share does not grow with either.
  *  Every answer that is a GPU count carries its GPU-hours per epoch.
  */
 #ifndef STALL_PLAN_H
@@ -73,6 +78,14 @@ typedef struct stall_plan_result {
      * when not reached up to it, value NAN), with a sentence each. */
     double target_throughput, target_epoch_s;
     stall_plan_answer throughput_gpus, epoch_gpus;
+    /* With the storage tiers ([storage] tier keys, stall_config_tiers): the
+     * least link bandwidth, global bandwidth (MB/s) and cache (MB per node)
+     * whose stall share, at the configuration's GPUs with question 1's
+     * workers, is at most stall_target, the others as configured; binding
+     * met, or not_met (not even unlimited, or a cache holding the dataset,
+     * meets it; value NAN). */
+    bool tiers;
+    stall_plan_answer tier_link, tier_global, tier_cache;
     char throughput_why[512], epoch_why[512];
     /* [plan] ckpt_stall_budget (0: not asked): the shortest checkpoint
      * interval in iterations whose checkpoint stall share stays within it

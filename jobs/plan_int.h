@@ -1,0 +1,34 @@
+/*
+ * plan_int.h - what plan.c shares with its storage-tier questions
+ * (plan_tiers.c). Private to jobs/.
+ */
+#ifndef STALL_JOBS_PLAN_INT_H
+#define STALL_JOBS_PLAN_INT_H
+
+#include "stall/config.h"
+#include "stall/plan.h"
+
+typedef struct plan_ctx {
+    stall_config base; /* the configuration, without [plan] lines */
+    const char *src;
+    int *sims; /* the counter of the answer being searched */
+} plan_ctx;
+
+typedef struct plan_probe {
+    double thr; /* batches per second, all GPUs */
+    double samples_s;
+    double stall;   /* stall share */
+    double epoch_s; /* mean epoch time */
+} plan_probe;
+
+/* One in-memory run of cfg, counted in *c->sims. */
+int plan_sim(plan_ctx *c, const stall_config *cfg, plan_probe *out, stall_err *err);
+/* Sets a real key as given, as the file would. */
+void plan_set_real(stall_config *cfg, const char *section, const char *key, double v);
+
+/* With the storage tiers on (stall_config_tiers): the least link
+ * bandwidth, global bandwidth and cache per node for which the chosen
+ * configuration's stall share is at most the stall target (plan_tiers.c). */
+int plan_tiers(plan_ctx *c, const stall_config *chosen, stall_plan_result *r, stall_err *err);
+
+#endif

@@ -1,0 +1,130 @@
+/*
+ * tiers.c - the storage tiers of a what-if (stall/storage.h,
+ * docs/model.md 2.3): the [storage] keys resolved into the model's
+ * parameters, and what the terminal says about them.
+ */
+#include "feed.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The storage tiers (stall/storage.h) of a what-if: the [storage] keys,
+ * with the defaults of docs/model.md 2.3 (requests: one per sample; the
+ * dataset: what an epoch of the what-if reads), and the measured read taken
+ * out of a trace's fetches: per epoch, its mean fetch above the fastest
+ * epoch's (that epoch's reads taken as all hits); beyond the trace's epochs
+ * the mean of those (a drawn fetch is any measured one). */
+/* [storage] trace_cache_mb: the measured run's cache, started cold, gives
+ * each of its epochs a miss share x_e (the same rule); its mean fetch
+ * f_e = base + x_e rho is fitted by least squares over the epochs, and
+ * rho x x_e is its measured read. Epochs that all miss alike leave rho
+ * unknown: the fastest-epoch rule stays. */
+static void wi_tiers_fit(const wi_whatif *what, const stall_measured *m, stall_storage *s)
+{
+    stall_storage t = *s;
+    t.fit_cache_mb = what->trace_cache_mb;
+    t.fit_ranks = m->ranks;
+    t.fit_gpn =
+        m->ranks_per_node > 0 && m->ranks_per_node < m->ranks ? m->ranks_per_node : m->ranks;
+    t.fit_batches = m->batches;
+    t.fit_epochs = m->epochs;
+    if (!(what->dataset_mb > 0))
+        t.dataset_mb = s->batch_mb * (double)m->batches * m->ranks;
+    double *x = stall_xcalloc((size_t)m->epochs, sizeof *x);
+    stall_storage_fit_misses(&t, x);
+    double mx = 0, mf = 0, sxx = 0, sxf = 0;
+    for (int e = 0; e < m->epochs; e++) {
+        mx += x[e] / m->epochs;
+        mf += m->epoch_fetch_s[e] / m->epochs;
+    }
+    for (int e = 0; e < m->epochs; e++) {
+        sxx += (x[e] - mx) * (x[e] - mx);
+        sxf += (x[e] - mx) * (m->epoch_fetch_s[e] - mf);
+    }
+    free(x);
+    if (sxx < 1e-9)
+        return;
+    s->fit_rho = fmax(0.0, sxf / sxx) * 1e9;
+    s->fit_cache_mb = t.fit_cache_mb;
+    s->fit_ranks = t.fit_ranks;
+    s->fit_gpn = t.fit_gpn;
+    s->fit_batches = t.fit_batches;
+    s->fit_epochs = t.fit_epochs;
+    /* the fit uses the trace's dataset; the what-if keeps its own */
+}
+
+void wi_tiers(const wi_whatif *what, const stall_measured *m, stall_model_params *p)
+{
+    stall_storage *s = &p->storage;
+    memset(s, 0, sizeof *s);
+    p->tiers = true;
+    p->read_in_fetch = false;
+    s->link_mb_s = what->bandwidth_mb_s;
+    s->global_mb_s = what->global_mb_s;
+    s->latency = stall_s_to_ns(what->latency_ms / 1e3);
+    s->batch_mb = p->batch_mb;
+    s->requests =
+        what->requests_per_batch > 0 ? what->requests_per_batch : (double)wi_batch_samples(what, m);
+    s->cache_mb = what->cache_mb;
+    s->dataset_mb =
+        what->dataset_mb > 0 ? what->dataset_mb : p->batch_mb * (double)p->batches * p->ranks;
+    s->partitioned = what->partitioned;
+    s->start_mb = what->cached_start_mb;
+    s->fit_rho = -1;
+    if (m) {
+        s->read_ranks = m->ranks;
+        s->read_batches = m->batches;
+    }
+    if (m && m->read_above) {
+        s->read_out = m->read_above;
+        s->read_epochs = m->epochs;
+        s->read_rest = m->read_above_mean;
+    }
+    if (m && m->epoch_fetch_s && what->trace_cache_given)
+        wi_tiers_fit(what, m, s);
+}
+
+void wi_tiers_say(FILE *f, const stall_model_params *p, const stall_measured *m)
+{
+    const stall_storage *s = &p->storage;
+    int nodes = (p->ranks + p->gpus_per_node - 1) / p->gpus_per_node;
+    char link[32] = "unlimited", glob[32] = "unlimited";
+    if (s->link_mb_s > 0)
+        snprintf(link, sizeof link, "%.6g", s->link_mb_s);
+    if (s->global_mb_s > 0)
+        snprintf(glob, sizeof glob, "%.6g", s->global_mb_s);
+    fprintf(f,
+            "storage tiers: %.6g MB per batch in %.6g requests; cache %.6g MB per node, dataset "
+            "%.6g MB %s, %.6g MB cached at the start; link %s MB/s per node, %s MB/s shared by "
+            "the %d node%s, latency %.6g ms per missed request\n",
+            s->batch_mb, s->requests, s->cache_mb, s->dataset_mb,
+            s->partitioned ? "partitioned" : "replicated", s->start_mb, link, glob, nodes,
+            nodes == 1 ? "" : "s", (double)s->latency / 1e6);
+    int shown = p->epochs < 8 ? p->epochs : 8;
+    double *hit = stall_xcalloc((size_t)shown * (size_t)nodes, sizeof *hit);
+    stall_storage_hits(s, p->ranks, p->gpus_per_node, p->batches, shown, hit);
+    fprintf(f, "cache hits per epoch (node 0):");
+    for (int e = 0; e < shown; e++)
+        fprintf(f, " %.1f%%", 100 * hit[(size_t)e * (size_t)nodes]);
+    fprintf(f, "%s\n", p->epochs > shown ? " ..." : "");
+    free(hit);
+    if (m && s->fit_rho >= 0) {
+        double *x = stall_xcalloc((size_t)s->fit_epochs, sizeof *x);
+        stall_storage_fit_misses(s, x);
+        fprintf(f,
+                "measured read taken out of each fetch, per epoch (fitted: %.4f s per fetch "
+                "that misses everything, the trace's run with a cache of %.6g MB per node):",
+                s->fit_rho / 1e9, s->fit_cache_mb);
+        for (int e = 0; e < s->fit_epochs && e < 8; e++)
+            fprintf(f, " %.4f s", s->fit_rho * x[e] / 1e9);
+        fprintf(f, "%s\n", s->fit_epochs > 8 ? " ..." : "");
+        free(x);
+    } else if (m && s->read_out) {
+        fprintf(f, "measured read taken out of each fetch, per epoch (its mean fetch above the "
+                   "fastest epoch's):");
+        for (int e = 0; e < m->epochs && e < 8; e++)
+            fprintf(f, " %.4f s", (double)s->read_out[e] / 1e9);
+        fprintf(f, "%s\n", m->epochs > 8 ? " ..." : "");
+    }
+}

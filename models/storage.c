@@ -1,0 +1,262 @@
+/*
+ * storage.c - the storage tiers (stall/storage.h): each node's cache over
+ * the epochs, and the store's bandwidth shared as a max-min fair fluid by
+ * the reads of all nodes (fluid.h).
+ */
+#include "stall/storage.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "fluid.h"
+#include "stall/limits.h"
+
+/* ---- the cache ------------------------------------------------------------ */
+
+int stall_storage_check(const stall_storage *s, stall_err *err)
+{
+    const struct {
+        const char *name;
+        double v;
+    } pos[] = {{"link_mb_s", s->link_mb_s},  {"global_mb_s", s->global_mb_s},
+               {"requests", s->requests},    {"cache_mb", s->cache_mb},
+               {"start_mb", s->start_mb},    {"batch_mb", s->batch_mb},
+               {"dataset_mb", s->dataset_mb}};
+    for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++)
+        if (!(pos[i].v >= 0 && isfinite(pos[i].v)))
+            return stall_err_set(err, STALL_ECONFIG, "storage: %s = %g, must be finite and >= 0",
+                                 pos[i].name, pos[i].v);
+    if (!(s->batch_mb > 0) || !(s->dataset_mb > 0))
+        return stall_err_set(err, STALL_ECONFIG,
+                             "storage: batch_mb = %g and dataset_mb = %g must be > 0", s->batch_mb,
+                             s->dataset_mb);
+    if (s->fit_rho >= 0 && s->fit_epochs > 0 &&
+        (!(s->fit_cache_mb >= 0) || s->fit_ranks < 1 || s->fit_gpn < 1 || s->fit_batches < 1 ||
+         !(s->fit_rho <= STALL_LIMIT_DURATION_S * 1e9)))
+        return stall_err_set(err, STALL_ECONFIG,
+                             "storage: the fitted measured read is out of range");
+    if (s->latency < 0 || (double)s->latency * s->requests > STALL_LIMIT_DURATION_S * 1e9)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "storage: latency x requests per batch is out of range");
+    double fast = s->link_mb_s > 0 && (s->global_mb_s <= 0 || s->link_mb_s < s->global_mb_s)
+                      ? s->link_mb_s
+                      : s->global_mb_s;
+    if (fast > 0 && s->batch_mb / fast > STALL_LIMIT_DURATION_S)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "storage: reading a batch (%g MB at %g MB/s) takes longer than the "
+                             "limit of %g s",
+                             s->batch_mb, fast, STALL_LIMIT_DURATION_S);
+    return 0;
+}
+
+double stall_storage_step(const stall_storage *s, double working_mb, double read_mb,
+                          double *content)
+{
+    double c = *content;
+    double h = working_mb > 0 ? fmin(1.0, c / working_mb) : 1.0;
+    double next = c + (1.0 - h) * read_mb;
+    next = fmin(next, fmin(s->cache_mb, working_mb));
+    *content = next > c ? next : c;
+    return h;
+}
+
+void stall_storage_hits(const stall_storage *s, int ranks, int gpn, int64_t batches, int epochs,
+                        double *hit)
+{
+    int nodes = (ranks + gpn - 1) / gpn;
+    for (int i = 0; i < nodes; i++) {
+        int on = ranks - i * gpn < gpn ? ranks - i * gpn : gpn;
+        double work = s->partitioned ? s->dataset_mb * on / ranks : s->dataset_mb;
+        double read = s->batch_mb * (double)batches * on;
+        double c = fmin(s->cache_mb, fmin(s->start_mb, work));
+        for (int e = 0; e < epochs; e++)
+            hit[(size_t)e * (size_t)nodes + (size_t)i] = stall_storage_step(s, work, read, &c);
+    }
+}
+
+void stall_storage_fit_misses(const stall_storage *s, double *miss)
+{
+    stall_storage m = *s;
+    m.cache_mb = s->fit_cache_mb;
+    m.start_mb = 0;
+    int nodes = (s->fit_ranks + s->fit_gpn - 1) / s->fit_gpn;
+    double *hit = stall_xcalloc((size_t)s->fit_epochs * (size_t)nodes, sizeof *hit);
+    stall_storage_hits(&m, s->fit_ranks, s->fit_gpn, s->fit_batches, s->fit_epochs, hit);
+    for (int e = 0; e < s->fit_epochs; e++) {
+        double sum = 0;
+        for (int i = 0; i < nodes; i++)
+            sum += 1.0 - hit[(size_t)e * (size_t)nodes + (size_t)i];
+        miss[e] = sum / nodes;
+    }
+    free(hit);
+}
+
+/* ---- the fluid ------------------------------------------------------------ */
+
+void stall__fluid_init(stall__fluid *f, int nodes, double link_mb_s, double global_mb_s)
+{
+    f->nodes = nodes;
+    f->node = stall_xcalloc((size_t)nodes, sizeof *f->node);
+    f->order = stall_xcalloc((size_t)nodes, sizeof *f->order);
+    f->link = link_mb_s * 1e-9;
+    f->global = global_mb_s * 1e-9;
+    f->total = 0;
+    f->last = 0;
+    f->seq = 0;
+    f->event = NULL;
+}
+
+void stall__fluid_free(stall__fluid *f)
+{
+    if (!f || !f->node)
+        return;
+    for (int i = 0; i < f->nodes; i++)
+        free(f->node[i].heap);
+    free(f->node);
+    free(f->order);
+    f->node = NULL;
+    f->order = NULL;
+}
+
+static bool fluid_less(const fluid_job *a, const fluid_job *b)
+{
+    return a->finish < b->finish || (a->finish == b->finish && a->seq < b->seq);
+}
+
+static void fluid_advance(stall__fluid *f, stall_time now)
+{
+    stall_time dt = now - f->last;
+    f->last = now;
+    if (dt <= 0 || f->total == 0)
+        return;
+    for (int i = 0; i < f->nodes; i++)
+        if (f->node[i].n > 0)
+            f->node[i].v += f->node[i].rate * (double)dt;
+}
+
+/* More reads first (they get less of their link each), then the lower node:
+ * keys (2^31 - n) << 32 | node, ascending. */
+static int fluid_cmp(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Water-filling: each read gets min(link / n_i, level), the level such that
+ * the global bandwidth is used up (or every link is full). */
+static void fluid_rates(stall__fluid *f)
+{
+    if (f->total == 0)
+        return;
+    if (f->global <= 0) {
+        for (int i = 0; i < f->nodes; i++)
+            if (f->node[i].n > 0)
+                f->node[i].rate = f->link / f->node[i].n;
+        return;
+    }
+    if (f->link <= 0) {
+        double r = f->global / f->total;
+        for (int i = 0; i < f->nodes; i++)
+            f->node[i].rate = r;
+        return;
+    }
+    int k = 0;
+    for (int i = 0; i < f->nodes; i++)
+        if (f->node[i].n > 0)
+            f->order[k++] = (((int64_t)1 << 31) - f->node[i].n) * ((int64_t)1 << 32) + i;
+    qsort(f->order, (size_t)k, sizeof *f->order, fluid_cmp);
+    double left = f->global;
+    int reads = f->total;
+    int j = 0;
+    for (; j < k; j++) {
+        fluid_node *nd = &f->node[f->order[j] & 0xffffffff];
+        double own = f->link / nd->n;
+        if (own * reads > left)
+            break;
+        nd->rate = own;
+        left -= f->link;
+        reads -= nd->n;
+    }
+    for (; j < k; j++)
+        f->node[f->order[j] & 0xffffffff].rate = left / reads;
+}
+
+void stall__fluid_add(stall__fluid *f, stall_time now, int node, double mb, int64_t id)
+{
+    fluid_advance(f, now);
+    fluid_node *nd = &f->node[node];
+    if (nd->n == nd->cap) {
+        nd->cap = nd->cap ? nd->cap * 2 : 8;
+        nd->heap = stall_xrealloc(nd->heap, (size_t)nd->cap * sizeof *nd->heap);
+    }
+    if (nd->n == 0)
+        nd->v = 0; /* a new busy period */
+    fluid_job job = {.finish = nd->v + mb, .seq = f->seq++, .id = id};
+    int i = nd->n++;
+    while (i > 0) {
+        int parent = (i - 1) / 2;
+        if (!fluid_less(&job, &nd->heap[parent]))
+            break;
+        nd->heap[i] = nd->heap[parent];
+        i = parent;
+    }
+    nd->heap[i] = job;
+    f->total++;
+    fluid_rates(f);
+}
+
+/* Done: F reached, up to what a thousandth of a ns at the rate gives (the
+ * departure was rounded up to a whole ns). */
+static bool fluid_done(const fluid_node *nd)
+{
+    return nd->n > 0 && nd->heap[0].finish - nd->v <= nd->rate * 1e-3 + 1e-12 * nd->heap[0].finish;
+}
+
+bool stall__fluid_pop_done(stall__fluid *f, stall_time now, int64_t *id)
+{
+    fluid_advance(f, now);
+    for (int i = 0; i < f->nodes; i++) {
+        fluid_node *nd = &f->node[i];
+        if (!fluid_done(nd))
+            continue;
+        *id = nd->heap[0].id;
+        fluid_job last = nd->heap[--nd->n];
+        int j = 0;
+        for (;;) {
+            int c = 2 * j + 1;
+            if (c >= nd->n)
+                break;
+            if (c + 1 < nd->n && fluid_less(&nd->heap[c + 1], &nd->heap[c]))
+                c++;
+            if (!fluid_less(&nd->heap[c], &last))
+                break;
+            nd->heap[j] = nd->heap[c];
+            j = c;
+        }
+        if (nd->n > 0)
+            nd->heap[j] = last;
+        f->total--;
+        fluid_rates(f);
+        return true;
+    }
+    return false;
+}
+
+stall_time stall__fluid_next(const stall__fluid *f, stall_time now)
+{
+    if (f->total == 0)
+        return -1;
+    double best = INFINITY;
+    for (int i = 0; i < f->nodes; i++) {
+        const fluid_node *nd = &f->node[i];
+        if (nd->n == 0)
+            continue;
+        double v = nd->v + nd->rate * (double)(now - f->last);
+        double need = nd->heap[0].finish - v;
+        double dt = need <= 0 ? 0 : ceil(need / nd->rate);
+        best = dt < best ? dt : best;
+    }
+    if (best > (double)(STALL_LIMIT_HORIZON_NS - now))
+        return STALL_LIMIT_HORIZON_NS + 1;
+    return now + (stall_time)best;
+}
