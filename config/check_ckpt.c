@@ -44,6 +44,13 @@ static int ck_checkpoint(const stall_config *cfg, stall_err *err)
                              "them gives a default)",
                              a);
     }
+    if (cfg->ckpt_mb_s > 0 && cfg->ckpt_mb / cfg->ckpt_mb_s > STALL_LIMIT_DURATION_S) {
+        stall_config_origin(cfg, "checkpoint", "mb_per_rank", a, sizeof a);
+        stall_config_origin(cfg, "checkpoint", "bandwidth_mb_s", b, sizeof b);
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: writing it takes longer than the limit of %g s at %s", a,
+                             STALL_LIMIT_DURATION_S, b);
+    }
     if (cfg->ckpt_mode == 0 && stall_config_given(cfg, "checkpoint", "snapshot_mb_s"))
         return ck_no_effect(cfg, "checkpoint", "snapshot_mb_s",
                             "with [checkpoint] mode = sync (the snapshot is async's)", err);

@@ -149,3 +149,19 @@ void wi_ck_print(FILE *f, const wi_ckstats *s, const stall_model_params *p)
             stall_ns_to_s(write) / s->ne, stall_ns_to_s(wait) / s->ne,
             ep > 0 ? 100.0 * (double)wait / (double)ep : 0.0);
 }
+
+void wi_uneven_print(FILE *f, const stall_model_params *p)
+{
+    const stall_uneven_params *u = &p->uneven;
+    if (u->slow > 0 && (u->compute_factor != 1.0 || u->fetch_factor != 1.0))
+        fprintf(f, "uneven ranks: the last %d %s%s run compute x %g, fetch x %g\n", u->slow,
+                u->by_node ? "node" : "rank", u->slow == 1 ? "" : "s", u->compute_factor,
+                u->fetch_factor);
+    if (u->straggler_fraction > 0 && u->straggler_factor != 1.0)
+        fprintf(f,
+                "stragglers: each rank with probability %g per window of %lld iteration%s, "
+                "compute x %g (seed %llu)\n",
+                u->straggler_fraction, (long long)u->straggler_iters,
+                u->straggler_iters == 1 ? "" : "s", u->straggler_factor,
+                (unsigned long long)u->seed);
+}

@@ -34,5 +34,7 @@ double wi_ck_share(const wi_ckstats *s);
 int wi_ck_write(const wi_ckstats *s, const char *dir, stall_err *err);
 /* One terminal line (nothing without checkpoints). */
 void wi_ck_print(FILE *f, const wi_ckstats *s, const stall_model_params *p);
+/* One line each for slow ranks and stragglers (nothing without them). */
+void wi_uneven_print(FILE *f, const stall_model_params *p);
 
 #endif

@@ -555,6 +555,7 @@ static void wi_print(const wi_model_run *j, double measured)
             wi_comparable(j), j->contention, j->samples > 0, j->final);
     free(first);
     wi_ck_print(f, &j->ck, p);
+    wi_uneven_print(f, p);
     if (j->reps <= 1)
         return;
     int64_t seed = j->cfg->seed;

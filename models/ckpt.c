@@ -9,6 +9,7 @@
 #include <math.h>
 
 #include "ckpt_int.h"
+#include "stall/limits.h"
 
 bool stall_ckpt_on(const stall_ckpt_params *c)
 {
@@ -29,7 +30,7 @@ stall_time stall_ckpt_snapshot_ns(const stall_ckpt_params *c)
     return llround(c->mb / c->snapshot_mb_s * 1e9);
 }
 
-int stall__ckpt_check(const stall_ckpt_params *p, stall_err *err)
+int stall__ckpt_check(const stall_ckpt_params *p, int per_node, stall_err *err)
 {
     if (p->every < 0 || p->every_ns < 0)
         return stall_err_set(err, STALL_ECONFIG, "model: checkpoint interval must be >= 0");
@@ -42,11 +43,16 @@ int stall__ckpt_check(const stall_ckpt_params *p, stall_err *err)
           p->snapshot_mb_s >= 0.0 && isfinite(p->snapshot_mb_s)))
         return stall_err_set(err, STALL_ECONFIG,
                              "model: checkpoint MB and bandwidths must be finite and >= 0");
-    if (p->mb_s > 0.0 && p->mb / p->mb_s * 1e9 * (1 << 20) > 4e18)
+    if (p->mb_s > 0.0 && per_node * p->mb / p->mb_s > STALL_LIMIT_DURATION_S)
         return stall_err_set(err, STALL_ECONFIG,
-                             "model: a checkpoint write of %g s is out of range", p->mb / p->mb_s);
-    if (p->snapshot_mb_s > 0.0 && p->mb / p->snapshot_mb_s * 1e9 > 4e18)
-        return stall_err_set(err, STALL_ECONFIG, "model: a checkpoint snapshot is out of range");
+                             "model: a checkpoint write takes %g s (%d ranks x %g MB at %g MB/s), "
+                             "more than the limit of %g s",
+                             per_node * p->mb / p->mb_s, per_node, p->mb, p->mb_s,
+                             STALL_LIMIT_DURATION_S);
+    if (p->async && p->snapshot_mb_s > 0.0 && p->mb / p->snapshot_mb_s > STALL_LIMIT_DURATION_S)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "model: a checkpoint snapshot takes %g s, more than the limit of %g s",
+                             p->mb / p->snapshot_mb_s, STALL_LIMIT_DURATION_S);
     return 0;
 }
 

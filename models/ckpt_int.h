@@ -36,7 +36,7 @@ stall_time stall__ckpt_after(stall__ckpt *c, int64_t iter, stall_time t0, bool s
  * later stretch it; returns the write's end. */
 stall_time stall__ckpt_background(stall__ckpt *c, stall_time start, stall_time write);
 
-int stall__ckpt_check(const stall_ckpt_params *p, stall_err *err);
+int stall__ckpt_check(const stall_ckpt_params *p, int per_node, stall_err *err);
 int stall__uneven_check(const stall_uneven_params *u, int ranks, int gpn, stall_err *err);
 
 /* Durations of `inner` with the uneven ranks' factors and the stragglers

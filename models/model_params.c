@@ -117,7 +117,8 @@ int model_check(const stall_model_params *p, const stall_durations *d, stall_err
         return stall_err_set(err, STALL_ECONFIG,
                              "model: batch_mb / storage_mb_s = %g s per read is out of range",
                              p->batch_mb / p->storage_mb_s);
-    int rc = stall__ckpt_check(&p->ckpt, err);
+    int rc =
+        stall__ckpt_check(&p->ckpt, p->gpus_per_node < p->ranks ? p->gpus_per_node : p->ranks, err);
     if (rc == 0)
         rc = stall__uneven_check(&p->uneven, p->ranks, p->gpus_per_node, err);
     if (rc == 0 && p->tiers)

@@ -284,6 +284,10 @@ Test(ckpt_keys, refused_where_they_have_no_effect)
     cr_assert_eq(set_check(strag_one, 3), STALL_ECONFIG);
     const char *strag_ok[] = {"straggler", "fraction", "0.1", "straggler", "factor", "2"};
     cr_assert_eq(set_check(strag_ok, 6), 0);
+    const char *too_long[] = {"checkpoint", "every_iterations", "5",
+                              "checkpoint", "mb_per_rank",      "1e9",
+                              "checkpoint", "bandwidth_mb_s",   "1"};
+    cr_assert_eq(set_check(too_long, 9), STALL_ECONFIG);
     const char *replay[] = {"scenario", "mode", "replay", "checkpoint", "every_iterations", "5"};
     cr_assert_neq(set_check(replay, 6), 0);
 }
