@@ -132,7 +132,7 @@ const cfg_key cfg_keys[] = {
           "object store; 0: unlimited), beside bandwidth_mb_s, each node's link"),
     CFG_K("storage", "latency_ms", CFG_DOUBLE, latency_ms, "0", 0, CFG_DUR * 1e3, NULL,
           "tier model: ms per request that misses the node's cache"),
-    CFG_K("storage", "requests_per_batch", CFG_DOUBLE, requests_per_batch, "0", 0, 1e9, NULL,
+    CFG_K("storage", "requests_per_batch", CFG_DOUBLE, requests_per_batch, "0", 0, 1e6, NULL,
           "tier model: requests a batch makes (0: one per sample, the trace's samples or "
           "[report] samples, else 1)"),
     CFG_K("storage", "cache_mb", CFG_DOUBLE, cache_mb, "0", 0, CFG_BIG, NULL,

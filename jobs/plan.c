@@ -276,11 +276,14 @@ static int plan_scaling(plan_ctx *c, const stall_config *chosen, int gpn, stall_
     for (int k = 0; k < 3 && rc == 0; k++) {
         stall_config *cf = stall_xmalloc(sizeof *cf);
         *cf = *chosen;
-        bool has = k == 0   ? cf->bandwidth_mb_s > 0
+        bool tiers = stall_config_tiers(cf);
+        bool has = k == 0   ? cf->bandwidth_mb_s > 0 || tiers
                    : k == 1 ? cf->cores > 0
                             : (cf->allreduce_s > 0 || cf->bandwidth_gb_s > 0);
         if (has) {
-            if (k == 0)
+            if (k == 0 && tiers) /* a store that costs nothing (0 would be refused) */
+                plan_tiers_free(cf);
+            else if (k == 0)
                 cf->bandwidth_mb_s = 0;
             else if (k == 1)
                 cf->cores = 0;

@@ -29,6 +29,10 @@ void plan_set_real(stall_config *cfg, const char *section, const char *key, doub
 /* With the storage tiers on (stall_config_tiers): the least link
  * bandwidth, global bandwidth and cache per node for which the chosen
  * configuration's stall share is at most the stall target (plan_tiers.c). */
+/* Makes cfg's store cost nothing: bandwidths far above any demand, no
+ * latency (plan's scaling diagnosis, without the storage). */
+void plan_tiers_free(stall_config *cfg);
+
 int plan_tiers(plan_ctx *c, const stall_config *chosen, stall_plan_result *r, stall_err *err);
 
 #endif

@@ -35,6 +35,17 @@ static int tiers_least(plan_ctx *c, const stall_config *chosen, const char *key,
         free(cfg);
         return 0;
     }
+    /* A cache of nothing may do (the store keeps up): then 0 is the answer. */
+    if (rc == 0 && top > 0) {
+        plan_set_real(cfg, "storage", key, 0);
+        rc = plan_sim(c, cfg, &p, err);
+        if (rc == 0 && p.stall <= target) {
+            free(cfg);
+            a->value = 0;
+            snprintf(a->binding, sizeof a->binding, "met");
+            return 0;
+        }
+    }
     double lo = 0, hi = start > 0 ? start : 1;
     if (top > 0 && hi > top)
         hi = top;
@@ -46,7 +57,8 @@ static int tiers_least(plan_ctx *c, const stall_config *chosen, const char *key,
         lo = hi;
         hi = top > 0 && hi * 2 > top ? top : hi * 2;
     }
-    while (rc == 0 && hi - lo > 0.001 * hi) {
+    /* to 0.1%, and not below a thousandth of a MB (or MB/s) */
+    while (rc == 0 && hi - lo > fmax(0.001 * hi, 0.001)) {
         double mid = 0.5 * (lo + hi);
         plan_set_real(cfg, "storage", key, mid);
         rc = plan_sim(c, cfg, &p, err);
@@ -81,4 +93,11 @@ int plan_tiers(plan_ctx *c, const stall_config *chosen, stall_plan_result *r, st
     if (rc == 0)
         rc = tiers_least(c, chosen, "cache_mb", 1, top, t, &r->tier_cache, err);
     return rc;
+}
+
+void plan_tiers_free(stall_config *cfg)
+{
+    plan_set_real(cfg, "storage", "bandwidth_mb_s", 1e12);
+    plan_set_real(cfg, "storage", "global_mb_s", 1e12);
+    plan_set_real(cfg, "storage", "latency_ms", 0);
 }

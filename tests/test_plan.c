@@ -489,3 +489,21 @@ Test(plan, tier_cache_and_global_bandwidth_agree_with_brute_force)
     free(cfg);
     free(r);
 }
+
+/* A bandwidth shared by all nodes ([storage] global_mb_s) caps weak
+ * scaling, and the scaling question names the storage as the limit. */
+Test(plan, global_storage_bandwidth_limits_the_gpu_count)
+{
+    stall_config *cfg = pl_config((const char *const[]){
+        "cluster.gpus_per_node=2", "storage.batch_mb=8", "storage.bandwidth_mb_s=4000",
+        "storage.global_mb_s=2000", "storage.latency_ms=1", "plan:max_gpus=64",
+        "plan:max_workers=8", NULL});
+    stall_plan_result *r = malloc(sizeof *r);
+    stall_err e = {0};
+    cr_assert_eq(stall_plan_compute(cfg, r, &e), 0, "%s", e.msg);
+    cr_assert_str_eq(r->gpus.binding, "storage", "limit: %s", r->limit);
+    /* 2000 MB/s over 8 MB batches: at most 250 batches/s whatever the GPUs */
+    cr_assert_leq(r->curve_batches_s[r->n - 1], 250 * 1.001);
+    free(r);
+    free(cfg);
+}

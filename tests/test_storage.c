@@ -449,3 +449,44 @@ Test(storage, a_smaller_cache_predicted_from_the_warm_trace)
                  "%.3f %.3f",
                  sim[0], sim[1], sim[2], meas[0], meas[1], meas[2]);
 }
+
+/* A tier key that could change nothing is refused, naming it. */
+static void refused(const char *const *sets, const char *want)
+{
+    stall_config cfg;
+    stall_err err = {0};
+    stall_config_defaults(&cfg);
+    const char *base[] = {"scenario.mode=model",
+                          "trace.format=none",
+                          "fetch.mean_s=0.01",
+                          "compute.mean_s=0.01",
+                          "run.batches=10",
+                          "storage.batch_mb=1",
+                          NULL};
+    for (int i = 0; base[i]; i++)
+        cr_assert_eq(stall_config_set(&cfg, base[i], &err), 0, "%s", err.msg);
+    for (int i = 0; sets[i]; i++)
+        cr_assert_eq(stall_config_set(&cfg, sets[i], &err), 0, "%s", err.msg);
+    cr_assert_neq(stall_config_check(&cfg, &err), 0, "%s must be refused", sets[0]);
+    cr_assert(strstr(err.msg, want), "%s: got '%s'", want, err.msg);
+}
+
+Test(storage, keys_without_effect_are_refused)
+{
+    refused((const char *const[]){"storage.cache_mb=10", NULL},
+            "a cache miss costs nothing without");
+    refused((const char *const[]){"storage.bandwidth_mb_s=10", "storage.layout=partitioned", NULL},
+            "--set storage.layout: has no effect without");
+    refused((const char *const[]){"storage.global_mb_s=10", "storage.requests_per_batch=4", NULL},
+            "--set storage.requests_per_batch: has no effect without");
+    refused((const char *const[]){"storage.latency_ms=1", "storage.cached_start_mb=4", NULL},
+            "--set storage.cached_start_mb: has no effect without");
+    /* and the tier keys apply in mode = model only */
+    stall_config cfg;
+    stall_err err = {0};
+    stall_config_defaults(&cfg);
+    cr_assert_eq(stall_config_set(&cfg, "storage.cache_mb=1", &err), 0, "%s", err.msg);
+    cr_assert_neq(stall_config_check(&cfg, &err), 0);
+    cr_assert(strstr(err.msg, "--set storage.cache_mb: has no effect in mode = replay"), "%s",
+              err.msg);
+}

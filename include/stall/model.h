@@ -39,6 +39,11 @@
  * Y, and the rank reaches the barrier when that part and the rest of C are
  * done. Ranks r sit on node r / gpus_per_node.
  *
+ * With tiers (stall/storage.h) the storage read is instead the batch's
+ * requests: each waits its share of the waiting part, then, when it misses
+ * its node's cache, a latency and a transfer through the store's link and
+ * global bandwidth (a max-min fair fluid), before the CPU part.
+ *
  * Memory is O(ranks x workers x prefetch), independent of batches and
  * epochs; time is O(events x log(queue)) plus O(ranks) per iteration.
  */
