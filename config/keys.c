@@ -48,7 +48,8 @@ const cfg_key cfg_keys[] = {
           "default 2"),
     CFG_K("trace", "persistent_workers", CFG_BOOL, trace_persistent, "false", 0, 0, NULL,
           "the measured run kept its workers across epochs (persistent_workers=True): its "
-          "start-up is estimated from epoch 0 only and paid once"),
+          "start-up is estimated from epoch 0 only and paid once; a tidy trace's persistent "
+          "column says it by itself (a contradicting value is refused)"),
     CFG_K("align", "fetch", CFG_ALIGNS, fetch_align, "avg, min, none", 0, 0, NULL,
           "fetch-duration alignment across GPUs per batch: a list of avg, min, none"),
     CFG_K("align", "start", CFG_ALIGNS, start_align, "avg, min, none", 0, 0, NULL,

@@ -66,7 +66,7 @@ stall_tidy_trace *stall_ds_to_tidy(const stall_ds_trace *d, int workers)
             if (k == 0)
                 t->epoch_start[r] = row.epoch_start;
         }
-    t->prefetch = t->pin_memory = -1;
+    t->prefetch = t->pin_memory = t->persistent = -1;
     t->path = stall_xstrdup(d->perf_path);
     stall_ds_tidy_workers(t, workers);
     return t;

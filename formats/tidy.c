@@ -50,6 +50,7 @@ enum {
     TC_WORKERS,
     TC_PREFETCH,
     TC_PIN,
+    TC_PERSISTENT,
     TC_CKSTART, /* a checkpoint after the row's iteration: start, end, bytes (empty: none) */
     TC_CKEND,
     TC_CKBYTES,
@@ -57,9 +58,9 @@ enum {
 };
 
 static const char *const tidy_names[TC_ALL] = {
-    "rank",     "epoch",      "batch",       "worker",   "fetch_start", "fetch_end",   "request",
-    "ready",    "iter_end",   "compute_end", "bytes",    "samples",     "epoch_start", "workers",
-    "prefetch", "pin_memory", "ckpt_start",  "ckpt_end", "ckpt_bytes"};
+    "rank",     "epoch",      "batch",       "worker",     "fetch_start", "fetch_end",   "request",
+    "ready",    "iter_end",   "compute_end", "bytes",      "samples",     "epoch_start", "workers",
+    "prefetch", "pin_memory", "persistent",  "ckpt_start", "ckpt_end",    "ckpt_bytes"};
 
 #define TIDY_MAXF 64
 
@@ -87,7 +88,7 @@ struct stall_tidy_stream {
     /* consistency */
     bool have_t0;
     stall_time t0;               /* the first time read: every time lies within the span of it */
-    int64_t setting[3];          /* workers, prefetch, pin_memory of the first row */
+    int64_t setting[4];          /* workers, prefetch, pin_memory, persistent of the first row */
     long setting_line;           /* line of the first row */
     int nrank_cap;               /* per rank: */
     stall_time *last_iter_end;   /*   iter_end of its previous row (-1: none) */
@@ -180,6 +181,7 @@ static int64_t tidy_int_max(int c)
     case TC_PREFETCH:
         return STALL_LIMIT_PREFETCH;
     case TC_PIN:
+    case TC_PERSISTENT:
         return 1;
     default:
         return INT64_C(1) << 40; /* samples per batch */
@@ -333,8 +335,8 @@ static int tidy_place(stall_tidy_stream *t, int64_t e, int64_t k, int64_t r)
  * ended, and one epoch_start per epoch, no later than its first request. */
 static void tidy_consistent(stall_tidy_stream *t, int64_t e, int64_t k, int64_t r)
 {
-    static const int cols[3] = {TC_WORKERS, TC_PREFETCH, TC_PIN};
-    for (int j = 0; j < 3; j++) {
+    static const int cols[4] = {TC_WORKERS, TC_PREFETCH, TC_PIN, TC_PERSISTENT};
+    for (int j = 0; j < 4; j++) {
         int c = cols[j];
         if (t->col[c] < 0)
             continue;
@@ -464,7 +466,7 @@ static void tidy_row(stall_tidy_stream *t)
         return;
     if (t->col[TC_ESTART] >= 0 && tidy_time(t, TC_ESTART, &t->v[TC_ESTART]))
         return;
-    for (int c = TC_SAMPLES; c <= TC_PIN; c++) {
+    for (int c = TC_SAMPLES; c <= TC_PERSISTENT; c++) {
         if (c == TC_ESTART || t->col[c] < 0)
             continue;
         if (tidy_int(t, c, 0, &t->v[c]))
@@ -507,6 +509,7 @@ static void tidy_row(stall_tidy_stream *t)
         t->info.workers = t->col[TC_WORKERS] >= 0 ? (int)t->setting[0] : -1;
         t->info.prefetch = t->col[TC_PREFETCH] >= 0 ? (int)t->setting[1] : -1;
         t->info.pin_memory = t->col[TC_PIN] >= 0 ? (int)t->setting[2] : -1;
+        t->info.persistent = t->col[TC_PERSISTENT] >= 0 ? (int)t->setting[3] : -1;
         t->info.has_compute = t->col[TC_COMPUTE] >= 0;
         t->info.has_samples = t->col[TC_SAMPLES] >= 0;
         t->info.has_bytes = t->col[TC_BYTES] >= 0;
@@ -622,7 +625,7 @@ int stall_tidy_open(const char *path, stall_tidy_stream **out, stall_err *err)
     t->err = err;
     t->f = f;
     t->buf = stall_xmalloc(TIDY_BUF);
-    t->info.workers = t->info.prefetch = t->info.pin_memory = -1;
+    t->info.workers = t->info.prefetch = t->info.pin_memory = t->info.persistent = -1;
     csv_init(&t->p, CSV_STRICT);
     /* libcsv grows a field by blk_size bytes at a time: with its default
      * of 128, a long field costs quadratic copying. */
@@ -846,6 +849,7 @@ int stall_tidy_load(const char *path, stall_tidy_trace **out, stall_err *err)
     tr->workers = in->workers;
     tr->prefetch = in->prefetch;
     tr->pin_memory = in->pin_memory;
+    tr->persistent = in->persistent;
     tr->path = stall_xstrdup(path);
     stall_tidy_close(s);
     *out = tr;

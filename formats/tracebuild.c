@@ -194,7 +194,7 @@ stall_tidy_trace *tb_build(tb_rank *ranks, int n, bool fetch_known, bool with_co
             }
         }
     t->workers = workers;
-    t->prefetch = t->pin_memory = -1;
+    t->prefetch = t->pin_memory = t->persistent = -1;
     t->fetch_unknown = !fetch_known;
     t->path = stall_xstrdup(path);
     if (dropped_it)

@@ -439,7 +439,7 @@ void stall_an_record(void *ctx, const stall_iter_record *rec)
     if (!c->t) {
         c->t = stall_xcalloc(1, sizeof *c->t);
         c->t->workers = c->workers;
-        c->t->prefetch = c->t->pin_memory = -1;
+        c->t->prefetch = c->t->pin_memory = c->t->persistent = -1;
         c->t->path = stall_xstrdup("(simulated)");
     }
     stall_tidy_trace *t = c->t;

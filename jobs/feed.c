@@ -213,30 +213,43 @@ static uint64_t wi_mem_estimate(int g, int ne, int64_t n)
     return (uint64_t)w;
 }
 
-/* Strong scaling without drop_last: a rank's ceil(L / g) samples end in a
- * partial batch of rem < b samples, whose fetch and compute are charged
- * rem / b of a full batch's (*num / *den; 1 / 1 when there is none). */
-static void wi_last_batch(const wi_whatif *what, const stall_measured *m, int g, int64_t n,
-                          bool whatif, int64_t *num, int64_t *den)
+/* Samples in the trace's own last batch of an epoch (b when it does not say). */
+static int64_t wi_trace_last(const wi_whatif *what, const stall_measured *m)
 {
-    *num = *den = 1;
-    if (!whatif || !m || what->batches > 0 || what->scaling != STALL_SCALING_STRONG ||
-        what->drop_last)
-        return;
     int64_t b = wi_batch_samples(what, m);
-    if (b <= 1 || n < 1)
-        return;
-    __int128 l = (__int128)m->batches * m->ranks * b, per = (l + g - 1) / g;
-    __int128 rem = per - (__int128)(n - 1) * b;
-    if (rem > 0 && rem < b) {
-        *num = (int64_t)rem;
-        *den = b;
+    return m->samples > 0 && m->samples_last > 0 && m->samples_last <= b ? m->samples_last : b;
+}
+
+static __int128 wi_dataset_l(const wi_whatif *what, const stall_measured *m)
+{
+    return (__int128)m->ranks *
+           ((__int128)(m->batches - 1) * wi_batch_samples(what, m) + wi_trace_last(what, m));
+}
+
+int64_t wi_dataset_samples(const wi_whatif *what, const stall_measured *m)
+{
+    __int128 l = wi_dataset_l(what, m);
+    return l > INT64_MAX ? INT64_MAX : (int64_t)l;
+}
+
+int64_t wi_last_samples(const wi_whatif *what, const stall_measured *m, int g, int64_t n,
+                        bool whatif)
+{
+    int64_t b = wi_batch_samples(what, m);
+    if (!m)
+        return b;
+    if (whatif && what->batches <= 0 && what->scaling == STALL_SCALING_STRONG) {
+        if (what->drop_last || b <= 1 || n < 1)
+            return b;
+        __int128 per = (wi_dataset_l(what, m) + g - 1) / g, rem = per - (__int128)(n - 1) * b;
+        return rem > 0 && rem < b ? (int64_t)rem : b;
     }
+    return n == m->batches ? wi_trace_last(what, m) : b;
 }
 
 static stall_time wi_part(stall_time v, int64_t num, int64_t den)
 {
-    return num == den || v < 0 ? v : (stall_time)(((__int128)v * num + den / 2) / den);
+    return num == den || v < 0 || den < 1 ? v : (stall_time)(((__int128)v * num + den / 2) / den);
 }
 
 int wi_tables_build(const wi_whatif *what, const stall_measured *m, int g, int ne, int64_t n,
@@ -282,8 +295,10 @@ int wi_tables_build(const wi_whatif *what, const stall_measured *m, int g, int n
     }
     wi_xform x = wi_xform_make(what, g, whatif);
     wi_xform_inline(&x, what, m, whatif);
-    int64_t lnum, lden;
-    wi_last_batch(what, m, g, n, whatif, &lnum, &lden);
+    /* A partial last batch is charged by its samples: lnum of the batch
+     * its duration came from (the trace's last batch: its own samples). */
+    int64_t lnum = m ? wi_last_samples(what, m, g, n, whatif) : 1;
+    int64_t lb = m ? wi_batch_samples(what, m) : 1, mlast = m ? wi_trace_last(what, m) : 1;
     for (int e = 0; e < ne; e++)
         for (int r = 0; r < g; r++)
             for (int64_t k = 0; k < n; k++) {
@@ -314,9 +329,10 @@ int wi_tables_build(const wi_whatif *what, const stall_measured *m, int g, int n
                  * applies to every duration. */
                 w->fetch[o] = wi_xform_fetch(&x, f);
                 w->compute[o] = wi_xform_compute(&x, c);
-                if (k == n - 1) {
-                    w->fetch[o] = wi_part(w->fetch[o], lnum, lden);
-                    w->compute[o] = wi_part(w->compute[o], lnum, lden);
+                if (k == n - 1 && m) {
+                    bool own = e < m->epochs && r < m->ranks && k == m->batches - 1;
+                    w->fetch[o] = wi_part(w->fetch[o], lnum, own ? mlast : lb);
+                    w->compute[o] = wi_part(w->compute[o], lnum, own ? mlast : lb);
                 }
             }
     stall_time ddp = x.ddp;
@@ -372,8 +388,8 @@ static void wi_on_iter(void *ctx, const stall_iter_record *rec)
                           .batch = rec->batch,
                           .iter_end = rec->iter_end,
                           .iter_time = rec->iter_time,
-                          .stall_max = rec->stall_max,
-                          .stall_min = rec->stall_min,
+                          .stall_max = rec->stall_train,
+                          .stall_min = rec->stall_train - rec->delay, /* delay kept */
                           .wait_max = rec->wait_max,
                           .wait_mean_s = rec->wait_mean_s,
                           .compute_mean_s = csum / c->ranks,
@@ -386,7 +402,7 @@ static void wi_on_iter(void *ctx, const stall_iter_record *rec)
         c->hook(c->hook_ctx, rec);
     if (c->ck)
         wi_ck_add(c->ck, rec, rec->batch == c->batches - 1);
-    c->epoch_stall_sum += stall_ns_to_s(rec->stall_max);
+    c->epoch_stall_sum += stall_ns_to_s(rec->stall_train);
     for (int r = 0; r < c->ranks; r++)
         c->fetch_sum += stall_ns_to_s(rec->fetch_end[r] - rec->fetch_start[r]);
     c->fetch_n += c->ranks;
@@ -453,8 +469,11 @@ int wi_load_measured(const wi_trace_src *src, stall_measured *m, stall_err *err)
     }
     if (rc == 0 && t->prefetch < 1 && src->prefetch > 0)
         t->prefetch = (int)src->prefetch;
+    bool persistent = src->persistent;
     if (rc == 0)
-        rc = stall_measured_from_tidy_p(t, src->persistent, m, err);
+        rc = wi_trace_persistent(src, t->persistent, &persistent, err);
+    if (rc == 0)
+        rc = stall_measured_from_tidy_p(t, persistent, m, err);
     if (rc == 0)
         m->workers_from = from;
     stall_tidy_free(t);
@@ -468,12 +487,12 @@ int64_t wi_batch_samples(const wi_whatif *what, const stall_measured *m)
     return what->samples > 0 ? what->samples : 1;
 }
 
-int64_t wi_strong_batches(int64_t n, int g0, int g, int64_t b, bool drop_last)
+int64_t wi_strong_batches(int64_t l, int g, int64_t b, bool drop_last)
 {
-    /* L = n x g0 x b samples; DistributedSampler gives each of g ranks
-     * ceil(L / g) (it pads by repeating samples); the DataLoader makes
-     * batches of b of them, the last one partial unless drop_last. */
-    __int128 l = (__int128)n * g0 * b, per = (l + g - 1) / g;
+    /* DistributedSampler gives each of g ranks ceil(L / g) samples (it
+     * pads by repeating samples); the DataLoader makes batches of b of
+     * them, the last one partial unless drop_last. */
+    __int128 per = ((__int128)l + g - 1) / g;
     __int128 nb = drop_last ? per / b : (per + b - 1) / b;
     return nb > INT64_MAX ? INT64_MAX : (int64_t)nb;
 }
@@ -514,8 +533,8 @@ void wi_params(const wi_whatif *what, const stall_measured *m, bool whatif, stal
     p->accumulation = whatif ? (int)what->accumulation : 1;
     p->batches = whatif && what->batches > 0 ? what->batches : (have ? m->batches : what->batches);
     if (whatif && have && what->batches <= 0 && what->scaling == STALL_SCALING_STRONG)
-        p->batches = wi_strong_batches(m->batches, m->ranks, p->ranks, wi_batch_samples(what, m),
-                                       what->drop_last);
+        p->batches = wi_strong_batches(wi_dataset_samples(what, m), p->ranks,
+                                       wi_batch_samples(what, m), what->drop_last);
     p->epochs = (int)(whatif && what->epochs > 0
                           ? what->epochs
                           : (have ? m->epochs : (what->epochs > 0 ? what->epochs : 1)));

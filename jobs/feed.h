@@ -101,12 +101,22 @@ int wi_load_measured(const wi_trace_src *src, stall_measured *m, stall_err *err)
  * (then L counts batches). */
 int64_t wi_batch_samples(const wi_whatif *what, const stall_measured *m);
 
-/* Strong scaling (docs/model.md 2.4): the batches per rank when the
- * dataset of a trace with n batches per rank on g0 ranks, b samples per
- * batch (L = n g0 b), is split over g ranks as DistributedSampler does:
+/* L, the trace's dataset in samples: its batches per rank x its ranks x
+ * samples per batch, its last batch counted by its recorded samples
+ * (batches when the trace does not say). */
+int64_t wi_dataset_samples(const wi_whatif *what, const stall_measured *m);
+
+/* Strong scaling (docs/model.md 2.4): the batches per rank when a dataset
+ * of l samples is split over g ranks as DistributedSampler does:
  * ceil(L / g) samples per rank, batches of b, the last one dropped when
  * incomplete and drop_last. */
-int64_t wi_strong_batches(int64_t n, int g0, int g, int64_t b, bool drop_last);
+int64_t wi_strong_batches(int64_t l, int g, int64_t b, bool drop_last);
+
+/* Samples in each rank's last batch of an epoch of the run (g ranks, n
+ * batches): under strong scaling what the split leaves it; else the
+ * trace's own last batch when n is the trace's, else a full batch. */
+int64_t wi_last_samples(const wi_whatif *what, const stall_measured *m, int g, int64_t n,
+                        bool whatif);
 
 /* Model parameters: the measured configuration, then the INI's explicit
  * what-if keys on top (when whatif); with a trace, [cluster] scaling =

@@ -21,6 +21,7 @@ void wi_inputs_resolve(const stall_config *cfg, wi_inputs *in)
     t->workers_given = stall_config_given(cfg, "trace", "workers");
     t->prefetch = cfg->trace_prefetch;
     t->persistent = cfg->trace_persistent;
+    t->persistent_given = stall_config_given(cfg, "trace", "persistent_workers");
     t->ini = cfg->ini_path;
 
     wi_whatif *w = &in->what;
@@ -82,4 +83,18 @@ void wi_whatif_defaults(wi_whatif *w)
     free(cfg);
     *w = in.what;
     w->ini = ""; /* borrowed nothing: no INI file */
+}
+
+int wi_trace_persistent(const wi_trace_src *src, int column, bool *out, stall_err *err)
+{
+    *out = src->persistent;
+    if (column < 0)
+        return 0;
+    if (src->persistent_given && src->persistent != (column == 1))
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: [trace] persistent_workers: %s, but the trace records "
+                             "persistent = %d (its persistent_workers); leave the key out",
+                             src->ini, src->persistent ? "true" : "false", column);
+    *out = column == 1;
+    return 0;
 }

@@ -26,6 +26,7 @@ typedef struct wi_trace_src {
     bool workers_given;               /* set explicitly: must agree with a trace that records it */
     int64_t prefetch;                 /* [trace] prefetch_factor; 0: PyTorch's default 2 */
     bool persistent;                  /* [trace] persistent_workers */
+    bool persistent_given;            /* set explicitly: must agree with the trace's column */
     const char *ini;                  /* the INI file, for messages ("" when none) */
 } wi_trace_src;
 
@@ -87,5 +88,11 @@ static inline const char *wi_where(const char *ini)
 {
     return ini[0] ? ini : "config";
 }
+
+/* Whether the measured run kept its workers (persistent_workers): the
+ * trace's persistent column when it has one (column 0/1; -1: none), else
+ * [trace] persistent_workers. An explicit [trace] persistent_workers that
+ * contradicts the column is refused (STALL_ECONFIG), as [trace] workers is. */
+int wi_trace_persistent(const wi_trace_src *src, int column, bool *out, stall_err *err);
 
 #endif

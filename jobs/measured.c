@@ -95,6 +95,7 @@ int stall_measured_from_tidy_p(const stall_tidy_trace *t, bool persistent, stall
     m->workers = t->workers;
     m->prefetch = t->prefetch;
     m->samples = t->samples ? t->samples[0] : 0;
+    m->samples_last = t->samples ? t->samples[stall_tidy_at(t, 0, 0, n - 1)] : 0;
     m->workers_from = STALL_WORKERS_TRACE;
     m->ranks_per_node = g;
     if (t->bytes) {

@@ -60,8 +60,8 @@ static wi_ci wi_interval(const double *v, int n, int k)
 /* Runs replication i (seed + i) of job j's what-if; replication 0 is the
  * main run. */
 static int wi_replicate(const stall_config *cfg, const wi_whatif *what, const stall_measured *m,
-                        const stall_model_params *p, int64_t samples, wi_alignment *j, int i,
-                        stall_err *err)
+                        const stall_model_params *p, int64_t samples, int64_t samples_last,
+                        wi_alignment *j, int i, stall_err *err)
 {
     wi_whatif c = *what;
     c.seed = what->seed + i;
@@ -72,6 +72,7 @@ static int wi_replicate(const stall_config *cfg, const wi_whatif *what, const st
     pj.uneven.seed = (uint64_t)c.seed; /* the stragglers are drawn anew too */
     wi_collect col = {
         .rep = stall_report_create(p->ranks, cfg->warmup, cfg->delay_threshold, samples)};
+    stall_report_last_samples(col.rep, samples_last);
     stall_model_stats st;
     if (rc == 0)
         rc = wi_run(&pj, &w, &col, &st, err);
@@ -189,7 +190,8 @@ static void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *
                     "GPUs)\n",
                     (long long)p->batches, (long long)m->batches, m->ranks);
         else if (cfg->scaling == STALL_SCALING_STRONG) {
-            int64_t l = m->batches * m->ranks * b, per = (l + p->ranks - 1) / p->ranks,
+            const wi_whatif what = {.samples = cfg->samples};
+            int64_t l = wi_dataset_samples(&what, m), per = (l + p->ranks - 1) / p->ranks,
                     rem = per - (p->batches - 1) * b;
             char last[96];
             if (cfg->drop_last && per % b)
@@ -199,12 +201,17 @@ static void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *
                          (long long)rem);
             else
                 snprintf(last, sizeof last, "all full");
+            /* The trace's own last batch, when partial, counts its samples. */
+            char per_batch[64] = " x samples per batch";
+            if (b > 1 && m->samples_last > 0 && m->samples_last < b)
+                snprintf(per_batch, sizeof per_batch, " x %lld samples, the last of %lld",
+                         (long long)b, (long long)m->samples_last);
             fprintf(f,
                     "scaling: strong, the trace's dataset split over %d GPUs: %lld %s (%lld "
                     "batches x %d GPU%s%s) give %lld per GPU, %lld batches (%s)\n",
                     p->ranks, (long long)l, b > 1 ? "samples" : "batches", (long long)m->batches,
-                    m->ranks, m->ranks == 1 ? "" : "s", b > 1 ? " x samples per batch" : "",
-                    (long long)per, (long long)p->batches, last);
+                    m->ranks, m->ranks == 1 ? "" : "s", b > 1 ? per_batch : "", (long long)per,
+                    (long long)p->batches, last);
         } else
             fprintf(f,
                     "scaling: weak, %lld batches per GPU as in the trace: %d GPUs load %.3gx "
@@ -341,8 +348,9 @@ typedef struct wi_model_run {
     double contention;
     int reps;
     int64_t samples;
-    stall_align_list fl; /* the fetch alignments run */
-    wi_alignment *jobs;  /* [fl.n] */
+    int64_t samples_last; /* in each rank's last batch of an epoch (0: full) */
+    stall_align_list fl;  /* the fetch alignments run */
+    wi_alignment *jobs;   /* [fl.n] */
     char *final, *outdir;
     wi_ckstats ck; /* the first alignment's checkpoints */
 } wi_model_run;
@@ -472,6 +480,7 @@ static int wi_run_alignment(wi_model_run *j, int i, stall_err *err)
     }
     bool ranks_csv = stall_job_per_rank(cfg, j->p.ranks);
     stall_report_keep_ranks(c.rep, ranks_csv);
+    stall_report_last_samples(c.rep, j->samples_last);
     stall_report_label_epochs(c.rep, j->have ? j->m.epoch0 : 0);
     int rc;
     if (j->ws) {
@@ -497,7 +506,8 @@ static int wi_run_alignment(wi_model_run *j, int i, stall_err *err)
         rc = wi_write_iterations(j, job, c.rep, ranks_csv, err);
     stall_report_destroy(c.rep);
     for (int r = 1; r < j->reps && rc == 0; r++)
-        rc = wi_replicate(cfg, &j->in.what, j->have ? &j->m : NULL, &j->p, j->samples, job, r, err);
+        rc = wi_replicate(cfg, &j->in.what, j->have ? &j->m : NULL, &j->p, j->samples,
+                          j->samples_last, job, r, err);
     return rc;
 }
 
@@ -611,6 +621,8 @@ int stall_model_job(const stall_config *cfg, const stall_run_opts *opts, stall_e
     if (rc == 0 && files)
         rc = stall_job_begin(j.final, &j.outdir, err);
     j.samples = cfg->samples > 0 ? cfg->samples : (j.have ? j.m.samples : 0);
+    if (rc == 0 && j.have && j.samples > 0 && j.samples == wi_batch_samples(&j.in.what, &j.m))
+        j.samples_last = wi_last_samples(&j.in.what, &j.m, j.p.ranks, j.p.batches, true);
     for (int i = 0; i < j.fl.n && rc == 0; i++)
         rc = wi_run_alignment(&j, i, err);
     double measured = j.have && rc == 0 ? stall_measured_mean_epoch(&j.m) : NAN;

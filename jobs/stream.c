@@ -210,6 +210,7 @@ struct wi_stream {
     bool persistent;       /* [trace] persistent_workers: start-up from epoch 0 only */
     int epoch0;            /* the trace's label of epoch 0 (a dsanalyzer trace's epoch) */
     int64_t samples;       /* the first row's samples (0: absent), from pass 1 */
+    int64_t samples_last;  /* rank 0's last batch of epoch 0: its samples, from pass 1 */
     stall_time turn;
     double span, span_x;
     stall_time *gap;   /* [epochs] from pass 3 */
@@ -311,6 +312,7 @@ static stall_tidy_info wi_ds_info(const stall_ds_stream *ds)
                              .workers = -1,
                              .prefetch = -1,
                              .pin_memory = -1,
+                             .persistent = -1,
                              .has_compute = true};
 }
 
@@ -339,6 +341,8 @@ static int wi_pass1(wi_stream *s, int *maxid, int *inferred, stall_err *err)
         if (first)
             s->samples = row.samples;
         first = false;
+        if (row.epoch == 0 && row.rank == 0)
+            s->samples_last = row.samples;
         *maxid = row.worker > *maxid ? row.worker : *maxid;
         if (row.epoch != 0)
             continue;
@@ -451,6 +455,8 @@ static int wi_pass3(wi_stream *s, const wi_xform *x, const stall_model_params *p
         if (first)
             m->samples = row.samples;
         first = false;
+        if (row.epoch == 0 && row.rank == 0)
+            m->samples_last = row.samples;
         wi_dec_row(&d, &row);
     }
     wi_src_close(&src);
@@ -503,6 +509,8 @@ int wi_stream_start(const wi_trace_src *src, wi_stream **out, stall_err *err)
     s->workers_from = STALL_WORKERS_TRACE;
     s->workers = s->info.workers;
     s->prefetch = s->info.prefetch;
+    if (rc == 0)
+        rc = wi_trace_persistent(src, s->info.persistent, &s->persistent, err);
     if (rc == 0 && s->workers >= 0 && src->workers_given && src->workers != s->workers)
         rc = stall_err_set(err, STALL_ECONFIG,
                            "%s: [trace] workers: %lld, but the trace records workers = %d",
@@ -530,6 +538,7 @@ void wi_stream_grid(const wi_stream *s, stall_measured *m)
     m->epochs = s->info.epochs;
     m->batches = s->info.batches;
     m->samples = s->samples;
+    m->samples_last = s->samples_last;
 }
 
 int wi_stream_measure(wi_stream *s, const wi_xform *x, const stall_model_params *p,

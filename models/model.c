@@ -505,6 +505,7 @@ static int model_iter_end(model_state *st, stall_err *err)
         size_t at = o + (size_t)r;
         stall_time s = st->it_y[at] - st->it_q[at];
         st->it_stall[at] = s;
+        st->win_stall[r] += s;
         smin = s < smin ? s : smin;
         smax = s > smax ? s : smax;
         /* Under no_sync nobody waits: each rank went on at its own Y + C. */
@@ -520,6 +521,20 @@ static int model_iter_end(model_state *st, stall_err *err)
         s0max = st->it_start[at] > s0max ? st->it_start[at] : s0max;
     }
     rec.stall_max = smax;
+    /* The training stall reported: max_r stall(r,k) when every iteration
+     * synchronises; under accumulation the ranks' Q differ, so the growth
+     * of max_r (rank r's stall summed since the last synchronisation): a
+     * window's rows then add up to the most one rank waited in it, which
+     * its time contains (docs/model.md 2.2). */
+    stall_time wmx = INT64_MIN;
+    for (int r = 0; r < st->g; r++)
+        wmx = st->win_stall[r] > wmx ? st->win_stall[r] : wmx;
+    rec.stall_train = wmx - st->win_max;
+    st->win_max = wmx;
+    if (sync) {
+        st->win_max = 0;
+        memset(st->win_stall, 0, (size_t)st->g * sizeof *st->win_stall);
+    }
     rec.stall_min = smin;
     rec.delay = smax - smin;
     rec.wait_max = wmax;

@@ -64,6 +64,7 @@ static void model_init(model_state *st, const stall_model_params *p, const stall
     st->it_end = stall_xcalloc(ga, sizeof *st->it_end);
     st->it_batch = stall_xcalloc(ga, sizeof *st->it_batch);
     st->it_rest = stall_xcalloc(g, sizeof *st->it_rest);
+    st->win_stall = stall_xcalloc(g, sizeof *st->win_stall);
     st->compute_cpu = p->cores > 0 && p->compute_cpu_share > 0.0;
     st->compute_id0 = (int64_t)st->g * st->pw;
     if (st->shared) {
@@ -115,6 +116,7 @@ static void model_fini(model_state *st)
     free(st->it_start);
     free(st->it_end);
     free(st->it_batch);
+    free(st->win_stall);
 }
 
 int stall_model_run(const stall_model_params *p, const stall_durations *d, stall_iter_fn on_iter,

@@ -103,6 +103,9 @@ typedef struct model_state {
     stall_time *it_q;    /* [acc * g] Q(r,i) */
     stall_time *it_y, *it_c, *it_stall, *it_start, *it_end;
     stall_time *it_rest; /* [g] compute sharing: the non-CPU part of C still to come */
+    /* Under accumulation: each rank's stall summed since the last
+     * synchronisation, and the largest of those sums reported so far. */
+    stall_time *win_stall, win_max;
     int64_t *it_batch;
 
     /* Shared resources, per node. */

@@ -28,6 +28,7 @@ typedef struct report_row {
 struct stall_report {
     int ranks;
     int64_t warmup, samples;
+    int64_t samples_last; /* in each rank's last batch of an epoch; 0: samples */
     double threshold;
     report_row *rows;
     stall_time *stalls; /* [row * ranks + r]; NULL unless per-rank rows are kept */
@@ -46,6 +47,11 @@ stall_report *stall_report_create(int ranks, int64_t warmup, double threshold, i
     r->threshold = threshold;
     r->samples = samples;
     return r;
+}
+
+void stall_report_last_samples(stall_report *r, int64_t samples_last)
+{
+    r->samples_last = samples_last;
 }
 
 void stall_report_label_epochs(stall_report *r, int epoch0)
@@ -153,8 +159,13 @@ void stall_report_summarize(const stall_report *r, stall_summary *out)
         r->epochs ? stall_ns_to_s(r->epoch_end[r->epochs - 1] - r->epoch_start[0]) : NAN;
     double batches = (double)r->n * r->ranks;
     out->throughput_batches_s = epoch_sum > 0 ? batches / epoch_sum : NAN;
-    out->throughput_samples_s =
-        r->samples > 0 && epoch_sum > 0 ? batches * (double)r->samples / epoch_sum : NAN;
+    /* Each rank's last batch of an epoch holds samples_last (a partial one). */
+    double short_by = r->samples_last > 0 && r->samples_last < r->samples
+                          ? (double)r->epochs * r->ranks * (double)(r->samples - r->samples_last)
+                          : 0.0;
+    out->throughput_samples_s = r->samples > 0 && epoch_sum > 0
+                                    ? (batches * (double)r->samples - short_by) / epoch_sum
+                                    : NAN;
     out->iteration = report_stat(it, k);
     out->stall = report_stat(st, k);
     out->delay = report_stat(dl, k);

@@ -426,3 +426,26 @@ Test(tidy, a_line_longer_than_the_read_buffer_is_read)
     stall_tidy_free(t);
     free(text);
 }
+
+/* Issue 16: the capture's persistent column (the run's persistent_workers)
+ * is read: 0 or 1, one value per trace; absent: -1. */
+Test(tidy, persistent_column_is_read_and_must_agree_between_rows)
+{
+    stall_tidy_trace *t = NULL;
+    stall_err err = {0};
+    cr_assert_eq(stall_tidy_load(put(HDR ",persistent\n0,0,0,0,1,2,1,2,3,1\n0,0,1,0,3,4,3,4,5,1\n"),
+                                 &t, &err),
+                 0, "%s", err.msg);
+    cr_expect_eq(t->persistent, 1);
+    stall_tidy_free(t);
+    cr_assert_eq(stall_tidy_load(put(HDR ",persistent\n0,0,0,0,1,2,1,2,3,0\n"), &t, &err), 0, "%s",
+                 err.msg);
+    cr_expect_eq(t->persistent, 0);
+    stall_tidy_free(t);
+    cr_assert_eq(stall_tidy_load(put(HDR "\n0,0,0,0,1,2,1,2,3\n"), &t, &err), 0, "%s", err.msg);
+    cr_expect_eq(t->persistent, -1, "no column: unknown");
+    stall_tidy_free(t);
+    expect_error(HDR ",persistent\n0,0,0,0,1,2,1,2,3,1\n0,0,1,0,3,4,3,4,5,0\n", STALL_EPARSE,
+                 ":3:10:", "one loader configuration");
+    expect_error(HDR ",persistent\n0,0,0,0,1,2,1,2,3,2\n", STALL_EPARSE, ":2:10:", "limit of 1");
+}

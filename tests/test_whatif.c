@@ -651,6 +651,42 @@ Test(whatif, strong_scaling_splits_the_traces_dataset_weak_keeps_the_batches_per
     }
 }
 
+/* Copies the tidy trace src to dst with one more column, `name`, of value v. */
+static void add_column(const char *src, const char *dst, const char *name, const char *v)
+{
+    FILE *in = fopen(src, "r"), *out = fopen(dst, "w");
+    cr_assert(in && out);
+    char line[1024];
+    for (int i = 0; fgets(line, sizeof line, in); i++) {
+        line[strcspn(line, "\n")] = '\0';
+        fprintf(out, "%s,%s\n", line, i == 0 ? name : v);
+    }
+    fclose(in);
+    fclose(out);
+}
+
+/* Max |error_pct| over the epochs of DIR/validate.csv, and epoch 0's. */
+static double validate_worst(const char *dir, double *epoch0)
+{
+    char vpath[800];
+    snprintf(vpath, sizeof vpath, "%s/validate.csv", dir);
+    FILE *v = fopen(vpath, "r");
+    cr_assert_not_null(v, "%s", vpath);
+    char line[512];
+    cr_assert(fgets(line, sizeof line, v));
+    double worst = 0;
+    for (int e = 0; fgets(line, sizeof line, v); e++) {
+        int ep;
+        double meas, sim, errpct;
+        cr_assert_eq(sscanf(line, "%d,%lf,%lf,%lf", &ep, &meas, &sim, &errpct), 4);
+        worst = fabs(errpct) > worst ? fabs(errpct) : worst;
+        if (e == 0 && epoch0)
+            *epoch0 = errpct;
+    }
+    fclose(v);
+    return worst;
+}
+
 Test(whatif, persistent_workers_trace_pays_its_start_up_once_and_validates_exactly)
 {
     /* persistent_workers=True: PyTorch creates the workers once; later
@@ -715,6 +751,42 @@ Test(whatif, persistent_workers_trace_pays_its_start_up_once_and_validates_exact
                       p.workers, x.g, e, errpct);
         }
         fclose(v);
+        /* The capture's persistent column says so by itself: the same
+         * validation without the key; an explicit key that contradicts the
+         * column is refused; without either the start-up estimate is lost
+         * (the median of all epochs' first fetches is 0) and epoch 0 is
+         * short by it. */
+        char pc[700];
+        snprintf(pc, sizeof pc, "%s/pc%d.csv", wdir, trial);
+        add_column(path, pc, "persistent", "1");
+        stall_config c2;
+        stall_config_defaults(&c2);
+        c2.format = STALL_FORMAT_TIDY;
+        snprintf(c2.path, sizeof c2.path, "%s", pc);
+        snprintf(out, sizeof out, "%s/pcv%d", wdir, trial);
+        o.outdir = out;
+        cr_assert_eq(stall_validate(&c2, &o, &err), 0, "trial %d: %s", trial, err.msg);
+        double worst = validate_worst(out, NULL);
+        cr_expect(worst < 0.001, "trial %d: persistent column: worst error %.4f%%", trial, worst);
+        cr_assert_eq(stall_config_set(&c2, "trace.persistent_workers=false", &err), 0, "%s",
+                     err.msg);
+        snprintf(out, sizeof out, "%s/pcx%d", wdir, trial);
+        o.outdir = out;
+        cr_expect_eq(stall_validate(&c2, &o, &err), STALL_ECONFIG);
+        cr_expect(strstr(err.msg, "[trace] persistent_workers: false, but the trace records "
+                                  "persistent = 1") != NULL,
+                  "%s", err.msg);
+        stall_config c3;
+        stall_config_defaults(&c3);
+        c3.format = STALL_FORMAT_TIDY;
+        snprintf(c3.path, sizeof c3.path, "%s", path);
+        snprintf(out, sizeof out, "%s/pn%d", wdir, trial);
+        o.outdir = out;
+        cr_assert_eq(stall_validate(&c3, &o, &err), 0, "trial %d: %s", trial, err.msg);
+        double e0;
+        validate_worst(out, &e0);
+        cr_expect(e0 < -1.0, "trial %d: without the rule epoch 0 loses its start-up: %.2f%%", trial,
+                  e0);
         free(x.f);
         free(x.c);
         free(x.a);
@@ -781,6 +853,8 @@ Test(whatif, no_workers_fetch_pin_and_compute_inline_one_after_the_other)
               got, want);
 }
 
+static double summary_col(const char *dir, const char *name);
+
 Test(whatif, strong_scaling_charges_the_last_partial_batch_by_its_samples)
 {
     /* A 1-rank trace loading in the main process: 4 batches of 16 samples,
@@ -821,5 +895,138 @@ Test(whatif, strong_scaling_charges_the_last_partial_batch_by_its_samples)
         double got = summary_epoch(out);
         cr_expect(fabs(got - c[i].want) < 1e-9, "%s: epoch %.9f s, want %.3f s", c[i].drop, got,
                   c[i].want);
+        /* 3 ranks x 22 samples in 66 ms, or x 16 in 48 ms: 1000 samples/s
+         * either way (the partial batch counted as full gave 1454.5). */
+        double thr = summary_col(out, "throughput_samples_s");
+        cr_expect(fabs(thr - 1000.0) < 1e-6, "%s: %.9f samples/s, want 1000", c[i].drop, thr);
     }
+}
+
+/* Column `name` of the first data row of DIR/summary.csv. */
+static double summary_col(const char *dir, const char *name)
+{
+    char sp[800];
+    snprintf(sp, sizeof sp, "%s/summary.csv", dir);
+    char *s = slurp(sp);
+    char *row = strchr(s, '\n') + 1;
+    row[-1] = '\0';
+    int at = -1, i = 0;
+    for (char *h = s, *c; h; h = c ? c + 1 : NULL, i++) {
+        c = strchr(h, ',');
+        size_t len = c ? (size_t)(c - h) : strlen(h);
+        if (len == strlen(name) && strncmp(h, name, len) == 0)
+            at = i;
+    }
+    cr_assert(at >= 0, "no column %s in %s", name, sp);
+    char *fld = row;
+    for (int k = 0; k < at; k++)
+        fld = strchr(fld, ',') + 1;
+    double v = strtod(fld, NULL);
+    free(s);
+    return v;
+}
+
+/* Runs `mode = model` on the tidy trace at path with the overrides. */
+static void run_path(const char *path, const char *const *extra, const char *out)
+{
+    char set[800];
+    snprintf(set, sizeof set, "trace.path=%s", path);
+    stall_config cfg;
+    stall_err err = {0};
+    stall_config_defaults(&cfg);
+    const char *base[] = {"scenario.mode=model", "trace.format=tidy", "align.start=none", set,
+                          NULL};
+    for (const char *const *s = base; *s; s++)
+        cr_assert_eq(stall_config_set(&cfg, *s, &err), 0, "%s: %s", *s, err.msg);
+    for (const char *const *s = extra; s && *s; s++)
+        cr_assert_eq(stall_config_set(&cfg, *s, &err), 0, "%s: %s", *s, err.msg);
+    stall_run_opts o = {.outdir = out, .jobs = 1};
+    cr_assert_eq(stall_scenario_run(&cfg, &o, &err), 0, "%s", err.msg);
+}
+
+Test(whatif, throughput_counts_the_samples_of_a_partial_last_batch)
+{
+    /* 1 rank loading in the main process, 4 batches, the last partial:
+     * 16, 16, 16, 6 samples (L = 54), fetch 40 ms per full batch (15 ms for
+     * the 6), compute 8 ms (3 ms). As measured: 54 samples in 0.162 s. On
+     * 2 GPUs each rank gets ceil(54 / 2) = 27: 16 + 11, the 11 charged
+     * 11/16 of a full batch: 48 + 33 = 81 ms, 54 samples per epoch over the
+     * two ranks. On 3: 18 = 16 + 2: 48 + 6 = 54 ms. Counting the partial
+     * batch as full gave 64 / 0.162 s, and L = 4 x 16 = 64 gave 2 full
+     * batches (96 ms) on 2 GPUs. */
+    char path[600];
+    snprintf(path, sizeof path, "%s/part54.csv", wdir);
+    FILE *f = fopen(path, "w");
+    fputs("rank,epoch,batch,worker,fetch_start,fetch_end,request,ready,iter_end,compute_end,"
+          "samples,workers,prefetch\n",
+          f);
+    double q = 0;
+    for (int k = 0; k < 4; k++) {
+        double d = k < 3 ? 0.040 : 0.015, c = k < 3 ? 0.008 : 0.003;
+        fprintf(f, "0,0,%d,-1,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%d,0,2\n", k, q, q + d, q, q + d,
+                q + d + c, q + d + c, k < 3 ? 16 : 6);
+        q += d + c;
+    }
+    fclose(f);
+    static const struct {
+        const char *gpus;
+        double epoch, samples_s;
+    } c[] = {{"cluster.gpus=1", 0.162, 54 / 0.162},
+             {"cluster.gpus=2", 0.081, 54 / 0.081},
+             {"cluster.gpus=3", 0.054, 54 / 0.054}};
+    for (int i = 0; i < 3; i++) {
+        char out[700];
+        snprintf(out, sizeof out, "%s/part54_%d", wdir, i);
+        const char *sets[] = {c[i].gpus, "fetch.resample=bootstrap", NULL};
+        run_path(path, sets, out);
+        double ep = summary_epoch(out), thr = summary_col(out, "throughput_samples_s");
+        cr_expect(fabs(ep - c[i].epoch) < 1e-9, "%s: epoch %.9f s, want %.3f s", c[i].gpus, ep,
+                  c[i].epoch);
+        cr_expect(fabs(thr - c[i].samples_s) < 1e-6 * c[i].samples_s,
+                  "%s: %.6f samples/s, want %.6f (54 samples per epoch)", c[i].gpus, thr,
+                  c[i].samples_s);
+    }
+}
+
+Test(whatif, accumulation_stall_share_is_the_most_one_rank_waited_per_window)
+{
+    /* 2 ranks loading in the main process; in iteration k rank k mod 2
+     * waits a = 30 ms for its data, the other none; compute C = 20 ms,
+     * tail A = 5 ms. Measured (every iteration synchronised): a + C + A per
+     * iteration, stall share a / (a + C + A). With [ddp] accumulation = 2
+     * the ranks meet every second iteration: a + 2C + A per window, in
+     * which one rank waited a: stall share a / (a + 2C + A) = 0.4 (before:
+     * both iterations' a counted, 2a / (a + 2C + A) = 0.8). */
+    const double a = 0.030, C = 0.020, A = 0.005;
+    const int n = 10;
+    char path[600];
+    snprintf(path, sizeof path, "%s/alt.csv", wdir);
+    FILE *f = fopen(path, "w");
+    fputs("rank,epoch,batch,worker,fetch_start,fetch_end,request,ready,iter_end,compute_end,"
+          "workers,prefetch\n",
+          f);
+    double q = 0;
+    for (int k = 0; k < n; k++) {
+        double t = q + a + C + A;
+        for (int r = 0; r < 2; r++) {
+            double d = r == k % 2 ? a : 0;
+            fprintf(f, "%d,0,%d,-1,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,0,2\n", r, k, q, q + d, q, q + d,
+                    t, q + d + C);
+        }
+        q = t;
+    }
+    fclose(f);
+    char k1[700], k2[700];
+    snprintf(k1, sizeof k1, "%s/alt_k1", wdir);
+    snprintf(k2, sizeof k2, "%s/alt_k2", wdir);
+    run_path(path, NULL, k1);
+    const char *acc[] = {"ddp.accumulation=2", NULL};
+    run_path(path, acc, k2);
+    double s1 = summary_col(k1, "stall_share"), s2 = summary_col(k2, "stall_share");
+    double e2 = summary_epoch(k2);
+    cr_expect(fabs(s1 - a / (a + C + A)) < 1e-9, "K = 1: stall share %.9f, want %.9f", s1,
+              a / (a + C + A));
+    cr_expect(fabs(e2 - n / 2 * (a + 2 * C + A)) < 1e-9, "K = 2: epoch %.9f s", e2);
+    cr_expect(fabs(s2 - a / (a + 2 * C + A)) < 1e-9, "K = 2: stall share %.9f, want %.9f", s2,
+              a / (a + 2 * C + A));
 }

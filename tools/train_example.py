@@ -283,10 +283,10 @@ def run_rank(rank, a, reps):
         dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{a.port}",
                                 rank=rank, world_size=world)
     if a.data_dir:
-        ds = FileImages(a.data_dir, a.batches * a.batch_size * world, reps, url_port=a.store_port,
+        ds = FileImages(a.data_dir, dataset_samples(a), reps, url_port=a.store_port,
                         cache_dir=a.cache_dir, cache_bytes=int(a.cache_mb * 1e6), used=a.cache_used)
     else:
-        ds = SyntheticImages(a.batches * a.batch_size * world, a.io_ms, reps)
+        ds = SyntheticImages(dataset_samples(a), a.io_ms, reps)
     if a.ddp >= 1:
         sampler = torch.utils.data.distributed.DistributedSampler(
             ds, num_replicas=world, rank=rank, shuffle=True, seed=0)
@@ -365,6 +365,18 @@ def save_checkpoint(rec, a, rank, model, opt):
             os.fsync(fh.fileno())
 
 
+def dataset_samples(a):
+    """L: the dataset's samples, --samples, else --batches x --batch-size x ranks."""
+    return a.samples if a.samples else a.batches * a.batch_size * max(1, a.ddp)
+
+
+def rank_batches(a):
+    """Batches per rank and epoch: DistributedSampler gives each of G ranks ceil(L / G) samples
+    (padding by repeating some), the DataLoader makes batches of --batch-size, the last partial."""
+    per = -(-dataset_samples(a) // max(1, a.ddp))
+    return -(-per // a.batch_size), per
+
+
 def _spawn_entry(rank, a, reps):
     run_rank(rank, a, reps)
 
@@ -398,7 +410,11 @@ def write_readme(a, meta, nrows):
         f"{a.prefetch if a.workers else 0}, pin_memory {'on (no CUDA: not pinned)' if a.pin_memory else 'off'}, "
         f"persistent workers {'on' if a.persistent_workers else 'off'}, worker start method "
         f"{a.mp_context}.",
-        f"- per epoch per rank: {a.batches} batches of {a.batch_size} samples; per sample "
+        (f"- dataset: {a.samples} samples (--samples), split by DistributedSampler: "
+         f"{rank_batches(a)[1]} per rank (ceil({a.samples} / {world})), {rank_batches(a)[0]} "
+         f"batches, the last of {rank_batches(a)[1] - (rank_batches(a)[0] - 1) * a.batch_size}."
+         if a.samples else "- dataset: --batches x --batch-size x ranks samples."),
+        f"- per epoch per rank: {rank_batches(a)[0]} batches of {a.batch_size} samples; per sample "
         + (f"one real file of {a.sample_kb:g} KB read whole ({_storage_words(a, meta)})"
            if a.data_dir else f"{a.io_ms:g} ms sleep (I/O)")
         + f" + {meta['cpu_reps_per_sample']} transform repetitions "
@@ -441,6 +457,10 @@ def main():
     p.add_argument("--prefetch", type=int, default=2, help="prefetch_factor (workers > 0)")
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--batches", type=int, default=60, help="batches per epoch per rank")
+    p.add_argument("--samples", type=int, default=0, metavar="L",
+                   help="dataset size in samples, the same whatever --ddp (strong scaling: each "
+                        "of G ranks gets ceil(L / G), DistributedSampler's split); replaces "
+                        "--batches")
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--pin-memory", action="store_true", help="(pins only when CUDA is available)")
     p.add_argument("--persistent-workers", action="store_true")
@@ -500,7 +520,7 @@ def main():
     a.store_port = a.cache_dir = a.cache_used = None
     storage = {}
     if a.data_dir:
-        n = a.batches * a.batch_size * max(1, a.ddp)
+        n = dataset_samples(a)
         make_files(a.data_dir, n, a.sample_kb)
         paths = [os.path.join(a.data_dir, f"sample-{i:06d}.bin") for i in range(n)]
         storage = {"files": n, "file_bytes": int(a.sample_kb * 1000),

@@ -26,6 +26,8 @@ typedef struct stall_measured {
     int64_t batches;
     int workers, prefetch; /* from the trace; -1 when it does not say */
     int64_t samples;       /* per batch per rank; 0 unknown */
+    int64_t samples_last;  /* in each rank's last batch of an epoch (DistributedSampler gives
+                              every rank as many); 0 unknown */
     stall_time *fetch, *compute, *tail, *gap;
     stall_time startup, handover;
     stall_time turnaround;      /* mean worker gap between batches, included in fetch */

@@ -167,6 +167,12 @@ typedef struct stall_iter_record {
     stall_time iter_end;                    /* T(k) */
     stall_time iter_time;                   /* T(k) - T(k-1), or - epoch start for k = 0 */
     stall_time stall_max, stall_min, delay; /* over ranks; delay = max - min */
+    stall_time stall_train;                 /* the training stall reported: stall_max when
+                                               every iteration synchronises; under
+                                               accumulation the growth of max_r (stall of r
+                                               summed since the last synchronisation), so
+                                               a window's values add up to the most one
+                                               rank waited in it */
     stall_time wait_max;                    /* max_r W(r,k) */
     double wait_mean_s;                     /* mean_r W(r,k), seconds */
     stall_time compute_max;                 /* max_r C(r,k) */

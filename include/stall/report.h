@@ -74,6 +74,10 @@ void stall_report_keep_ranks(stall_report *r, bool keep);
  * notebook's selected epoch, e.g. 1). Default 0. */
 void stall_report_label_epochs(stall_report *r, int epoch0);
 
+/* Samples in each rank's last batch of every epoch, when it is partial
+ * (throughput_samples_s counts them, not a full batch). Default: full. */
+void stall_report_last_samples(stall_report *r, int64_t samples_last);
+
 /* Appends one row (stall[] is copied). */
 void stall_report_add(stall_report *r, const stall_iter_row *row);
 /* Records the next epoch's start and end (absolute ns); call once per

@@ -5,8 +5,9 @@
  * Header, in this order (extra columns may follow, in any order):
  *   rank,epoch,batch,worker,fetch_start,fetch_end,request,ready,iter_end
  * Optional columns read when present: compute_end, bytes, samples,
- * epoch_start, workers, prefetch, pin_memory, ckpt_start, ckpt_end,
- * ckpt_bytes (a checkpoint written after the row's iteration; empty: none).
+ * epoch_start, workers, prefetch, pin_memory, persistent (0/1: the run's
+ * persistent_workers), ckpt_start, ckpt_end, ckpt_bytes (a checkpoint
+ * written after the row's iteration; empty: none).
  * Times are seconds on one clock for all processes, as decimal numbers; they
  * are converted to integer ns exactly (no binary floating point).
  * Rows are sorted by (epoch, batch, rank); every rank has the same batches in
@@ -34,6 +35,7 @@ typedef struct stall_tidy_trace {
     double *bytes;           /* NULL when absent */
     stall_time *epoch_start; /* [e * ranks + r]: column epoch_start, else the first request */
     int workers, prefetch, pin_memory; /* from the columns; -1 when absent */
+    int persistent;                    /* the persistent column (0/1); -1 when absent */
     char *path;
     /* The label the trace gives epoch 0 (its epochs are labelled epoch0,
      * epoch0 + 1, ...): 0 for a tidy trace, the selected epoch of the
@@ -79,6 +81,7 @@ typedef struct stall_tidy_info {
     int ranks, epochs;
     int64_t batches;
     int workers, prefetch, pin_memory; /* -1 when absent */
+    int persistent;                    /* -1 when absent */
     bool has_compute, has_samples, has_bytes;
     bool has_ckpt; /* ckpt_start and ckpt_end columns */
 } stall_tidy_info;
