@@ -22,6 +22,7 @@ void stall_measured_free(stall_measured *m)
     free(m->gap);
     free(m->epoch_s);
     free(m->stall_s);
+    free(m->fetch_fit);
     memset(m, 0, sizeof *m);
 }
 

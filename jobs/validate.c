@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "feed.h"
+#include "infer.h"
 #include "stream.h"
 #include "stall/dsanalyzer.h"
 #include "stall/io.h"
@@ -69,11 +70,12 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
     stall_measured m = {0};
     int rc = 0;
     if (cfg->format == STALL_FORMAT_NONE)
-        rc = stall_err_set(err, STALL_ECONFIG,
-                           "%s: [trace] format: validate needs a trace (tidy or dsanalyzer)",
-                           cfg->ini_path);
+        rc = stall_err_set(
+            err, STALL_ECONFIG,
+            "%s: [trace] format: validate needs a trace (tidy, dsanalyzer, kineto or dftracer)",
+            cfg->ini_path);
     if (rc == 0)
-        rc = stall_job_inputs(cfg, err);
+        rc = stall_job_inputs_json(cfg, err);
     /* A large trace is read in streaming passes (stream.h), in memory that
      * does not grow with its length (stall_job_streams); a dsanalyzer trace whose perf rows are not
      * in (Epoch, Step) order is read whole, and the terminal says so. */
@@ -87,7 +89,8 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
         rc = unsorted ? 0 : rc;
     }
     if (rc == 0 && !ws)
-        rc = wi_load_measured(&in.trace, &m, err);
+        rc = wi_json_format(cfg->format) ? wi_load_json(&in.trace, &m, err)
+                                         : wi_load_measured(&in.trace, &m, err);
     stall_model_params p;
     stall_durations dur;
     wi_tables w = {0};
@@ -126,6 +129,8 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
         wi_val v = {.m = &m, .sim_e = sim_e, .sim_s = sim_s, .epoch0 = wi_epoch0(cfg)};
         rc = stall_write_atomic_in(outdir, "validate.csv", wi_fill_validate, &v, err);
     }
+    if (rc == 0 && m.fetch_fit)
+        rc = wi_fit_write(outdir, m.fetch_fit, err);
     if (rc == 0) {
         stall_config eff = *cfg;
         eff.start_align = (stall_align_list){1, {STALL_ALIGN_NONE}};
@@ -139,12 +144,13 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
         FILE *f = opts->term;
         fprintf(f,
                 "stallsim %s: validate %s: %d ranks x %d workers x prefetch %d, %lld batches x %d "
-                "epochs; from the trace: start-up %.4f s (median%s), hand-over %.6f s per batch "
-                "(mean)\n",
-                stall_version(), cfg->format == STALL_FORMAT_TIDY ? cfg->path : cfg->perf, p.ranks,
-                p.workers, p.prefetch, (long long)p.batches, p.epochs, stall_ns_to_s(p.startup),
+                "epochs; %s: start-up %.4f s (%s%s), hand-over %.6f s per batch (%s)\n",
+                stall_version(), cfg->format == STALL_FORMAT_DSANALYZER ? cfg->perf : cfg->path,
+                p.ranks, p.workers, p.prefetch, (long long)p.batches, p.epochs,
+                m.fetch_fit ? "fitted to the waits" : "from the trace", stall_ns_to_s(p.startup),
+                m.fetch_fit ? "fitted" : "median",
                 m.persistent ? " of epoch 0, paid once: persistent workers" : "",
-                stall_ns_to_s(p.handover));
+                stall_ns_to_s(p.handover), m.fetch_fit ? "in the fetch" : "mean");
         if (m.workers_from != STALL_WORKERS_TRACE)
             fprintf(f, "workers per GPU: %d, %s; prefetch factor %d%s\n", m.workers,
                     m.workers_from == STALL_WORKERS_GIVEN
@@ -154,6 +160,14 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
                     p.prefetch,
                     stall_config_given(cfg, "trace", "prefetch_factor") ? " (from [trace])"
                                                                         : " (PyTorch's default)");
+        if (m.fetch_fit) {
+            char say[2048];
+            wi_fit_say(m.fetch_fit, say, sizeof say);
+            fprintf(f,
+                    "%s; simulated epochs below reproduce the waits the fit was made on, so "
+                    "they check the fit, not the model\n",
+                    say);
+        }
         if (nign)
             fprintf(f, "left out (validate simulates the measured configuration): %s\n", ignored);
         if (unsorted)
@@ -174,7 +188,8 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
         }
         fprintf(f, "%5s %11.4f %11.4f %+7.2f%%\n", "mean", ms / m.epochs, ss / m.epochs,
                 100.0 * (ss - ms) / ms);
-        fprintf(f, "results in %s/ (validate.csv, effective.ini)\n", final);
+        fprintf(f, "results in %s/ (validate.csv, %seffective.ini)\n", final,
+                m.fetch_fit ? "fetch_fit.csv, " : "");
     }
     free(outdir);
     free(final);

@@ -37,6 +37,8 @@ typedef struct stall_measured {
     double batch_mb;       /* mean of the trace's bytes column / 1e6; 0 without one */
     bool persistent;       /* the run kept its workers across epochs: start-up from epoch 0 */
     int epoch0;            /* the trace's label of epoch 0 (the notebook's selected epoch) */
+    void *fetch_fit;       /* NULL: fetch durations measured; else they were inferred from
+                              the loop's waits (jobs/infer.h's wi_fit, owned, freed with m) */
 } stall_measured;
 
 /* Where a measured run's worker count came from. */
