@@ -26,9 +26,10 @@
 #define WI_INFER_SEED 18u
 #define WI_INFER_BOOT_SEED 1818u
 #define WI_INFER_ITERS 400
-#define WI_INFER_WAITED_S 1e-3 /* a wait that counts as one */
-#define WI_NP 3                /* mu, log sigma, start-up */
-#define WI_EPOCH_W 10.0        /* weight of the epoch-time term */
+#define WI_INFER_BOOT_ITERS 120 /* a bootstrap refit starts at the estimate */
+#define WI_INFER_WAITED_S 1e-3  /* a wait that counts as one */
+#define WI_NP 3                 /* mu, log sigma, start-up */
+#define WI_EPOCH_W 10.0         /* weight of the epoch-time term */
 
 /* ---- the objective ---- */
 
@@ -141,7 +142,7 @@ static double wi_inf_obj(const gsl_vector *x, void *ctx)
 }
 
 /* Nelder-Mead from x0 with steps dx; the minimum into x0. */
-static double wi_inf_min(wi_inf *f, double x0[WI_NP], const double dx[WI_NP])
+static double wi_inf_min(wi_inf *f, double x0[WI_NP], const double dx[WI_NP], int iters)
 {
     gsl_multimin_function fn = {.n = WI_NP, .f = wi_inf_obj, .params = f};
     gsl_vector *x = gsl_vector_alloc(WI_NP), *ss = gsl_vector_alloc(WI_NP);
@@ -152,7 +153,7 @@ static double wi_inf_min(wi_inf *f, double x0[WI_NP], const double dx[WI_NP])
     gsl_multimin_fminimizer *s =
         gsl_multimin_fminimizer_alloc(gsl_multimin_fminimizer_nmsimplex2, WI_NP);
     gsl_multimin_fminimizer_set(s, &fn, x, ss);
-    for (int it = 0; it < WI_INFER_ITERS; it++) {
+    for (int it = 0; it < iters; it++) {
         if (gsl_multimin_fminimizer_iterate(s) != GSL_SUCCESS)
             break;
         if (gsl_multimin_test_size(gsl_multimin_fminimizer_size(s), 1e-4) == GSL_SUCCESS)
@@ -172,9 +173,9 @@ static double wi_inf_min(wi_inf *f, double x0[WI_NP], const double dx[WI_NP])
 static void wi_inf_fit(wi_inf *f, double x[WI_NP], double scale)
 {
     double dx[WI_NP] = {0.7, 0.5, scale};
-    wi_inf_min(f, x, dx);
+    wi_inf_min(f, x, dx, WI_INFER_ITERS);
     double dx2[WI_NP] = {0.2, 0.2, scale * 0.3};
-    wi_inf_min(f, x, dx2);
+    wi_inf_min(f, x, dx2, WI_INFER_ITERS);
 }
 
 static int wi_cmp_double(const void *a, const void *b)
@@ -278,9 +279,38 @@ int wi_infer_measured(const stall_tidy_trace *t, int workers, int prefetch, bool
     double it_mean = iter_sum / (double)cells;
     double guess = 0.7 * workers * (it_mean > 1e-6 ? it_mean : 1e-6);
     double first = first_sum / (double)((size_t)m->epochs * (size_t)m->ranks);
+    double *firsts = stall_xmalloc((size_t)m->epochs * (size_t)m->ranks * sizeof *firsts);
+    for (int e = 0; e < m->epochs; e++)
+        for (int r = 0; r < m->ranks; r++) {
+            stall_time w0 =
+                t->ready[stall_tidy_at(t, e, r, 0)] - t->request[stall_tidy_at(t, e, r, 0)];
+            firsts[(size_t)e * (size_t)m->ranks + (size_t)r] = w0 > 0 ? stall_ns_to_s(w0) : 0;
+        }
+    gsl_sort(firsts, 1, (size_t)m->epochs * (size_t)m->ranks);
+    double first_med =
+        gsl_stats_median_from_sorted_data(firsts, 1, (size_t)m->epochs * (size_t)m->ranks);
+    free(firsts);
     double su0 = first > guess ? first - guess : 0;
     double scale = 0.5 * (su0 > guess ? su0 : guess) + 1e-3;
     double x[WI_NP] = {log(guess), log(0.3), su0};
+    /* The objective is flat wherever the loader keeps ahead of the loop
+     * (no simulated wait): when the start lies there (its simulated mean
+     * wait under a tenth of the observed), Nelder-Mead starts from the best
+     * point of a coarse grid of mean fetch (0.5 to 2 W mean iterations) and
+     * sigma instead. */
+    static const double gm[] = {0.5, 0.8, 1.0, 1.2, 1.5, 2.0}, gsig[] = {0.02, 0.1, 0.3, 0.6};
+    double gbest = wi_inf_obj(&(gsl_vector){.size = WI_NP, .stride = 1, .data = x}, &f);
+    bool flat = gsl_stats_mean(f.sim, 1, cells) < 0.1 * obs_mean;
+    for (size_t a = 0; flat && a < sizeof gm / sizeof gm[0]; a++)
+        for (size_t b = 0; b < sizeof gsig / sizeof gsig[0]; b++) {
+            double mean = gm[a] * guess / 0.7, sg = gsig[b];
+            double xg[WI_NP] = {log(mean) - sg * sg / 2, log(sg), su0};
+            double v = wi_inf_obj(&(gsl_vector){.size = WI_NP, .stride = 1, .data = xg}, &f);
+            if (v < gbest) {
+                gbest = v;
+                memcpy(x, xg, sizeof x);
+            }
+        }
     wi_inf_fit(&f, x, scale);
     int fit_evals = f.evals;
     wi_fit *fit = stall_xcalloc(1, sizeof *fit);
@@ -299,6 +329,12 @@ int wi_infer_measured(const stall_tidy_trace *t, int workers, int prefetch, bool
     fit->bounded_only = fit->waited < 0.05;
     fit->waits = (long long)cells;
     fit->startup_confounded = m->batches <= workers;
+    /* An epoch that starts empty waits for a whole fetch (and the start-up)
+     * first: a first wait no longer than the median one (+ 1 ms) means the
+     * pipeline was already full (a profiling window opened mid-training). */
+    fit->first_wait_s = first_med;
+    fit->warm_start = !fit->startup_confounded &&
+                      first_med <= gsl_stats_median_from_sorted_data(obs, 1, cells) + 1e-3;
     /* Uncertainty: the fit on bootstrap resamples of the observed waits,
      * each from the estimate. */
     double bm[WI_INFER_BOOT], bp[WI_INFER_BOOT], bs[WI_INFER_BOOT];
@@ -310,7 +346,7 @@ int wi_infer_measured(const stall_tidy_trace *t, int workers, int prefetch, bool
         f.obs = boot;
         double xb[WI_NP] = {x[0], x[1], x[2]};
         double dx[WI_NP] = {0.2, 0.2, scale * 0.3};
-        wi_inf_min(&f, xb, dx);
+        wi_inf_min(&f, xb, dx, WI_INFER_BOOT_ITERS);
         double sb = exp(xb[1]);
         bm[b] = exp(xb[0] + sb * sb / 2);
         bp[b] = exp(xb[0] + sb * gsl_cdf_ugaussian_Pinv(0.95));
@@ -401,13 +437,28 @@ int wi_load_json(const wi_trace_src *src, stall_measured *m, stall_err *err)
 
 void wi_fit_say(const wi_fit *f, char *buf, size_t n)
 {
+    char warm[512] = "", poor[256] = "";
+    if (f->obs_wait_s > 0 && fabs(f->sim_wait_s - f->obs_wait_s) > 0.25 * f->obs_wait_s)
+        snprintf(poor, sizeof poor,
+                 ". CAUTION: the fit does not reproduce the waits (mean %.5f s simulated, %.5f s "
+                 "observed): the lognormal family does not describe this trace's fetches",
+                 f->sim_wait_s, f->obs_wait_s);
+    if (f->warm_start)
+        snprintf(
+            warm, sizeof warm,
+            ". CAUTION: the first wait of the trace's epochs (median %.5f s) is no longer than "
+            "the others: they began with batches already prefetched (profiling windows opened "
+            "mid-training), while the model starts every epoch with empty queues and the "
+            "workers' start-up, so the simulated epochs carry a cold start the trace does "
+            "not show",
+            f->first_wait_s);
     snprintf(buf, n,
              "fetch durations: INFERRED, not measured (the trace holds only the loop's waits): "
              "lognormal fitted so that %d workers x prefetch %d reproduce the waits: mean %.4f s "
              "[%.4f, %.4f], p95 %.4f s [%.4f, %.4f], start-up %.4f s [%.4f, %.4f] (bootstrap "
              "5-95%%, %d refits); waits observed/simulated: mean %.5f/%.5f s, p95 %.5f/%.5f s, "
              "RMS of the sorted differences %.5f s; %lld waits; every result below is built on "
-             "it%s%s",
+             "it%s%s%s%s",
              f->workers, f->prefetch, f->mean_s, f->mean_lo, f->mean_hi, f->p95_s, f->p95_lo,
              f->p95_hi, f->startup_s, f->startup_lo, f->startup_hi, WI_INFER_BOOT, f->obs_wait_s,
              f->sim_wait_s, f->obs_p95_s, f->sim_p95_s, f->rms_s, f->waits,
@@ -416,6 +467,7 @@ void wi_fit_say(const wi_fit *f, char *buf, size_t n)
                    "an epoch's first: the start-up and the fetch cannot be told apart (their sum "
                    "is what the trace determines)"
                  : "",
+             warm, poor,
              f->bounded_only
                  ? ". CAUTION: the loop waited (> 1 ms) for under 5% of its batches, so the trace "
                    "bounds the fetch times from above only: what-ifs with fewer workers or slower "
@@ -445,6 +497,10 @@ static int wi_fit_fill(FILE *o, void *ctx, stall_err *err)
     fprintf(o, "bounded_only,%d,,\n", f->bounded_only ? 1 : 0);
     fprintf(o, "waits,%lld,,\n", f->waits);
     fprintf(o, "startup_confounded,%d,,\n", f->startup_confounded ? 1 : 0);
+    fprintf(o, "poor_fit,%d,,\n",
+            f->obs_wait_s > 0 && fabs(f->sim_wait_s - f->obs_wait_s) > 0.25 * f->obs_wait_s);
+    fprintf(o, "first_wait_median_s,%.6f,,\nwarm_start,%d,,\n", f->first_wait_s,
+            f->warm_start ? 1 : 0);
     fprintf(o, "model_runs_of_the_fit,%d,,\n", f->evals);
     return 0;
 }

@@ -47,6 +47,10 @@ typedef struct wi_fit {
     bool bounded_only;             /* the loop hardly waited: the fetch times are
                                       bounded from above, not determined */
     long long waits;               /* observed waits the fit rests on */
+    bool warm_start;               /* the first waits of the epochs are no longer than the
+                                      others: the trace's epochs (profiling windows) began
+                                      with batches prefetched, the model's start empty */
+    double first_wait_s;           /* median over epochs and ranks of the first wait */
     bool startup_confounded;       /* batches per epoch <= workers: every wait is one of an
                                       epoch's first, start-up and fetch inseparable */
 } wi_fit;

@@ -213,7 +213,7 @@ static void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *
     if (whole[0])
         fprintf(f, "%s\n", whole);
     if (m && m->fetch_fit) {
-        char say[2048];
+        char say[4096];
         wi_fit_say(m->fetch_fit, say, sizeof say);
         fprintf(f, "%s (rows marked *: inferred)\n", say);
     }

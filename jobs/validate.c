@@ -161,7 +161,7 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
                     stall_config_given(cfg, "trace", "prefetch_factor") ? " (from [trace])"
                                                                         : " (PyTorch's default)");
         if (m.fetch_fit) {
-            char say[2048];
+            char say[4096];
             wi_fit_say(m.fetch_fit, say, sizeof say);
             fprintf(f,
                     "%s; simulated epochs below reproduce the waits the fit was made on, so "
