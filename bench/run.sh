@@ -9,9 +9,46 @@ for b in "$B"/bench_*; do
     echo "== $(basename "$b")"
     case "$(basename "$b")" in
     bench_replay) "$b" "$SRC" ;;
+    bench_json) ;; # below, with its files
     *) "$b" ;;
     esac
 done
+# The JSON trace readers (Kineto, dftracer): MB/s per core on synthetic traces
+# of STALL_BENCH_JSON_MB megabytes each (default 50) written by gen_json.py,
+# against Python's json module on the same files (json.load of the Kineto
+# file; json.loads per line of the .pfw). Skipped without python3.
+PY=$(command -v python3 || true)
+if [ -x "$B/bench_json" ] && [ -n "$PY" ]; then
+    echo "== bench_json"
+    MB=${STALL_BENCH_JSON_MB:-50}
+    d=$(mktemp -d /tmp/stall_bench_json_XXXXXX)
+    if "$PY" "$SRC/bench/gen_json.py" kineto "$d/k.json" "$MB" &&
+        "$PY" "$SRC/bench/gen_json.py" dftracer "$d/d.pfw" "$MB"; then
+        "$B/bench_json" "$d/k.json" "$d/d.pfw" || true
+        "$PY" - "$d/k.json" "$d/d.pfw" <<'PYEOF' || echo "reference (Python json) failed: skipped"
+import json, os, resource, sys, time
+def best(f):
+    b = 1e30
+    for _ in range(3):
+        t0 = time.perf_counter(); f(); b = min(b, time.perf_counter() - t0)
+    return b
+def pfw(p):
+    with open(p) as fh:
+        for line in fh:
+            line = line.strip().rstrip(',')
+            if line.startswith('{'):
+                json.loads(line)
+k, d = sys.argv[1], sys.argv[2]
+for name, p, f in (('kineto', k, lambda: json.load(open(k))), ('dftracer', d, lambda: pfw(d))):
+    mb = os.path.getsize(p) / 1e6
+    t = best(f)
+    print('%-8s %8.1f MB  best of 3 %8.3f s  %7.1f MB/s per core  (reference: Python %s json)'
+          % (name, mb, t, mb / t, sys.version.split()[0]))
+print('peak RSS of the reference: %.1f MB' % (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
+PYEOF
+    fi
+    rm -rf "$d"
+fi
 # The sweep benchmark's case under `mpirun -n 2` (when MPI is there).
 if command -v mpirun >/dev/null 2>&1 && [ -x "$B/stallsim" ]; then
     d=$(mktemp -d /tmp/stall_bench_mpi_XXXXXX)

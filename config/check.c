@@ -23,9 +23,9 @@
  * where it was given (file:line or --set) and the mode, never ignored. */
 
 enum { CFG_M_REPLAY = 1, CFG_M_SEED = 2, CFG_M_MODEL = 4, CFG_M_ALL = 7 };
-enum { CFG_F_DSA = 1, CFG_F_TIDY = 2, CFG_F_NONE = 4, CFG_F_TRACE = 3, CFG_F_ALL = 7 };
-/* Kineto and dftracer traces (analyze and timeline read them). */
-enum { CFG_F_KINETO = 8, CFG_F_DFTRACER = 16 };
+/* Kineto and dftracer traces: analyze, timeline, validate and mode = model. */
+enum { CFG_F_DSA = 1, CFG_F_TIDY = 2, CFG_F_NONE = 4, CFG_F_KINETO = 8, CFG_F_DFTRACER = 16 };
+enum { CFG_F_TRACE = 1 | 2 | 8 | 16, CFG_F_ALL = 31 };
 
 typedef struct cfg_rule {
     const char *section, *key; /* key NULL: every key of the section */

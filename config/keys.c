@@ -27,7 +27,8 @@ const cfg_key cfg_keys[] = {
     CFG_K("trace", "format", CFG_ENUM, format, "dsanalyzer", 0, 0,
           "dsanalyzer|tidy|none|kineto|dftracer",
           "input trace format (none: durations from the [fetch] and [compute] distributions; "
-          "kineto: PyTorch profiler traces, dftracer: DLIO traces, for analyze and timeline)"),
+          "kineto: PyTorch profiler traces, dftracer: DLIO traces, for analyze, timeline, "
+          "validate and mode = model)"),
     CFG_K("trace", "fetch", CFG_PATH, fetch, "", 0, 0, NULL,
           "dsanalyzer: fetch-time CSV (Epoch, Index number, Fetch time (sec)_gpu{i})"),
     CFG_K("trace", "start", CFG_PATH, start, "", 0, 0, NULL,
@@ -42,7 +43,8 @@ const cfg_key cfg_keys[] = {
           "dsanalyzer: the epoch to replay (the notebook uses 1)"),
     CFG_K("trace", "workers", CFG_INT, trace_workers, "-1", -1, 65536, NULL,
           "the measured run's DataLoader workers per GPU when the trace does not record them "
-          "(dsanalyzer; tidy without a workers column); -1: inferred from the fetch starts"),
+          "(dsanalyzer; tidy without a workers column; kineto, dftracer: the loader the fetch "
+          "inference assumes); -1: inferred from the fetch starts (dftracer: its reader threads)"),
     CFG_K("trace", "prefetch_factor", CFG_INT, trace_prefetch, "0", 0, 65536, NULL,
           "the measured run's prefetch factor when the trace does not record it; 0: PyTorch's "
           "default 2"),

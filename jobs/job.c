@@ -143,6 +143,8 @@ int stall_job_hash_finish(stall_job_hasher *h, stall_err *err)
 
 bool stall_job_streams(const stall_config *cfg, const stall_run_opts *opts)
 {
+    if (cfg->format == STALL_FORMAT_KINETO || cfg->format == STALL_FORMAT_DFTRACER)
+        return false; /* read whole by their readers (jobs/infer.h) */
     if (opts->in_memory)
         return opts->in_memory < 0;
     const char *paths[4];
@@ -295,22 +297,25 @@ void stall_job_abort(const char *work)
     stall_cleanup_forget(work);
 }
 
-int stall_job_inputs(const stall_config *cfg, stall_err *err)
+static int job_inputs(const stall_config *cfg, bool json, stall_err *err)
 {
     static const char *const ds_keys[] = {"fetch", "start", "perf"};
     const char *paths[3] = {cfg->fetch, cfg->start, cfg->perf};
-    if (cfg->format == STALL_FORMAT_KINETO || cfg->format == STALL_FORMAT_DFTRACER) {
+    bool is_json = cfg->format == STALL_FORMAT_KINETO || cfg->format == STALL_FORMAT_DFTRACER;
+    if (is_json && !json) {
         char where[STALL_PATH_MAX + 64];
         stall_config_origin(cfg, "trace", "format", where, sizeof where);
         return stall_err_set(err, STALL_ECONFIG,
-                             "%s: %s traces are read by stallsim analyze and stallsim timeline "
-                             "(run, validate and sweep take tidy or dsanalyzer traces)",
+                             "%s: %s traces are read by stallsim analyze, timeline, validate and "
+                             "run with mode = model (sweep takes tidy or dsanalyzer traces)",
                              where, cfg->format == STALL_FORMAT_KINETO ? "kineto" : "dftracer");
     }
-    int n = cfg->format == STALL_FORMAT_DSANALYZER ? 3 : cfg->format == STALL_FORMAT_TIDY ? 1 : 0;
+    int n = cfg->format == STALL_FORMAT_DSANALYZER        ? 3
+            : cfg->format == STALL_FORMAT_TIDY || is_json ? 1
+                                                          : 0;
     for (int i = 0; i < n; i++) {
-        const char *key = cfg->format == STALL_FORMAT_TIDY ? "path" : ds_keys[i];
-        const char *path = cfg->format == STALL_FORMAT_TIDY ? cfg->path : paths[i];
+        const char *key = cfg->format == STALL_FORMAT_DSANALYZER ? ds_keys[i] : "path";
+        const char *path = cfg->format == STALL_FORMAT_DSANALYZER ? paths[i] : cfg->path;
         if (access(path, R_OK) != 0) {
             char where[STALL_PATH_MAX + 64];
             stall_config_origin(cfg, "trace", key, where, sizeof where);
@@ -319,6 +324,16 @@ int stall_job_inputs(const stall_config *cfg, stall_err *err)
         }
     }
     return 0;
+}
+
+int stall_job_inputs(const stall_config *cfg, stall_err *err)
+{
+    return job_inputs(cfg, false, err);
+}
+
+int stall_job_inputs_json(const stall_config *cfg, stall_err *err)
+{
+    return job_inputs(cfg, true, err);
 }
 
 bool stall_job_per_rank(const stall_config *cfg, int ranks)

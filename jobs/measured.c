@@ -25,6 +25,7 @@ void stall_measured_free(stall_measured *m)
     free(m->read_above);
     free(m->stall_s);
     free(m->ckpt_s);
+    free(m->fetch_fit);
     memset(m, 0, sizeof *m);
 }
 

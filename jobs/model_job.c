@@ -25,6 +25,7 @@
 
 #include "ckpt_job.h"
 #include "feed.h"
+#include "infer.h"
 #include "stream.h"
 #include "stall/dsanalyzer.h"
 #include "stall/io.h"
@@ -220,6 +221,11 @@ static void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *
     }
     if (whole[0])
         fprintf(f, "%s\n", whole);
+    if (m && m->fetch_fit) {
+        char say[4096];
+        wi_fit_say(m->fetch_fit, say, sizeof say);
+        fprintf(f, "%s (rows marked *: inferred)\n", say);
+    }
     if (p->cores > 0)
         fprintf(f,
                 "CPU: %d cores per node; %.0f%% of a fetch and %.0f%% of a compute is CPU work%s",
@@ -245,10 +251,11 @@ static void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *
         char vs[16] = "";
         if (!isnan(measured) && comparable)
             snprintf(vs, sizeof vs, "%+.2f%%", 100.0 * (j->sum.epoch_time_s - measured) / measured);
-        fprintf(f, "%-5s %11.3f %9s %10.4f %9.4f %9.4f %7.2f %7.2f %12.1f\n",
-                stall_align_name(j->fa), j->sum.epoch_time_s, vs, j->sum.iteration.mean,
-                j->sum.stall.mean, j->sum.delay.mean, 100.0 * j->sum.stall_share,
-                100.0 * j->sum.gpu_busy_share,
+        char name[16];
+        snprintf(name, sizeof name, "%s%s", stall_align_name(j->fa), m && m->fetch_fit ? "*" : "");
+        fprintf(f, "%-5s %11.3f %9s %10.4f %9.4f %9.4f %7.2f %7.2f %12.1f\n", name,
+                j->sum.epoch_time_s, vs, j->sum.iteration.mean, j->sum.stall.mean,
+                j->sum.delay.mean, 100.0 * j->sum.stall_share, 100.0 * j->sum.gpu_busy_share,
                 samples ? j->sum.throughput_samples_s : j->sum.throughput_batches_s);
     }
     if (!isnan(measured))
@@ -277,8 +284,8 @@ static void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *
             floor_s, stall_ns_to_s(p->handover), (long long)p->batches, hand,
             p->workers > 0 ? stall_ns_to_s(p->startup) : 0.0, first);
     (void)stall_s;
-    fprintf(f, "results in %s/ (summary.csv, fetch-*_start-none/iterations.csv, effective.ini)\n",
-            outdir);
+    fprintf(f, "results in %s/ (summary.csv, fetch-*_start-none/iterations.csv, %seffective.ini)\n",
+            outdir, m && m->fetch_fit ? "fetch_fit.csv, " : "");
 }
 
 /* The measured run's durations from the stream, for wi_deflate_fed. */
@@ -373,11 +380,12 @@ static int wi_check_start(const stall_config *cfg, stall_err *err)
 static int wi_prepare(wi_model_run *j, stall_err *err)
 {
     const stall_config *cfg = j->cfg;
-    int rc = stall_job_inputs(cfg, err);
+    int rc = stall_job_inputs_json(cfg, err);
     if (rc == 0 && j->have && stall_job_streams(cfg, j->opts))
         rc = wi_open_stream(&j->in, &j->ws, &j->m, &j->x, j->whole, sizeof j->whole, err);
     if (rc == 0 && j->have && !j->ws)
-        rc = wi_load_measured(&j->in.trace, &j->m, err);
+        rc = wi_json_format(cfg->format) ? wi_load_json(&j->in.trace, &j->m, err)
+                                         : wi_load_measured(&j->in.trace, &j->m, err);
     if (rc)
         return rc;
     stall_model_params *p = &j->p;
@@ -541,6 +549,8 @@ static int wi_write_results(const wi_model_run *j, double measured, stall_err *e
                     .comparable = wi_comparable(j)};
         rc = stall_write_atomic_in(j->outdir, "summary.csv", wi_fill_summary, &o, err);
     }
+    if (rc == 0 && j->have && j->m.fetch_fit)
+        rc = wi_fit_write(j->outdir, j->m.fetch_fit, err);
     if (rc == 0) {
         /* effective.ini says what ran, so that it runs again as is. */
         stall_config eff = *j->cfg;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "feed.h"
+#include "infer.h"
 #include "stream.h"
 #include "stall/dsanalyzer.h"
 #include "stall/io.h"
@@ -70,11 +71,12 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
     stall_measured m = {0};
     int rc = 0;
     if (cfg->format == STALL_FORMAT_NONE)
-        rc = stall_err_set(err, STALL_ECONFIG,
-                           "%s: [trace] format: validate needs a trace (tidy or dsanalyzer)",
-                           cfg->ini_path);
+        rc = stall_err_set(
+            err, STALL_ECONFIG,
+            "%s: [trace] format: validate needs a trace (tidy, dsanalyzer, kineto or dftracer)",
+            cfg->ini_path);
     if (rc == 0)
-        rc = stall_job_inputs(cfg, err);
+        rc = stall_job_inputs_json(cfg, err);
     /* The inputs' SHA-256 for effective.ini, hashed on another core while
      * the trace is read and simulated (it was the last read of the trace,
      * a third of validate's time on a 1 M-row trace). */
@@ -95,7 +97,8 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
         rc = unsorted ? 0 : rc;
     }
     if (rc == 0 && !ws)
-        rc = wi_load_measured(&in.trace, &m, err);
+        rc = wi_json_format(cfg->format) ? wi_load_json(&in.trace, &m, err)
+                                         : wi_load_measured(&in.trace, &m, err);
     stall_model_params p;
     stall_durations dur;
     wi_tables w = {0};
@@ -138,6 +141,8 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
         int hrc = stall_job_hash_finish(&hasher, rc == 0 ? err : NULL);
         rc = rc ? rc : hrc;
     }
+    if (rc == 0 && m.fetch_fit)
+        rc = wi_fit_write(outdir, m.fetch_fit, err);
     if (rc == 0) {
         stall_config eff = *cfg;
         eff.start_align = (stall_align_list){1, {STALL_ALIGN_NONE}};
@@ -152,12 +157,13 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
         FILE *f = opts->term;
         fprintf(f,
                 "stallsim %s: validate %s: %d ranks x %d workers x prefetch %d, %lld batches x %d "
-                "epochs; from the trace: start-up %.4f s (median%s), hand-over %.6f s per batch "
-                "(mean)\n",
-                stall_version(), cfg->format == STALL_FORMAT_TIDY ? cfg->path : cfg->perf, p.ranks,
-                p.workers, p.prefetch, (long long)p.batches, p.epochs, stall_ns_to_s(p.startup),
+                "epochs; %s: start-up %.4f s (%s%s), hand-over %.6f s per batch (%s)\n",
+                stall_version(), cfg->format == STALL_FORMAT_DSANALYZER ? cfg->perf : cfg->path,
+                p.ranks, p.workers, p.prefetch, (long long)p.batches, p.epochs,
+                m.fetch_fit ? "fitted to the waits" : "from the trace", stall_ns_to_s(p.startup),
+                m.fetch_fit ? "fitted" : "median",
                 m.persistent ? " of epoch 0, paid once: persistent workers" : "",
-                stall_ns_to_s(p.handover));
+                stall_ns_to_s(p.handover), m.fetch_fit ? "in the fetch" : "mean");
         if (m.workers_from != STALL_WORKERS_TRACE)
             fprintf(f, "workers per GPU: %d, %s; prefetch factor %d%s\n", m.workers,
                     m.workers_from == STALL_WORKERS_GIVEN
@@ -167,6 +173,14 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
                     p.prefetch,
                     stall_config_given(cfg, "trace", "prefetch_factor") ? " (from [trace])"
                                                                         : " (PyTorch's default)");
+        if (m.fetch_fit) {
+            char say[4096];
+            wi_fit_say(m.fetch_fit, say, sizeof say);
+            fprintf(f,
+                    "%s; simulated epochs below reproduce the waits the fit was made on, so "
+                    "they check the fit, not the model\n",
+                    say);
+        }
         if (nign)
             fprintf(f, "left out (validate simulates the measured configuration): %s\n", ignored);
         if (unsorted)
@@ -187,7 +201,8 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
         }
         fprintf(f, "%5s %11.4f %11.4f %+7.2f%%\n", "mean", ms / m.epochs, ss / m.epochs,
                 100.0 * (ss - ms) / ms);
-        fprintf(f, "results in %s/ (validate.csv, effective.ini)\n", final);
+        fprintf(f, "results in %s/ (validate.csv, %seffective.ini)\n", final,
+                m.fetch_fit ? "fetch_fit.csv, " : "");
     }
     stall_job_digests_free(&hasher.d);
     free(outdir);

@@ -238,7 +238,9 @@ Test(kineto, one_file_per_rank)
 }
 
 /* analyze through an INI ([trace] format = kineto) and directly, with the
- * outputs that say what the trace cannot show; run refuses the format. */
+ * outputs that say what the trace cannot show; run (mode = model) asks
+ * for the worker count, then infers the fetch durations and says so;
+ * replay refuses the format. */
 Test(kineto, analyze_job_and_ini)
 {
     char ini[600], out[600], log[600];
@@ -280,7 +282,35 @@ Test(kineto, analyze_job_and_ini)
     int st = system(cmd);
     cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 2);
     s = stall_read_file(log, &len);
-    cr_expect(strstr(s, "read by stallsim analyze and stallsim timeline"), "%s", s);
+    cr_expect(strstr(s, "set [trace] workers"), "the worker count is asked for: %s", s);
+    free(s);
+    /* Given it, the fetch durations are inferred, and said so. */
+    snprintf(cmd, sizeof cmd,
+             STALL_BINARY_DIR "/stallsim run %s --set trace.workers=2 -o %s/r >%s 2>&1", ini, kdir,
+             log);
+    st = system(cmd);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    s = stall_read_file(log, &len);
+    cr_expect(strstr(s, "fetch durations: INFERRED, not measured"), "%s", s);
+    cr_expect(strstr(s, "CAUTION: the loop waited"), "HTA's loop hardly waits: %s", s);
+    cr_expect(strstr(s, "none*"), "the what-if row is marked: %s", s);
+    free(s);
+    snprintf(p, sizeof p, "%s/r/fetch_fit.csv", kdir);
+    s = stall_read_file(p, &len);
+    cr_assert_not_null(s, "fetch_fit.csv written");
+    cr_expect(strstr(s, "INFERRED"), "%s", s);
+    cr_expect(strstr(s, "workers_assumed,2,,"), "%s", s);
+    free(s);
+    /* replay replays measured fetch starts, which the trace does not have
+     * (config/check.c refuses every format but dsanalyzer there). */
+    snprintf(text, sizeof text, "[scenario]\nmode = replay\n[trace]\nformat = kineto\npath = %s\n",
+             HTA);
+    write_file(ini, text);
+    snprintf(cmd, sizeof cmd, STALL_BINARY_DIR "/stallsim run %s -q -o %s/r2 2>%s", ini, kdir, log);
+    st = system(cmd);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+    s = stall_read_file(log, &len);
+    cr_expect(strstr(s, "replay and seed modes read dsanalyzer traces"), "%s", s);
     free(s);
 }
 

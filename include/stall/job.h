@@ -117,6 +117,10 @@ void stall_job_abort(const char *work);
  * is STALL_EIO naming the INI file, line and key that point at it (or
  * --set). */
 int stall_job_inputs(const stall_config *cfg, stall_err *err);
+/* The same, taking Kineto and dftracer traces too (validate and mode =
+ * model read them; stall_job_inputs refuses them for replay, seed and
+ * sweep). */
+int stall_job_inputs_json(const stall_config *cfg, stall_err *err);
 
 /* Whether a run of `ranks` ranks writes ranks.csv: [report] per_rank =
  * true, or auto and at most STALL_PER_RANK_AUTO ranks. */

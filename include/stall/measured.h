@@ -50,6 +50,8 @@ typedef struct stall_measured {
     double ckpt_mb;     /* mean bytes per rank / 1e6 */
     double ckpt_mb_s;   /* the node's bandwidth: ranks_per_node x mean MB / mean write time */
     double *ckpt_s;     /* [e] the checkpoints' time in the epoch (max over ranks); NULL: none */
+    void *fetch_fit;    /* NULL: fetch durations measured; else they were inferred from
+                           the loop's waits (jobs/infer.h's wi_fit, owned, freed with m) */
 } stall_measured;
 
 /* Where a measured run's worker count came from. */
