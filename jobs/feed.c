@@ -526,6 +526,7 @@ void wi_params(const wi_whatif *what, const stall_measured *m, bool whatif, stal
          * only the time lost to sharing the bandwidth is added. */
         p->read_in_fetch = true;
     }
+    wi_cpu_trace(what, m, whatif, p);
 }
 
 /* ---- CPU contention ---- */

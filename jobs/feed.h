@@ -110,6 +110,11 @@ int64_t wi_strong_batches(int64_t n, int g0, int g, int64_t b, bool drop_last);
  * what-if keys on top (when whatif); with a trace, [cluster] scaling =
  * strong and no [run] batches, the batches per rank of wi_strong_batches. */
 void wi_params(const wi_whatif *what, const stall_measured *m, bool whatif, stall_model_params *p);
+/* The trace's CPU columns into a what-if's parameters (cpudemand.c): cores,
+ * shares, waits and the hand-over's and tail's CPU work, each unless the INI
+ * gives it. True when the trace's CPU time is used (no deflation then). */
+bool wi_cpu_trace(const wi_whatif *what, const stall_measured *m, bool whatif,
+                  stall_model_params *p);
 
 /* How a job uses the host CPU: cores per node, ranks per node, and the
  * fraction of a measured fetch and of a measured compute that is CPU work. */

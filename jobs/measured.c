@@ -155,6 +155,7 @@ int stall_measured_from_tidy_p(const stall_tidy_trace *t, bool persistent, stall
         hsum += (double)hand[i];
     m->handover = nhand ? (stall_time)llround(hsum / (double)nhand) : 0;
     m->mean_fetch_s = fetch_sum / (double)cells;
+    stall_measured_cpu_from(&t->cpu, m);
     free(startups);
     free(hand);
     return 0;

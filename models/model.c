@@ -41,6 +41,7 @@
 #include <string.h>
 #include "model_int.h"
 
+#include "cpushare.h"
 #include "share.h"
 #include "stall/engine.h"
 #include "model_state.h"
@@ -116,7 +117,7 @@ static stall__ps *model_ps(model_state *st, int node, int res)
 }
 
 /* Moves the resource's departure event to its next departure. */
-static int model_ps_resched(model_state *st, int node, int res, stall_err *err)
+int model_ps_resched(model_state *st, int node, int res, stall_err *err)
 {
     stall__ps *ps = model_ps(st, node, res);
     stall_time now = model_now(st);
@@ -215,7 +216,8 @@ static int model_worker_kick(model_state *st, int r, int w, stall_err *err)
         if (cpu > sl->dur)
             cpu = sl->dur;
     }
-    stall_time io = sl->dur - cpu;
+    stall_time io = sl->dur - cpu - model_cpu_fetch_wait(st, sl->dur);
+    io = io > 0 ? io : 0;
     /* The read is part of the measured waiting: only its excess under
      * sharing is added. */
     if (st->p->read_in_fetch)
@@ -371,7 +373,8 @@ static int model_take_end(model_state *st, int r, int32_t s, stall_time y, stall
         /* y is now: the CPU part joins the node's cores, the rest follows. */
         stall_time cpu = llround(st->p->compute_cpu_share * (double)c);
         cpu = cpu < c ? cpu : c;
-        st->it_rest[r] = c - cpu;
+        stall_time rest = c - cpu - model_cpu_compute_wait(st, c);
+        st->it_rest[r] = rest > 0 ? rest : 0;
         stall_time work = llround((double)cpu * st->p->cpu_deflate);
         if (work > 0) {
             int node = r / st->p->gpus_per_node;
@@ -416,12 +419,16 @@ static int model_computed(model_state *st, int r, stall_time end, stall_err *err
             return model_negative(err, "tail", st->epoch, -1, i, a);
     }
     st->tail[slot] = a;
+    if (sync && model_cpu_tail_on(st))
+        return model_at(st, st->bar_max[slot], MODEL_EV_TAIL, 0, i, err);
     return model_at(st, st->bar_max[slot] + a, MODEL_EV_ITER_END, 0, i, err);
 }
 
 static int model_take(model_state *st, int r, int32_t s, stall_err *err)
 {
     st->ranks[r].waiting = false;
+    if (model_cpu_handover_on(st))
+        return model_cpu_take(st, r, s, err);
     stall_time y = model_now(st) + st->p->handover;
     if (st->shared && st->p->handover > 0)
         return model_at(st, y, MODEL_EV_TAKE, r, s, err);
@@ -553,6 +560,12 @@ static int model_ps_done(model_state *st, int node, int res, stall_err *err)
     stall_time now = model_now(st);
     int64_t id;
     while (stall__ps_pop_done(ps, now, &id)) {
+        if (id >= st->hand_id0) {
+            int rc = model_cpu_done(st, id, err);
+            if (rc)
+                return rc;
+            continue;
+        }
         if (id >= st->compute_id0) {
             int r = (int)(id - st->compute_id0);
             int rc = st->it_rest[r] > 0
@@ -601,6 +614,8 @@ int model_handle(stall_engine *eng, void *state, const stall_event *ev, stall_er
         return model_ps_done(st, r, s, err);
     case MODEL_EV_COMPUTE:
         return model_computed(st, r, model_now(st), err);
+    case MODEL_EV_TAIL:
+        return model_cpu_tail_start(st, ev->b, err);
     case MODEL_EV_REQUEST: {
         size_t at = (size_t)(st->ranks[r].next_take % st->acc) * (size_t)st->g + (size_t)r;
         st->it_q[at] = model_now(st);

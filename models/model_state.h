@@ -23,6 +23,7 @@ enum {
     MODEL_EV_PS_DONE,   /* a = node, b = MODEL_RES_*: next departure */
     MODEL_EV_COMPUTE,   /* a = rank: C(r,k) over (compute shares the CPU) */
     MODEL_EV_REQUEST,   /* a = rank: asks for its next batch without a barrier (no_sync) */
+    MODEL_EV_TAIL,      /* b = iteration: the barrier, the tail's CPU jobs start (cpushare.c) */
 };
 
 enum { MODEL_RES_DISK = 0, MODEL_RES_CPU = 1 };
@@ -103,11 +104,16 @@ typedef struct model_state {
     stall_time disk_work; /* read time of one batch at full bandwidth */
     bool compute_cpu;     /* compute is a CPU participant */
     int64_t compute_id0;  /* PS job id of rank r's compute: compute_id0 + r */
+    int64_t hand_id0, tail_id0; /* ... of its hand-over and tail (cpushare.c) */
+    int32_t *hand_slot;         /* [g] the slot whose hand-over is on the cores */
+    int tail_left;              /* tail CPU jobs still running */
+    int64_t tail_iter;          /* their iteration */
 
     stall_model_stats stats;
 } model_state;
 
 int model_at(model_state *st, stall_time at, int32_t type, int32_t a, int64_t b, stall_err *err);
 int model_handle(stall_engine *eng, void *state, const stall_event *ev, stall_err *err);
+int model_ps_resched(model_state *st, int node, int res, stall_err *err);
 
 #endif

@@ -77,6 +77,21 @@ typedef struct stall_durations {
 
 /* Run configuration. Start from stall_model_defaults(): a zeroed struct is
  * not the default (its aligns would read as avg). */
+/* What a trace's CPU columns say (docs/model.md 2.3, "CPU time from the
+ * trace"): the run-queue waits it measured, which come out of the waiting
+ * parts (they are contention, the model's own sharing adds them back), and
+ * the CPU work of the hand-over and of the tail, which join the node's cores
+ * as the fetches' and the compute's CPU parts do. */
+typedef struct stall_cpu_demand {
+    double fetch_wait_share;   /* in [0,1]: of D', run-queue wait */
+    double compute_wait_share; /* in [0,1]: of C, run-queue wait */
+    stall_time handover_cpu;   /* >= 0 ns of CPU work per hand-over (unpickling) */
+    stall_time handover_wait;  /* >= 0 ns of run-queue wait in the measured hand-over */
+    stall_time tail_cpu;       /* >= 0 ns of CPU work per rank per synchronising
+                                  iteration (all-reduce, optimizer step) */
+    stall_time tail_wait;      /* >= 0 ns of run-queue wait in the measured tail */
+} stall_cpu_demand;
+
 typedef struct stall_model_params {
     int ranks;               /* G >= 1. Default 1. */
     int gpus_per_node;       /* ranks per node, 1 <= . <= ranks; the last node may
@@ -134,6 +149,9 @@ typedef struct stall_model_params {
                                 Default 0. */
     double batch_mb;          /* >= 0 MB read per fetch when storage_mb_s > 0; the
                                  read comes on top of D'. Default 0. */
+    stall_cpu_demand cpu;     /* CPU time measured beside wall time (the trace's
+                                 CPU columns), used when cores > 0; all 0 by
+                                 default (models/cpushare.c, docs/model.md 2.3). */
     bool read_in_fetch;       /* true: D' already contains one read at the full
                                  bandwidth (a measured fetch did its read): the
                                  read alone comes out of the waiting part (not

@@ -5,7 +5,8 @@
  * Header, in this order (extra columns may follow, in any order):
  *   rank,epoch,batch,worker,fetch_start,fetch_end,request,ready,iter_end
  * Optional columns read when present: compute_end, bytes, samples,
- * epoch_start, workers, prefetch, pin_memory.
+ * epoch_start, workers, prefetch, pin_memory, and the CPU columns
+ * (stall_tidy_cpu).
  * Times are seconds on one clock for all processes, as decimal numbers; they
  * are converted to integer ns exactly (no binary floating point).
  * Rows are sorted by (epoch, batch, rank); every rank has the same batches in
@@ -22,6 +23,29 @@
 extern "C" {
 #endif
 
+/* The CPU columns (tools/stallsim_capture.py, docs/capture.md): CPU time and
+ * run-queue wait beside the wall times, summed over the rows of batch >= 1
+ * (batch 0 carries the workers' start-up), and the node's cores and ranks. */
+enum {
+    STALL_TIDY_CPU_FETCH,        /* fetch_cpu: the worker, fetch_start..fetch_end */
+    STALL_TIDY_CPU_FETCH_WAIT,   /* fetch_wait */
+    STALL_TIDY_CPU_TURN,         /* turn_cpu: the worker, previous fetch_end..fetch_start */
+    STALL_TIDY_CPU_NEXT,         /* next_cpu: the training process, request..ready */
+    STALL_TIDY_CPU_NEXT_WAIT,    /* next_wait */
+    STALL_TIDY_CPU_COMPUTE,      /* compute_cpu: ready..compute_end */
+    STALL_TIDY_CPU_COMPUTE_WAIT, /* compute_wait */
+    STALL_TIDY_CPU_POST,         /* post_cpu: compute_end..next request */
+    STALL_TIDY_CPU_POST_WAIT,    /* post_wait */
+    STALL_TIDY_CPU_SYNC,         /* sync_cpu: compute_end..sync_end, the gradient all-reduce */
+    STALL_TIDY_CPU_N
+};
+typedef struct stall_tidy_cpu {
+    bool has;                     /* some CPU column holds a value */
+    double sum[STALL_TIDY_CPU_N];  /* ns, over the non-empty values of batch >= 1 */
+    int64_t n[STALL_TIDY_CPU_N];   /* how many */
+    int cores, ranks_per_node;    /* 0: not said */
+} stall_tidy_cpu;
+
 typedef struct stall_tidy_trace {
     int ranks, epochs;
     int64_t batches; /* per rank per epoch */
@@ -33,6 +57,7 @@ typedef struct stall_tidy_trace {
     double *bytes;           /* NULL when absent */
     stall_time *epoch_start; /* [e * ranks + r]: column epoch_start, else the first request */
     int workers, prefetch, pin_memory; /* from the columns; -1 when absent */
+    stall_tidy_cpu cpu;                /* the CPU columns; all 0 when absent */
     char *path;
     /* The label the trace gives epoch 0 (its epochs are labelled epoch0,
      * epoch0 + 1, ...): 0 for a tidy trace, the selected epoch of the
@@ -71,6 +96,7 @@ typedef struct stall_tidy_info {
     int64_t batches;
     int workers, prefetch, pin_memory; /* -1 when absent */
     bool has_compute, has_samples, has_bytes;
+    stall_tidy_cpu cpu; /* complete once stall_tidy_next returned 0 */
 } stall_tidy_info;
 
 /* A tidy trace read one row at a time, in file order ((epoch, batch,
