@@ -13,6 +13,8 @@ JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 # ("Two commands"), and the ctest `readme` checks that it names each one.
 PKGS     := libgsl-dev libcsv-dev libinih-dev libyajl-dev zlib1g-dev libcriterion-dev pkg-config cmake gcc make
 PKGS     += libopenmpi-dev openmpi-bin
+# PyTorch (CPU) for the capture tool's tests (ctest `capture`).
+PKGS     += python3-torch
 
 .PHONY: all deps build run test asan bench clean fuzz figures
 

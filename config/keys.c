@@ -96,7 +96,8 @@ const cfg_key cfg_keys[] = {
           "(each rank gets ceil(samples / GPUs), as DistributedSampler), weak keeps the "
           "batches per rank (more data)"),
     CFG_K("cluster", "cores", CFG_INT, cores, "0", 0, 1 << 24, NULL,
-          "host CPU cores per node shared by the fetches (0: unlimited)"),
+          "host CPU cores per node shared by the fetches (0: unlimited; a trace with CPU "
+          "columns: its cores, shared by all it measured)"),
     CFG_K("fetch", "cpu_share", CFG_DOUBLE, cpu_share, "1", 0, 1, NULL,
           "fraction of a fetch that is CPU work (the rest is waiting, e.g. I/O)"),
     CFG_K("fetch", "scale", CFG_DOUBLE, fetch_dist.scale, "1", 0, STALL_LIMIT_SCALE, NULL,

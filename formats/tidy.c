@@ -54,13 +54,19 @@ enum {
     TC_CKSTART, /* a checkpoint after the row's iteration: start, end, bytes (empty: none) */
     TC_CKEND,
     TC_CKBYTES,
+    TC_CPU0, /* the CPU columns (stall_tidy_cpu), in STALL_TIDY_CPU_* order */
+    TC_CORES = TC_CPU0 + STALL_TIDY_CPU_N,
+    TC_RPN,
     TC_ALL
 };
 
 static const char *const tidy_names[TC_ALL] = {
-    "rank",     "epoch",      "batch",       "worker",     "fetch_start", "fetch_end",   "request",
-    "ready",    "iter_end",   "compute_end", "bytes",      "samples",     "epoch_start", "workers",
-    "prefetch", "pin_memory", "persistent",  "ckpt_start", "ckpt_end",    "ckpt_bytes"};
+    "rank",        "epoch",         "batch",        "worker",      "fetch_start", "fetch_end",
+    "request",     "ready",         "iter_end",     "compute_end", "bytes",       "samples",
+    "epoch_start", "workers",       "prefetch",     "pin_memory",  "persistent",  "ckpt_start",
+    "ckpt_end",    "ckpt_bytes",    "fetch_cpu",    "fetch_wait",  "turn_cpu",    "next_cpu",
+    "next_wait",   "compute_cpu",   "compute_wait", "post_cpu",    "post_wait",   "sync_cpu",
+    "cores",       "ranks_per_node"};
 
 #define TIDY_MAXF 64
 
@@ -183,6 +189,10 @@ static int64_t tidy_int_max(int c)
     case TC_PIN:
     case TC_PERSISTENT:
         return 1;
+    case TC_CORES:
+        return 1 << 20;
+    case TC_RPN:
+        return STALL_LIMIT_RANKS;
     default:
         return INT64_C(1) << 40; /* samples per batch */
     }
@@ -270,6 +280,46 @@ static void tidy_header(stall_tidy_stream *t)
         }
     }
     t->header_done = true;
+}
+
+/* The CPU columns (stall_tidy_cpu): durations in seconds, empty where not
+ * measured, summed over the rows of batch >= 1; cores and ranks_per_node,
+ * empty or one value for the whole trace. */
+static void tidy_cpu(stall_tidy_stream *t, int64_t k)
+{
+    stall_tidy_cpu *cpu = &t->info.cpu;
+    for (int j = 0; j < STALL_TIDY_CPU_N; j++) {
+        int c = TC_CPU0 + j;
+        if (t->col[c] < 0 || t->field[t->col[c]][0] == '\0')
+            continue;
+        stall_time v;
+        if (stall_parse_seconds_ns(t->field[t->col[c]], &v) != 0 || v < 0 ||
+            v > STALL_LIMIT_DURATION_NS) {
+            tidy_fail(t, t->col[c], "'%s': not a CPU time in seconds (0 to 1e6): \"%s\"",
+                      tidy_names[c], t->field[t->col[c]]);
+            return;
+        }
+        cpu->has = true;
+        if (k >= 1) {
+            cpu->sum[j] += (double)v;
+            cpu->n[j]++;
+        }
+    }
+    for (int c = TC_CORES; c <= TC_RPN; c++) {
+        if (t->col[c] < 0 || t->field[t->col[c]][0] == '\0')
+            continue;
+        int64_t v;
+        if (tidy_int(t, c, 1, &v))
+            return;
+        int *have = c == TC_CORES ? &cpu->cores : &cpu->ranks_per_node;
+        if (*have == 0)
+            *have = (int)v;
+        else if (*have != v) {
+            tidy_fail(t, t->col[c], "'%s' is %lld here but %d above (one value per trace)",
+                      tidy_names[c], (long long)v, *have);
+            return;
+        }
+    }
 }
 
 /* Checks the row's place in the (epoch, batch, rank) grid. */
@@ -503,6 +553,8 @@ static void tidy_row(stall_tidy_stream *t)
                   "fetch_end", "ready");
     if (t->rc == 0)
         tidy_consistent(t, e, k, r);
+    if (t->rc == 0)
+        tidy_cpu(t, k);
     if (t->rc)
         return;
     if (t->rows == 0) {
@@ -850,6 +902,7 @@ int stall_tidy_load(const char *path, stall_tidy_trace **out, stall_err *err)
     tr->prefetch = in->prefetch;
     tr->pin_memory = in->pin_memory;
     tr->persistent = in->persistent;
+    tr->cpu = in->cpu;
     tr->path = stall_xstrdup(path);
     stall_tidy_close(s);
     *out = tr;

@@ -552,6 +552,7 @@ void wi_params(const wi_whatif *what, const stall_measured *m, bool whatif, stal
             wi_tiers(what, m, p);
     }
     wi_params_ckpt(what, m, whatif, p);
+    wi_cpu_trace(what, m, whatif, p);
 }
 
 /* ---- CPU contention ---- */

@@ -84,7 +84,7 @@ typedef struct wi_collect {
     double *epoch_s, *stall_s; /* per epoch, simulated */
     int64_t batches;
     struct wi_ckstats *ck; /* checkpoint figures per epoch (may be NULL) */
-    stall_iter_fn hook; /* an observer of every iteration (may be NULL) */
+    stall_iter_fn hook;    /* an observer of every iteration (may be NULL) */
     void *hook_ctx;
 } wi_collect;
 
@@ -127,6 +127,11 @@ void wi_params(const wi_whatif *what, const stall_measured *m, bool whatif, stal
 void wi_tiers(const wi_whatif *what, const stall_measured *m, stall_model_params *p);
 /* What the terminal says about them. */
 void wi_tiers_say(FILE *f, const stall_model_params *p, const stall_measured *m);
+/* The trace's CPU columns into a what-if's parameters (cpudemand.c): cores,
+ * shares, waits and the hand-over's and tail's CPU work, each unless the INI
+ * gives it. True when the trace's CPU time is used (no deflation then). */
+bool wi_cpu_trace(const wi_whatif *what, const stall_measured *m, bool whatif,
+                  stall_model_params *p);
 
 /* How a job uses the host CPU: cores per node, ranks per node, and the
  * fraction of a measured fetch and of a measured compute that is CPU work. */

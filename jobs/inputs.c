@@ -29,6 +29,9 @@ void wi_inputs_resolve(const stall_config *cfg, wi_inputs *in)
     w->gpus = cfg->gpus;
     w->gpus_per_node = cfg->gpus_per_node;
     w->cores = cfg->cores;
+    w->cores_given = stall_config_given(cfg, "cluster", "cores");
+    w->cpu_share_given = stall_config_given(cfg, "fetch", "cpu_share");
+    w->compute_cpu_share_given = stall_config_given(cfg, "compute", "cpu_share");
     w->scaling = cfg->scaling;
     w->drop_last = cfg->drop_last;
     w->samples = cfg->samples;

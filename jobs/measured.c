@@ -221,6 +221,7 @@ int stall_measured_from_tidy_p(const stall_tidy_trace *t, bool persistent, stall
     m->mean_fetch_s = fetch_sum / (double)cells;
     measured_ckpt_finish(m);
     stall_measured_read_above(m);
+    stall_measured_cpu_from(&t->cpu, m);
     free(startups);
     free(hand);
     return 0;

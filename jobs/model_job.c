@@ -230,7 +230,12 @@ static void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *
         fprintf(f,
                 "CPU: %d cores per node; %.0f%% of a fetch and %.0f%% of a compute is CPU work%s",
                 p->cores, 100 * p->cpu_share, 100 * p->compute_cpu_share, m ? "" : "\n");
-    if (p->cores > 0 && m)
+    if (p->cores > 0 && m && m->cpu.has)
+        fprintf(f,
+                " (the trace's CPU columns); and per batch %.2f ms of hand-over, per rank and "
+                "synchronisation %.2f ms of tail; its measured waits for a core taken out\n",
+                stall_ns_to_s(p->cpu.handover_cpu) * 1e3, stall_ns_to_s(p->cpu.tail_cpu) * 1e3);
+    else if (p->cores > 0 && m)
         fprintf(f, "; the trace's CPU work ran %.3fx slower than alone (measured %d workers)\n",
                 contention, m->workers);
     if (p->tiers)
@@ -422,9 +427,10 @@ static int wi_prepare(wi_model_run *j, stall_err *err)
                              "resample, or format = none",
                              where);
     }
-    if (j->have && p->cores > 0) {
+    if (j->have && p->cores > 0 && !j->m.cpu.has) {
         /* The trace's durations were measured under contention: find how
-         * much by simulating the measured configuration on these cores. */
+         * much by simulating the measured configuration on these cores.
+         * (A trace with CPU columns measured it: cpudemand.c.) */
         wi_cpu cpu = {.cores = p->cores,
                       .gpn = (int)cfg->gpus_per_node,
                       .fetch_share = p->cpu_share,

@@ -41,6 +41,7 @@
 #include <string.h>
 #include "model_int.h"
 
+#include "cpushare.h"
 #include "share.h"
 #include "stall/engine.h"
 #include "model_state.h"
@@ -116,7 +117,7 @@ static stall__ps *model_ps(model_state *st, int node, int res)
 }
 
 /* Moves the resource's departure event to its next departure. */
-static int model_ps_resched(model_state *st, int node, int res, stall_err *err)
+int model_ps_resched(model_state *st, int node, int res, stall_err *err)
 {
     stall__ps *ps = model_ps(st, node, res);
     stall_time now = model_now(st);
@@ -219,7 +220,8 @@ static int model_worker_kick(model_state *st, int r, int w, stall_err *err)
         if (cpu > dur)
             cpu = dur;
     }
-    stall_time io = dur - cpu;
+    stall_time io = dur - cpu - model_cpu_fetch_wait(st, dur);
+    io = io > 0 ? io : 0;
     /* The read is part of the measured waiting: only its excess under
      * sharing is added. */
     if (st->p->read_in_fetch)
@@ -377,7 +379,8 @@ static int model_take_end(model_state *st, int r, int32_t s, stall_time y, stall
         /* y is now: the CPU part joins the node's cores, the rest follows. */
         stall_time cpu = llround(st->p->compute_cpu_share * (double)c);
         cpu = cpu < c ? cpu : c;
-        st->it_rest[r] = c - cpu;
+        stall_time rest = c - cpu - model_cpu_compute_wait(st, c);
+        st->it_rest[r] = rest > 0 ? rest : 0;
         stall_time work = llround((double)cpu * st->p->cpu_deflate);
         if (work > 0) {
             int node = r / st->p->gpus_per_node;
@@ -394,6 +397,16 @@ static int model_take_end(model_state *st, int r, int32_t s, stall_time y, stall
 static bool model_sync(const model_state *st, int64_t i)
 {
     return st->acc == 1 || (i + 1) % st->acc == 0 || i + 1 == st->p->batches;
+}
+
+/* Iteration i's tail ended at t0: a checkpoint after it (models/ckpt.c)
+ * holds the loop, then the iteration ends. */
+int model_tail_end(model_state *st, int64_t i, stall_time t0, bool sync, stall_err *err)
+{
+    int slot = (int)(i % st->acc);
+    st->ck_wait[slot] = stall__ckpt_after(&st->ck, (int64_t)st->epoch * st->p->batches + i, t0,
+                                          sync, &st->ck_write[slot]);
+    return model_at(st, t0 + st->ck_wait[slot], MODEL_EV_ITER_END, 0, i, err);
 }
 
 /* Rank r finished C(r,i) at `end`: the barrier, or under no_sync its next
@@ -422,15 +435,16 @@ static int model_computed(model_state *st, int r, stall_time end, stall_err *err
             return model_negative(err, "tail", st->epoch, -1, i, a);
     }
     st->tail[slot] = a;
-    stall_time t0 = st->bar_max[slot] + a;
-    st->ck_wait[slot] = stall__ckpt_after(&st->ck, (int64_t)st->epoch * st->p->batches + i, t0,
-                                          sync, &st->ck_write[slot]);
-    return model_at(st, t0 + st->ck_wait[slot], MODEL_EV_ITER_END, 0, i, err);
+    if (sync && model_cpu_tail_on(st))
+        return model_at(st, st->bar_max[slot], MODEL_EV_TAIL, 0, i, err);
+    return model_tail_end(st, i, st->bar_max[slot] + a, sync, err);
 }
 
 static int model_take(model_state *st, int r, int32_t s, stall_err *err)
 {
     st->ranks[r].waiting = false;
+    if (model_cpu_handover_on(st))
+        return model_cpu_take(st, r, s, err);
     stall_time y = model_now(st) + st->p->handover;
     if (st->shared && st->p->handover > 0)
         return model_at(st, y, MODEL_EV_TAKE, r, s, err);
@@ -582,6 +596,12 @@ static int model_ps_done(model_state *st, int node, int res, stall_err *err)
     stall_time now = model_now(st);
     int64_t id;
     while (stall__ps_pop_done(ps, now, &id)) {
+        if (id >= st->hand_id0) {
+            int rc = model_cpu_done(st, id, err);
+            if (rc)
+                return rc;
+            continue;
+        }
         if (id >= st->compute_id0) {
             int r = (int)(id - st->compute_id0);
             int rc = st->it_rest[r] > 0
@@ -634,6 +654,8 @@ int model_handle(stall_engine *eng, void *state, const stall_event *ev, stall_er
         return model_tier_step(st, r, s, err);
     case MODEL_EV_TIER_DONE:
         return model_tier_done(st, err);
+    case MODEL_EV_TAIL:
+        return model_cpu_tail_start(st, ev->b, err);
     case MODEL_EV_REQUEST: {
         size_t at = (size_t)(st->ranks[r].next_take % st->acc) * (size_t)st->g + (size_t)r;
         st->it_q[at] = model_now(st);

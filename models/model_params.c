@@ -4,6 +4,7 @@
  * (stall_model_run refuses what model_check refuses).
  */
 #include "stall/model.h"
+#include "stall/limits.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -107,6 +108,15 @@ int model_check(const stall_model_params *p, const stall_durations *d, stall_err
     if (!(p->cpu_deflate > 0.0 && p->cpu_deflate <= 1.0))
         return stall_err_set(err, STALL_ECONFIG, "model: cpu_deflate = %g, must be in (0, 1]",
                              p->cpu_deflate);
+    const stall_cpu_demand *c = &p->cpu;
+    if (!(c->fetch_wait_share >= 0.0 && c->fetch_wait_share <= 1.0) ||
+        !(c->compute_wait_share >= 0.0 && c->compute_wait_share <= 1.0) ||
+        c->handover_cpu < 0 || c->handover_wait < 0 || c->tail_cpu < 0 || c->tail_wait < 0 ||
+        c->handover_cpu > STALL_LIMIT_DURATION_NS || c->tail_cpu > STALL_LIMIT_DURATION_NS ||
+        c->handover_wait > STALL_LIMIT_DURATION_NS || c->tail_wait > STALL_LIMIT_DURATION_NS)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "model: cpu demand out of range (wait shares in [0, 1], CPU work and "
+                             "waits in [0, 1e6 s])");
     if (!(p->storage_mb_s >= 0.0 && isfinite(p->storage_mb_s)))
         return stall_err_set(err, STALL_ECONFIG,
                              "model: storage_mb_s = %g, must be finite and >= 0", p->storage_mb_s);

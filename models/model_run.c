@@ -67,6 +67,9 @@ static void model_init(model_state *st, const stall_model_params *p, const stall
     st->win_stall = stall_xcalloc(g, sizeof *st->win_stall);
     st->compute_cpu = p->cores > 0 && p->compute_cpu_share > 0.0;
     st->compute_id0 = (int64_t)st->g * st->pw;
+    st->hand_id0 = st->compute_id0 + st->g;
+    st->tail_id0 = st->hand_id0 + st->g;
+    st->hand_slot = stall_xcalloc(g, sizeof *st->hand_slot);
     if (st->shared) {
         int gpn = p->gpus_per_node;
         st->nodes = (st->g + gpn - 1) / gpn;
@@ -95,6 +98,7 @@ static void model_fini(model_state *st)
     if (st->tier)
         model_tier_fini(st);
     free(st->it_rest);
+    free(st->hand_slot);
     free(st->ranks);
     free(st->slots);
     free(st->workers);

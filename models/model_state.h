@@ -26,6 +26,7 @@ enum {
     MODEL_EV_REQUEST,   /* a = rank: asks for its next batch without a barrier (no_sync) */
     MODEL_EV_TIER_LAT,  /* a = rank, b = slot: a request's wait and latency over (tiers) */
     MODEL_EV_TIER_DONE, /* the storage fluid's next departure */
+    MODEL_EV_TAIL,      /* b = iteration: the barrier, the tail's CPU jobs start (cpushare.c) */
 };
 
 enum { MODEL_RES_DISK = 0, MODEL_RES_CPU = 1 };
@@ -100,7 +101,7 @@ typedef struct model_state {
     stall_time *ck_wait; /* [acc] the loop's wait for a checkpoint after i */
     stall_time *ck_write;
     stall__ckpt ck;
-    stall_time *it_q;    /* [acc * g] Q(r,i) */
+    stall_time *it_q; /* [acc * g] Q(r,i) */
     stall_time *it_y, *it_c, *it_stall, *it_start, *it_end;
     stall_time *it_rest; /* [g] compute sharing: the non-CPU part of C still to come */
     /* Under accumulation: each rank's stall summed since the last
@@ -111,9 +112,13 @@ typedef struct model_state {
     /* Shared resources, per node. */
     int nodes;
     stall__ps *cpu, *disk;
-    stall_time disk_work; /* read time of one batch at full bandwidth */
-    bool compute_cpu;     /* compute is a CPU participant */
-    int64_t compute_id0;  /* PS job id of rank r's compute: compute_id0 + r */
+    stall_time disk_work;       /* read time of one batch at full bandwidth */
+    bool compute_cpu;           /* compute is a CPU participant */
+    int64_t compute_id0;        /* PS job id of rank r's compute: compute_id0 + r */
+    int64_t hand_id0, tail_id0; /* ... of its hand-over and tail (cpushare.c) */
+    int32_t *hand_slot;         /* [g] the slot whose hand-over is on the cores */
+    int tail_left;              /* tail CPU jobs still running */
+    int64_t tail_iter;          /* their iteration */
 
     /* Storage tiers (p->storage, model_tier.c). */
     bool tier;
@@ -128,6 +133,7 @@ typedef struct model_state {
 
 int model_at(model_state *st, stall_time at, int32_t type, int32_t a, int64_t b, stall_err *err);
 int model_after_read(model_state *st, int r, int32_t s, stall_err *err);
+int model_tail_end(model_state *st, int64_t i, stall_time t0, bool sync, stall_err *err);
 
 /* model_tier.c */
 void model_tier_init(model_state *st);
@@ -138,5 +144,6 @@ int model_tier_fetch(model_state *st, int r, int32_t s, stall_time wait, stall_e
 int model_tier_step(model_state *st, int r, int32_t s, stall_err *err);
 int model_tier_done(model_state *st, stall_err *err);
 int model_handle(stall_engine *eng, void *state, const stall_event *ev, stall_err *err);
+int model_ps_resched(model_state *st, int node, int res, stall_err *err);
 
 #endif

@@ -46,6 +46,19 @@ COLUMNS = ["rank", "epoch", "batch", "worker", "fetch_start", "fetch_end", "requ
            "pin_memory", "persistent"]
 CKPT_COLUMNS = ["ckpt_start", "ckpt_end", "ckpt_bytes"]  # a checkpoint after the row's iteration
 COLUMNS = COLUMNS + CKPT_COLUMNS
+# CPU time beside wall time (seconds; empty where not measured). In the worker: fetch_cpu and
+# fetch_wait over [fetch_start, fetch_end], turn_cpu between the worker's previous fetch_end and
+# this fetch_start (pickling and sending the previous batch, receiving this one's indices). In the
+# training process: over [request, ready] (next_*), [ready, compute_end] (compute_*) and
+# [compute_end, next request] (post_*: all-reduce, optimizer step, loop bookkeeping; up to iter_end
+# for an epoch's last batch), and of that the gradient all-reduce alone, [compute_end, sync_end]
+# (sync_cpu; empty unless the loop calls rec.sync_end()). *_cpu: the process's CPU time (all its
+# threads: gloo's included);
+# *_wait: the time its threads were runnable but waiting for a core (the run queue, Linux
+# schedstat). cores: the node's cores; ranks_per_node: the ranks sharing them.
+CPU_COLUMNS = ["fetch_cpu", "fetch_wait", "turn_cpu", "next_cpu", "next_wait", "compute_cpu",
+               "compute_wait", "post_cpu", "post_wait", "sync_cpu", "cores", "ranks_per_node"]
+COLUMNS = COLUMNS + CPU_COLUMNS
 
 _KEY = "__stallsim_timing__"  # key of the timing entry in the dict a timed collate returns
 
@@ -53,6 +66,54 @@ _KEY = "__stallsim_timing__"  # key of the timing entry in the dict a timed coll
 def now():
     """The one clock of a trace: time.time(), seconds since the epoch, shared by all processes."""
     return time.time()
+
+
+def _schedstat_waits():
+    """{thread id: run-queue wait ns} of this process's live threads, from Linux schedstat
+    (the second field of /proc/self/task/TID/schedstat)."""
+    out = {}
+    base = "/proc/self/task"
+    for tid in os.listdir(base):
+        try:
+            with open(f"{base}/{tid}/schedstat", "rb") as fh:
+                out[tid] = int(fh.read().split()[1])
+        except (OSError, IndexError, ValueError):  # the thread ended meanwhile
+            continue
+    return out
+
+
+_HAS_SCHEDSTAT = None
+
+
+def cpu_clock():
+    """This process's CPU clock: (CPU seconds of all its threads, ended ones included;
+    {thread: run-queue wait ns} or None where Linux schedstat is not available)."""
+    global _HAS_SCHEDSTAT
+    if _HAS_SCHEDSTAT is None:
+        try:
+            _HAS_SCHEDSTAT = bool(_schedstat_waits())
+        except OSError:
+            _HAS_SCHEDSTAT = False
+    return time.process_time(), (_schedstat_waits() if _HAS_SCHEDSTAT else None)
+
+
+def _diff(a, b):
+    """(CPU seconds, run-queue wait seconds or None) between two cpu_clock() readings. A thread's
+    wait counts from its first reading (0 for one born between); one that ended between the two
+    loses what it waited after the first (process_time keeps an ended thread's CPU)."""
+    cpu = max(0.0, b[0] - a[0])
+    if a[1] is None or b[1] is None:
+        return cpu, None
+    wait = sum(max(0, w - a[1].get(tid, 0)) for tid, w in b[1].items())
+    return cpu, wait / 1e9
+
+
+def node_cores():
+    """The cores this process may run on (its affinity), else the machine's."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 # ---------------------------------------------------------------------------------------------
@@ -88,6 +149,8 @@ class _TaggedBatchSampler:
 # (dataset access, then collate, in one call of the fetcher), so one slot per process suffices.
 _pending = None
 _dataset = None  # the dataset whose bytes_read a pending batch started from (in this process)
+# This worker's CPU clock at its previous fetch_end: (epoch, cpu_clock()), or None.
+_last_end_cpu = None
 
 
 def _worker_id():
@@ -115,9 +178,10 @@ class TimedDataset:
     def __getitems__(self, indices):
         global _pending
         t0 = now()
+        c0 = cpu_clock()
         if isinstance(indices, _TaggedBatch):
             _pending = (indices.epoch, indices.batch, _worker_id(), t0, len(indices),
-                        _bytes_read(self.dataset))
+                        _bytes_read(self.dataset), c0)
             plain = list(indices)
         else:
             _pending = None
@@ -140,16 +204,26 @@ class TimedCollate:
         self.collate_fn = collate_fn
 
     def __call__(self, samples):
-        global _pending
+        global _pending, _last_end_cpu
         pending, _pending = _pending, None
         batch = self.collate_fn(samples)
         if pending is None:
             return batch
         t1 = now()
-        epoch, k, worker, t0, n, read0 = pending
+        c1 = cpu_clock()
+        epoch, k, worker, t0, n, read0, c0 = pending
         read1 = _bytes_read(_dataset) if read0 is not None else None
         nbytes = read1 - read0 if read1 is not None else _nbytes(batch)
-        return {_KEY: (epoch, k, worker, t0, t1, n, nbytes), "data": batch}
+        fetch_cpu, fetch_wait = _diff(c0, c1)
+        # The worker's CPU between its previous batch's end and this start: pickling and sending
+        # the previous batch (the queue's feeder thread), receiving this one. Same epoch only: a
+        # worker of a new epoch (or a persistent one after the reset) starts afresh.
+        turn = None
+        if _last_end_cpu is not None and _last_end_cpu[0] == epoch and worker >= 0:
+            turn = _diff(_last_end_cpu[1], c0)[0]
+        _last_end_cpu = (epoch, c1) if worker >= 0 else None
+        cpu = (fetch_cpu, fetch_wait, turn)
+        return {_KEY: (epoch, k, worker, t0, t1, n, nbytes, cpu), "data": batch}
 
 
 def _bytes_read(dataset):
@@ -206,14 +280,16 @@ class TimedLoader:
         it = iter(self.loader)  # with non-persistent workers this starts the worker processes
         while True:
             t_req = now()
-            rec._close_current(t_req)
+            c_req = cpu_clock()
+            rec._close_current(t_req, c_req)
             try:
                 item = next(it)
             except StopIteration:
                 rec._end_epoch()
                 return
             t_ready = now()
-            yield rec._got(item, t_req, t_ready)
+            c_ready = cpu_clock()
+            yield rec._got(item, t_req, t_ready, c_req, c_ready)
 
 
 class Recorder:
@@ -221,10 +297,16 @@ class Recorder:
 
     rank: the DDP rank (0 without DDP). path: this rank's CSV (e.g. trace_rank{r}.csv); rows are
     appended at the end of each epoch, so a crashed run keeps its finished epochs.
+    ranks_per_node: the ranks that share this node's cores (torchrun's LOCAL_WORLD_SIZE when not
+    given; the column stays empty when neither says).
     """
 
-    def __init__(self, rank=0, path=None):
+    def __init__(self, rank=0, path=None, ranks_per_node=None):
         self.rank = int(rank)
+        if ranks_per_node is None and os.environ.get("LOCAL_WORLD_SIZE", "").isdigit():
+            ranks_per_node = int(os.environ["LOCAL_WORLD_SIZE"])
+        self.ranks_per_node = None if ranks_per_node is None else int(ranks_per_node)
+        self.cores = node_cores()
         self.path = path if path is not None else f"trace_rank{self.rank}.csv"
         self.epoch = -1
         self.rows = []          # rows of the current epoch, finished or not
@@ -235,8 +317,10 @@ class Recorder:
         self.pin_memory = 0
         self.persistent = 0
         self._hook_t = None     # last DDP comm-hook call (see attach_ddp)
+        self._hook_c = None     # the CPU clock at that call
         self._fh = None
         self._writer = None
+        self.last = None        # the row whose tail runs until the next request
         self.epoch_times = []   # last iter_end - epoch_start, per epoch
 
     # --- building the loader ---
@@ -286,6 +370,7 @@ class Recorder:
 
         def hook(state, bucket):
             self._hook_t = now()
+            self._hook_c = cpu_clock()
             return default_hooks.allreduce_hook(state, bucket)
 
         ddp_model.register_comm_hook(process_group, hook)
@@ -295,18 +380,34 @@ class Recorder:
         """Mark the end of local forward+backward for the current batch (before gradient sync)."""
         if self.current is not None:
             self.current["compute_end"] = now()
+            self.current["_c_ce"] = cpu_clock()
 
-    def iter_end(self, t=None):
+    def sync_end(self):
+        """Mark the end of the gradient all-reduce (after compute_end, before the optimizer step):
+        its CPU time goes to the sync_cpu column (optional; the model scales it with the ring's
+        steps when predicting other rank counts)."""
+        row = self.current
+        if row is not None and row["_c_ce"] is not None:
+            row["sync_cpu"] = _diff(row["_c_ce"], cpu_clock())[0]
+
+    def iter_end(self, t=None, c=None):
         """Mark the end of the current iteration (after gradient sync and optimizer step)."""
         if self.current is None:
             return
         t = now() if t is None else t
+        c = cpu_clock() if c is None else c
         row = self.current
         if row["compute_end"] is None and self._hook_t is not None and self._hook_t >= row["ready"]:
             row["compute_end"] = self._hook_t
+            row["_c_ce"] = self._hook_c
         row["iter_end"] = t
+        row["_c_ie"] = c
+        if row["_c_ce"] is not None:
+            row["compute_cpu"], row["compute_wait"] = _diff(row["_c_ready"], row["_c_ce"])
         self._hook_t = None
+        self._hook_c = None
         self.current = None
+        self.last = row
 
     @contextlib.contextmanager
     def checkpoint(self, path=None, nbytes=None):
@@ -340,28 +441,43 @@ class Recorder:
         self.rows = []
         self.epoch_start = now()
 
-    def _got(self, item, t_req, t_ready):
+    def _got(self, item, t_req, t_ready, c_req=None, c_ready=None):
         self._close_current()
         if not (isinstance(item, dict) and _KEY in item):
             raise RuntimeError("stallsim_capture: batch arrived without timing; this torch version's "
                                "fetcher may not call Dataset.__getitems__ (needs torch >= 1.13)")
-        epoch, k, worker, t0, t1, n, nbytes = item[_KEY]
+        epoch, k, worker, t0, t1, n, nbytes, (fcpu, fwait, turn) = item[_KEY]
         row = {"rank": self.rank, "epoch": epoch, "batch": k, "worker": worker,
                "fetch_start": t0, "fetch_end": t1, "request": t_req, "ready": t_ready,
                "iter_end": None, "compute_end": None, "bytes": nbytes, "samples": n,
                "epoch_start": self.epoch_start, "workers": self.workers,
                "prefetch": self.prefetch, "pin_memory": self.pin_memory,
-               "persistent": self.persistent}
+               "persistent": self.persistent,
+               "fetch_cpu": fcpu, "fetch_wait": fwait, "turn_cpu": turn,
+               "next_cpu": None, "next_wait": None, "compute_cpu": None, "compute_wait": None,
+               "post_cpu": None, "post_wait": None, "sync_cpu": None, "cores": self.cores,
+               "ranks_per_node": self.ranks_per_node,
+               "_c_ready": c_ready, "_c_ce": None, "_c_ie": None}
+        if c_req is not None and c_ready is not None:
+            row["next_cpu"], row["next_wait"] = _diff(c_req, c_ready)
         row.update(dict.fromkeys(CKPT_COLUMNS))
         self.rows.append(row)
         self.current = row
+        self.last = None
         return item["data"]
 
-    def _close_current(self, t=None):
+    def _close_current(self, t=None, c=None):
         # A loop that never called iter_end: the iteration ends when the next batch is requested
         # (t), or now when the epoch is closed some other way.
         if self.current is not None:
-            self.iter_end(t)
+            self.iter_end(t, c)
+        # The tail's CPU (all-reduce, optimizer step, bookkeeping) runs from compute_end to the
+        # next request (c), or to iter_end for the epoch's last batch.
+        row, self.last = self.last, None
+        if row is not None and row["_c_ready"] is not None:
+            start = row["_c_ce"] if row["_c_ce"] is not None else row["_c_ready"]
+            end = c if c is not None else row["_c_ie"]
+            row["post_cpu"], row["post_wait"] = _diff(start, end)
 
     def _end_epoch(self):
         self._close_current()
@@ -505,6 +621,8 @@ def _check_values_and_order(head, rows):
     ranks = nb = None
     times = ["fetch_start", "fetch_end", "request", "ready", "iter_end"]
     times += [c for c in ("compute_end", "epoch_start") if c in head]
+    times += [c for c in CPU_COLUMNS if c in head]
+    optional = {"compute_end"} | set(CPU_COLUMNS)
     for i, r in enumerate(rows, start=2):
         if None in r or any(v is None for v in r.values()):
             bad.append(f"line {i}: row has a different number of fields than the header")
@@ -513,7 +631,9 @@ def _check_values_and_order(head, rows):
             rank, ep, b = int(r["rank"]), int(r["epoch"]), int(r["batch"])
             if int(r["worker"]) < -1 or min(rank, ep, b) < 0:
                 raise ValueError
-            if any(not math.isfinite(float(r[c])) or float(r[c]) < 0 for c in times):
+            # compute_end may be empty (not marked); the CPU columns where not measured
+            if any(not math.isfinite(float(r[c])) or float(r[c]) < 0 for c in times
+                   if r[c] != "" or c not in optional):
                 raise ValueError
         except ValueError:
             bad.append(f"line {i}: a value is not a non-negative integer or time")

@@ -33,6 +33,35 @@ class Batched(Squares):
         return [self[i] for i in idx]
 
 
+def spin_cpu(seconds):
+    """Busy work of exactly `seconds` of this thread's CPU time (however loaded the machine)."""
+    t0 = time.thread_time()
+    while time.thread_time() - t0 < seconds:
+        pass
+
+
+class Sleeping(torch.utils.data.Dataset):
+    """Each sample sleeps 10 ms: a fetch that waits, not one that computes."""
+
+    def __len__(self):
+        return 16
+
+    def __getitem__(self, i):
+        time.sleep(0.010)
+        return torch.tensor([float(i)]), i * i
+
+
+class Spinning(torch.utils.data.Dataset):
+    """Each sample costs 2 ms of CPU time in the worker."""
+
+    def __len__(self):
+        return 16
+
+    def __getitem__(self, i):
+        spin_cpu(0.002)
+        return torch.tensor([float(i)]), i * i
+
+
 def rows_of(path):
     with open(path, newline="") as fh:
         return list(csv.DictReader(fh))
@@ -120,6 +149,92 @@ class CaptureTest(unittest.TestCase):
         keys = [(int(r["epoch"]), int(r["batch"]), int(r["rank"])) for r in rows_of(out)]
         self.assertEqual(keys, sorted(keys))
         self.assertEqual(len(keys), 10)
+
+
+class CpuColumnsTest(unittest.TestCase):
+    """The CPU columns: CPU time beside wall time, in the worker and in the training process."""
+
+    def run_epochs(self, dataset, workers, ranks_per_node=None, epochs=2):
+        d = tempfile.mkdtemp()
+        path = os.path.join(d, "trace_rank0.csv")
+        rec = sc.Recorder(rank=0, path=path, ranks_per_node=ranks_per_node)
+        extra = dict(prefetch_factor=2) if workers else {}
+        loader = rec.dataloader(dataset, batch_size=4, num_workers=workers, **extra)
+        for _ in range(epochs):
+            for _ in loader:
+                spin_cpu(0.005)         # "forward+backward": 5 ms of CPU
+                rec.compute_end()
+                spin_cpu(0.003)         # "all-reduce": 3 ms of CPU
+                rec.sync_end()
+                time.sleep(0.005)       # "optimizer step" that waits: no CPU
+                rec.iter_end()
+        rec.close()
+        merged = os.path.join(d, "trace.csv")
+        sc.merge(merged, [path])
+        return merged, rows_of(merged)
+
+    def test_header_has_the_cpu_columns(self):
+        merged, rows = self.run_epochs(Squares(), 2, ranks_per_node=4, epochs=1)
+        with open(merged) as fh:
+            head = fh.readline().strip().split(",")
+        self.assertEqual(head, sc.COLUMNS)
+        self.assertEqual(head[-len(sc.CPU_COLUMNS):], sc.CPU_COLUMNS)
+        self.assertEqual(sc.check(merged)[0], [])
+        cores = len(os.sched_getaffinity(0))
+        self.assertTrue(all(r["cores"] == str(cores) for r in rows))
+        self.assertTrue(all(r["ranks_per_node"] == "4" for r in rows))
+
+    def test_worker_cpu_is_measured(self):
+        for workers in (0, 2):
+            _, rows = self.run_epochs(Spinning(), workers)
+            for r in rows:
+                # 4 samples x 2 ms of CPU, spun in the process that fetched the batch
+                self.assertGreaterEqual(float(r["fetch_cpu"]), 0.008, f"workers={workers}")
+                wall = float(r["fetch_end"]) - float(r["fetch_start"])
+                self.assertLessEqual(float(r["fetch_cpu"]), wall + 0.002)
+                self.assertGreaterEqual(float(r["fetch_wait"]), 0.0)
+            if workers == 2:
+                # turn_cpu: empty for each worker's first batch of an epoch, measured after it
+                first = [r for r in rows if int(r["batch"]) < 2]
+                later = [r for r in rows if int(r["batch"]) >= 2]
+                self.assertTrue(all(r["turn_cpu"] == "" for r in first))
+                self.assertTrue(all(r["turn_cpu"] != "" and float(r["turn_cpu"]) >= 0
+                                    for r in later))
+
+    def test_sleeping_fetch_takes_little_cpu(self):
+        # 4 x 10 ms of sleep per batch: the worker's CPU time (collate, bookkeeping, about 1 ms
+        # on an idle core, a few ms on a loaded one) stays well under the fetch's wall time.
+        _, rows = self.run_epochs(Sleeping(), 2)
+        cpu = sum(float(r["fetch_cpu"]) for r in rows) / len(rows)
+        wall = sum(float(r["fetch_end"]) - float(r["fetch_start"]) for r in rows) / len(rows)
+        self.assertLess(cpu, 0.5 * wall)
+
+    def test_training_process_cpu(self):
+        _, rows = self.run_epochs(Squares(), 2)
+        for r in rows:
+            self.assertGreaterEqual(float(r["compute_cpu"]), 0.005)   # the 5 ms spin
+            self.assertGreaterEqual(float(r["sync_cpu"]), 0.003)      # the 3 ms spin
+            self.assertGreaterEqual(float(r["post_cpu"]), float(r["sync_cpu"]))
+            self.assertGreaterEqual(float(r["next_cpu"]), 0.0)
+            for c in ("next_wait", "compute_wait", "post_wait"):
+                self.assertGreaterEqual(float(r[c]), 0.0)
+        # the rest of the tail, a 5 ms sleep, takes little CPU (on average: a row can catch the
+        # loader's own threads)
+        rest = [float(r["post_cpu"]) - float(r["sync_cpu"]) for r in rows]
+        self.assertLess(sum(rest) / len(rest), 0.0025)
+
+    def test_check_refuses_a_negative_cpu_time(self):
+        merged, rows = self.run_epochs(Squares(), 0, epochs=1)
+        with open(merged) as fh:
+            text = fh.read().splitlines()
+        head = text[0].split(",")
+        cells = text[1].split(",")
+        cells[head.index("compute_cpu")] = "-0.001"
+        text[1] = ",".join(cells)
+        with open(merged, "w") as fh:
+            fh.write("\n".join(text) + "\n")
+        bad, _ = sc.check(merged)
+        self.assertEqual(bad, ["line 2: a value is not a non-negative integer or time"])
 
 
 if __name__ == "__main__":

@@ -292,7 +292,8 @@ def run_rank(rank, a, reps):
             ds, num_replicas=world, rank=rank, shuffle=True, seed=0)
     else:
         sampler = torch.utils.data.RandomSampler(ds, generator=torch.Generator().manual_seed(0))
-    rec = sc.Recorder(rank=rank, path=os.path.join(a.out, f"trace_rank{rank}.csv"))
+    rec = sc.Recorder(rank=rank, path=os.path.join(a.out, f"trace_rank{rank}.csv"),
+                      ranks_per_node=world)
     kw = dict(batch_size=a.batch_size, sampler=sampler, num_workers=a.workers,
               pin_memory=a.pin_memory)
     if a.workers > 0:
@@ -321,6 +322,9 @@ def run_rank(rank, a, reps):
             loss = F.cross_entropy(model(x), y)
             opt.zero_grad(set_to_none=True)
             loss.backward()
+            if a.compute_sleep_ms > 0:
+                # Accelerator time: the host waits, its cores are free for others.
+                time.sleep(a.compute_sleep_ms / 1e3)
             if slow > 1.0:
                 # A slower accelerator on this rank: its forward+backward takes slow x as long.
                 # A sleep, not CPU work, as a slower GPU would not take host cores either.
@@ -329,6 +333,7 @@ def run_rank(rank, a, reps):
                 rec.compute_end()           # with ddp the comm hook supplies it
             if sync == "manual":
                 allreduce_grads(model, world)
+                rec.sync_end()              # the all-reduce's CPU time: sync_cpu
             opt.step()
             rec.iter_end()
             step += 1
@@ -419,6 +424,9 @@ def write_readme(a, meta, nrows):
            if a.data_dir else f"{a.io_ms:g} ms sleep (I/O)")
         + f" + {meta['cpu_reps_per_sample']} transform repetitions "
         f"(CPU work: {meta['cpu_ms_per_sample_est']:g} ms of CPU time, measured at start-up).",
+        f"- compute: a CNN of width {a.width}, {a.threads} torch thread(s) per rank"
+        + (f", then {a.compute_sleep_ms:g} ms of sleep (accelerator time) after each backward."
+           if a.compute_sleep_ms > 0 else "."),
         f"- gradient sync: {('none (one process)' if a.ddp < 1 else a.sync)}; compute_end = "
         f"{meta['compute_end']}.",
         (f"- straggler: rank {a.slow_rank}'s forward+backward is stretched {a.slow_factor:g}x "
@@ -477,6 +485,9 @@ def main():
     p.add_argument("--slow-factor", type=float, default=1.0, metavar="F",
                    help="compute slowdown of --slow-rank (>= 1; default 1 = none)")
     p.add_argument("--width", type=int, default=16, help="CNN width (compute per batch)")
+    p.add_argument("--compute-sleep-ms", type=float, default=0.0, metavar="MS",
+                   help="sleep MS after each backward: accelerator time, during which the host's "
+                        "cores are free (default 0)")
     p.add_argument("--threads", type=int, default=1, help="torch threads per rank")
     p.add_argument("--port", type=int, default=29517)
     p.add_argument("--ckpt-every", type=int, default=0, metavar="N",

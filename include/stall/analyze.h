@@ -100,7 +100,7 @@ typedef struct stall_analysis {
     double share_startup;
     double share_checkpoint; /* a tidy trace's checkpoints inside the epochs (then the five add
                                 up to 1; 0: none) */
-    int straggler; /* the rank the others waited for most; -1 with one rank */
+    int straggler;           /* the rank the others waited for most; -1 with one rank */
     double straggler_input_s, straggler_compute_s; /* its lateness, split by cause */
     stall_verdict verdict;
     char sentence[512];

@@ -13,6 +13,7 @@
 
 #include "stall/base.h"
 #include "stall/dsanalyzer.h"
+#include "stall/model.h"
 #include "stall/tidy.h"
 
 #ifdef __cplusplus
@@ -21,6 +22,17 @@ extern "C" {
 
 /* The measured run, decomposed. Arrays [(e * ranks + r) * batches + k] and
  * [e * batches + k]; ns. */
+/* What a trace's CPU columns say, as the model takes it (docs/model.md 2.3,
+ * "CPU time from the trace"; jobs/cpudemand.c). */
+typedef struct stall_measured_cpu {
+    bool has;             /* the trace measured CPU time */
+    int cores;            /* the node's cores; 0: not said */
+    double fetch_share;   /* CPU work of a fetch (fetch_cpu + turn_cpu) / its D */
+    double compute_share; /* compute_cpu / C */
+    stall_cpu_demand demand;
+    stall_time sync_cpu; /* of demand.tail_cpu, the gradient all-reduce's (sync_cpu) */
+} stall_measured_cpu;
+
 typedef struct stall_measured {
     int ranks, epochs;
     int64_t batches;
@@ -52,7 +64,12 @@ typedef struct stall_measured {
     double *ckpt_s;     /* [e] the checkpoints' time in the epoch (max over ranks); NULL: none */
     void *fetch_fit;    /* NULL: fetch durations measured; else they were inferred from
                            the loop's waits (jobs/infer.h's wi_fit, owned, freed with m) */
+    stall_measured_cpu cpu; /* the trace's CPU columns; has = false without them */
 } stall_measured;
+
+/* m->cpu from a tidy trace's CPU columns and m's decomposition (means over
+ * batches >= 1); sets m->ranks_per_node from the trace's when it says. */
+void stall_measured_cpu_from(const stall_tidy_cpu *c, stall_measured *m);
 
 /* Where a measured run's worker count came from. */
 typedef enum stall_workers_from {

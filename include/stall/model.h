@@ -84,6 +84,21 @@ typedef struct stall_durations {
 
 /* Run configuration. Start from stall_model_defaults(): a zeroed struct is
  * not the default (its aligns would read as avg). */
+/* What a trace's CPU columns say (docs/model.md 2.3, "CPU time from the
+ * trace"): the run-queue waits it measured, which come out of the waiting
+ * parts (they are contention, the model's own sharing adds them back), and
+ * the CPU work of the hand-over and of the tail, which join the node's cores
+ * as the fetches' and the compute's CPU parts do. */
+typedef struct stall_cpu_demand {
+    double fetch_wait_share;   /* in [0,1]: of D', run-queue wait */
+    double compute_wait_share; /* in [0,1]: of C, run-queue wait */
+    stall_time handover_cpu;   /* >= 0 ns of CPU work per hand-over (unpickling) */
+    stall_time handover_wait;  /* >= 0 ns of run-queue wait in the measured hand-over */
+    stall_time tail_cpu;       /* >= 0 ns of CPU work per rank per synchronising
+                                  iteration (all-reduce, optimizer step) */
+    stall_time tail_wait;      /* >= 0 ns of run-queue wait in the measured tail */
+} stall_cpu_demand;
+
 typedef struct stall_model_params {
     int ranks;               /* G >= 1. Default 1. */
     int gpus_per_node;       /* ranks per node, 1 <= . <= ranks; the last node may
@@ -119,38 +134,41 @@ typedef struct stall_model_params {
                            available in replay mode only. Default none. */
 
     /* Shared resources; 0 = off (then the closed form holds exactly). */
-    int cores;                /* >= 0 host cores per node for the CPU part of the
-                                 fetches (processor sharing). Default 0 = off. */
-    double cpu_share;         /* in [0,1]: fraction of D' that is CPU work; the
-                                 rest is waiting. Used only when cores > 0.
-                                 Default 1. */
-    double compute_cpu_share; /* in [0,1]: fraction of C that is CPU work on the
-                                 node's cores, processor-shared with the
-                                 fetches (1: training on the CPU; 0: on a GPU,
-                                 compute takes no host core). The CPU part runs
-                                 first, the rest is a plain delay. Used only
-                                 when cores > 0. Default 0. */
-    double cpu_deflate;       /* in (0,1]: measured durations were taken under
-                                 contention; the CPU work of a fetch is
-                                 cpu_share * D' * cpu_deflate, of a compute
-                                 compute_cpu_share * C * cpu_deflate, while the
-                                 non-CPU parts stay as measured. 1 = take the
-                                 durations as uncontended. Default 1. */
-    double storage_mb_s;      /* >= 0 read bandwidth per node in MB/s, shared
-                                equally among concurrent reads; 0 = off.
-                                Default 0. */
-    double batch_mb;          /* >= 0 MB read per fetch when storage_mb_s > 0; the
-                                 read comes on top of D'. Default 0. */
-    bool read_in_fetch;       /* true: D' already contains one read at the full
-                                 bandwidth (a measured fetch did its read): the
-                                 read alone comes out of the waiting part (not
-                                 below 0), so only the time lost to sharing is
-                                 added. Default false. */
+    int cores;                  /* >= 0 host cores per node for the CPU part of the
+                                   fetches (processor sharing). Default 0 = off. */
+    double cpu_share;           /* in [0,1]: fraction of D' that is CPU work; the
+                                   rest is waiting. Used only when cores > 0.
+                                   Default 1. */
+    double compute_cpu_share;   /* in [0,1]: fraction of C that is CPU work on the
+                                   node's cores, processor-shared with the
+                                   fetches (1: training on the CPU; 0: on a GPU,
+                                   compute takes no host core). The CPU part runs
+                                   first, the rest is a plain delay. Used only
+                                   when cores > 0. Default 0. */
+    double cpu_deflate;         /* in (0,1]: measured durations were taken under
+                                   contention; the CPU work of a fetch is
+                                   cpu_share * D' * cpu_deflate, of a compute
+                                   compute_cpu_share * C * cpu_deflate, while the
+                                   non-CPU parts stay as measured. 1 = take the
+                                   durations as uncontended. Default 1. */
+    double storage_mb_s;        /* >= 0 read bandwidth per node in MB/s, shared
+                                  equally among concurrent reads; 0 = off.
+                                  Default 0. */
+    double batch_mb;            /* >= 0 MB read per fetch when storage_mb_s > 0; the
+                                   read comes on top of D'. Default 0. */
+    stall_cpu_demand cpu;       /* CPU time measured beside wall time (the trace's
+                                   CPU columns), used when cores > 0; all 0 by
+                                   default (models/cpushare.c, docs/model.md 2.3). */
+    bool read_in_fetch;         /* true: D' already contains one read at the full
+                                   bandwidth (a measured fetch did its read): the
+                                   read alone comes out of the waiting part (not
+                                   below 0), so only the time lost to sharing is
+                                   added. Default false. */
     stall_ckpt_params ckpt;     /* checkpoints (stall/ckpt.h); default none */
     stall_uneven_params uneven; /* slow ranks and stragglers (stall/ckpt.h); default none */
-    bool tiers;               /* the storage tiers of `storage` (stall/storage.h),
-                                 in place of storage_mb_s, batch_mb and
-                                 read_in_fetch. Default false. */
+    bool tiers;                 /* the storage tiers of `storage` (stall/storage.h),
+                                   in place of storage_mb_s, batch_mb and
+                                   read_in_fetch. Default false. */
     stall_storage storage;
 } stall_model_params;
 

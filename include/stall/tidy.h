@@ -7,7 +7,8 @@
  * Optional columns read when present: compute_end, bytes, samples,
  * epoch_start, workers, prefetch, pin_memory, persistent (0/1: the run's
  * persistent_workers), ckpt_start, ckpt_end, ckpt_bytes (a checkpoint
- * written after the row's iteration; empty: none).
+ * written after the row's iteration; empty: none), and the CPU columns
+ * (stall_tidy_cpu).
  * Times are seconds on one clock for all processes, as decimal numbers; they
  * are converted to integer ns exactly (no binary floating point).
  * Rows are sorted by (epoch, batch, rank); every rank has the same batches in
@@ -24,6 +25,29 @@
 extern "C" {
 #endif
 
+/* The CPU columns (tools/stallsim_capture.py, docs/capture.md): CPU time and
+ * run-queue wait beside the wall times, summed over the rows of batch >= 1
+ * (batch 0 carries the workers' start-up), and the node's cores and ranks. */
+enum {
+    STALL_TIDY_CPU_FETCH,        /* fetch_cpu: the worker, fetch_start..fetch_end */
+    STALL_TIDY_CPU_FETCH_WAIT,   /* fetch_wait */
+    STALL_TIDY_CPU_TURN,         /* turn_cpu: the worker, previous fetch_end..fetch_start */
+    STALL_TIDY_CPU_NEXT,         /* next_cpu: the training process, request..ready */
+    STALL_TIDY_CPU_NEXT_WAIT,    /* next_wait */
+    STALL_TIDY_CPU_COMPUTE,      /* compute_cpu: ready..compute_end */
+    STALL_TIDY_CPU_COMPUTE_WAIT, /* compute_wait */
+    STALL_TIDY_CPU_POST,         /* post_cpu: compute_end..next request */
+    STALL_TIDY_CPU_POST_WAIT,    /* post_wait */
+    STALL_TIDY_CPU_SYNC,         /* sync_cpu: compute_end..sync_end, the gradient all-reduce */
+    STALL_TIDY_CPU_N
+};
+typedef struct stall_tidy_cpu {
+    bool has;                     /* some CPU column holds a value */
+    double sum[STALL_TIDY_CPU_N]; /* ns, over the non-empty values of batch >= 1 */
+    int64_t n[STALL_TIDY_CPU_N];  /* how many */
+    int cores, ranks_per_node;    /* 0: not said */
+} stall_tidy_cpu;
+
 typedef struct stall_tidy_trace {
     int ranks, epochs;
     int64_t batches; /* per rank per epoch */
@@ -36,6 +60,7 @@ typedef struct stall_tidy_trace {
     stall_time *epoch_start; /* [e * ranks + r]: column epoch_start, else the first request */
     int workers, prefetch, pin_memory; /* from the columns; -1 when absent */
     int persistent;                    /* the persistent column (0/1); -1 when absent */
+    stall_tidy_cpu cpu;                /* the CPU columns; all 0 when absent */
     char *path;
     /* The label the trace gives epoch 0 (its epochs are labelled epoch0,
      * epoch0 + 1, ...): 0 for a tidy trace, the selected epoch of the
@@ -51,7 +76,7 @@ typedef struct stall_tidy_trace {
      * written after the row's iteration. */
     stall_time *ckpt_start, *ckpt_end;
     double *ckpt_bytes;
-    char *summary;        /* what the reader found, a few lines; NULL for a tidy CSV */
+    char *summary; /* what the reader found, a few lines; NULL for a tidy CSV */
 } stall_tidy_trace;
 
 static inline size_t stall_tidy_at(const stall_tidy_trace *t, int e, int r, int64_t k)
@@ -71,7 +96,7 @@ typedef struct stall_tidy_row {
     double bytes;           /* 0 when the column is absent */
     stall_time ckpt_start;  /* a checkpoint after this iteration; -1: none */
     stall_time ckpt_end;
-    double ckpt_bytes;      /* 0 when empty or absent */
+    double ckpt_bytes; /* 0 when empty or absent */
 } stall_tidy_row;
 
 /* What a stream knows about its trace. The loader settings and has_* are
@@ -83,7 +108,8 @@ typedef struct stall_tidy_info {
     int workers, prefetch, pin_memory; /* -1 when absent */
     int persistent;                    /* -1 when absent */
     bool has_compute, has_samples, has_bytes;
-    bool has_ckpt; /* ckpt_start and ckpt_end columns */
+    bool has_ckpt;      /* ckpt_start and ckpt_end columns */
+    stall_tidy_cpu cpu; /* complete once stall_tidy_next returned 0 */
 } stall_tidy_info;
 
 /* A tidy trace read one row at a time, in file order ((epoch, batch,

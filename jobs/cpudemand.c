@@ -1,0 +1,106 @@
+/*
+ * cpudemand.c - a trace's CPU columns (CPU time and run-queue wait beside
+ * the wall times, tools/stallsim_capture.py) turned into the model's CPU
+ * demand (docs/model.md 2.3, "CPU time from the trace"):
+ *  - a fetch's CPU share: (mean fetch_cpu + mean turn_cpu) / mean D, D the
+ *    measured fetch with the workers' turnaround (2.4); its wait share:
+ *    mean fetch_wait / mean D;
+ *  - the compute's: mean compute_cpu / mean C and mean compute_wait / mean C;
+ *  - the hand-over's CPU work: mean next_cpu, at most the measured
+ *    hand-over h, and its wait, at most what is left of h;
+ *  - the tail's CPU work per rank: mean post_cpu, at most the mean measured
+ *    tail A, and its wait, at most what is left of A; of it, the gradient
+ *    all-reduce's (mean sync_cpu) scales with the ring's bytes per rank,
+ *    2 (G - 1) / G of the gradients, when the what-if has G ranks for the
+ *    trace's G0 > 1: tail_cpu + sync_cpu ((G-1)/G / ((G0-1)/G0) - 1).
+ * Means over the rows of batch >= 1 (batch 0 carries the workers' start-up).
+ * The shares and waits are clamped so that CPU + wait never exceed the wall
+ * time they are part of.
+ */
+#include "feed.h"
+
+#include <math.h>
+#include <string.h>
+
+static double cd_mean(const stall_tidy_cpu *c, int j)
+{
+    return c->n[j] ? c->sum[j] / (double)c->n[j] : 0.0;
+}
+
+static double cd_clamp01(double v)
+{
+    return !(v > 0.0) ? 0.0 : v > 1.0 ? 1.0 : v;
+}
+
+void stall_measured_cpu_from(const stall_tidy_cpu *c, stall_measured *m)
+{
+    memset(&m->cpu, 0, sizeof m->cpu);
+    if (!c->has)
+        return;
+    stall_measured_cpu *o = &m->cpu;
+    o->has = true;
+    o->cores = c->cores;
+    if (c->ranks_per_node > 0 && c->ranks_per_node < m->ranks)
+        m->ranks_per_node = c->ranks_per_node;
+    /* Mean D, C and A over batches >= 1 (ns). */
+    double dsum = 0, csum = 0, asum = 0;
+    size_t n = 0, na = 0;
+    for (int e = 0; e < m->epochs; e++) {
+        for (int64_t k = 1; k < m->batches; k++) {
+            for (int r = 0; r < m->ranks; r++) {
+                size_t i = ((size_t)e * (size_t)m->ranks + (size_t)r) * (size_t)m->batches +
+                           (size_t)k;
+                dsum += (double)m->fetch[i];
+                csum += (double)m->compute[i];
+                n++;
+            }
+            asum += (double)m->tail[(size_t)e * (size_t)m->batches + (size_t)k];
+            na++;
+        }
+    }
+    double d = n ? dsum / (double)n : 0, cc = n ? csum / (double)n : 0, a = na ? asum / (double)na : 0;
+    if (d > 0) {
+        o->fetch_share =
+            cd_clamp01((cd_mean(c, STALL_TIDY_CPU_FETCH) + cd_mean(c, STALL_TIDY_CPU_TURN)) / d);
+        o->demand.fetch_wait_share =
+            fmin(cd_clamp01(cd_mean(c, STALL_TIDY_CPU_FETCH_WAIT) / d), 1.0 - o->fetch_share);
+    }
+    if (cc > 0) {
+        o->compute_share = cd_clamp01(cd_mean(c, STALL_TIDY_CPU_COMPUTE) / cc);
+        o->demand.compute_wait_share =
+            fmin(cd_clamp01(cd_mean(c, STALL_TIDY_CPU_COMPUTE_WAIT) / cc), 1.0 - o->compute_share);
+    }
+    double h = (double)m->handover;
+    double hc = fmin(cd_mean(c, STALL_TIDY_CPU_NEXT), h);
+    o->demand.handover_cpu = llround(hc);
+    o->demand.handover_wait = llround(fmin(cd_mean(c, STALL_TIDY_CPU_NEXT_WAIT), h - hc));
+    double tc = fmin(cd_mean(c, STALL_TIDY_CPU_POST), a);
+    o->demand.tail_cpu = llround(tc);
+    o->sync_cpu = llround(fmin(cd_mean(c, STALL_TIDY_CPU_SYNC), tc));
+    o->demand.tail_wait = llround(fmin(cd_mean(c, STALL_TIDY_CPU_POST_WAIT), a - tc));
+}
+
+bool wi_cpu_trace(const wi_whatif *what, const stall_measured *m, bool whatif,
+                  stall_model_params *p)
+{
+    if (!whatif || !m || !m->cpu.has)
+        return false;
+    const stall_measured_cpu *c = &m->cpu;
+    if (!what->cores_given)
+        p->cores = c->cores;
+    if (p->cores <= 0)
+        return false;
+    if (!what->cpu_share_given)
+        p->cpu_share = c->fetch_share;
+    if (!what->compute_cpu_share_given)
+        p->compute_cpu_share = c->compute_share;
+    p->cpu = c->demand;
+    /* The ring all-reduce: each of G ranks sends and receives 2 (G - 1) / G
+     * of the gradients, so its CPU work scales with (G - 1) / G (a trace of
+     * one rank shows no all-reduce to scale). */
+    if (m->ranks > 1 && p->ranks != m->ranks) {
+        double ring = ((double)(p->ranks - 1) / p->ranks) / ((double)(m->ranks - 1) / m->ranks);
+        p->cpu.tail_cpu += llround((double)c->sync_cpu * (ring - 1.0));
+    }
+    return true;
+}
