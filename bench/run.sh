@@ -6,10 +6,10 @@ B=${1:-build}
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 for b in "$B"/bench_*; do
     [ -x "$b" ] || continue
+    [ "$(basename "$b")" = bench_json ] && continue # below, with its files
     echo "== $(basename "$b")"
     case "$(basename "$b")" in
     bench_replay) "$b" "$SRC" ;;
-    bench_json) ;; # below, with its files
     *) "$b" ;;
     esac
 done

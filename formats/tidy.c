@@ -873,9 +873,7 @@ int stall_tidy_load(const char *path, stall_tidy_trace **out, stall_err *err)
         free(c.worker);
         free(c.samples);
         free(c.bytes);
-        free(c.ck[0]);
-        free(c.ck[1]);
-        free(c.ckb);
+        free(c.ck[0]), free(c.ck[1]), free(c.ckb);
         free(c.estart);
         stall_tidy_close(s);
         return rc;
@@ -909,27 +907,6 @@ int stall_tidy_load(const char *path, stall_tidy_trace **out, stall_err *err)
     return 0;
 }
 
-void stall_tidy_ckpt_sums(stall_tidy_trace *t)
-{
-    if (!t->ckpt_start || t->checkpoint_s)
-        return;
-    size_t n = (size_t)t->epochs * (size_t)t->ranks * (size_t)t->batches;
-    bool any = false;
-    for (size_t i = 0; i < n && !any; i++)
-        any = t->ckpt_start[i] >= 0;
-    if (!any)
-        return;
-    t->checkpoint_s = stall_xcalloc((size_t)t->epochs * (size_t)t->ranks, sizeof *t->checkpoint_s);
-    for (int e = 0; e < t->epochs; e++)
-        for (int r = 0; r < t->ranks; r++)
-            for (int64_t k = 0; k < t->batches; k++) {
-                size_t i = stall_tidy_at(t, e, r, k);
-                if (t->ckpt_start[i] >= 0)
-                    t->checkpoint_s[(size_t)e * t->ranks + r] +=
-                        stall_ns_to_s(t->ckpt_end[i] - t->ckpt_start[i]);
-            }
-}
-
 void stall_tidy_free(stall_tidy_trace *t)
 {
     if (!t)
@@ -945,9 +922,7 @@ void stall_tidy_free(stall_tidy_trace *t)
     free(t->bytes);
     free(t->epoch_start);
     free(t->checkpoint_s);
-    free(t->ckpt_start);
-    free(t->ckpt_end);
-    free(t->ckpt_bytes);
+    free(t->ckpt_start), free(t->ckpt_end), free(t->ckpt_bytes);
     free(t->summary);
     free(t->path);
     free(t);
