@@ -1,0 +1,183 @@
+/*
+ * plan_out.c - `stallsim plan`'s files and terminal report (stall_plan_run,
+ * stall/plan.h) over the answers stall_plan_compute (plan.c) finds.
+ */
+#include "stall/plan.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "feed.h"
+#include "plan_int.h"
+#include "stall/io.h"
+#include "stall/job.h"
+#include "stall/report.h"
+#include "stall/results.h"
+#include "stall/scenario.h"
+
+static void plan_num(FILE *f, double v)
+{
+    if (isnan(v))
+        fputc(',', f);
+    else
+        fprintf(f, ",%.9g", v);
+}
+
+static int plan_fill_plan(FILE *f, void *arg, stall_err *err)
+{
+    (void)err;
+    const stall_plan_result *r = arg;
+    const char *names[10] = {"min_workers_per_gpu",
+                             "max_efficient_gpus",
+                             "storage_bandwidth_mb_s",
+                             "cores_per_node",
+                             "gpus_for_throughput",
+                             "gpus_for_epoch_s",
+                             "checkpoint_every_iterations",
+                             "tier_link_mb_s",
+                             "tier_global_mb_s",
+                             "tier_cache_mb"};
+    const stall_plan_answer *a[10] = {
+        &r->workers,    &r->gpus,       &r->bandwidth, &r->cores,       &r->throughput_gpus,
+        &r->epoch_gpus, &r->ckpt_every, &r->tier_link, &r->tier_global, &r->tier_cache};
+    bool asked[10] = {true,
+                      true,
+                      true,
+                      true,
+                      r->target_throughput > 0,
+                      r->target_epoch_s > 0,
+                      r->ckpt_budget > 0,
+                      r->tiers,
+                      r->tiers,
+                      r->tiers};
+    fputs(STALL_PLAN_HEADER "\n", f);
+    for (int i = 0; i < 10; i++) {
+        if (!asked[i])
+            continue;
+        fputs(names[i], f);
+        plan_num(f, a[i]->value);
+        fprintf(f, ",%s,%d", a[i]->binding, a[i]->sims);
+        plan_num(f, a[i]->gpu_h);
+        fputc('\n', f);
+    }
+    return 0;
+}
+
+static int plan_fill_scaling(FILE *f, void *arg, stall_err *err)
+{
+    (void)err;
+    const stall_plan_result *r = arg;
+    fputs("gpus,throughput_samples_s,speedup,efficiency,stall_share,throughput_batches_s\n", f);
+    for (int i = 0; i < r->n; i++) {
+        fprintf(f, "%d", r->curve_gpus[i]);
+        plan_num(f, r->curve_samples_s[i]);
+        plan_num(f, r->curve_speedup[i]);
+        plan_num(f, r->curve_efficiency[i]);
+        plan_num(f, r->curve_stall[i]);
+        plan_num(f, r->curve_batches_s[i]);
+        fputc('\n', f);
+    }
+    return 0;
+}
+
+/* effective.ini's [plan] section: every key, resolved, so that the file
+ * plans again as is. */
+static int plan_fill_keys(FILE *f, void *arg, stall_err *err)
+{
+    (void)err;
+    const stall_plan_result *r = arg;
+    char a[STALL_REPR_MAX], b[STALL_REPR_MAX];
+    fprintf(f, "[plan]\nstall_target = %s\nefficiency = %s\nmax_workers = %d\nmax_gpus = %d\n",
+            stall_repr(a, r->stall_target), stall_repr(b, r->efficiency), r->max_workers,
+            r->max_gpus);
+    if (r->target_throughput > 0)
+        fprintf(f, "target_throughput = %s\n", stall_repr(a, r->target_throughput));
+    if (r->target_epoch_s > 0)
+        fprintf(f, "target_epoch_s = %s\n", stall_repr(a, r->target_epoch_s));
+    if (r->ckpt_budget > 0)
+        fprintf(f, "ckpt_stall_budget = %s\n", stall_repr(a, r->ckpt_budget));
+    return 0;
+}
+
+int stall_plan_run(const stall_config *cfg, const stall_plan_opts *opts, stall_err *err)
+{
+    stall_plan_result *r = stall_xmalloc(sizeof *r);
+    int rc = stall_plan_compute(cfg, r, err);
+    stall_run_opts ro = {.outdir = opts->outdir};
+    char *outdir = stall_job_outdir(cfg, &ro), *work = NULL;
+    /* Built beside the target and renamed whole (job.h). */
+    if (rc == 0)
+        rc = stall_job_begin(outdir, &work, err);
+    if (rc == 0)
+        rc = stall_write_atomic_in(work, "plan.csv", plan_fill_plan, r, err);
+    if (rc == 0)
+        rc = stall_write_atomic_in(work, "scaling.csv", plan_fill_scaling, r, err);
+    if (rc == 0) {
+        /* The configuration planned (its [plan] lines resolved), with the
+         * SHA-256 of its inputs. */
+        stall_config *eff = stall_xmalloc(sizeof *eff);
+        *eff = *cfg;
+        eff->nextra = 0;
+        rc = stall_job_manifest_with(eff, work, NULL, plan_fill_keys, r, err);
+        free(eff);
+    }
+    if (rc == 0)
+        rc = stall_job_commit(outdir, work, err);
+    else
+        stall_job_abort(work);
+    free(work);
+    FILE *f = opts->term;
+    if (rc == 0 && f) {
+        fprintf(f, "stallsim %s plan: scenario '%s'\n", stall_version(), cfg->name);
+        fprintf(f, "%-24s %12s  %-12s %s\n", "question", "answer", "binding", "simulations");
+        fprintf(f, "%-24s %12.0f  %-12s %d\n", "min_workers_per_gpu", r->workers.value,
+                r->workers.binding, r->workers.sims);
+        fprintf(f, "%-24s %12.0f  %-12s %d\n", "max_efficient_gpus", r->gpus.value, r->gpus.binding,
+                r->gpus.sims);
+        if (isnan(r->bandwidth.value))
+            fprintf(f, "%-24s %12s  %-12s %d\n", "storage_bandwidth_mb_s", "-",
+                    r->bandwidth.binding, r->bandwidth.sims);
+        else
+            fprintf(f, "%-24s %12.1f  %-12s %d\n", "storage_bandwidth_mb_s", r->bandwidth.value,
+                    r->bandwidth.binding, r->bandwidth.sims);
+        fprintf(f, "%-24s %12.0f  %-12s %d\n", "cores_per_node", r->cores.value, r->cores.binding,
+                r->cores.sims);
+        const stall_plan_answer *ta[3] = {&r->tier_link, &r->tier_global, &r->tier_cache};
+        const char *tn[3] = {"tier_link_mb_s", "tier_global_mb_s", "tier_cache_mb"};
+        for (int i = 0; r->tiers && i < 3; i++) {
+            char v[32] = "-";
+            if (!isnan(ta[i]->value))
+                snprintf(v, sizeof v, "%.1f", ta[i]->value);
+            fprintf(f, "%-24s %12s  %-12s %d\n", tn[i], v, ta[i]->binding, ta[i]->sims);
+        }
+        if (r->why[0])
+            fprintf(f, "workers: %s\n", r->why);
+        fprintf(f, "scaling (weak, %s): %s\n",
+                r->resampled ? "trace resampled with bootstrap beyond its ranks"
+                             : "per-GPU batches fixed",
+                r->limit);
+        fprintf(f, "%6s %14s %9s %10s %7s\n", "gpus", "batches/s", "speedup", "efficiency",
+                "stall%");
+        for (int i = 0; i < r->n; i++)
+            fprintf(f, "%6d %14.2f %9.2f %10.3f %7.2f\n", r->curve_gpus[i], r->curve_batches_s[i],
+                    r->curve_speedup[i], r->curve_efficiency[i], 100 * r->curve_stall[i]);
+        fprintf(f, "%s\n", r->sentence);
+        if (r->target_throughput > 0)
+            fprintf(f, "gpus_for_throughput (target %g %s, weak scaling): %s\n",
+                    r->target_throughput, isnan(r->curve_samples_s[0]) ? "batches/s" : "samples/s",
+                    r->throughput_why);
+        if (r->target_epoch_s > 0)
+            fprintf(f, "gpus_for_epoch_s (target %g s, the dataset split over the GPUs): %s\n",
+                    r->target_epoch_s, r->epoch_why);
+        if (r->ckpt_budget > 0)
+            fprintf(f,
+                    "checkpoint_every_iterations (checkpoint stall budget %g%% of the epoch): %s\n",
+                    100 * r->ckpt_budget, r->ckpt_why);
+        fprintf(f, "results in %s/ (plan.csv, scaling.csv, effective.ini)\n", outdir);
+    }
+    free(outdir);
+    free(r);
+    return rc;
+}
