@@ -318,6 +318,10 @@ static int wi_open_stream(const wi_inputs *in, wi_stream **ws, stall_measured *m
                  in->trace.perf);
         return 0;
     }
+    if (rc == WI_STREAM_WHOLE) {
+        snprintf(whole, wsize, "%s: %s", in->trace.path, wi_stream_whole_why());
+        return 0;
+    }
     if (rc)
         return rc;
     stall_measured grid;

@@ -523,12 +523,20 @@ int wi_stream_start(const wi_trace_src *src, wi_stream **out, stall_err *err)
         s->prefetch = (int)src->prefetch;
     if (rc == 0 && s->ds && s->prefetch < 1)
         s->prefetch = 2; /* as stall_measured_from_dsanalyzer */
+    if (rc == 0 && (s->info.has_ckpt || s->info.cpu.has))
+        rc = WI_STREAM_WHOLE;
     if (rc) {
         wi_stream_close(s);
         return rc;
     }
     *out = s;
     return 0;
+}
+
+const char *wi_stream_whole_why(void)
+{
+    return "the trace was read whole into memory: its checkpoint or CPU columns are taken out of "
+           "the measured tails and fetches by the whole-trace decomposition only";
 }
 
 void wi_stream_grid(const wi_stream *s, stall_measured *m)

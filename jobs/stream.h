@@ -38,6 +38,13 @@ typedef struct wi_stream wi_stream;
  * grid, the loader settings and the worker count. Returns 0 or the error
  * wi_load_measured would give for them; *out is NULL then. */
 int wi_stream_start(const wi_trace_src *src, wi_stream **out, stall_err *err);
+/* wi_stream_start's (and wi_stream_open's) answer, with *out NULL, for a
+ * tidy trace with checkpoint (ckpt_*) or CPU columns: only the whole-trace
+ * decomposition (jobs/measured.c) takes them out of the tails and fetches, so
+ * such a trace is read whole rather than replayed with them counted twice. */
+#define WI_STREAM_WHOLE 2
+/* The terminal's words for it. */
+const char *wi_stream_whole_why(void);
 
 /* The trace's ranks, epochs and batches in *m, every other field zero (for
  * wi_params to size a what-if before the trace is decomposed). */

@@ -88,13 +88,14 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
      * does not grow with its length (stall_job_streams); a dsanalyzer trace whose perf rows are not
      * in (Epoch, Step) order is read whole, and the terminal says so. */
     wi_stream *ws = NULL;
-    bool unsorted = false;
+    bool unsorted = false, whole_cols = false;
     wi_inputs in;
     wi_inputs_resolve(cfg, &in);
     if (rc == 0 && stall_job_streams(cfg, opts)) {
         rc = wi_stream_open(&in.trace, &m, &ws, err);
         unsorted = rc == STALL_DS_UNSORTED;
-        rc = unsorted ? 0 : rc;
+        whole_cols = rc == WI_STREAM_WHOLE;
+        rc = unsorted || whole_cols ? 0 : rc;
     }
     if (rc == 0 && !ws)
         rc = wi_json_format(cfg->format) ? wi_load_json(&in.trace, &m, err)
@@ -183,6 +184,8 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
         }
         if (nign)
             fprintf(f, "left out (validate simulates the measured configuration): %s\n", ignored);
+        if (whole_cols)
+            fprintf(f, "%s: %s\n", cfg->path, wi_stream_whole_why());
         if (unsorted)
             fprintf(f,
                     "%s: rows not sorted by (Epoch, Step): the trace was read whole into memory "

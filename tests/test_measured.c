@@ -678,3 +678,28 @@ Test(measured, streaming_model_equals_whole_tables_for_persistent_inline_and_acc
                        "ddp.accumulation=3", NULL};
     expect_same_model(NULL, a);
 }
+
+/* A trace with checkpoint or CPU columns is read whole even when asked to
+ * stream: only the whole-trace decomposition takes those spans out of the
+ * tails and fetches (a streamed read would count a recorded checkpoint in
+ * the tail and again as the model's), and the terminal says why. */
+Test(measured, a_trace_with_checkpoint_or_cpu_columns_is_read_whole)
+{
+    const char *traces[] = {"ckpt_w2_n25/trace.csv", "cpushare/sleep_ddp2_r1/trace.csv"};
+    for (size_t i = 0; i < sizeof traces / sizeof *traces; i++) {
+        char set[600];
+        snprintf(set, sizeof set, "trace.path=%s/traces/%s", STALL_SOURCE_DIR, traces[i]);
+        char *csv_s, *csv_m;
+        char *term_s = validate_run(STALL_SOURCE_DIR "/configs/w2.ini", set, 0, &csv_s);
+        char *term_m = validate_run(STALL_SOURCE_DIR "/configs/w2.ini", set, 1, &csv_m);
+        cr_expect_str_eq(csv_s, csv_m, "%s: validate.csv asked to stream:\n%s\nin memory:\n%s",
+                         traces[i], csv_s, csv_m);
+        cr_expect(strstr(term_s, "read whole into memory: its checkpoint or CPU columns"),
+                  "%s: the terminal says why:\n%s", traces[i], term_s);
+        cr_expect(!strstr(term_m, "read whole into memory"), "%s", term_m);
+        free(csv_s);
+        free(csv_m);
+        free(term_s);
+        free(term_m);
+    }
+}
