@@ -30,6 +30,17 @@
 #include "stall/dsanalyzer.h"
 #include "stall/io.h"
 
+/* A mean for the terminal, as %.4f: "-" where there was nothing to average
+ * (NaN). */
+static const char *wi_mean_text(char *buf, size_t n, double v)
+{
+    if (isnan(v))
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, "%.4f", v);
+    return buf;
+}
+
 /* ---- mode = model ---- */
 
 typedef struct wi_alignment {
@@ -251,6 +262,7 @@ static void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *
                 p->batch_mb / p->storage_mb_s);
     fprintf(f, "%-5s %11s %9s %10s %9s %9s %7s %7s %12s\n", "fetch", "epoch_s", "vs_meas", "iter_s",
             "stall_s", "delay_s", "stall%", "busy%", samples ? "samples/s" : "batches/s");
+    bool no_means = false;
     for (int i = 0; i < n; i++) {
         const wi_alignment *j = &jobs[i];
         char vs[16] = "";
@@ -258,11 +270,20 @@ static void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *
             snprintf(vs, sizeof vs, "%+.2f%%", 100.0 * (j->sum.epoch_time_s - measured) / measured);
         char name[16];
         snprintf(name, sizeof name, "%s%s", stall_align_name(j->fa), m && m->fetch_fit ? "*" : "");
-        fprintf(f, "%-5s %11.3f %9s %10.4f %9.4f %9.4f %7.2f %7.2f %12.1f\n", name,
-                j->sum.epoch_time_s, vs, j->sum.iteration.mean, j->sum.stall.mean,
-                j->sum.delay.mean, 100.0 * j->sum.stall_share, 100.0 * j->sum.gpu_busy_share,
+        char it[24], st[24], de[24];
+        no_means |= isnan(j->sum.iteration.mean);
+        fprintf(f, "%-5s %11.3f %9s %10s %9s %9s %7.2f %7.2f %12.1f\n", name, j->sum.epoch_time_s,
+                vs, wi_mean_text(it, sizeof it, j->sum.iteration.mean),
+                wi_mean_text(st, sizeof st, j->sum.stall.mean),
+                wi_mean_text(de, sizeof de, j->sum.delay.mean), 100.0 * j->sum.stall_share,
+                100.0 * j->sum.gpu_busy_share,
                 samples ? j->sum.throughput_samples_s : j->sum.throughput_batches_s);
     }
+    if (no_means)
+        fprintf(f,
+                "iter_s, stall_s, delay_s: -: no batch of an epoch comes after the %lld left "
+                "out of the means ([report] warmup), so there is nothing to average\n",
+                (long long)cfg->warmup);
     if (!isnan(measured))
         fprintf(f, "%-5s %11.3f   (measured mean epoch time of the trace%s)\n", "trace", measured,
                 comparable ? ""

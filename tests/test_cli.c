@@ -745,3 +745,27 @@ Test(cli, a_sweep_folder_holds_only_its_sweep)
     snprintf(cmd, sizeof cmd, "ls -A %s/notes | tr '\\n' ' ' | grep -qx 'todo.txt '", cdir);
     cr_assert_eq(sh(cmd, line, sizeof line), 0, "the refused folder was touched");
 }
+
+/* A mean over no batches (every batch of an epoch is inside [report]
+ * warmup: the DLIO sample has one batch per epoch) is not printed as "nan"
+ * beside real numbers: the terminal shows "-" and says why. */
+Test(cli, a_mean_over_no_batches_is_shown_as_a_dash_and_explained)
+{
+    char cmd[1600], out[700];
+    snprintf(out, sizeof out, "%s/dlio.txt", cdir);
+    snprintf(cmd, sizeof cmd,
+             BIN " run " STALL_SOURCE_DIR "/tests/public/dftracer_dlio_unet3d_2023.pfw.gz"
+                 " --set scenario.mode=model --set loader.workers=8 -o %s/dlio --no-sync"
+                 " >%s 2>&1",
+             cdir, out);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    FILE *f = fopen(out, "r");
+    cr_assert_not_null(f);
+    char text[16384];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    cr_expect(!strstr(text, "nan"), "%s", text);
+    cr_expect(strstr(text, "iter_s, stall_s, delay_s: -: no batch of an epoch comes after"), "%s",
+              text);
+}
