@@ -48,8 +48,8 @@ void stall_measured_cpu_from(const stall_tidy_cpu *c, stall_measured *m)
     for (int e = 0; e < m->epochs; e++) {
         for (int64_t k = 1; k < m->batches; k++) {
             for (int r = 0; r < m->ranks; r++) {
-                size_t i = ((size_t)e * (size_t)m->ranks + (size_t)r) * (size_t)m->batches +
-                           (size_t)k;
+                size_t i =
+                    ((size_t)e * (size_t)m->ranks + (size_t)r) * (size_t)m->batches + (size_t)k;
                 dsum += (double)m->fetch[i];
                 csum += (double)m->compute[i];
                 n++;
@@ -58,7 +58,8 @@ void stall_measured_cpu_from(const stall_tidy_cpu *c, stall_measured *m)
             na++;
         }
     }
-    double d = n ? dsum / (double)n : 0, cc = n ? csum / (double)n : 0, a = na ? asum / (double)na : 0;
+    double d = n ? dsum / (double)n : 0, cc = n ? csum / (double)n : 0,
+           a = na ? asum / (double)na : 0;
     if (d > 0) {
         o->fetch_share =
             cd_clamp01((cd_mean(c, STALL_TIDY_CPU_FETCH) + cd_mean(c, STALL_TIDY_CPU_TURN)) / d);

@@ -437,6 +437,13 @@ int wi_run(const stall_model_params *p, wi_tables *w, wi_collect *c, stall_model
 }
 
 /* Loads and decomposes the trace; the rows are freed once decomposed. */
+/* What a tidy trace's fetch starts show of its workers (wi_trace_workers's
+ * last resort). */
+static int wi_infer_tidy_workers(void *t)
+{
+    return stall_measured_infer_workers(t, NULL);
+}
+
 int wi_load_measured(const wi_trace_src *src, stall_measured *m, stall_err *err)
 {
     if (src->format == STALL_FORMAT_DSANALYZER) {
@@ -452,20 +459,13 @@ int wi_load_measured(const wi_trace_src *src, stall_measured *m, stall_err *err)
     stall_tidy_trace *t = NULL;
     int rc = stall_tidy_load(src->path, &t, err);
     int from = STALL_WORKERS_TRACE;
-    if (rc == 0 && t->workers >= 0 && src->workers_given && src->workers != t->workers)
-        rc = stall_err_set(err, STALL_ECONFIG,
-                           "%s: [trace] workers: %lld, but the trace records workers = %d",
-                           src->ini, (long long)src->workers, t->workers);
-    if (rc == 0 && t->workers < 0) {
-        /* The trace does not say: the INI, else what its fetch starts show. */
-        from = src->workers >= 0 ? STALL_WORKERS_GIVEN : STALL_WORKERS_INFERRED;
+    if (rc == 0) {
         int maxid = -1;
         size_t cells = (size_t)t->epochs * (size_t)t->ranks * (size_t)t->batches;
-        for (size_t i = 0; i < cells; i++)
+        for (size_t i = 0; t->workers < 0 && i < cells; i++)
             maxid = t->worker[i] > maxid ? t->worker[i] : maxid;
-        t->workers = src->workers >= 0 ? (int)src->workers
-                     : maxid >= 0      ? maxid + 1
-                                       : stall_measured_infer_workers(t, NULL);
+        rc = wi_trace_workers(src, t->workers, maxid, wi_infer_tidy_workers, t, &t->workers, &from,
+                              err);
     }
     if (rc == 0 && t->prefetch < 1 && src->prefetch > 0)
         t->prefetch = (int)src->prefetch;

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stall/measured.h"
+
 void wi_inputs_resolve(const stall_config *cfg, wi_inputs *in)
 {
     memset(in, 0, sizeof *in);
@@ -99,5 +101,22 @@ int wi_trace_persistent(const wi_trace_src *src, int column, bool *out, stall_er
                              "persistent = %d (its persistent_workers); leave the key out",
                              src->ini, src->persistent ? "true" : "false", column);
     *out = column == 1;
+    return 0;
+}
+
+int wi_trace_workers(const wi_trace_src *src, int column, int maxid, int (*infer)(void *),
+                     void *ctx, int *workers, int *from, stall_err *err)
+{
+    *from = STALL_WORKERS_TRACE;
+    *workers = column;
+    if (column >= 0) {
+        if (src->workers_given && src->workers != column)
+            return stall_err_set(err, STALL_ECONFIG,
+                                 "%s: [trace] workers: %lld, but the trace records workers = %d",
+                                 src->ini, (long long)src->workers, column);
+        return 0;
+    }
+    *from = src->workers >= 0 ? STALL_WORKERS_GIVEN : STALL_WORKERS_INFERRED;
+    *workers = src->workers >= 0 ? (int)src->workers : maxid >= 0 ? maxid + 1 : infer(ctx);
     return 0;
 }

@@ -96,4 +96,12 @@ static inline const char *wi_where(const char *ini)
  * contradicts the column is refused (STALL_ECONFIG), as [trace] workers is. */
 int wi_trace_persistent(const wi_trace_src *src, int column, bool *out, stall_err *err);
 
+/* The measured run's workers per rank: the trace's workers column (column;
+ * -1: none), else [trace] workers, else one more than the largest worker id
+ * in the trace (maxid; -1: none), else what infer() gives (the fetch starts;
+ * called only then). Where it came from in *from (stall_workers_from). A
+ * [trace] workers that contradicts the column is refused (STALL_ECONFIG). */
+int wi_trace_workers(const wi_trace_src *src, int column, int maxid, int (*infer)(void *),
+                     void *ctx, int *workers, int *from, stall_err *err);
+
 #endif

@@ -489,6 +489,12 @@ static int wi_pass3(wi_stream *s, const wi_xform *x, const stall_model_params *p
     return rc;
 }
 
+/* wi_trace_workers's last resort: the vote of pass 1 over the fetch starts. */
+static int wi_stream_inferred(void *inferred)
+{
+    return *(int *)inferred;
+}
+
 int wi_stream_start(const wi_trace_src *src, wi_stream **out, stall_err *err)
 {
     *out = NULL;
@@ -511,14 +517,9 @@ int wi_stream_start(const wi_trace_src *src, wi_stream **out, stall_err *err)
     s->prefetch = s->info.prefetch;
     if (rc == 0)
         rc = wi_trace_persistent(src, s->info.persistent, &s->persistent, err);
-    if (rc == 0 && s->workers >= 0 && src->workers_given && src->workers != s->workers)
-        rc = stall_err_set(err, STALL_ECONFIG,
-                           "%s: [trace] workers: %lld, but the trace records workers = %d",
-                           src->ini, (long long)src->workers, s->workers);
-    if (rc == 0 && s->workers < 0) {
-        s->workers_from = src->workers >= 0 ? STALL_WORKERS_GIVEN : STALL_WORKERS_INFERRED;
-        s->workers = src->workers >= 0 ? (int)src->workers : maxid >= 0 ? maxid + 1 : inferred;
-    }
+    if (rc == 0)
+        rc = wi_trace_workers(src, s->info.workers, maxid, wi_stream_inferred, &inferred,
+                              &s->workers, &s->workers_from, err);
     if (rc == 0 && s->prefetch < 1 && src->prefetch > 0)
         s->prefetch = (int)src->prefetch;
     if (rc == 0 && s->ds && s->prefetch < 1)

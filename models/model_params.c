@@ -110,8 +110,8 @@ int model_check(const stall_model_params *p, const stall_durations *d, stall_err
                              p->cpu_deflate);
     const stall_cpu_demand *c = &p->cpu;
     if (!(c->fetch_wait_share >= 0.0 && c->fetch_wait_share <= 1.0) ||
-        !(c->compute_wait_share >= 0.0 && c->compute_wait_share <= 1.0) ||
-        c->handover_cpu < 0 || c->handover_wait < 0 || c->tail_cpu < 0 || c->tail_wait < 0 ||
+        !(c->compute_wait_share >= 0.0 && c->compute_wait_share <= 1.0) || c->handover_cpu < 0 ||
+        c->handover_wait < 0 || c->tail_cpu < 0 || c->tail_wait < 0 ||
         c->handover_cpu > STALL_LIMIT_DURATION_NS || c->tail_cpu > STALL_LIMIT_DURATION_NS ||
         c->handover_wait > STALL_LIMIT_DURATION_NS || c->tail_wait > STALL_LIMIT_DURATION_NS)
         return stall_err_set(err, STALL_ECONFIG,

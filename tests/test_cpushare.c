@@ -281,8 +281,8 @@ static double cs_predict(const char *trace, int g, bool cores0, double *measured
     stall_err err = {0};
     stall_config_defaults(&cfg);
     char set[5][700];
-    snprintf(set[0], sizeof set[0], "trace.path=%s/traces/cpushare/%s/trace.csv",
-             STALL_SOURCE_DIR, trace);
+    snprintf(set[0], sizeof set[0], "trace.path=%s/traces/cpushare/%s/trace.csv", STALL_SOURCE_DIR,
+             trace);
     snprintf(set[1], sizeof set[1], "cluster.gpus=%d", g);
     snprintf(set[2], sizeof set[2], "cluster.gpus_per_node=%d", g);
     snprintf(set[3], sizeof set[3], "cluster.scaling=weak");
