@@ -21,7 +21,8 @@ static int ck_no_effect(const stall_config *cfg, const char *section, const char
 
 static int ck_checkpoint(const stall_config *cfg, stall_err *err)
 {
-    static const char *const keys[] = {"mb_per_rank", "bandwidth_mb_s", "mode", "snapshot_mb_s"};
+    static const char *const keys[] = {"mb_per_rank", "bandwidth_mb_s", "mode", "snapshot_mb_s",
+                                       "target"};
     char a[CK_AT], b[CK_AT];
     bool every = cfg->ckpt_every > 0 || cfg->ckpt_every_s > 0;
     if (cfg->ckpt_every > 0 && cfg->ckpt_every_s > 0) {
@@ -36,7 +37,24 @@ static int ck_checkpoint(const stall_config *cfg, stall_err *err)
             if (stall_config_given(cfg, "checkpoint", keys[i]))
                 return ck_no_effect(cfg, "checkpoint", keys[i],
                                     "without [checkpoint] every_iterations or every_s", err);
-    if (every && cfg->format != STALL_FORMAT_TIDY && (cfg->ckpt_mb <= 0 || cfg->ckpt_mb_s <= 0)) {
+    bool store = cfg->ckpt_target == 1;
+    if (store && stall_config_given(cfg, "checkpoint", "bandwidth_mb_s")) {
+        stall_config_origin(cfg, "checkpoint", "bandwidth_mb_s", a, sizeof a);
+        stall_config_origin(cfg, "checkpoint", "target", b, sizeof b);
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: contradicts %s = store (the write then shares [storage] "
+                             "bandwidth_mb_s with the reads)",
+                             a, b);
+    }
+    if (store && (!stall_config_tiers(cfg) || !(cfg->bandwidth_mb_s > 0 || cfg->global_mb_s > 0))) {
+        stall_config_origin(cfg, "checkpoint", "target", a, sizeof a);
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: needs the storage tiers (a [storage] tier key such as cache_mb) "
+                             "with bandwidth_mb_s or global_mb_s > 0",
+                             a);
+    }
+    if (every && cfg->format != STALL_FORMAT_TIDY &&
+        (cfg->ckpt_mb <= 0 || (!store && cfg->ckpt_mb_s <= 0))) {
         const char *k = cfg->ckpt_mb <= 0 ? "mb_per_rank" : "bandwidth_mb_s";
         stall_config_origin(cfg, "checkpoint", k, a, sizeof a);
         return stall_err_set(err, STALL_ECONFIG,

@@ -193,6 +193,10 @@ const cfg_key cfg_keys[] = {
           "previous write still under way), the write runs in the background"),
     CFG_K("checkpoint", "snapshot_mb_s", CFG_DOUBLE, ckpt_snapshot_mb_s, "0", 0, CFG_BIG, NULL,
           "async: bandwidth of the snapshot copy per rank in MB/s (0: instantaneous)"),
+    CFG_K("checkpoint", "target", CFG_ENUM, ckpt_target, "local", 0, 0, "local|store",
+          "local: the write takes bandwidth_mb_s alone; store: each rank's write goes to the "
+          "storage tiers' store, sharing its node's link (and the global bandwidth) with the "
+          "reads (needs the tiers; bandwidth_mb_s is then refused)"),
     CFG_K("ranks", "slow", CFG_INT, slow_ranks, "0", 0, STALL_LIMIT_RANKS, NULL,
           "how many ranks (the last ones; nodes with unit = node) run at the factors below"),
     CFG_K("ranks", "unit", CFG_ENUM, slow_unit, "rank", 0, 0, "rank|node",

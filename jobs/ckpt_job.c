@@ -19,7 +19,8 @@ void wi_inputs_ckpt(const stall_config *cfg, wi_whatif *w)
                                   .mb = cfg->ckpt_mb,
                                   .mb_s = cfg->ckpt_mb_s,
                                   .async = cfg->ckpt_mode == 1,
-                                  .snapshot_mb_s = cfg->ckpt_snapshot_mb_s};
+                                  .snapshot_mb_s = cfg->ckpt_snapshot_mb_s,
+                                  .store = cfg->ckpt_target == 1};
     w->ckpt_every_given = stall_config_given(cfg, "checkpoint", "every_iterations") ||
                           stall_config_given(cfg, "checkpoint", "every_s");
     w->ckpt_mb_given = stall_config_given(cfg, "checkpoint", "mb_per_rank");
@@ -58,6 +59,7 @@ void wi_params_ckpt(const wi_whatif *what, const stall_measured *m, bool whatif,
         p->ckpt.mb_s = c->mb_s;
     p->ckpt.async = c->async;
     p->ckpt.snapshot_mb_s = c->snapshot_mb_s;
+    p->ckpt.store = c->store;
     p->uneven = what->uneven;
 }
 
@@ -142,11 +144,18 @@ void wi_ck_print(FILE *f, const wi_ckstats *s, const stall_model_params *p)
         snprintf(every, sizeof every, "every %lld iterations", (long long)p->ckpt.every);
     else
         snprintf(every, sizeof every, "every %g s", stall_ns_to_s(p->ckpt.every_ns));
+    char to[96];
+    if (p->ckpt.store)
+        snprintf(to, sizeof to, "to the store, sharing its link with the reads");
+    else
+        snprintf(to, sizeof to, "at %g MB/s per node", p->ckpt.mb_s);
     fprintf(f,
-            "checkpoints (%s, %s, %g MB per rank at %g MB/s per node): %.2f per epoch, write "
-            "%.3f s, stall %.3f s per epoch (%.2f%% of the epoch; checkpoints.csv)\n",
-            p->ckpt.async ? "async" : "sync", every, p->ckpt.mb, p->ckpt.mb_s, (double)n / s->ne,
-            stall_ns_to_s(write) / s->ne, stall_ns_to_s(wait) / s->ne,
+            "checkpoints (%s, %s, %g MB per rank %s): %.2f per epoch, write "
+            "%.3f s%s, stall %.3f s per epoch (%.2f%% of the epoch; checkpoints.csv)\n",
+            p->ckpt.async ? "async" : "sync", every, p->ckpt.mb, to, (double)n / s->ne,
+            stall_ns_to_s(write) / s->ne,
+            p->ckpt.store && p->ckpt.async ? " (alone on the link)" : "",
+            stall_ns_to_s(wait) / s->ne,
             ep > 0 ? 100.0 * (double)wait / (double)ep : 0.0);
 }
 

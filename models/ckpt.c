@@ -13,12 +13,12 @@
 
 bool stall_ckpt_on(const stall_ckpt_params *c)
 {
-    return (c->every > 0 || c->every_ns > 0) && c->mb > 0.0 && c->mb_s > 0.0;
+    return (c->every > 0 || c->every_ns > 0) && c->mb > 0.0 && (c->mb_s > 0.0 || c->store);
 }
 
 stall_time stall_ckpt_write_ns(const stall_ckpt_params *c, int per_node)
 {
-    if (!(c->mb > 0.0 && c->mb_s > 0.0))
+    if (c->store || !(c->mb > 0.0 && c->mb_s > 0.0))
         return 0;
     return llround((double)per_node * c->mb / c->mb_s * 1e9);
 }
@@ -43,7 +43,7 @@ int stall__ckpt_check(const stall_ckpt_params *p, int per_node, stall_err *err)
           p->snapshot_mb_s >= 0.0 && isfinite(p->snapshot_mb_s)))
         return stall_err_set(err, STALL_ECONFIG,
                              "model: checkpoint MB and bandwidths must be finite and >= 0");
-    if (p->mb_s > 0.0 && per_node * p->mb / p->mb_s > STALL_LIMIT_DURATION_S)
+    if (!p->store && p->mb_s > 0.0 && per_node * p->mb / p->mb_s > STALL_LIMIT_DURATION_S)
         return stall_err_set(err, STALL_ECONFIG,
                              "model: a checkpoint write takes %g s (%d ranks x %g MB at %g MB/s), "
                              "more than the limit of %g s",
@@ -65,6 +65,8 @@ void stall__ckpt_init(stall__ckpt *c, const stall_ckpt_params *p, int ranks, int
     c->every = p->every;
     c->every_ns = p->every_ns;
     c->async = p->async;
+    c->store = p->store;
+    c->mb = p->mb;
     c->write = stall_ckpt_write_ns(p, gpn < ranks ? gpn : ranks);
     c->snap = stall_ckpt_snapshot_ns(p);
     c->next_due = p->every;
@@ -76,21 +78,28 @@ stall_time stall__ckpt_background(stall__ckpt *c, stall_time start, stall_time w
     return start + write;
 }
 
+bool stall__ckpt_due(stall__ckpt *c, int64_t iter, stall_time t0, bool sync)
+{
+    if (!c->on || !sync)
+        return false;
+    if (c->every > 0) {
+        if (iter + 1 < c->next_due)
+            return false;
+        c->next_due = ((iter + 1) / c->every + 1) * c->every;
+    } else {
+        if (t0 - c->last < c->every_ns)
+            return false;
+        c->last = t0;
+    }
+    return true;
+}
+
 stall_time stall__ckpt_after(stall__ckpt *c, int64_t iter, stall_time t0, bool sync,
                              stall_time *write)
 {
     *write = 0;
-    if (!c->on || !sync)
+    if (!stall__ckpt_due(c, iter, t0, sync))
         return 0;
-    if (c->every > 0) {
-        if (iter + 1 < c->next_due)
-            return 0;
-        c->next_due = ((iter + 1) / c->every + 1) * c->every;
-    } else {
-        if (t0 - c->last < c->every_ns)
-            return 0;
-        c->last = t0;
-    }
     *write = c->write;
     if (!c->async)
         return c->write;

@@ -18,7 +18,18 @@ typedef struct stall__ckpt {
     int64_t next_due;  /* by count: the run's iteration count that makes the next one due */
     stall_time last;   /* by time: start of the last checkpoint (0 at first) */
     stall_time bg_end; /* async: end of the background write under way (0: none) */
+    /* store (models/ckpt_store.c): the writes are transfers of the storage
+     * tiers' fluid, their end known when the fluid says so. */
+    bool store;
+    double mb;          /* per rank */
+    stall_time alone;   /* the write alone on the fullest node's link (reported for async) */
+    int inflight;       /* ranks' writes still in the fluid */
+    int pend;           /* CKPT_PEND_*: what the loop waits for */
+    int64_t pend_iter;  /* the iteration the checkpoint follows */
+    stall_time pend_t0; /* when its tail ended */
 } stall__ckpt;
+
+enum { CKPT_PEND_NONE = 0, CKPT_PEND_PREV, CKPT_PEND_OWN };
 
 void stall__ckpt_init(stall__ckpt *c, const stall_ckpt_params *p, int ranks, int gpn);
 
@@ -30,6 +41,10 @@ void stall__ckpt_init(stall__ckpt *c, const stall_ckpt_params *p, int ranks, int
 stall_time stall__ckpt_after(stall__ckpt *c, int64_t iter, stall_time t0, bool sync,
                              stall_time *write);
 
+/* Whether a checkpoint is due after iteration `iter` (as stall__ckpt_after,
+ * which calls it; it moves the next due point). */
+bool stall__ckpt_due(stall__ckpt *c, int64_t iter, stall_time t0, bool sync);
+
 /* The storage a checkpoint writes to, for the storage tiers to join: the
  * background write of an async checkpoint occupies [start, start + write)
  * without sharing. Kept behind this function so that a shared tier can
@@ -37,6 +52,9 @@ stall_time stall__ckpt_after(stall__ckpt *c, int64_t iter, stall_time t0, bool s
 stall_time stall__ckpt_background(stall__ckpt *c, stall_time start, stall_time write);
 
 int stall__ckpt_check(const stall_ckpt_params *p, int per_node, stall_err *err);
+/* A checkpoint to the store (p->ckpt.store) needs the tiers with a bandwidth
+ * (models/ckpt_store.c). */
+int stall__ckpt_store_check(const stall_model_params *p, stall_err *err);
 int stall__uneven_check(const stall_uneven_params *u, int ranks, int gpn, stall_err *err);
 
 /* Durations of `inner` with the uneven ranks' factors and the stragglers

@@ -403,6 +403,8 @@ static bool model_sync(const model_state *st, int64_t i)
  * holds the loop, then the iteration ends. */
 int model_tail_end(model_state *st, int64_t i, stall_time t0, bool sync, stall_err *err)
 {
+    if (st->ck.store)
+        return model_ckpt_store_after(st, i, t0, sync, err);
     int slot = (int)(i % st->acc);
     st->ck_wait[slot] = stall__ckpt_after(&st->ck, (int64_t)st->epoch * st->p->batches + i, t0,
                                           sync, &st->ck_write[slot]);
@@ -656,6 +658,8 @@ int model_handle(stall_engine *eng, void *state, const stall_event *ev, stall_er
         return model_tier_done(st, err);
     case MODEL_EV_TAIL:
         return model_cpu_tail_start(st, ev->b, err);
+    case MODEL_EV_CKPT:
+        return model_ckpt_store_start(st, ev->b, err);
     case MODEL_EV_REQUEST: {
         size_t at = (size_t)(st->ranks[r].next_take % st->acc) * (size_t)st->g + (size_t)r;
         st->it_q[at] = model_now(st);

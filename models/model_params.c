@@ -133,5 +133,7 @@ int model_check(const stall_model_params *p, const stall_durations *d, stall_err
         rc = stall__uneven_check(&p->uneven, p->ranks, p->gpus_per_node, err);
     if (rc == 0 && p->tiers)
         rc = stall_storage_check(&p->storage, err);
+    if (rc == 0)
+        rc = stall__ckpt_store_check(p, err);
     return rc;
 }

@@ -27,6 +27,7 @@ enum {
     MODEL_EV_TIER_LAT,  /* a = rank, b = slot: a request's wait and latency over (tiers) */
     MODEL_EV_TIER_DONE, /* the storage fluid's next departure */
     MODEL_EV_TAIL,      /* b = iteration: the barrier, the tail's CPU jobs start (cpushare.c) */
+    MODEL_EV_CKPT,      /* b = iteration: its checkpoint's writes join the store (ckpt_store.c) */
 };
 
 enum { MODEL_RES_DISK = 0, MODEL_RES_CPU = 1 };
@@ -143,6 +144,12 @@ stall_time model_tier_read_out(const model_state *st, int r, int64_t batch);
 int model_tier_fetch(model_state *st, int r, int32_t s, stall_time wait, stall_err *err);
 int model_tier_step(model_state *st, int r, int32_t s, stall_err *err);
 int model_tier_done(model_state *st, stall_err *err);
+int model_tier_resched(model_state *st, stall_err *err);
+
+/* ckpt_store.c: checkpoints written to the tiers' store (ck.store) */
+int model_ckpt_store_after(model_state *st, int64_t i, stall_time t0, bool sync, stall_err *err);
+int model_ckpt_store_start(model_state *st, int64_t i, stall_err *err);
+int model_ckpt_store_done(model_state *st, stall_err *err);
 int model_handle(stall_engine *eng, void *state, const stall_event *ev, stall_err *err);
 int model_ps_resched(model_state *st, int node, int res, stall_err *err);
 

@@ -80,7 +80,7 @@ stall_time model_tier_read_out(const model_state *st, int r, int64_t batch)
     return st->epoch < s->read_epochs && !drawn ? s->read_out[st->epoch] : s->read_rest;
 }
 
-static int model_tier_resched(model_state *st, stall_err *err)
+int model_tier_resched(model_state *st, stall_err *err)
 {
     stall__fluid *f = st->fluid;
     stall_time now = stall_engine_now(st->eng);
@@ -176,6 +176,12 @@ int model_tier_done(model_state *st, stall_err *err)
     stall_time now = stall_engine_now(st->eng);
     int64_t id;
     while (stall__fluid_pop_done(f, now, &id)) {
+        if (id < 0) { /* a checkpoint's write (ckpt_store.c) */
+            int rc = model_ckpt_store_done(st, err);
+            if (rc)
+                return rc;
+            continue;
+        }
         int r = (int)(id / st->pw);
         int32_t s = (int32_t)(id % st->pw);
         st->slots[(size_t)r * (size_t)st->pw + (size_t)s].tier_req++;

@@ -14,9 +14,13 @@
  * T(k) = max_r (Y + C) + A(k) + W. Asynchronous: the loop waits for the
  * snapshot copy, S = mb / snapshot_mb_s per rank (0 when snapshot_mb_s is
  * 0), and for the previous checkpoint's write if that is still running;
- * the write of W then runs in the background (it shares nothing with the
- * reads: a stated limit). The wait is recorded as the iteration's
- * ckpt_wait; the DataLoader workers go on fetching meanwhile.
+ * the write of W then runs in the background. The wait is recorded as the
+ * iteration's ckpt_wait; the DataLoader workers go on fetching meanwhile.
+ * With `store` (and the storage tiers, stall/storage.h) the write is no
+ * fixed W: each rank's mb MB join its node's link to the store as one more
+ * transfer of the max-min fair fluid the reads share, so W is what the
+ * fluid gives (sync: the loop waits for the last rank's write; async: the
+ * background write slows the reads and is slowed by them).
  *
  * Uneven ranks. The last `slow` ranks (or the ranks of the last `slow`
  * nodes) have their fetch durations multiplied by fetch_factor and their
@@ -46,6 +50,8 @@ typedef struct stall_ckpt_params {
     double mb_s;          /* write bandwidth per node, MB/s, shared by its ranks */
     bool async;           /* snapshot, then a background write */
     double snapshot_mb_s; /* async: the copy's bandwidth per rank, MB/s; 0: instantaneous */
+    bool store;           /* the write goes to the storage tiers' store: each rank's mb is a
+                             transfer on its node's link, sharing it with the reads (mb_s unused) */
 } stall_ckpt_params;
 
 typedef struct stall_uneven_params {
