@@ -295,6 +295,20 @@ static int cfg_check_tiers(const stall_config *cfg, stall_err *err)
         return stall_err_set(err, STALL_ECONFIG, "%s: has no effect without %s > 0",
                              cfg_at(cfg, "storage", "requests_per_batch", a, sizeof a),
                              cfg_at(cfg, "storage", "latency_ms", b, sizeof b));
+    if (stall_config_given(cfg, "storage", "queue") && cfg->bandwidth_mb_s <= 0 &&
+        cfg->global_mb_s <= 0)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: has no effect without [storage] bandwidth_mb_s or global_mb_s",
+                             cfg_at(cfg, "storage", "queue", a, sizeof a));
+    if (cfg->queue == 1 && cfg->bandwidth_mb_s > 0 && cfg->global_mb_s > 0)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: a FIFO store has one bandwidth: give bandwidth_mb_s (a queue per "
+                             "node) or global_mb_s (one queue), not both",
+                             cfg_at(cfg, "storage", "queue", a, sizeof a));
+    if (stall_config_given(cfg, "storage", "latency") && cfg->latency_ms <= 0)
+        return stall_err_set(err, STALL_ECONFIG, "%s: has no effect without %s > 0",
+                             cfg_at(cfg, "storage", "latency", a, sizeof a),
+                             cfg_at(cfg, "storage", "latency_ms", b, sizeof b));
     static const char *const need_cache[] = {"dataset_mb", "layout", "cached_start_mb"};
     for (size_t i = 0; i < 3; i++)
         if (stall_config_given(cfg, "storage", need_cache[i]) && cfg->cache_mb <= 0)

@@ -136,6 +136,14 @@ const cfg_key cfg_keys[] = {
           "object store; 0: unlimited), beside bandwidth_mb_s, each node's link"),
     CFG_K("storage", "latency_ms", CFG_DOUBLE, latency_ms, "0", 0, CFG_DUR * 1e3, NULL,
           "tier model: ms per request that misses the node's cache"),
+    CFG_K("storage", "latency", CFG_ENUM, latency_dist, "exponential", 0, 0,
+          "exponential|constant",
+          "tier model: how a missed request's latency_ms is drawn: exponential with that mean, "
+          "or constant (a store that answers in a fixed time, as tools/slowstore.py)"),
+    CFG_K("storage", "queue", CFG_ENUM, queue, "fair", 0, 0, "fair|fifo",
+          "tier model: how the store serves the transfers in flight: fair: they share the "
+          "bandwidth (max-min); fifo: one at a time at the full bandwidth, in arrival order (a "
+          "token bucket, as tools/slowstore.py; only one of bandwidth_mb_s, global_mb_s)"),
     CFG_K("storage", "requests_per_batch", CFG_DOUBLE, requests_per_batch, "0", 0, 1e6, NULL,
           "tier model: requests a batch makes (0: one per sample, the trace's samples or "
           "[report] samples, else 1)"),

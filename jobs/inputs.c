@@ -65,6 +65,8 @@ void wi_inputs_resolve(const stall_config *cfg, wi_inputs *in)
     w->dataset_mb = cfg->dataset_mb;
     w->cached_start_mb = cfg->cached_start_mb;
     w->partitioned = cfg->layout == STALL_LAYOUT_PARTITIONED;
+    w->latency_constant = cfg->latency_dist == 1;
+    w->fifo = cfg->queue == 1;
     w->trace_cache_mb = cfg->trace_cache_mb;
     w->trace_cache_given = stall_config_given(cfg, "storage", "trace_cache_mb");
     w->allreduce_s = cfg->allreduce_s;

@@ -63,6 +63,8 @@ void wi_tiers(const wi_whatif *what, const stall_measured *m, stall_model_params
     s->link_mb_s = what->bandwidth_mb_s;
     s->global_mb_s = what->global_mb_s;
     s->latency = stall_s_to_ns(what->latency_ms / 1e3);
+    s->latency_constant = what->latency_constant;
+    s->fifo = what->fifo;
     s->batch_mb = p->batch_mb;
     s->requests =
         what->requests_per_batch > 0 ? what->requests_per_batch : (double)wi_batch_samples(what, m);
@@ -97,10 +99,11 @@ void wi_tiers_say(FILE *f, const stall_model_params *p, const stall_measured *m)
     fprintf(f,
             "storage tiers: %.6g MB per batch in %.6g requests; cache %.6g MB per node, dataset "
             "%.6g MB %s, %.6g MB cached at the start; link %s MB/s per node, %s MB/s shared by "
-            "the %d node%s, latency %.6g ms per missed request\n",
+            "the %d node%s, latency %.6g ms per missed request%s\n",
             s->batch_mb, s->requests, s->cache_mb, s->dataset_mb,
             s->partitioned ? "partitioned" : "replicated", s->start_mb, link, glob, nodes,
-            nodes == 1 ? "" : "s", (double)s->latency / 1e6);
+            nodes == 1 ? "" : "s", (double)s->latency / 1e6,
+            s->latency_constant ? " (constant)" : "");
     int shown = p->epochs < 8 ? p->epochs : 8;
     double *hit = stall_xcalloc((size_t)shown * (size_t)nodes, sizeof *hit);
     stall_storage_hits(s, p->ranks, p->gpus_per_node, p->batches, shown, hit);

@@ -660,6 +660,8 @@ int model_handle(stall_engine *eng, void *state, const stall_event *ev, stall_er
         return model_cpu_tail_start(st, ev->b, err);
     case MODEL_EV_CKPT:
         return model_ckpt_store_start(st, ev->b, err);
+    case MODEL_EV_TIER_FIFO:
+        return model_tier_fifo_done(st, r, s, err);
     case MODEL_EV_REQUEST: {
         size_t at = (size_t)(st->ranks[r].next_take % st->acc) * (size_t)st->g + (size_t)r;
         st->it_q[at] = model_now(st);

@@ -28,6 +28,8 @@ enum {
     MODEL_EV_TIER_DONE, /* the storage fluid's next departure */
     MODEL_EV_TAIL,      /* b = iteration: the barrier, the tail's CPU jobs start (cpushare.c) */
     MODEL_EV_CKPT,      /* b = iteration: its checkpoint's writes join the store (ckpt_store.c) */
+    MODEL_EV_TIER_FIFO, /* a = rank, b = slot (a < 0: rank -1 - a's checkpoint write): a
+                           transfer of the FIFO store is over */
 };
 
 enum { MODEL_RES_DISK = 0, MODEL_RES_CPU = 1 };
@@ -127,7 +129,9 @@ typedef struct model_state {
     double *tier_content; /* [nodes] MB cached when the next epoch starts */
     int32_t tier_nreq;    /* requests per batch, >= 1 */
     stall_time *tier_fit; /* [fit_epochs + 1] the fitted measured read per epoch, then beyond */
-    struct stall__fluid *fluid; /* the store's bandwidth; NULL when unlimited */
+    struct stall__fluid *fluid; /* the store's bandwidth; NULL when unlimited or FIFO */
+    stall_time *tier_fifo;      /* FIFO: [nodes] when each node's queue (or [0] the global
+                                   one) is free */
 
     stall_model_stats stats;
 } model_state;
@@ -145,6 +149,9 @@ int model_tier_fetch(model_state *st, int r, int32_t s, stall_time wait, stall_e
 int model_tier_step(model_state *st, int r, int32_t s, stall_err *err);
 int model_tier_done(model_state *st, stall_err *err);
 int model_tier_resched(model_state *st, stall_err *err);
+/* FIFO store: the end of a transfer of mb MB on rank r's node queued now. */
+stall_time model_tier_fifo_end(model_state *st, int r, double mb);
+int model_tier_fifo_done(model_state *st, int r, int32_t s, stall_err *err);
 
 /* ckpt_store.c: checkpoints written to the tiers' store (ck.store) */
 int model_ckpt_store_after(model_state *st, int64_t i, stall_time t0, bool sync, stall_err *err);

@@ -37,7 +37,9 @@ void model_tier_init(model_state *st)
     }
     double n = floor(s->requests + 0.5);
     st->tier_nreq = n < 1 ? 1 : n > 1e6 ? 1000000 : (int32_t)n;
-    if (s->link_mb_s > 0 || s->global_mb_s > 0) {
+    if (s->fifo && (s->link_mb_s > 0 || s->global_mb_s > 0)) {
+        st->tier_fifo = stall_xcalloc((size_t)st->nodes, sizeof *st->tier_fifo);
+    } else if (s->link_mb_s > 0 || s->global_mb_s > 0) {
         st->fluid = stall_xcalloc(1, sizeof *st->fluid);
         stall__fluid_init(st->fluid, st->nodes, s->link_mb_s, s->global_mb_s);
     }
@@ -48,6 +50,7 @@ void model_tier_fini(model_state *st)
     free(st->tier_hit);
     free(st->tier_content);
     free(st->tier_fit);
+    free(st->tier_fifo);
     if (st->fluid)
         stall__fluid_free(st->fluid);
     free(st->fluid);
@@ -117,7 +120,7 @@ static double tier_unit(const model_state *st, int r, int64_t batch, int32_t j, 
 
 /* The next requests of the fetch in slot s: each waits its share of the
  * fetch's waiting part; one that misses the cache (with probability 1 - h)
- * then waits its latency (exponential, mean latency) and transfers batch_mb
+ * then waits its latency (exponential, mean latency, or constant) and transfers batch_mb
  * / requests MB. Hits cost nothing more: the warm fetch contains them. */
 static int model_tier_next(model_state *st, int r, int32_t s, stall_err *err)
 {
@@ -132,7 +135,9 @@ static int model_tier_next(model_state *st, int r, int32_t s, stall_err *err)
             (stall_time)((__int128)sl->tier_wait * (j + 1) / n - (__int128)sl->tier_wait * j / n);
         if (miss > 0 && tier_unit(st, r, sl->batch, j, 0) < miss) {
             stall_time lat = 0;
-            if (sto->latency > 0)
+            if (sto->latency > 0 && sto->latency_constant)
+                lat = sto->latency;
+            else if (sto->latency > 0)
                 lat = llround(-(double)sto->latency * log1p(-tier_unit(st, r, sl->batch, j, 1)));
             return model_at(st, stall_engine_now(st->eng) + acc + lat, MODEL_EV_TIER_LAT, r, s,
                             err);
@@ -159,11 +164,13 @@ int model_tier_step(model_state *st, int r, int32_t s, stall_err *err)
     model_slot *sl = &st->slots[(size_t)r * (size_t)st->pw + (size_t)s];
     if (sl->tier_req >= st->tier_nreq)
         return model_after_read(st, r, s, err);
+    double mb = st->p->storage.batch_mb / st->tier_nreq;
+    if (st->tier_fifo)
+        return model_at(st, model_tier_fifo_end(st, r, mb), MODEL_EV_TIER_FIFO, r, s, err);
     if (!st->fluid) {
         sl->tier_req++;
         return model_tier_next(st, r, s, err);
     }
-    double mb = st->p->storage.batch_mb / st->tier_nreq;
     stall__fluid_add(st->fluid, stall_engine_now(st->eng), r / st->p->gpus_per_node, mb,
                      (int64_t)r * st->pw + s);
     return model_tier_resched(st, err);
@@ -190,4 +197,26 @@ int model_tier_done(model_state *st, stall_err *err)
             return rc;
     }
     return model_tier_resched(st, err);
+}
+
+/* The FIFO store: a transfer waits for those queued before it on its node's
+ * link (or, with only a global bandwidth, on the one queue of all nodes),
+ * then takes mb / bandwidth alone, rounded up to the ns. */
+stall_time model_tier_fifo_end(model_state *st, int r, double mb)
+{
+    const stall_storage *s = &st->p->storage;
+    bool link = s->link_mb_s > 0;
+    stall_time *free_at = &st->tier_fifo[link ? r / st->p->gpus_per_node : 0];
+    stall_time now = stall_engine_now(st->eng);
+    stall_time start = *free_at > now ? *free_at : now;
+    *free_at = start + (stall_time)ceil(mb / (link ? s->link_mb_s : s->global_mb_s) * 1e9);
+    return *free_at;
+}
+
+int model_tier_fifo_done(model_state *st, int r, int32_t s, stall_err *err)
+{
+    if (r < 0)
+        return model_ckpt_store_done(st, err);
+    st->slots[(size_t)r * (size_t)st->pw + (size_t)s].tier_req++;
+    return model_tier_next(st, r, s, err);
 }

@@ -35,6 +35,9 @@ int stall_storage_check(const stall_storage *s, stall_err *err)
          !(s->fit_rho <= STALL_LIMIT_DURATION_S * 1e9)))
         return stall_err_set(err, STALL_ECONFIG,
                              "storage: the fitted measured read is out of range");
+    if (s->fifo && s->link_mb_s > 0 && s->global_mb_s > 0)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "storage: a FIFO store has one bandwidth (link_mb_s or global_mb_s)");
     if (s->latency < 0 || (double)s->latency * s->requests > STALL_LIMIT_DURATION_S * 1e9)
         return stall_err_set(err, STALL_ECONFIG,
                              "storage: latency x requests per batch is out of range");

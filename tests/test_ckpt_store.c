@@ -116,6 +116,13 @@ Test(ckpt_store, sync_to_an_idle_store_adds_its_write_alone)
                       (long long)everies[b], (long long)o1.wait, (long long)(n * w));
             cr_assert_eq(o1.write, o1.wait);
             cr_assert_eq(o1.end - o0.end, o1.wait);
+            /* alone, a FIFO store writes as fast */
+            p.storage.fifo = globals[a] == 0;
+            if (p.storage.fifo) {
+                obs o3 = run(&p, &c);
+                cr_assert(llabs(o3.wait - o1.wait) <= n, "FIFO: %lld vs %lld", (long long)o3.wait,
+                          (long long)o1.wait);
+            }
             /* the local target at the link's bandwidth: the same run, to a
              * ns per checkpoint */
             if (globals[a] == 0) {

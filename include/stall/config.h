@@ -119,6 +119,8 @@ typedef struct stall_config {
     double global_mb_s, latency_ms, requests_per_batch, cache_mb, dataset_mb, cached_start_mb;
     double trace_cache_mb; /* the measured run's cache (given: the measured read is fitted) */
     int layout;            /* stall_layout */
+    int latency_dist;      /* 0 exponential, 1 constant: a miss's latency_ms */
+    int queue;             /* 0 fair (max-min fluid), 1 fifo: how the store serves transfers */
 
     /* [ddp] */
     double allreduce_s, bucket_mb, bandwidth_gb_s, latency_us;

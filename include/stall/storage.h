@@ -39,7 +39,10 @@ extern "C" {
 typedef struct stall_storage {
     double link_mb_s;   /* each node's link, MB/s; 0 = unlimited */
     double global_mb_s; /* shared by all nodes, MB/s; 0 = unlimited */
-    stall_time latency; /* ns per request that misses */
+    stall_time latency; /* ns per request that misses: the mean of an exponential draw */
+    bool latency_constant; /* ... or exactly that (a store answering in a fixed time) */
+    bool fifo; /* transfers served one at a time in arrival order at the full bandwidth (per
+                  node's link, or one queue at the global bandwidth), not shared fairly */
     double requests;    /* requests per batch, >= 0 */
     double batch_mb;    /* MB per batch, > 0 */
     double cache_mb;    /* per node, >= 0 */
