@@ -201,6 +201,9 @@ const cfg_key cfg_keys[] = {
           "previous write still under way), the write runs in the background"),
     CFG_K("checkpoint", "snapshot_mb_s", CFG_DOUBLE, ckpt_snapshot_mb_s, "0", 0, CFG_BIG, NULL,
           "async: bandwidth of the snapshot copy per rank in MB/s (0: instantaneous)"),
+    CFG_K("checkpoint", "first_extra_s", CFG_DOUBLE, ckpt_first_extra_s, "0", 0, CFG_DUR, NULL,
+          "the run's first checkpoint takes this much longer to write (a first save's set-up; "
+          "0, or a tidy trace's first checkpoint above the mean of its later ones)"),
     CFG_K("checkpoint", "target", CFG_ENUM, ckpt_target, "local", 0, 0, "local|store",
           "local: the write takes bandwidth_mb_s alone; store: each rank's write goes to the "
           "storage tiers' store, sharing its node's link (and the global bandwidth) with the "

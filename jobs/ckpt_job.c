@@ -20,11 +20,13 @@ void wi_inputs_ckpt(const stall_config *cfg, wi_whatif *w)
                                   .mb_s = cfg->ckpt_mb_s,
                                   .async = cfg->ckpt_mode == 1,
                                   .snapshot_mb_s = cfg->ckpt_snapshot_mb_s,
-                                  .store = cfg->ckpt_target == 1};
+                                  .store = cfg->ckpt_target == 1,
+                                  .first_extra = stall_s_to_ns(cfg->ckpt_first_extra_s)};
     w->ckpt_every_given = stall_config_given(cfg, "checkpoint", "every_iterations") ||
                           stall_config_given(cfg, "checkpoint", "every_s");
     w->ckpt_mb_given = stall_config_given(cfg, "checkpoint", "mb_per_rank");
     w->ckpt_mb_s_given = stall_config_given(cfg, "checkpoint", "bandwidth_mb_s");
+    w->ckpt_first_given = stall_config_given(cfg, "checkpoint", "first_extra_s");
     w->uneven = (stall_uneven_params){.slow = (int)cfg->slow_ranks,
                                       .by_node = cfg->slow_unit == 1,
                                       .compute_factor = cfg->slow_compute_factor,
@@ -45,6 +47,7 @@ void wi_params_ckpt(const wi_whatif *what, const stall_measured *m, bool whatif,
         p->ckpt.every = m->ckpt_every;
         p->ckpt.mb = m->ckpt_mb;
         p->ckpt.mb_s = m->ckpt_mb_s;
+        p->ckpt.first_extra = stall_s_to_ns(m->ckpt_first_s);
     }
     if (!whatif)
         return;
@@ -57,6 +60,8 @@ void wi_params_ckpt(const wi_whatif *what, const stall_measured *m, bool whatif,
         p->ckpt.mb = c->mb;
     if (what->ckpt_mb_s_given || !m || m->ckpt_n == 0)
         p->ckpt.mb_s = c->mb_s;
+    if (what->ckpt_first_given || !m || m->ckpt_n == 0)
+        p->ckpt.first_extra = c->first_extra;
     p->ckpt.async = c->async;
     p->ckpt.snapshot_mb_s = c->snapshot_mb_s;
     p->ckpt.store = c->store;

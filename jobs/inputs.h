@@ -65,7 +65,7 @@ typedef struct wi_whatif {
     /* [checkpoint]: the interval, size and bandwidth replace a trace's
      * recorded checkpoints when given; [ranks], [straggler] */
     stall_ckpt_params ckpt;
-    bool ckpt_every_given, ckpt_mb_given, ckpt_mb_s_given;
+    bool ckpt_every_given, ckpt_mb_given, ckpt_mb_s_given, ckpt_first_given;
     stall_uneven_params uneven;
 } wi_whatif;
 

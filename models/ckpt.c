@@ -40,9 +40,11 @@ int stall__ckpt_check(const stall_ckpt_params *p, int per_node, stall_err *err)
                              " ns: give one",
                              p->every, p->every_ns);
     if (!(p->mb >= 0.0 && isfinite(p->mb) && p->mb_s >= 0.0 && isfinite(p->mb_s) &&
-          p->snapshot_mb_s >= 0.0 && isfinite(p->snapshot_mb_s)))
+          p->snapshot_mb_s >= 0.0 && isfinite(p->snapshot_mb_s) && p->first_extra >= 0 &&
+          p->first_extra <= STALL_LIMIT_DURATION_NS))
         return stall_err_set(err, STALL_ECONFIG,
-                             "model: checkpoint MB and bandwidths must be finite and >= 0");
+                             "model: checkpoint MB, bandwidths and first_extra must be finite "
+                             "and >= 0");
     if (!p->store && p->mb_s > 0.0 && per_node * p->mb / p->mb_s > STALL_LIMIT_DURATION_S)
         return stall_err_set(err, STALL_ECONFIG,
                              "model: a checkpoint write takes %g s (%d ranks x %g MB at %g MB/s), "
@@ -69,6 +71,7 @@ void stall__ckpt_init(stall__ckpt *c, const stall_ckpt_params *p, int ranks, int
     c->mb = p->mb;
     c->write = stall_ckpt_write_ns(p, gpn < ranks ? gpn : ranks);
     c->snap = stall_ckpt_snapshot_ns(p);
+    c->first = p->first_extra;
     c->next_due = p->every;
 }
 
@@ -100,13 +103,15 @@ stall_time stall__ckpt_after(stall__ckpt *c, int64_t iter, stall_time t0, bool s
     *write = 0;
     if (!stall__ckpt_due(c, iter, t0, sync))
         return 0;
-    *write = c->write;
+    stall_time w = c->write + c->first;
+    c->first = 0;
+    *write = w;
     if (!c->async)
-        return c->write;
+        return w;
     /* The loop waits for the previous write still under way, then for its
      * snapshot; the write goes on in the background. */
     stall_time wait = c->bg_end > t0 ? c->bg_end - t0 : 0;
     wait += c->snap;
-    c->bg_end = stall__ckpt_background(c, t0 + wait, c->write);
+    c->bg_end = stall__ckpt_background(c, t0 + wait, w);
     return wait;
 }

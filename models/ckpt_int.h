@@ -18,6 +18,7 @@ typedef struct stall__ckpt {
     int64_t next_due;  /* by count: the run's iteration count that makes the next one due */
     stall_time last;   /* by time: start of the last checkpoint (0 at first) */
     stall_time bg_end; /* async: end of the background write under way (0: none) */
+    stall_time first;  /* extra time of the run's first checkpoint, 0 once taken */
     /* store (models/ckpt_store.c): the writes are transfers of the storage
      * tiers' fluid, their end known when the fluid says so. */
     bool store;

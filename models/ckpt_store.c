@@ -68,7 +68,9 @@ int model_ckpt_store_after(model_state *st, int64_t i, stall_time t0, bool sync,
         c->pend = CKPT_PEND_PREV; /* a loop waits for the previous save's future */
         return 0;
     }
-    return model_at(st, t0 + (c->async ? c->snap : 0), MODEL_EV_CKPT, 0, i, err);
+    stall_time first = c->first; /* the first save's set-up, before its bytes flow */
+    c->first = 0;
+    return model_at(st, t0 + (c->async ? c->snap : 0) + first, MODEL_EV_CKPT, 0, i, err);
 }
 
 int model_ckpt_store_start(model_state *st, int64_t i, stall_err *err)

@@ -50,6 +50,8 @@ typedef struct stall_ckpt_params {
     double mb_s;          /* write bandwidth per node, MB/s, shared by its ranks */
     bool async;           /* snapshot, then a background write */
     double snapshot_mb_s; /* async: the copy's bandwidth per rank, MB/s; 0: instantaneous */
+    stall_time first_extra; /* the run's first checkpoint writes this much longer (a save's
+                               first-time set-up: a new file, lazy initialisation), >= 0 */
     bool store;           /* the write goes to the storage tiers' store: each rank's mb is a
                              transfer on its node's link, sharing it with the reads (mb_s unused) */
 } stall_ckpt_params;

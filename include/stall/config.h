@@ -145,6 +145,7 @@ typedef struct stall_config {
     double ckpt_every_s, ckpt_mb, ckpt_mb_s, ckpt_snapshot_mb_s;
     int ckpt_mode;   /* 0 sync, 1 async */
     int ckpt_target; /* 0 local (bandwidth_mb_s), 1 store (the storage tiers' link) */
+    double ckpt_first_extra_s; /* the run's first checkpoint's extra write time */
 
     /* [ranks] and [straggler] (stall/ckpt.h) */
     int64_t slow_ranks;
