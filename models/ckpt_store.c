@@ -81,8 +81,8 @@ int model_ckpt_store_start(model_state *st, int64_t i, stall_err *err)
     c->inflight = st->g;
     if (st->tier_fifo) {
         for (int r = 0; r < st->g && rc == 0; r++)
-            rc = model_at(st, model_tier_fifo_end(st, r, c->mb), MODEL_EV_TIER_FIFO, -1 - r, 0,
-                          err);
+            rc =
+                model_at(st, model_tier_fifo_end(st, r, c->mb), MODEL_EV_TIER_FIFO, -1 - r, 0, err);
     } else {
         for (int r = 0; r < st->g; r++)
             stall__fluid_add(st->fluid, now, r / st->p->gpus_per_node, c->mb, -1 - (int64_t)r);

@@ -212,7 +212,7 @@ static int set_check(const char *const *sets, size_t n, char *msg, size_t cap)
     stall_config cfg;
     stall_config_defaults(&cfg);
     stall_err e = {0};
-    const char *base_sets[] = {"scenario.mode=model", "trace.format=none", "fetch.mean_s=0.01",
+    const char *base_sets[] = {"scenario.mode=model", "trace.format=none",  "fetch.mean_s=0.01",
                                "compute.mean_s=0.02", "storage.batch_mb=1", "run.batches=10"};
     for (size_t i = 0; i < sizeof base_sets / sizeof base_sets[0]; i++)
         cr_assert_eq(stall_config_set(&cfg, base_sets[i], &e), 0, "%s", e.msg);
