@@ -319,20 +319,37 @@ static double cs_predict(const char *trace, int g, bool cores0, double *measured
     return v[9];
 }
 
-/* The repeats of a configuration: mean of their mean epochs, and their
- * spread (max - min) as a fraction of that mean. */
+/* The repeats of a configuration (every capture _r1, _r2, ... there is):
+ * mean of their mean epochs, and their spread (max - min) as a fraction of
+ * that mean. sfx: "" or "_1core". */
+static double cs_repeats_of(const char *kind, int g, const char *sfx, double *spread)
+{
+    double sum = 0, lo = INFINITY, hi = -INFINITY;
+    int n = 0;
+    for (int r = 1; r <= 9; r++) {
+        char t[64], path[700];
+        snprintf(t, sizeof t, "%s_ddp%d%s_r%d", kind, g, sfx, r);
+        snprintf(path, sizeof path, "%s/traces/cpushare/%s/trace.csv", STALL_SOURCE_DIR, t);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            break;
+        fclose(f);
+        double m;
+        cs_predict(t, 1, true, &m);
+        sum += m;
+        lo = fmin(lo, m);
+        hi = fmax(hi, m);
+        n++;
+    }
+    cr_assert_geq(n, 2, "%s_ddp%d%s: fewer than 2 repeats", kind, g, sfx);
+    double mean = sum / n;
+    *spread = (hi - lo) / mean;
+    return mean;
+}
+
 static double cs_repeats(const char *kind, int g, double *spread)
 {
-    double a, b, x;
-    char t[64];
-    snprintf(t, sizeof t, "%s_ddp%d_r1", kind, g);
-    cs_predict(t, 1, true, &a);
-    snprintf(t, sizeof t, "%s_ddp%d_r2", kind, g);
-    cs_predict(t, 1, true, &b);
-    (void)x;
-    double mean = (a + b) / 2;
-    *spread = fabs(a - b) / mean;
-    return mean;
+    return cs_repeats_of(kind, g, "", spread);
 }
 
 Test(cpushare, a_contended_run_is_reproduced_from_its_own_cpu_time)
@@ -390,4 +407,25 @@ Test(cpushare, two_ranks_predict_four_and_eight)
                     cr_assert_leq(fabs(err), spread + 0.05, "%s to %d: %+.1f%%", t, g, 100 * err);
             }
     cr_log_info("%d of 8 predictions within the repeats' spread + 5%%", within);
+}
+
+Test(cpushare, on_one_core_two_ranks_predict_four_and_eight)
+{
+    /* Pinned to one core (PIN=1 traces/cpushare/capture.sh; the traces'
+     * cores column is 1), a trace of 2 ranks predicts 4 and 8 ranks within
+     * the repeats' spread + 5% (docs/model.md 2.3): 4 ranks -1.5%, -5.7%
+     * (spread 17%), 8 ranks -16%, -20% (spread 25%: the third capture, taken
+     * later, ran 20% slower, its CPU time per rank-iteration 26 ms against
+     * 21-22). Run with 2 cores the same predictions are 44% short. */
+    for (int r = 1; r <= 2; r++)
+        for (int g = 4; g <= 8; g += 4) {
+            char t[64];
+            double spread, meas, mean = cs_repeats_of("sleep", g, "_1core", &spread);
+            snprintf(t, sizeof t, "sleep_ddp2_1core_r%d", r);
+            double pred = cs_predict(t, g, false, &meas);
+            double err = (pred - mean) / mean;
+            cr_log_info("%s to %d ranks on 1 core: %.3f s, repeats %.3f s (spread %.1f%%): %+.1f%%",
+                        t, g, pred, mean, 100 * spread, 100 * err);
+            cr_assert_leq(fabs(err), spread + 0.05, "%s to %d: %+.1f%%", t, g, 100 * err);
+        }
 }

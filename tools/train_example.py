@@ -294,6 +294,15 @@ def run_rank(rank, a, reps):
         sampler = torch.utils.data.RandomSampler(ds, generator=torch.Generator().manual_seed(0))
     rec = sc.Recorder(rank=rank, path=os.path.join(a.out, f"trace_rank{rank}.csv"),
                       ranks_per_node=world)
+    if a.pin_ranks:
+        # Every thread of this rank (gloo's included) and the workers it forks on one core,
+        # rank % cores: no migrations between cores (the Recorder has noted the node's cores).
+        cpus = sorted(os.sched_getaffinity(0))
+        for tid in os.listdir("/proc/self/task"):
+            try:
+                os.sched_setaffinity(int(tid), {cpus[rank % len(cpus)]})
+            except OSError:  # the thread ended meanwhile
+                pass
     kw = dict(batch_size=a.batch_size, sampler=sampler, num_workers=a.workers,
               pin_memory=a.pin_memory)
     if a.workers > 0:
@@ -489,6 +498,8 @@ def main():
                    help="sleep MS after each backward: accelerator time, during which the host's "
                         "cores are free (default 0)")
     p.add_argument("--threads", type=int, default=1, help="torch threads per rank")
+    p.add_argument("--pin-ranks", action="store_true",
+                   help="pin each rank (its threads and workers) to one core, rank %% cores")
     p.add_argument("--port", type=int, default=29517)
     p.add_argument("--ckpt-every", type=int, default=0, metavar="N",
                    help="torch.save a checkpoint after every N-th iteration (0: none)")

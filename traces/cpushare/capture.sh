@@ -3,6 +3,10 @@
 # trace"): DDP over gloo with R ranks on this machine's cores, each run repeated, retried when
 # other processes used more than 12% of the machine's CPU during it (meta.json's other_cpu_s).
 #   sh traces/cpushare/capture.sh KIND R REPEAT...     KIND = sleep | cpu
+#   PIN=1 sh traces/cpushare/capture.sh KIND R REPEAT...  the same pinned to CPU 1 (taskset -c 1):
+#        one core, folders KIND_ddpR_1core_rN (the trace's cores column says 1)
+#   PIN=ranks sh traces/cpushare/capture.sh KIND R REPEAT...  each rank and its workers on one
+#        core, rank % cores (train_example.py --pin-ranks), folders KIND_ddpR_pinned_rN
 # sleep: 2 workers, prefetch 2, 16 samples x 5 ms sleep per batch (80 ms), no transform work,
 #        25 ms sleep after each backward (accelerator time); cpu: the same with 1 ms sleep and
 #        60 transform repetitions per sample (about 2 ms of worker CPU work). 80 batches x 2 epochs per rank.
@@ -14,12 +18,16 @@ sleep) work="--io-ms 5 --cpu-reps 0" ;;
 cpu) work="--io-ms 1 --cpu-reps 60" ;;
 *) echo "KIND: sleep or cpu" >&2; exit 2 ;;
 esac
+pin=; sfx=
+[ "${PIN:-}" = 1 ] && pin="taskset -c 1" && sfx=_1core
+pinr=
+[ "${PIN:-}" = ranks ] && pinr=--pin-ranks && sfx=_pinned
 for rep in "$@"; do
-  out=traces/cpushare/${kind}_ddp${r}_r$rep
+  out=traces/cpushare/${kind}_ddp${r}${sfx}_r$rep
   ddp="--ddp $r"
   [ "$r" = 1 ] && ddp="--ddp 1"
   for try in 1 2 3; do
-    /work/bin/quiet /usr/bin/python3 tools/train_example.py $ddp --workers 2 --prefetch 2 $work \
+    /work/bin/quiet $pin /usr/bin/python3 tools/train_example.py $ddp --workers 2 --prefetch 2 $work $pinr \
       --compute-sleep-ms 25 --batches 80 --epochs 2 --port 29621 --wait-idle 20 --out "$out" \
       | tail -4
     ok=$(/usr/bin/python3 -c "import json,sys; m=json.load(open('$out/meta.json')); \

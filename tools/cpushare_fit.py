@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""CPU time against the wait for a core in the traces of traces/cpushare/ (docs/model.md 2.3,
+"CPU time grows with the load").
+
+  python3 tools/cpushare_fit.py rows TRACE.csv...      per activity, the rows' CPU time regressed
+                                                       on their run-queue wait (least squares),
+                                                       and on the share of their time waited
+  python3 tools/cpushare_fit.py overlap CORES TRACE.csv...  per activity, the rows' CPU time
+                                                       regressed on u, the mean number of other
+                                                       cores busy with the node's other
+                                                       activities during the row (their CPU time
+                                                       spread evenly over their spans, at most
+                                                       CORES - 1)
+  python3 tools/cpushare_fit.py growth A.csv B.csv     the node's growth g = extra CPU per ns
+                                                       waited, from two traces of the same job
+                                                       at two loads (means per rank-iteration)
+
+Rows of batch >= 1 (batch 0 carries start-up), as stallsim's CPU demand. Standard library only."""
+import csv
+import sys
+
+ACTS = [("fetch", "fetch_cpu", "fetch_wait"), ("next", "next_cpu", "next_wait"),
+        ("compute", "compute_cpu", "compute_wait"), ("post", "post_cpu", "post_wait")]
+
+
+def rows(path):
+    with open(path, newline="") as fh:
+        return [r for r in csv.DictReader(fh) if int(r["batch"]) >= 1]
+
+
+def col(rs, name):
+    return [float(r[name]) * 1e3 for r in rs if r.get(name, "") != ""]
+
+
+def mean(v):
+    return sum(v) / len(v) if v else 0.0
+
+
+def fit(x, y):
+    """Least squares y = a + b x: (a, b, r2)."""
+    mx, my = mean(x), mean(y)
+    sxx = sum((u - mx) ** 2 for u in x)
+    syy = sum((v - my) ** 2 for v in y)
+    sxy = sum((u - mx) * (v - my) for u, v in zip(x, y))
+    b = sxy / sxx if sxx > 0 else 0.0
+    return my - b * mx, b, (sxy * sxy / (sxx * syy) if sxx > 0 and syy > 0 else 0.0)
+
+
+def totals(path):
+    """Per rank-iteration means (ms): CPU without the all-reduce's, and the waits."""
+    rs = rows(path)
+    cpu = sum(mean(col(rs, c)) for _, c, _ in ACTS) + mean(col(rs, "turn_cpu"))
+    wait = sum(mean(col(rs, w)) for _, _, w in ACTS)
+    return cpu - mean(col(rs, "sync_cpu")), wait
+
+
+def spans(path):
+    """[(start, end, cpu s, activity, batch)] of every activity with CPU time in the trace: fetch
+    [fetch_start, fetch_end], next [request, ready], compute [ready, compute_end], post
+    [compute_end, the rank's next request, else iter_end]."""
+    with open(path, newline="") as fh:
+        rs = list(csv.DictReader(fh))
+
+    def f(r, c):
+        return float(r[c]) if r.get(c, "") != "" else None
+
+    req = {(r["rank"], r["epoch"], int(r["batch"])): f(r, "request") for r in rs}
+    out = []
+    for r in rs:
+        b = int(r["batch"])
+        out.append((f(r, "fetch_start"), f(r, "fetch_end"), f(r, "fetch_cpu"), "fetch", b))
+        out.append((f(r, "request"), f(r, "ready"), f(r, "next_cpu"), "next", b))
+        if f(r, "compute_end") is not None:
+            out.append((f(r, "ready"), f(r, "compute_end"), f(r, "compute_cpu"), "compute", b))
+            nxt = req.get((r["rank"], r["epoch"], b + 1))
+            end = nxt if nxt is not None else f(r, "iter_end")
+            out.append((f(r, "compute_end"), end, f(r, "post_cpu"), "post", b))
+    return sorted(x for x in out if None not in x[:3] and x[1] > x[0])
+
+
+def overlap(path, cores):
+    sp = spans(path)
+    longest = max(e - s for s, e, _, _, _ in sp)
+    u = []
+    for i, (s, e, _, _, _) in enumerate(sp):
+        busy = 0.0
+        j = i - 1
+        while j >= 0 and sp[j][0] > s - longest:  # spans that started before, may reach into it
+            busy += sp[j][2] / (sp[j][1] - sp[j][0]) * max(0.0, min(e, sp[j][1]) - s)
+            j -= 1
+        j = i + 1
+        while j < len(sp) and sp[j][0] < e:
+            busy += sp[j][2] / (sp[j][1] - sp[j][0]) * max(0.0, min(e, sp[j][1]) - sp[j][0])
+            j += 1
+        u.append(min(busy / (e - s), max(cores - 1, 1)))
+    name = path.rstrip("/").split("/")[-2] if "/" in path else path
+    for act, _, _ in ACTS:
+        idx = [i for i, x in enumerate(sp) if x[3] == act and x[4] >= 1]
+        x, y = [u[i] for i in idx], [sp[i][2] * 1e3 for i in idx]
+        a, b, r2 = fit(x, y)
+        print(f"{name} {act} {len(x)} {mean(y):.2f} {mean(x):.2f} {a:.2f} {b:.2f} {r2:.2f}")
+
+
+def main(argv):
+    if len(argv) >= 2 and argv[0] == "rows":
+        print("trace activity rows mean_cpu_ms mean_wait_ms intercept_ms slope r2 slope*wait/cpu "
+              "| on q = wait/(cpu+wait): intercept_ms slope_ms r2")
+        for path in argv[1:]:
+            rs = rows(path)
+            name = path.rstrip("/").split("/")[-2] if "/" in path else path
+            for act, c, w in ACTS:
+                pairs = [(float(r[w]) * 1e3, float(r[c]) * 1e3) for r in rs
+                         if r.get(w, "") != "" and r.get(c, "") != ""]
+                x, y = [p[0] for p in pairs], [p[1] for p in pairs]
+                a, b, r2 = fit(x, y)
+                q = [u / (u + v) if u + v > 0 else 0.0 for u, v in pairs]
+                qa, qb, qr2 = fit(q, y)
+                print(f"{name} {act} {len(x)} {mean(y):.2f} {mean(x):.2f} {a:.2f} {b:.3f} "
+                      f"{r2:.2f} {b * mean(x) / mean(y):.2f} | {qa:.2f} {qb:.2f} {qr2:.2f}")
+        return 0
+    if len(argv) >= 3 and argv[0] == "overlap":
+        print("trace activity rows mean_cpu_ms mean_u intercept_ms slope_ms_per_core r2")
+        for path in argv[2:]:
+            overlap(path, int(argv[1]))
+        return 0
+    if len(argv) == 3 and argv[0] == "growth":
+        (ca, wa), (cb, wb) = totals(argv[1]), totals(argv[2])
+        g = (cb - ca) / (wb - wa) if wb != wa else 0.0
+        print(f"A: cpu {ca:.2f} ms wait {wa:.2f} ms; B: cpu {cb:.2f} ms wait {wb:.2f} ms "
+              f"(per rank-iteration, without sync_cpu); growth {g:.4f}")
+        return 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
