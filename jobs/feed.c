@@ -5,6 +5,7 @@
 #include "feed.h"
 
 #include "ckpt_job.h"
+#include "draw.h"
 
 #include "stall/limits.h"
 
@@ -49,37 +50,6 @@ static stall_time wi_cb_gap(void *ctx, int e)
     return w->gap[e];
 }
 
-static stall_time wi_draw_dist(gsl_rng *rng, const stall_dist *d)
-{
-    double v;
-    switch (d->kind) {
-    case STALL_DIST_LOGNORMAL: {
-        double s = d->sigma, mu = log(d->mean_s) - 0.5 * s * s;
-        v = gsl_ran_lognormal(rng, mu, s);
-        break;
-    }
-    case STALL_DIST_GAMMA: {
-        if (d->sd_s <= 0) {
-            v = d->mean_s;
-            break;
-        }
-        double k = (d->mean_s / d->sd_s) * (d->mean_s / d->sd_s),
-               theta = d->sd_s * d->sd_s / d->mean_s;
-        v = gsl_ran_gamma(rng, k, theta);
-        break;
-    }
-    case STALL_DIST_NORMAL:
-        v = d->mean_s + gsl_ran_gaussian(rng, d->sd_s);
-        break;
-    default:
-        v = d->mean_s;
-    }
-    if (!(v > 0))
-        return 0;
-    stall_time ns;
-    return stall_s_to_ns_bounded(v, STALL_LIMIT_DURATION_S, &ns) == 0 ? ns : -1;
-}
-
 /* Fits the resample distribution to a pool of measured durations. */
 static stall_dist wi_fit_pool(int resample, const stall_time *pool, size_t n)
 {
@@ -112,11 +82,11 @@ static stall_dist wi_fit_pool(int resample, const stall_time *pool, size_t n)
 
 /* One value for a cell outside the measured grid. */
 static stall_time wi_resample(gsl_rng *rng, int resample, const stall_time *pool, size_t npool,
-                              const stall_dist *fit)
+                              const wi_draw *fit)
 {
     if (resample == STALL_RESAMPLE_BOOTSTRAP)
         return pool[gsl_rng_uniform_int(rng, npool)];
-    return wi_draw_dist(rng, fit);
+    return wi_draw_ns(rng, fit);
 }
 
 static stall_time wi_scaled(stall_time v, double scale)
@@ -281,8 +251,8 @@ int wi_tables_build(const wi_whatif *what, const stall_measured *m, int g, int n
                              "lognormal or gamma",
                              what->ini, g, ne, (long long)n, m->ranks, m->epochs,
                              (long long)m->batches);
-    w->fetch = stall_xmalloc(cells * sizeof *w->fetch);
-    w->compute = stall_xmalloc(cells * sizeof *w->compute);
+    w->fetch = stall_xmalloc_big(cells * sizeof *w->fetch);
+    w->compute = stall_xmalloc_big(cells * sizeof *w->compute);
     w->tail = stall_xmalloc((size_t)ne * (size_t)n * sizeof *w->tail);
     w->gap = stall_xcalloc((size_t)ne, sizeof *w->gap);
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
@@ -293,6 +263,9 @@ int wi_tables_build(const wi_whatif *what, const stall_measured *m, int g, int n
         ffit = wi_fit_pool(what->resample, m->fetch, mcells);
         cfit = wi_fit_pool(what->resample, m->compute, mcells);
     }
+    wi_draw fdraw, cdraw;
+    wi_draw_init(&fdraw, &ffit);
+    wi_draw_init(&cdraw, &cfit);
     wi_xform x = wi_xform_make(what, g, whatif);
     wi_xform_inline(&x, what, m, whatif);
     /* A partial last batch is charged by its samples: lnum of the batch
@@ -305,15 +278,15 @@ int wi_tables_build(const wi_whatif *what, const stall_measured *m, int g, int n
                 size_t o = ((size_t)e * g + r) * (size_t)n + (size_t)k;
                 stall_time f, c;
                 if (!m) {
-                    f = wi_draw_dist(rng, &what->fetch_dist);
-                    c = wi_draw_dist(rng, &what->compute_dist);
+                    f = wi_draw_ns(rng, &fdraw);
+                    c = wi_draw_ns(rng, &cdraw);
                 } else if (e < m->epochs && r < m->ranks && k < m->batches) {
                     size_t i = ((size_t)e * m->ranks + r) * (size_t)m->batches + (size_t)k;
                     f = m->fetch[i];
                     c = m->compute[i];
                 } else {
-                    f = wi_resample(rng, what->resample, m->fetch, mcells, &ffit);
-                    c = wi_resample(rng, what->resample, m->compute, mcells, &cfit);
+                    f = wi_resample(rng, what->resample, m->fetch, mcells, &fdraw);
+                    c = wi_resample(rng, what->resample, m->compute, mcells, &cdraw);
                 }
                 if (f < 0 || c < 0) {
                     gsl_rng_free(rng);

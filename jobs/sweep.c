@@ -520,6 +520,8 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
     memset(res, 0, sizeof *res);
     stall_sweep *s = NULL;
     int rc = stall_sweep_create(cfg, opts, &s, err);
+    /* Points allocate and free the same sizes one after the other. */
+    stall_heap_keep();
     if (rc)
         return rc;
     /* Every point's input files are read and hashed once, before anything

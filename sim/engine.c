@@ -13,9 +13,13 @@
  *   - every event the engine handed out is either queued or on the free list
  *     (in the malloc build: queued or freed), never both.
  *
- * Events come from slabs of ENGINE_SLAB_EVENTS that stay until destroy; freed
- * events go on an intrusive free list, so steady state does no malloc and
- * get/put are O(1). The pool never shrinks: its size is the queue's peak.
+ * Events come from slabs that stay until destroy (the first of
+ * ENGINE_SLAB_FIRST events, each next one twice as large up to
+ * ENGINE_SLAB_EVENTS); a slab is handed out from its start on demand, never
+ * walked as a whole, so a small run touches only the memory it uses (a sweep
+ * point's queue holds a few dozen events). Freed events go on an intrusive
+ * free list, so steady state does no malloc and get/put are O(1). The pool
+ * never shrinks: its size is the queue's peak.
  * With STALL_POOL_MALLOC every event is its own malloc/free so the sanitizers
  * can catch use after free. Per event the loop costs one pop, O(log n) in
  * the queue size, plus the hooks and the model.
@@ -30,6 +34,7 @@
 #include <stdlib.h>
 
 #define ENGINE_MAX_HOOKS 8
+#define ENGINE_SLAB_FIRST 64
 #define ENGINE_SLAB_EVENTS 4096
 
 typedef struct engine_hook {
@@ -47,7 +52,7 @@ typedef struct engine_node {
 
 typedef struct engine_slab {
     struct engine_slab *next;
-    engine_node nodes[ENGINE_SLAB_EVENTS];
+    engine_node nodes[]; /* the engine's slab_cap when the slab was added */
 } engine_slab;
 #endif
 
@@ -61,8 +66,10 @@ struct stall_engine {
     int nhooks;
     engine_hook hooks[ENGINE_MAX_HOOKS];
 #ifndef STALL_POOL_MALLOC
-    engine_slab *slabs;
+    engine_slab *slabs; /* the newest first */
     engine_node *free_list;
+    size_t slab_used; /* nodes of the newest slab handed out, from its start */
+    size_t slab_cap;  /* nodes in the newest slab */
 #endif
 };
 
@@ -89,26 +96,29 @@ static void engine_pool_free(stall_engine *eng)
 
 #else
 
-/* Adds one slab and threads its nodes onto the free list so that they are
- * handed out in address order. */
+/* Adds a slab, twice as large as the previous one (up to
+ * ENGINE_SLAB_EVENTS), handed out from its start by engine_pool_get. */
 static void engine_pool_grow(stall_engine *eng)
 {
-    engine_slab *slab = stall_xmalloc(sizeof *slab);
+    size_t cap = eng->slabs ? 2 * eng->slab_cap : ENGINE_SLAB_FIRST;
+    cap = cap < ENGINE_SLAB_EVENTS ? cap : ENGINE_SLAB_EVENTS;
+    engine_slab *slab = stall_xmalloc(sizeof *slab + cap * sizeof slab->nodes[0]);
     slab->next = eng->slabs;
     eng->slabs = slab;
-    for (size_t i = ENGINE_SLAB_EVENTS; i-- > 0;) {
-        slab->nodes[i].next_free = eng->free_list;
-        eng->free_list = &slab->nodes[i];
-    }
+    eng->slab_cap = cap;
+    eng->slab_used = 0;
 }
 
 static stall_event *engine_pool_get(stall_engine *eng)
 {
-    if (!eng->free_list)
-        engine_pool_grow(eng);
     engine_node *node = eng->free_list;
-    eng->free_list = node->next_free;
-    return &node->ev;
+    if (node) {
+        eng->free_list = node->next_free;
+        return &node->ev;
+    }
+    if (!eng->slabs || eng->slab_used == eng->slab_cap)
+        engine_pool_grow(eng);
+    return &eng->slabs->nodes[eng->slab_used++].ev;
 }
 
 static void engine_pool_put(stall_engine *eng, stall_event *ev)
@@ -129,6 +139,7 @@ static void engine_pool_free(stall_engine *eng)
     }
     eng->slabs = NULL;
     eng->free_list = NULL;
+    eng->slab_used = eng->slab_cap = 0;
 }
 
 #endif

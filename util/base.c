@@ -5,6 +5,8 @@
  * the input up front, so the wrappers abort with one line instead of making
  * every caller check.
  */
+/* madvise and MADV_HUGEPAGE (stall_xmalloc_big). */
+#define _DEFAULT_SOURCE
 #include "stall/base.h"
 
 #include <math.h>
@@ -12,6 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #ifndef STALL_VERSION_STRING
 #define STALL_VERSION_STRING "0.0.0"
@@ -112,9 +118,31 @@ stall_time stall_s_to_ns(double seconds)
     return (stall_time)llround(seconds * 1e9);
 }
 
-double stall_ns_to_s(stall_time ns)
+void *stall_xmalloc_big(size_t size)
 {
-    return (double)ns / 1e9;
+#ifdef MADV_HUGEPAGE
+    const size_t huge = (size_t)2 << 20;
+    if (size >= 2 * huge && size <= SIZE_MAX - huge) {
+        size_t whole = (size + huge - 1) & ~(huge - 1);
+        void *p = aligned_alloc(huge, whole);
+        if (p) {
+            (void)madvise(p, whole, MADV_HUGEPAGE); /* a hint: refused is fine */
+            return p;
+        }
+    }
+#endif
+    return stall_xmalloc(size);
+}
+
+void stall_heap_keep(void)
+{
+#ifdef __GLIBC__
+    /* Up to 32 MiB from the heap (glibc's largest dynamic threshold, and
+     * what it would reach by itself after freeing such blocks), and give
+     * back only above 256 MiB free at the top. */
+    mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
+    mallopt(M_TRIM_THRESHOLD, 256 * 1024 * 1024);
+#endif
 }
 
 static int base_cmp_time(const void *a, const void *b)

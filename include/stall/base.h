@@ -70,11 +70,26 @@ void *stall_xmalloc(size_t size);
 void *stall_xcalloc(size_t n, size_t size);
 void *stall_xrealloc(void *ptr, size_t size);
 char *stall_xstrdup(const char *s);
+/* stall_xmalloc for a large array filled once and read often (the duration
+ * tables): from 4 MiB on it is placed on 2 MiB boundaries and the kernel
+ * asked for transparent huge pages (madvise), which cuts the page faults of
+ * its first filling about 500-fold. Freed with free(). */
+void *stall_xmalloc_big(size_t size);
 
 /* Seconds (finite, may be negative) to nanoseconds, rounded to nearest. */
 stall_time stall_s_to_ns(double seconds);
-/* Nanoseconds to seconds. */
-double stall_ns_to_s(stall_time ns);
+/* Nanoseconds to seconds (inline: the model's per-iteration sums call it
+ * once per rank). */
+static inline double stall_ns_to_s(stall_time ns)
+{
+    return (double)ns / 1e9;
+}
+
+/* Keeps memory a job frees for its next allocations instead of handing it
+ * back to the system at once (glibc: fixed mmap and trim thresholds), so
+ * that a sweep's or plan's next simulation does not fault the same pages
+ * in again. Process-wide; a no-op elsewhere. */
+void stall_heap_keep(void);
 
 /* Median of v[0..n) (the upper one for even n); sorts v in place. 0 when
  * n == 0. */

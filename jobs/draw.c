@@ -1,0 +1,153 @@
+/*
+ * draw.c - durations drawn from a distribution (see draw.h).
+ *
+ * The lognormal draw, the tables' hot loop, is GSL's own algorithm written
+ * out (gsl_ran_lognormal: the polar method's first coordinate, then exp), so
+ * that the constants of a table are computed once and the generator is
+ * called without a detour. It must give the very doubles GSL gives: a
+ * library built with other floating-point contraction would not, so the
+ * first use compares it with gsl_ran_lognormal on a few hundred draws and
+ * keeps GSL's function if a single bit differs. With sigma = 0 the value
+ * is exp(zeta) whatever the normal draw (0 * a finite number + zeta is
+ * zeta); the generator still advances exactly as GSL's rejection loop
+ * would. The seconds become ns as stall_s_to_ns_bounded rounds them
+ * (llround), without the library call. tests/test_draw.c holds every kind
+ * equal to GSL's draws, value for value and generator state after.
+ */
+#include "draw.h"
+
+#include <gsl/gsl_randist.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "stall/limits.h"
+
+/* One uniform in [0, 1), as gsl_rng_uniform. */
+static inline double draw_uniform(const gsl_rng *r)
+{
+    return r->type->get_double(r->state);
+}
+
+/* The polar method's point: u of the first pair inside the unit circle
+ * and its squared radius. */
+static inline double draw_polar(const gsl_rng *r, double *r2)
+{
+    double u, v, q;
+    do {
+        u = -1 + 2 * draw_uniform(r);
+        v = -1 + 2 * draw_uniform(r);
+        q = u * u + v * v;
+    } while (q > 1.0 || q == 0);
+    *r2 = q;
+    return u;
+}
+
+static double draw_lognormal(const gsl_rng *r, double zeta, double sigma)
+{
+    double r2, u = draw_polar(r, &r2);
+    double normal = u * sqrt(-2.0 * log(r2) / r2);
+    return exp(sigma * normal + zeta);
+}
+
+static bool draw_same; /* draw_lognormal gives GSL's doubles here */
+static pthread_once_t draw_once = PTHREAD_ONCE_INIT;
+
+static void draw_check(void)
+{
+    gsl_rng *a = gsl_rng_alloc(gsl_rng_mt19937), *b = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(a, 12345);
+    gsl_rng_set(b, 12345);
+    bool same = true;
+    for (int i = 0; i < 512 && same; i++) {
+        double zeta = -4.0 + 0.01 * i, sigma = 0.05 + 0.002 * i;
+        double x = gsl_ran_lognormal(a, zeta, sigma), y = draw_lognormal(b, zeta, sigma);
+        same = memcmp(&x, &y, sizeof x) == 0;
+    }
+    same = same && gsl_rng_get(a) == gsl_rng_get(b);
+    gsl_rng_free(a);
+    gsl_rng_free(b);
+    draw_same = same;
+}
+
+void wi_draw_init(wi_draw *w, const stall_dist *d)
+{
+    *w = (wi_draw){.kind = d->kind, .ns = 0};
+    switch (d->kind) {
+    case STALL_DIST_LOGNORMAL: {
+        double s = d->sigma;
+        w->a = log(d->mean_s) - 0.5 * s * s;
+        w->b = s;
+        pthread_once(&draw_once, draw_check);
+        break;
+    }
+    case STALL_DIST_GAMMA:
+        if (d->sd_s <= 0) {
+            w->kind = STALL_DIST_CONSTANT;
+        } else {
+            w->a = (d->mean_s / d->sd_s) * (d->mean_s / d->sd_s);
+            w->b = d->sd_s * d->sd_s / d->mean_s;
+        }
+        break;
+    case STALL_DIST_NORMAL:
+        w->a = d->mean_s;
+        w->b = d->sd_s;
+        break;
+    default:
+        w->kind = STALL_DIST_CONSTANT;
+        break;
+    }
+    if (w->kind == STALL_DIST_CONSTANT || (w->kind == STALL_DIST_LOGNORMAL && w->b == 0)) {
+        /* A constant, or the one value of a lognormal of sigma 0. */
+        double v = w->kind == STALL_DIST_CONSTANT ? d->mean_s : exp(w->a);
+        stall_time ns;
+        w->ns = !(v > 0) ? 0 : stall_s_to_ns_bounded(v, STALL_LIMIT_DURATION_S, &ns) == 0 ? ns : -1;
+    }
+}
+
+/* v seconds in ns as stall_s_to_ns_bounded gives them (llround(v * 1e9)),
+ * for v > 0: 0 when not > 0, -1 past the duration limit. Below 2^52 the
+ * fraction x - trunc(x) is exact, so rounding half away from zero by hand
+ * is llround's result without the call. */
+static inline stall_time draw_finish(double v)
+{
+    if (!(v > 0))
+        return 0;
+    if (!(v <= STALL_LIMIT_DURATION_S))
+        return -1;
+    double x = v * 1e9;
+    if (x < 0x1p52) {
+        stall_time t = (stall_time)x;
+        return x - (double)t >= 0.5 ? t + 1 : t;
+    }
+    stall_time ns;
+    return stall_s_to_ns_bounded(v, STALL_LIMIT_DURATION_S, &ns) == 0 ? ns : -1;
+}
+
+stall_time wi_draw_ns(gsl_rng *rng, const wi_draw *w)
+{
+    double v;
+    switch (w->kind) {
+    case STALL_DIST_LOGNORMAL:
+        if (!draw_same) {
+            v = gsl_ran_lognormal(rng, w->a, w->b);
+        } else if (w->b == 0) {
+            double r2;
+            (void)draw_polar(rng, &r2);
+            return w->ns;
+        } else {
+            v = draw_lognormal(rng, w->a, w->b);
+        }
+        break;
+    case STALL_DIST_GAMMA:
+        v = gsl_ran_gamma(rng, w->a, w->b);
+        break;
+    case STALL_DIST_NORMAL:
+        v = w->a + gsl_ran_gaussian(rng, w->b);
+        break;
+    default:
+        return w->ns;
+    }
+    return draw_finish(v);
+}

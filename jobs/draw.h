@@ -1,0 +1,29 @@
+/*
+ * draw.h - one duration drawn from a configured distribution ([fetch] and
+ * [compute] dist, or a fit to a trace's pool), for the duration tables of
+ * feed.c. Private to jobs/.
+ *
+ * wi_draw_init does once per table what does not change from draw to draw
+ * (the lognormal's log-mean, the gamma's shape and scale, a constant's
+ * nanoseconds); wi_draw_ns then gives, for the same generator state, the
+ * same nanoseconds as drawing with GSL's gsl_ran_* directly.
+ */
+#ifndef STALL_JOBS_DRAW_H
+#define STALL_JOBS_DRAW_H
+
+#include <gsl/gsl_rng.h>
+
+#include "stall/config.h"
+
+typedef struct wi_draw {
+    int kind;      /* STALL_DIST_*; constant when no draw is needed */
+    double a, b;   /* lognormal: zeta, sigma; gamma: shape, scale; normal: mean, sd */
+    stall_time ns; /* constant: the value */
+} wi_draw;
+
+void wi_draw_init(wi_draw *w, const stall_dist *d);
+/* One duration in ns: 0 when the draw is not > 0, -1 past the duration
+ * limit. */
+stall_time wi_draw_ns(gsl_rng *rng, const wi_draw *w);
+
+#endif
