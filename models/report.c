@@ -41,9 +41,9 @@ struct stall_report {
     int64_t warmup, samples;
     int64_t samples_last; /* in each rank's last batch of an epoch; 0: samples */
     double threshold;
-    int how; /* REPORT_HELD or REPORT_STREAMED */
-    report_row *rows;     /* held only */
-    stall_time *stalls;   /* [row * ranks + r]; NULL unless per-rank rows are kept */
+    int how;            /* REPORT_HELD or REPORT_STREAMED */
+    report_row *rows;   /* held only */
+    stall_time *stalls; /* [row * ranks + r]; NULL unless per-rank rows are kept */
     bool keep_ranks;
     size_t n, cap;
     stall_time *epoch_start, *epoch_end;
@@ -154,9 +154,10 @@ static void report_ranks_text(stall_out *w, const report_row *x, const stall_tim
 
 void stall_report_add(stall_report *r, const stall_iter_row *row)
 {
-    const report_row x = {row->epoch,        row->batch,       row->iter_end,      row->iter_time,
-                          row->stall_max,    row->stall_min,   row->wait_max,      row->fetch_spread,
-                          row->start_spread, row->wait_mean_s, row->compute_mean_s};
+    const report_row x = {row->epoch,       row->batch,         row->iter_end,
+                          row->iter_time,   row->stall_max,     row->stall_min,
+                          row->wait_max,    row->fetch_spread,  row->start_spread,
+                          row->wait_mean_s, row->compute_mean_s};
     r->stall_sum += stall_ns_to_s(x.stall_max);
     r->iter_sum += stall_ns_to_s(x.iter_time);
     r->compute_sum += x.compute_mean_s;
@@ -203,8 +204,7 @@ static int report_open(stall_atomic *a, stall_out **w, const char *path, const c
     return 0;
 }
 
-int stall_report_stream(stall_report *r, const char *iterations, const char *ranks,
-                        stall_err *err)
+int stall_report_stream(stall_report *r, const char *iterations, const char *ranks, stall_err *err)
 {
     if (r->n > 0 || r->how == REPORT_STREAMED)
         return stall_err_set(err, STALL_EINTERNAL, "report: streamed after rows were added");
@@ -329,8 +329,7 @@ static int report_fill_ranks(FILE *f, void *ctx, stall_err *err)
     stall_out w;
     stall_out_init(&w, f);
     for (size_t i = 0; i < r->n; i++)
-        report_ranks_text(&w, &r->rows[i], r->stalls + i * (size_t)r->ranks, r->ranks,
-                          r->epoch0);
+        report_ranks_text(&w, &r->rows[i], r->stalls + i * (size_t)r->ranks, r->ranks, r->epoch0);
     stall_out_flush(&w);
     return 0;
 }

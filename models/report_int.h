@@ -24,12 +24,12 @@
 #define RV_COLS 3
 
 typedef struct rv_store {
-    int64_t *buf;       /* [i * RV_COLS + c], values not yet spilled */
-    size_t nbuf, cap;   /* rows in buf, allocated */
-    size_t limit;       /* rows held before spilling (SIZE_MAX: never) */
-    size_t n;           /* rows in all */
-    int fd;             /* the spill, unlinked; -1 none */
-    bool io_failed;     /* a spill write failed (reported by rv_stats) */
+    int64_t *buf;     /* [i * RV_COLS + c], values not yet spilled */
+    size_t nbuf, cap; /* rows in buf, allocated */
+    size_t limit;     /* rows held before spilling (SIZE_MAX: never) */
+    size_t n;         /* rows in all */
+    int fd;           /* the spill, unlinked; -1 none */
+    bool io_failed;   /* a spill write failed (reported by rv_stats) */
     int64_t min[RV_COLS], max[RV_COLS];
 } rv_store;
 

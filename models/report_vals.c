@@ -183,13 +183,13 @@ static void rv_visit_var(void *ctx, const int64_t *rows, size_t n, size_t first)
 #define RV_RANKS 6 /* lhs and lhs + 1 of three quantiles */
 
 typedef struct rv_col {
-    int nr;                   /* ranks wanted */
-    size_t rank[RV_RANKS];    /* what is left of each rank within its prefix */
+    int nr;                /* ranks wanted */
+    size_t rank[RV_RANKS]; /* what is left of each rank within its prefix */
     uint64_t prefix[RV_RANKS];
-    int group[RV_RANKS];      /* which histogram */
+    int group[RV_RANKS]; /* which histogram */
     uint64_t gprefix[RV_RANKS];
     int ng;
-    int shift, d; /* bits below the prefix; bits decided this pass */
+    int shift, d;   /* bits below the prefix; bits decided this pass */
     uint64_t *hist; /* [ng][RV_BUCKETS] */
 } rv_col;
 

@@ -186,8 +186,8 @@ static bool same_num(double a, double b)
 static void expect_same_stat(const stall_stat *a, const stall_stat *b, const char *what,
                              const char *hold)
 {
-    cr_expect(same_num(a->mean, b->mean), "%s mean (hold %s): %.17g vs %.17g", what, hold,
-              a->mean, b->mean);
+    cr_expect(same_num(a->mean, b->mean), "%s mean (hold %s): %.17g vs %.17g", what, hold, a->mean,
+              b->mean);
     cr_expect(same_num(a->std, b->std), "%s std (hold %s): %.17g vs %.17g", what, hold, a->std,
               b->std);
     cr_expect(same_num(a->p50, b->p50), "%s p50 (hold %s): %.17g vs %.17g", what, hold, a->p50,
@@ -247,15 +247,15 @@ Test(report, streamed_files_and_summary_equal_the_held_ones)
             expect_same_stat(&x.iteration, &y.iteration, "iteration", holds[h]);
             expect_same_stat(&x.stall, &y.stall, "stall", holds[h]);
             expect_same_stat(&x.delay, &y.delay, "delay", holds[h]);
-            const double xs[] = {x.epoch_time_s,        x.total_time_s, x.throughput_batches_s,
-                                 x.throughput_samples_s, x.mean_wait_s,  x.effective_delay_pct,
+            const double xs[] = {x.epoch_time_s,         x.total_time_s,  x.throughput_batches_s,
+                                 x.throughput_samples_s, x.mean_wait_s,   x.effective_delay_pct,
                                  x.stall_share,          x.gpu_busy_share};
-            const double ys[] = {y.epoch_time_s,        y.total_time_s, y.throughput_batches_s,
-                                 y.throughput_samples_s, y.mean_wait_s,  y.effective_delay_pct,
+            const double ys[] = {y.epoch_time_s,         y.total_time_s,  y.throughput_batches_s,
+                                 y.throughput_samples_s, y.mean_wait_s,   y.effective_delay_pct,
                                  y.stall_share,          y.gpu_busy_share};
             for (size_t i = 0; i < sizeof xs / sizeof *xs; i++)
-                cr_expect(same_num(xs[i], ys[i]), "summary field %zu, %d rows: %.17g vs %.17g",
-                          i, rows, xs[i], ys[i]);
+                cr_expect(same_num(xs[i], ys[i]), "summary field %zu, %d rows: %.17g vs %.17g", i,
+                          rows, xs[i], ys[i]);
             stall_report_destroy(held);
             stall_report_destroy(str);
         }
@@ -271,7 +271,7 @@ Test(report, a_streamed_report_not_finished_leaves_no_file)
     cr_assert_eq(stall_report_stream(r, it, rk, &err), 0, "%s", err.msg);
     feed(r, 2, 3000);
     cr_expect_neq(stall_report_write_iterations(r, it, &err), 0); /* rows not kept */
-    stall_report_destroy(r); /* a run that failed half way */
+    stall_report_destroy(r);                                      /* a run that failed half way */
     DIR *d = opendir(rdir);
     cr_assert_not_null(d);
     struct dirent *e;

@@ -88,8 +88,7 @@ void stall_report_last_samples(stall_report *r, int64_t samples_last);
  * the files into place; stall_report_destroy without it removes them.
  * stall_report_write_* then refuse (STALL_EINTERNAL). Returns 0 or
  * STALL_EIO. */
-int stall_report_stream(stall_report *r, const char *iterations, const char *ranks,
-                        stall_err *err);
+int stall_report_stream(stall_report *r, const char *iterations, const char *ranks, stall_err *err);
 /* After the last row and epoch of a streamed report: computes the
  * statistics and renames the files into place (before
  * stall_report_summarize). Returns 0, STALL_EIO or STALL_EINTERNAL (files
