@@ -85,9 +85,13 @@ static int wi_replicate(const stall_config *cfg, const wi_whatif *what, const st
     wi_collect col = {
         .rep = stall_report_create(p->ranks, cfg->warmup, cfg->delay_threshold, samples)};
     stall_report_last_samples(col.rep, samples_last);
+    if (rc == 0)
+        rc = stall_report_stream(col.rep, NULL, NULL, err); /* the summary only */
     stall_model_stats st;
     if (rc == 0)
         rc = wi_run(&pj, &w, &col, &st, err);
+    if (rc == 0)
+        rc = stall_report_finish(col.rep, err);
     if (rc == 0) {
         stall_summary s;
         stall_report_summarize(col.rep, &s);
@@ -471,27 +475,23 @@ static int wi_prepare(wi_model_run *j, stall_err *err)
     return rc;
 }
 
-/* Writes one alignment's iterations.csv (and ranks.csv) into its folder. */
-static int wi_write_iterations(const wi_model_run *j, const wi_alignment *job,
-                               const stall_report *rep, bool ranks_csv, stall_err *err)
+/* Streams one alignment's iterations.csv (and ranks.csv) into its folder
+ * as the run produces the rows (stall_report_stream): memory does not grow
+ * with the iterations. *dir gets the folder. */
+static int wi_stream_iterations(const wi_model_run *j, const wi_alignment *job, stall_report *rep,
+                                bool ranks_csv, char **dir, stall_err *err)
 {
     char name[64];
     snprintf(name, sizeof name, "fetch-%s_start-none", stall_align_name(job->fa));
-    char *dir = stall_path_join(j->outdir, name);
-    int rc = stall_mkdirs(dir, err);
+    *dir = stall_path_join(j->outdir, name);
+    int rc = stall_mkdirs(*dir, err);
     if (rc == 0) {
-        char *path = stall_path_join(dir, "iterations.csv");
-        rc = stall_report_write_iterations(rep, path, err);
-        free(path);
+        char *it = stall_path_join(*dir, "iterations.csv");
+        char *rk = ranks_csv ? stall_path_join(*dir, "ranks.csv") : NULL;
+        rc = stall_report_stream(rep, it, rk, err);
+        free(it);
+        free(rk);
     }
-    if (rc == 0 && ranks_csv) {
-        char *path = stall_path_join(dir, "ranks.csv");
-        rc = stall_report_write_ranks(rep, path, err);
-        free(path);
-    }
-    if (rc == 0 && job == &j->jobs[0])
-        rc = wi_ck_write(&j->ck, dir, err);
-    free(dir);
     return rc;
 }
 
@@ -521,17 +521,22 @@ static int wi_run_alignment(wi_model_run *j, int i, stall_err *err)
     stall_report_keep_ranks(c.rep, ranks_csv);
     stall_report_last_samples(c.rep, j->samples_last);
     stall_report_label_epochs(c.rep, j->have ? j->m.epoch0 : 0);
-    int rc;
-    if (j->ws) {
+    bool files = !opts->no_files && !opts->no_iterations;
+    char *dir = NULL;
+    int rc = files ? wi_stream_iterations(j, job, c.rep, ranks_csv, &dir, err)
+                   : stall_report_stream(c.rep, NULL, NULL, err);
+    if (rc == 0 && j->ws) {
         stall_durations dur;
         rc = wi_stream_durations(j->ws, &pj, &j->x, &dur, err);
         if (rc == 0)
             rc = wi_run_with(&pj, &dur, &c, &job->st, err);
         int src = rc ? wi_stream_error(j->ws, err) : 0;
         rc = src ? src : rc;
-    } else {
+    } else if (rc == 0) {
         rc = wi_run(&pj, &j->w, &c, &job->st, err);
     }
+    if (rc == 0)
+        rc = stall_report_finish(c.rep, err);
     if (rc == 0) {
         stall_report_summarize(c.rep, &job->sum);
         job->sum.ckpt_share = i == 0 ? wi_ck_share(&j->ck) : 0.0;
@@ -541,8 +546,9 @@ static int wi_run_alignment(wi_model_run *j, int i, stall_err *err)
             j->samples > 0 ? job->sum.throughput_samples_s : job->sum.throughput_batches_s;
         job->rep[2] = job->sum.stall_share;
     }
-    if (rc == 0 && !opts->no_files && !opts->no_iterations)
-        rc = wi_write_iterations(j, job, c.rep, ranks_csv, err);
+    if (rc == 0 && files && job == &j->jobs[0])
+        rc = wi_ck_write(&j->ck, dir, err);
+    free(dir);
     stall_report_destroy(c.rep);
     for (int r = 1; r < j->reps && rc == 0; r++)
         rc = wi_replicate(cfg, &j->in.what, j->have ? &j->m : NULL, &j->p, j->samples,

@@ -9,7 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dirent.h>
+#include <stdint.h>
+
 #include "stall/config.h"
+#include "stall/io.h"
 #include "stall/job.h"
 #include "stall/report.h"
 
@@ -118,4 +122,160 @@ Test(report, per_rank_auto_stops_at_64_ranks)
     cr_assert_eq(stall_config_set(&cfg, "scenario.mode=seed", &err), 0, "%s", err.msg);
     cr_expect_neq(stall_config_check(&cfg, &err), 0);
     cr_expect(strstr(err.msg, "--set report.per_rank") != NULL, "%s", err.msg);
+}
+
+/* ---- streamed rows (stall_report_stream): the same bytes and summary ---- */
+
+/* A run's rows with what the statistics find hard: many tied stalls (most
+ * are 0), a wide range (ns to minutes), warm-up rows left out, two epochs,
+ * and a partial last batch. Deterministic (a 64-bit LCG). */
+static void feed(stall_report *r, int ranks, int rows)
+{
+    uint64_t x = 88172645463325252ull;
+    stall_time *st = malloc((size_t)ranks * sizeof *st);
+    stall_time t = 5000, start = t;
+    for (int k = 0; k < rows; k++) {
+        int e = k < rows / 2 ? 0 : 1;
+        int64_t b = e ? k - rows / 2 : k;
+        if (k == rows / 2)
+            start = t;
+        stall_time smax = 0, smin = INT64_MAX;
+        for (int g = 0; g < ranks; g++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            uint64_t u = x >> 11;
+            stall_time s = u % 3 ? 0 : (stall_time)(u % 4000000);
+            if (u % 97 == 0)
+                s = (stall_time)(u % 90000000000ull);
+            st[g] = s;
+            smax = s > smax ? s : smax;
+            smin = s < smin ? s : smin;
+        }
+        stall_time it = 1000000 + smax + (stall_time)(x % 777);
+        t += it;
+        stall_iter_row row = {.epoch = e,
+                              .batch = b,
+                              .iter_end = t,
+                              .iter_time = it,
+                              .stall_max = smax,
+                              .stall_min = smin,
+                              .wait_max = smax - smin,
+                              .wait_mean_s = (double)(x % 1000003) / 7e6,
+                              .compute_mean_s = 1e-3 + (double)(x % 101) / 3e9,
+                              .fetch_spread = (stall_time)(x % 5000),
+                              .start_spread = (stall_time)(x % 7000),
+                              .stall = st};
+        stall_report_add(r, &row);
+        if (k == rows / 2 - 1 || k == rows - 1)
+            stall_report_epoch(r, e, e ? start : 5000, t);
+    }
+    free(st);
+}
+
+static char *slurp(const char *path)
+{
+    char *s = stall_read_file(path, NULL);
+    cr_assert_not_null(s, "%s: cannot read", path);
+    return s;
+}
+
+static bool same_num(double a, double b)
+{
+    return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0;
+}
+
+static void expect_same_stat(const stall_stat *a, const stall_stat *b, const char *what,
+                             const char *hold)
+{
+    cr_expect(same_num(a->mean, b->mean), "%s mean (hold %s): %.17g vs %.17g", what, hold, a->mean,
+              b->mean);
+    cr_expect(same_num(a->std, b->std), "%s std (hold %s): %.17g vs %.17g", what, hold, a->std,
+              b->std);
+    cr_expect(same_num(a->p50, b->p50), "%s p50 (hold %s): %.17g vs %.17g", what, hold, a->p50,
+              b->p50);
+    cr_expect(same_num(a->p95, b->p95), "%s p95 (hold %s): %.17g vs %.17g", what, hold, a->p95,
+              b->p95);
+    cr_expect(same_num(a->p99, b->p99), "%s p99 (hold %s): %.17g vs %.17g", what, hold, a->p99,
+              b->p99);
+}
+
+Test(report, streamed_files_and_summary_equal_the_held_ones)
+{
+    /* Held in memory, spilled after 1 and 37 rows, and held below the
+     * limit; 0, 1, 2 and many kept rows (warm-up 5 per epoch). */
+    const char *holds[] = {"1", "37", "100000"};
+    const int sizes[] = {6, 11, 12, 4000};
+    stall_err err = {0};
+    for (size_t h = 0; h < sizeof holds / sizeof *holds; h++)
+        for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+            int ranks = 3, rows = sizes[z];
+            stall_report *held = stall_report_create(ranks, 5, 0.0005, 32);
+            stall_report_keep_ranks(held, true);
+            stall_report_label_epochs(held, 1);
+            stall_report_last_samples(held, 7);
+            feed(held, ranks, rows);
+            char hi[600], hr[600], si[600], sr[600];
+            snprintf(hi, sizeof hi, "%s/held_it.csv", rdir);
+            snprintf(hr, sizeof hr, "%s/held_rk.csv", rdir);
+            snprintf(si, sizeof si, "%s/str_it.csv", rdir);
+            snprintf(sr, sizeof sr, "%s/str_rk.csv", rdir);
+            cr_assert_eq(stall_report_write_iterations(held, hi, &err), 0, "%s", err.msg);
+            cr_assert_eq(stall_report_write_ranks(held, hr, &err), 0, "%s", err.msg);
+            setenv("STALL_REPORT_HOLD_ROWS", holds[h], 1);
+            stall_report *str = stall_report_create(ranks, 5, 0.0005, 32);
+            stall_report_label_epochs(str, 1);
+            stall_report_last_samples(str, 7);
+            cr_assert_eq(stall_report_stream(str, si, sr, &err), 0, "%s", err.msg);
+            unsetenv("STALL_REPORT_HOLD_ROWS");
+            feed(str, ranks, rows);
+            cr_assert_eq(stall_report_finish(str, &err), 0, "%s", err.msg);
+            char *a = slurp(hi), *b = slurp(si);
+            cr_expect_str_eq(b, a, "iterations.csv, %d rows, hold %s", rows, holds[h]);
+            free(a);
+            free(b);
+            a = slurp(hr);
+            b = slurp(sr);
+            cr_expect_str_eq(b, a, "ranks.csv, %d rows, hold %s", rows, holds[h]);
+            free(a);
+            free(b);
+            stall_summary x, y;
+            stall_report_summarize(held, &x);
+            stall_report_summarize(str, &y);
+            cr_expect_eq(x.iterations, y.iterations);
+            cr_expect_eq(x.kept, y.kept);
+            int h0 = rows / 2, h1 = rows - h0;
+            cr_expect_eq(y.kept, (size_t)((h0 > 5 ? h0 - 5 : 0) + (h1 > 5 ? h1 - 5 : 0)));
+            expect_same_stat(&x.iteration, &y.iteration, "iteration", holds[h]);
+            expect_same_stat(&x.stall, &y.stall, "stall", holds[h]);
+            expect_same_stat(&x.delay, &y.delay, "delay", holds[h]);
+            const double xs[] = {x.epoch_time_s,         x.total_time_s,  x.throughput_batches_s,
+                                 x.throughput_samples_s, x.mean_wait_s,   x.effective_delay_pct,
+                                 x.stall_share,          x.gpu_busy_share};
+            const double ys[] = {y.epoch_time_s,         y.total_time_s,  y.throughput_batches_s,
+                                 y.throughput_samples_s, y.mean_wait_s,   y.effective_delay_pct,
+                                 y.stall_share,          y.gpu_busy_share};
+            for (size_t i = 0; i < sizeof xs / sizeof *xs; i++)
+                cr_expect(same_num(xs[i], ys[i]), "summary field %zu, %d rows: %.17g vs %.17g", i,
+                          rows, xs[i], ys[i]);
+            stall_report_destroy(held);
+            stall_report_destroy(str);
+        }
+}
+
+Test(report, a_streamed_report_not_finished_leaves_no_file)
+{
+    char it[600], rk[600];
+    snprintf(it, sizeof it, "%s/iterations.csv", rdir);
+    snprintf(rk, sizeof rk, "%s/ranks.csv", rdir);
+    stall_err err = {0};
+    stall_report *r = stall_report_create(2, 0, 0.03, 0);
+    cr_assert_eq(stall_report_stream(r, it, rk, &err), 0, "%s", err.msg);
+    feed(r, 2, 3000);
+    cr_expect_neq(stall_report_write_iterations(r, it, &err), 0); /* rows not kept */
+    stall_report_destroy(r);                                      /* a run that failed half way */
+    DIR *d = opendir(rdir);
+    cr_assert_not_null(d);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        cr_expect(e->d_name[0] == '.', "left behind: %s", e->d_name);
+    closedir(d);
 }

@@ -97,10 +97,10 @@ int stall_sync_fs(const char *path, stall_err *err)
     return 0;
 }
 
-int stall_write_atomic(const char *path, stall_fill_fn fill, void *ctx, stall_err *err)
+int stall_atomic_open(stall_atomic *a, const char *path, stall_err *err)
 {
+    memset(a, 0, sizeof *a);
     stall_cleanup_check();
-    bool sync = io_sync && !stall_io_deferred(path);
     size_t n = strlen(path) + 32;
     char *tmp = stall_xmalloc(n);
     snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
@@ -112,19 +112,60 @@ int stall_write_atomic(const char *path, stall_fill_fn fill, void *ctx, stall_er
         free(tmp);
         return rc;
     }
-    int rc = fill(f, ctx, err);
+    a->f = f;
+    a->tmp = tmp;
+    a->path = stall_xstrdup(path);
+    return 0;
+}
+
+static void io_atomic_release(stall_atomic *a)
+{
+    stall_cleanup_forget(a->tmp);
+    free(a->tmp);
+    free(a->path);
+    memset(a, 0, sizeof *a);
+}
+
+void stall_atomic_abort(stall_atomic *a)
+{
+    if (!a->f)
+        return;
+    fclose(a->f);
+    remove(a->tmp);
+    io_atomic_release(a);
+}
+
+/* Ends an open handle: rc != 0 (fill's failure) removes the file. */
+static int io_atomic_end(stall_atomic *a, int rc, stall_err *err)
+{
+    const char *path = a->path;
+    bool sync = io_sync && !stall_io_deferred(path);
+    FILE *f = a->f;
     if (rc == 0 && (ferror(f) || fflush(f) != 0 || (sync && fsync(fileno(f)) != 0)))
         rc = stall_err_set(err, STALL_EIO, "%s: write failed: %s", path, strerror(errno));
     if (fclose(f) != 0 && rc == 0)
         rc = stall_err_set(err, STALL_EIO, "%s: close failed: %s", path, strerror(errno));
-    if (rc == 0 && rename(tmp, path) != 0)
+    if (rc == 0 && rename(a->tmp, path) != 0)
         rc = stall_err_set(err, STALL_EIO, "%s: cannot rename into place: %s", path,
                            strerror(errno));
     if (rc != 0)
-        remove(tmp);
-    stall_cleanup_forget(tmp);
-    free(tmp);
+        remove(a->tmp);
+    io_atomic_release(a);
     return rc;
+}
+
+int stall_atomic_commit(stall_atomic *a, stall_err *err)
+{
+    return io_atomic_end(a, 0, err);
+}
+
+int stall_write_atomic(const char *path, stall_fill_fn fill, void *ctx, stall_err *err)
+{
+    stall_atomic a;
+    int rc = stall_atomic_open(&a, path, err);
+    if (rc)
+        return rc;
+    return io_atomic_end(&a, fill(a.f, ctx, err), err);
 }
 
 int stall_write_atomic_in(const char *dir, const char *name, stall_fill_fn fill, void *ctx,

@@ -25,6 +25,21 @@ typedef int (*stall_fill_fn)(FILE *f, void *ctx, stall_err *err);
  * left as it was. Returns 0 or STALL_EIO / fill's code. */
 int stall_write_atomic(const char *path, stall_fill_fn fill, void *ctx, stall_err *err);
 
+/* A file written over time, whole or not at all (a report's rows as the
+ * run produces them): stall_atomic_open creates path's temporary file (the
+ * name stall_write_atomic uses, registered for removal on a signal) and
+ * sets a->f; stall_atomic_commit flushes, syncs as stall_write_atomic does
+ * and renames it into place; stall_atomic_abort removes it. Exactly one of
+ * the two ends every successful open; both release what open took and
+ * leave *a zeroed, and abort on a zeroed handle does nothing. */
+typedef struct stall_atomic {
+    FILE *f;
+    char *path, *tmp;
+} stall_atomic;
+int stall_atomic_open(stall_atomic *a, const char *path, stall_err *err);
+int stall_atomic_commit(stall_atomic *a, stall_err *err);
+void stall_atomic_abort(stall_atomic *a);
+
 /* stall_write_atomic on dir/name. */
 /* Reads the whole file at path into a NUL-terminated buffer (caller
  * frees); *len gets its size when len is not NULL. NULL when it cannot be

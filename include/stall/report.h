@@ -78,6 +78,23 @@ void stall_report_label_epochs(stall_report *r, int epoch0);
  * (throughput_samples_s counts them, not a full batch). Default: full. */
 void stall_report_last_samples(stall_report *r, int64_t samples_last);
 
+/* Streams the rows instead of keeping them (call before the first row):
+ * each row is written as it is added to the temporary file of
+ * `iterations` (and of `ranks`, the per-rank long table), NULL for a file
+ * not wanted (both NULL: only the summary is computed). Memory no longer
+ * grows with the rows: the statistics keep three numbers per kept row,
+ * moved past a limit to an unlinked file in $TMPDIR. The files' bytes and
+ * the summary are those of the held report. stall_report_finish renames
+ * the files into place; stall_report_destroy without it removes them.
+ * stall_report_write_* then refuse (STALL_EINTERNAL). Returns 0 or
+ * STALL_EIO. */
+int stall_report_stream(stall_report *r, const char *iterations, const char *ranks, stall_err *err);
+/* After the last row and epoch of a streamed report: computes the
+ * statistics and renames the files into place (before
+ * stall_report_summarize). Returns 0, STALL_EIO or STALL_EINTERNAL (files
+ * removed). */
+int stall_report_finish(stall_report *r, stall_err *err);
+
 /* Appends one row (stall[] is copied). */
 void stall_report_add(stall_report *r, const stall_iter_row *row);
 /* Records the next epoch's start and end (absolute ns); call once per
