@@ -40,11 +40,13 @@ static void analyse_file(const char *rel, int workers, stall_analysis *a)
     for (int r = 0; r < a->ranks; r++) {
         const stall_an_rank *x = &a->rank[r];
         double sum =
-            x->startup_s + x->data_s + x->handover_s + x->compute_s + x->barrier_s + x->post_s;
+            x->startup_s + x->data_s + x->handover_s + x->compute_s + x->barrier_s + x->post_s +
+            x->ckpt_s;
         cr_assert(fabs(sum - x->total_s) < 1e-6 * (1 + x->total_s),
                   "%s rank %d: parts %.9f != total %.9f", rel, r, sum, x->total_s);
     }
-    double s = a->share_data + a->share_straggler + a->share_compute + a->share_startup;
+    double s = a->share_data + a->share_straggler + a->share_compute + a->share_startup +
+               a->share_checkpoint;
     cr_assert(fabs(s - 1) < 1e-9, "%s: shares add up to %.12f", rel, s);
     stall_tidy_free(t);
 }
