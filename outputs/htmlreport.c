@@ -265,8 +265,8 @@ static int html_shares_table(FILE *f, const char *dir, stall_err *err)
         return rc;
     int cs = stall_table_col(t, "source"), cm = stall_table_col(t, "metric"),
         cv = stall_table_col(t, "value");
-    static const char *const metric[] = {"verdict",       "share_data",       "share_straggler",
-                                         "share_compute", "share_startup",    "share_checkpoint",
+    static const char *const metric[] = {"verdict",       "share_data",    "share_straggler",
+                                         "share_compute", "share_startup", "share_checkpoint",
                                          "straggler_rank"};
     static const char *const label[] = {"verdict",  "data",       "barrier (straggler)", "compute",
                                         "start-up", "checkpoint", "straggler rank"};

@@ -78,8 +78,8 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
     if (rc)
         return rc;
     const char *parts[] = STALL_PER_RANK_PARTS;
-    const char *words[] = {"epoch start-up",    "waiting for data", "hand-over", "compute",
-                           "barrier wait",      "all-reduce + step", "checkpoint"};
+    const char *words[] = {"epoch start-up", "waiting for data",  "hand-over", "compute",
+                           "barrier wait",   "all-reduce + step", "checkpoint"};
     int col[7], cs = stall_table_col(t, STALL_COL_SOURCE), cr = stall_table_col(t, STALL_COL_RANK);
     for (int i = 0; i < 6; i++)
         col[i] = stall_table_col(t, parts[i]);
@@ -88,8 +88,8 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
      * some row (hand-over of a trace that holds only the loop's waits: the
      * whole wait is data; the checkpoint of a source without) stacks as 0:
      * as NaN it would hide every part above it. */
-    const char *parts7[] = {parts[0], parts[1], parts[2], parts[3],
-                            parts[4], parts[5], STALL_COL_CHECKPOINT};
+    const char *parts7[] = {
+        parts[0], parts[1], parts[2], parts[3], parts[4], parts[5], STALL_COL_CHECKPOINT};
     col[6] = stall_table_col(t, STALL_COL_CHECKPOINT);
     bool blank[7] = {false};
     int nparts = 6;
@@ -141,9 +141,12 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
     bool said = false;
     for (int j = 0; j < nparts; j++)
         if (blank[j]) {
-            fprintf(c->dat, "%s %s", said ? "" : "# drawn as 0 where per_rank.csv leaves it empty "
-                                                 "(hand-over: unknown, inside data_s; checkpoint: "
-                                                 "none recorded):", parts7[j]);
+            fprintf(c->dat, "%s %s",
+                    said ? ""
+                         : "# drawn as 0 where per_rank.csv leaves it empty "
+                           "(hand-over: unknown, inside data_s; checkpoint: "
+                           "none recorded):",
+                    parts7[j]);
             said = true;
         }
     if (said)

@@ -39,9 +39,8 @@ static void analyse_file(const char *rel, int workers, stall_analysis *a)
     /* Property: a rank's parts add up to its time, on every trace. */
     for (int r = 0; r < a->ranks; r++) {
         const stall_an_rank *x = &a->rank[r];
-        double sum =
-            x->startup_s + x->data_s + x->handover_s + x->compute_s + x->barrier_s + x->post_s +
-            x->ckpt_s;
+        double sum = x->startup_s + x->data_s + x->handover_s + x->compute_s + x->barrier_s +
+                     x->post_s + x->ckpt_s;
         cr_assert(fabs(sum - x->total_s) < 1e-6 * (1 + x->total_s),
                   "%s rank %d: parts %.9f != total %.9f", rel, r, sum, x->total_s);
     }

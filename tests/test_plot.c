@@ -982,9 +982,8 @@ Test(plot, real_breakdown_of_a_checkpoint_whatif_reaches_the_ranks_time)
     /* Checkpoints off in the what-if: its column is empty (none recorded),
      * the measured source's is not, and both bars still reach their totals. */
     r = res_dir("ck0");
-    cr_assert_eq(sh("%s run %s -o %s -q --set checkpoint.every_iterations=0 --analyze", BIN, ini,
-                    r),
-                 0);
+    cr_assert_eq(
+        sh("%s run %s -o %s -q --set checkpoint.every_iterations=0 --analyze", BIN, ini, r), 0);
     cr_assert_eq(stall_plot(r, &no_gnuplot, &res, &err), 0, "%s", err.msg);
     snprintf(p, sizeof p, "%s/" STALL_RESULTS_PER_RANK, r);
     cr_assert_eq(stall_table_read(p, &pr, &err), 0, "%s", err.msg);

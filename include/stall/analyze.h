@@ -77,11 +77,11 @@ typedef struct stall_an_io {
     double mean_fetch_s; /* fetch_end - fetch_start over the epoch's batches (all ranks) */
     double read_above_s; /* mean_fetch_s minus the fastest epoch's: model.md 2.3 read_above(e) */
     double mb_s_fetch;   /* MB read / fetch time, summed over the epoch's batches */
-    double mb_s_epoch;   /* MB read by all ranks / the epoch's wall time (first start to last end) */
-    double data_s;       /* the data part of the epoch (k >= 1) */
-    double storage_s;    /* of it, reads above the fastest epoch: min(data_s, read_above_s x
-                            (N - 1) / max(1, workers)), 0 where read_above_s is within twice
-                            the standard error of the two epochs' mean fetches */
+    double mb_s_epoch; /* MB read by all ranks / the epoch's wall time (first start to last end) */
+    double data_s;     /* the data part of the epoch (k >= 1) */
+    double storage_s;  /* of it, reads above the fastest epoch: min(data_s, read_above_s x
+                          (N - 1) / max(1, workers)), 0 where read_above_s is within twice
+                          the standard error of the two epochs' mean fetches */
 } stall_an_io;
 
 /* A loss (data, straggler, start-up) names the verdict when it is the
@@ -115,9 +115,9 @@ typedef struct stall_analysis {
     double share_startup;
     double share_checkpoint; /* a tidy trace's checkpoints inside the epochs (then the five add
                                 up to 1; 0: none) */
-    bool ckpt_inside; /* the source records checkpoints inside the epochs (tidy ckpt columns
-                         with compute_end, a simulated run's waits): rank[].ckpt_s is one of
-                         the parts that add up to total_s */
+    bool ckpt_inside;        /* the source records checkpoints inside the epochs (tidy ckpt columns
+                                with compute_end, a simulated run's waits): rank[].ckpt_s is one of
+                                the parts that add up to total_s */
     int epoch0;              /* the trace's label of epoch 0 */
     stall_an_io *io;         /* [epochs]: storage per epoch; NULL when the trace records no
                                 bytes, no fetch times or one epoch */
