@@ -625,12 +625,17 @@ int stall_run_observed(const stall_config *cfg, const stall_run_opts *opts, bool
         if (rc == 0)
             rc = stall_analysis_write(a, labels, n, dir, err);
         if (rc == 0 && opts->term) {
+            bool ck = false, io = false;
+            for (int j = 0; j < n; j++) {
+                ck = ck || a[j].checkpoint_s;
+                io = io || a[j].io;
+            }
             fputc('\n', opts->term);
             stall_analysis_print(a, labels, n, opts->term);
             fprintf(opts->term,
                     "analysis in %s/ (analyze.csv, per_rank.csv, per_worker.csv, windows.csv, "
-                    "slowest.csv)\n",
-                    dir);
+                    "slowest.csv%s%s)\n",
+                    dir, ck ? ", checkpoint.csv" : "", io ? ", storage.csv" : "");
         }
         for (int j = 0; j < n; j++)
             stall_analysis_free(&a[j]);

@@ -8,7 +8,7 @@
  *     the epoch, and of the loop's data wait the part the reads above the
  *     fastest epoch explain: min(data, read_above x (N - 1) / max(1, W)),
  *     where read_above exceeds twice the standard error of the two means'
- *     difference (else 0: the fetches' own spread);
+ *     difference and STALL_AN_READ_REL of the fastest mean (else 0);
  *   checkpoints inside the epochs: each rank's epoch time, for the share of
  *     it its checkpoints took (checkpoint.csv, the terminal).
  * Nothing is filled for a trace that does not show a cause.
@@ -88,10 +88,14 @@ static void causes_storage(const stall_tidy_trace *t, stall_analysis *a)
         stall_an_io *x = &a->io[e];
         x->read_above_s = x->mean_fetch_s - a->io[warm].mean_fetch_s;
         /* Counted where the two epochs' means differ by more than twice the
-         * standard error of their difference: a smaller one is the fetches'
-         * own spread, not reads. */
+         * standard error of their difference (less is the fetches' own
+         * spread) and by more than STALL_AN_READ_REL of the fastest (less is
+         * what the machine's speed moves between epochs of in-memory data). */
         double se = sqrt((var[e] + var[warm]) / (double)nf);
-        double above = x->read_above_s > 2 * se ? x->read_above_s : 0;
+        double above = x->read_above_s > 2 * se &&
+                               x->read_above_s > STALL_AN_READ_REL * a->io[warm].mean_fetch_s
+                           ? x->read_above_s
+                           : 0;
         double bound = above * (double)(t->batches - 1) / w;
         for (int r = 0; r < g; r++) {
             double d = causes_data(t, e, r);

@@ -87,6 +87,10 @@ typedef struct stall_an_io {
 /* A loss (data, straggler, start-up) names the verdict when it is the
  * largest and takes at least this share of the ranks' time. */
 #define STALL_AN_LOSS 0.20
+/* An epoch's fetches count as slower reads (stall_an_io.storage_s) when their
+ * mean exceeds the fastest epoch's by more than this share of it (and by
+ * twice the standard error of the difference): docs/model.md 8 says why. */
+#define STALL_AN_READ_REL 0.15
 #define STALL_AN_SLOWEST 10
 #define STALL_AN_WINDOWS 20
 
