@@ -313,7 +313,7 @@ static char *slurp(const char *path)
  * mean fetch, read_above = it minus the fastest epoch's, MB/s per fetch
  * (bytes / summed fetch time) and of the epoch, the data part, and of it
  * min(data, read_above x (N - 1) / W) where read_above exceeds twice the
- * standard error of the two means' difference and 15% of the fastest mean. */
+ * standard error of the two means' difference and 30% of the fastest mean. */
 Test(analyze, storage_reads_per_epoch_match_the_trace_rows)
 {
     const char *tr[] = {"store_warm", "store_half", "store_none", "pagecache_cold",

@@ -90,7 +90,7 @@ typedef struct stall_an_io {
 /* An epoch's fetches count as slower reads (stall_an_io.storage_s) when their
  * mean exceeds the fastest epoch's by more than this share of it (and by
  * twice the standard error of the difference): docs/model.md 8 says why. */
-#define STALL_AN_READ_REL 0.15
+#define STALL_AN_READ_REL 0.30
 #define STALL_AN_SLOWEST 10
 #define STALL_AN_WINDOWS 20
 
