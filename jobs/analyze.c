@@ -60,6 +60,8 @@ void stall_analysis_free(stall_analysis *a)
     free(a->rank);
     free(a->wk);
     free(a->checkpoint_s);
+    free(a->io);
+    free(a->epoch_time_s);
     memset(a, 0, sizeof *a);
 }
 
@@ -307,6 +309,7 @@ void stall_analyze(const stall_tidy_trace *t, stall_analysis *a)
     a->fetch_unknown = t->fetch_unknown;
     a->no_workers = t->workers == 0;
     a->straggler = -1;
+    a->ckpt_inside = t->compute_end && t->ckpt_start;
     if (t->checkpoint_s) {
         size_t nc = (size_t)t->epochs * (size_t)t->ranks;
         a->checkpoint_s = stall_xmalloc(nc * sizeof *a->checkpoint_s);
@@ -376,6 +379,7 @@ void stall_analyze(const stall_tidy_trace *t, stall_analysis *a)
                     stall_ns_to_s(an_arrive(t, i) - t->ready[i]) - oc / (t->ranks - 1);
             }
     }
+    stall_analyze_causes(t, a); /* storage reads, checkpoints per epoch */
     an_workers(t, a, epoch_sum);
     an_windows(t, a);
     an_slowest(t, a);
@@ -572,8 +576,8 @@ int stall_analyze_job(const char *path, const char *outdir, int workers, FILE *t
         stall_analysis_print(&a, &label, 1, term);
         fprintf(term,
                 "results in %s/ (analyze.csv, per_rank.csv, per_worker.csv, windows.csv, "
-                "slowest.csv%s)\n",
-                dir, a.checkpoint_s ? ", checkpoint.csv" : "");
+                "slowest.csv%s%s)\n",
+                dir, a.checkpoint_s ? ", checkpoint.csv" : "", a.io ? ", storage.csv" : "");
     }
     free(dir);
     stall_analysis_free(&a);
@@ -621,12 +625,17 @@ int stall_run_observed(const stall_config *cfg, const stall_run_opts *opts, bool
         if (rc == 0)
             rc = stall_analysis_write(a, labels, n, dir, err);
         if (rc == 0 && opts->term) {
+            bool ck = false, io = false;
+            for (int j = 0; j < n; j++) {
+                ck = ck || a[j].checkpoint_s;
+                io = io || a[j].io;
+            }
             fputc('\n', opts->term);
             stall_analysis_print(a, labels, n, opts->term);
             fprintf(opts->term,
                     "analysis in %s/ (analyze.csv, per_rank.csv, per_worker.csv, windows.csv, "
-                    "slowest.csv)\n",
-                    dir);
+                    "slowest.csv%s%s)\n",
+                    dir, ck ? ", checkpoint.csv" : "", io ? ", storage.csv" : "");
         }
         for (int j = 0; j < n; j++)
             stall_analysis_free(&a[j]);

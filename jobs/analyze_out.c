@@ -64,6 +64,19 @@ static int an_fill_summary(FILE *f, void *ctx, stall_err *err)
             fprintf(f, "\n%s,share_checkpoint", l);
             an_num(f, a->share_checkpoint);
         }
+        if (a->io && a->storage_s > 0) { /* slower fetches (docs/model.md 8): where shown */
+            double st = 0, da = 0;
+            for (int e = 0; e < a->epochs; e++) {
+                st += a->io[e].storage_s;
+                da += a->io[e].data_s;
+            }
+            fprintf(f, "\n%s,warm_epoch,%d\n%s,storage_s", l, a->epoch0 + a->warm_epoch, l);
+            an_num(f, a->storage_s);
+            fprintf(f, "\n%s,share_storage", l);
+            an_num(f, a->share_storage);
+            fprintf(f, "\n%s,storage_share_of_data", l);
+            an_num(f, da > 0 ? st / da : NAN);
+        }
         fprintf(f, "\n%s,straggler_rank,", l);
         if (a->straggler >= 0)
             fprintf(f, "%d", a->straggler);
@@ -81,7 +94,7 @@ static int an_fill_ranks(FILE *f, void *ctx, stall_err *err)
     (void)err;
     const an_out *o = ctx;
     fputs("source,rank,total_s,startup_s,data_s,handover_s,compute_s,barrier_s,post_s,"
-          "last_iterations,caused_wait_s\n",
+          "checkpoint_s,last_iterations,caused_wait_s\n",
           f);
     for (int j = 0; j < o->n; j++)
         for (int r = 0; r < o->a[j].ranks; r++) {
@@ -90,8 +103,10 @@ static int an_fill_ranks(FILE *f, void *ctx, stall_err *err)
                     x->data_s);
             if (!isnan(x->handover_s)) /* empty: the trace cannot tell it from the wait */
                 fprintf(f, "%.9f", x->handover_s);
-            fprintf(f, ",%.9f,%.9f,%.9f,%lld,%.9f\n", x->compute_s, x->barrier_s, x->post_s,
-                    (long long)x->last, x->caused_s);
+            fprintf(f, ",%.9f,%.9f,%.9f,", x->compute_s, x->barrier_s, x->post_s);
+            if (o->a[j].ckpt_inside) /* empty: no checkpoints recorded inside the epochs */
+                fprintf(f, "%.9f", x->ckpt_s);
+            fprintf(f, ",%lld,%.9f\n", (long long)x->last, x->caused_s);
         }
     return 0;
 }
@@ -153,12 +168,28 @@ static int an_fill_checkpoints(FILE *f, void *ctx, stall_err *err)
 {
     (void)err;
     const an_out *o = ctx;
-    fputs("source,rank,epoch,checkpoint_s\n", f);
+    /* The epoch's time and the checkpoints' share of it where they lie
+     * inside the epochs (tidy, simulated); dftracer's lie outside. */
+    bool share = false;
+    for (int j = 0; j < o->n; j++)
+        share = share || o->a[j].epoch_time_s;
+    fputs(share ? "source,rank,epoch,checkpoint_s,epoch_s,share_of_epoch\n"
+                : "source,rank,epoch,checkpoint_s\n",
+          f);
     for (int j = 0; j < o->n; j++)
         for (int r = 0; o->a[j].checkpoint_s && r < o->a[j].ranks; r++)
-            for (int e = 0; e < o->a[j].epochs; e++)
-                fprintf(f, "%s,%d,%d,%.9f\n", o->labels[j], r, e,
-                        o->a[j].checkpoint_s[(size_t)e * o->a[j].ranks + r]);
+            for (int e = 0; e < o->a[j].epochs; e++) {
+                size_t i = (size_t)e * o->a[j].ranks + r;
+                fprintf(f, "%s,%d,%d,%.9f", o->labels[j], r, e, o->a[j].checkpoint_s[i]);
+                if (o->a[j].epoch_time_s) {
+                    double ep = o->a[j].epoch_time_s[i];
+                    fprintf(f, ",%.9f", ep);
+                    an_num(f, ep > 0 ? o->a[j].checkpoint_s[i] / ep : NAN);
+                } else if (share) {
+                    fputs(",,", f);
+                }
+                fputc('\n', f);
+            }
     return 0;
 }
 
@@ -182,6 +213,8 @@ int stall_analysis_write(const stall_analysis *a, const char *const *labels, int
         rc = stall_write_atomic_in(dir, "slowest.csv", an_fill_slowest, &o, err);
     if (rc == 0 && ckpt)
         rc = stall_write_atomic_in(dir, "checkpoint.csv", an_fill_checkpoints, &o, err);
+    if (rc == 0)
+        rc = stall_analysis_write_storage(a, labels, n, dir, err);
     return rc;
 }
 
@@ -195,6 +228,9 @@ void stall_analysis_print(const stall_analysis *a, const char *const *labels, in
                                        "barrier wait for a slower-computing rank",
                                        "compute, all-reduce and post-compute",
                                        "epoch start-up (first batch)"};
+    bool io = false;
+    for (int j = 0; j < n; j++)
+        io = io || (a[j].io && a[j].storage_s > 0);
     for (int i = 0; i < 4; i++) {
         fprintf(f, "%-48.48s", rows[i]);
         for (int j = 0; j < n; j++) {
@@ -203,6 +239,15 @@ void stall_analysis_print(const stall_analysis *a, const char *const *labels, in
             fprintf(f, " %10.1f%%", 100 * v[i]);
         }
         fputc('\n', f);
+        if (i == 0 && io) { /* a part of the data wait, where the trace records its bytes */
+            fprintf(f, "%-48.48s", "  incl. fetches slower than the fastest epoch's");
+            for (int j = 0; j < n; j++)
+                if (a[j].io && a[j].storage_s > 0)
+                    fprintf(f, " %10.1f%%", 100 * a[j].share_storage);
+                else
+                    fprintf(f, " %11s", "-");
+            fputc('\n', f);
+        }
     }
     bool inside = false;
     for (int j = 0; j < n; j++)
@@ -216,16 +261,19 @@ void stall_analysis_print(const stall_analysis *a, const char *const *labels, in
     for (int j = 0; j < n; j++) {
         fprintf(f, "\n%s, per rank (seconds over %d epoch%s):\n", labels[j], a[j].epochs,
                 a[j].epochs == 1 ? "" : "s");
-        fprintf(f, "%4s %10s %9s %9s %9s %9s %9s %9s %6s\n", "rank", "total", "start-up", "data",
-                "hand-over", "compute", "barrier", "post", "last%");
+        bool ck = a[j].ckpt_inside; /* a column of its own: the parts add up to total */
+        fprintf(f, "%4s %10s %9s %9s %9s %9s %9s %9s%s %6s\n", "rank", "total", "start-up", "data",
+                "hand-over", "compute", "barrier", "post", ck ? " checkpoint" : "", "last%");
         int64_t its = (int64_t)a[j].epochs * (a[j].batches > 1 ? a[j].batches - 1 : 1);
         for (int r = 0; r < a[j].ranks; r++) {
             const stall_an_rank *x = &a[j].rank[r];
-            char ho[32] = "-";
+            char ho[32] = "-", cp[32] = "";
             if (!isnan(x->handover_s))
                 snprintf(ho, sizeof ho, "%.3f", x->handover_s);
-            fprintf(f, "%4d %10.3f %9.3f %9.3f %9s %9.3f %9.3f %9.3f %6.1f\n", r, x->total_s,
-                    x->startup_s, x->data_s, ho, x->compute_s, x->barrier_s, x->post_s,
+            if (ck)
+                snprintf(cp, sizeof cp, " %10.3f", x->ckpt_s);
+            fprintf(f, "%4d %10.3f %9.3f %9.3f %9s %9.3f %9.3f %9.3f%s %6.1f\n", r, x->total_s,
+                    x->startup_s, x->data_s, ho, x->compute_s, x->barrier_s, x->post_s, cp,
                     a[j].ranks > 1 ? 100.0 * (double)x->last / (double)its : 100.0);
         }
         if (a[j].checkpoint_s) {
@@ -242,8 +290,18 @@ void stall_analysis_print(const stall_analysis *a, const char *const *labels, in
                 for (int e = 0; e < a[j].epochs; e++)
                     fprintf(f, " %12.3f", a[j].checkpoint_s[(size_t)e * a[j].ranks + r]);
                 fputc('\n', f);
+                if (!a[j].epoch_time_s)
+                    continue;
+                fprintf(f, "%4s", "%"); /* of the rank's epoch */
+                for (int e = 0; e < a[j].epochs; e++) {
+                    size_t i = (size_t)e * a[j].ranks + r;
+                    double ep = a[j].epoch_time_s[i];
+                    fprintf(f, " %11.1f%%", ep > 0 ? 100 * a[j].checkpoint_s[i] / ep : 0.0);
+                }
+                fputc('\n', f);
             }
         }
+        stall_analysis_print_storage(&a[j], f);
         if (!a[j].have_compute_end)
             fputs("(no compute_end in this trace: compute includes the all-reduce, and the "
                   "barrier wait is the wait for the other ranks' data only)\n",

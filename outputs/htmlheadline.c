@@ -435,14 +435,17 @@ static int hl_analyze(FILE *f, const char *dir, stall_err *err)
         return rc;
     const char *src = hl_an(an, "measured", "verdict") ? "measured" : "simulated";
     if (hl_analyze_lead(f, an, src)) {
-        char b[4][HF_LEN];
+        char b[5][HF_LEN], ck[HF_LEN + 32] = "";
+        if (hl_an(an, src, "share_checkpoint")) /* only where the source records them */
+            snprintf(ck, sizeof ck, " &middot; checkpoint %s",
+                     hf_fmt(b[4], hl_an_num(an, src, "share_checkpoint"), HF_SHARE));
         fprintf(f,
                 "<p class=\"facts\">data %s &middot; barrier (straggler) %s &middot; compute "
-                "%s &middot; start-up %s of the ranks' time (%s)</p>\n",
+                "%s &middot; start-up %s%s of the ranks' time (%s)</p>\n",
                 hf_fmt(b[0], hl_an_num(an, src, "share_data"), HF_SHARE),
                 hf_fmt(b[1], hl_an_num(an, src, "share_straggler"), HF_SHARE),
                 hf_fmt(b[2], hl_an_num(an, src, "share_compute"), HF_SHARE),
-                hf_fmt(b[3], hl_an_num(an, src, "share_startup"), HF_SHARE), src);
+                hf_fmt(b[3], hl_an_num(an, src, "share_startup"), HF_SHARE), ck, src);
         hl_straggler(f, an, src);
         const char *v = hl_an(an, src, "verdict");
         if (strcmp(v, "data-bound") == 0)

@@ -266,16 +266,22 @@ static int html_shares_table(FILE *f, const char *dir, stall_err *err)
     int cs = stall_table_col(t, "source"), cm = stall_table_col(t, "metric"),
         cv = stall_table_col(t, "value");
     static const char *const metric[] = {"verdict",       "share_data",    "share_straggler",
-                                         "share_compute", "share_startup", "straggler_rank"};
-    static const char *const label[] = {"verdict", "data",     "barrier (straggler)",
-                                        "compute", "start-up", "straggler rank"};
+                                         "share_compute", "share_startup", "share_checkpoint",
+                                         "straggler_rank"};
+    static const char *const label[] = {"verdict",  "data",       "barrier (straggler)", "compute",
+                                        "start-up", "checkpoint", "straggler rank"};
+    /* The checkpoint share only where a source records checkpoints. */
+    bool ck = false;
+    for (size_t q = 0; cm >= 0 && q < t->nrows; q++)
+        ck |= strcmp(stall_table_get(t, q, cm), "share_checkpoint") == 0;
     if (cs >= 0 && cm >= 0 && cv >= 0) {
         fputs("<h3>Where the ranks' time went</h3>\n<p class=\"src\">from <code>analyze.csv"
               "</code> (shares of the sum over ranks of their time)</p>\n"
               "<div class=\"scroll\"><table>\n<tr><th>source</th>",
               f);
-        for (int i = 0; i < 6; i++)
-            fprintf(f, "<th title=\"%s\">%s</th>", metric[i], label[i]);
+        for (int i = 0; i < 7; i++)
+            if (i != 5 || ck)
+                fprintf(f, "<th title=\"%s\">%s</th>", metric[i], label[i]);
         fputs("</tr>\n", f);
         for (size_t r = 0; r < t->nrows; r++) {
             if (strcmp(stall_table_get(t, r, cm), "verdict") != 0)
@@ -284,7 +290,9 @@ static int html_shares_table(FILE *f, const char *dir, stall_err *err)
             fputs("<tr><td>", f);
             hf_escape(f, src);
             fputs("</td>", f);
-            for (int i = 0; i < 6; i++) {
+            for (int i = 0; i < 7; i++) {
+                if (i == 5 && !ck)
+                    continue;
                 const char *v = "";
                 for (size_t q = 0; q < t->nrows; q++)
                     if (strcmp(stall_table_get(t, q, cs), src) == 0 &&
@@ -296,7 +304,7 @@ static int html_shares_table(FILE *f, const char *dir, stall_err *err)
                     hf_escape(f, *v ? v : "\xe2\x80\x93");
                 } else {
                     fprintf(f, "<td class=\"n\">%s",
-                            hf_fmt(b, strtod(v, NULL), i == 5 ? HF_INT : HF_SHARE));
+                            hf_fmt(b, strtod(v, NULL), i == 6 ? HF_INT : HF_SHARE));
                 }
                 fputs("</td>", f);
             }
@@ -343,6 +351,7 @@ static int html_tables(FILE *f, const char *dir, stall_result_kind kind, stall_e
         {"compute_s", "compute", 0},
         {"barrier_s", "barrier", 0},
         {"post_s", "post", 2},
+        {"checkpoint_s", "checkpoint", 1},
         {"last_iterations", "last at barrier", 1},
         {"caused_wait_s", "caused wait", 1},
     };

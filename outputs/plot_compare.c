@@ -78,11 +78,28 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
     if (rc)
         return rc;
     const char *parts[] = STALL_PER_RANK_PARTS;
-    const char *words[] = {"epoch start-up", "waiting for data", "hand-over",
-                           "compute",        "barrier wait",     "all-reduce + step"};
-    int col[6], cs = stall_table_col(t, STALL_COL_SOURCE), cr = stall_table_col(t, STALL_COL_RANK);
+    const char *words[] = {"epoch start-up", "waiting for data",  "hand-over", "compute",
+                           "barrier wait",   "all-reduce + step", "checkpoint"};
+    int col[7], cs = stall_table_col(t, STALL_COL_SOURCE), cr = stall_table_col(t, STALL_COL_RANK);
     for (int i = 0; i < 6; i++)
         col[i] = stall_table_col(t, parts[i]);
+    /* The checkpoint part, on top, where a source recorded checkpoints
+     * inside its epochs (the parts then add up to total_s). A part empty in
+     * some row (hand-over of a trace that holds only the loop's waits: the
+     * whole wait is data; the checkpoint of a source without) stacks as 0:
+     * as NaN it would hide every part above it. */
+    const char *parts7[] = {
+        parts[0], parts[1], parts[2], parts[3], parts[4], parts[5], STALL_COL_CHECKPOINT};
+    col[6] = stall_table_col(t, STALL_COL_CHECKPOINT);
+    bool blank[7] = {false};
+    int nparts = 6;
+    for (size_t i = 0; i < t->nrows; i++)
+        for (int j = 0; j < 7; j++) {
+            bool empty = col[j] < 0 || !*stall_table_get(t, i, col[j]);
+            blank[j] |= empty;
+            if (j == 6 && !empty)
+                nparts = 7;
+        }
     for (int i = 0; i < 6 && rc == 0; i++)
         if (col[i] < 0 || cs < 0 || cr < 0)
             rc = stall_err_set(err, STALL_EPARSE,
@@ -114,12 +131,26 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
         off[g] = off[g - 1] + nrk[g - 1] + 1;
     stall_plot_begin(c, "breakdown", ranks > 16 ? 1200 : 900, 480,
                      "Where each rank's time went (seconds summed over epochs), per source");
-    fputs("# x rank startup_s data_s handover_s compute_s barrier_s post_s "
-          "(x: the bar's position; one block per source: ",
-          c->dat);
+    fprintf(c->dat,
+            "# x rank startup_s data_s handover_s compute_s barrier_s post_s%s "
+            "(x: the bar's position; one block per source: ",
+            nparts == 7 ? " checkpoint_s" : "");
     for (int s = 0; s < nsrc; s++)
         fprintf(c->dat, "%s%s", s ? ", " : "", src[s]);
     fputs(")\n", c->dat);
+    bool said = false;
+    for (int j = 0; j < nparts; j++)
+        if (blank[j]) {
+            fprintf(c->dat, "%s %s",
+                    said ? ""
+                         : "# drawn as 0 where per_rank.csv leaves it empty "
+                           "(hand-over: unknown, inside data_s; checkpoint: "
+                           "none recorded):",
+                    parts7[j]);
+            said = true;
+        }
+    if (said)
+        fputc('\n', c->dat);
     int s = -1, i_in = 0;
     double maxx = 0;
     for (size_t i = 0; i < t->nrows; i++) {
@@ -134,8 +165,10 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
         double x = off[s] + i_in++;
         maxx = fmax(maxx, x);
         fprintf(c->dat, "%.9g %s", x, stall_table_get(t, i, cr));
-        for (int j = 0; j < 6; j++)
-            stall_plot_num(c->dat, stall_table_num(t, i, col[j]));
+        for (int j = 0; j < nparts; j++) {
+            double v = stall_table_num(t, i, col[j]);
+            stall_plot_num(c->dat, isnan(v) && blank[j] ? 0.0 : v);
+        }
         fputc('\n', c->dat);
     }
     int every = ranks <= 16 ? 1 : (ranks + 15) / 16;
@@ -158,7 +191,7 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
     fputs("plot ", c->gp);
     bool first = true;
     for (int g = 0; g < nsrc; g++)
-        for (int j = 5; j >= 0; j--) {
+        for (int j = nparts - 1; j >= 0; j--) {
             fprintf(c->gp, "%s\"breakdown.dat\" index %d using 1:(", first ? "" : ", \\\n     ", g);
             for (int q = 0; q <= j; q++)
                 fprintf(c->gp, "%s$%d", q ? "+" : "", q + 3);

@@ -13,6 +13,7 @@
 
 #include "stall/analyze.h"
 #include "stall/model.h"
+#include "stall/table.h"
 #include "stall/tidy.h"
 
 #include "tmpdir.h"
@@ -39,12 +40,13 @@ static void analyse_file(const char *rel, int workers, stall_analysis *a)
     /* Property: a rank's parts add up to its time, on every trace. */
     for (int r = 0; r < a->ranks; r++) {
         const stall_an_rank *x = &a->rank[r];
-        double sum =
-            x->startup_s + x->data_s + x->handover_s + x->compute_s + x->barrier_s + x->post_s;
+        double sum = x->startup_s + x->data_s + x->handover_s + x->compute_s + x->barrier_s +
+                     x->post_s + x->ckpt_s;
         cr_assert(fabs(sum - x->total_s) < 1e-6 * (1 + x->total_s),
                   "%s rank %d: parts %.9f != total %.9f", rel, r, sum, x->total_s);
     }
-    double s = a->share_data + a->share_straggler + a->share_compute + a->share_startup;
+    double s = a->share_data + a->share_straggler + a->share_compute + a->share_startup +
+               a->share_checkpoint;
     cr_assert(fabs(s - 1) < 1e-9, "%s: shares add up to %.12f", rel, s);
     stall_tidy_free(t);
 }
@@ -237,4 +239,227 @@ Test(analyze, writes_csvs_with_sources)
     }
     cr_expect_eq(stall_analyze_job(path, adir, 3, NULL, &err), STALL_ECONFIG,
                  "--workers on a tidy trace must be refused");
+}
+
+/* ---- storage reads and checkpoints per epoch (docs/model.md 8) ---- */
+
+/* What one epoch of a tidy trace shows, computed here from its rows alone
+ * (the CSV's text as doubles of seconds), for one rank. */
+typedef struct row_epoch {
+    double fsum, f2sum, bytes, data, epoch_s, ckpt;
+    int n;
+} row_epoch;
+
+/* Reads rel's rows into ep[epoch] (rank 0 only: the traces below have one
+ * rank) and returns the epoch count; *workers and *batches from the rows. */
+static int trace_epochs(const char *rel, row_epoch *ep, int cap, int *workers, int *batches)
+{
+    char p[1200];
+    snprintf(p, sizeof p, "%s/%s", STALL_SOURCE_DIR, rel);
+    stall_table *t = NULL;
+    stall_err err = {0};
+    cr_assert_eq(stall_table_read(p, &t, &err), 0, "%s", err.msg);
+    const char *names[] = {"rank",    "epoch",      "batch",    "fetch_start", "fetch_end",
+                           "request", "ready",      "iter_end", "bytes",       "epoch_start",
+                           "workers", "ckpt_start", "ckpt_end"};
+    int c[13];
+    for (int i = 0; i < 13; i++)
+        c[i] = stall_table_col(t, names[i]);
+    for (int i = 0; i < 11; i++)
+        cr_assert_geq(c[i], 0, "%s: no column %s", rel, names[i]);
+    memset(ep, 0, (size_t)cap * sizeof *ep);
+    int ne = 0;
+    *batches = 0;
+    for (size_t i = 0; i < t->nrows; i++) {
+        cr_assert_eq(stall_table_num(t, i, c[0]), 0, "one rank");
+        int e = (int)stall_table_num(t, i, c[1]), k = (int)stall_table_num(t, i, c[2]);
+        cr_assert(e >= 0 && e < cap);
+        ne = e + 1 > ne ? e + 1 : ne;
+        *batches = k + 1 > *batches ? k + 1 : *batches;
+        row_epoch *x = &ep[e];
+        double f = stall_table_num(t, i, c[4]) - stall_table_num(t, i, c[3]);
+        x->fsum += f;
+        x->f2sum += f * f;
+        x->n++;
+        x->bytes += stall_table_num(t, i, c[8]);
+        if (k >= 1) { /* the data part: clamp(fetch_end - request, 0, ready - request) */
+            double q = stall_table_num(t, i, c[5]), y = stall_table_num(t, i, c[6]);
+            x->data += fmax(0, fmin(stall_table_num(t, i, c[4]) - q, y - q));
+        }
+        double end = stall_table_num(t, i, c[7]) - stall_table_num(t, i, c[9]);
+        x->epoch_s = end > x->epoch_s ? end : x->epoch_s;
+        if (c[11] >= 0 && *stall_table_get(t, i, c[11]))
+            x->ckpt += stall_table_num(t, i, c[12]) - stall_table_num(t, i, c[11]);
+        *workers = (int)stall_table_num(t, i, c[10]);
+    }
+    stall_table_free(t);
+    return ne;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "no %s", path);
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+/* `stallsim analyze` on the storage traces (traces/README.md: the same job
+ * reading through a cache of all, half or none of the dataset, and from the
+ * page cache), against the rule computed here from the rows: per epoch the
+ * mean fetch, read_above = it minus the fastest epoch's, MB/s per fetch
+ * (bytes / summed fetch time) and of the epoch, the data part, and of it
+ * min(data, read_above x (N - 1) / W) where read_above exceeds twice the
+ * standard error of the two means' difference and 30% of the fastest mean. */
+Test(analyze, storage_reads_per_epoch_match_the_trace_rows)
+{
+    const char *tr[] = {"store_warm", "store_half", "store_none", "pagecache_cold",
+                        "pagecache_half"};
+    double share[5];
+    for (int ti = 0; ti < 5; ti++) {
+        char rel[256], out[1200], p[1300];
+        snprintf(rel, sizeof rel, "traces/%s/trace.csv", tr[ti]);
+        snprintf(out, sizeof out, "%s/%s", adir, tr[ti]);
+        snprintf(p, sizeof p, "%s/%s", STALL_SOURCE_DIR, rel);
+        stall_err err = {0};
+        FILE *term = tmpfile();
+        cr_assert_eq(stall_analyze_job(p, out, 0, term, &err), 0, "%s", err.msg);
+        row_epoch ep[8];
+        int w = 0, nb = 0, ne = trace_epochs(rel, ep, 8, &w, &nb);
+        cr_assert_geq(ne, 2);
+        int warm = 0;
+        for (int e = 1; e < ne; e++)
+            if (ep[e].fsum / ep[e].n < ep[warm].fsum / ep[warm].n)
+                warm = e;
+        snprintf(p, sizeof p, "%s/storage.csv", out);
+        stall_table *st = NULL;
+        cr_assert_eq(stall_table_read(p, &st, &err), 0, "%s", err.msg);
+        cr_assert_eq(st->nrows, (size_t)ne);
+        const char *cols[] = {"mean_fetch_s", "read_above_s", "read_mb_s_fetch", "read_mb_s_epoch",
+                              "data_s",       "storage_s",    "epoch_s"};
+        int c[7];
+        for (int i = 0; i < 7; i++)
+            cr_assert_geq(c[i] = stall_table_col(st, cols[i]), 0, "storage.csv: no %s", cols[i]);
+        double wm = ep[warm].fsum / ep[warm].n;
+        double wv = (ep[warm].f2sum - ep[warm].n * wm * wm) / (ep[warm].n - 1);
+        double storage = 0, total = 0;
+        for (int e = 0; e < ne; e++) {
+            const row_epoch *x = &ep[e];
+            double m = x->fsum / x->n, v = (x->f2sum - x->n * m * m) / (x->n - 1);
+            double above = m - wm, se = sqrt((v + wv) / x->n);
+            bool slower = above > 2 * se && above > STALL_AN_READ_REL * wm;
+            double want = fmin(x->data, (slower ? above : 0) * (nb - 1) / (w ? w : 1));
+            cr_expect(fabs(stall_table_num(st, (size_t)e, c[0]) - m) < 1e-6, "%s e%d", tr[ti], e);
+            cr_expect(fabs(stall_table_num(st, (size_t)e, c[1]) - above) < 1e-6);
+            cr_expect(fabs(stall_table_num(st, (size_t)e, c[2]) / (x->bytes / 1e6 / x->fsum) - 1) <
+                      1e-5);
+            cr_expect(fabs(stall_table_num(st, (size_t)e, c[3]) / (x->bytes / 1e6 / x->epoch_s) -
+                           1) < 1e-5);
+            cr_expect(fabs(stall_table_num(st, (size_t)e, c[4]) - x->data) < 1e-4);
+            cr_expect(fabs(stall_table_num(st, (size_t)e, c[5]) - want) < 1e-4,
+                      "%s epoch %d: storage_s %s, from the rows %.6f", tr[ti], e,
+                      stall_table_get(st, (size_t)e, c[5]), want);
+            cr_expect(fabs(stall_table_num(st, (size_t)e, c[6]) - x->epoch_s) < 1e-5);
+            storage += want;
+            total += x->epoch_s;
+        }
+        share[ti] = storage / total;
+        /* analyze.csv and the terminal name the cause only where it is shown. */
+        snprintf(p, sizeof p, "%s/analyze.csv", out);
+        char *an = slurp(p);
+        cr_expect_eq(strstr(an, "measured,share_storage,") != NULL, storage > 0, "%s: %s", tr[ti],
+                     an);
+        rewind(term);
+        char line[512];
+        bool said = false;
+        while (fgets(line, sizeof line, term))
+            said |= strstr(line, "fetches slower than") != NULL;
+        fclose(term);
+        cr_expect_eq(said, storage > 0, "%s", tr[ti]);
+        stall_table_free(st);
+    }
+    /* What the traces are: a cold first epoch, then warm ones, takes most of
+     * store_warm's data wait; half a cache about half of store_half's;
+     * store_none's epochs are all cold alike: nothing above the fastest. */
+    cr_expect_gt(share[0], 0.30, "store_warm %.3f", share[0]);
+    cr_expect(share[1] > 0.10 && share[1] < share[0], "store_half %.3f", share[1]);
+    cr_expect_eq(share[2], 0, "store_none %.3f", share[2]);
+}
+
+/* The attribution against what the slower epoch cost: on the two storage
+ * traces whose loop waited for data, epoch 0's reads above the fastest
+ * epoch come within 10% of its time above the fastest epoch's (the same
+ * work; evidence for the rule, docs/model.md 8). */
+Test(analyze, storage_reads_explain_the_cold_epoch)
+{
+    const char *tr[] = {"store_warm", "store_half"};
+    for (int ti = 0; ti < 2; ti++) {
+        char rel[256];
+        snprintf(rel, sizeof rel, "traces/%s/trace.csv", tr[ti]);
+        stall_analysis a;
+        analyse_file(rel, 0, &a);
+        cr_assert_not_null(a.io);
+        double excess = a.io[0].epoch_s - a.io[a.warm_epoch].epoch_s;
+        cr_expect(fabs(a.io[0].storage_s / excess - 1) < 0.10, "%s: %.3f s of reads, %.3f s slower",
+                  tr[ti], a.io[0].storage_s, excess);
+        stall_analysis_free(&a);
+    }
+}
+
+/* Checkpoints per epoch: checkpoint.csv's share of the epoch is the
+ * recorded spans over the epoch's time, both from the rows. */
+Test(analyze, checkpoint_share_per_epoch_matches_the_trace_rows)
+{
+    char p[1300], out[1200];
+    snprintf(p, sizeof p, "%s/traces/ckpt_w2_n25/trace.csv", STALL_SOURCE_DIR);
+    snprintf(out, sizeof out, "%s/ck", adir);
+    stall_err err = {0};
+    cr_assert_eq(stall_analyze_job(p, out, 0, NULL, &err), 0, "%s", err.msg);
+    row_epoch ep[8];
+    int w = 0, nb = 0, ne = trace_epochs("traces/ckpt_w2_n25/trace.csv", ep, 8, &w, &nb);
+    snprintf(p, sizeof p, "%s/checkpoint.csv", out);
+    stall_table *t = NULL;
+    cr_assert_eq(stall_table_read(p, &t, &err), 0, "%s", err.msg);
+    int cc = stall_table_col(t, "checkpoint_s"), ce = stall_table_col(t, "epoch_s"),
+        cs = stall_table_col(t, "share_of_epoch");
+    cr_assert(cc >= 0 && ce >= 0 && cs >= 0);
+    cr_assert_eq(t->nrows, (size_t)ne);
+    for (int e = 0; e < ne; e++) {
+        cr_assert_gt(ep[e].ckpt, 0.1, "epoch %d records its checkpoints", e);
+        cr_expect(fabs(stall_table_num(t, (size_t)e, cc) - ep[e].ckpt) < 1e-5);
+        cr_expect(fabs(stall_table_num(t, (size_t)e, ce) - ep[e].epoch_s) < 1e-5);
+        cr_expect(fabs(stall_table_num(t, (size_t)e, cs) - ep[e].ckpt / ep[e].epoch_s) < 1e-5);
+    }
+    stall_table_free(t);
+}
+
+/* Silence where a trace does not show a cause: the notebook's trace has no
+ * bytes and no checkpoints (no storage.csv, no checkpoint.csv, no rows);
+ * a trace with bytes whose epochs fetch alike (ddp2_straggler) gets its
+ * storage.csv (MB/s) but no storage line or row. */
+Test(analyze, no_storage_or_checkpoint_numbers_where_the_trace_shows_none)
+{
+    char p[1300], out[1200];
+    stall_err err = {0};
+    snprintf(p, sizeof p, "%s/configs/example.ini", STALL_SOURCE_DIR);
+    snprintf(out, sizeof out, "%s/nb", adir);
+    cr_assert_eq(stall_analyze_job(p, out, 3, NULL, &err), 0, "%s", err.msg);
+    snprintf(p, sizeof p, "%s/storage.csv", out);
+    cr_expect_neq(access(p, F_OK), 0, "storage.csv for a trace without bytes");
+    snprintf(p, sizeof p, "%s/checkpoint.csv", out);
+    cr_expect_neq(access(p, F_OK), 0);
+    snprintf(p, sizeof p, "%s/analyze.csv", out);
+    char *an = slurp(p);
+    cr_expect(!strstr(an, "storage") && !strstr(an, "checkpoint"), "%s", an);
+    snprintf(p, sizeof p, "%s/traces/ddp2_straggler/trace.csv", STALL_SOURCE_DIR);
+    snprintf(out, sizeof out, "%s/st", adir);
+    cr_assert_eq(stall_analyze_job(p, out, 0, NULL, &err), 0, "%s", err.msg);
+    snprintf(p, sizeof p, "%s/storage.csv", out);
+    cr_expect_eq(access(p, F_OK), 0, "the MB/s of a trace with bytes");
+    snprintf(p, sizeof p, "%s/analyze.csv", out);
+    an = slurp(p);
+    cr_expect(!strstr(an, "storage"), "%s", an);
 }

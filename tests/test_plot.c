@@ -833,3 +833,193 @@ Test(plot, real_seed_folder_is_a_result_folder)
     const char *want[] = {"alignments"};
     check_figures(r, want, 1);
 }
+
+/* ---- the breakdown's bars are the ranks' whole time ---- */
+
+/* The parts of row i of breakdown.dat (fields 3 on) added up. */
+static double dat_bar(const dat_t *d, int i)
+{
+    double s = 0;
+    for (int j = 2; j < d->nf[i] && j < 10; j++)
+        s += d->v[i][j];
+    return s;
+}
+
+/* Per rank of a tidy trace, from its rows alone: the sum over epochs of
+ * (the last batch's iter_end - epoch_start), and of the recorded checkpoint
+ * spans (ckpt_end - ckpt_start). */
+static void trace_totals(const char *rel, int ranks, double *total, double *ckpt)
+{
+    char p[1200];
+    snprintf(p, sizeof p, "%s/%s", STALL_SOURCE_DIR, rel);
+    stall_table *t = NULL;
+    stall_err err = {0};
+    cr_assert_eq(stall_table_read(p, &t, &err), 0, "%s", err.msg);
+    int cr = stall_table_col(t, "rank"), cb = stall_table_col(t, "batch"),
+        ce = stall_table_col(t, "epoch"), ci = stall_table_col(t, "iter_end"),
+        c0 = stall_table_col(t, "epoch_start"), cs = stall_table_col(t, "ckpt_start"),
+        cd = stall_table_col(t, "ckpt_end");
+    cr_assert(cr >= 0 && cb >= 0 && ce >= 0 && ci >= 0 && c0 >= 0 && cs >= 0 && cd >= 0);
+    double last[64][64]; /* [rank][epoch]: (batch, iter_end - epoch_start) of the last batch */
+    double lastb[64][64];
+    for (int r = 0; r < ranks; r++) {
+        total[r] = ckpt[r] = 0;
+        for (int e = 0; e < 64; e++)
+            lastb[r][e] = -1;
+    }
+    for (size_t i = 0; i < t->nrows; i++) {
+        int r = (int)stall_table_num(t, i, cr), e = (int)stall_table_num(t, i, ce);
+        cr_assert(r >= 0 && r < ranks && e >= 0 && e < 64);
+        double b = stall_table_num(t, i, cb);
+        if (b > lastb[r][e]) {
+            lastb[r][e] = b;
+            last[r][e] = stall_table_num(t, i, ci) - stall_table_num(t, i, c0);
+        }
+        if (*stall_table_get(t, i, cs))
+            ckpt[r] += stall_table_num(t, i, cd) - stall_table_num(t, i, cs);
+    }
+    for (int r = 0; r < ranks; r++)
+        for (int e = 0; e < 64; e++)
+            if (lastb[r][e] >= 0)
+                total[r] += last[r][e];
+    stall_table_free(t);
+}
+
+/* analyze of a trace that records its checkpoints (traces/ckpt_w2_n25:
+ * 1 rank, 3 epochs, a 64 MB torch.save every 25 iterations): per_rank.csv
+ * has the checkpoint part, and the figure's bar, all parts stacked, is the
+ * rank's time, the trace's sum over epochs of (last iter_end - epoch_start)
+ * within 1e-5 s (the trace's microseconds as doubles). Without the
+ * checkpoint part the bar stopped at 6.43 s of 7.43 s. */
+Test(plot, real_breakdown_of_a_checkpoint_trace_reaches_the_ranks_time)
+{
+    char *r = res_dir("ck");
+    cr_assert_eq(sh("%s analyze traces/ckpt_w2_n25/trace.csv -o %s", BIN, r), 0);
+    stall_plot_result res;
+    stall_err err = {0};
+    cr_assert_eq(stall_plot(r, &no_gnuplot, &res, &err), 0, "%s", err.msg);
+    double total[1], ckpt[1];
+    trace_totals("traces/ckpt_w2_n25/trace.csv", 1, total, ckpt);
+    cr_assert_gt(ckpt[0], 0.5, "the trace records its checkpoints");
+    char p[1200];
+    snprintf(p, sizeof p, "%s/" STALL_RESULTS_PER_RANK, r);
+    stall_table *pr = NULL;
+    cr_assert_eq(stall_table_read(p, &pr, &err), 0, "%s", err.msg);
+    int ct = stall_table_col(pr, "total_s"), cc = stall_table_col(pr, STALL_COL_CHECKPOINT);
+    cr_assert(ct >= 0 && cc >= 0, "per_rank.csv: no %s column", STALL_COL_CHECKPOINT);
+    cr_assert_eq(pr->nrows, 1);
+    cr_assert_float_eq(stall_table_num(pr, 0, ct), total[0], 1e-5);
+    cr_assert_float_eq(stall_table_num(pr, 0, cc), ckpt[0], 1e-5);
+    snprintf(p, sizeof p, "%s/plots/breakdown.dat", r);
+    dat_t *d = dat_read(p);
+    cr_assert_eq(d->nrows, 1);
+    cr_assert_eq(d->nf[0], 2 + 7, "x, rank and seven parts (the last the checkpoint)");
+    cr_assert_float_eq(d->v[0][8], ckpt[0], 1e-5);
+    cr_assert_float_eq(dat_bar(d, 0), total[0], 1e-5, "bar %.6f s, the rank's time %.6f s",
+                       dat_bar(d, 0), total[0]);
+    free(d);
+    snprintf(p, sizeof p, "%s/plots/breakdown.gp", r);
+    char *gp = rd_slurp(p);
+    cr_assert(strstr(gp, "using 1:($3+$4+$5+$6+$7+$8+$9)") && strstr(gp, "title \"checkpoint\""),
+              "the checkpoint segment is not drawn on top: %s", gp);
+    free(gp);
+    stall_table_free(pr);
+}
+
+/* A what-if with checkpoints (`--set checkpoint.every_iterations=14
+ * --analyze` on the same trace): the simulated bar is the simulated rank's
+ * time, and its checkpoint part is the loop's wait for the checkpoints the
+ * rule of docs/model.md 2.5 charges, checkpoints.csv's stall_s summed over
+ * the epochs. A source that records none (a what-if with checkpoints off)
+ * has the column empty, its segment drawn as 0. */
+Test(plot, real_breakdown_of_a_checkpoint_whatif_reaches_the_ranks_time)
+{
+    char ini[1200];
+    snprintf(ini, sizeof ini, "%s/ck.ini", dir);
+    rd_write(dir, "ck.ini",
+             "[scenario]\nname = ck\nmode = model\n[trace]\nformat = tidy\n"
+             "path = %s/traces/ckpt_w2_n25/trace.csv\n",
+             STALL_SOURCE_DIR);
+    char *r = res_dir("ckw");
+    cr_assert_eq(
+        sh("%s run %s -o %s -q --set checkpoint.every_iterations=14 --analyze", BIN, ini, r), 0);
+    stall_plot_result res;
+    stall_err err = {0};
+    cr_assert_eq(stall_plot(r, &no_gnuplot, &res, &err), 0, "%s", err.msg);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/fetch-none_start-none/checkpoints.csv", r);
+    stall_table *ck = NULL;
+    cr_assert_eq(stall_table_read(p, &ck, &err), 0, "%s", err.msg);
+    int cst = stall_table_col(ck, "stall_s"), cep = stall_table_col(ck, "epoch_s");
+    cr_assert(cst >= 0 && cep >= 0);
+    double stall = 0, epochs = 0;
+    for (size_t i = 0; i < ck->nrows; i++) {
+        stall += stall_table_num(ck, i, cst);
+        epochs += stall_table_num(ck, i, cep);
+    }
+    cr_assert_gt(stall, 1.0, "14 iterations: 4 checkpoints per epoch");
+    snprintf(p, sizeof p, "%s/" STALL_RESULTS_PER_RANK, r);
+    stall_table *pr = NULL;
+    cr_assert_eq(stall_table_read(p, &pr, &err), 0, "%s", err.msg);
+    int ct = stall_table_col(pr, "total_s"), cc = stall_table_col(pr, STALL_COL_CHECKPOINT);
+    cr_assert(ct >= 0 && cc >= 0);
+    cr_assert_eq(pr->nrows, 2, "simulated and measured");
+    cr_assert_str_eq(stall_table_get(pr, 0, 0), "simulated");
+    /* The simulated rank's time is the epochs' sum (one rank, epochs back
+     * to back from their starts), to the ns of the files' %.9f. */
+    cr_assert_float_eq(stall_table_num(pr, 0, ct), epochs, 1e-6);
+    cr_assert_float_eq(stall_table_num(pr, 0, cc), stall, 1e-6);
+    snprintf(p, sizeof p, "%s/plots/breakdown.dat", r);
+    dat_t *d = dat_read(p);
+    cr_assert_eq(d->nrows, 2);
+    for (int i = 0; i < 2; i++)
+        cr_assert_float_eq(dat_bar(d, i), stall_table_num(pr, (size_t)i, ct), 1e-6,
+                           "bar %d: %.9f s against total_s %.9f s", i, dat_bar(d, i),
+                           stall_table_num(pr, (size_t)i, ct));
+    free(d);
+    stall_table_free(pr);
+    stall_table_free(ck);
+    /* Checkpoints off in the what-if: its column is empty (none recorded),
+     * the measured source's is not, and both bars still reach their totals. */
+    r = res_dir("ck0");
+    cr_assert_eq(
+        sh("%s run %s -o %s -q --set checkpoint.every_iterations=0 --analyze", BIN, ini, r), 0);
+    cr_assert_eq(stall_plot(r, &no_gnuplot, &res, &err), 0, "%s", err.msg);
+    snprintf(p, sizeof p, "%s/" STALL_RESULTS_PER_RANK, r);
+    cr_assert_eq(stall_table_read(p, &pr, &err), 0, "%s", err.msg);
+    cc = stall_table_col(pr, STALL_COL_CHECKPOINT);
+    cr_assert_str_eq(stall_table_get(pr, 0, cc), "", "no checkpoint in the what-if");
+    cr_assert_neq(stall_table_get(pr, 1, cc)[0], '\0', "the trace's checkpoints");
+    snprintf(p, sizeof p, "%s/plots/breakdown.dat", r);
+    d = dat_read(p);
+    for (int i = 0; i < 2; i++)
+        cr_assert_float_eq(dat_bar(d, i), stall_table_num(pr, (size_t)i, ct), 1e-6);
+    free(d);
+    stall_table_free(pr);
+}
+
+/* A Kineto trace with workers holds only the loop's waits: hand-over is
+ * unknown (empty in per_rank.csv, inside data). The bar still reaches the
+ * rank's time: the empty part stacks as 0 (as NaN, gnuplot drew nothing of
+ * compute and the parts above it). */
+Test(plot, real_breakdown_with_unknown_handover_reaches_the_ranks_time)
+{
+    char *r = res_dir("kin");
+    cr_assert_eq(sh("%s analyze tests/kineto/w2_sched -o %s", BIN, r), 0);
+    stall_plot_result res;
+    stall_err err = {0};
+    cr_assert_eq(stall_plot(r, &no_gnuplot, &res, &err), 0, "%s", err.msg);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/" STALL_RESULTS_PER_RANK, r);
+    stall_table *pr = NULL;
+    cr_assert_eq(stall_table_read(p, &pr, &err), 0, "%s", err.msg);
+    int ct = stall_table_col(pr, "total_s"), ch = stall_table_col(pr, "handover_s");
+    cr_assert_str_eq(stall_table_get(pr, 0, ch), "", "hand-over unknown");
+    snprintf(p, sizeof p, "%s/plots/breakdown.dat", r);
+    dat_t *d = dat_read(p); /* also: every number finite */
+    cr_assert_eq(d->nrows, (int)pr->nrows);
+    for (int i = 0; i < d->nrows; i++)
+        cr_assert_float_eq(dat_bar(d, i), stall_table_num(pr, (size_t)i, ct), 1e-6);
+    free(d);
+    stall_table_free(pr);
+}

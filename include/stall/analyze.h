@@ -49,8 +49,8 @@ typedef struct stall_an_rank {
     double total_s;
     int64_t last;    /* iterations (after the first) where this rank reached the barrier last */
     double caused_s; /* barrier wait of the other ranks while this rank was last */
-    double ckpt_s;   /* tidy ckpt columns: checkpoints written inside the epoch, taken out of
-                        post_s (0: none) */
+    double ckpt_s;   /* checkpoints inside the epoch (a tidy trace's ckpt columns, a simulated
+                        run's waits for them), taken out of post_s (0: none) */
 } stall_an_rank;
 
 typedef struct stall_an_worker {
@@ -69,9 +69,28 @@ typedef struct stall_an_slow {
     double stall_s, fetch_s;
 } stall_an_slow;
 
+/* One epoch of a trace that records the bytes each batch read, fetch times
+ * and at least two epochs (docs/model.md 8, "Storage and checkpoints");
+ * means over ranks. */
+typedef struct stall_an_io {
+    double epoch_s;      /* last iter_end - epoch_start */
+    double mean_fetch_s; /* fetch_end - fetch_start over the epoch's batches (all ranks) */
+    double read_above_s; /* mean_fetch_s minus the fastest epoch's: model.md 2.3 read_above(e) */
+    double mb_s_fetch;   /* MB read / fetch time, summed over the epoch's batches */
+    double mb_s_epoch; /* MB read by all ranks / the epoch's wall time (first start to last end) */
+    double data_s;     /* the data part of the epoch (k >= 1) */
+    double storage_s;  /* of it, reads above the fastest epoch: min(data_s, read_above_s x
+                          (N - 1) / max(1, workers)), 0 where read_above_s is within twice
+                          the standard error of the two epochs' mean fetches */
+} stall_an_io;
+
 /* A loss (data, straggler, start-up) names the verdict when it is the
  * largest and takes at least this share of the ranks' time. */
 #define STALL_AN_LOSS 0.20
+/* An epoch's fetches count as slower reads (stall_an_io.storage_s) when their
+ * mean exceeds the fastest epoch's by more than this share of it (and by
+ * twice the standard error of the difference): docs/model.md 8 says why. */
+#define STALL_AN_READ_REL 0.30
 #define STALL_AN_SLOWEST 10
 #define STALL_AN_WINDOWS 20
 
@@ -100,6 +119,17 @@ typedef struct stall_analysis {
     double share_startup;
     double share_checkpoint; /* a tidy trace's checkpoints inside the epochs (then the five add
                                 up to 1; 0: none) */
+    bool ckpt_inside;        /* the source records checkpoints inside the epochs (tidy ckpt columns
+                                with compute_end, a simulated run's waits): rank[].ckpt_s is one of
+                                the parts that add up to total_s */
+    int epoch0;              /* the trace's label of epoch 0 */
+    stall_an_io *io;         /* [epochs]: storage per epoch; NULL when the trace records no
+                                bytes, no fetch times or one epoch */
+    int warm_epoch;          /* index of the fastest-fetching epoch (io only) */
+    double storage_s;        /* sum over epochs of io[].storage_s (per rank) */
+    double share_storage;    /* storage_s x ranks / the ranks' time: a part of share_data */
+    double *epoch_time_s;    /* [e * ranks + r] the rank's epoch time, for the checkpoints'
+                                share of it; NULL unless ckpt_inside and checkpoint_s */
     int straggler;           /* the rank the others waited for most; -1 with one rank */
     double straggler_input_s, straggler_compute_s; /* its lateness, split by cause */
     stall_verdict verdict;
@@ -136,6 +166,18 @@ void stall_an_params(void *ctx, const stall_model_params *p);
 /* The collected run (owned by the caller from now on; NULL when nothing
  * was recorded). */
 stall_tidy_trace *stall_an_recorder_take(stall_an_recorder *r);
+
+/* Storage and checkpoints per epoch (jobs/analyze_causes.c): fills io,
+ * warm_epoch, storage_s, share_storage and epoch_time_s of a (after the
+ * parts). */
+void stall_analyze_causes(const stall_tidy_trace *t, stall_analysis *a);
+/* storage.csv (when some source has io): one row per source and epoch. */
+int stall_analysis_write_storage(const stall_analysis *a, const char *const *labels, int n,
+                                 const char *dir, stall_err *err);
+/* The terminal's per-epoch storage table of one source (nothing without io
+ * or when no epoch's fetches were slower than the fastest epoch's by more
+ * than their spread while the loop waited for data: storage_s = 0). */
+void stall_analysis_print_storage(const stall_analysis *a, FILE *f);
 
 /* Writes analyze.csv, per_rank.csv, per_worker.csv (and windows.csv,
  * slowest.csv) into dir: one row set per analysis, the first column naming

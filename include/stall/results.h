@@ -94,6 +94,9 @@ typedef enum stall_result_kind {
     {                                                                                              \
         "startup_s", "data_s", "handover_s", "compute_s", "barrier_s", "post_s"                    \
     }
+/* The checkpoint part (after post_s; empty where the source records no checkpoints inside
+ * the epochs). */
+#define STALL_COL_CHECKPOINT "checkpoint_s"
 
 /* scaling.csv and plan.csv */
 #define STALL_COL_GPUS "gpus"
