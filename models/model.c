@@ -642,7 +642,7 @@ int model_handle(stall_engine *eng, void *state, const stall_event *ev, stall_er
     case MODEL_EV_TAKE:
         return model_take_end(st, r, s, model_now(st), err);
     case MODEL_EV_ITER_END:
-        return st->par ? model_par_iter_end(st, err) : model_iter_end(st, err);
+        return st->par ? model_par_iter_end(st, ev, err) : model_iter_end(st, err);
     case MODEL_EV_READY:
         model_worker_at(st, r, s)->ready_pending = false;
         return model_worker_kick(st, r, s, err);

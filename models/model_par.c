@@ -62,6 +62,7 @@ typedef struct model_par_group {
     model_state st;
     stall__ckpt ck; /* the run's checkpoints, fed as every group feeds its own */
     int64_t n;      /* iterations of the run ended here */
+    unsigned gen;   /* the barrier generation arrived at */
     int rc;
     stall_err err;
     pthread_t th;
@@ -112,22 +113,42 @@ static stall_time par_compute(void *ctx, int e, int r, int64_t k)
 
 /* ---- the barrier -------------------------------------------------------- */
 
-/* Returns 0 when every group arrived, -1 when one failed. */
-static int par_wait(model_par *P)
+#define PAR_SPIN 4096
+
+static inline void par_relax(void)
 {
-    if (atomic_load_explicit(&P->abort, memory_order_relaxed))
-        return -1;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+/* The barrier in two halves: a group arrives when its last rank has
+ * computed, and waits only when its clock reaches its own max(Y + C) (a
+ * lower bound of T), handling its earlier events in between. Returns the
+ * generation to wait for the end of. */
+static unsigned par_arrive(model_par *P)
+{
     unsigned gen = atomic_load_explicit(&P->gen, memory_order_acquire);
     if (atomic_fetch_add_explicit(&P->count, 1, memory_order_acq_rel) == P->nt - 1) {
         atomic_store_explicit(&P->count, 0, memory_order_relaxed);
         atomic_store_explicit(&P->gen, gen + 1, memory_order_release);
-        return 0;
     }
+    return gen;
+}
+
+/* Returns 0 when every group arrived, -1 when one failed. */
+static int par_wait(model_par *P, unsigned gen)
+{
     for (unsigned spin = 0; atomic_load_explicit(&P->gen, memory_order_acquire) == gen; spin++) {
         if (atomic_load_explicit(&P->abort, memory_order_relaxed))
             return -1;
-        if (spin >= 64)
+        /* Spin a while (a few microseconds: the groups' iterations take
+         * about as long), then give the core away (more threads than
+         * cores). */
+        if (spin >= PAR_SPIN)
             sched_yield();
+        else
+            par_relax();
     }
     return 0;
 }
@@ -241,15 +262,26 @@ static void par_record(model_par *P, int64_t n, int64_t k, stall_time bar, stall
 }
 
 /* In the handler of the event that completed the group's barrier of
- * iteration i: meet the other groups, then schedule the group's T(i). */
+ * iteration i: publish, arrive, and meet the others at max(Y + C) of the
+ * group (an ITER_END with a = 1, model_par_iter_end). */
 int model_par_barrier(model_state *st, int64_t i, stall_err *err)
 {
     model_par_group *G = st->par;
     model_par *P = G->par;
-    int64_t n = G->n++;
+    int64_t n = G->n;
     P->part[(size_t)(n % 2) * (size_t)P->nt + (size_t)G->id] = par_partial(G);
     par_point(G, (int)((n + 1) % 3));
-    if (par_wait(P))
+    G->gen = par_arrive(P);
+    return model_at(st, st->bar_max[0], MODEL_EV_ITER_END, 1, i, err);
+}
+
+/* The meeting: every group arrived; T(i) follows, alike in every group. */
+static int par_meet(model_state *st, int64_t i, stall_err *err)
+{
+    model_par_group *G = st->par;
+    model_par *P = G->par;
+    int64_t n = G->n++;
+    if (par_wait(P, G->gen))
         return stall_err_set(err, STALL_EINTERNAL, "model: another thread failed");
     const par_part *pt = P->part + (size_t)(n % 2) * (size_t)P->nt;
     stall_time bar = pt[0].bar;
@@ -268,10 +300,13 @@ int model_par_barrier(model_state *st, int64_t i, stall_err *err)
     return model_at(st, t, MODEL_EV_ITER_END, 0, i, err);
 }
 
-/* The group's ITER_END at T(k): its ranks ask for k + 1, or the next epoch
- * is scheduled (model_iter_end without the record). */
-int model_par_iter_end(model_state *st, stall_err *err)
+/* The group's ITER_END at T(k) (a = 0): its ranks ask for k + 1, or the
+ * next epoch is scheduled (model_iter_end without the record); a = 1: the
+ * meeting of iteration b. */
+int model_par_iter_end(model_state *st, const stall_event *ev, stall_err *err)
 {
+    if (ev->a == 1)
+        return par_meet(st, ev->b, err);
     const stall_model_params *p = st->p;
     stall_time t = stall_engine_now(st->eng);
     st->taken[0] = 0;
@@ -402,8 +437,9 @@ int model_par_run(const stall_model_params *p, const stall_durations *d, stall_t
         if (P.have && on_iter)
             on_iter(ctx, &P.pend);
         P.delivered += P.have;
-        /* The groups each dispatched every ITER_END and EPOCH. */
-        events -= (uint64_t)(P.nt - 1) * (uint64_t)(total + p->epochs);
+        /* The groups each dispatched every ITER_END and EPOCH, and a
+         * meeting per iteration. */
+        events -= (uint64_t)(P.nt - 1) * (uint64_t)(total + p->epochs) + (uint64_t)P.nt * (uint64_t)total;
         if (stats)
             *stats = (stall_model_stats){.events = events, .iterations = total, .end = P.last_t};
     }

@@ -160,6 +160,6 @@ bool model_par_on(const stall_model_params *p);
 int model_par_run(const stall_model_params *p, const stall_durations *d, stall_time gap0,
                   stall_iter_fn on_iter, void *ctx, stall_model_stats *stats, int64_t *delivered);
 int model_par_barrier(model_state *st, int64_t i, stall_err *err);
-int model_par_iter_end(model_state *st, stall_err *err);
+int model_par_iter_end(model_state *st, const stall_event *ev, stall_err *err);
 
 #endif
