@@ -139,7 +139,8 @@ static int bench_run(const bench_case *c)
     printf("model %s: %" PRIu64 " events in %.3f s cpu = %.1f M events/s, %.0f ns/event, "
            "simulated %.1f s, maxrss %.1f MB, wall %.3f s\n",
            c->label, stats.events, s, (double)stats.events / s / 1e6,
-           s * 1e9 / (double)stats.events, (double)stats.end / 1e9, (double)ru.ru_maxrss / 1024.0, wall);
+           s * 1e9 / (double)stats.events, (double)stats.end / 1e9, (double)ru.ru_maxrss / 1024.0,
+           wall);
     fflush(stdout);
     return 0;
 }

@@ -1,6 +1,6 @@
 /*
- * model_par.c - one model run on several threads (docs/model.md, "Parallel
- * runs"): the ranks split by whole nodes into groups, each group its own
+ * model_par.c - one model run on several threads (docs/model.md 4.5):
+ * the ranks split by whole nodes into groups, each group its own
  * model state and engine, the groups meeting at each iteration's barrier.
  *
  * Why it is exact: without shared resources (no cores, no storage bandwidth,
@@ -18,11 +18,12 @@
  *
  * Protocol, per iteration n of the run (epoch * N + k): when a group's last
  * rank has computed (model_computed, in the handler of that event) the
- * group publishes its partials and waits at a spin barrier; then every
- * group computes T(k) alike (A and the epoch gap are pure; each group keeps
- * its own copy of the checkpoint state, fed the same sequence), schedules
- * its own ITER_END at T(k) (never in its past: its clock is at the last
- * take, <= Y <= T) and goes on. Group 0's thread builds record n and
+ * group publishes its partials and arrives at a spin barrier, handles its
+ * own events up to its own max(Y + C) (a lower bound of T(k); an ITER_END
+ * with a = 1 there) and waits; then every group computes T(k) alike (A and
+ * the epoch gap are pure; each group keeps its own copy of the checkpoint
+ * state, fed the same sequence), schedules its own ITER_END at T(k) and
+ * goes on. Group 0's thread builds record n and
  * delivers record n - 1: by then every group has passed T(n - 1) without a
  * failure, which is when the serial run delivers it. The arrays rotate over
  * three buffers so that record n - 1 stays intact while the others write
@@ -172,9 +173,15 @@ static void par_point(model_par_group *G, int b)
 static par_part par_partial(model_par_group *G)
 {
     model_state *st = &G->st;
-    par_part pt = {.smin = INT64_MAX, .smax = INT64_MIN, .cmax = INT64_MIN, .fmin = INT64_MAX,
-                   .fmax = INT64_MIN, .s0min = INT64_MAX, .s0max = INT64_MIN,
-                   .ycmin = INT64_MAX, .bar = st->bar_max[0]};
+    par_part pt = {.smin = INT64_MAX,
+                   .smax = INT64_MIN,
+                   .cmax = INT64_MIN,
+                   .fmin = INT64_MAX,
+                   .fmax = INT64_MIN,
+                   .s0min = INT64_MAX,
+                   .s0max = INT64_MIN,
+                   .ycmin = INT64_MAX,
+                   .bar = st->bar_max[0]};
     for (int r = 0; r < G->gl; r++) {
         stall_time s = st->it_y[r] - st->it_q[r];
         st->it_stall[r] = s;
@@ -292,8 +299,8 @@ static int par_meet(model_state *st, int64_t i, stall_err *err)
     if (a < 0)
         return stall_err_set(err, STALL_EINVAL, "model: negative tail");
     stall_time ckwrite = 0;
-    stall_time ckw = stall__ckpt_after(&G->ck, (int64_t)st->epoch * st->p->batches + i, bar + a,
-                                       true, &ckwrite);
+    stall_time ckw =
+        stall__ckpt_after(&G->ck, (int64_t)st->epoch * st->p->batches + i, bar + a, true, &ckwrite);
     stall_time t = bar + a + ckw;
     if (G->id == 0)
         par_record(P, n, i, bar, a, ckw, ckwrite, t);
@@ -439,7 +446,8 @@ int model_par_run(const stall_model_params *p, const stall_durations *d, stall_t
         P.delivered += P.have;
         /* The groups each dispatched every ITER_END and EPOCH, and a
          * meeting per iteration. */
-        events -= (uint64_t)(P.nt - 1) * (uint64_t)(total + p->epochs) + (uint64_t)P.nt * (uint64_t)total;
+        events -=
+            (uint64_t)(P.nt - 1) * (uint64_t)(total + p->epochs) + (uint64_t)P.nt * (uint64_t)total;
         if (stats)
             *stats = (stall_model_stats){.events = events, .iterations = total, .end = P.last_t};
     }

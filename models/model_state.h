@@ -129,7 +129,7 @@ typedef struct model_state {
     struct stall__fluid *fluid; /* the store's bandwidth; NULL when unlimited */
 
     stall_model_stats stats;
-    struct model_par_group *par; /* NULL; or this state is one group of a parallel run (model_par.c) */
+    struct model_par_group *par; /* NULL, or this group's run (model_par.c) */
 } model_state;
 
 void model_init(model_state *st, const stall_model_params *p, const stall_durations *d);
@@ -150,9 +150,8 @@ int model_tier_done(model_state *st, stall_err *err);
 int model_handle(stall_engine *eng, void *state, const stall_event *ev, stall_err *err);
 int model_ps_resched(model_state *st, int node, int res, stall_err *err);
 
-
 /* model_par.c: ranks split by whole nodes, advanced in threads from barrier
- * to barrier (docs/model.md, "Parallel runs"). model_par_on: whether p
+ * to barrier (docs/model.md 4.5). model_par_on: whether p
  * qualifies; model_par_run: 0 on success (everything delivered, *stats
  * set), else nothing more is delivered and *delivered records went out, so
  * that the caller reruns serially, skipping those. */

@@ -29,9 +29,9 @@ static uint64_t mix(uint64_t x)
 /* Durations: a few equal values (ties), a pure function of the cell. */
 typedef struct dur {
     uint64_t salt;
-    int levels;     /* distinct values, >= 1 */
+    int levels; /* distinct values, >= 1 */
     stall_time unit;
-    int bad_epoch;  /* fetch(bad_epoch, bad_rank, bad_batch) < 0; -1: none */
+    int bad_epoch; /* fetch(bad_epoch, bad_rank, bad_batch) < 0; -1: none */
     int bad_rank;
     int64_t bad_batch;
     bool bad_compute; /* the negative one is compute's */
@@ -90,10 +90,10 @@ static void put(tape *t, const void *p, size_t n)
 static void on_iter(void *ctx, const stall_iter_record *rec)
 {
     tape *t = ctx;
-    int64_t v[] = {rec->epoch,      rec->batch,        rec->epoch_start,  rec->iter_end,
-                   rec->iter_time,  rec->stall_max,    rec->stall_min,    rec->delay,
-                   rec->stall_train, rec->wait_max,    rec->compute_max,  rec->tail,
-                   rec->ckpt_wait,  rec->ckpt_write,   rec->fetch_spread, rec->start_spread};
+    int64_t v[] = {rec->epoch,       rec->batch,      rec->epoch_start,  rec->iter_end,
+                   rec->iter_time,   rec->stall_max,  rec->stall_min,    rec->delay,
+                   rec->stall_train, rec->wait_max,   rec->compute_max,  rec->tail,
+                   rec->ckpt_wait,   rec->ckpt_write, rec->fetch_spread, rec->start_spread};
     put(t, v, sizeof v);
     put(t, &rec->wait_mean_s, sizeof rec->wait_mean_s);
     size_t a = (size_t)t->g * sizeof(stall_time);
