@@ -82,7 +82,8 @@ static const struct cli_opt {
      "  --set S.K=V     override an INI key, e.g. --set align.fetch=min\n"},
     {C_RUN | C_VAL | C_SW,
      "  -j N            run combinations in N threads (default: the CPUs online; output\n"
-     "                  identical to -j 1); sweep: points in N threads (default 1)\n"},
+     "                  identical to -j 1); mode = model: also one run's nodes in N\n"
+     "                  threads; sweep: points in N threads (default 1)\n"},
     {C_RUN | C_VAL | C_SW | C_PLAN, "  -q              no terminal summary\n"},
     {C_RUN | C_VAL,
      "  --analyze       (run, mode = model; validate) analyse the simulated run beside the\n"

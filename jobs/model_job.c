@@ -533,6 +533,9 @@ static int wi_run_alignment(wi_model_run *j, int i, stall_err *err)
         int src = rc ? wi_stream_error(j->ws, err) : 0;
         rc = src ? src : rc;
     } else if (rc == 0) {
+        /* The tables' lookups are pure: the run may use -j threads
+         * (models/model_par.c), with the same output. */
+        pj.threads = opts->jobs > 1 ? opts->jobs : 1;
         rc = wi_run(&pj, &j->w, &c, &job->st, err);
     }
     if (rc == 0)

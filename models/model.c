@@ -326,7 +326,7 @@ static int model_fetch_done(model_state *st, int r, int32_t s, stall_err *err)
 }
 
 /* The loop of rank r asks for batch k at now (= Q). */
-static int model_request(model_state *st, int r, stall_err *err)
+int model_request(model_state *st, int r, stall_err *err)
 {
     model_rank *rk = &st->ranks[r];
     if (st->p->workers == 0) {
@@ -430,6 +430,8 @@ static int model_computed(model_state *st, int r, stall_time end, stall_err *err
     }
     if (++st->taken[slot] < st->g)
         return 0;
+    if (st->par)
+        return model_par_barrier(st, i, err);
     stall_time a = 0;
     if (sync) {
         a = d->tail ? d->tail(d->ctx, st->epoch, i) : 0;
@@ -642,7 +644,7 @@ int model_handle(stall_engine *eng, void *state, const stall_event *ev, stall_er
     case MODEL_EV_TAKE:
         return model_take_end(st, r, s, model_now(st), err);
     case MODEL_EV_ITER_END:
-        return model_iter_end(st, err);
+        return st->par ? model_par_iter_end(st, ev, err) : model_iter_end(st, err);
     case MODEL_EV_READY:
         model_worker_at(st, r, s)->ready_pending = false;
         return model_worker_kick(st, r, s, err);

@@ -38,6 +38,7 @@ void stall_model_defaults(stall_model_params *p)
         .cpu_deflate = 1.0,
         .storage_mb_s = 0.0,
         .batch_mb = 0.0,
+        .threads = 1,
         .uneven = {.compute_factor = 1.0,
                    .fetch_factor = 1.0,
                    .straggler_factor = 1.0,

@@ -19,7 +19,7 @@ static const stall_model_ops model_ops = {.name = "model", .handle = model_handl
 
 /* ---- set-up and the run -------------------------------------------------- */
 
-static void model_init(model_state *st, const stall_model_params *p, const stall_durations *d)
+void model_init(model_state *st, const stall_model_params *p, const stall_durations *d)
 {
     st->p = p;
     st->d = d;
@@ -87,7 +87,7 @@ static void model_init(model_state *st, const stall_model_params *p, const stall
     }
 }
 
-static void model_fini(model_state *st)
+void model_fini(model_state *st)
 {
     for (int n = 0; n < st->nodes; n++) {
         stall__ps_free(&st->cpu[n]);
@@ -123,6 +123,22 @@ static void model_fini(model_state *st)
     free(st->win_stall);
 }
 
+/* Passes records on, but for the first `left`. */
+typedef struct model_skip {
+    stall_iter_fn on_iter;
+    void *ctx;
+    int64_t left;
+} model_skip;
+
+static void model_skip_iter(void *ctx, const stall_iter_record *rec)
+{
+    model_skip *k = ctx;
+    if (k->left > 0)
+        k->left--;
+    else
+        k->on_iter(k->ctx, rec);
+}
+
 int stall_model_run(const stall_model_params *p, const stall_durations *d, stall_iter_fn on_iter,
                     void *ctx, stall_model_stats *stats, stall_err *err)
 {
@@ -142,6 +158,17 @@ int stall_model_run(const stall_model_params *p, const stall_durations *d, stall
     if (stall_uneven_on(&p->uneven)) {
         stall__uneven_wrap(&uw, &p->uneven, p->ranks, p->gpus_per_node, d, &ud);
         d = &ud;
+    }
+    /* Threads when p qualifies (model_par.c); should that run fail, the
+     * serial run below says why, skipping the records already delivered. */
+    model_skip skip = {.on_iter = on_iter, .ctx = ctx};
+    if (model_par_on(p)) {
+        if (model_par_run(p, d, gap0, on_iter, ctx, stats, &skip.left) == 0)
+            return 0;
+        if (skip.left > 0 && on_iter) {
+            on_iter = model_skip_iter;
+            ctx = &skip;
+        }
     }
     model_state st = {0};
     model_init(&st, p, d);

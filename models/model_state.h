@@ -134,8 +134,12 @@ typedef struct model_state {
                                    one) is free */
 
     stall_model_stats stats;
+    struct model_par_group *par; /* NULL, or this group's run (model_par.c) */
 } model_state;
 
+void model_init(model_state *st, const stall_model_params *p, const stall_durations *d);
+void model_fini(model_state *st);
+int model_request(model_state *st, int r, stall_err *err);
 int model_at(model_state *st, stall_time at, int32_t type, int32_t a, int64_t b, stall_err *err);
 int model_after_read(model_state *st, int r, int32_t s, stall_err *err);
 int model_tail_end(model_state *st, int64_t i, stall_time t0, bool sync, stall_err *err);
@@ -159,5 +163,16 @@ int model_ckpt_store_start(model_state *st, int64_t i, stall_err *err);
 int model_ckpt_store_done(model_state *st, stall_err *err);
 int model_handle(stall_engine *eng, void *state, const stall_event *ev, stall_err *err);
 int model_ps_resched(model_state *st, int node, int res, stall_err *err);
+
+/* model_par.c: ranks split by whole nodes, advanced in threads from barrier
+ * to barrier (docs/model.md 4.5). model_par_on: whether p
+ * qualifies; model_par_run: 0 on success (everything delivered, *stats
+ * set), else nothing more is delivered and *delivered records went out, so
+ * that the caller reruns serially, skipping those. */
+bool model_par_on(const stall_model_params *p);
+int model_par_run(const stall_model_params *p, const stall_durations *d, stall_time gap0,
+                  stall_iter_fn on_iter, void *ctx, stall_model_stats *stats, int64_t *delivered);
+int model_par_barrier(model_state *st, int64_t i, stall_err *err);
+int model_par_iter_end(model_state *st, const stall_event *ev, stall_err *err);
 
 #endif

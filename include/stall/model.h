@@ -166,6 +166,13 @@ typedef struct stall_model_params {
                                    added. Default false. */
     stall_ckpt_params ckpt;     /* checkpoints (stall/ckpt.h); default none */
     stall_uneven_params uneven; /* slow ranks and stragglers (stall/ckpt.h); default none */
+    int threads;                /* >= 1 threads for one run (models/model_par.c): used
+                                   when the ranks split by whole nodes into groups that
+                                   meet only at the barrier (no shared cores or storage,
+                                   fetch align none, no accumulation), else 1; the
+                                   output is byte-identical for every value. With more
+                                   than 1, the durations callbacks are called from
+                                   several threads at once: they must be pure. Default 1. */
     bool tiers;                 /* the storage tiers of `storage` (stall/storage.h),
                                    in place of storage_mb_s, batch_mb and
                                    read_in_fetch. Default false. */
