@@ -27,6 +27,9 @@ void wi_inputs_ckpt(const stall_config *cfg, wi_whatif *w)
     w->ckpt_mb_given = stall_config_given(cfg, "checkpoint", "mb_per_rank");
     w->ckpt_mb_s_given = stall_config_given(cfg, "checkpoint", "bandwidth_mb_s");
     w->ckpt_first_given = stall_config_given(cfg, "checkpoint", "first_extra_s");
+    stall_config_origin(cfg, "checkpoint", "mb_per_rank", w->ckpt_mb_key, sizeof w->ckpt_mb_key);
+    stall_config_origin(cfg, "checkpoint", "bandwidth_mb_s", w->ckpt_mb_s_key,
+                        sizeof w->ckpt_mb_s_key);
     w->uneven = (stall_uneven_params){.slow = (int)cfg->slow_ranks,
                                       .by_node = cfg->slow_unit == 1,
                                       .compute_factor = cfg->slow_compute_factor,
@@ -66,6 +69,21 @@ void wi_params_ckpt(const wi_whatif *what, const stall_measured *m, bool whatif,
     p->ckpt.snapshot_mb_s = c->snapshot_mb_s;
     p->ckpt.store = c->store;
     p->uneven = what->uneven;
+}
+
+int wi_ckpt_check(const wi_whatif *what, const stall_model_params *p, stall_err *err)
+{
+    /* config/check_ckpt.c cannot refuse this for a tidy trace before it is
+     * read: only a trace that records checkpoints gives the size and the
+     * bandwidth defaults. Asked for and still off, the keys would do
+     * nothing: refused. */
+    const stall_ckpt_params *c = &what->ckpt;
+    if ((c->every <= 0 && c->every_ns <= 0) || stall_ckpt_on(&p->ckpt))
+        return 0;
+    return stall_err_set(err, STALL_ECONFIG,
+                         "%s: must be > 0 to write checkpoints (the trace records none to give "
+                         "a default)",
+                         p->ckpt.mb > 0.0 ? what->ckpt_mb_s_key : what->ckpt_mb_key);
 }
 
 /* ---- per-epoch figures ---- */
@@ -160,8 +178,7 @@ void wi_ck_print(FILE *f, const wi_ckstats *s, const stall_model_params *p)
             p->ckpt.async ? "async" : "sync", every, p->ckpt.mb, to, (double)n / s->ne,
             stall_ns_to_s(write) / s->ne,
             p->ckpt.store && p->ckpt.async ? " (alone on the link)" : "",
-            stall_ns_to_s(wait) / s->ne,
-            ep > 0 ? 100.0 * (double)wait / (double)ep : 0.0);
+            stall_ns_to_s(wait) / s->ne, ep > 0 ? 100.0 * (double)wait / (double)ep : 0.0);
 }
 
 void wi_uneven_print(FILE *f, const stall_model_params *p)

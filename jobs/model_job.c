@@ -425,6 +425,9 @@ static int wi_prepare(wi_model_run *j, stall_err *err)
     stall_model_params *p = &j->p;
     const wi_whatif *what = &j->in.what;
     wi_params(what, j->have ? &j->m : NULL, true, p);
+    rc = wi_ckpt_check(what, p, err);
+    if (rc)
+        return rc;
     if (j->ws) {
         /* wi_tables_build's checks that apply within the trace. */
         rc = wi_xform_check(what, &j->x, p->ranks, err);

@@ -586,3 +586,35 @@ Test(ckpt, analyze_of_a_simulated_run_attributes_the_checkpoints)
     stall_analysis_free(&a);
     stall_tidy_free(t);
 }
+
+/* A checkpoint interval on a tidy trace that records none, without a size
+ * or a bandwidth, would be silently off (the trace gives no defaults):
+ * refused once the trace is read, naming the missing key; with both given
+ * the run writes them. */
+Test(ckpt_real, an_interval_without_size_on_a_trace_without_checkpoints_is_refused)
+{
+    const char *sets[][4] = {
+        {"checkpoint.every_iterations=10", NULL},
+        {"checkpoint.every_s=1", "checkpoint.mb_per_rank=50", NULL},
+    };
+    const char *missing[] = {"mb_per_rank", "bandwidth_mb_s"};
+    for (int i = 0; i < 2; i++) {
+        stall_config cfg;
+        stall_config_defaults(&cfg);
+        stall_err e;
+        cr_assert_eq(stall_config_set(&cfg, "scenario.mode=model", &e), 0);
+        cr_assert_eq(stall_config_set(&cfg, "trace.format=tidy", &e), 0);
+        cr_assert_eq(stall_config_set(&cfg, "trace.path=traces/w2/trace.csv", &e), 0);
+        for (int k = 0; sets[i][k]; k++)
+            cr_assert_eq(stall_config_set(&cfg, sets[i][k], &e), 0, "%s", e.msg);
+        stall_summary sum;
+        stall_run_opts o = {.jobs = 1, .no_files = 1, .summary = &sum};
+        cr_assert_eq(stall_scenario_run(&cfg, &o, &e), STALL_ECONFIG);
+        cr_assert(strstr(e.msg, missing[i]) != NULL, "%s", e.msg);
+    }
+    const char *both[] = {"checkpoint.every_iterations=10", "checkpoint.mb_per_rank=50",
+                          "checkpoint.bandwidth_mb_s=100", NULL};
+    double share = 0;
+    model_epoch("traces/w2/trace.csv", both, &share);
+    cr_assert_gt(share, 0.0);
+}
