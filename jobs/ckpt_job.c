@@ -174,7 +174,9 @@ void wi_ck_print(FILE *f, const wi_ckstats *s, const stall_model_params *p)
         snprintf(to, sizeof to, "at %g MB/s per node", p->ckpt.mb_s);
     fprintf(f,
             "checkpoints (%s, %s, %g MB per rank %s): %.2f per epoch, write "
-            "%.3f s%s, stall %.3f s per epoch (%.2f%% of the epoch; checkpoints.csv)\n",
+            "%.3f s%s, the loop waited %.3f s per epoch for them (%.2f%% of the epoch; the "
+            "epoch grows by at most that, less where the workers prefetch meanwhile; "
+            "checkpoints.csv)\n",
             p->ckpt.async ? "async" : "sync", every, p->ckpt.mb, to, (double)n / s->ne,
             stall_ns_to_s(write) / s->ne,
             p->ckpt.store && p->ckpt.async ? " (alone on the link)" : "",
@@ -185,8 +187,8 @@ void wi_uneven_print(FILE *f, const stall_model_params *p)
 {
     const stall_uneven_params *u = &p->uneven;
     if (u->slow > 0 && (u->compute_factor != 1.0 || u->fetch_factor != 1.0))
-        fprintf(f, "uneven ranks: the last %d %s%s run compute x %g, fetch x %g\n", u->slow,
-                u->by_node ? "node" : "rank", u->slow == 1 ? "" : "s", u->compute_factor,
+        fprintf(f, "uneven ranks: the last %d %s%s compute x %g, fetch x %g\n", u->slow,
+                u->by_node ? "node" : "rank", u->slow == 1 ? " runs" : "s run", u->compute_factor,
                 u->fetch_factor);
     if (u->straggler_fraction > 0 && u->straggler_factor != 1.0)
         fprintf(f,

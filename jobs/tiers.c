@@ -99,11 +99,12 @@ void wi_tiers_say(FILE *f, const stall_model_params *p, const stall_measured *m)
     fprintf(f,
             "storage tiers: %.6g MB per batch in %.6g requests; cache %.6g MB per node, dataset "
             "%.6g MB %s, %.6g MB cached at the start; link %s MB/s per node, %s MB/s shared by "
-            "the %d node%s, latency %.6g ms per missed request%s\n",
+            "the %d node%s, latency %.6g ms per missed request%s%s\n",
             s->batch_mb, s->requests, s->cache_mb, s->dataset_mb,
             s->partitioned ? "partitioned" : "replicated", s->start_mb, link, glob, nodes,
             nodes == 1 ? "" : "s", (double)s->latency / 1e6,
-            s->latency_constant ? " (constant)" : "");
+            s->latency_constant ? " (constant)" : "",
+            s->fifo ? "; transfers served one at a time in arrival order (queue = fifo)" : "");
     int shown = p->epochs < 8 ? p->epochs : 8;
     double *hit = stall_xcalloc((size_t)shown * (size_t)nodes, sizeof *hit);
     stall_storage_hits(s, p->ranks, p->gpus_per_node, p->batches, shown, hit);
