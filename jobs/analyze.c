@@ -291,12 +291,15 @@ static void an_verdict(stall_analysis *a)
                      (double)((int64_t)a->epochs * (a->batches > 1 ? a->batches - 1 : 1)),
                  a->straggler_compute_s > a->straggler_input_s ? "compute-bound: longer compute"
                                                                : "input-bound: longer stalls");
+    char ckpt[64] = "";
+    if (a->share_checkpoint > 0)
+        snprintf(ckpt, sizeof ckpt, ", %.0f%% writes checkpoints", 100 * a->share_checkpoint);
     snprintf(a->sentence, sizeof a->sentence,
              "%s: %.0f%% of the ranks' time waits for data, %.0f%% waits at the barrier for a "
              "slower-computing rank, %.0f%% computes (incl. all-reduce), %.0f%% is epoch "
-             "start-up%s",
+             "start-up%s%s",
              stall_verdict_name(a->verdict), 100 * a->share_data, 100 * a->share_straggler,
-             100 * a->share_compute, 100 * a->share_startup, strag);
+             100 * a->share_compute, 100 * a->share_startup, ckpt, strag);
 }
 
 void stall_analyze(const stall_tidy_trace *t, stall_analysis *a)

@@ -540,6 +540,10 @@ Test(ckpt_real, analyze_attributes_the_recorded_checkpoints)
     cr_assert_float_eq(a.share_data + a.share_straggler + a.share_compute + a.share_startup +
                            a.share_checkpoint,
                        1.0, 1e-9);
+    /* The verdict names the checkpoints' share beside the others. */
+    char want[64];
+    snprintf(want, sizeof want, ", %.0f%% writes checkpoints", 100 * a.share_checkpoint);
+    cr_assert(strstr(a.sentence, want) != NULL, "%s", a.sentence);
     stall_analysis_free(&a);
     stall_tidy_free(t);
 }
