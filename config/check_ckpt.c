@@ -21,8 +21,8 @@ static int ck_no_effect(const stall_config *cfg, const char *section, const char
 
 static int ck_checkpoint(const stall_config *cfg, stall_err *err)
 {
-    static const char *const keys[] = {"mb_per_rank", "bandwidth_mb_s", "mode", "snapshot_mb_s",
-                                       "target", "first_extra_s"};
+    static const char *const keys[] = {"mb_per_rank",   "bandwidth_mb_s", "mode",
+                                       "snapshot_mb_s", "target",         "first_extra_s"};
     char a[CK_AT], b[CK_AT];
     bool every = cfg->ckpt_every > 0 || cfg->ckpt_every_s > 0;
     if (cfg->ckpt_every > 0 && cfg->ckpt_every_s > 0) {

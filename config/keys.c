@@ -136,8 +136,7 @@ const cfg_key cfg_keys[] = {
           "object store; 0: unlimited), beside bandwidth_mb_s, each node's link"),
     CFG_K("storage", "latency_ms", CFG_DOUBLE, latency_ms, "0", 0, CFG_DUR * 1e3, NULL,
           "tier model: ms per request that misses the node's cache"),
-    CFG_K("storage", "latency", CFG_ENUM, latency_dist, "exponential", 0, 0,
-          "exponential|constant",
+    CFG_K("storage", "latency", CFG_ENUM, latency_dist, "exponential", 0, 0, "exponential|constant",
           "tier model: how a missed request's latency_ms is drawn: exponential with that mean, "
           "or constant (a store that answers in a fixed time, as tools/slowstore.py)"),
     CFG_K("storage", "queue", CFG_ENUM, queue, "fair", 0, 0, "fair|fifo",

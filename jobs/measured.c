@@ -56,8 +56,7 @@ static stall_time measured_ckpt(const stall_tidy_trace *t, stall_measured *m, in
     if (m->ckpt_n == 0) {
         m->ckpt_every = at;
         m->ckpt_first_s = stall_ns_to_s(span); /* its excess over the rest: ckpt_finish */
-    }
-    else if (m->ckpt_n == 1)
+    } else if (m->ckpt_n == 1)
         m->ckpt_every = at - m->ckpt_every;
     m->ckpt_n++;
     m->ckpt_mb += bytes / t->ranks / 1e6; /* summed here, a mean in measured_ckpt_finish */

@@ -44,16 +44,16 @@ extern "C" {
 #endif
 
 typedef struct stall_ckpt_params {
-    int64_t every;        /* iterations between checkpoints (counted over the run); 0: by time */
-    stall_time every_ns;  /* ns between checkpoint starts; 0: by count */
-    double mb;            /* MB written per rank */
-    double mb_s;          /* write bandwidth per node, MB/s, shared by its ranks */
-    bool async;           /* snapshot, then a background write */
-    double snapshot_mb_s; /* async: the copy's bandwidth per rank, MB/s; 0: instantaneous */
+    int64_t every;          /* iterations between checkpoints (counted over the run); 0: by time */
+    stall_time every_ns;    /* ns between checkpoint starts; 0: by count */
+    double mb;              /* MB written per rank */
+    double mb_s;            /* write bandwidth per node, MB/s, shared by its ranks */
+    bool async;             /* snapshot, then a background write */
+    double snapshot_mb_s;   /* async: the copy's bandwidth per rank, MB/s; 0: instantaneous */
     stall_time first_extra; /* the run's first checkpoint writes this much longer (a save's
                                first-time set-up: a new file, lazy initialisation), >= 0 */
-    bool store;           /* the write goes to the storage tiers' store: each rank's mb is a
-                             transfer on its node's link, sharing it with the reads (mb_s unused) */
+    bool store;             /* the write goes to the storage tiers' store: each rank's mb is a
+                               transfer on its node's link, sharing it with the reads (mb_s unused) */
 } stall_ckpt_params;
 
 typedef struct stall_uneven_params {

@@ -57,15 +57,15 @@ typedef struct stall_measured {
     int epoch0;                 /* the trace's label of epoch 0 (the notebook's selected epoch) */
     /* Checkpoints the trace records (tidy ckpt_* columns; docs/model.md
      * 2.5): their spans come out of the tails above. */
-    int64_t ckpt_n;     /* checkpoints in the trace (0: none) */
-    int64_t ckpt_every; /* the interval in iterations (the commonest) */
-    double ckpt_mb;     /* mean bytes per rank / 1e6 */
-    double ckpt_mb_s;   /* the node's bandwidth: ranks_per_node x mean MB / mean write time */
+    int64_t ckpt_n;      /* checkpoints in the trace (0: none) */
+    int64_t ckpt_every;  /* the interval in iterations (the commonest) */
+    double ckpt_mb;      /* mean bytes per rank / 1e6 */
+    double ckpt_mb_s;    /* the node's bandwidth: ranks_per_node x mean MB / mean write time */
     double ckpt_first_s; /* the run's first checkpoint above the later ones' mean (>= 0; the
                             mean above is the later ones', with 2 or more checkpoints) */
-    double *ckpt_s;     /* [e] the checkpoints' time in the epoch (max over ranks); NULL: none */
-    void *fetch_fit;    /* NULL: fetch durations measured; else they were inferred from
-                           the loop's waits (jobs/infer.h's wi_fit, owned, freed with m) */
+    double *ckpt_s;      /* [e] the checkpoints' time in the epoch (max over ranks); NULL: none */
+    void *fetch_fit;     /* NULL: fetch durations measured; else they were inferred from
+                            the loop's waits (jobs/infer.h's wi_fit, owned, freed with m) */
     stall_measured_cpu cpu; /* the trace's CPU columns; has = false without them */
 } stall_measured;
 

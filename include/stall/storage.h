@@ -37,18 +37,18 @@ extern "C" {
 #endif
 
 typedef struct stall_storage {
-    double link_mb_s;   /* each node's link, MB/s; 0 = unlimited */
-    double global_mb_s; /* shared by all nodes, MB/s; 0 = unlimited */
-    stall_time latency; /* ns per request that misses: the mean of an exponential draw */
+    double link_mb_s;      /* each node's link, MB/s; 0 = unlimited */
+    double global_mb_s;    /* shared by all nodes, MB/s; 0 = unlimited */
+    stall_time latency;    /* ns per request that misses: the mean of an exponential draw */
     bool latency_constant; /* ... or exactly that (a store answering in a fixed time) */
-    bool fifo; /* transfers served one at a time in arrival order at the full bandwidth (per
-                  node's link, or one queue at the global bandwidth), not shared fairly */
-    double requests;    /* requests per batch, >= 0 */
-    double batch_mb;    /* MB per batch, > 0 */
-    double cache_mb;    /* per node, >= 0 */
-    double dataset_mb;  /* > 0 */
-    bool partitioned;   /* each node reads its own shard */
-    double start_mb;    /* per node, in its cache when epoch 0 starts */
+    bool fifo;         /* transfers served one at a time in arrival order at the full bandwidth (per
+                          node's link, or one queue at the global bandwidth), not shared fairly */
+    double requests;   /* requests per batch, >= 0 */
+    double batch_mb;   /* MB per batch, > 0 */
+    double cache_mb;   /* per node, >= 0 */
+    double dataset_mb; /* > 0 */
+    bool partitioned;  /* each node reads its own shard */
+    double start_mb;   /* per node, in its cache when epoch 0 starts */
     /* The measured read taken out of every fetch of epoch e (a measured
      * fetch already contains its reads): read_out[e] for e < read_epochs,
      * read_rest beyond (fetches drawn from the whole trace). NULL: none. */
