@@ -495,7 +495,6 @@ static int model_epoch_start(model_state *st, int e, stall_err *err)
 
 static int model_iter_end(model_state *st, stall_err *err)
 {
-    const stall_model_params *p = st->p;
     stall_time t = model_now(st);
     int slot = (int)(st->k % st->acc);
     size_t o = (size_t)slot * (size_t)st->g;
@@ -565,6 +564,13 @@ static int model_iter_end(model_state *st, stall_err *err)
     st->stats.iterations++;
     st->stats.end = t;
 
+    return model_iter_advance(st, t, slot, sync, st->d, err);
+}
+
+int model_iter_advance(model_state *st, stall_time t, int slot, bool sync, const stall_durations *d,
+                       stall_err *err)
+{
+    const stall_model_params *p = st->p;
     st->taken[slot] = 0;
     st->bar_max[slot] = INT64_MIN;
     if (st->k + 1 < p->batches) {
@@ -584,7 +590,7 @@ static int model_iter_end(model_state *st, stall_err *err)
     if (st->epoch + 1 >= p->epochs)
         return 0;
     int e = st->epoch + 1;
-    stall_time gap = st->d->epoch_gap ? st->d->epoch_gap(st->d->ctx, e) : 0;
+    stall_time gap = d->epoch_gap ? d->epoch_gap(d->ctx, e) : 0;
     if (gap < 0)
         return stall_err_set(err, STALL_EINVAL,
                              "model: durations.epoch_gap(epoch %d) returned %" PRId64

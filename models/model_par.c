@@ -314,29 +314,8 @@ int model_par_iter_end(model_state *st, const stall_event *ev, stall_err *err)
 {
     if (ev->a == 1)
         return par_meet(st, ev->b, err);
-    const stall_model_params *p = st->p;
-    stall_time t = stall_engine_now(st->eng);
-    st->taken[0] = 0;
-    st->bar_max[0] = INT64_MIN;
-    if (st->k + 1 < p->batches) {
-        st->k++;
-        st->q = t;
-        for (int r = 0; r < st->g; r++) {
-            st->it_q[r] = t;
-            int rc = model_request(st, r, err);
-            if (rc)
-                return rc;
-        }
-        return 0;
-    }
-    if (st->epoch + 1 >= p->epochs)
-        return 0;
-    int e = st->epoch + 1;
-    const stall_durations *d = st->par->par->d;
-    stall_time gap = d->epoch_gap ? d->epoch_gap(d->ctx, e) : 0;
-    if (gap < 0)
-        return stall_err_set(err, STALL_EINVAL, "model: negative epoch gap");
-    return model_at(st, t + gap, MODEL_EV_EPOCH, e, 0, err);
+    /* One iteration per synchronisation here (accumulation 1): slot 0. */
+    return model_iter_advance(st, stall_engine_now(st->eng), 0, true, st->par->par->d, err);
 }
 
 /* ---- the run ------------------------------------------------------------ */

@@ -140,6 +140,11 @@ typedef struct model_state {
 void model_init(model_state *st, const stall_model_params *p, const stall_durations *d);
 void model_fini(model_state *st);
 int model_request(model_state *st, int r, stall_err *err);
+/* After iteration k's record at time t: its slot freed, then the ranks ask
+ * for k + 1 (when k synchronises) or the next epoch is scheduled after its
+ * gap (d->epoch_gap). model_iter_end and the threaded run's groups share it. */
+int model_iter_advance(model_state *st, stall_time t, int slot, bool sync, const stall_durations *d,
+                       stall_err *err);
 int model_at(model_state *st, stall_time at, int32_t type, int32_t a, int64_t b, stall_err *err);
 int model_after_read(model_state *st, int r, int32_t s, stall_err *err);
 int model_tail_end(model_state *st, int64_t i, stall_time t0, bool sync, stall_err *err);
