@@ -77,10 +77,11 @@ static void write_analyze(const char *verdict)
              "source,metric,value\nmeasured,verdict,\"%s\"\nmeasured,share_data,0.4\n"
              "measured,sentence,\"x\"\n",
              verdict);
-    rd_write(dir, "per_rank.csv",
-             "source,rank,total_s,startup_s,data_s,handover_s,compute_s,barrier_s,post_s,"
-             "last_iterations,caused_wait_s\nmeasured,0,3,0.1,1,0.2,1,0.5,0.2,3,0\n"
-             "measured,1,3,0.1,1.2,0.2,0.8,0.5,0.2,4,0.1\n");
+    rd_write(
+        dir, "per_rank.csv",
+        "source,rank,total_s,startup_s,data_s,handover_s,compute_s,barrier_s,post_s,checkpoint_s,"
+        "last_iterations,caused_wait_s\nmeasured,0,3,0.1,1,0.2,1,0.5,0.2,,3,0\n"
+        "measured,1,3,0.1,1.2,0.2,0.8,0.5,0.2,,4,0.1\n");
 }
 
 Test(htmlreport, run_folder_inlines_every_figure_with_unique_ids)

@@ -149,10 +149,11 @@ Test(plot, renders_png_and_svg_with_gnuplot)
     if (!rd_have("gnuplot"))
         cr_skip_test("gnuplot not installed");
     rd_run(dir, 3, 2, 30);
-    rd_write(dir, "per_rank.csv",
-             "source,rank,total_s,startup_s,data_s,handover_s,compute_s,barrier_s,post_s,"
-             "last_iterations,caused_wait_s\nsimulated,0,3,0.1,1,0.2,1,0.5,0.2,3,0.1\n"
-             "simulated,1,3,0.1,0.5,0.2,1.5,0.5,0.2,5,0.2\nmeasured,0,3,0.1,1,0.2,1,0.5,0.2,3,0\n");
+    rd_write(
+        dir, "per_rank.csv",
+        "source,rank,total_s,startup_s,data_s,handover_s,compute_s,barrier_s,post_s,checkpoint_s,"
+        "last_iterations,caused_wait_s\nsimulated,0,3,0.1,1,0.2,1,0.5,0.2,,3,0.1\n"
+        "simulated,1,3,0.1,0.5,0.2,1.5,0.5,0.2,,5,0.2\nmeasured,0,3,0.1,1,0.2,1,0.5,0.2,,3,0\n");
     stall_plot_result res;
     stall_err err = {0};
     cr_assert_eq(stall_plot(dir, NULL, &res, &err), 0, "%s", err.msg);
