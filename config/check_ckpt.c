@@ -25,6 +25,20 @@ static int ck_checkpoint(const stall_config *cfg, stall_err *err)
                                        "snapshot_mb_s", "target",         "first_extra_s"};
     char a[CK_AT], b[CK_AT];
     bool every = cfg->ckpt_every > 0 || cfg->ckpt_every_s > 0;
+    if (cfg->ckpt_mode == 2) {
+        /* off: every other [checkpoint] key would describe checkpoints
+         * that are not written. */
+        static const char *const all[] = {"every_iterations", "every_s",       "mb_per_rank",
+                                          "bandwidth_mb_s",   "snapshot_mb_s", "target",
+                                          "first_extra_s"};
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            if (stall_config_given(cfg, "checkpoint", all[i]))
+                return ck_no_effect(cfg, "checkpoint", all[i], "with [checkpoint] mode = off", err);
+        if (cfg->format != STALL_FORMAT_TIDY)
+            return ck_no_effect(cfg, "checkpoint", "mode",
+                                "= off: only a tidy trace records checkpoints to switch off", err);
+        return 0;
+    }
     if (cfg->ckpt_every > 0 && cfg->ckpt_every_s > 0) {
         stall_config_origin(cfg, "checkpoint", "every_iterations", a, sizeof a);
         stall_config_origin(cfg, "checkpoint", "every_s", b, sizeof b);

@@ -195,9 +195,10 @@ const cfg_key cfg_keys[] = {
     CFG_K("checkpoint", "bandwidth_mb_s", CFG_DOUBLE, ckpt_mb_s, "0", 0, CFG_BIG, NULL,
           "write bandwidth per node in MB/s, shared by its ranks (0: a tidy trace's measured "
           "bytes / write time)"),
-    CFG_K("checkpoint", "mode", CFG_ENUM, ckpt_mode, "sync", 0, 0, "sync|async",
+    CFG_K("checkpoint", "mode", CFG_ENUM, ckpt_mode, "sync", 0, 0, "sync|async|off",
           "sync: the step waits for the write; async: it waits for a snapshot copy (and a "
-          "previous write still under way), the write runs in the background"),
+          "previous write still under way), the write runs in the background; off: no "
+          "checkpoints, not even those a tidy trace records"),
     CFG_K("checkpoint", "snapshot_mb_s", CFG_DOUBLE, ckpt_snapshot_mb_s, "0", 0, CFG_BIG, NULL,
           "async: bandwidth of the snapshot copy per rank in MB/s (0: instantaneous)"),
     CFG_K("checkpoint", "first_extra_s", CFG_DOUBLE, ckpt_first_extra_s, "0", 0, CFG_DUR, NULL,

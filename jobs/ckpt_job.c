@@ -27,6 +27,7 @@ void wi_inputs_ckpt(const stall_config *cfg, wi_whatif *w)
     w->ckpt_mb_given = stall_config_given(cfg, "checkpoint", "mb_per_rank");
     w->ckpt_mb_s_given = stall_config_given(cfg, "checkpoint", "bandwidth_mb_s");
     w->ckpt_first_given = stall_config_given(cfg, "checkpoint", "first_extra_s");
+    w->ckpt_off = cfg->ckpt_mode == 2;
     stall_config_origin(cfg, "checkpoint", "mb_per_rank", w->ckpt_mb_key, sizeof w->ckpt_mb_key);
     stall_config_origin(cfg, "checkpoint", "bandwidth_mb_s", w->ckpt_mb_s_key,
                         sizeof w->ckpt_mb_s_key);
@@ -68,11 +69,20 @@ void wi_params_ckpt(const wi_whatif *what, const stall_measured *m, bool whatif,
     p->ckpt.async = c->async;
     p->ckpt.snapshot_mb_s = c->snapshot_mb_s;
     p->ckpt.store = c->store;
+    if (what->ckpt_off) {
+        p->ckpt.every = 0;
+        p->ckpt.every_ns = 0;
+    }
     p->uneven = what->uneven;
 }
 
-int wi_ckpt_check(const wi_whatif *what, const stall_model_params *p, stall_err *err)
+int wi_ckpt_check(const wi_whatif *what, const stall_measured *m, const stall_model_params *p,
+                  stall_err *err)
 {
+    if (what->ckpt_off && (!m || m->ckpt_n == 0))
+        return stall_err_set(err, STALL_ECONFIG,
+                             "[checkpoint] mode = off: has no effect, the trace records no "
+                             "checkpoints to switch off");
     /* config/check_ckpt.c cannot refuse this for a tidy trace before it is
      * read: only a trace that records checkpoints gives the size and the
      * bandwidth defaults. Asked for and still off, the keys would do

@@ -18,8 +18,10 @@ void wi_params_ckpt(const wi_whatif *what, const stall_measured *m, bool whatif,
 
 /* Checkpoints asked for by the what-if that are still off once the trace
  * is read (no size or bandwidth and none recorded): an error naming the
- * missing key. */
-int wi_ckpt_check(const wi_whatif *what, const stall_model_params *p, stall_err *err);
+ * missing key. And `mode = off` where the trace m (NULL: none) records no
+ * checkpoints: nothing to switch off, refused. */
+int wi_ckpt_check(const wi_whatif *what, const stall_measured *m, const stall_model_params *p,
+                  stall_err *err);
 
 /* Per epoch: checkpoints taken, the loop's wait for them, their write time
  * and the epoch time. */

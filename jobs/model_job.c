@@ -180,7 +180,7 @@ static int wi_fill_summary(FILE *f, void *arg, stall_err *err)
 static void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *p,
                     const stall_measured *m, const stall_time *first_fetch, const char *whole,
                     const wi_alignment *jobs, int n, double measured, bool comparable,
-                    double contention, bool samples, const char *outdir)
+                    double contention, bool samples)
 {
     int nodes = (p->ranks + p->gpus_per_node - 1) / p->gpus_per_node;
     fprintf(f,
@@ -314,8 +314,6 @@ static void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *
             floor_s, stall_ns_to_s(p->handover), (long long)p->batches, hand,
             p->workers > 0 ? stall_ns_to_s(p->startup) : 0.0, first);
     (void)stall_s;
-    fprintf(f, "results in %s/ (summary.csv, fetch-*_start-none/iterations.csv, %seffective.ini)\n",
-            outdir, m && m->fetch_fit ? "fetch_fit.csv, " : "");
 }
 
 /* The measured run's durations from the stream, for wi_deflate_fed. */
@@ -425,7 +423,7 @@ static int wi_prepare(wi_model_run *j, stall_err *err)
     stall_model_params *p = &j->p;
     const wi_whatif *what = &j->in.what;
     wi_params(what, j->have ? &j->m : NULL, true, p);
-    rc = wi_ckpt_check(what, p, err);
+    rc = wi_ckpt_check(what, j->have ? &j->m : NULL, p, err);
     if (rc)
         return rc;
     if (j->ws) {
@@ -615,14 +613,12 @@ static void wi_print(const wi_model_run *j, double measured)
         first[r] = j->ws ? wi_xform_fetch(&j->x, wi_stream_first_fetch(j->ws, r))
                          : j->w.fetch[(size_t)r * (size_t)j->w.n];
     wi_term(f, j->cfg, p, j->have ? &j->m : NULL, first, j->whole, j->jobs, j->fl.n, measured,
-            wi_comparable(j), j->contention, j->samples > 0, j->final);
+            wi_comparable(j), j->contention, j->samples > 0);
     free(first);
     wi_ck_print(f, &j->ck, p);
     wi_uneven_print(f, p);
-    if (j->reps <= 1)
-        return;
     int64_t seed = j->cfg->seed;
-    for (int i = 0; i < j->fl.n; i++) {
+    for (int i = 0; j->reps > 1 && i < j->fl.n; i++) {
         const double *v = j->jobs[i].rep;
         wi_ci e = wi_interval(v, j->reps, 0), t = wi_interval(v, j->reps, 1),
               s = wi_interval(v, j->reps, 2);
@@ -635,6 +631,9 @@ static void wi_print(const wi_model_run *j, double measured)
                 j->samples > 0 ? "samples/s" : "batches/s", t.mean, t.lo, t.hi, 100 * s.mean,
                 100 * s.lo, 100 * s.hi);
     }
+    /* Last, so that every line above it is read before the folder's name. */
+    fprintf(f, "results in %s/ (summary.csv, fetch-*_start-none/iterations.csv, %seffective.ini)\n",
+            j->final, j->have && j->m.fetch_fit ? "fetch_fit.csv, " : "");
 }
 
 static void wi_run_free(wi_model_run *j)

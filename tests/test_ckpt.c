@@ -622,3 +622,41 @@ Test(ckpt_real, an_interval_without_size_on_a_trace_without_checkpoints_is_refus
     model_epoch("traces/w2/trace.csv", both, &share);
     cr_assert_gt(share, 0.0);
 }
+
+/* [checkpoint] mode = off switches a trace's recorded checkpoints off: the
+ * run is the one with an interval longer than the run (none written, the
+ * share 0); where the trace records none, or with any other [checkpoint]
+ * key beside it, it would do nothing: refused. */
+Test(ckpt_real, mode_off_drops_the_recorded_checkpoints_and_is_refused_where_idle)
+{
+    double share = 1, with = 0;
+    const char *off[] = {"checkpoint.mode=off", NULL};
+    const char *never[] = {"checkpoint.every_iterations=1000000", NULL};
+    double e_with = model_epoch("traces/ckpt_w2_n25/trace.csv", NULL, &with);
+    double e_off = model_epoch("traces/ckpt_w2_n25/trace.csv", off, &share);
+    double e_never = model_epoch("traces/ckpt_w2_n25/trace.csv", never, NULL);
+    cr_assert_gt(with, 0.0);
+    cr_assert_eq(share, 0.0);
+    cr_assert_eq(e_off, e_never, "%.9f vs %.9f", e_off, e_never);
+    cr_assert_lt(e_off, e_with);
+    const char *bad[][3] = {{"trace.path=traces/w2/trace.csv", "checkpoint.mode=off", NULL},
+                            {"checkpoint.mode=off", "checkpoint.every_iterations=9", NULL}};
+    const char *says[] = {"records no checkpoints", "has no effect with [checkpoint] mode = off"};
+    for (int i = 0; i < 2; i++) {
+        stall_config cfg;
+        stall_config_defaults(&cfg);
+        stall_err e;
+        cr_assert_eq(stall_config_set(&cfg, "scenario.mode=model", &e), 0);
+        cr_assert_eq(stall_config_set(&cfg, "trace.format=tidy", &e), 0);
+        cr_assert_eq(stall_config_set(&cfg, "trace.path=traces/ckpt_w2_n25/trace.csv", &e), 0);
+        for (int k = 0; bad[i][k]; k++)
+            cr_assert_eq(stall_config_set(&cfg, bad[i][k], &e), 0, "%s", e.msg);
+        stall_summary sum;
+        stall_run_opts o = {.jobs = 1, .no_files = 1, .summary = &sum};
+        int rc = stall_config_check(&cfg, &e);
+        if (rc == 0)
+            rc = stall_scenario_run(&cfg, &o, &e);
+        cr_assert_eq(rc, STALL_ECONFIG, "case %d", i);
+        cr_assert(strstr(e.msg, says[i]) != NULL, "%s", e.msg);
+    }
+}

@@ -143,7 +143,7 @@ typedef struct stall_config {
     /* [checkpoint] (stall/ckpt.h) */
     int64_t ckpt_every;
     double ckpt_every_s, ckpt_mb, ckpt_mb_s, ckpt_snapshot_mb_s;
-    int ckpt_mode;             /* 0 sync, 1 async */
+    int ckpt_mode;             /* 0 sync, 1 async, 2 off */
     int ckpt_target;           /* 0 local (bandwidth_mb_s), 1 store (the storage tiers' link) */
     double ckpt_first_extra_s; /* the run's first checkpoint's extra write time */
 
