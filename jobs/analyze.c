@@ -98,12 +98,15 @@ static void an_ranks(const stall_tidy_trace *t, stall_analysis *a, double *wait_
         }
         for (int64_t k = 0; k < t->batches; k++) {
             stall_time latest = 0;
-            int s = 0;
+            int s = 0, at_latest = 0;
             for (int r = 0; r < g; r++) {
                 stall_time ar = an_arrive(t, stall_tidy_at(t, e, r, k));
                 if (r == 0 || ar > latest) {
                     latest = ar;
                     s = r;
+                    at_latest = 1;
+                } else if (ar == latest) {
+                    at_latest++;
                 }
             }
             double sumw = 0, oth_stall = 0, oth_comp = 0;
@@ -156,6 +159,7 @@ static void an_ranks(const stall_tidy_trace *t, stall_analysis *a, double *wait_
             dc = dc > 0 ? dc : 0;
             double fc = din + dc > 0 ? dc / (din + dc) : 0.5;
             a->rank[s].last++;
+            a->rank[s].last_tied += at_latest > 1;
             a->rank[s].caused_s += sumw;
             *wait_input += (1 - fc) * sumw;
             *wait_compute += fc * sumw;
@@ -283,14 +287,25 @@ static void an_verdict(stall_analysis *a)
     if (s[best] < STALL_AN_LOSS)
         best = STALL_VERDICT_COMPUTE;
     a->verdict = (stall_verdict)best;
-    char strag[160] = "";
-    if (a->straggler >= 0)
+    char strag[256] = "";
+    if (a->straggler >= 0) {
+        const stall_an_rank *sr = &a->rank[a->straggler];
+        char tied[128] = "";
+        /* Equally slow ranks reach the barrier at the same instant: the
+         * lowest index is named, and the share it shares is said. */
+        if (sr->last_tied > 0)
+            snprintf(tied, sizeof tied,
+                     ", tied with another rank in %.0f%% of those (equally slow ranks: the "
+                     "lowest index is named)",
+                     100.0 * (double)sr->last_tied / (double)sr->last);
         snprintf(strag, sizeof strag,
-                 "; rank %d is last at the barrier in %.0f%% of iterations (%s)", a->straggler,
-                 100.0 * (double)a->rank[a->straggler].last /
+                 "; rank %d is last at the barrier in %.0f%% of iterations%s (%s)", a->straggler,
+                 100.0 * (double)sr->last /
                      (double)((int64_t)a->epochs * (a->batches > 1 ? a->batches - 1 : 1)),
+                 tied,
                  a->straggler_compute_s > a->straggler_input_s ? "compute-bound: longer compute"
                                                                : "input-bound: longer stalls");
+    }
     char ckpt[64] = "";
     if (a->share_checkpoint > 0)
         snprintf(ckpt, sizeof ckpt, ", %.0f%% writes checkpoints", 100 * a->share_checkpoint);

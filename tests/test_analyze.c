@@ -151,10 +151,31 @@ Test(analyze, handmade_straggler_waits_are_exact)
     cr_expect(fabs(a.rank[0].data_s - (n - 1) * 0.003) < 1e-9, "%.9f", a.rank[0].data_s);
     cr_expect(fabs(a.rank[0].post_s - n * 0.002) < 1e-9);
     cr_expect_eq(a.rank[1].last, n - 1);
+    cr_expect_eq(a.rank[1].last_tied, 0);
     cr_expect_eq(a.straggler, 1);
+    cr_expect(strstr(a.sentence, "tied") == NULL, "%s", a.sentence);
     double total = 2 * n * (0.003 + 0.050 + 0.002);
     cr_expect(fabs(a.share_straggler - (n - 1) * 0.040 / total) < 1e-9, "%.9f", a.share_straggler);
     cr_expect_eq(a.verdict, STALL_VERDICT_STRAGGLER, "%s", a.sentence);
+    stall_analysis_free(&a);
+    stall_tidy_free(t);
+}
+
+/* Two equally slow ranks reach every barrier at the same instant: the lower
+ * index is counted last, and the verdict says it was a tie every time
+ * rather than naming one rank alone. */
+Test(analyze, a_tie_at_the_barrier_is_said)
+{
+    int64_t n = 20;
+    stall_tidy_trace *t = handmade(n, 3000000, 10000000, 0, 2000000);
+    stall_analysis a;
+    stall_analyze(t, &a);
+    cr_expect_eq(a.rank[0].last, n - 1);
+    cr_expect_eq(a.rank[0].last_tied, n - 1);
+    cr_expect_eq(a.rank[1].last, 0);
+    cr_assert_eq(a.straggler, 0);
+    cr_expect(strstr(a.sentence, "tied with another rank in 100% of those") != NULL, "%s",
+              a.sentence);
     stall_analysis_free(&a);
     stall_tidy_free(t);
 }

@@ -47,10 +47,12 @@ typedef struct stall_an_rank {
     double barrier_s;  /* waiting for the last rank to reach the barrier */
     double post_s;     /* all-reduce, optimizer step, bookkeeping: to the next request */
     double total_s;
-    int64_t last;    /* iterations (after the first) where this rank reached the barrier last */
-    double caused_s; /* barrier wait of the other ranks while this rank was last */
-    double ckpt_s;   /* checkpoints inside the epoch (a tidy trace's ckpt columns, a simulated
-                        run's waits for them), taken out of post_s (0: none) */
+    int64_t last;      /* iterations (after the first) where this rank reached the barrier last */
+    int64_t last_tied; /* of those, iterations where another rank arrived at the same ns (the
+                          lowest index is counted last) */
+    double caused_s;   /* barrier wait of the other ranks while this rank was last */
+    double ckpt_s;     /* checkpoints inside the epoch (a tidy trace's ckpt columns, a simulated
+                          run's waits for them), taken out of post_s (0: none) */
 } stall_an_rank;
 
 typedef struct stall_an_worker {
