@@ -660,3 +660,33 @@ Test(ckpt_real, mode_off_drops_the_recorded_checkpoints_and_is_refused_where_idl
         cr_assert(strstr(e.msg, says[i]) != NULL, "%s", e.msg);
     }
 }
+
+/* An async checkpoint whose snapshot copy is slower than the node's write:
+ * the run says async saves nothing (a what-if may ask it, so it is not
+ * refused); with a fast snapshot it says nothing. */
+Test(ckpt_real, a_snapshot_slower_than_the_write_is_said)
+{
+    for (int slow = 0; slow < 2; slow++) {
+        stall_config cfg;
+        stall_config_defaults(&cfg);
+        stall_err e;
+        cr_assert_eq(stall_config_set(&cfg, "scenario.mode=model", &e), 0);
+        cr_assert_eq(stall_config_set(&cfg, "trace.format=tidy", &e), 0);
+        cr_assert_eq(stall_config_set(&cfg, "trace.path=traces/ckpt_w2_n25/trace.csv", &e), 0);
+        cr_assert_eq(stall_config_set(&cfg, "checkpoint.mode=async", &e), 0);
+        cr_assert_eq(
+            stall_config_set(
+                &cfg, slow ? "checkpoint.snapshot_mb_s=100" : "checkpoint.snapshot_mb_s=5000", &e),
+            0);
+        char *text = NULL;
+        size_t len = 0;
+        FILE *term = open_memstream(&text, &len);
+        stall_summary sum;
+        stall_run_opts o = {.jobs = 1, .no_files = 1, .summary = &sum, .term = term};
+        cr_assert_eq(stall_scenario_run(&cfg, &o, &e), 0, "%s", e.msg);
+        fclose(term);
+        bool said = strstr(text, "async saves nothing here") != NULL;
+        cr_expect_eq(said, slow == 1, "%s", text);
+        free(text);
+    }
+}
