@@ -101,10 +101,39 @@ static int plot_stall_ranks(plot_ctx *c, const plot_combo *k, stall_err *err)
     }
 #define SR(i, r) sr[(size_t)(i) * (size_t)ranks + (size_t)(r)]
     char cap[256];
-    double ymax = 0;
-    for (size_t i = 0; i < n; i++)
-        for (int r = 0; r < ranks; r++)
+    double ymax = 0, later = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool first = strcmp(stall_table_get(t, i, 1), "0") == 0;
+        for (int r = 0; r < ranks; r++) {
             ymax = fmax(ymax, SR(i, r));
+            if (!first)
+                later = fmax(later, SR(i, r));
+        }
+    }
+    /* Only the epochs' first batches stalled: the figure would be a blank
+     * field with a line at each epoch start (a straggler- or compute-bound
+     * run). Said instead of drawn. */
+    if (n > 1 && !(later > 0)) {
+        stall_plot_note(c,
+                        "stall per rank: no rank waited for data after an epoch's first batch "
+                        "(largest first-batch stall %.3f s), nothing to draw; where the time "
+                        "went: --analyze (breakdown.png)",
+                        ymax);
+        /* A stall_ranks figure left by an earlier `plot` of this folder
+         * would contradict the note. */
+        char *plots = stall_path_join(c->dir, "plots");
+        static const char *const ext[] = {"png", "svg", "dat", "gp"};
+        for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
+            char name[32];
+            snprintf(name, sizeof name, "stall_ranks.%s", ext[i]);
+            char *f = stall_path_join(plots, name);
+            remove(f);
+            free(f);
+        }
+        free(plots);
+        free(sr);
+        return 0;
+    }
     if (ranks <= PLOT_PANEL_RANKS) {
         snprintf(cap, sizeof cap,
                  "Training stall of each rank over the run's iterations (alignment %s)", k->label);

@@ -824,6 +824,33 @@ Test(plot, real_64_ranks_heatmap_and_breakdown)
     check_breakdown_apart(r);
 }
 
+/* A compute-bound run with stragglers at 64 ranks: no rank waits for data
+ * after an epoch's first batch, so the stall heatmap would be a blank field
+ * (a new user's report): not drawn, said, and a stall_ranks figure left by
+ * an earlier plot of the folder is removed. The other figures are drawn. */
+Test(plot, real_straggler_run_without_stall_says_so_instead_of_a_blank_heatmap)
+{
+    NEED_GNUPLOT();
+    char *r = res_dir("strag64");
+    cr_assert_eq(sh("%s run bench/model_8x8x5000.ini -o %s -q --set run.batches=300 "
+                    "--set cluster.gpus=64 --set straggler.fraction=0.02 "
+                    "--set straggler.factor=5 --analyze",
+                    BIN, r),
+                 0);
+    char p[1200];
+    snprintf(p, sizeof p, "touch %s/plots/stall_ranks.png %s/plots/stall_ranks.gp", r, r);
+    cr_assert_eq(sh("mkdir -p %s/plots && %s", r, p), 0);
+    const char *want[] = {"cdf", "gpu_util", "epochs", "breakdown"};
+    check_figures(r, want, 4);
+    snprintf(p, sizeof p, "%s/cmd.log", dir);
+    char *log = rd_slurp(p);
+    cr_assert(log && strstr(log, "no rank waited for data after an epoch's first batch"), "%s",
+              log ? log : "");
+    free(log);
+    snprintf(p, sizeof p, "%s/plots/stall_ranks.png", r);
+    cr_assert_neq(access(p, F_OK), 0, "a stale stall_ranks.png was left");
+}
+
 Test(plot, real_seed_folder_is_a_result_folder)
 {
     NEED_GNUPLOT();
