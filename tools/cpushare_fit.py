@@ -17,6 +17,13 @@
   python3 tools/cpushare_fit.py tail TRACE.csv...      the tail A (T(k) - the last compute_end)
                                                        against post_cpu + post_wait: its rest,
                                                        neither CPU nor wait, and sync_cpu (ms)
+  python3 tools/cpushare_fit.py sync FROM.csv TRACE.csv...  the all-reduce's CPU (sync_cpu, ms) of
+                                                       each trace against three laws from FROM's
+                                                       (G0 ranks): ring bytes s0 (G-1)/G / ((G0-1)/G0),
+                                                       ring steps s0 (G-1)/(G0-1), and steps with a
+                                                       fixed part f = post_cpu - sync_cpu (the
+                                                       optimizer step's CPU over the same gradients):
+                                                       f + (s0 - f) (G-1)/(G0-1)
   python3 tools/cpushare_fit.py startup TRACE.csv...   per epoch, batch 0's span (epoch start to
                                                        T(0)) and the workers' start-up (median of
                                                        the first W fetches' start - epoch start,
@@ -180,6 +187,23 @@ def main(argv):
             a, pc, pw, sc = tail(path)
             name = path.rstrip("/").split("/")[-2] if "/" in path else path
             print(f"{name} {a:.2f} {pc:.2f} {pw:.2f} {a - pc - pw:.2f} {sc:.2f}")
+        return 0
+    if len(argv) >= 3 and argv[0] == "sync":
+        def ranks(path):
+            with open(path, newline="") as fh:
+                return len({r["rank"] for r in csv.DictReader(fh)})
+        r0 = rows(argv[1])
+        g0, s0 = ranks(argv[1]), mean(col(r0, "sync_cpu"))
+        f = mean(col(r0, "post_cpu")) - s0
+        print(f"from {argv[1]}: G0 {g0} sync_cpu {s0:.2f} ms, post_cpu - sync_cpu {f:.2f} ms")
+        print("trace G measured_ms bytes_ms steps_ms fixed+steps_ms (each: % off measured)")
+        for path in argv[2:]:
+            g, s = ranks(path), mean(col(rows(path), "sync_cpu"))
+            laws = [s0 * ((g - 1) / g) / ((g0 - 1) / g0), s0 * (g - 1) / (g0 - 1),
+                    f + (s0 - f) * (g - 1) / (g0 - 1)]
+            name = path.rstrip("/").split("/")[-2] if "/" in path else path
+            print(f"{name} {g} {s:.2f} " + " ".join(f"{v:.2f} ({100 * (v / s - 1):+.0f}%)"
+                                                      for v in laws))
         return 0
     if len(argv) >= 2 and argv[0] == "startup":
         print("trace epoch batch0_s startup_s workers_on_node startup_per_worker_s")
