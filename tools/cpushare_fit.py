@@ -14,6 +14,21 @@
   python3 tools/cpushare_fit.py growth A.csv B.csv     the node's growth g = extra CPU per ns
                                                        waited, from two traces of the same job
                                                        at two loads (means per rank-iteration)
+  python3 tools/cpushare_fit.py tail TRACE.csv...      the tail A (T(k) - the last compute_end)
+                                                       against post_cpu + post_wait: its rest,
+                                                       neither CPU nor wait, and sync_cpu (ms)
+  python3 tools/cpushare_fit.py sync FROM.csv TRACE.csv...  the all-reduce's CPU (sync_cpu, ms) of
+                                                       each trace against three laws from FROM's
+                                                       (G0 ranks): ring bytes s0 (G-1)/G / ((G0-1)/G0),
+                                                       ring steps s0 (G-1)/(G0-1), and steps with a
+                                                       fixed part f = post_cpu - sync_cpu (the
+                                                       optimizer step's CPU over the same gradients):
+                                                       f + (s0 - f) (G-1)/(G0-1)
+  python3 tools/cpushare_fit.py startup TRACE.csv...   per epoch, batch 0's span (epoch start to
+                                                       T(0)) and the workers' start-up (median of
+                                                       the first W fetches' start - epoch start,
+                                                       as stallsim takes it), and per worker
+                                                       process on the node (s)
 
 Rows of batch >= 1 (batch 0 carries start-up), as stallsim's CPU demand. Standard library only."""
 import csv
@@ -101,6 +116,43 @@ def overlap(path, cores):
         print(f"{name} {act} {len(x)} {mean(y):.2f} {mean(x):.2f} {a:.2f} {b:.2f} {r2:.2f}")
 
 
+def tail(path):
+    """Means over batches >= 1 (ms): A = T(k) - max compute_end, T(k) the ranks' latest next
+    request (iter_end after the epoch's last batch), as stallsim measures it."""
+    with open(path, newline="") as fh:
+        rs = list(csv.DictReader(fh))
+    by = {}
+    for r in rs:
+        by.setdefault((r["epoch"], int(r["batch"])), []).append(r)
+    req = {(r["rank"], r["epoch"], int(r["batch"])): float(r["request"]) for r in rs}
+    a = []
+    for (e, k), v in by.items():
+        if k < 1:
+            continue
+        tk = max(req.get((r["rank"], e, k + 1), float(r["iter_end"])) for r in v)
+        a.append(tk - max(float(r["compute_end"]) for r in v))
+    sel = [r for r in rs if int(r["batch"]) >= 1]
+    pc, pw, sc = (mean(col(sel, c)) for c in ("post_cpu", "post_wait", "sync_cpu"))
+    return mean(a) * 1e3, pc, pw, sc
+
+
+def startup(path):
+    """Per epoch (s): batch 0's span, the median start-up of the first W fetches."""
+    with open(path, newline="") as fh:
+        rs = list(csv.DictReader(fh))
+    out = []
+    for e in sorted({r["epoch"] for r in rs}, key=int):
+        v = [r for r in rs if r["epoch"] == e]
+        e0 = min(float(r["epoch_start"]) for r in v)
+        w = int(v[0]["workers"])
+        t0 = max(float(r["iter_end"]) for r in v if r["batch"] == "0")
+        su = sorted(max(0.0, float(r["fetch_start"]) - e0) for r in v if int(r["batch"]) < w)
+        n = len(su)
+        med = (su[n // 2] if n % 2 else (su[n // 2 - 1] + su[n // 2]) / 2) if n else 0.0
+        out.append((t0 - e0, med, w * len({r["rank"] for r in v})))
+    return out
+
+
 def main(argv):
     if len(argv) >= 2 and argv[0] == "rows":
         print("trace activity rows mean_cpu_ms mean_wait_ms intercept_ms slope r2 slope*wait/cpu "
@@ -128,6 +180,37 @@ def main(argv):
         g = (cb - ca) / (wb - wa) if wb != wa else 0.0
         print(f"A: cpu {ca:.2f} ms wait {wa:.2f} ms; B: cpu {cb:.2f} ms wait {wb:.2f} ms "
               f"(per rank-iteration, without sync_cpu); growth {g:.4f}")
+        return 0
+    if len(argv) >= 2 and argv[0] == "tail":
+        print("trace A_ms post_cpu_ms post_wait_ms rest_ms sync_cpu_ms")
+        for path in argv[1:]:
+            a, pc, pw, sc = tail(path)
+            name = path.rstrip("/").split("/")[-2] if "/" in path else path
+            print(f"{name} {a:.2f} {pc:.2f} {pw:.2f} {a - pc - pw:.2f} {sc:.2f}")
+        return 0
+    if len(argv) >= 3 and argv[0] == "sync":
+        def ranks(path):
+            with open(path, newline="") as fh:
+                return len({r["rank"] for r in csv.DictReader(fh)})
+        r0 = rows(argv[1])
+        g0, s0 = ranks(argv[1]), mean(col(r0, "sync_cpu"))
+        f = mean(col(r0, "post_cpu")) - s0
+        print(f"from {argv[1]}: G0 {g0} sync_cpu {s0:.2f} ms, post_cpu - sync_cpu {f:.2f} ms")
+        print("trace G measured_ms bytes_ms steps_ms fixed+steps_ms (each: % off measured)")
+        for path in argv[2:]:
+            g, s = ranks(path), mean(col(rows(path), "sync_cpu"))
+            laws = [s0 * ((g - 1) / g) / ((g0 - 1) / g0), s0 * (g - 1) / (g0 - 1),
+                    f + (s0 - f) * (g - 1) / (g0 - 1)]
+            name = path.rstrip("/").split("/")[-2] if "/" in path else path
+            print(f"{name} {g} {s:.2f} " + " ".join(f"{v:.2f} ({100 * (v / s - 1):+.0f}%)"
+                                                      for v in laws))
+        return 0
+    if len(argv) >= 2 and argv[0] == "startup":
+        print("trace epoch batch0_s startup_s workers_on_node startup_per_worker_s")
+        for path in argv[1:]:
+            name = path.rstrip("/").split("/")[-2] if "/" in path else path
+            for e, (b0, su, nw) in enumerate(startup(path)):
+                print(f"{name} {e} {b0:.3f} {su:.3f} {nw} {su / nw:.4f}")
         return 0
     print(__doc__, file=sys.stderr)
     return 2
