@@ -280,6 +280,10 @@ int stall_config_as_model(stall_config *cfg, const char *command, char *note, si
 static int cfg_check_tiers(const stall_config *cfg, stall_err *err)
 {
     char a[CFG_AT], b[CFG_AT];
+    if (cfg->admit_ms > 0 && cfg->cache_mb <= 0) /* 0 stays allowed: a sweep of cache_mb to 0 */
+        return stall_err_set(err, STALL_ECONFIG, "%s: has no effect without %s > 0 (no cache)",
+                             cfg_at(cfg, "storage", "admit_ms", a, sizeof a),
+                             cfg_at(cfg, "storage", "cache_mb", b, sizeof b));
     if (!stall_config_tiers(cfg))
         return 0;
     if (cfg->batch_mb <= 0 && cfg->format != STALL_FORMAT_TIDY)
@@ -309,8 +313,8 @@ static int cfg_check_tiers(const stall_config *cfg, stall_err *err)
         return stall_err_set(err, STALL_ECONFIG, "%s: has no effect without %s > 0",
                              cfg_at(cfg, "storage", "latency", a, sizeof a),
                              cfg_at(cfg, "storage", "latency_ms", b, sizeof b));
-    static const char *const need_cache[] = {"dataset_mb", "layout", "cached_start_mb", "admit_ms"};
-    for (size_t i = 0; i < 4; i++)
+    static const char *const need_cache[] = {"dataset_mb", "layout", "cached_start_mb"};
+    for (size_t i = 0; i < 3; i++)
         if (stall_config_given(cfg, "storage", need_cache[i]) && cfg->cache_mb <= 0)
             return stall_err_set(err, STALL_ECONFIG, "%s: has no effect without %s > 0 (no cache)",
                                  cfg_at(cfg, "storage", need_cache[i], a, sizeof a),
