@@ -618,6 +618,49 @@ Test(storage, a_quarter_cached_predicted_before_its_capture)
                  sim[0], sim[1], sim[2], meas[0], meas[1], meas[2]);
 }
 
+Test(storage, half_the_page_cache_predicted_before_its_capture)
+{
+    /* traces/s8_predictions.md: from pagecache_cold_r2 (all files evicted,
+     * latency per cold file fitted on its epoch 0: 1.15 ms), half the files
+     * evicted, committed before pagecache_half_r2 was captured: 0.995,
+     * 0.962, 0.999 s for the measured 1.214, 1.039, 1.109 s (-18%, -7%,
+     * -10%). Not the cache's miss: the job is nearly compute-bound (stall
+     * 2.5-5 ms of a 25 ms iteration) and its compute per batch ran 24%
+     * slower than in the reference (docs/validation.md); the epoch-0
+     * fetches' cold excess was 0.6 of the reference's where the rule says
+     * 0.5. */
+    stall_config cfg;
+    stall_err err = {0};
+    stall_config_defaults(&cfg);
+    char set[1200];
+    snprintf(set, sizeof set, "trace.path=%s/traces/pagecache_cold_r2/trace.csv", STALL_SOURCE_DIR);
+    const char *sets[] = {"scenario.mode=model",
+                          "trace.format=tidy",
+                          "align.start=none",
+                          "storage.bandwidth_mb_s=3523.7",
+                          "storage.cache_mb=20000",
+                          "storage.latency_ms=1.15",
+                          "storage.cached_start_mb=320",
+                          set,
+                          NULL};
+    for (int i = 0; sets[i]; i++)
+        cr_assert_eq(stall_config_set(&cfg, sets[i], &err), 0, "%s", err.msg);
+    cr_assert_eq(stall_config_check(&cfg, &err), 0, "%s", err.msg);
+    epochs_seen o = {0};
+    stall_run_opts opts = {.jobs = 1, .no_files = 1, .on_iter = seen, .observer = &o};
+    cr_assert_eq(stall_scenario_run(&cfg, &opts, &err), 0, "%s", err.msg);
+    const double want[] = {0.995, 0.962, 0.999};
+    double meas[3];
+    store_measured("pagecache_half_r2", meas);
+    for (int e = 0; e < 3; e++) {
+        double sim = o.end[e] - o.start[e];
+        cr_assert_lt(fabs(sim - want[e]), 0.0015, "epoch %d: %.4f, predicted %.3f", e, sim,
+                     want[e]);
+        cr_assert(sim < meas[e] && sim > 0.80 * meas[e], "epoch %d: %.3f, measured %.3f", e, sim,
+                  meas[e]);
+    }
+}
+
 /* A tier key that could change nothing is refused, naming it. */
 static void refused(const char *const *sets, const char *want)
 {

@@ -276,7 +276,11 @@ Test(traces, the_session_8_captures_have_their_measured_epochs)
                 {"store_quarter", {2.932779, 2.589789, 2.423851}},
                 {"ckpt_w2_n25_r3", {2.570143, 2.457126, 2.524436}},
                 {"ckpt_w2_n18", {2.661919, 2.389215, 2.504762}},
-                {"ckpt_w2_n6", {2.576015, 2.627860, 2.480173}}};
+                {"ckpt_w2_n6", {2.576015, 2.627860, 2.480173}},
+                {"pagecache_cold_r2", {1.116217, 1.004748, 1.055710}},
+                {"pagecache_half_r2", {1.213871, 1.039173, 1.109481}},
+                {"pagecache_half_r3", {1.205266, 1.131003, 1.321965}},
+                {"pagecache_cold_r3", {1.109630, 0.899824, 0.885357}}};
     for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
         char p[800];
         src_path(p, sizeof p, caps[i].folder);
