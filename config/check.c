@@ -280,6 +280,10 @@ int stall_config_as_model(stall_config *cfg, const char *command, char *note, si
 static int cfg_check_tiers(const stall_config *cfg, stall_err *err)
 {
     char a[CFG_AT], b[CFG_AT];
+    if (cfg->admit_ms > 0 && cfg->cache_mb <= 0) /* 0 stays allowed: a sweep of cache_mb to 0 */
+        return stall_err_set(err, STALL_ECONFIG, "%s: has no effect without %s > 0 (no cache)",
+                             cfg_at(cfg, "storage", "admit_ms", a, sizeof a),
+                             cfg_at(cfg, "storage", "cache_mb", b, sizeof b));
     if (!stall_config_tiers(cfg))
         return 0;
     if (cfg->batch_mb <= 0 && cfg->format != STALL_FORMAT_TIDY)

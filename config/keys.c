@@ -158,6 +158,9 @@ const cfg_key cfg_keys[] = {
     CFG_K("storage", "cached_start_mb", CFG_DOUBLE, cached_start_mb, "0", 0, CFG_BIG, NULL,
           "tier model: MB of each node's share of the dataset already in its cache when epoch 0 "
           "starts (0: a cold start)"),
+    CFG_K("storage", "admit_ms", CFG_DOUBLE, admit_ms, "0", 0, CFG_DUR * 1e3, NULL,
+          "tier model: ms a worker spends writing each request it admits to the node's cache (a "
+          "cache of files, as tools/train_example.py --http; needs cache_mb > 0; 0: free)"),
     CFG_K("storage", "trace_cache_mb", CFG_DOUBLE, trace_cache_mb, "0", 0, CFG_BIG, NULL,
           "tier model: the cache the trace's run had, MB per node, started cold: the measured "
           "read is fitted to its misses per epoch (not given: the fastest epoch read only hits)"),

@@ -67,6 +67,7 @@ void wi_inputs_resolve(const stall_config *cfg, wi_inputs *in)
     w->partitioned = cfg->layout == STALL_LAYOUT_PARTITIONED;
     w->latency_constant = cfg->latency_dist == 1;
     w->fifo = cfg->queue == 1;
+    w->admit_ms = cfg->admit_ms;
     w->trace_cache_mb = cfg->trace_cache_mb;
     w->trace_cache_given = stall_config_given(cfg, "storage", "trace_cache_mb");
     w->allreduce_s = cfg->allreduce_s;

@@ -54,6 +54,7 @@ typedef struct wi_whatif {
     bool tiers; /* a storage-tier key given: the tier model (stall/storage.h) */
     double global_mb_s, latency_ms, requests_per_batch, cache_mb, dataset_mb, cached_start_mb;
     bool partitioned, latency_constant, fifo;
+    double admit_ms; /* [storage] admit_ms */
     double trace_cache_mb;
     bool trace_cache_given;
     double allreduce_s; /* [ddp] allreduce_s, when allreduce_given */

@@ -65,6 +65,7 @@ void wi_tiers(const wi_whatif *what, const stall_measured *m, stall_model_params
     s->latency = stall_s_to_ns(what->latency_ms / 1e3);
     s->latency_constant = what->latency_constant;
     s->fifo = what->fifo;
+    s->admit = stall_s_to_ns(what->admit_ms / 1e3);
     s->batch_mb = p->batch_mb;
     s->requests =
         what->requests_per_batch > 0 ? what->requests_per_batch : (double)wi_batch_samples(what, m);
@@ -105,6 +106,9 @@ void wi_tiers_say(FILE *f, const stall_model_params *p, const stall_measured *m)
             nodes == 1 ? "" : "s", (double)s->latency / 1e6,
             s->latency_constant ? " (constant)" : "",
             s->fifo ? "; transfers served one at a time in arrival order (queue = fifo)" : "");
+    if (s->admit > 0)
+        fprintf(f, "cache admission: %.6g ms to write each request the cache admits\n",
+                (double)s->admit / 1e6);
     int shown = p->epochs < 8 ? p->epochs : 8;
     double *hit = stall_xcalloc((size_t)shown * (size_t)nodes, sizeof *hit);
     stall_storage_hits(s, p->ranks, p->gpus_per_node, p->batches, shown, hit);

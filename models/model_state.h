@@ -127,6 +127,7 @@ typedef struct model_state {
     bool tier;
     double *tier_hit;     /* [nodes] this epoch's hit fraction */
     double *tier_content; /* [nodes] MB cached when the next epoch starts */
+    double *tier_admit;   /* [nodes] MB this epoch may still admit (storage.admit > 0) */
     int32_t tier_nreq;    /* requests per batch, >= 1 */
     stall_time *tier_fit; /* [fit_epochs + 1] the fitted measured read per epoch, then beyond */
     struct stall__fluid *fluid; /* the store's bandwidth; NULL when unlimited or FIFO */

@@ -18,6 +18,7 @@ void model_tier_init(model_state *st)
     int gpn = st->p->gpus_per_node;
     st->tier_hit = stall_xcalloc((size_t)st->nodes, sizeof *st->tier_hit);
     st->tier_content = stall_xcalloc((size_t)st->nodes, sizeof *st->tier_content);
+    st->tier_admit = stall_xcalloc((size_t)st->nodes, sizeof *st->tier_admit);
     for (int i = 0; i < st->nodes; i++) {
         int on = st->g - i * gpn < gpn ? st->g - i * gpn : gpn;
         double work = s->partitioned ? s->dataset_mb * on / st->g : s->dataset_mb;
@@ -49,6 +50,7 @@ void model_tier_fini(model_state *st)
 {
     free(st->tier_hit);
     free(st->tier_content);
+    free(st->tier_admit);
     free(st->tier_fit);
     free(st->tier_fifo);
     if (st->fluid)
@@ -57,7 +59,7 @@ void model_tier_fini(model_state *st)
 }
 
 /* Epoch e starts: the hit fraction of each node's reads, from what its
- * cache holds (stall_storage_step). */
+ * cache holds (stall_storage_step), and what it will admit this epoch. */
 void model_tier_epoch(model_state *st)
 {
     const stall_storage *s = &st->p->storage;
@@ -66,7 +68,9 @@ void model_tier_epoch(model_state *st)
         int on = st->g - i * gpn < gpn ? st->g - i * gpn : gpn;
         double work = s->partitioned ? s->dataset_mb * on / st->g : s->dataset_mb;
         double read = s->batch_mb * (double)st->p->batches * on;
+        double before = st->tier_content[i];
         st->tier_hit[i] = stall_storage_step(s, work, read, &st->tier_content[i]);
+        st->tier_admit[i] = st->tier_content[i] - before;
     }
 }
 
@@ -121,7 +125,12 @@ static double tier_unit(const model_state *st, int r, int64_t batch, int32_t j, 
 /* The next requests of the fetch in slot s: each waits its share of the
  * fetch's waiting part; one that misses the cache (with probability 1 - h)
  * then waits its latency (exponential, mean latency, or constant) and transfers batch_mb
- * / requests MB. Hits cost nothing more: the warm fetch contains them. */
+ * / requests MB. Hits cost nothing more: the warm fetch contains them. A
+ * miss that the cache still has room for this epoch (tier_admit, the
+ * epoch's c_{e+1} - c_e: the first misses that fit, as a cache that admits
+ * while it has room) also costs its write, admit ns, taken before its
+ * latency: the same time in the worker, the write's place within the fetch
+ * moved ahead of its transfer. */
 static int model_tier_next(model_state *st, int r, int32_t s, stall_err *err)
 {
     const stall_storage *sto = &st->p->storage;
@@ -139,6 +148,11 @@ static int model_tier_next(model_state *st, int r, int32_t s, stall_err *err)
                 lat = sto->latency;
             else if (sto->latency > 0)
                 lat = llround(-(double)sto->latency * log1p(-tier_unit(st, r, sl->batch, j, 1)));
+            double mb = sto->batch_mb / n, *room = &st->tier_admit[r / st->p->gpus_per_node];
+            if (sto->admit > 0 && *room >= mb * (1 - 1e-9)) {
+                *room -= mb;
+                lat += sto->admit;
+            }
             return model_at(st, stall_engine_now(st->eng) + acc + lat, MODEL_EV_TIER_LAT, r, s,
                             err);
         }

@@ -41,6 +41,9 @@ int stall_storage_check(const stall_storage *s, stall_err *err)
     if (s->latency < 0 || (double)s->latency * s->requests > STALL_LIMIT_DURATION_S * 1e9)
         return stall_err_set(err, STALL_ECONFIG,
                              "storage: latency x requests per batch is out of range");
+    if (s->admit < 0 || (double)s->admit * s->requests > STALL_LIMIT_DURATION_S * 1e9)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "storage: admit x requests per batch is out of range");
     double fast = s->link_mb_s > 0 && (s->global_mb_s <= 0 || s->link_mb_s < s->global_mb_s)
                       ? s->link_mb_s
                       : s->global_mb_s;

@@ -483,6 +483,85 @@ Test(ckpt_real, other_intervals_predicted_within_ten_percent)
     cr_assert_lt(sum / 4, 0.10);
 }
 
+/* traces/s8_predictions.md, committed before ckpt_w2_n18 and ckpt_w2_n6 were
+ * captured, from the same morning's N = 25 run (ckpt_w2_n25_r3): mean epoch
+ * N = 18 2.431 s (measured 2.519 s, -3.5%), N = 6 2.699 s (2.561 s, +5.4%);
+ * checkpoint stall per epoch 0.450 s (0.391 s, +15%) and 1.293 s (1.055 s,
+ * +23%): the later writes' mean (0.126 s) carries two of the random slow
+ * writes of ~0.2 s that come 0-3 per run whatever the interval
+ * (docs/model.md 2.5), their median 0.103 s. */
+Test(ckpt_real, intervals_predicted_before_their_capture)
+{
+    const char *runs[] = {"traces/ckpt_w2_n18/trace.csv", "traces/ckpt_w2_n6/trace.csv"};
+    const char *every[] = {"checkpoint.every_iterations=18", "checkpoint.every_iterations=6"};
+    const double want[] = {2.431, 2.699}, stall_lo[] = {0.10, 0.20}, stall_hi[] = {0.20, 0.26};
+    for (int i = 0; i < 2; i++) {
+        stall_measured m;
+        double meas = measured_epoch(runs[i], &m);
+        double ck = 0;
+        for (int e = 0; e < m.epochs; e++)
+            ck += m.ckpt_s[e] / m.epochs;
+        const char *sets[] = {every[i], NULL};
+        double share;
+        double sim = model_epoch("traces/ckpt_w2_n25_r3/trace.csv", sets, &share);
+        cr_assert_lt(fabs(sim - want[i]) / want[i], 0.005, "%s: %g, predicted %g", runs[i], sim,
+                     want[i]);
+        cr_assert_lt(fabs(sim - meas) / meas, 0.10, "%s: %g vs %g", runs[i], sim, meas);
+        double err = share * sim / ck - 1;
+        cr_assert(err > stall_lo[i] && err < stall_hi[i], "%s: stall %g vs %g (%+.1f%%)", runs[i],
+                  share * sim, ck, 100 * err);
+        stall_measured_free(&m);
+    }
+}
+
+/* Why the stall of many checkpoints is over-predicted from few (docs/model.md
+ * 2.5): besides the run's first, 0-3 later writes per run take 0.15 s or
+ * more (against a typical 0.09-0.12 s), however many checkpoints the run
+ * has (6 to 29 later writes in about 8 s of run), so their share of a
+ * run's mean is larger the fewer the checkpoints; the median of the later
+ * writes is 0.097-0.120 s in every run. */
+static int later_writes(const char *path, double *w, int cap)
+{
+    stall_tidy_stream *s = NULL;
+    stall_err e;
+    cr_assert_eq(stall_tidy_open(path, &s, &e), 0, "%s", e.msg);
+    stall_tidy_row row;
+    int n = 0, rc, seen = 0;
+    while ((rc = stall_tidy_next(s, &row, &e)) == 1)
+        if (row.ckpt_start >= 0 && seen++ > 0 && n < cap)
+            w[n++] = stall_ns_to_s(row.ckpt_end - row.ckpt_start);
+    cr_assert_eq(rc, 0, "%s", e.msg);
+    stall_tidy_close(s);
+    return n;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+Test(ckpt_real, slow_writes_come_a_few_per_run_whatever_the_interval)
+{
+    const char *runs[] = {"ckpt_w2_n25", "ckpt_w2_n25_r2", "ckpt_w2_n25_r3",
+                          "ckpt_w2_n18", "ckpt_w2_n14",    "ckpt_w2_n14_r2",
+                          "ckpt_w2_n9",  "ckpt_w2_n9_r2",  "ckpt_w2_n6"};
+    const int later[] = {6, 6, 6, 9, 11, 11, 19, 19, 29}, slow[] = {1, 2, 2, 0, 3, 2, 0, 2, 1};
+    for (int i = 0; i < 9; i++) {
+        char p[256];
+        snprintf(p, sizeof p, "traces/%s/trace.csv", runs[i]);
+        double w[64];
+        int n = later_writes(p, w, 64), k = 0;
+        cr_assert_eq(n, later[i], "%s: %d later writes", runs[i], n);
+        for (int j = 0; j < n; j++)
+            k += w[j] >= 0.15;
+        cr_assert_eq(k, slow[i], "%s: %d slow writes", runs[i], k);
+        qsort(w, (size_t)n, sizeof *w, cmp_double);
+        double med = n % 2 ? w[n / 2] : (w[n / 2 - 1] + w[n / 2]) / 2;
+        cr_assert(med > 0.095 && med < 0.121, "%s: median %g s", runs[i], med);
+    }
+}
+
 /* The run's first checkpoint took about twice the later ones in every
  * capture (0.198-0.260 s against later medians of 0.097-0.116 s): the
  * decomposition keeps its excess apart, and the bandwidth gives the later

@@ -365,6 +365,38 @@ Test(storage, constant_latency_is_exactly_its_value_per_miss)
     cr_assert_eq(b.end[0] - b.start[0] - (a.end[0] - a.start[0]), 200 * 16 * 5000000LL);
 }
 
+Test(storage, admission_write_is_its_cost_per_admitted_request)
+{
+    /* As constant_latency_is_exactly_its_value_per_miss, with a cache and
+     * [storage] admit_ms: one fetch at a time (0 workers), 200 batches of
+     * 16 requests of 0.1 MB, 3 epochs. With room for the whole dataset,
+     * epoch 0 misses and admits all 3200 requests: it grows by exactly
+     * 3200 x a over the run without the write, epochs 1-2 (all hits) not at
+     * all. With room for half, epoch 0 admits the first 1600 misses (the
+     * cache admits while it has room) and grows by 1600 x a; epoch 1 finds
+     * half, admits nothing and is unchanged. */
+    const stall_time a = 700000; /* 0.7 ms */
+    for (int half = 0; half < 2; half++) {
+        stall_model_params p;
+        base(&p, 1, 1, 0, 200, 3);
+        p.tiers = true;
+        p.storage = tier(1.6, 320, half ? 160 : 320);
+        p.storage.latency = 5000000;
+        p.storage.latency_constant = true;
+        p.storage.requests = 16;
+        run_out x, y;
+        run(&p, &x);
+        p.storage.admit = a;
+        run(&p, &y);
+        long long n = half ? 1600 : 3200;
+        cr_assert_eq(y.end[0] - y.start[0] - (x.end[0] - x.start[0]), n * a,
+                     "cache %s: epoch 0 grew by %lld ns, want %lld x %lld", half ? "half" : "all",
+                     (long long)(y.end[0] - y.start[0] - (x.end[0] - x.start[0])), n, (long long)a);
+        for (int e = 1; e < 3; e++)
+            cr_assert_eq(y.end[e] - y.start[e], x.end[e] - x.start[e], "epoch %d", e);
+    }
+}
+
 Test(storage, fifo_store_serves_one_transfer_at_a_time)
 {
     /* 1 rank, 2 workers starting together, fetches of no time of their own,
@@ -515,32 +547,118 @@ Test(storage, the_token_bucket_store_post_hoc)
     /* Made after store_half and store_none were measured (docs/validation.md):
      * the model as the loopback store works, [storage] queue = fifo (its
      * token bucket serves a request's one chunk at a time at the full rate)
-     * and latency = constant (its 2 ms sleep), from store_warm: store_half
-     * and store_none within 5% in every epoch (the fair, exponential model
-     * missed store_none by 15%); store_warm's warm epochs within 5% and its
-     * own cold epoch 13% short (it wrote every admitted sample to the local
-     * cache: not modelled). */
+     * and latency = constant (its 2 ms sleep), with the admission write
+     * measured in store_warm_r2 (admit_ms = 0.6; configs/store-tiers.ini),
+     * from store_warm: store_half and store_none within 5% in every epoch
+     * (the fair, exponential model missed store_none by 15%); store_warm's
+     * warm epochs within 5% and its own cold epoch 7% short (13% without
+     * the write: the rest is what each request costs beyond the store's 2
+     * ms and 20 MB/s). */
     double sim[3], meas[3];
     const char *half[] = {"storage.cache_mb=20.48", "storage.queue=fifo",
-                          "storage.latency=constant", NULL};
+                          "storage.latency=constant", "storage.admit_ms=0.6", NULL};
     store_run("store_warm", half, 1, sim);
     store_measured("store_half", meas);
     cr_assert_lt(worst(sim, meas, 0, 3), 0.05, "half: %.3f %.3f %.3f, measured %.3f %.3f %.3f",
                  sim[0], sim[1], sim[2], meas[0], meas[1], meas[2]);
     const char *none[] = {"storage.cache_mb=0", "storage.queue=fifo", "storage.latency=constant",
-                          NULL};
+                          "storage.admit_ms=0", NULL};
     store_run("store_warm", none, 1, sim);
     store_measured("store_none", meas);
     cr_assert_lt(worst(sim, meas, 0, 3), 0.05, "none: %.3f %.3f %.3f, measured %.3f %.3f %.3f",
                  sim[0], sim[1], sim[2], meas[0], meas[1], meas[2]);
     const char *warm[] = {"storage.cache_mb=100", "storage.queue=fifo", "storage.latency=constant",
-                          NULL};
+                          "storage.admit_ms=0.6", NULL};
     store_run("store_warm", warm, 1, sim);
     store_measured("store_warm", meas);
     cr_assert_lt(worst(sim, meas, 1, 3), 0.05, "warm: %.3f %.3f, measured %.3f %.3f", sim[1],
                  sim[2], meas[1], meas[2]);
-    cr_assert(sim[0] < meas[0] && sim[0] > 0.85 * meas[0], "cold: %.3f, measured %.3f", sim[0],
+    cr_assert(sim[0] < meas[0] && sim[0] > 0.90 * meas[0], "cold: %.3f, measured %.3f", sim[0],
               meas[0]);
+    double nowrite[3];
+    warm[3] = NULL;
+    store_run("store_warm", warm, 1, nowrite);
+    cr_assert(nowrite[0] < 0.88 * meas[0], "cold without the write: %.3f", nowrite[0]);
+}
+
+Test(storage, a_quarter_cached_predicted_before_its_capture)
+{
+    /* traces/s8_predictions.md, committed before store_quarter (cache of
+     * 10.24 MB, a quarter of the dataset) was captured, from store_warm_r2
+     * (the same morning's store_warm): A, the store as it serves with the
+     * write measured in the reference (admit_ms = 0.616), gave 2.579,
+     * 2.171, 2.099 s for the measured 2.933, 2.590, 2.424 s (-12% to -16%);
+     * B, the same with latency_ms = 3.35 fitted on the reference's own cold
+     * epoch (what a request costs beyond the store's 2 ms and 20 MB/s),
+     * 2.924, 2.481, 2.363 s: within 5% in every epoch. B also gives
+     * store_none_r2 (captured before the fit) within 10%. */
+    double sim[3], meas[3];
+    const char *a[] = {"storage.cache_mb=10.24", "storage.queue=fifo", "storage.latency=constant",
+                       "storage.admit_ms=0.616", NULL};
+    store_run("store_warm_r2", a, 1, sim);
+    store_measured("store_quarter", meas);
+    cr_assert(worst(sim, meas, 0, 3) > 0.10 && worst(sim, meas, 0, 3) < 0.17,
+              "A: %.3f %.3f %.3f, measured %.3f %.3f %.3f", sim[0], sim[1], sim[2], meas[0],
+              meas[1], meas[2]);
+    const char *b[] = {"storage.cache_mb=10.24",   "storage.queue=fifo",
+                       "storage.latency=constant", "storage.admit_ms=0.616",
+                       "storage.latency_ms=3.35",  NULL};
+    store_run("store_warm_r2", b, 1, sim);
+    cr_assert_lt(worst(sim, meas, 0, 3), 0.05, "B: %.3f %.3f %.3f, measured %.3f %.3f %.3f", sim[0],
+                 sim[1], sim[2], meas[0], meas[1], meas[2]);
+    b[0] = "storage.cache_mb=100";
+    store_run("store_warm_r2", b, 1, sim);
+    store_measured("store_warm_r2", meas);
+    cr_assert_lt(fabs(sim[0] - meas[0]) / meas[0], 0.01, "B's fit: %.3f for %.3f", sim[0], meas[0]);
+    const char *none[] = {"storage.cache_mb=0", "storage.queue=fifo", "storage.latency=constant",
+                          "storage.latency_ms=3.35", NULL};
+    store_run("store_warm_r2", none, 1, sim);
+    store_measured("store_none_r2", meas);
+    cr_assert_lt(worst(sim, meas, 0, 3), 0.10, "B, none: %.3f %.3f %.3f, measured %.3f %.3f %.3f",
+                 sim[0], sim[1], sim[2], meas[0], meas[1], meas[2]);
+}
+
+Test(storage, half_the_page_cache_predicted_before_its_capture)
+{
+    /* traces/s8_predictions.md: from pagecache_cold_r2 (all files evicted,
+     * latency per cold file fitted on its epoch 0: 1.15 ms), half the files
+     * evicted, committed before pagecache_half_r2 was captured: 0.995,
+     * 0.962, 0.999 s for the measured 1.214, 1.039, 1.109 s (-18%, -7%,
+     * -10%). Not the cache's miss: the job is nearly compute-bound (stall
+     * 2.5-5 ms of a 25 ms iteration) and its compute per batch ran 24%
+     * slower than in the reference (docs/validation.md); the epoch-0
+     * fetches' cold excess was 0.6 of the reference's where the rule says
+     * 0.5. */
+    stall_config cfg;
+    stall_err err = {0};
+    stall_config_defaults(&cfg);
+    char set[1200];
+    snprintf(set, sizeof set, "trace.path=%s/traces/pagecache_cold_r2/trace.csv", STALL_SOURCE_DIR);
+    const char *sets[] = {"scenario.mode=model",
+                          "trace.format=tidy",
+                          "align.start=none",
+                          "storage.bandwidth_mb_s=3523.7",
+                          "storage.cache_mb=20000",
+                          "storage.latency_ms=1.15",
+                          "storage.cached_start_mb=320",
+                          set,
+                          NULL};
+    for (int i = 0; sets[i]; i++)
+        cr_assert_eq(stall_config_set(&cfg, sets[i], &err), 0, "%s", err.msg);
+    cr_assert_eq(stall_config_check(&cfg, &err), 0, "%s", err.msg);
+    epochs_seen o = {0};
+    stall_run_opts opts = {.jobs = 1, .no_files = 1, .on_iter = seen, .observer = &o};
+    cr_assert_eq(stall_scenario_run(&cfg, &opts, &err), 0, "%s", err.msg);
+    const double want[] = {0.995, 0.962, 0.999};
+    double meas[3];
+    store_measured("pagecache_half_r2", meas);
+    for (int e = 0; e < 3; e++) {
+        double sim = o.end[e] - o.start[e];
+        cr_assert_lt(fabs(sim - want[e]), 0.0015, "epoch %d: %.4f, predicted %.3f", e, sim,
+                     want[e]);
+        cr_assert(sim < meas[e] && sim > 0.80 * meas[e], "epoch %d: %.3f, measured %.3f", e, sim,
+                  meas[e]);
+    }
 }
 
 /* A tier key that could change nothing is refused, naming it. */
@@ -574,6 +692,8 @@ Test(storage, keys_without_effect_are_refused)
             "--set storage.requests_per_batch: has no effect without");
     refused((const char *const[]){"storage.latency_ms=1", "storage.cached_start_mb=4", NULL},
             "--set storage.cached_start_mb: has no effect without");
+    refused((const char *const[]){"storage.latency_ms=1", "storage.admit_ms=1", NULL},
+            "--set storage.admit_ms: has no effect without");
     refused((const char *const[]){"storage.bandwidth_mb_s=10", "storage.cache_mb=1",
                                   "storage.latency=constant", NULL},
             "--set storage.latency: has no effect without");

@@ -260,3 +260,35 @@ Test(traces, one_rank_predicts_the_same_datasets_epochs_on_2_and_4_ranks)
         }
     }
 }
+
+/* The captures of 2026-11-24 (traces/README.md, traces/s8_predictions.md):
+ * each loads and validates, with the epoch times its README and meta.json
+ * give (last iter_end - epoch_start, max over ranks), plus, where an epoch
+ * ends with a checkpoint (N = 6: every epoch; N = 18: the run's last), that
+ * checkpoint's end (docs/model.md 2.5): 0.09-0.11 s more. */
+Test(traces, the_session_8_captures_have_their_measured_epochs)
+{
+    static const struct {
+        const char *folder;
+        double epoch[3];
+    } caps[] = {{"store_warm_r2", {3.068224, 1.063729, 1.179661}},
+                {"store_none_r2", {3.016148, 3.055452, 3.098924}},
+                {"store_quarter", {2.932779, 2.589789, 2.423851}},
+                {"ckpt_w2_n25_r3", {2.570143, 2.457126, 2.524436}},
+                {"ckpt_w2_n18", {2.661919, 2.389215, 2.504762}},
+                {"ckpt_w2_n6", {2.576015, 2.627860, 2.480173}},
+                {"pagecache_cold_r2", {1.116217, 1.004748, 1.055710}},
+                {"pagecache_half_r2", {1.213871, 1.039173, 1.109481}},
+                {"pagecache_half_r3", {1.205266, 1.131003, 1.321965}},
+                {"pagecache_cold_r3", {1.109630, 0.899824, 0.885357}}};
+    for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
+        char p[800];
+        src_path(p, sizeof p, caps[i].folder);
+        double meas[MAXE], sim[MAXE], errp[MAXE];
+        int ne = validate(p, caps[i].folder, meas, sim, errp);
+        cr_assert_eq(ne, 3, "%s: %d epochs", caps[i].folder, ne);
+        for (int e = 0; e < 3; e++)
+            cr_assert(fabs(meas[e] - caps[i].epoch[e]) < 5e-4, "%s epoch %d: %.6f, want %.6f",
+                      caps[i].folder, e, meas[e], caps[i].epoch[e]);
+    }
+}

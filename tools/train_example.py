@@ -96,9 +96,11 @@ class FileImages(torch.utils.data.Dataset):
     image ('decode'), then the same CPU work as SyntheticImages. bytes_read counts the bytes
     this process read, whatever the tier (the capture's `bytes` column)."""
 
-    def __init__(self, root, n, reps, url_port=None, cache_dir=None, cache_bytes=0, used=None):
+    def __init__(self, root, n, reps, url_port=None, cache_dir=None, cache_bytes=0, used=None,
+                 write_s=None):
         self.root, self.n, self.reps = root, n, reps
         self.port, self.cache_dir, self.cache_bytes, self.used = url_port, cache_dir, cache_bytes, used
+        self.write_s = write_s
         self.bytes_read = 0
         self._conn, self._pid = None, None
 
@@ -135,10 +137,14 @@ class FileImages(torch.utils.data.Dataset):
                 if admit:
                     self.used.value += len(data)
             if admit:
+                t0 = time.perf_counter()
                 tmp = f"{cached}.tmp{os.getpid()}"
                 with open(tmp, "wb") as fh:
                     fh.write(data)
                 os.replace(tmp, cached)
+                if self.write_s is not None:   # the admission write's own time (meta.json)
+                    with self.write_s.get_lock():
+                        self.write_s.value += time.perf_counter() - t0
         return data
 
     def __getitem__(self, i):
@@ -284,7 +290,8 @@ def run_rank(rank, a, reps):
                                 rank=rank, world_size=world)
     if a.data_dir:
         ds = FileImages(a.data_dir, dataset_samples(a), reps, url_port=a.store_port,
-                        cache_dir=a.cache_dir, cache_bytes=int(a.cache_mb * 1e6), used=a.cache_used)
+                        cache_dir=a.cache_dir, cache_bytes=int(a.cache_mb * 1e6), used=a.cache_used,
+                        write_s=a.cache_write_s)
     else:
         ds = SyntheticImages(dataset_samples(a), a.io_ms, reps)
     if a.ddp >= 1:
@@ -539,7 +546,7 @@ def main():
     reps = a.cpu_reps if a.cpu_reps is not None else calibrate(a.cpu_ms, per_rep)
 
     store = None
-    a.store_port = a.cache_dir = a.cache_used = None
+    a.store_port = a.cache_dir = a.cache_used = a.cache_write_s = None
     storage = {}
     if a.data_dir:
         n = dataset_samples(a)
@@ -563,6 +570,7 @@ def main():
             shutil.rmtree(a.cache_dir, ignore_errors=True)
             os.makedirs(a.cache_dir)
             a.cache_used = multiprocessing.Value("q", 0)
+            a.cache_write_s = multiprocessing.Value("d", 0.0)
             store = subprocess.Popen(
                 [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                               "slowstore.py"), a.data_dir,
@@ -586,8 +594,11 @@ def main():
         store.terminate()
         storage["store_said"] = store.communicate(timeout=30)[0].strip().splitlines()[-1:]
         storage["cache_used_bytes"] = a.cache_used.value
+        files = a.cache_used.value // max(1, int(a.sample_kb * 1000))
+        storage["cache_write_s"] = round(a.cache_write_s.value, 4)   # summed over the workers
+        storage["cache_write_ms_per_file"] = round(1e3 * a.cache_write_s.value / files, 4) if files else None
         shutil.rmtree(a.cache_dir, ignore_errors=True)
-        a.cache_used = None
+        a.cache_used = a.cache_write_s = None
     busy, own = _cpu_busy_s() - busy0, _own_cpu_s() - own0
 
     world = max(1, a.ddp)

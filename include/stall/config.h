@@ -121,6 +121,7 @@ typedef struct stall_config {
     int layout;            /* stall_layout */
     int latency_dist;      /* 0 exponential, 1 constant: a miss's latency_ms */
     int queue;             /* 0 fair (max-min fluid), 1 fifo: how the store serves transfers */
+    double admit_ms;       /* per request admitted to the cache: its write, a delay */
 
     /* [ddp] */
     double allreduce_s, bucket_mb, bandwidth_gb_s, latency_us;

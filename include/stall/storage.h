@@ -49,6 +49,10 @@ typedef struct stall_storage {
     double dataset_mb; /* > 0 */
     bool partitioned;  /* each node reads its own shard */
     double start_mb;   /* per node, in its cache when epoch 0 starts */
+    /* ns a worker spends writing a request it admits to the cache (a plain
+     * delay): in epoch e a node admits c_{e+1} - c_e MB, the first missed
+     * requests that fit. 0: free. */
+    stall_time admit;
     /* The measured read taken out of every fetch of epoch e (a measured
      * fetch already contains its reads): read_out[e] for e < read_epochs,
      * read_rest beyond (fetches drawn from the whole trace). NULL: none. */
