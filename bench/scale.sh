@@ -93,6 +93,22 @@ if part duckdb; then
         best 3 env STALL_DUCKDB_DIR="$DUCK" node "$SRC/bench/duckdb_ref.cjs" "$T/t1000000.csv"
         echo "DuckDB read_csv, threads = 1, count and sum of a column (node, process start included): best of 3 $W s, peak $M MiB"
         echo "$vw $rw $W" | awk '{printf "ratio to DuckDB: validate %.2f, run %.2f (the aim: 1.2 or less)\n", $1 / $3, $2 / $3}'
+        echo "== the same for a 1 M-batch notebook trace (bench/gen_dsanalyzer.py 1000000 2: perf 2 M rows)"
+        nbtrace 1000000
+        p="$T/ds1000000"
+        best 3 "$S" validate "$d/nv1000000.ini" -o "$d/out" -q --no-sync
+        vw=$W
+        echo "stallsim validate: best of 3 $W s, peak $M MiB"
+        best 3 "$S" run "$d/nw1000000.ini" -o "$d/out" -q --no-sync
+        rw=$W
+        echo "stallsim run (what-if, workers = 8): best of 3 $W s, peak $M MiB"
+        best 3 env STALL_DUCKDB_DIR="$DUCK" node "$SRC/bench/duckdb_ref.cjs" "$p.csv" '"Iteration time (sec)"'
+        pw=$W
+        best 3 env STALL_DUCKDB_DIR="$DUCK" node "$SRC/bench/duckdb_ref.cjs" "$p.csv" '"Iteration time (sec)"' \
+            "${p}_simp_fetchdifftime.csv" '"Fetch time (sec)_gpu0"' \
+            "${p}_simp_fetchstartdifftime.csv" 'epoch(CAST("Start time_gpu0" AS TIMESTAMP))'
+        echo "DuckDB read_csv, threads = 1: perf file $pw s, all three files $W s"
+        echo "$vw $rw $pw $W" | awk '{printf "ratio to DuckDB (perf file / all three): validate %.2f / %.2f, run %.2f / %.2f\n", $1 / $3, $1 / $4, $2 / $3, $2 / $4}'
     fi
 fi
 

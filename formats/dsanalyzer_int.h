@@ -117,6 +117,26 @@ int dsa_no_row(const char *path, const dsa_cols *c, int g, int64_t index, int64_
 int dsa_extra_step(const char *path, long line, const dsa_cols *c, int64_t step, int g,
                    int64_t epoch, const char *fetch_path, stall_err *err);
 void dsa_trace_alloc(stall_ds_trace *tr, size_t N);
+
+/* The first pass of a stream (dsanalyzer_check.c): every check of
+ * stall_ds_load while each file is read once, the batches handed out as
+ * they are found good. dsa_check_open fills G and, as their headers are
+ * read, the columns (the caller frees their gpu arrays); it fails only for
+ * an error of the fetch file's header line, which comes first. */
+typedef struct dsa_check dsa_check;
+int dsa_check_open(const char *fetch_csv, const char *start_csv, const char *perf_csv,
+                   int64_t epoch, dsa_cols *fc, dsa_cols *sc, dsa_cols *pc, int *G, dsa_check **out,
+                   stall_err *err);
+/* As stall_ds_next into v (a trace of one row); at the end of the pass,
+ * 0 when every check held, else the first error or STALL_DS_UNSORTED. */
+int dsa_check_next(dsa_check *c, stall_ds_trace *v, size_t *k, stall_err *err);
+/* The selected epoch's rows so far, and the fetch rows before it. */
+size_t dsa_check_rows(const dsa_check *c);
+size_t dsa_check_label0(const dsa_check *c);
+void dsa_check_close(dsa_check *c);
+/* stall_ds_load reading the three files whole (perf rows in any order). */
+int dsa_load_whole(const char *fetch_csv, const char *start_csv, const char *perf_csv,
+                   int64_t epoch, stall_ds_trace **out, stall_err *err);
 int dsa_no_epoch(const char *fetch_path, const dsa_cols *fc, int64_t epoch, stall_err *err);
 
 #endif

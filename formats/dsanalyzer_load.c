@@ -177,11 +177,65 @@ int dsa_no_epoch(const char *fetch_path, const dsa_cols *fc, int64_t epoch, stal
                          fetch_path, fc->ce + 1, (long long)epoch);
 }
 
+/* Appends batch k of a stream's first pass to tr, growing its arrays. */
+static void dsa_append(stall_ds_trace *tr, size_t *cap, size_t k, const stall_ds_trace *b)
+{
+    const size_t G = (size_t)tr->gpus;
+    if (k == *cap) {
+        *cap = *cap ? 2 * *cap : 1024;
+        tr->index = stall_xrealloc(tr->index, *cap * sizeof *tr->index);
+        tr->fetch_s = stall_xrealloc(tr->fetch_s, *cap * G * sizeof *tr->fetch_s);
+        tr->start_ns = stall_xrealloc(tr->start_ns, *cap * G * sizeof *tr->start_ns);
+        tr->time_ns = stall_xrealloc(tr->time_ns, *cap * G * sizeof *tr->time_ns);
+        tr->iter_s = stall_xrealloc(tr->iter_s, *cap * G * sizeof *tr->iter_s);
+        tr->stall_s = stall_xrealloc(tr->stall_s, *cap * G * sizeof *tr->stall_s);
+    }
+    if (k == 0)
+        tr->label0 = b->label0;
+    tr->index[k] = b->index[0];
+    memcpy(tr->fetch_s + k * G, b->fetch_s, G * sizeof *tr->fetch_s);
+    memcpy(tr->start_ns + k * G, b->start_ns, G * sizeof *tr->start_ns);
+    memcpy(tr->time_ns + k * G, b->time_ns, G * sizeof *tr->time_ns);
+    memcpy(tr->iter_s + k * G, b->iter_s, G * sizeof *tr->iter_s);
+    memcpy(tr->stall_s + k * G, b->stall_s, G * sizeof *tr->stall_s);
+    tr->rows = k + 1;
+}
+
+/* The stream's first pass reads each file once, checks as stall_ds_load
+ * always did, and keeps only the batches (about 40 bytes per GPU and batch,
+ * not the files' text); perf rows out of (Epoch, Step) order are read whole. */
 int stall_ds_load(const char *fetch_csv, const char *start_csv, const char *perf_csv, int64_t epoch,
                   stall_ds_trace **out, stall_err *err)
 {
     if (!fetch_csv || !start_csv || !perf_csv || !out)
         return stall_err_set(err, STALL_EINVAL, "stall_ds_load: NULL argument");
+    stall_ds_stream *s = NULL;
+    int rc = stall_ds_open(fetch_csv, start_csv, perf_csv, epoch, &s, err);
+    if (rc)
+        return rc;
+    stall_ds_trace *tr = dsa_trace_new(fetch_csv, start_csv, perf_csv, epoch);
+    tr->gpus = stall_ds_stream_gpus(s);
+    size_t cap = 0, k;
+    const stall_ds_trace *b;
+    rc = stall_ds_rewind(s, err);
+    while (rc == 0 && (rc = stall_ds_next(s, &k, &b, err)) == 1) {
+        dsa_append(tr, &cap, k, b);
+        rc = 0;
+    }
+    stall_ds_close(s);
+    if (rc) {
+        stall_ds_free(tr);
+        return rc == STALL_DS_UNSORTED
+                   ? dsa_load_whole(fetch_csv, start_csv, perf_csv, epoch, out, err)
+                   : rc;
+    }
+    *out = tr;
+    return 0;
+}
+
+int dsa_load_whole(const char *fetch_csv, const char *start_csv, const char *perf_csv,
+                   int64_t epoch, stall_ds_trace **out, stall_err *err)
+{
     /* A file cut short: warned, or refused when cut inside a number. */
     for (int i = 0; i < 3; i++) {
         const char *p = i == 0 ? fetch_csv : i == 1 ? start_csv : perf_csv;

@@ -1,7 +1,8 @@
 /*
- * dsanalyzer_stream.c - stall_ds_open: the same checks as stall_ds_load in
- * streaming passes, then the selected epoch's batches one at a time in
- * bounded memory (the passes and their cost are described at stall_ds_open).
+ * dsanalyzer_stream.c - stall_ds_open: the selected epoch's batches one at a
+ * time in bounded memory. The first pass runs every check of stall_ds_load
+ * as it reads (dsanalyzer_check.c), each file once; a later pass (a caller
+ * that cannot keep the batches) reads the three files again without them.
  */
 #include "stall/dsanalyzer.h"
 
@@ -20,7 +21,7 @@
 #include "stall/pdparse.h"
 #include "dsanalyzer_int.h"
 
-/* ---- stall_ds_open: the same checks in streaming passes ----------------- */
+/* ---- stall_ds_open: the checks in the first pass, then plain passes ---- */
 
 struct stall_ds_stream {
     char *fetch_path, *start_path, *perf_path;
@@ -28,295 +29,12 @@ struct stall_ds_stream {
     int gpus;
     size_t rows, label0;
     dsa_cols fc, sc, pc;
-    dsa_file f, s, p; /* open during a batch pass */
+    dsa_check *chk;   /* the first pass, until it has ended well */
+    int fresh;        /* chk opened and not read yet */
+    dsa_file f, s, p; /* open during a later pass */
     size_t k;         /* the next batch of the pass */
     stall_ds_trace view;
 };
-
-/* The first error of one kind, kept while a pass reads on for errors that
- * come first in stall_ds_load's order. */
-typedef struct dss_first {
-    int rc;
-    stall_err err;
-} dss_first;
-
-static int dss_give(const dss_first *e, stall_err *err)
-{
-    if (err)
-        *err = e->err;
-    return e->rc;
-}
-
-/* Pass 1, fetch alone: its text, header and keys (stall_ds_load reads a
- * whole file before it looks at the header). */
-static int dss_check_fetch(stall_ds_stream *s, stall_err *err)
-{
-    dsa_file f;
-    int rc = dsa_open(s->fetch_path, 0, &f, err);
-    if (rc)
-        return rc;
-    dss_first h = {0}, k = {0};
-    h.rc = dsa_fetch_header(&f.t, &s->fc, &s->gpus, &h.err);
-    dsa_key prev = {0};
-    size_t row;
-    while ((rc = dsa_next(&f, &row)) == 1)
-        if (!h.rc && !k.rc)
-            k.rc = dsa_key_row(&f.t, row, s->fc.ce, s->fc.ci, &prev, &k.err);
-    dsa_close(&f);
-    return rc ? rc : h.rc ? dss_give(&h, err) : k.rc ? dss_give(&k, err) : 0;
-}
-
-/* Pass 2, start beside fetch: start's text, header and keys, the same keys
- * in both, the selected epoch's rows, and every row's values. */
-static int dss_check_start(stall_ds_stream *s, stall_err *err)
-{
-    dsa_file f, st;
-    int rc = dsa_open(s->fetch_path, 0, &f, err);
-    if (rc)
-        return rc;
-    if ((rc = dsa_open(s->start_path, 0, &st, err))) {
-        dsa_close(&f);
-        return rc;
-    }
-    const int G = s->gpus;
-    dss_first h = {0}, k = {0}, m = {0}, v = {0};
-    h.rc = dsa_start_header(&st.t, G, s->fetch_path, &s->sc, &h.err);
-    dsa_key fk = {0}, sk = {0};
-    size_t frow = 0, srow, lo = 0, n = 0;
-    int fhave = 0, fdone = 0;
-    while ((rc = dsa_next(&st, &srow)) == 1) {
-        if (h.rc || k.rc || (k.rc = dsa_key_row(&st.t, srow, s->sc.ce, s->sc.ci, &sk, &k.err)) ||
-            m.rc)
-            continue;
-        if (!fhave && !fdone) {
-            int frc = dsa_next(&f, &frow);
-            if (frc < 0) {
-                rc = frc;
-                break;
-            }
-            fdone = frc == 0;
-            fhave = frc == 1;
-            if (fhave && (rc = dsa_key_row(&f.t, frow, s->fc.ce, s->fc.ci, &fk, err)))
-                break;
-        }
-        int c = fdone            ? 1
-                : fk.ep != sk.ep ? (fk.ep < sk.ep ? -1 : 1)
-                                 : (fk.ix > sk.ix) - (fk.ix < sk.ix);
-        if (c < 0)
-            m.rc =
-                dsa_key_missing(f.t.path, fk.line, s->fc.ci + 1, fk.ep, fk.ix, st.t.path, &m.err);
-        else if (c > 0)
-            m.rc =
-                dsa_key_missing(st.t.path, sk.line, s->sc.ci + 1, sk.ep, sk.ix, f.t.path, &m.err);
-        if (m.rc)
-            continue;
-        fhave = 0;
-        lo += fk.ep < s->epoch;
-        n += fk.ep == s->epoch;
-        if (!v.rc)
-            v.rc = dsa_fs_values(&f.t, frow, &s->fc, &st.t, srow, &s->sc, G, NULL, NULL, &v.err);
-    }
-    /* A fetch row after start's last is missing from start. */
-    if (!rc && !h.rc && !k.rc && !m.rc && (fhave || (!fdone && (rc = dsa_next(&f, &frow)) == 1))) {
-        if (!fhave)
-            rc = dsa_key_row(&f.t, frow, s->fc.ce, s->fc.ci, &fk, err);
-        if (!rc || rc == 1)
-            m.rc =
-                dsa_key_missing(f.t.path, fk.line, s->fc.ci + 1, fk.ep, fk.ix, st.t.path, &m.err);
-        rc = 0;
-    }
-    dsa_close(&f);
-    dsa_close(&st);
-    if (rc)
-        return rc;
-    if (h.rc || k.rc || m.rc)
-        return dss_give(h.rc ? &h : k.rc ? &k : &m, err);
-    if (n == 0)
-        return dsa_no_epoch(s->fetch_path, &s->fc, s->epoch, err);
-    s->label0 = lo;
-    s->rows = n;
-    return v.rc ? dss_give(&v, err) : 0;
-}
-
-/* What pass 3 found wrong with one GPU's rows of the selected epoch first,
- * in stall_ds_load's (GPU, batch) order. */
-typedef struct dss_prob {
-    int kind; /* 0 none, DSS_EXTRA, DSS_MISSING, DSS_VALUE */
-    int64_t step;
-    long line;  /* DSS_EXTRA: the perf line; DSS_MISSING: the fetch line */
-    size_t rec; /* DSS_VALUE: the perf record, counting from 0 */
-} dss_prob;
-
-enum { DSS_EXTRA = 1, DSS_MISSING, DSS_VALUE };
-
-/* Pass 3's cursor over the selected epoch's Index numbers in the fetch CSV. */
-typedef struct dss_cursor {
-    dsa_file f;
-    size_t k, n;
-    int64_t ix;
-    long line;
-} dss_cursor;
-
-static int dss_cursor_step(stall_ds_stream *s, dss_cursor *c, stall_err *err)
-{
-    size_t row;
-    if (++c->k >= c->n)
-        return 0;
-    int rc = dsa_next(&c->f, &row);
-    if (rc == 1)
-        rc = dsa_int(&c->f.t, row, s->fc.ci, &c->ix, err);
-    else if (rc == 0)
-        rc = stall_err_set(err, STALL_EIO, "%s: changed while being read", s->fetch_path);
-    c->line = rc ? 0 : c->f.t.line[row];
-    return rc;
-}
-
-static void dss_missing_all(dss_prob *prob, int G, const dss_cursor *c)
-{
-    for (int g = 0; g < G; g++)
-        if (!prob[g].kind)
-            prob[g] = (dss_prob){.kind = DSS_MISSING, .step = c->ix, .line = c->line};
-}
-
-/* The message of pass 3's problem of GPU g. */
-static int dss_prob_err(stall_ds_stream *s, const dss_prob *p, int g, stall_err *err)
-{
-    if (p->kind == DSS_EXTRA)
-        return dsa_extra_step(s->perf_path, p->line, &s->pc, p->step, g, s->epoch, s->fetch_path,
-                              err);
-    if (p->kind == DSS_MISSING)
-        return dsa_no_row(s->perf_path, &s->pc, g, p->step, s->epoch, s->fetch_path, p->line, err);
-    /* A bad value: read up to its record again for the message. */
-    dsa_file pf;
-    int rc = dsa_open(s->perf_path, 0, &pf, err);
-    size_t row;
-    while (!rc && (rc = dsa_next(&pf, &row)) == 1 && pf.nread <= p->rec)
-        rc = 0;
-    if (rc == 1) {
-        stall_time t;
-        double x;
-        rc = dsa_perf_values(&pf.t, row, &s->pc, &t, &x, &x, err);
-    }
-    if (rc == 0)
-        rc = stall_err_set(err, STALL_EIO, "%s: changed while being read", s->perf_path);
-    dsa_close(&pf);
-    return rc;
-}
-
-/* Pass 3, perf beside the selected epoch's Index numbers: perf's text,
- * header and keys, duplicates, and the match of rows to batches with their
- * values. Rows must come sorted by (Epoch, Step), GPUs in any order within
- * a step: then a duplicate and every GPU's rows of the selected epoch are
- * seen in O(G) memory. Returns STALL_DS_UNSORTED for other orders. */
-static int dss_check_perf(stall_ds_stream *s, stall_err *err)
-{
-    dsa_file p;
-    int rc = dsa_open(s->perf_path, 0, &p, err);
-    if (rc)
-        return rc;
-    dss_cursor c = {.n = s->rows, .k = (size_t)-1};
-    if ((rc = dsa_open(s->fetch_path, 0, &c.f, err))) {
-        dsa_close(&p);
-        return rc;
-    }
-    size_t row;
-    for (size_t i = 0; i < s->label0 && rc == 0; i++)
-        rc = dsa_next(&c.f, &row) == 1
-                 ? 0
-                 : stall_err_set(err, STALL_EIO, "%s: changed while being read", s->fetch_path);
-    if (rc == 0)
-        rc = dss_cursor_step(s, &c, err);
-    const int G = s->gpus;
-    dss_first h = {0}, k = {0};
-    h.rc = dsa_perf_header(&p.t, &s->pc, &h.err);
-    dss_prob *prob = stall_xcalloc((size_t)G, sizeof *prob);
-    uint64_t *seen = stall_xcalloc((size_t)G, sizeof *seen), gid = 0;
-    long *seen_line = stall_xcalloc((size_t)G, sizeof *seen_line);
-    dsa_prow cur = {0}, dup = {0};
-    long dup_line = 0, dup_first = 0;
-    int unsorted = 0, have_dup = 0, gmatch = 0;
-    while (rc == 0 && (rc = dsa_next(&p, &row)) == 1) {
-        rc = 0;
-        dsa_prow pr;
-        if (h.rc || k.rc ||
-            (k.rc = dsa_perf_key(&p.t, row, &s->pc, G, s->fetch_path, &pr, &k.err)) || unsorted)
-            continue;
-        if (gid == 0 || pr.epoch != cur.epoch || pr.step != cur.step) {
-            if (gid && (pr.epoch < cur.epoch || (pr.epoch == cur.epoch && pr.step < cur.step))) {
-                unsorted = 1;
-                continue;
-            }
-            /* A new step: close the last one, and place this one. */
-            if (gmatch) {
-                for (int g = 0; g < G; g++)
-                    if (seen[g] != gid && !prob[g].kind)
-                        prob[g] = (dss_prob){.kind = DSS_MISSING, .step = c.ix, .line = c.line};
-                if ((rc = dss_cursor_step(s, &c, err)))
-                    break;
-            }
-            gid++;
-            cur = pr;
-            gmatch = 0;
-            if (pr.epoch == s->epoch) {
-                while (c.k < c.n && c.ix < pr.step && rc == 0) {
-                    dss_missing_all(prob, G, &c);
-                    rc = dss_cursor_step(s, &c, err);
-                }
-                gmatch = c.k < c.n && c.ix == pr.step;
-            }
-        }
-        int g = (int)pr.gpu;
-        if (seen[g] == gid) {
-            if (!have_dup || dsa_prow_cmp(&pr, &dup) < 0) {
-                have_dup = 1;
-                dup = pr;
-                dup_line = p.t.line[row];
-                dup_first = seen_line[g];
-            }
-            continue;
-        }
-        seen[g] = gid;
-        seen_line[g] = p.t.line[row];
-        if (pr.epoch != s->epoch || prob[g].kind)
-            continue;
-        if (!gmatch) {
-            prob[g] = (dss_prob){.kind = DSS_EXTRA, .step = pr.step, .line = p.t.line[row]};
-        } else {
-            stall_time t;
-            double x;
-            stall_err scratch;
-            if (dsa_perf_values(&p.t, row, &s->pc, &t, &x, &x, &scratch))
-                prob[g] = (dss_prob){.kind = DSS_VALUE, .rec = p.nread - 1};
-        }
-    }
-    if (rc == 0 && !h.rc && !k.rc && !unsorted) {
-        if (gmatch) {
-            for (int g = 0; g < G; g++)
-                if (seen[g] != gid && !prob[g].kind)
-                    prob[g] = (dss_prob){.kind = DSS_MISSING, .step = c.ix, .line = c.line};
-            rc = dss_cursor_step(s, &c, err);
-        }
-        while (rc == 0 && c.k < c.n) {
-            dss_missing_all(prob, G, &c);
-            rc = dss_cursor_step(s, &c, err);
-        }
-    }
-    dsa_close(&p);
-    dsa_close(&c.f);
-    if (rc == 0 && (h.rc || k.rc))
-        rc = dss_give(h.rc ? &h : &k, err);
-    else if (rc == 0 && unsorted)
-        rc = STALL_DS_UNSORTED;
-    else if (rc == 0 && have_dup)
-        rc = dsa_perf_dup(s->perf_path, dup_line, &s->pc, &dup, dup_first, err);
-    for (int g = 0; g < G && rc == 0; g++)
-        if (prob[g].kind)
-            rc = dss_prob_err(s, &prob[g], g, err);
-    free(prob);
-    free(seen);
-    free(seen_line);
-    return rc;
-}
 
 static void dss_close_files(stall_ds_stream *s)
 {
@@ -325,13 +43,20 @@ static void dss_close_files(stall_ds_stream *s)
     dsa_close(&s->p);
 }
 
+static void dss_cols_free(stall_ds_stream *s)
+{
+    free(s->fc.gpu);
+    free(s->sc.gpu);
+    s->fc.gpu = s->sc.gpu = NULL;
+}
+
 void stall_ds_close(stall_ds_stream *s)
 {
     if (!s)
         return;
     dss_close_files(s);
-    free(s->fc.gpu);
-    free(s->sc.gpu);
+    dsa_check_close(s->chk);
+    dss_cols_free(s);
     free(s->view.index);
     free(s->view.fetch_s);
     free(s->view.start_ns);
@@ -361,11 +86,9 @@ int stall_ds_open(const char *fetch_csv, const char *start_csv, const char *perf
     s->start_path = stall_xstrdup(start_csv);
     s->perf_path = stall_xstrdup(perf_csv);
     s->epoch = epoch;
-    int rc = dss_check_fetch(s, err);
-    if (!rc)
-        rc = dss_check_start(s, err);
-    if (!rc)
-        rc = dss_check_perf(s, err);
+    int rc = dsa_check_open(s->fetch_path, s->start_path, s->perf_path, epoch, &s->fc, &s->sc,
+                            &s->pc, &s->gpus, &s->chk, err);
+    s->fresh = 1;
     if (rc) {
         stall_ds_close(s);
         return rc;
@@ -388,11 +111,23 @@ int stall_ds_stream_gpus(const stall_ds_stream *s)
 
 size_t stall_ds_stream_rows(const stall_ds_stream *s)
 {
-    return s->rows;
+    return s->chk ? dsa_check_rows(s->chk) : s->rows;
 }
 
 int stall_ds_rewind(stall_ds_stream *s, stall_err *err)
 {
+    if (s->chk && s->fresh) {
+        s->fresh = 0;
+        return 0;
+    }
+    if (s->chk) { /* the first pass again */
+        dsa_check_close(s->chk);
+        s->chk = NULL;
+        dss_cols_free(s);
+        int rc = dsa_check_open(s->fetch_path, s->start_path, s->perf_path, s->epoch, &s->fc,
+                                &s->sc, &s->pc, &s->gpus, &s->chk, err);
+        return rc;
+    }
     dss_close_files(s);
     s->k = 0;
     int rc = dsa_open(s->fetch_path, 0, &s->f, err);
@@ -411,6 +146,19 @@ int stall_ds_rewind(stall_ds_stream *s, stall_err *err)
 
 int stall_ds_next(stall_ds_stream *s, size_t *k, const stall_ds_trace **row, stall_err *err)
 {
+    if (s->chk) {
+        s->fresh = 0;
+        int rc = dsa_check_next(s->chk, &s->view, k, err);
+        if (rc == 1)
+            *row = &s->view;
+        if (rc == 0) { /* every check held: later passes read without them */
+            s->rows = dsa_check_rows(s->chk);
+            s->label0 = dsa_check_label0(s->chk);
+            dsa_check_close(s->chk);
+            s->chk = NULL;
+        }
+        return rc;
+    }
     if (!s->f.f)
         return stall_err_set(err, STALL_EINVAL, "stall_ds_next: no pass (stall_ds_rewind)");
     if (s->k == s->rows)

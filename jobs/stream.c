@@ -502,7 +502,8 @@ int wi_stream_start(const wi_trace_src *src, wi_stream **out, stall_err *err)
     s->persistent = src->persistent;
     int rc = 0;
     if (src->format == STALL_FORMAT_DSANALYZER) {
-        /* Its checks run once here; the passes read its batches. */
+        /* Its checks run in pass 1, which reads each of its files once
+         * (dsanalyzer_check.c); the later passes read the spill. */
         s->path = stall_xstrdup(src->perf);
         s->epoch0 = (int)src->epoch;
         rc = stall_ds_open(src->fetch, src->start, src->perf, src->epoch, &s->ds, err);

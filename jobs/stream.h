@@ -34,7 +34,8 @@
 
 typedef struct wi_stream wi_stream;
 
-/* Pass 1 over the trace (tidy or dsanalyzer, whose checks run here): the
+/* Pass 1 over the trace (tidy or dsanalyzer, whose checks run here, each
+ * file read once; STALL_DS_UNSORTED for perf rows out of order): the
  * grid, the loader settings and the worker count. Returns 0 or the error
  * wi_load_measured would give for them; *out is NULL then. */
 int wi_stream_start(const wi_trace_src *src, wi_stream **out, stall_err *err);

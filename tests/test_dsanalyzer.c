@@ -8,9 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "stall/pdparse.h"
+#include "formats/dsanalyzer_int.h"
 #include "stall/dsanalyzer.h"
 #include "stall/io.h"
+#include "stall/pdparse.h"
 
 #define CASE1 STALL_SOURCE_DIR "/tests/golden/seed-case1/input/"
 #define STEM "fsNprepNloadNtrain_Imagenet_default_resnet50_epoch1_b2048_worker12_thread0"
@@ -35,6 +36,16 @@ static const char *const GOOD_PERF =
     "3,1,1,0,2021-09-01 19:48:56.3,1.3,0.03\n"
     "4,1,1,1,2021-09-01 19:48:56.4,1.4,0.04\n"
     "5,1,2,0,2021-09-01 19:48:57.5,1.5,0.05\n";
+/* The same rows by (Epoch, Step, GPU), as the notebook writes them: read
+ * in one pass by stall_ds_load and the stream alike. */
+static const char *const SORTED_PERF =
+    ",Epoch,Step,GPU,Time,Iteration time (sec),Training stall time (sec)\n"
+    "1,1,0,0,2021-09-01 19:48:55.1,1.1,0.01\n"
+    "2,1,0,1,2021-09-01 19:48:55.2,1.2,0.02\n"
+    "3,1,1,0,2021-09-01 19:48:56.3,1.3,0.03\n"
+    "4,1,1,1,2021-09-01 19:48:56.4,1.4,0.04\n"
+    "5,1,2,0,2021-09-01 19:48:57.5,1.5,0.05\n"
+    "0,1,2,1,2021-09-01 19:48:57.6,1.6,0.06\n";
 
 typedef struct files {
     char dir[64];
@@ -92,9 +103,11 @@ static int stream_all(const files *fs, int64_t epoch, stall_ds_stream **st, stal
 }
 
 /* Loads, expects `code`, *out untouched, and a one-line message containing
- * `where` (e.g. "fetch.csv:3:5:") and, when not NULL, `what`. */
-static void expect_fail_epoch(const char *fetch, const char *start, const char *perf, int64_t epoch,
-                              int code, const char *where, const char *what)
+ * `where` (e.g. "fetch.csv:3:5:") and, when not NULL, `what`; the same error
+ * and message from the whole-file reader (the reference: it reads each file
+ * whole before it looks at the next) and from a stream. */
+static void expect_fail_once(const char *fetch, const char *start, const char *perf, int64_t epoch,
+                             int code, const char *where, const char *what)
 {
     files fs;
     make(&fs, fetch, start, perf);
@@ -108,6 +121,10 @@ static void expect_fail_epoch(const char *fetch, const char *start, const char *
     if (what)
         cr_assert(strstr(err.msg, what), "message \"%s\" lacks \"%s\"", err.msg, what);
     cr_assert_null(strchr(err.msg, '\n'), "message has more than one line: %s", err.msg);
+    stall_err werr = {0};
+    int wrc = dsa_load_whole(fs.fetch, fs.start, fs.perf, epoch, &t, &werr);
+    cr_assert_eq(wrc, code, "whole rc %d, want %d; message: %s", wrc, code, werr.msg);
+    cr_assert_str_eq(werr.msg, err.msg, "whole: \"%s\", stall_ds_load: \"%s\"", werr.msg, err.msg);
     /* The streaming reader finds the same first error, or sends the caller
      * to stall_ds_load for perf rows out of (Epoch, Step) order. */
     stall_ds_stream *st = NULL;
@@ -120,6 +137,16 @@ static void expect_fail_epoch(const char *fetch, const char *start, const char *
     }
     cr_assert_null(st, "stream left open on failure");
     clean(&fs);
+}
+
+/* With the good perf file: once as given (its rows out of order) and once
+ * sorted, which the one-pass reader takes beside fetch and start. */
+static void expect_fail_epoch(const char *fetch, const char *start, const char *perf, int64_t epoch,
+                              int code, const char *where, const char *what)
+{
+    expect_fail_once(fetch, start, perf, epoch, code, where, what);
+    if (!perf)
+        expect_fail_once(fetch, start, SORTED_PERF, epoch, code, where, what);
 }
 
 static void expect_fail(const char *fetch, const char *start, const char *perf, const char *where,
@@ -642,4 +669,85 @@ Test(dsanalyzer, line_longer_than_the_limit)
     strcpy(f + n, "\n");
     expect_fail(f, NULL, NULL, "fetch.csv:1:", "longer than 16777216 bytes");
     free(f);
+}
+
+/* ---- one pass over the three files: the first error is stall_ds_load's ---- */
+
+/* An error late in an earlier file comes before one early in a later file
+ * (stall_ds_load reads fetch whole, then start, then perf), though the one
+ * pass reads perf's first rows before fetch's last. */
+Test(dsanalyzer, late_fetch_error_comes_before_early_perf_error)
+{
+    char fetch[1024], perf[1024];
+    snprintf(fetch, sizeof fetch, "%s3,1,1,0.5,0.5\n", GOOD_FETCH); /* unsorted, last line */
+    /* GPU 7 on perf's first line */
+    snprintf(perf, sizeof perf, "%s", SORTED_PERF);
+    char *gpu = strstr(perf, "\n1,1,0,0,") + 7;
+    *gpu = '7';
+    expect_fail(NULL, NULL, perf, "perf.csv:2:4:", "'GPU': 7 is outside 0..1");
+    expect_fail(fetch, NULL, perf, "fetch.csv:5:3:", "rows not sorted");
+}
+
+Test(dsanalyzer, late_start_text_error_comes_before_early_perf_duplicate)
+{
+    char start[1024], perf[1024];
+    snprintf(start, sizeof start, "%s3,1,3\n", GOOD_START); /* too few fields */
+    snprintf(perf, sizeof perf, "%s", SORTED_PERF);
+    memcpy(strstr(perf, "\n2,1,0,1,") + 1, "2,1,0,0,", 8); /* GPU 0 twice at Step 0 */
+    expect_fail(NULL, NULL, perf, "perf.csv:3:3:", "duplicate row (Epoch 1, Step 0, GPU 0)");
+    expect_fail(NULL, start, perf, "start.csv:5:4:", "expected 5 fields");
+}
+
+/* A bad value in fetch's last row comes before a GPU missing from perf's
+ * first batch, and the lack of the selected epoch before a bad value. */
+Test(dsanalyzer, late_value_error_comes_before_early_missing_perf_row)
+{
+    char fetch[1024], perf[1024];
+    snprintf(fetch, sizeof fetch, "%s", GOOD_FETCH);
+    memcpy(strstr(fetch, "0.75,0.5"), "-.75", 4);
+    const char *nl = strchr(strchr(SORTED_PERF, '\n') + 1, '\n'); /* drop Step 0, GPU 0 */
+    snprintf(perf, sizeof perf, "%.*s%s", (int)(strchr(SORTED_PERF, '\n') + 1 - SORTED_PERF),
+             SORTED_PERF, nl + 1);
+    expect_fail(NULL, NULL, perf, "perf.csv:1:3:", "no row for GPU 0, Step 0");
+    expect_fail(fetch, NULL, perf, "fetch.csv:4:4:", "negative time");
+    expect_fail_epoch(fetch, NULL, perf, 2, STALL_EPARSE, "fetch.csv:1:2:", "no rows with Epoch 2");
+}
+
+/* The first pass hands out the batches as stall_ds_load keeps them; a
+ * second pass (rewind) reads the same again. */
+Test(dsanalyzer, stream_passes_equal_the_loaded_trace)
+{
+    files fs;
+    make(&fs, NULL, NULL, SORTED_PERF);
+    stall_ds_trace *t = NULL;
+    stall_err err = {0};
+    cr_assert_eq(dsa_load_whole(fs.fetch, fs.start, fs.perf, 1, &t, &err), 0, "%s", err.msg);
+    stall_ds_stream *st = NULL;
+    cr_assert_eq(stall_ds_open(fs.fetch, fs.start, fs.perf, 1, &st, &err), 0, "%s", err.msg);
+    for (int pass = 0; pass < 2; pass++) {
+        cr_assert_eq(stall_ds_rewind(st, &err), 0, "%s", err.msg);
+        size_t k, n = 0;
+        const stall_ds_trace *b;
+        int rc;
+        while ((rc = stall_ds_next(st, &k, &b, &err)) == 1) {
+            cr_assert_eq(k, n);
+            cr_assert_eq(b->index[0], t->index[k]);
+            cr_assert_eq(b->label0, t->label0 + k);
+            for (int g = 0; g < 2; g++) {
+                size_t i = k * 2 + (size_t)g;
+                cr_assert_eq(b->fetch_s[g], t->fetch_s[i]);
+                cr_assert_eq(b->start_ns[g], t->start_ns[i]);
+                cr_assert_eq(b->time_ns[g], t->time_ns[i]);
+                cr_assert_eq(b->iter_s[g], t->iter_s[i]);
+                cr_assert_eq(b->stall_s[g], t->stall_s[i]);
+            }
+            n++;
+        }
+        cr_assert_eq(rc, 0, "%s", err.msg);
+        cr_assert_eq(n, t->rows);
+        cr_assert_eq(stall_ds_stream_rows(st), t->rows);
+    }
+    stall_ds_close(st);
+    stall_ds_free(t);
+    clean(&fs);
 }

@@ -61,32 +61,38 @@ int stall_ds_load(const char *fetch_csv, const char *start_csv, const char *perf
                   stall_ds_trace **out, stall_err *err);
 
 /* The same trace read batch by batch, in memory that does not grow with
- * the number of batches (O(G) plus a line of each file): stall_ds_open runs
- * every check of stall_ds_load in three streaming passes and gives the same
- * first error with the same message; each stall_ds_rewind then starts a
- * pass over the selected epoch's batches, reading the three files side by
- * side. The perf rows must come sorted by (Epoch, Step), the GPUs of a step
- * in any order (the notebook writes them by (Epoch, Step, GPU)); other
- * orders would need the whole file, and stall_ds_open returns
+ * the number of batches (O(G) plus a line of each file). The first pass
+ * (stall_ds_open, stall_ds_rewind, stall_ds_next) reads each file once and
+ * runs every check of stall_ds_load as it goes: it hands out the batches
+ * that look good so far, and its last stall_ds_next gives 0 or the first
+ * error stall_ds_load gives, with the same message (the batches handed out
+ * before an error are then to be dropped). Each later stall_ds_rewind starts
+ * a pass over the checked batches, reading the three files side by side.
+ * The perf rows must come sorted by (Epoch, Step), the GPUs of a step in
+ * any order (the notebook writes them by (Epoch, Step, GPU)); other orders
+ * would need the whole file, and the first pass ends with
  * STALL_DS_UNSORTED for them (the caller can use stall_ds_load). */
 typedef struct stall_ds_stream stall_ds_stream;
 
-#define STALL_DS_UNSORTED 1
+/* Positive, apart from stall_ds_next's 1 and 0. */
+#define STALL_DS_UNSORTED 3
 
-/* Returns 0 and sets *out (the caller closes it with stall_ds_close),
- * STALL_DS_UNSORTED, or the error stall_ds_load gives; *out is untouched
- * unless 0. */
+/* Returns 0 and sets *out (the caller closes it with stall_ds_close), or
+ * an error of the fetch file's header line (the others come from the first
+ * pass); *out is untouched unless 0. */
 int stall_ds_open(const char *fetch_csv, const char *start_csv, const char *perf_csv, int64_t epoch,
                   stall_ds_stream **out, stall_err *err);
-/* G and N of the selected epoch. */
+/* G, and N of the selected epoch (during the first pass: so far). */
 int stall_ds_stream_gpus(const stall_ds_stream *s);
 size_t stall_ds_stream_rows(const stall_ds_stream *s);
-/* Starts a pass over the batches (another one after the first). 0 or STALL_EIO. */
+/* Starts a pass over the batches (the first pass again until it has ended
+ * well). 0 or an error. */
 int stall_ds_rewind(stall_ds_stream *s, stall_err *err);
 /* The next batch: returns 1, sets *k to its position 0..N-1 and *row to a
  * trace of one row (rows = 1, label0 = the batch's pandas label), valid
- * until the next call; 0 after the last; or an error (a file that changed
- * since stall_ds_open). */
+ * until the next call; 0 after the last; or an error (first pass: the
+ * first error of the files, or STALL_DS_UNSORTED; later: a file that
+ * changed since the first pass). */
 int stall_ds_next(stall_ds_stream *s, size_t *k, const stall_ds_trace **row, stall_err *err);
 /* NULL-safe. */
 void stall_ds_close(stall_ds_stream *s);
