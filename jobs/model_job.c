@@ -507,9 +507,9 @@ static int wi_run_alignment(wi_model_run *j, int i, stall_err *err)
     pj.fetch_align = job->fa;
     wi_collect c = {
         .rep = stall_report_create(j->p.ranks, cfg->warmup, cfg->delay_threshold, j->samples)};
+    if (i == 0 && opts->on_params)
+        opts->on_params(opts->observer, &pj);
     if (i == 0 && opts->on_iter) {
-        if (opts->on_params)
-            opts->on_params(opts->observer, &pj);
         c.hook = opts->on_iter;
         c.hook_ctx = opts->observer;
     }

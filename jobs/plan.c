@@ -26,10 +26,22 @@
 #include "stall/results.h"
 #include "stall/scenario.h"
 
+static void plan_eff(void *observer, const stall_model_params *p)
+{
+    plan_ctx *c = observer;
+    c->have_eff = true;
+    c->eff_batch_mb = p->batch_mb;
+    c->eff_storage_mb_s = p->storage_mb_s;
+    c->eff_per_batch_s = stall_ns_to_s(p->handover + p->pin);
+    c->eff_startup_s = p->workers > 0 ? stall_ns_to_s(p->startup) : 0;
+    c->eff_batches = p->batches;
+}
+
 int plan_sim(plan_ctx *c, const stall_config *cfg, plan_probe *out, stall_err *err)
 {
     stall_summary sum;
-    stall_run_opts o = {.jobs = 1, .no_files = 1, .summary = &sum};
+    stall_run_opts o = {
+        .jobs = 1, .no_files = 1, .summary = &sum, .on_params = plan_eff, .observer = c};
     (*c->sims)++;
     int rc = stall_scenario_run(cfg, &o, err);
     if (rc == 0) {
@@ -169,24 +181,34 @@ static int plan_workers(plan_ctx *c, stall_plan_result *r, stall_err *err)
     r->stall_at_workers = stall_last;
     snprintf(r->workers.binding, sizeof r->workers.binding, "not_met");
     const stall_config *b = &c->base;
-    double per_batch = b->handover_s + b->pin_memory_s;
-    char cause[384];
-    if (per_batch > 0)
-        snprintf(cause, sizeof cause,
-                 "a stall floor: the loop pays the per-batch hand-over and pinning (%g s per "
-                 "batch) whatever the workers",
-                 per_batch);
-    else if (b->bandwidth_mb_s > 0)
-        snprintf(cause, sizeof cause,
-                 "the storage bandwidth (%g MB/s per node for %g MB per batch) caps the batches "
-                 "that more workers could load",
-                 b->bandwidth_mb_s, b->batch_mb);
-    else if (b->cores > 0)
-        snprintf(cause, sizeof cause,
-                 "the %lld host cores per node are shared by every worker: more workers do not "
-                 "load faster",
-                 (long long)b->cores);
-    else
+    /* As the model took them (a trace gives hand-over, start-up and bytes
+     * where the INI says 0). */
+    double per_batch = c->have_eff ? c->eff_per_batch_s : b->handover_s + b->pin_memory_s;
+    double startup = c->have_eff ? c->eff_startup_s : 0;
+    double floor_s = per_batch * (double)(c->have_eff ? c->eff_batches : 0) + startup;
+    double mb = c->have_eff ? c->eff_batch_mb : b->batch_mb;
+    double mb_s = c->have_eff ? c->eff_storage_mb_s : b->bandwidth_mb_s;
+    /* Every cause that holds, joined: a floor, the storage, the cores. */
+    char cause[640] = "";
+    size_t at = 0;
+    if (per_batch > 0 &&
+        (floor_s <= 0 || p.epoch_s <= 0 || floor_s / p.epoch_s >= r->stall_target * 0.5))
+        at += (size_t)snprintf(cause + at, sizeof cause - at,
+                               "a stall floor: the loop pays the per-batch hand-over and pinning "
+                               "(%g s per batch) and each epoch's empty start (worker start-up %g "
+                               "s, then the first fetch) whatever the workers",
+                               per_batch, startup);
+    if (mb_s > 0 && mb > 0 && at < sizeof cause)
+        at += (size_t)snprintf(cause + at, sizeof cause - at,
+                               "%sthe storage bandwidth (%g MB/s per node for %g MB per batch) "
+                               "caps the batches that more workers could load",
+                               at ? "; and " : "", mb_s, mb);
+    if (b->cores > 0 && at < sizeof cause)
+        at += (size_t)snprintf(cause + at, sizeof cause - at,
+                               "%sthe %lld host cores per node are shared by every worker: more "
+                               "workers do not load faster",
+                               at ? "; and " : "", (long long)b->cores);
+    if (at == 0)
         snprintf(cause, sizeof cause,
                  "a batch takes longer to load than %d workers can hide behind compute",
                  r->max_workers);
@@ -458,7 +480,12 @@ static int plan_bandwidth(plan_ctx *c, const stall_config *chosen, stall_plan_re
 {
     c->sims = &r->bandwidth.sims;
     r->bandwidth.value = NAN;
-    if (chosen->batch_mb <= 0) {
+    /* The bytes per batch as the model takes them: the INI's, or a tidy
+     * trace's bytes column. */
+    double batch_mb = chosen->batch_mb;
+    if (batch_mb <= 0 && c->have_eff)
+        batch_mb = c->eff_batch_mb;
+    if (batch_mb <= 0) {
         snprintf(r->bandwidth.binding, sizeof r->bandwidth.binding, "not_modelled");
         return 0;
     }
@@ -471,7 +498,7 @@ static int plan_bandwidth(plan_ctx *c, const stall_config *chosen, stall_plan_re
     int nodes = 1;
     if (cfg->gpus > 0 && cfg->gpus_per_node > 0)
         nodes = (int)((cfg->gpus + cfg->gpus_per_node - 1) / cfg->gpus_per_node);
-    double lo = 0, hi = rc == 0 ? 0.99 * p0.thr * cfg->batch_mb / nodes : 0;
+    double lo = 0, hi = rc == 0 ? 0.99 * p0.thr * batch_mb / nodes : 0;
     if (!(hi > 0))
         hi = 1;
     if (rc == 0)

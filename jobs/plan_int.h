@@ -5,6 +5,7 @@
 #ifndef STALL_JOBS_PLAN_INT_H
 #define STALL_JOBS_PLAN_INT_H
 
+#include <stdbool.h>
 #include "stall/config.h"
 #include "stall/plan.h"
 
@@ -12,6 +13,12 @@ typedef struct plan_ctx {
     stall_config base; /* the configuration, without [plan] lines */
     const char *src;
     int *sims; /* the counter of the answer being searched */
+    /* The last run's parameters as the model took them (a trace's bytes
+     * column, hand-over, start-up: what the INI leaves at 0), for the
+     * answers' reasons. */
+    bool have_eff;
+    double eff_batch_mb, eff_storage_mb_s, eff_per_batch_s, eff_startup_s;
+    int64_t eff_batches;
 } plan_ctx;
 
 typedef struct plan_probe {

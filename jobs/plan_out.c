@@ -152,6 +152,12 @@ int stall_plan_run(const stall_config *cfg, const stall_plan_opts *opts, stall_e
                 snprintf(v, sizeof v, "%.1f", ta[i]->value);
             fprintf(f, "%-24s %12s  %-12s %d\n", tn[i], v, ta[i]->binding, ta[i]->sims);
         }
+        if (r->tiers && !isnan(r->tier_best_stall))
+            fprintf(f,
+                    "tiers: not_met: even with the resource unlimited (bandwidth far above the "
+                    "demand, or the whole dataset cached) the stall share is %.4f, above "
+                    "stall_target = %g: the store does not bind, see workers below\n",
+                    r->tier_best_stall, r->stall_target);
         if (r->why[0])
             fprintf(f, "workers: %s\n", r->why);
         fprintf(f, "scaling (weak, %s): %s\n",

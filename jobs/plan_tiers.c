@@ -11,16 +11,24 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "plan_int.h"
 
 /* The least value of [storage] key in (0, top] (top <= 0: unbounded) with
  * stall share <= target; NAN when not even `top` (or unlimited) meets it. */
 static int tiers_least(plan_ctx *c, const stall_config *chosen, const char *key, double start,
-                       double top, double target, stall_plan_answer *a, stall_err *err)
+                       double top, double target, stall_plan_answer *a, double *best,
+                       stall_err *err)
 {
     stall_config *cfg = stall_xmalloc(sizeof *cfg);
     *cfg = *chosen;
+    /* A FIFO store has one bandwidth (docs/model.md 2.3): the other one
+     * off while this one is searched. */
+    if (cfg->queue == 1 && strcmp(key, "bandwidth_mb_s") == 0)
+        plan_set_real(cfg, "storage", "global_mb_s", 0);
+    else if (cfg->queue == 1 && strcmp(key, "global_mb_s") == 0)
+        plan_set_real(cfg, "storage", "bandwidth_mb_s", 0);
     plan_probe p;
     c->sims = &a->sims;
     a->value = NAN;
@@ -32,6 +40,7 @@ static int tiers_least(plan_ctx *c, const stall_config *chosen, const char *key,
     int rc = plan_sim(c, cfg, &p, err);
     if (rc == 0 && p.stall > target) {
         snprintf(a->binding, sizeof a->binding, "not_met");
+        *best = p.stall;
         free(cfg);
         return 0;
     }
@@ -78,12 +87,15 @@ static int tiers_least(plan_ctx *c, const stall_config *chosen, const char *key,
 int plan_tiers(plan_ctx *c, const stall_config *chosen, stall_plan_result *r, stall_err *err)
 {
     r->tiers = true;
+    r->tier_best_stall = NAN;
     double t = r->stall_target;
     /* Bandwidths gallop from 1 MB/s; the cache from 1 MB up to the
      * dataset's size per node (a replicated dataset: all of it). */
-    int rc = tiers_least(c, chosen, "bandwidth_mb_s", 1, 0, t, &r->tier_link, err);
+    int rc =
+        tiers_least(c, chosen, "bandwidth_mb_s", 1, 0, t, &r->tier_link, &r->tier_best_stall, err);
     if (rc == 0)
-        rc = tiers_least(c, chosen, "global_mb_s", 1, 0, t, &r->tier_global, err);
+        rc = tiers_least(c, chosen, "global_mb_s", 1, 0, t, &r->tier_global, &r->tier_best_stall,
+                         err);
     double top = chosen->dataset_mb;
     if (rc == 0 && !(top > 0)) {
         /* dataset_mb = 0: what an epoch reads; the model resolves it, so
@@ -91,13 +103,14 @@ int plan_tiers(plan_ctx *c, const stall_config *chosen, stall_plan_result *r, st
         top = 1e12;
     }
     if (rc == 0)
-        rc = tiers_least(c, chosen, "cache_mb", 1, top, t, &r->tier_cache, err);
+        rc =
+            tiers_least(c, chosen, "cache_mb", 1, top, t, &r->tier_cache, &r->tier_best_stall, err);
     return rc;
 }
 
 void plan_tiers_free(stall_config *cfg)
 {
     plan_set_real(cfg, "storage", "bandwidth_mb_s", 1e12);
-    plan_set_real(cfg, "storage", "global_mb_s", 1e12);
+    plan_set_real(cfg, "storage", "global_mb_s", cfg->queue == 1 ? 0 : 1e12);
     plan_set_real(cfg, "storage", "latency_ms", 0);
 }

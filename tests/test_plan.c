@@ -507,3 +507,32 @@ Test(plan, global_storage_bandwidth_limits_the_gpu_count)
     free(r);
     free(cfg);
 }
+
+/* A new user's report: plan took the bytes per batch from the INI alone
+ * (0 on a tidy trace with a bytes column, which run uses), so it called
+ * the storage bandwidth not_modelled and blamed the workers' load time; and
+ * it refused a FIFO store (one bandwidth) by setting both bandwidths. Now
+ * the bandwidth answer exists, the reason names the storage at the
+ * trace's bytes, and a FIFO tier store is planned. */
+Test(plan, a_trace_bytes_column_and_a_fifo_store_are_planned)
+{
+    stall_config *cfg = pl_trace_config((const char *const[]){
+        "trace.format=tidy", "trace.path=traces/w2/trace.csv", "storage.bandwidth_mb_s=5",
+        "plan:max_gpus=2", "plan:max_workers=8", NULL});
+    stall_plan_result r;
+    stall_err e = {0};
+    cr_assert_eq(stall_plan_compute(cfg, &r, &e), 0, "%s", e.msg);
+    cr_assert_str_neq(r.bandwidth.binding, "not_modelled");
+    cr_assert(r.bandwidth.value > 0, "%g", r.bandwidth.value);
+    cr_assert(strstr(r.why, "0.196736 MB per batch"), "%s", r.why);
+    free(cfg);
+    stall_config *st = malloc(sizeof *st);
+    stall_config_defaults(st);
+    cr_assert_eq(stall_config_load(st, "configs/store-tiers.ini", &e), 0, "%s", e.msg);
+    pl_apply(st, (const char *const[]){"plan:max_gpus=2", "plan:max_workers=4", NULL});
+    cr_assert_eq(st->queue, 1, "the shipped tiers INI is a FIFO store");
+    cr_assert_eq(stall_plan_compute(st, &r, &e), 0, "%s", e.msg);
+    cr_assert(r.tiers);
+    cr_assert_str_neq(r.tier_cache.binding, "");
+    free(st);
+}

@@ -86,6 +86,8 @@ typedef struct stall_plan_result {
      * meets it; value NAN). */
     bool tiers;
     stall_plan_answer tier_link, tier_global, tier_cache;
+    double tier_best_stall; /* a not_met tier row: the stall share with that resource unlimited
+                               (NAN: every tier row met) */
     char throughput_why[512], epoch_why[512];
     /* [plan] ckpt_stall_budget (0: not asked): the shortest checkpoint
      * interval in iterations whose checkpoint stall share stays within it
@@ -101,7 +103,7 @@ typedef struct stall_plan_result {
     double curve_speedup[STALL_PLAN_CURVE_MAX], curve_efficiency[STALL_PLAN_CURVE_MAX];
     double curve_stall[STALL_PLAN_CURVE_MAX];
     bool resampled;      /* bootstrap turned on for the curve */
-    char why[512];       /* why the worker target was not met ("" when met) */
+    char why[1024];      /* why the worker target was not met ("" when met) */
     char limit[512];     /* what limits the scaling */
     char sentence[1024]; /* which resource binds */
 } stall_plan_result;
