@@ -114,7 +114,15 @@ typedef struct sweep_run {
     bool committing;           /* a thread is syncing and renaming a batch */
     double last_commit;        /* seconds since t0 */
     stall_job_digests digests; /* every point's inputs, hashed once */
+    /* The summary files of the points run here, as written (sweep_keep),
+     * for sweep.csv: its assembly then reads only the others' files. */
+    char **kept;       /* [points]: a point's summary text, or NULL */
+    size_t kept_bytes; /* kept so far, up to STALL__SWEEP_KEEP_BYTES */
 } sweep_run;
+
+/* At most this much summary text is kept for sweep.csv (about 300 k points
+ * of 8 GPUs); points beyond it are read back from their folders. */
+#define STALL__SWEEP_KEEP_BYTES ((size_t)64 << 20)
 
 static double sweep_now(const struct timespec *t0)
 {
@@ -129,6 +137,26 @@ static char *sweep_point_dir(const sweep_run *r, size_t i, const char *pre, cons
     char name[64];
     snprintf(name, sizeof name, "%s%0*zu%s", pre, r->width, i, suf);
     return stall_path_join(r->outdir, name);
+}
+
+/* Keeps point i's summary file as written in dir (while the budget lasts:
+ * the points run here; sweep.csv reads the others from their folders). */
+static void sweep_keep(sweep_run *r, size_t i, const char *dir, const char *name)
+{
+    char *path = stall_path_join(dir, name);
+    size_t len = 0;
+    char *text = stall_read_file(path, &len);
+    free(path);
+    if (text) /* read into 64 KiB */
+        text = stall_xrealloc(text, len + 1);
+    pthread_mutex_lock(&r->lock);
+    if (text && r->kept_bytes + len <= STALL__SWEEP_KEEP_BYTES) {
+        r->kept_bytes += len;
+        r->kept[i] = text;
+        text = NULL;
+    }
+    pthread_mutex_unlock(&r->lock);
+    free(text);
 }
 
 /* Runs point i unless its folder already holds the same configuration.
@@ -168,6 +196,8 @@ static int sweep_point(sweep_run *r, size_t i, bool *skipped, stall_err *err)
         rc = stall_scenario_run(cfg, &o, err);
         if (rc == 0 && !r->opts->keep_iterations)
             sweep_drop_subdirs(tmp);
+        if (rc == 0)
+            sweep_keep(r, i, tmp, sweep_summary_name(cfg));
         if (rc != 0)
             stall_remove_tree(tmp);
     }
@@ -303,20 +333,21 @@ static void *sweep_worker(void *arg)
 }
 
 typedef struct sweep_table {
-    const sweep_run *r;
+    sweep_run *r;
 } sweep_table;
 
 /* sweep.csv from the point folders, in point order. */
 static int sweep_fill_csv(FILE *f, void *arg, stall_err *err)
 {
-    const sweep_run *r = ((const sweep_table *)arg)->r;
+    sweep_run *r = ((const sweep_table *)arg)->r;
     const stall_sweep *s = r->s;
     const char *sumname = sweep_summary_name(&s->base);
     char *header = NULL;
     for (size_t i = 0; i < s->points; i++) {
         char *dir = sweep_point_dir(r, i, "point-", "");
         char *path = stall_path_join(dir, sumname);
-        char *text = stall_read_file(path, NULL);
+        char *text = r->kept[i] ? r->kept[i] : stall_read_file(path, NULL);
+        r->kept[i] = NULL;
         free(dir);
         if (!text) {
             int rc = stall_err_set(err, STALL_EIO, "%s: cannot read", path);
@@ -528,7 +559,13 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
      * runs or is written: a missing trace fails here, naming its key. */
     stall_job_digests digests = {0};
     stall_config *pc = stall_xmalloc(sizeof *pc);
-    for (size_t i = 0; i < s->points && rc == 0; i++) {
+    /* A point's inputs are its [trace] keys: without a [trace] axis every
+     * point has point 0's. */
+    bool trace_axis = false;
+    for (int a = 0; a < s->naxes; a++)
+        trace_axis |= strncmp(s->ax[a].key, "trace.", 6) == 0;
+    size_t ndig = trace_axis || s->points == 0 ? s->points : 1;
+    for (size_t i = 0; i < ndig && rc == 0; i++) {
         stall_sweep_config(s, i, pc);
         rc = stall_job_digests_add(&digests, pc, err);
     }
@@ -563,6 +600,7 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
                    .digests = digests};
     for (size_t p = s->points; p >= 1000000; p /= 10)
         r.width++;
+    r.kept = stall_xcalloc(s->points ? s->points : 1, sizeof *r.kept);
     r.mine = s->points > (size_t)rank
                  ? (s->points - (size_t)rank + (size_t)ranks - 1) / (size_t)ranks
                  : 0;
@@ -696,6 +734,9 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
                 res->points, res->ran, res->skipped, opts->jobs, opts->jobs == 1 ? "" : "s", ranks,
                 ranks == 1 ? "" : "s", outdir);
     pthread_mutex_destroy(&r.lock);
+    for (size_t i = 0; i < s->points; i++)
+        free(r.kept[i]);
+    free(r.kept);
     free(outdir);
     stall_sweep_destroy(s);
     return rc;
