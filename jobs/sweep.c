@@ -116,8 +116,9 @@ typedef struct sweep_run {
     stall_job_digests digests; /* every point's inputs, hashed once */
     /* The summary files of the points run here, as written (sweep_keep),
      * for sweep.csv: its assembly then reads only the others' files. */
-    char **kept;       /* [points]: a point's summary text, or NULL */
-    size_t kept_bytes; /* kept so far, up to STALL__SWEEP_KEEP_BYTES */
+    unsigned char *seen; /* [points]: 1 where outdir held an entry of the point at start */
+    char **kept;         /* [points]: a point's summary text, or NULL */
+    size_t kept_bytes;   /* kept so far, up to STALL__SWEEP_KEEP_BYTES */
 } sweep_run;
 
 /* At most this much summary text is kept for sweep.csv (about 300 k points
@@ -137,6 +138,30 @@ static char *sweep_point_dir(const sweep_run *r, size_t i, const char *pre, cons
     char name[64];
     snprintf(name, sizeof name, "%s%0*zu%s", pre, r->width, i, suf);
     return stall_path_join(r->outdir, name);
+}
+
+/* Marks in seen[] every point that outdir holds an entry of (point-N,
+ * .point-N.tmp, .point-N.old, or anything else named after N), as the run
+ * starts: only those can have a folder to resume, move aside or remove.
+ * The others' folders are created by this process alone (a rank runs its
+ * own points), which spares a fresh sweep 6 lookups of absent names a
+ * point in a folder of thousands. */
+static void sweep_list(const char *outdir, size_t points, unsigned char *seen)
+{
+    DIR *d = opendir(outdir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        const char *p = e->d_name;
+        p += *p == '.';
+        if (strncmp(p, "point-", 6) != 0 || p[6] < '0' || p[6] > '9')
+            continue;
+        unsigned long long k = strtoull(p + 6, NULL, 10);
+        if (k < points)
+            seen[k] = 1;
+    }
+    closedir(d);
 }
 
 /* Keeps point i's summary file as written in dir (while the budget lasts:
@@ -168,13 +193,15 @@ static int sweep_point(sweep_run *r, size_t i, bool *skipped, stall_err *err)
     char *final = sweep_point_dir(r, i, "point-", "");
     char *tmp = sweep_point_dir(r, i, ".point-", ".tmp");
     char *old = sweep_point_dir(r, i, ".point-", ".old");
-    stall_remove_tree(tmp);
-    stall_remove_tree(old);
+    if (r->seen[i]) {
+        stall_remove_tree(tmp);
+        stall_remove_tree(old);
+    }
     *skipped = false;
     int rc = 0;
     char *fin_ini = stall_path_join(final, "effective.ini");
     char *fin_sum = stall_path_join(final, sweep_summary_name(cfg));
-    if (sweep_exists(fin_ini) && sweep_exists(fin_sum)) {
+    if (r->seen[i] && sweep_exists(fin_ini) && sweep_exists(fin_sum)) {
         /* tmp and final are siblings: paths in effective.ini read alike. */
         rc = stall_mkdirs(tmp, err);
         if (rc == 0)
@@ -217,14 +244,16 @@ static int sweep_rename(const sweep_run *r, size_t i, stall_err *err)
     char *tmp = sweep_point_dir(r, i, ".point-", ".tmp");
     char *old = sweep_point_dir(r, i, ".point-", ".old");
     int rc = 0;
-    if (sweep_exists(final) && rename(final, old) != 0)
+    bool seen = r->seen[i];
+    if (seen && sweep_exists(final) && rename(final, old) != 0)
         rc = stall_err_set(err, STALL_EIO, "%s: cannot move aside: %s", final, strerror(errno));
     if (rc == 0 && rename(tmp, final) != 0)
         rc = stall_err_set(err, STALL_EIO, "%s: cannot rename to %s: %s", tmp, final,
                            strerror(errno));
     if (rc != 0)
         stall_remove_tree(tmp);
-    stall_remove_tree(old);
+    if (seen)
+        stall_remove_tree(old);
     free(final);
     free(tmp);
     free(old);
@@ -601,6 +630,7 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
     for (size_t p = s->points; p >= 1000000; p /= 10)
         r.width++;
     r.kept = stall_xcalloc(s->points ? s->points : 1, sizeof *r.kept);
+    r.seen = stall_xcalloc(s->points ? s->points : 1, sizeof *r.seen);
     r.mine = s->points > (size_t)rank
                  ? (s->points - (size_t)rank + (size_t)ranks - 1) / (size_t)ranks
                  : 0;
@@ -631,6 +661,8 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
 #endif
     if (rc == 0)
         rc = stall_mkdirs(outdir, err);
+    if (rc == 0)
+        sweep_list(outdir, s->points, r.seen);
     /* Point folders are synced in batches (sweep_commit). */
     char *deferred = stall_path_join(outdir, ".point-");
     stall_io_defer_sync(deferred);
@@ -737,6 +769,7 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
     for (size_t i = 0; i < s->points; i++)
         free(r.kept[i]);
     free(r.kept);
+    free(r.seen);
     free(outdir);
     stall_sweep_destroy(s);
     return rc;
