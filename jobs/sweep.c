@@ -221,7 +221,8 @@ static int sweep_point(sweep_run *r, size_t i, bool *skipped, stall_err *err)
                             .no_iterations = !r->opts->keep_iterations,
                             .digests = &r->digests};
         rc = stall_scenario_run(cfg, &o, err);
-        if (rc == 0 && !r->opts->keep_iterations)
+        /* A model job told no_iterations makes no sub-folder (model_job.c). */
+        if (rc == 0 && !r->opts->keep_iterations && cfg->mode != STALL_MODE_MODEL)
             sweep_drop_subdirs(tmp);
         if (rc == 0)
             sweep_keep(r, i, tmp, sweep_summary_name(cfg));
@@ -739,7 +740,8 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
         sweep_table t = {&r};
         rc = stall_write_atomic_in(outdir, "sweep.csv", sweep_fill_csv, &t, err);
         char *p = stall_path_join(outdir, "sweep.csv");
-        char *after = rc == 0 ? stall_read_file(p, NULL) : NULL;
+        /* Read back only to compare with the one before, if any. */
+        char *after = rc == 0 && before ? stall_read_file(p, NULL) : NULL;
         free(p);
         if (rc == 0 && (!before || !after || strcmp(before, after) != 0))
             sweep_drop_drawn(outdir);
