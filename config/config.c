@@ -316,7 +316,8 @@ static int cfg_prescan(FILE *f, const char *path, stall_err *err)
     unsigned char bom[3];
     if (!(fread(bom, 1, 3, f) == 3 && bom[0] == 0xef && bom[1] == 0xbb && bom[2] == 0xbf))
         rewind(f); /* a UTF-8 byte order mark is skipped, as inih does */
-    while ((c = getc(f)) != EOF) {
+    /* Unlocked: no other thread holds f (a file or memory its caller opened). */
+    while ((c = getc_unlocked(f)) != EOF) {
         col++;
         if (c == '\0')
             return stall_err_set(err, STALL_ECONFIG, "%s:%d:%d: NUL byte", path, line, col);

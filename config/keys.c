@@ -9,7 +9,10 @@
 #include <errno.h>
 #include <ini.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -232,14 +235,53 @@ const size_t cfg_nkeys = sizeof cfg_keys / sizeof cfg_keys[0];
 _Static_assert(sizeof cfg_keys / sizeof cfg_keys[0] <= sizeof(((stall_config *)0)->given),
                "grow stall_config.given");
 
+/* cfg_find's index: (section, key) hashed (FNV-1a) into an open-addressed
+ * table of key numbers + 1, built once. Every stall_config_given goes
+ * through it (a sweep point asks some hundreds of times), where a scan of
+ * the table with strcmp cost a point about 1% of its CPU. */
+#define CFG_SLOTS 1024u
+_Static_assert(2 * (sizeof cfg_keys / sizeof cfg_keys[0]) <= CFG_SLOTS, "grow CFG_SLOTS");
+static uint16_t cfg_slot[CFG_SLOTS];
+static pthread_once_t cfg_slot_once = PTHREAD_ONCE_INIT;
+
+static uint32_t cfg_hash(const char *section, const char *key)
+{
+    uint32_t h = 2166136261u;
+    for (const char *p = section; *p; p++)
+        h = (h ^ (unsigned char)*p) * 16777619u;
+    h = (h ^ (unsigned char)'.') * 16777619u;
+    for (const char *p = key; *p; p++)
+        h = (h ^ (unsigned char)*p) * 16777619u;
+    return h;
+}
+
+static void cfg_slot_build(void)
+{
+    for (size_t i = 0; i < cfg_nkeys; i++) {
+        uint32_t j = cfg_hash(cfg_keys[i].section, cfg_keys[i].key) & (CFG_SLOTS - 1);
+        bool dup = false;
+        for (; cfg_slot[j] && !dup; j = (j + 1) & (CFG_SLOTS - 1)) {
+            const cfg_key *k = &cfg_keys[cfg_slot[j] - 1];
+            dup = strcmp(k->section, cfg_keys[i].section) == 0 &&
+                  strcmp(k->key, cfg_keys[i].key) == 0;
+        }
+        if (!dup) /* the first of equal names wins, as the scan found it */
+            cfg_slot[j] = (uint16_t)(i + 1);
+    }
+}
+
 const cfg_key *cfg_find(const char *section, const char *key, size_t *idx)
 {
-    for (size_t i = 0; i < cfg_nkeys; i++)
-        if (strcmp(cfg_keys[i].section, section) == 0 && strcmp(cfg_keys[i].key, key) == 0) {
+    pthread_once(&cfg_slot_once, cfg_slot_build);
+    for (uint32_t j = cfg_hash(section, key) & (CFG_SLOTS - 1); cfg_slot[j];
+         j = (j + 1) & (CFG_SLOTS - 1)) {
+        const cfg_key *k = &cfg_keys[cfg_slot[j] - 1];
+        if (strcmp(k->key, key) == 0 && strcmp(k->section, section) == 0) {
             if (idx)
-                *idx = i;
-            return &cfg_keys[i];
+                *idx = (size_t)(cfg_slot[j] - 1);
+            return k;
         }
+    }
     return NULL;
 }
 

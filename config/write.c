@@ -156,6 +156,37 @@ static size_t cfg_drop_comments(char *text)
     return (size_t)(w - text);
 }
 
+/* The last text whose round trip passed, per thread, and which keys it
+ * gave. Only a configuration without paths is remembered: its round trip
+ * is then a function of the text alone (a path's is not: writing one asks
+ * the file system, and reading it joins the base folder), so the same
+ * text with the same keys given passes again without being read back. A
+ * run checks its configuration before it runs and again as effective.ini
+ * (the same text); a sweep point did both, 2 reads and 4 writes. */
+static _Thread_local struct {
+    size_t n; /* 0: none */
+    char text[8192];
+    unsigned char given[sizeof(((stall_config *)0)->given)];
+} cfg_passed;
+
+static bool cfg_has_path(const stall_config *cfg)
+{
+    for (size_t i = 0; i < cfg_nkeys; i++)
+        if (cfg_keys[i].type == CFG_PATH && *((const char *)cfg + cfg_keys[i].offset))
+            return true;
+    return false;
+}
+
+static bool cfg_passed_before(const stall_config *cfg, const char *text, size_t n)
+{
+    if (cfg_passed.n != n || memcmp(cfg_passed.text, text, n) != 0)
+        return false;
+    for (size_t k = 0; k < sizeof cfg->given; k++)
+        if ((cfg->given[k] != 0) != cfg_passed.given[k])
+            return false;
+    return true;
+}
+
 int stall_config_roundtrip(const stall_config *cfg, const char *base_dir, stall_err *err)
 {
     char *text = NULL, *again = NULL;
@@ -165,6 +196,16 @@ int stall_config_roundtrip(const stall_config *cfg, const char *base_dir, stall_
         return stall_err_set(err, STALL_ENOMEM, "effective.ini: cannot write to memory");
     stall_config_write(cfg, base_dir, f);
     fclose(f);
+    bool memo = ntext < sizeof cfg_passed.text && !cfg_has_path(cfg);
+    if (memo && cfg_passed_before(cfg, text, ntext)) {
+        free(text);
+        return 0;
+    }
+    if (memo) {
+        cfg_passed.n = 0; /* set again below when this one passes */
+        memcpy(cfg_passed.text, text, ntext);
+    }
+    size_t nwritten = ntext;
     stall_config *back = stall_xmalloc(sizeof *back);
     stall_config_defaults(back);
     snprintf(back->ini_dir, sizeof back->ini_dir, "%s", base_dir ? base_dir : "");
@@ -211,6 +252,11 @@ int stall_config_roundtrip(const stall_config *cfg, const char *base_dir, stall_
                            "back differently)",
                            cfg->ini_path[0] ? cfg->ini_path : "config", (int)(le > 200 ? 200 : le),
                            text + ls);
+    }
+    if (memo && rc == 0) {
+        for (size_t k = 0; k < sizeof cfg->given; k++)
+            cfg_passed.given[k] = cfg->given[k] != 0;
+        cfg_passed.n = nwritten;
     }
     free(text);
     free(again);

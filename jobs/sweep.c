@@ -114,7 +114,16 @@ typedef struct sweep_run {
     bool committing;           /* a thread is syncing and renaming a batch */
     double last_commit;        /* seconds since t0 */
     stall_job_digests digests; /* every point's inputs, hashed once */
+    /* The summary files of the points run here, as written (sweep_keep),
+     * for sweep.csv: its assembly then reads only the others' files. */
+    unsigned char *seen; /* [points]: 1 where outdir held an entry of the point at start */
+    char **kept;         /* [points]: a point's summary text, or NULL */
+    size_t kept_bytes;   /* kept so far, up to STALL__SWEEP_KEEP_BYTES */
 } sweep_run;
+
+/* At most this much summary text is kept for sweep.csv (about 300 k points
+ * of 8 GPUs); points beyond it are read back from their folders. */
+#define STALL__SWEEP_KEEP_BYTES ((size_t)64 << 20)
 
 static double sweep_now(const struct timespec *t0)
 {
@@ -131,6 +140,50 @@ static char *sweep_point_dir(const sweep_run *r, size_t i, const char *pre, cons
     return stall_path_join(r->outdir, name);
 }
 
+/* Marks in seen[] every point that outdir holds an entry of (point-N,
+ * .point-N.tmp, .point-N.old, or anything else named after N), as the run
+ * starts: only those can have a folder to resume, move aside or remove.
+ * The others' folders are created by this process alone (a rank runs its
+ * own points), which spares a fresh sweep 6 lookups of absent names a
+ * point in a folder of thousands. */
+static void sweep_list(const char *outdir, size_t points, unsigned char *seen)
+{
+    DIR *d = opendir(outdir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        const char *p = e->d_name;
+        p += *p == '.';
+        if (strncmp(p, "point-", 6) != 0 || p[6] < '0' || p[6] > '9')
+            continue;
+        unsigned long long k = strtoull(p + 6, NULL, 10);
+        if (k < points)
+            seen[k] = 1;
+    }
+    closedir(d);
+}
+
+/* Keeps point i's summary file as written in dir (while the budget lasts:
+ * the points run here; sweep.csv reads the others from their folders). */
+static void sweep_keep(sweep_run *r, size_t i, const char *dir, const char *name)
+{
+    char *path = stall_path_join(dir, name);
+    size_t len = 0;
+    char *text = stall_read_file(path, &len);
+    free(path);
+    if (text) /* read into 64 KiB */
+        text = stall_xrealloc(text, len + 1);
+    pthread_mutex_lock(&r->lock);
+    if (text && r->kept_bytes + len <= STALL__SWEEP_KEEP_BYTES) {
+        r->kept_bytes += len;
+        r->kept[i] = text;
+        text = NULL;
+    }
+    pthread_mutex_unlock(&r->lock);
+    free(text);
+}
+
 /* Runs point i unless its folder already holds the same configuration.
  * *skipped tells which. */
 static int sweep_point(sweep_run *r, size_t i, bool *skipped, stall_err *err)
@@ -140,13 +193,15 @@ static int sweep_point(sweep_run *r, size_t i, bool *skipped, stall_err *err)
     char *final = sweep_point_dir(r, i, "point-", "");
     char *tmp = sweep_point_dir(r, i, ".point-", ".tmp");
     char *old = sweep_point_dir(r, i, ".point-", ".old");
-    stall_remove_tree(tmp);
-    stall_remove_tree(old);
+    if (r->seen[i]) {
+        stall_remove_tree(tmp);
+        stall_remove_tree(old);
+    }
     *skipped = false;
     int rc = 0;
     char *fin_ini = stall_path_join(final, "effective.ini");
     char *fin_sum = stall_path_join(final, sweep_summary_name(cfg));
-    if (sweep_exists(fin_ini) && sweep_exists(fin_sum)) {
+    if (r->seen[i] && sweep_exists(fin_ini) && sweep_exists(fin_sum)) {
         /* tmp and final are siblings: paths in effective.ini read alike. */
         rc = stall_mkdirs(tmp, err);
         if (rc == 0)
@@ -166,8 +221,11 @@ static int sweep_point(sweep_run *r, size_t i, bool *skipped, stall_err *err)
                             .no_iterations = !r->opts->keep_iterations,
                             .digests = &r->digests};
         rc = stall_scenario_run(cfg, &o, err);
-        if (rc == 0 && !r->opts->keep_iterations)
+        /* A model job told no_iterations makes no sub-folder (model_job.c). */
+        if (rc == 0 && !r->opts->keep_iterations && cfg->mode != STALL_MODE_MODEL)
             sweep_drop_subdirs(tmp);
+        if (rc == 0)
+            sweep_keep(r, i, tmp, sweep_summary_name(cfg));
         if (rc != 0)
             stall_remove_tree(tmp);
     }
@@ -187,14 +245,16 @@ static int sweep_rename(const sweep_run *r, size_t i, stall_err *err)
     char *tmp = sweep_point_dir(r, i, ".point-", ".tmp");
     char *old = sweep_point_dir(r, i, ".point-", ".old");
     int rc = 0;
-    if (sweep_exists(final) && rename(final, old) != 0)
+    bool seen = r->seen[i];
+    if (seen && sweep_exists(final) && rename(final, old) != 0)
         rc = stall_err_set(err, STALL_EIO, "%s: cannot move aside: %s", final, strerror(errno));
     if (rc == 0 && rename(tmp, final) != 0)
         rc = stall_err_set(err, STALL_EIO, "%s: cannot rename to %s: %s", tmp, final,
                            strerror(errno));
     if (rc != 0)
         stall_remove_tree(tmp);
-    stall_remove_tree(old);
+    if (seen)
+        stall_remove_tree(old);
     free(final);
     free(tmp);
     free(old);
@@ -303,20 +363,21 @@ static void *sweep_worker(void *arg)
 }
 
 typedef struct sweep_table {
-    const sweep_run *r;
+    sweep_run *r;
 } sweep_table;
 
 /* sweep.csv from the point folders, in point order. */
 static int sweep_fill_csv(FILE *f, void *arg, stall_err *err)
 {
-    const sweep_run *r = ((const sweep_table *)arg)->r;
+    sweep_run *r = ((const sweep_table *)arg)->r;
     const stall_sweep *s = r->s;
     const char *sumname = sweep_summary_name(&s->base);
     char *header = NULL;
     for (size_t i = 0; i < s->points; i++) {
         char *dir = sweep_point_dir(r, i, "point-", "");
         char *path = stall_path_join(dir, sumname);
-        char *text = stall_read_file(path, NULL);
+        char *text = r->kept[i] ? r->kept[i] : stall_read_file(path, NULL);
+        r->kept[i] = NULL;
         free(dir);
         if (!text) {
             int rc = stall_err_set(err, STALL_EIO, "%s: cannot read", path);
@@ -528,7 +589,13 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
      * runs or is written: a missing trace fails here, naming its key. */
     stall_job_digests digests = {0};
     stall_config *pc = stall_xmalloc(sizeof *pc);
-    for (size_t i = 0; i < s->points && rc == 0; i++) {
+    /* A point's inputs are its [trace] keys: without a [trace] axis every
+     * point has point 0's. */
+    bool trace_axis = false;
+    for (int a = 0; a < s->naxes; a++)
+        trace_axis |= strncmp(s->ax[a].key, "trace.", 6) == 0;
+    size_t ndig = trace_axis || s->points == 0 ? s->points : 1;
+    for (size_t i = 0; i < ndig && rc == 0; i++) {
         stall_sweep_config(s, i, pc);
         rc = stall_job_digests_add(&digests, pc, err);
     }
@@ -563,6 +630,8 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
                    .digests = digests};
     for (size_t p = s->points; p >= 1000000; p /= 10)
         r.width++;
+    r.kept = stall_xcalloc(s->points ? s->points : 1, sizeof *r.kept);
+    r.seen = stall_xcalloc(s->points ? s->points : 1, sizeof *r.seen);
     r.mine = s->points > (size_t)rank
                  ? (s->points - (size_t)rank + (size_t)ranks - 1) / (size_t)ranks
                  : 0;
@@ -593,6 +662,8 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
 #endif
     if (rc == 0)
         rc = stall_mkdirs(outdir, err);
+    if (rc == 0)
+        sweep_list(outdir, s->points, r.seen);
     /* Point folders are synced in batches (sweep_commit). */
     char *deferred = stall_path_join(outdir, ".point-");
     stall_io_defer_sync(deferred);
@@ -669,7 +740,8 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
         sweep_table t = {&r};
         rc = stall_write_atomic_in(outdir, "sweep.csv", sweep_fill_csv, &t, err);
         char *p = stall_path_join(outdir, "sweep.csv");
-        char *after = rc == 0 ? stall_read_file(p, NULL) : NULL;
+        /* Read back only to compare with the one before, if any. */
+        char *after = rc == 0 && before ? stall_read_file(p, NULL) : NULL;
         free(p);
         if (rc == 0 && (!before || !after || strcmp(before, after) != 0))
             sweep_drop_drawn(outdir);
@@ -696,6 +768,10 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
                 res->points, res->ran, res->skipped, opts->jobs, opts->jobs == 1 ? "" : "s", ranks,
                 ranks == 1 ? "" : "s", outdir);
     pthread_mutex_destroy(&r.lock);
+    for (size_t i = 0; i < s->points; i++)
+        free(r.kept[i]);
+    free(r.kept);
+    free(r.seen);
     free(outdir);
     stall_sweep_destroy(s);
     return rc;

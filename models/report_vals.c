@@ -7,7 +7,6 @@
 #include "report_int.h"
 
 #include <errno.h>
-#include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdlib.h>
@@ -98,22 +97,116 @@ void rv_add(rv_store *s, const int64_t v[RV_COLS])
     s->n++;
 }
 
-/* In memory: GSL on the column, as the report always computed it. */
+static const double rv_q[3] = {0.50, 0.95, 0.99};
+
+/* gsl_stats_quantile_from_sorted_data's arithmetic: index q (n - 1), its
+ * integer part lhs, and between the order statistics lo (rank lhs) and hi
+ * (rank lhs + 1); lo alone when lhs is the last. */
+static size_t rv_lhs(double q, size_t n)
+{
+    return (size_t)(int)(q * (double)(n - 1));
+}
+
+static double rv_interp(double q, size_t n, int64_t lo, int64_t hi)
+{
+    const double index = q * (double)(n - 1);
+    const size_t lhs = rv_lhs(q, n);
+    const double delta = index - (double)lhs;
+    return lhs == n - 1 ? stall_ns_to_s(lo)
+                        : (1 - delta) * stall_ns_to_s(lo) + delta * stall_ns_to_s(hi);
+}
+
+static void rv_swap(int64_t *a, int64_t *b)
+{
+    int64_t t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* Moves the k-th smallest of v[lo, hi) to v[k], with nothing larger before
+ * it and nothing smaller after it (quickselect: Hoare's partition about
+ * the median of three, kept at v[lo] so that both parts are non-empty;
+ * insertion sort below 16). Expected O(hi - lo). */
+static void rv_nth(int64_t *v, size_t lo, size_t hi, size_t k)
+{
+    while (hi - lo > 16) {
+        size_t mid = lo + (hi - lo) / 2, last = hi - 1;
+        /* The median of v[lo], v[mid], v[last] into v[lo]. */
+        if (v[mid] > v[last])
+            rv_swap(&v[mid], &v[last]);
+        if (v[lo] > v[last])
+            rv_swap(&v[lo], &v[last]);
+        if (v[mid] > v[lo])
+            rv_swap(&v[mid], &v[lo]);
+        const int64_t pivot = v[lo];
+        size_t i = lo - 1, j = hi;
+        for (;;) {
+            do
+                i++;
+            while (v[i] < pivot);
+            do
+                j--;
+            while (v[j] > pivot);
+            if (i >= j)
+                break;
+            rv_swap(&v[i], &v[j]);
+        }
+        /* v[lo, j] <= pivot <= v[j + 1, hi), lo <= j < hi - 1. */
+        if (k <= j)
+            hi = j + 1;
+        else
+            lo = j + 1;
+    }
+    for (size_t i = lo + 1; i < hi; i++) {
+        int64_t x = v[i];
+        size_t j = i;
+        for (; j > lo && v[j - 1] > x; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
+/* In memory: GSL's mean and sd on the column, as the report always
+ * computed them. The quantiles need only the order statistics at 6 ranks,
+ * not the column sorted (gsl_sort, once the larger part of a sweep point's
+ * summary): they are selected in rank order on the integer values, each
+ * from the part above the one before. ns -> s is monotonic, so the k-th
+ * smallest in seconds is the k-th smallest in ns, converted: the same bits
+ * as gsl_stats_quantile_from_sorted_data on the sorted seconds. */
 static void rv_stats_held(const rv_store *s, stall_stat out[RV_COLS])
 {
     size_t n = s->n;
     double *v = stall_xcalloc(n + 1, sizeof *v);
+    int64_t *w = stall_xcalloc(n + 1, sizeof *w);
     for (int c = 0; c < RV_COLS; c++) {
-        for (size_t i = 0; i < n; i++)
-            v[i] = stall_ns_to_s(s->buf[i * RV_COLS + (size_t)c]);
+        for (size_t i = 0; i < n; i++) {
+            w[i] = s->buf[i * RV_COLS + (size_t)c];
+            v[i] = stall_ns_to_s(w[i]);
+        }
         stall_stat *o = &out[c];
         o->mean = gsl_stats_mean(v, 1, n);
         o->std = n > 1 ? gsl_stats_sd_m(v, 1, n, o->mean) : NAN;
-        gsl_sort(v, 1, n);
-        o->p50 = gsl_stats_quantile_from_sorted_data(v, 1, n, 0.50);
-        o->p95 = gsl_stats_quantile_from_sorted_data(v, 1, n, 0.95);
-        o->p99 = gsl_stats_quantile_from_sorted_data(v, 1, n, 0.99);
+        /* Ranks lhs and lhs + 1 of each quantile, ascending (q ascends). */
+        size_t from = 0;
+        int64_t val[3][2];
+        for (int q = 0; q < 3; q++) {
+            size_t lhs = rv_lhs(rv_q[q], n), next = lhs + 1 < n ? lhs + 1 : lhs;
+            if (lhs >= from) {
+                rv_nth(w, from, n, lhs);
+                from = lhs + 1;
+            }
+            if (next >= from) {
+                rv_nth(w, from, n, next);
+                from = next + 1;
+            }
+            val[q][0] = w[lhs];
+            val[q][1] = w[next];
+        }
+        o->p50 = rv_interp(rv_q[0], n, val[0][0], val[0][1]);
+        o->p95 = rv_interp(rv_q[1], n, val[1][0], val[1][1]);
+        o->p99 = rv_interp(rv_q[2], n, val[2][0], val[2][1]);
     }
+    free(w);
     free(v);
 }
 
@@ -279,8 +372,6 @@ static int rv_select_ranks(rv_store *s, rv_select *x, int64_t val[RV_COLS][RV_RA
     return 0;
 }
 
-static const double rv_q[3] = {0.50, 0.95, 0.99};
-
 static int rv_stats_spilled(rv_store *s, stall_stat out[RV_COLS])
 {
     size_t n = s->n;
@@ -304,7 +395,7 @@ static int rv_stats_spilled(rv_store *s, stall_stat out[RV_COLS])
     memset(&x, 0, sizeof x);
     size_t lhs[3];
     for (int q = 0; q < 3; q++)
-        lhs[q] = (size_t)(int)(rv_q[q] * (double)(n - 1));
+        lhs[q] = rv_lhs(rv_q[q], n);
     for (int c = 0; c < RV_COLS; c++) {
         rv_col *k = &x.col[c];
         x.min[c] = s->min[c];
@@ -324,12 +415,8 @@ static int rv_stats_spilled(rv_store *s, stall_stat out[RV_COLS])
         return rc;
     for (int c = 0; c < RV_COLS; c++) {
         double *p[3] = {&out[c].p50, &out[c].p95, &out[c].p99};
-        for (int q = 0; q < 3; q++) {
-            const double index = rv_q[q] * (double)(n - 1);
-            const double delta = index - (double)lhs[q];
-            double lo = stall_ns_to_s(val[c][2 * q]), hi = stall_ns_to_s(val[c][2 * q + 1]);
-            *p[q] = lhs[q] == n - 1 ? lo : (1 - delta) * lo + delta * hi;
-        }
+        for (int q = 0; q < 3; q++)
+            *p[q] = rv_interp(rv_q[q], n, val[c][2 * q], val[c][2 * q + 1]);
     }
     return 0;
 }

@@ -502,3 +502,25 @@ Test(config, unknown_names_suggest_the_nearest_known_one)
     cr_assert_eq(stall_config_set(&cfg, "loader.zzz=3", &err), STALL_ECONFIG);
     cr_assert(!strstr(err.msg, "did you mean"), "%s", err.msg);
 }
+
+/* The round trip remembers, per thread, the last text that passed (the
+ * configuration is checked before a run and again as effective.ini): a
+ * text of the same length and keys whose value does not read back is still
+ * refused, and the one that passed passes again. */
+Test(config, a_round_trip_after_one_that_passed_still_reads_the_text)
+{
+    stall_config cfg;
+    stall_config_defaults(&cfg);
+    stall_err err = {0};
+    cr_assert_eq(stall_config_set(&cfg, "loader.workers=40", &err), 0, "%s", err.msg);
+    cr_assert_eq(stall_config_roundtrip(&cfg, cfg_dir, &err), 0, "%s", err.msg);
+    stall_config bad = cfg;
+    bad.workers = -5; /* set by a program, not the loader: out of range */
+    cr_assert_eq(stall_config_roundtrip(&bad, cfg_dir, &err), STALL_ECONFIG,
+                 "workers = -5 passed the round trip");
+    cr_assert(strstr(err.msg, "effective.ini") != NULL, "%s", err.msg);
+    cr_assert_eq(stall_config_roundtrip(&cfg, cfg_dir, &err), 0, "%s", err.msg);
+    cr_assert_eq(stall_config_roundtrip(&cfg, cfg_dir, &err), 0, "%s", err.msg);
+    cr_assert_eq(stall_config_roundtrip(&bad, cfg_dir, &err), STALL_ECONFIG,
+                 "workers = -5 passed the round trip after a pass");
+}

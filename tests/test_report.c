@@ -17,6 +17,11 @@
 #include "stall/job.h"
 #include "stall/report.h"
 
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+
+#include "models/report_int.h"
+
 #include "tmpdir.h"
 
 static char rdir[] = "/tmp/stall_report_XXXXXX";
@@ -278,4 +283,57 @@ Test(report, a_streamed_report_not_finished_leaves_no_file)
     while ((e = readdir(d)) != NULL)
         cr_expect(e->d_name[0] == '.', "left behind: %s", e->d_name);
     closedir(d);
+}
+
+/* ---- the held statistics against GSL's sort ---- */
+
+/* rv_stats on rows held in memory selects the quantiles' order statistics
+ * instead of sorting: the bits must be those of gsl_sort and
+ * gsl_stats_quantile_from_sorted_data on the seconds. Columns with many
+ * ties, all equal, sorted, reversed and spread values; n from 1 up, past
+ * the quickselect's cut-over to insertion sort (16). */
+Test(report, held_quantiles_equal_gsl_sort_to_the_bit)
+{
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    const size_t sizes[] = {1, 2, 3, 5, 16, 17, 18, 33, 100, 101, 999, 1000, 4001};
+    for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++)
+        for (int shape = 0; shape < 5; shape++) {
+            size_t n = sizes[z];
+            rv_store s;
+            rv_init(&s, SIZE_MAX);
+            double *col[RV_COLS];
+            for (int c = 0; c < RV_COLS; c++)
+                col[c] = malloc(n * sizeof *col[c]);
+            for (size_t i = 0; i < n; i++) {
+                int64_t v[RV_COLS];
+                for (int c = 0; c < RV_COLS; c++) {
+                    x = x * 6364136223846793005ull + 1442695040888963407ull;
+                    uint64_t u = x >> 17;
+                    int64_t r = shape == 0   ? (int64_t)(u % 7) * 1000003 /* ties */
+                                : shape == 1 ? 42                         /* all equal */
+                                : shape == 2 ? (int64_t)i * 999983        /* sorted */
+                                : shape == 3 ? (int64_t)(n - i) * 999983  /* reversed */
+                                             : (int64_t)(u % 90000000000ull) - 7;
+                    v[c] = c == 1 && shape == 0 ? (u % 3 ? 0 : r) : r;
+                    col[c][i] = stall_ns_to_s(v[c]);
+                }
+                rv_add(&s, v);
+            }
+            stall_stat out[RV_COLS];
+            cr_assert_eq(rv_stats(&s, out), 0);
+            for (int c = 0; c < RV_COLS; c++) {
+                stall_stat want;
+                want.mean = gsl_stats_mean(col[c], 1, n);
+                want.std = n > 1 ? gsl_stats_sd_m(col[c], 1, n, want.mean) : NAN;
+                gsl_sort(col[c], 1, n);
+                want.p50 = gsl_stats_quantile_from_sorted_data(col[c], 1, n, 0.50);
+                want.p95 = gsl_stats_quantile_from_sorted_data(col[c], 1, n, 0.95);
+                want.p99 = gsl_stats_quantile_from_sorted_data(col[c], 1, n, 0.99);
+                char what[64];
+                snprintf(what, sizeof what, "n %zu shape %d column %d", n, shape, c);
+                expect_same_stat(&out[c], &want, what, "all");
+                free(col[c]);
+            }
+            rv_free(&s);
+        }
 }

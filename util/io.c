@@ -180,8 +180,12 @@ int stall_write_atomic_in(const char *dir, const char *name, stall_fill_fn fill,
 int stall_mkdirs(const char *path, stall_err *err)
 {
     stall_cleanup_check();
-    /* The common case first: the parent exists, one mkdir does it. */
+    /* The common cases first: the parent exists, one mkdir does it; or the
+     * folder is there already (a sweep point's job asks for its parent). */
     if (mkdir(path, 0777) == 0)
+        return 0;
+    struct stat there;
+    if (errno == EEXIST && stat(path, &there) == 0 && S_ISDIR(there.st_mode))
         return 0;
     char *p = stall_xstrdup(path);
     size_t len = strlen(p);
