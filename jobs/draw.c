@@ -51,7 +51,42 @@ static double draw_lognormal(const gsl_rng *r, double zeta, double sigma)
     return exp(sigma * normal + zeta);
 }
 
-static bool draw_same; /* draw_lognormal gives GSL's doubles here */
+/* ---- the draw in two steps (wi_draw_raw, wi_draw_cook) ----
+ *
+ * GSL's mt19937 gives a uniform as its 32-bit output / 2^32 (mt.c,
+ * mt_get_double), so the polar method's accepted pair is two 32-bit
+ * outputs: the serial step keeps them, and the rest (log, sqrt, exp, the
+ * rounding to ns), which is most of the cost, is a pure function of them
+ * that any thread may compute later. GSL has no bulk or parallel draw;
+ * draw_check holds the two steps bit for bit against gsl_ran_lognormal. */
+
+static inline double draw_u32(uint32_t x)
+{
+    return -1 + 2 * ((double)x / 4294967296.0);
+}
+
+static inline uint64_t draw_raw_pair(gsl_rng *r)
+{
+    const gsl_rng_type *t = r->type;
+    for (;;) {
+        uint32_t a = (uint32_t)t->get(r->state), b = (uint32_t)t->get(r->state);
+        double u = draw_u32(a), v = draw_u32(b);
+        double q = u * u + v * v;
+        if (!(q > 1.0 || q == 0))
+            return (uint64_t)a << 32 | b;
+    }
+}
+
+static double draw_lognormal_raw(uint64_t raw, double zeta, double sigma)
+{
+    double u = draw_u32((uint32_t)(raw >> 32)), v = draw_u32((uint32_t)raw);
+    double r2 = u * u + v * v;
+    double normal = u * sqrt(-2.0 * log(r2) / r2);
+    return exp(sigma * normal + zeta);
+}
+
+static bool draw_same;  /* draw_lognormal gives GSL's doubles here */
+static bool draw_split; /* ... and so do the two steps */
 static pthread_once_t draw_once = PTHREAD_ONCE_INIT;
 
 static void draw_check(void)
@@ -66,9 +101,18 @@ static void draw_check(void)
         same = memcmp(&x, &y, sizeof x) == 0;
     }
     same = same && gsl_rng_get(a) == gsl_rng_get(b);
+    bool split = true;
+    for (int i = 0; i < 512 && split; i++) {
+        double zeta = -4.0 + 0.01 * i, sigma = 0.05 + 0.002 * i;
+        double x = gsl_ran_lognormal(a, zeta, sigma);
+        double y = draw_lognormal_raw(draw_raw_pair(b), zeta, sigma);
+        split = memcmp(&x, &y, sizeof x) == 0;
+    }
+    split = split && gsl_rng_get(a) == gsl_rng_get(b);
     gsl_rng_free(a);
     gsl_rng_free(b);
     draw_same = same;
+    draw_split = same && split;
 }
 
 void wi_draw_init(wi_draw *w, const stall_dist *d)
@@ -123,6 +167,25 @@ static inline stall_time draw_finish(double v)
     }
     stall_time ns;
     return stall_s_to_ns_bounded(v, STALL_LIMIT_DURATION_S, &ns) == 0 ? ns : -1;
+}
+
+bool wi_draw_splits(const gsl_rng *rng, const wi_draw *w)
+{
+    if (w->kind == STALL_DIST_CONSTANT)
+        return true;
+    return w->kind == STALL_DIST_LOGNORMAL && rng->type == gsl_rng_mt19937 && draw_split;
+}
+
+uint64_t wi_draw_raw(gsl_rng *rng, const wi_draw *w)
+{
+    return w->kind == STALL_DIST_LOGNORMAL ? draw_raw_pair(rng) : 0;
+}
+
+stall_time wi_draw_cook(uint64_t raw, const wi_draw *w)
+{
+    if (w->kind != STALL_DIST_LOGNORMAL || w->b == 0)
+        return w->ns;
+    return draw_finish(draw_lognormal_raw(raw, w->a, w->b));
 }
 
 stall_time wi_draw_ns(gsl_rng *rng, const wi_draw *w)
