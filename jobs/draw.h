@@ -38,5 +38,11 @@ stall_time wi_draw_ns(gsl_rng *rng, const wi_draw *w);
 bool wi_draw_splits(const gsl_rng *rng, const wi_draw *w);
 uint64_t wi_draw_raw(gsl_rng *rng, const wi_draw *w);
 stall_time wi_draw_cook(uint64_t raw, const wi_draw *w);
+/* n cells' wi_draw_raw of fd then cd each, into f[i] and c[i] (c may be
+ * NULL: compute's are not kept), as n pairs of calls would, faster: GSL's
+ * mt19937 run inline on a copy of rng's state (draw.c checks it against
+ * gsl_rng_get on first use, else it calls rng). Both draws must split. */
+void wi_draw_raw_cells(gsl_rng *rng, const wi_draw *fd, const wi_draw *cd, int64_t *f, int64_t *c,
+                       size_t n);
 
 #endif

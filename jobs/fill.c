@@ -106,11 +106,7 @@ size_t wi_tables_fill(wi_tables *w, gsl_rng *rng, const wi_draw *fd, const wi_dr
             break;
     for (size_t c = 0; c < F.nchunks; c++) {
         size_t o0 = c * FILL_CHUNK, o1 = o0 + FILL_CHUNK < cells ? o0 + FILL_CHUNK : cells;
-        for (size_t o = o0; o < o1; o++) {
-            w->fetch[o] = (stall_time)wi_draw_raw(rng, fd);
-            if (w->compute)
-                w->compute[o] = (stall_time)wi_draw_raw(rng, cd);
-        }
+        wi_draw_raw_cells(rng, fd, cd, w->fetch + o0, w->compute ? w->compute + o0 : NULL, o1 - o0);
         if (started == 0) {
             /* One thread: each chunk cooked while still in cache. */
             atomic_store(&F.next, c + 1);

@@ -26,30 +26,33 @@
  * column) is what the engine would dispatch: an EPOCH per epoch, a
  * FETCH_END per batch and rank, an ITER_END per iteration.
  *
- * Threads (p->threads > 1 and enough ranks): contiguous rank ranges, each
- * on its own thread, meet once per iteration at a barrier; every thread
- * then computes T(k) alike (A and the gap are pure, each thread feeds its
- * own copy of the checkpoint state) and thread 0 builds and delivers the
- * record. The per-iteration arrays alternate between two buffers: a
- * thread can write iteration n + 2 only after the barrier of n + 1, which
- * thread 0 reaches after delivering n. On any failure (a negative
- * duration) the run stops and returns an error; stall_model_run then runs
- * the event engine, which gives the error and its message, skipping the
- * records delivered here (all before the failure's point in the run).
+ * Threads (p->threads > 1 and enough ranks): a pipeline of two. A second
+ * thread computes the iterations into a ring of FAST_RING buffers and the
+ * calling thread turns each into its record and delivers it (the job's
+ * on_iter costs about a third of the computing), running up to FAST_RING
+ * iterations behind. Splitting the ranks instead needs a barrier per
+ * iteration (T(k) waits for every rank), a few microseconds of work apart:
+ * measured slower than one thread on the 2-core VM. On any failure (a
+ * negative duration) the computing stops, the records of the iterations
+ * computed before it are delivered, and the run returns an error;
+ * stall_model_run then runs the event engine, which gives the error and
+ * its message, skipping those records (all before the failure's point in
+ * the run: a refill's fetch or C(r,k) fails at Y(r,k) >= T(k-1), A(k) at
+ * the barrier of k, a gap or an epoch's first fetch after T of the
+ * epoch's last iteration).
  */
 #include "stall/model.h"
 
 #include <pthread.h>
-#include <sched.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model_state.h"
 
-/* Ranks per thread below which a thread costs more than it brings. */
+/* Ranks below which a second thread costs more than it brings, and the
+ * iterations the delivering thread may lag behind. */
 #define FAST_MIN_RANKS 128
-#define FAST_SPIN 4096
+#define FAST_RING 32
 
 typedef struct fast_part {
     stall_time smin, smax, cmax, fmin, fmax, s0min, s0max, ycmin, bar;
@@ -57,38 +60,39 @@ typedef struct fast_part {
     bool over;     /* ycsum overflowed */
 } fast_part;
 
-typedef struct model_fast model_fast;
+/* What an iteration's record needs besides the per-rank arrays. */
+typedef struct fast_iter_out {
+    int epoch;
+    int64_t k;
+    stall_time t0, q, a, ckw, ckwrite, t;
+    fast_part pt;
+} fast_iter_out;
 
-typedef struct fast_thread {
-    model_fast *F;
-    int id, r0, r1; /* ranks [r0, r1) */
-    stall__ckpt ck;
-    unsigned gen;
-    int rc;
-    pthread_t th;
-} fast_thread;
-
-struct model_fast {
+typedef struct model_fast {
     const stall_model_params *p;
     const stall_durations *d;
     stall_iter_fn on_iter;
     void *ctx;
     stall_time gap0;
-    int g, wn, pw, nt;
+    int g, wn, pw, nb; /* nb: ring buffers, 1 without the second thread */
+    bool piped;
     stall_time *s_start, *s_end; /* [pw * g]: slot s of rank r at s * g + r */
     stall_time *free_at;         /* [wn * g]: E of worker w's last batch */
-    /* [2 * g]: iteration n in buffer n % 2 */
+    /* [nb * g]: iteration n in buffer n % nb */
     stall_time *y, *c, *stall, *start, *end;
     int64_t *batch;
-    fast_part *part; /* [2 * nt] */
-    atomic_uint gen;
-    atomic_int count;
-    atomic_int abort;
-    /* thread 0 only */
-    int64_t delivered;
+    fast_iter_out *out; /* [nb] */
+    stall__ckpt ck;
+    int rc; /* the computing's: 0, or -1 after a failure */
+    /* The pipeline's hand-overs, under mu: the waiting side sleeps (a
+     * spinning one would take the core of the other on a loaded machine). */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int64_t made;      /* iterations computed */
+    int64_t delivered; /* records delivered */
+    bool done;         /* the computing ended (made is final) */
     stall_time last_t;
-    fast_thread *th;
-};
+} model_fast;
 
 bool model_fast_on(const stall_model_params *p)
 {
@@ -98,47 +102,11 @@ bool model_fast_on(const stall_model_params *p)
            !p->ckpt.store;
 }
 
-/* ---- the barrier (as model_par.c's) -------------------------------------- */
-
-static inline void fast_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-}
-
-static unsigned fast_arrive(model_fast *F)
-{
-    unsigned gen = atomic_load_explicit(&F->gen, memory_order_acquire);
-    if (atomic_fetch_add_explicit(&F->count, 1, memory_order_acq_rel) == F->nt - 1) {
-        atomic_store_explicit(&F->count, 0, memory_order_relaxed);
-        atomic_store_explicit(&F->gen, gen + 1, memory_order_release);
-    }
-    return gen;
-}
-
-/* 0 when every thread arrived, -1 when one failed. */
-static int fast_wait(model_fast *F, unsigned gen)
-{
-    for (unsigned spin = 0; atomic_load_explicit(&F->gen, memory_order_acquire) == gen; spin++) {
-        if (atomic_load_explicit(&F->abort, memory_order_relaxed))
-            return -1;
-        /* Spin about as long as an iteration of a thread's ranks takes,
-         * then give the core away (more threads than cores). */
-        if (spin >= FAST_SPIN)
-            sched_yield();
-        else
-            fast_relax();
-    }
-    return 0;
-}
-
-/* ---- one thread's ranks ---------------------------------------------------- */
+/* ---- the computing ---------------------------------------------------- */
 
 /* Epoch e starts at t0: each rank's first P*W batches go to its workers. */
-static int fast_epoch(fast_thread *T, int e, stall_time t0)
+static int fast_epoch(model_fast *F, int e, stall_time t0)
 {
-    model_fast *F = T->F;
     const stall_model_params *p = F->p;
     const stall_durations *d = F->d;
     size_t g = (size_t)F->g;
@@ -146,14 +114,14 @@ static int fast_epoch(fast_thread *T, int e, stall_time t0)
     if (p->workers > 0 && (!p->persistent_workers || e == 0))
         ready += p->startup;
     for (int w = 0; w < F->wn; w++)
-        for (int r = T->r0; r < T->r1; r++)
+        for (int r = 0; r < F->g; r++)
             F->free_at[(size_t)w * g + (size_t)r] = ready;
     if (p->workers == 0)
         return 0;
     int64_t first = p->batches < F->pw ? p->batches : F->pw;
     for (int64_t j = 0; j < first; j++) {
         size_t so = (size_t)j * g, wo = (size_t)(j % F->wn) * g;
-        for (int r = T->r0; r < T->r1; r++) {
+        for (int r = 0; r < F->g; r++) {
             stall_time dur = d->fetch(d->ctx, e, r, j);
             if (dur < 0)
                 return -1;
@@ -169,14 +137,12 @@ static int fast_epoch(fast_thread *T, int e, stall_time t0)
 
 /* Iteration k of epoch e, its ranks asking at q: their Y, C, S, E into
  * buffer b, the refills handed out, the partial sums and extremes. */
-static int fast_iter(fast_thread *T, int e, int64_t k, stall_time q, int b, fast_part *out)
+static int fast_iter(model_fast *F, int e, int64_t k, stall_time q, int b, fast_part *out)
 {
-    model_fast *F = T->F;
     const stall_model_params *p = F->p;
     const stall_durations *d = F->d;
     size_t g = (size_t)F->g, o = (size_t)b * g;
     stall_time h = p->handover;
-    /* Summed in a local: the threads' partials share cache lines. */
     fast_part acc = {.smin = INT64_MAX,
                      .smax = INT64_MIN,
                      .cmax = INT64_MIN,
@@ -190,7 +156,7 @@ static int fast_iter(fast_thread *T, int e, int64_t k, stall_time q, int b, fast
     bool refill = p->workers > 0 && k + F->pw < p->batches;
     size_t so = p->workers > 0 ? (size_t)(k % F->pw) * g : 0;
     size_t wo = p->workers > 0 ? (size_t)(k % F->wn) * g : 0;
-    for (int r = T->r0; r < T->r1; r++) {
+    for (int r = 0; r < F->g; r++) {
         stall_time s0, e0;
         if (p->workers == 0) {
             /* The loop fetches batch k itself, from q. */
@@ -242,34 +208,45 @@ static int fast_iter(fast_thread *T, int e, int64_t k, stall_time q, int b, fast
     return 0;
 }
 
-/* Thread 0: record n (iteration k of epoch e) from the threads' partials. */
-static void fast_record(model_fast *F, int64_t n, int e, int64_t k, stall_time t0, stall_time q,
-                        stall_time bar, stall_time a, stall_time ckw, stall_time ckwrite,
-                        stall_time t)
+/* Sets *at = v under mu, waking the other side should it sleep. */
+static void fast_publish(model_fast *F, int64_t *at, int64_t v)
 {
-    const fast_part *pt = F->part + (size_t)(n % 2) * (size_t)F->nt;
-    fast_part all = pt[0];
-    bool over = all.over;
-    for (int i = 1; i < F->nt; i++) {
-        const fast_part *x = &pt[i];
-        all.smin = x->smin < all.smin ? x->smin : all.smin;
-        all.smax = x->smax > all.smax ? x->smax : all.smax;
-        all.cmax = x->cmax > all.cmax ? x->cmax : all.cmax;
-        all.fmin = x->fmin < all.fmin ? x->fmin : all.fmin;
-        all.fmax = x->fmax > all.fmax ? x->fmax : all.fmax;
-        all.s0min = x->s0min < all.s0min ? x->s0min : all.s0min;
-        all.s0max = x->s0max > all.s0max ? x->s0max : all.s0max;
-        all.ycmin = x->ycmin < all.ycmin ? x->ycmin : all.ycmin;
-        over |= x->over || __builtin_add_overflow(all.ycsum, x->ycsum, &all.ycsum);
+    if (!F->piped) {
+        *at = v;
+        return;
     }
-    size_t o = (size_t)(n % 2) * (size_t)F->g;
+    pthread_mutex_lock(&F->mu);
+    *at = v;
+    /* At most one side waits: the computing for a free buffer (made is
+     * FAST_RING ahead of delivered) or the delivering for a record (made
+     * == delivered), not both. */
+    pthread_cond_signal(&F->cv);
+    pthread_mutex_unlock(&F->mu);
+}
+
+/* Waits until *at > v (or, with until_done, the computing is done). */
+static void fast_await(model_fast *F, const int64_t *at, int64_t v, bool until_done)
+{
+    pthread_mutex_lock(&F->mu);
+    while (*at <= v && !(until_done && F->done))
+        pthread_cond_wait(&F->cv, &F->mu);
+    pthread_mutex_unlock(&F->mu);
+}
+
+/* Record n from buffer n % nb, delivered. */
+static void fast_record(model_fast *F, int64_t n)
+{
+    size_t b = (size_t)(n % F->nb), o = b * (size_t)F->g;
+    const fast_iter_out *it = &F->out[b];
+    const fast_part *pt = &it->pt;
+    stall_time bar = pt->bar;
     /* The engine sums the waits bar - (Y + C) as doubles in rank order:
      * every term and partial sum is an integer >= 0, so below 2^53 that is
      * the integer sum made a double. */
     int64_t gb = 0, wsum_i = 0;
     double wsum = 0.0;
-    over = over || __builtin_mul_overflow((int64_t)F->g, bar, &gb) ||
-           __builtin_sub_overflow(gb, all.ycsum, &wsum_i) || wsum_i >= (INT64_C(1) << 53);
+    bool over = pt->over || __builtin_mul_overflow((int64_t)F->g, bar, &gb) ||
+                __builtin_sub_overflow(gb, pt->ycsum, &wsum_i) || wsum_i >= (INT64_C(1) << 53);
     if (!over) {
         wsum = (double)wsum_i;
     } else {
@@ -277,23 +254,23 @@ static void fast_record(model_fast *F, int64_t n, int e, int64_t k, stall_time t
             wsum += (double)(bar - (F->y[o + (size_t)r] + F->c[o + (size_t)r]));
     }
     stall_iter_record rec = {
-        .epoch = e,
-        .batch = k,
-        .epoch_start = t0,
-        .iter_end = t,
-        .iter_time = t - q,
-        .stall_max = all.smax,
-        .stall_min = all.smin,
-        .delay = all.smax - all.smin,
-        .stall_train = all.smax, /* one iteration per synchronisation */
-        .wait_max = bar - all.ycmin,
+        .epoch = it->epoch,
+        .batch = it->k,
+        .epoch_start = it->t0,
+        .iter_end = it->t,
+        .iter_time = it->t - it->q,
+        .stall_max = pt->smax,
+        .stall_min = pt->smin,
+        .delay = pt->smax - pt->smin,
+        .stall_train = pt->smax, /* one iteration per synchronisation */
+        .wait_max = bar - pt->ycmin,
         .wait_mean_s = wsum / (double)F->g / 1e9,
-        .compute_max = all.cmax,
-        .tail = a,
-        .ckpt_wait = ckw,
-        .ckpt_write = ckwrite,
-        .fetch_spread = all.fmax - all.fmin,
-        .start_spread = all.s0max - all.s0min,
+        .compute_max = pt->cmax,
+        .tail = it->a,
+        .ckpt_wait = it->ckw,
+        .ckpt_write = it->ckwrite,
+        .fetch_spread = pt->fmax - pt->fmin,
+        .start_spread = pt->s0max - pt->s0min,
         .stall = F->stall + o,
         .ready = F->y + o,
         .compute = F->c + o,
@@ -303,14 +280,14 @@ static void fast_record(model_fast *F, int64_t n, int e, int64_t k, stall_time t
     };
     if (F->on_iter)
         F->on_iter(F->ctx, &rec);
-    F->delivered++;
-    F->last_t = t;
+    F->last_t = it->t;
+    fast_publish(F, &F->delivered, n + 1);
 }
 
-/* One thread's whole run; every thread takes the same decisions about time. */
-static int fast_loop(fast_thread *T)
+/* The whole run's iterations; without the second thread each record is
+ * delivered as soon as computed. */
+static int fast_loop(model_fast *F)
 {
-    model_fast *F = T->F;
     const stall_model_params *p = F->p;
     const stall_durations *d = F->d;
     stall_time t0 = F->gap0, t = t0;
@@ -322,40 +299,68 @@ static int fast_loop(fast_thread *T)
                 return -1;
             t0 = t + gap;
         }
-        if (fast_epoch(T, e, t0))
+        if (fast_epoch(F, e, t0))
             return -1;
         stall_time q = t0;
         for (int64_t k = 0; k < p->batches; k++, n++) {
-            fast_part *pt = F->part + (size_t)(n % 2) * (size_t)F->nt;
-            if (fast_iter(T, e, k, q, (int)(n % 2), &pt[T->id]))
+            /* Buffer n % nb is free once record n - nb is out. */
+            if (F->piped)
+                fast_await(F, &F->delivered, n - F->nb, false);
+            int b = (int)(n % F->nb);
+            fast_iter_out *it = &F->out[b];
+            if (fast_iter(F, e, k, q, b, &it->pt))
                 return -1;
-            if (F->nt > 1 && fast_wait(F, fast_arrive(F)))
-                return -1;
-            stall_time bar = pt[0].bar;
-            for (int i = 1; i < F->nt; i++)
-                bar = pt[i].bar > bar ? pt[i].bar : bar;
+            stall_time bar = it->pt.bar;
             stall_time a = d->tail ? d->tail(d->ctx, e, k) : 0;
             if (a < 0)
                 return -1;
             stall_time ckwrite = 0;
             stall_time ckw =
-                stall__ckpt_after(&T->ck, (int64_t)e * p->batches + k, bar + a, true, &ckwrite);
+                stall__ckpt_after(&F->ck, (int64_t)e * p->batches + k, bar + a, true, &ckwrite);
             t = bar + a + ckw;
-            if (T->id == 0)
-                fast_record(F, n, e, k, t0, q, bar, a, ckw, ckwrite, t);
+            *it = (fast_iter_out){.epoch = e,
+                                  .k = k,
+                                  .t0 = t0,
+                                  .q = q,
+                                  .a = a,
+                                  .ckw = ckw,
+                                  .ckwrite = ckwrite,
+                                  .t = t,
+                                  .pt = it->pt};
+            if (F->piped)
+                fast_publish(F, &F->made, n + 1);
+            else
+                fast_record(F, n);
             q = t;
         }
     }
     return 0;
 }
 
-static void *fast_thread_main(void *arg)
+static void *fast_compute_main(void *arg)
 {
-    fast_thread *T = arg;
-    T->rc = fast_loop(T);
-    if (T->rc)
-        atomic_store(&T->F->abort, 1);
+    model_fast *F = arg;
+    F->rc = fast_loop(F);
+    pthread_mutex_lock(&F->mu);
+    F->done = true;
+    pthread_cond_signal(&F->cv);
+    pthread_mutex_unlock(&F->mu);
     return NULL;
+}
+
+/* The calling thread's part of the pipeline: every record computed, in
+ * order, until the computing is done and nothing is left. */
+static void fast_deliver(model_fast *F)
+{
+    for (int64_t n = 0;; n++) {
+        fast_await(F, &F->made, n, true);
+        pthread_mutex_lock(&F->mu);
+        bool more = F->made > n;
+        pthread_mutex_unlock(&F->mu);
+        if (!more)
+            return;
+        fast_record(F, n);
+    }
 }
 
 int model_fast_run(const stall_model_params *p, const stall_durations *d, stall_time gap0,
@@ -364,45 +369,32 @@ int model_fast_run(const stall_model_params *p, const stall_durations *d, stall_
     model_fast F = {.p = p, .d = d, .on_iter = on_iter, .ctx = ctx, .gap0 = gap0, .g = p->ranks};
     F.wn = p->workers > 0 ? p->workers : 1;
     F.pw = p->workers > 0 ? p->workers * p->prefetch : 1;
-    int most = p->ranks / FAST_MIN_RANKS;
-    F.nt = p->threads < most ? p->threads : most;
-    F.nt = F.nt > 1 ? F.nt : 1;
-    size_t g = (size_t)F.g, n2 = 2 * g;
+    F.piped = p->threads > 1 && p->ranks >= FAST_MIN_RANKS;
+    F.nb = F.piped ? FAST_RING : 1;
+    size_t g = (size_t)F.g, nbg = (size_t)F.nb * g;
     F.s_start = stall_xmalloc((size_t)F.pw * g * sizeof *F.s_start);
     F.s_end = stall_xmalloc((size_t)F.pw * g * sizeof *F.s_end);
     F.free_at = stall_xmalloc((size_t)F.wn * g * sizeof *F.free_at);
-    F.y = stall_xmalloc(n2 * sizeof *F.y);
-    F.c = stall_xmalloc(n2 * sizeof *F.c);
-    F.stall = stall_xmalloc(n2 * sizeof *F.stall);
-    F.start = stall_xmalloc(n2 * sizeof *F.start);
-    F.end = stall_xmalloc(n2 * sizeof *F.end);
-    F.batch = stall_xmalloc(n2 * sizeof *F.batch);
-    F.part = stall_xcalloc(2 * (size_t)F.nt, sizeof *F.part);
-    F.th = stall_xcalloc((size_t)F.nt, sizeof *F.th);
-    atomic_init(&F.gen, 0);
-    atomic_init(&F.count, 0);
-    atomic_init(&F.abort, 0);
-    for (int t = 0; t < F.nt; t++) {
-        fast_thread *T = &F.th[t];
-        T->F = &F;
-        T->id = t;
-        T->r0 = (int)((int64_t)t * F.g / F.nt);
-        T->r1 = (int)((int64_t)(t + 1) * F.g / F.nt);
-        stall__ckpt_init(&T->ck, &p->ckpt, p->ranks, p->gpus_per_node);
+    F.y = stall_xmalloc(nbg * sizeof *F.y);
+    F.c = stall_xmalloc(nbg * sizeof *F.c);
+    F.stall = stall_xmalloc(nbg * sizeof *F.stall);
+    F.start = stall_xmalloc(nbg * sizeof *F.start);
+    F.end = stall_xmalloc(nbg * sizeof *F.end);
+    F.batch = stall_xmalloc(nbg * sizeof *F.batch);
+    F.out = stall_xcalloc((size_t)F.nb, sizeof *F.out);
+    stall__ckpt_init(&F.ck, &p->ckpt, p->ranks, p->gpus_per_node);
+    pthread_mutex_init(&F.mu, NULL);
+    pthread_cond_init(&F.cv, NULL);
+    pthread_t th;
+    if (F.piped && pthread_create(&th, NULL, fast_compute_main, &F) != 0)
+        F.piped = false, F.nb = 1;
+    if (F.piped) {
+        fast_deliver(&F);
+        pthread_join(th, NULL);
+    } else {
+        F.rc = fast_loop(&F);
     }
-    int rc = 0, started = 1;
-    for (int t = 1; t < F.nt; t++, started++)
-        if (pthread_create(&F.th[t].th, NULL, fast_thread_main, &F.th[t]) != 0) {
-            atomic_store(&F.abort, 1);
-            rc = STALL_EINTERNAL;
-            break;
-        }
-    if (rc == 0)
-        fast_thread_main(&F.th[0]);
-    for (int t = 1; t < started; t++)
-        pthread_join(F.th[t].th, NULL);
-    for (int t = 0; t < F.nt && rc == 0; t++)
-        rc = F.th[t].rc ? STALL_EINVAL : 0;
+    int rc = F.rc ? STALL_EINVAL : 0;
     if (rc == 0 && stats) {
         /* What the engine dispatches: an EPOCH per epoch, a FETCH_END per
          * batch handed out (each of a rank's N batches once per epoch) and
@@ -412,6 +404,8 @@ int model_fast_run(const stall_model_params *p, const stall_durations *d, stall_
             .events = ne * (g * nb + nb + 1), .iterations = (int64_t)(ne * nb), .end = F.last_t};
     }
     *delivered = F.delivered;
+    pthread_mutex_destroy(&F.mu);
+    pthread_cond_destroy(&F.cv);
     free(F.s_start);
     free(F.s_end);
     free(F.free_at);
@@ -421,7 +415,6 @@ int model_fast_run(const stall_model_params *p, const stall_durations *d, stall_
     free(F.start);
     free(F.end);
     free(F.batch);
-    free(F.part);
-    free(F.th);
+    free(F.out);
     return rc;
 }
