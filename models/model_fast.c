@@ -26,33 +26,28 @@
  * column) is what the engine would dispatch: an EPOCH per epoch, a
  * FETCH_END per batch and rank, an ITER_END per iteration.
  *
- * Threads (p->threads > 1 and enough ranks): a pipeline of two. A second
- * thread computes the iterations into a ring of FAST_RING buffers and the
- * calling thread turns each into its record and delivers it (the job's
- * on_iter costs about a third of the computing), running up to FAST_RING
- * iterations behind. Splitting the ranks instead needs a barrier per
- * iteration (T(k) waits for every rank), a few microseconds of work apart:
- * measured slower than one thread on the 2-core VM. On any failure (a
- * negative duration) the computing stops, the records of the iterations
- * computed before it are delivered, and the run returns an error;
- * stall_model_run then runs the event engine, which gives the error and
- * its message, skipping those records (all before the failure's point in
- * the run: a refill's fetch or C(r,k) fails at Y(r,k) >= T(k-1), A(k) at
- * the barrier of k, a gap or an epoch's first fetch after T of the
- * epoch's last iteration).
+ * One thread, whatever p->threads: the simulation is about a quarter of
+ * a large run (the duration tables are most of the rest, and they are
+ * drawn on -j threads, jobs/fill.c), and every way of putting it on two
+ * threads measured slower on the 2-core VM: rank ranges meeting at a
+ * barrier every iteration (an iteration's work per thread is a few
+ * microseconds, about what the meeting costs there: 76 ms against 57 ms
+ * for 1,024 ranks x 5,000 iterations), and a pipeline that computes on one
+ * thread and delivers the records on the other (135-180 ms: the records'
+ * arrays then cross between the cores' caches, 48 KB an iteration). On a
+ * failure (a negative duration) the run stops, after the records before
+ * it, and returns an error; stall_model_run then runs the event engine,
+ * which gives the error and its message, skipping those records (all
+ * before the failure's point in the run: a refill's fetch or C(r,k) fails
+ * at Y(r,k) >= T(k-1), A(k) at the barrier of k, a gap or an epoch's first
+ * fetch after T of the epoch's last iteration).
  */
 #include "stall/model.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model_state.h"
-
-/* Ranks below which a second thread costs more than it brings, and the
- * iterations the delivering thread may lag behind. */
-#define FAST_MIN_RANKS 128
-#define FAST_RING 32
 
 typedef struct fast_part {
     stall_time smin, smax, cmax, fmin, fmax, s0min, s0max, ycmin, bar;
@@ -74,23 +69,15 @@ typedef struct model_fast {
     stall_iter_fn on_iter;
     void *ctx;
     stall_time gap0;
-    int g, wn, pw, nb; /* nb: ring buffers, 1 without the second thread */
-    bool piped;
+    int g, wn, pw;
     stall_time *s_start, *s_end; /* [pw * g]: slot s of rank r at s * g + r */
     stall_time *free_at;         /* [wn * g]: E of worker w's last batch */
-    /* [nb * g]: iteration n in buffer n % nb */
+    /* [g]: the iteration under way, then its record's arrays */
     stall_time *y, *c, *stall, *start, *end;
     int64_t *batch;
-    fast_iter_out *out; /* [nb] */
+    fast_iter_out out;
     stall__ckpt ck;
-    int rc; /* the computing's: 0, or -1 after a failure */
-    /* The pipeline's hand-overs, under mu: the waiting side sleeps (a
-     * spinning one would take the core of the other on a loaded machine). */
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int64_t made;      /* iterations computed */
     int64_t delivered; /* records delivered */
-    bool done;         /* the computing ended (made is final) */
     stall_time last_t;
 } model_fast;
 
@@ -137,11 +124,11 @@ static int fast_epoch(model_fast *F, int e, stall_time t0)
 
 /* Iteration k of epoch e, its ranks asking at q: their Y, C, S, E into
  * buffer b, the refills handed out, the partial sums and extremes. */
-static int fast_iter(model_fast *F, int e, int64_t k, stall_time q, int b, fast_part *out)
+static int fast_iter(model_fast *F, int e, int64_t k, stall_time q, fast_part *out)
 {
     const stall_model_params *p = F->p;
     const stall_durations *d = F->d;
-    size_t g = (size_t)F->g, o = (size_t)b * g;
+    size_t g = (size_t)F->g, o = 0;
     stall_time h = p->handover;
     fast_part acc = {.smin = INT64_MAX,
                      .smax = INT64_MIN,
@@ -208,36 +195,11 @@ static int fast_iter(model_fast *F, int e, int64_t k, stall_time q, int b, fast_
     return 0;
 }
 
-/* Sets *at = v under mu, waking the other side should it sleep. */
-static void fast_publish(model_fast *F, int64_t *at, int64_t v)
+/* The record of the iteration just computed, delivered. */
+static void fast_record(model_fast *F)
 {
-    if (!F->piped) {
-        *at = v;
-        return;
-    }
-    pthread_mutex_lock(&F->mu);
-    *at = v;
-    /* At most one side waits: the computing for a free buffer (made is
-     * FAST_RING ahead of delivered) or the delivering for a record (made
-     * == delivered), not both. */
-    pthread_cond_signal(&F->cv);
-    pthread_mutex_unlock(&F->mu);
-}
-
-/* Waits until *at > v (or, with until_done, the computing is done). */
-static void fast_await(model_fast *F, const int64_t *at, int64_t v, bool until_done)
-{
-    pthread_mutex_lock(&F->mu);
-    while (*at <= v && !(until_done && F->done))
-        pthread_cond_wait(&F->cv, &F->mu);
-    pthread_mutex_unlock(&F->mu);
-}
-
-/* Record n from buffer n % nb, delivered. */
-static void fast_record(model_fast *F, int64_t n)
-{
-    size_t b = (size_t)(n % F->nb), o = b * (size_t)F->g;
-    const fast_iter_out *it = &F->out[b];
+    size_t o = 0;
+    const fast_iter_out *it = &F->out;
     const fast_part *pt = &it->pt;
     stall_time bar = pt->bar;
     /* The engine sums the waits bar - (Y + C) as doubles in rank order:
@@ -281,17 +243,15 @@ static void fast_record(model_fast *F, int64_t n)
     if (F->on_iter)
         F->on_iter(F->ctx, &rec);
     F->last_t = it->t;
-    fast_publish(F, &F->delivered, n + 1);
+    F->delivered++;
 }
 
-/* The whole run's iterations; without the second thread each record is
- * delivered as soon as computed. */
+/* The whole run: 0, or -1 at the first negative duration. */
 static int fast_loop(model_fast *F)
 {
     const stall_model_params *p = F->p;
     const stall_durations *d = F->d;
     stall_time t0 = F->gap0, t = t0;
-    int64_t n = 0;
     for (int e = 0; e < p->epochs; e++) {
         if (e > 0) {
             stall_time gap = d->epoch_gap ? d->epoch_gap(d->ctx, e) : 0;
@@ -302,13 +262,9 @@ static int fast_loop(model_fast *F)
         if (fast_epoch(F, e, t0))
             return -1;
         stall_time q = t0;
-        for (int64_t k = 0; k < p->batches; k++, n++) {
-            /* Buffer n % nb is free once record n - nb is out. */
-            if (F->piped)
-                fast_await(F, &F->delivered, n - F->nb, false);
-            int b = (int)(n % F->nb);
-            fast_iter_out *it = &F->out[b];
-            if (fast_iter(F, e, k, q, b, &it->pt))
+        for (int64_t k = 0; k < p->batches; k++) {
+            fast_iter_out *it = &F->out;
+            if (fast_iter(F, e, k, q, &it->pt))
                 return -1;
             stall_time bar = it->pt.bar;
             stall_time a = d->tail ? d->tail(d->ctx, e, k) : 0;
@@ -327,40 +283,11 @@ static int fast_loop(model_fast *F)
                                   .ckwrite = ckwrite,
                                   .t = t,
                                   .pt = it->pt};
-            if (F->piped)
-                fast_publish(F, &F->made, n + 1);
-            else
-                fast_record(F, n);
+            fast_record(F);
             q = t;
         }
     }
     return 0;
-}
-
-static void *fast_compute_main(void *arg)
-{
-    model_fast *F = arg;
-    F->rc = fast_loop(F);
-    pthread_mutex_lock(&F->mu);
-    F->done = true;
-    pthread_cond_signal(&F->cv);
-    pthread_mutex_unlock(&F->mu);
-    return NULL;
-}
-
-/* The calling thread's part of the pipeline: every record computed, in
- * order, until the computing is done and nothing is left. */
-static void fast_deliver(model_fast *F)
-{
-    for (int64_t n = 0;; n++) {
-        fast_await(F, &F->made, n, true);
-        pthread_mutex_lock(&F->mu);
-        bool more = F->made > n;
-        pthread_mutex_unlock(&F->mu);
-        if (!more)
-            return;
-        fast_record(F, n);
-    }
 }
 
 int model_fast_run(const stall_model_params *p, const stall_durations *d, stall_time gap0,
@@ -369,32 +296,18 @@ int model_fast_run(const stall_model_params *p, const stall_durations *d, stall_
     model_fast F = {.p = p, .d = d, .on_iter = on_iter, .ctx = ctx, .gap0 = gap0, .g = p->ranks};
     F.wn = p->workers > 0 ? p->workers : 1;
     F.pw = p->workers > 0 ? p->workers * p->prefetch : 1;
-    F.piped = p->threads > 1 && p->ranks >= FAST_MIN_RANKS;
-    F.nb = F.piped ? FAST_RING : 1;
-    size_t g = (size_t)F.g, nbg = (size_t)F.nb * g;
+    size_t g = (size_t)F.g;
     F.s_start = stall_xmalloc((size_t)F.pw * g * sizeof *F.s_start);
     F.s_end = stall_xmalloc((size_t)F.pw * g * sizeof *F.s_end);
     F.free_at = stall_xmalloc((size_t)F.wn * g * sizeof *F.free_at);
-    F.y = stall_xmalloc(nbg * sizeof *F.y);
-    F.c = stall_xmalloc(nbg * sizeof *F.c);
-    F.stall = stall_xmalloc(nbg * sizeof *F.stall);
-    F.start = stall_xmalloc(nbg * sizeof *F.start);
-    F.end = stall_xmalloc(nbg * sizeof *F.end);
-    F.batch = stall_xmalloc(nbg * sizeof *F.batch);
-    F.out = stall_xcalloc((size_t)F.nb, sizeof *F.out);
+    F.y = stall_xmalloc(g * sizeof *F.y);
+    F.c = stall_xmalloc(g * sizeof *F.c);
+    F.stall = stall_xmalloc(g * sizeof *F.stall);
+    F.start = stall_xmalloc(g * sizeof *F.start);
+    F.end = stall_xmalloc(g * sizeof *F.end);
+    F.batch = stall_xmalloc(g * sizeof *F.batch);
     stall__ckpt_init(&F.ck, &p->ckpt, p->ranks, p->gpus_per_node);
-    pthread_mutex_init(&F.mu, NULL);
-    pthread_cond_init(&F.cv, NULL);
-    pthread_t th;
-    if (F.piped && pthread_create(&th, NULL, fast_compute_main, &F) != 0)
-        F.piped = false, F.nb = 1;
-    if (F.piped) {
-        fast_deliver(&F);
-        pthread_join(th, NULL);
-    } else {
-        F.rc = fast_loop(&F);
-    }
-    int rc = F.rc ? STALL_EINVAL : 0;
+    int rc = fast_loop(&F) ? STALL_EINVAL : 0;
     if (rc == 0 && stats) {
         /* What the engine dispatches: an EPOCH per epoch, a FETCH_END per
          * batch handed out (each of a rank's N batches once per epoch) and
@@ -404,8 +317,6 @@ int model_fast_run(const stall_model_params *p, const stall_durations *d, stall_
             .events = ne * (g * nb + nb + 1), .iterations = (int64_t)(ne * nb), .end = F.last_t};
     }
     *delivered = F.delivered;
-    pthread_mutex_destroy(&F.mu);
-    pthread_cond_destroy(&F.cv);
     free(F.s_start);
     free(F.s_end);
     free(F.free_at);
@@ -415,6 +326,5 @@ int model_fast_run(const stall_model_params *p, const stall_durations *d, stall_
     free(F.start);
     free(F.end);
     free(F.batch);
-    free(F.out);
     return rc;
 }

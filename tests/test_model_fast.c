@@ -6,7 +6,8 @@
  * configurations that the closed form takes (durations from a few equal
  * values, so that events tie; start-up, persistent workers, hand-over,
  * W = 0, epochs and gaps, checkpoints, slow ranks and stragglers), run on
- * 1, 2 and 4 threads, with enough ranks for the threads to split them; on
+ * threads = 1, 2 and 4 (the closed form stays on one thread; the tables
+ * of a job use the others), with up to 600 ranks; on
  * configurations that fail part way (a negative fetch, compute, tail or
  * gap), where the records before the failure and the message must be the
  * engine's; and on configurations it does not take, which must still
