@@ -51,7 +51,126 @@ static double draw_lognormal(const gsl_rng *r, double zeta, double sigma)
     return exp(sigma * normal + zeta);
 }
 
-static bool draw_same; /* draw_lognormal gives GSL's doubles here */
+/* ---- the draw in two steps (wi_draw_raw, wi_draw_cook) ----
+ *
+ * GSL's mt19937 gives a uniform as its 32-bit output / 2^32 (mt.c,
+ * mt_get_double), so the polar method's accepted pair is two 32-bit
+ * outputs: the serial step keeps them, and the rest (log, sqrt, exp, the
+ * rounding to ns), which is most of the cost, is a pure function of them
+ * that any thread may compute later. GSL has no bulk or parallel draw;
+ * draw_check holds the two steps bit for bit against gsl_ran_lognormal. */
+
+static inline double draw_u32(uint32_t x)
+{
+    return -1 + 2 * ((double)x / 4294967296.0);
+}
+
+/* The accepted pair of a polar draw from 32-bit outputs next() gives. */
+#define DRAW_RAW_PAIR(next)                                                                        \
+    for (;;) {                                                                                     \
+        uint32_t a_ = (next), b_ = (next);                                                         \
+        double u_ = draw_u32(a_), v_ = draw_u32(b_);                                               \
+        double q_ = u_ * u_ + v_ * v_;                                                             \
+        if (!(q_ > 1.0 || q_ == 0))                                                                \
+            return (uint64_t)a_ << 32 | b_;                                                        \
+    }
+
+static inline uint64_t draw_raw_pair(gsl_rng *r)
+{
+    const gsl_rng_type *t = r->type;
+    DRAW_RAW_PAIR((uint32_t)t->get(r->state))
+}
+
+/* ---- GSL's mt19937, inlined ----
+ *
+ * The serial step is the generator: GSL's mt19937 (mt.c: the state is 624
+ * words and an index; a block of 624 is regenerated when the index runs
+ * out, each output tempered) called through its function pointer costs
+ * about as much again as the generator itself. draw_mt is the same
+ * algorithm on a copy of GSL's state (gsl_rng_state, gsl_rng_size), copied
+ * back after, so that the stream and the state after are GSL's. The layout
+ * of that state is GSL's private matter: draw_check compares outputs and
+ * the state after with gsl_rng_get, and draw_mt is used only when both
+ * agree. */
+#define DRAW_MT_N 624
+#define DRAW_MT_M 397
+
+typedef struct draw_mt {
+    unsigned long mt[DRAW_MT_N];
+    int mti;
+} draw_mt;
+
+static void draw_mt_block(draw_mt *s)
+{
+    unsigned long *mt = s->mt;
+    const unsigned long up = 0x80000000UL, lo = 0x7fffffffUL, magic = 0x9908b0dfUL;
+    int kk;
+    for (kk = 0; kk < DRAW_MT_N - DRAW_MT_M; kk++) {
+        unsigned long y = (mt[kk] & up) | (mt[kk + 1] & lo);
+        mt[kk] = mt[kk + DRAW_MT_M] ^ (y >> 1) ^ (-(y & 1UL) & magic);
+    }
+    for (; kk < DRAW_MT_N - 1; kk++) {
+        unsigned long y = (mt[kk] & up) | (mt[kk + 1] & lo);
+        mt[kk] = mt[kk + (DRAW_MT_M - DRAW_MT_N)] ^ (y >> 1) ^ (-(y & 1UL) & magic);
+    }
+    unsigned long y = (mt[DRAW_MT_N - 1] & up) | (mt[0] & lo);
+    mt[DRAW_MT_N - 1] = mt[DRAW_MT_M - 1] ^ (y >> 1) ^ (-(y & 1UL) & magic);
+    s->mti = 0;
+}
+
+static inline uint32_t draw_mt_get(draw_mt *s)
+{
+    if (s->mti >= DRAW_MT_N)
+        draw_mt_block(s);
+    unsigned long k = s->mt[s->mti++];
+    k ^= (k >> 11);
+    k ^= (k << 7) & 0x9d2c5680UL;
+    k ^= (k << 15) & 0xefc60000UL;
+    k ^= (k >> 18);
+    return (uint32_t)k;
+}
+
+static inline uint64_t draw_mt_pair(draw_mt *s)
+{
+    DRAW_RAW_PAIR(draw_mt_get(s))
+}
+
+static bool draw_mt_ok; /* draw_mt is GSL's mt19937 here */
+
+/* Whether rng's state can be run as a draw_mt. */
+static bool draw_mt_on(const gsl_rng *rng)
+{
+    return draw_mt_ok && rng->type == gsl_rng_mt19937 && gsl_rng_size(rng) == sizeof(draw_mt);
+}
+
+/* Compares draw_mt with GSL's, from a few seeds, across several blocks. */
+static bool draw_mt_check(void)
+{
+    gsl_rng *a = gsl_rng_alloc(gsl_rng_mt19937);
+    bool same = gsl_rng_size(a) == sizeof(draw_mt);
+    unsigned long seeds[] = {0, 1, 4357, 123456789};
+    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0] && same; i++) {
+        gsl_rng_set(a, seeds[i]);
+        draw_mt s;
+        memcpy(&s, gsl_rng_state(a), sizeof s);
+        for (int j = 0; j < 3 * DRAW_MT_N + 17 && same; j++)
+            same = draw_mt_get(&s) == (uint32_t)gsl_rng_get(a);
+        same = same && memcmp(&s, gsl_rng_state(a), sizeof s) == 0;
+    }
+    gsl_rng_free(a);
+    return same;
+}
+
+static double draw_lognormal_raw(uint64_t raw, double zeta, double sigma)
+{
+    double u = draw_u32((uint32_t)(raw >> 32)), v = draw_u32((uint32_t)raw);
+    double r2 = u * u + v * v;
+    double normal = u * sqrt(-2.0 * log(r2) / r2);
+    return exp(sigma * normal + zeta);
+}
+
+static bool draw_same;  /* draw_lognormal gives GSL's doubles here */
+static bool draw_split; /* ... and so do the two steps */
 static pthread_once_t draw_once = PTHREAD_ONCE_INIT;
 
 static void draw_check(void)
@@ -66,9 +185,19 @@ static void draw_check(void)
         same = memcmp(&x, &y, sizeof x) == 0;
     }
     same = same && gsl_rng_get(a) == gsl_rng_get(b);
+    bool split = true;
+    for (int i = 0; i < 512 && split; i++) {
+        double zeta = -4.0 + 0.01 * i, sigma = 0.05 + 0.002 * i;
+        double x = gsl_ran_lognormal(a, zeta, sigma);
+        double y = draw_lognormal_raw(draw_raw_pair(b), zeta, sigma);
+        split = memcmp(&x, &y, sizeof x) == 0;
+    }
+    split = split && gsl_rng_get(a) == gsl_rng_get(b);
     gsl_rng_free(a);
     gsl_rng_free(b);
     draw_same = same;
+    draw_split = same && split;
+    draw_mt_ok = draw_mt_check();
 }
 
 void wi_draw_init(wi_draw *w, const stall_dist *d)
@@ -123,6 +252,48 @@ static inline stall_time draw_finish(double v)
     }
     stall_time ns;
     return stall_s_to_ns_bounded(v, STALL_LIMIT_DURATION_S, &ns) == 0 ? ns : -1;
+}
+
+bool wi_draw_splits(const gsl_rng *rng, const wi_draw *w)
+{
+    if (w->kind == STALL_DIST_CONSTANT)
+        return true;
+    return w->kind == STALL_DIST_LOGNORMAL && rng->type == gsl_rng_mt19937 && draw_split;
+}
+
+uint64_t wi_draw_raw(gsl_rng *rng, const wi_draw *w)
+{
+    return w->kind == STALL_DIST_LOGNORMAL ? draw_raw_pair(rng) : 0;
+}
+
+/* One cell's raw draws: fetch's, then compute's, as the serial loop. */
+#define DRAW_CELLS(pair)                                                                           \
+    for (size_t i = 0; i < n; i++) {                                                               \
+        f[i] = flog ? (int64_t)(pair) : 0;                                                         \
+        uint64_t x_ = clog ? (pair) : 0;                                                           \
+        if (c)                                                                                     \
+            c[i] = (int64_t)x_;                                                                    \
+    }
+
+void wi_draw_raw_cells(gsl_rng *rng, const wi_draw *fd, const wi_draw *cd, int64_t *f, int64_t *c,
+                       size_t n)
+{
+    bool flog = fd->kind == STALL_DIST_LOGNORMAL, clog = cd->kind == STALL_DIST_LOGNORMAL;
+    if (!draw_mt_on(rng)) {
+        DRAW_CELLS(draw_raw_pair(rng))
+        return;
+    }
+    draw_mt s;
+    memcpy(&s, gsl_rng_state(rng), sizeof s);
+    DRAW_CELLS(draw_mt_pair(&s))
+    memcpy(gsl_rng_state(rng), &s, sizeof s);
+}
+
+stall_time wi_draw_cook(uint64_t raw, const wi_draw *w)
+{
+    if (w->kind != STALL_DIST_LOGNORMAL || w->b == 0)
+        return w->ns;
+    return draw_finish(draw_lognormal_raw(raw, w->a, w->b));
 }
 
 stall_time wi_draw_ns(gsl_rng *rng, const wi_draw *w)

@@ -12,6 +12,8 @@
 #define STALL_JOBS_DRAW_H
 
 #include <gsl/gsl_rng.h>
+#include <stdbool.h>
+#include <stdint.h>
 
 #include "stall/config.h"
 
@@ -25,5 +27,22 @@ void wi_draw_init(wi_draw *w, const stall_dist *d);
 /* One duration in ns: 0 when the draw is not > 0, -1 past the duration
  * limit. */
 stall_time wi_draw_ns(gsl_rng *rng, const wi_draw *w);
+
+/* The same draw in two steps, so that the costly part can run on other
+ * threads: wi_draw_raw advances rng exactly as wi_draw_ns would and returns
+ * what the draw needs of it (the polar method's accepted pair of 32-bit
+ * outputs; 0 for a constant), wi_draw_cook turns that into wi_draw_ns's
+ * value, a pure function. Only where wi_draw_splits says so: a constant, or
+ * a lognormal from GSL's mt19937 once the two steps were found bit for bit
+ * equal to gsl_ran_lognormal (draw.c checks on first use). */
+bool wi_draw_splits(const gsl_rng *rng, const wi_draw *w);
+uint64_t wi_draw_raw(gsl_rng *rng, const wi_draw *w);
+stall_time wi_draw_cook(uint64_t raw, const wi_draw *w);
+/* n cells' wi_draw_raw of fd then cd each, into f[i] and c[i] (c may be
+ * NULL: compute's are not kept), as n pairs of calls would, faster: GSL's
+ * mt19937 run inline on a copy of rng's state (draw.c checks it against
+ * gsl_rng_get on first use, else it calls rng). Both draws must split. */
+void wi_draw_raw_cells(gsl_rng *rng, const wi_draw *fd, const wi_draw *cd, int64_t *f, int64_t *c,
+                       size_t n);
 
 #endif

@@ -35,7 +35,8 @@ static stall_time wi_cb_fetch(void *ctx, int e, int r, int64_t k)
 static stall_time wi_cb_compute(void *ctx, int e, int r, int64_t k)
 {
     const wi_tables *w = ctx;
-    return w->compute[((size_t)e * w->g + r) * (size_t)w->n + (size_t)k];
+    return w->compute ? w->compute[((size_t)e * w->g + r) * (size_t)w->n + (size_t)k]
+                      : w->compute_ns;
 }
 
 static stall_time wi_cb_tail(void *ctx, int e, int64_t k)
@@ -225,6 +226,23 @@ static stall_time wi_part(stall_time v, int64_t num, int64_t den)
 int wi_tables_build(const wi_whatif *what, const stall_measured *m, int g, int ne, int64_t n,
                     bool whatif, wi_tables *w, stall_err *err)
 {
+    return wi_tables_build_j(what, m, g, ne, n, whatif, 1, w, err);
+}
+
+/* The error for a cell drawn past the duration limit. */
+static int wi_drew_too_long(const wi_whatif *what, bool fetch, int e, int r, int64_t k,
+                            stall_err *err)
+{
+    return stall_err_set(err, STALL_ECONFIG,
+                         "%s: [%s] drew a duration longer than the limit of %g s "
+                         "(epoch %d, rank %d, batch %lld); lower its sigma or sd_s",
+                         wi_where(what->ini), fetch ? "fetch" : "compute", STALL_LIMIT_DURATION_S,
+                         e, r, (long long)k);
+}
+
+int wi_tables_build_j(const wi_whatif *what, const stall_measured *m, int g, int ne, int64_t n,
+                      bool whatif, int threads, wi_tables *w, stall_err *err)
+{
     memset(w, 0, sizeof *w);
     w->g = g;
     w->ne = ne;
@@ -252,7 +270,6 @@ int wi_tables_build(const wi_whatif *what, const stall_measured *m, int g, int n
                              what->ini, g, ne, (long long)n, m->ranks, m->epochs,
                              (long long)m->batches);
     w->fetch = stall_xmalloc_big(cells * sizeof *w->fetch);
-    w->compute = stall_xmalloc_big(cells * sizeof *w->compute);
     w->tail = stall_xmalloc((size_t)ne * (size_t)n * sizeof *w->tail);
     w->gap = stall_xcalloc((size_t)ne, sizeof *w->gap);
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
@@ -272,7 +289,22 @@ int wi_tables_build(const wi_whatif *what, const stall_measured *m, int g, int n
      * its duration came from (the trace's last batch: its own samples). */
     int64_t lnum = m ? wi_last_samples(what, m, g, n, whatif) : 1;
     int64_t lb = m ? wi_batch_samples(what, m) : 1, mlast = m ? wi_trace_last(what, m) : 1;
-    for (int e = 0; e < ne; e++)
+    bool fill = !m && wi_tables_fill_on(rng, &fdraw, &cdraw);
+    if (!fill || cdraw.kind != STALL_DIST_CONSTANT)
+        w->compute = stall_xmalloc_big(cells * sizeof *w->compute);
+    else
+        w->compute_ns = wi_xform_compute(&x, cdraw.ns);
+    size_t bad = fill ? wi_tables_fill(w, rng, &fdraw, &cdraw, &x, threads) : SIZE_MAX;
+    if (bad != SIZE_MAX) {
+        bool f = w->fetch[bad] < 0;
+        int64_t k = (int64_t)(bad % (size_t)n);
+        int r = (int)(bad / (size_t)n % (size_t)g), e = (int)(bad / (size_t)n / (size_t)g);
+        gsl_rng_free(rng);
+        wi_tables_free(w);
+        memset(w, 0, sizeof *w);
+        return wi_drew_too_long(what, f, e, r, k, err);
+    }
+    for (int e = 0; e < ne && !fill; e++)
         for (int r = 0; r < g; r++)
             for (int64_t k = 0; k < n; k++) {
                 size_t o = ((size_t)e * g + r) * (size_t)n + (size_t)k;
@@ -292,11 +324,7 @@ int wi_tables_build(const wi_whatif *what, const stall_measured *m, int g, int n
                     gsl_rng_free(rng);
                     wi_tables_free(w);
                     memset(w, 0, sizeof *w);
-                    return stall_err_set(err, STALL_ECONFIG,
-                                         "%s: [%s] drew a duration longer than the limit of %g s "
-                                         "(epoch %d, rank %d, batch %lld); lower its sigma or sd_s",
-                                         wi_where(what->ini), f < 0 ? "fetch" : "compute",
-                                         STALL_LIMIT_DURATION_S, e, r, (long long)k);
+                    return wi_drew_too_long(what, f < 0, e, r, k, err);
                 }
                 /* Drawn cells are scaled too: a what-if's speed factor
                  * applies to every duration. */
@@ -338,8 +366,7 @@ int wi_tables_build(const wi_whatif *what, const stall_measured *m, int g, int n
     double span = 0;
     for (int e = 0; e < ne; e++)
         for (int64_t k = 0; k < n; k++)
-            span += (double)w->compute[(size_t)e * g * (size_t)n + (size_t)k] +
-                    (double)w->tail[(size_t)e * n + (size_t)k];
+            span += (double)wi_cb_compute(w, e, 0, k) + (double)w->tail[(size_t)e * n + (size_t)k];
     int hrc = wi_horizon_check(what, span, err);
     if (hrc) {
         wi_tables_free(w);

@@ -15,6 +15,7 @@
 #ifndef STALL_JOBS_FEED_H
 #define STALL_JOBS_FEED_H
 
+#include <gsl/gsl_rng.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -23,11 +24,14 @@
 #include "stall/model.h"
 #include "stall/report.h"
 
-/* Duration tables [(e * g + r) * n + k], [e * n + k] and [e]; ns. */
+/* Duration tables [(e * g + r) * n + k], [e * n + k] and [e]; ns. compute
+ * is NULL when every cell is compute_ns (a constant drawn without a
+ * trace). */
 typedef struct wi_tables {
     int g, ne;
     int64_t n;
     stall_time *fetch, *compute, *tail, *gap;
+    stall_time compute_ns;
 } wi_tables;
 
 void wi_tables_free(wi_tables *w);
@@ -71,6 +75,20 @@ int wi_horizon_check(const wi_whatif *what, double span, stall_err *err);
  * resampled beyond it, drawn from the what-if's distributions without m. */
 int wi_tables_build(const wi_whatif *what, const stall_measured *m, int g, int ne, int64_t n,
                     bool whatif, wi_tables *w, stall_err *err);
+/* The same tables, drawn on up to `threads` threads (fill.c) when they are
+ * drawn without a trace; the values do not depend on threads. */
+int wi_tables_build_j(const wi_whatif *what, const stall_measured *m, int g, int ne, int64_t n,
+                      bool whatif, int threads, wi_tables *w, stall_err *err);
+
+/* fill.c: the drawn tables (no trace): whether rng and the two draws allow
+ * it, and the fill of w->fetch and w->compute (NULL: the constant cd->ns)
+ * with the values of wi_tables_build's serial loop, x applied. Returns the
+ * first cell whose draw failed (its fetch and compute left as drawn, not
+ * transformed), or SIZE_MAX. */
+struct wi_draw;
+bool wi_tables_fill_on(const gsl_rng *rng, const struct wi_draw *fd, const struct wi_draw *cd);
+size_t wi_tables_fill(wi_tables *w, gsl_rng *rng, const struct wi_draw *fd,
+                      const struct wi_draw *cd, const wi_xform *x, int threads);
 
 /* What a run collects per iteration: report rows, per-epoch times and the
  * mean simulated fetch. */

@@ -432,8 +432,8 @@ static int wi_prepare(wi_model_run *j, stall_err *err)
         if (rc == 0)
             rc = wi_horizon_check(what, wi_stream_span(j->ws, true), err);
     } else {
-        rc = wi_tables_build(what, j->have ? &j->m : NULL, p->ranks, p->epochs, p->batches, true,
-                             &j->w, err);
+        rc = wi_tables_build_j(what, j->have ? &j->m : NULL, p->ranks, p->epochs, p->batches, true,
+                               j->opts->jobs > 1 ? j->opts->jobs : 1, &j->w, err);
     }
     if (rc)
         return rc;

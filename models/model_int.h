@@ -14,4 +14,11 @@
 
 int model_check(const stall_model_params *p, const stall_durations *d, stall_err *err);
 
+/* stall_model_run without the closed form of model_fast.c: the events on
+ * the engine (threads as model_par.c decides), for the tests that hold the
+ * two equal. */
+int stall__model_run_events(const stall_model_params *p, const stall_durations *d,
+                            stall_iter_fn on_iter, void *ctx, stall_model_stats *stats,
+                            stall_err *err);
+
 #endif

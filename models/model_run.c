@@ -139,8 +139,10 @@ static void model_skip_iter(void *ctx, const stall_iter_record *rec)
         k->on_iter(k->ctx, rec);
 }
 
-int stall_model_run(const stall_model_params *p, const stall_durations *d, stall_iter_fn on_iter,
-                    void *ctx, stall_model_stats *stats, stall_err *err)
+/* fast: the closed form where it is exact (model_fast.c), else threads
+ * where they qualify (model_par.c), else the engine on one thread. */
+static int model_run(const stall_model_params *p, const stall_durations *d, stall_iter_fn on_iter,
+                     void *ctx, stall_model_stats *stats, bool fast, stall_err *err)
 {
     if (stats)
         *stats = (stall_model_stats){0};
@@ -159,10 +161,18 @@ int stall_model_run(const stall_model_params *p, const stall_durations *d, stall
         stall__uneven_wrap(&uw, &p->uneven, p->ranks, p->gpus_per_node, d, &ud);
         d = &ud;
     }
-    /* Threads when p qualifies (model_par.c); should that run fail, the
-     * serial run below says why, skipping the records already delivered. */
+    /* The closed form or threads when p qualifies; should that run fail,
+     * the serial run below says why, skipping the records already
+     * delivered. */
     model_skip skip = {.on_iter = on_iter, .ctx = ctx};
-    if (model_par_on(p)) {
+    if (fast && model_fast_on(p)) {
+        if (model_fast_run(p, d, gap0, on_iter, ctx, stats, &skip.left) == 0)
+            return 0;
+        if (skip.left > 0 && on_iter) {
+            on_iter = model_skip_iter;
+            ctx = &skip;
+        }
+    } else if (model_par_on(p)) {
         if (model_par_run(p, d, gap0, on_iter, ctx, stats, &skip.left) == 0)
             return 0;
         if (skip.left > 0 && on_iter) {
@@ -189,4 +199,17 @@ int stall_model_run(const stall_model_params *p, const stall_durations *d, stall
     stall_engine_destroy(st.eng);
     model_fini(&st);
     return rc;
+}
+
+int stall_model_run(const stall_model_params *p, const stall_durations *d, stall_iter_fn on_iter,
+                    void *ctx, stall_model_stats *stats, stall_err *err)
+{
+    return model_run(p, d, on_iter, ctx, stats, true, err);
+}
+
+int stall__model_run_events(const stall_model_params *p, const stall_durations *d,
+                            stall_iter_fn on_iter, void *ctx, stall_model_stats *stats,
+                            stall_err *err)
+{
+    return model_run(p, d, on_iter, ctx, stats, false, err);
 }

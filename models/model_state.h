@@ -181,4 +181,13 @@ int model_par_run(const stall_model_params *p, const stall_durations *d, stall_t
 int model_par_barrier(model_state *st, int64_t i, stall_err *err);
 int model_par_iter_end(model_state *st, const stall_event *ev, stall_err *err);
 
+/* model_fast.c: docs/model.md section 3's recurrence computed directly,
+ * without events, where it is exact (docs/model.md 4.5). model_fast_on:
+ * whether p qualifies; model_fast_run: as model_par_run (0: everything
+ * delivered, *stats set; else *delivered records went out and the caller
+ * reruns on the engine, skipping those). */
+bool model_fast_on(const stall_model_params *p);
+int model_fast_run(const stall_model_params *p, const stall_durations *d, stall_time gap0,
+                   stall_iter_fn on_iter, void *ctx, stall_model_stats *stats, int64_t *delivered);
+
 #endif
