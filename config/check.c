@@ -280,12 +280,24 @@ int stall_config_as_model(stall_config *cfg, const char *command, char *note, si
 static int cfg_check_tiers(const stall_config *cfg, stall_err *err)
 {
     char a[CFG_AT], b[CFG_AT];
-    if (cfg->admit_ms > 0 && cfg->cache_mb <= 0) /* 0 stays allowed: a sweep of cache_mb to 0 */
+    /* admit_ms without any cache_mb given is refused; a cache_mb of 0
+     * given (a sweep of cache_mb down to no cache, the baseline) keeps it,
+     * writing nothing. */
+    if (cfg->admit_ms > 0 && cfg->cache_mb <= 0 && !stall_config_given(cfg, "storage", "cache_mb"))
         return stall_err_set(err, STALL_ECONFIG, "%s: has no effect without %s > 0 (no cache)",
                              cfg_at(cfg, "storage", "admit_ms", a, sizeof a),
                              cfg_at(cfg, "storage", "cache_mb", b, sizeof b));
-    if (!stall_config_tiers(cfg))
+    if (!stall_config_tiers(cfg)) {
+        /* The tier model's own keys would do nothing. */
+        static const char *const own[] = {"queue", "latency", "admit_ms"};
+        for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+            if (stall_config_given(cfg, "storage", own[i]))
+                return stall_err_set(err, STALL_ECONFIG,
+                                     "%s: has no effect without the storage tiers (a tier key: "
+                                     "cache_mb, latency_ms, global_mb_s, dataset_mb...)",
+                                     cfg_at(cfg, "storage", own[i], a, sizeof a));
         return 0;
+    }
     if (cfg->batch_mb <= 0 && cfg->format != STALL_FORMAT_TIDY)
         return stall_err_set(err, STALL_ECONFIG,
                              "%s: must be > 0 for the storage tiers (a tier key is set)",

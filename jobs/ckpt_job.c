@@ -28,6 +28,12 @@ void wi_inputs_ckpt(const stall_config *cfg, wi_whatif *w)
     w->ckpt_mb_s_given = stall_config_given(cfg, "checkpoint", "bandwidth_mb_s");
     w->ckpt_first_given = stall_config_given(cfg, "checkpoint", "first_extra_s");
     w->ckpt_off = cfg->ckpt_mode == 2;
+    w->ckpt_any_key[0] = '\0';
+    static const char *const any[] = {"mode",          "mb_per_rank", "bandwidth_mb_s",
+                                      "snapshot_mb_s", "target",      "first_extra_s"};
+    for (size_t i = 0; i < sizeof any / sizeof any[0] && !w->ckpt_any_key[0]; i++)
+        if (stall_config_given(cfg, "checkpoint", any[i]))
+            stall_config_origin(cfg, "checkpoint", any[i], w->ckpt_any_key, sizeof w->ckpt_any_key);
     stall_config_origin(cfg, "checkpoint", "mb_per_rank", w->ckpt_mb_key, sizeof w->ckpt_mb_key);
     stall_config_origin(cfg, "checkpoint", "bandwidth_mb_s", w->ckpt_mb_s_key,
                         sizeof w->ckpt_mb_s_key);
@@ -88,6 +94,14 @@ int wi_ckpt_check(const wi_whatif *what, const stall_measured *m, const stall_mo
      * bandwidth defaults. Asked for and still off, the keys would do
      * nothing: refused. */
     const stall_ckpt_params *c = &what->ckpt;
+    /* Keys describing checkpoints that are not written: no interval given
+     * and none recorded in the trace. */
+    if (!what->ckpt_off && c->every <= 0 && c->every_ns <= 0 && !stall_ckpt_on(&p->ckpt) &&
+        what->ckpt_any_key[0])
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: has no effect: no checkpoints are written (the trace records "
+                             "none, and no [checkpoint] every_iterations or every_s is given)",
+                             what->ckpt_any_key);
     if ((c->every <= 0 && c->every_ns <= 0) || stall_ckpt_on(&p->ckpt))
         return 0;
     return stall_err_set(err, STALL_ECONFIG,

@@ -67,7 +67,9 @@ typedef struct wi_whatif {
      * recorded checkpoints when given; [ranks], [straggler] */
     stall_ckpt_params ckpt;
     bool ckpt_every_given, ckpt_mb_given, ckpt_mb_s_given, ckpt_first_given;
-    bool ckpt_off; /* [checkpoint] mode = off: none, not even the trace's */
+    bool ckpt_off;          /* [checkpoint] mode = off: none, not even the trace's */
+    char ckpt_any_key[160]; /* where the first [checkpoint] key other than the interval was
+                               given ("": none), for wi_ckpt_check */
     char ckpt_mb_key[160], ckpt_mb_s_key[160]; /* where each came from, for wi_ckpt_check */
     stall_uneven_params uneven;
 } wi_whatif;

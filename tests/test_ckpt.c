@@ -769,3 +769,35 @@ Test(ckpt_real, a_snapshot_slower_than_the_write_is_said)
         free(text);
     }
 }
+
+/* On a tidy trace that records no checkpoints, a [checkpoint] key other
+ * than the interval describes checkpoints that are not written: refused
+ * once the trace is read (a new user's report: each ran, byte-identical to
+ * the run without it). */
+Test(ckpt_real, checkpoint_keys_without_checkpoints_are_refused)
+{
+    const char *keys[] = {"checkpoint.mode=async", "checkpoint.mode=sync",
+                          "checkpoint.first_extra_s=1", "checkpoint.bandwidth_mb_s=100",
+                          "checkpoint.mb_per_rank=100"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        stall_config cfg;
+        stall_config_defaults(&cfg);
+        stall_err e;
+        cr_assert_eq(stall_config_set(&cfg, "scenario.mode=model", &e), 0);
+        cr_assert_eq(stall_config_set(&cfg, "trace.format=tidy", &e), 0);
+        cr_assert_eq(stall_config_set(&cfg, "trace.path=traces/w2/trace.csv", &e), 0);
+        cr_assert_eq(stall_config_set(&cfg, keys[i], &e), 0, "%s", e.msg);
+        stall_summary sum;
+        stall_run_opts o = {.jobs = 1, .no_files = 1, .summary = &sum};
+        int rc = stall_config_check(&cfg, &e);
+        if (rc == 0)
+            rc = stall_scenario_run(&cfg, &o, &e);
+        cr_assert_eq(rc, STALL_ECONFIG, "%s", keys[i]);
+        cr_assert(strstr(e.msg, "no checkpoints are written"), "%s: %s", keys[i], e.msg);
+    }
+    /* with the trace's own checkpoints the same key applies */
+    const char *first[] = {"checkpoint.first_extra_s=0.5", NULL};
+    double share = 0;
+    model_epoch("traces/ckpt_w2_n25/trace.csv", first, &share);
+    cr_assert_gt(share, 0.0);
+}

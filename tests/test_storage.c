@@ -702,6 +702,28 @@ Test(storage, keys_without_effect_are_refused)
     refused((const char *const[]){"storage.bandwidth_mb_s=10", "storage.global_mb_s=10",
                                   "storage.queue=fifo", NULL},
             "--set storage.queue: a FIFO store has one bandwidth");
+    /* the tier model's own keys without any tier key (a new user's report:
+     * accepted, and the run byte-identical to the one without them) */
+    refused((const char *const[]){"storage.queue=fifo", NULL},
+            "--set storage.queue: has no effect without the storage tiers");
+    refused((const char *const[]){"storage.bandwidth_mb_s=10", "storage.latency=constant", NULL},
+            "--set storage.latency: has no effect without the storage tiers");
+    refused((const char *const[]){"storage.admit_ms=1", NULL},
+            "--set storage.admit_ms: has no effect without");
+    {
+        /* a cache_mb of 0 given (a sweep down to no cache) keeps admit_ms */
+        stall_config c0;
+        stall_err e0 = {0};
+        stall_config_defaults(&c0);
+        const char *ok[] = {"scenario.mode=model",  "trace.format=none",
+                            "fetch.mean_s=0.01",    "compute.mean_s=0.01",
+                            "run.batches=10",       "storage.batch_mb=1",
+                            "storage.latency_ms=1", "storage.admit_ms=1",
+                            "storage.cache_mb=0",   NULL};
+        for (int i = 0; ok[i]; i++)
+            cr_assert_eq(stall_config_set(&c0, ok[i], &e0), 0, "%s", e0.msg);
+        cr_assert_eq(stall_config_check(&c0, &e0), 0, "%s", e0.msg);
+    }
     /* and the tier keys apply in mode = model only */
     stall_config cfg;
     stall_err err = {0};
