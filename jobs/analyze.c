@@ -160,6 +160,8 @@ static void an_ranks(const stall_tidy_trace *t, stall_analysis *a, double *wait_
             double fc = din + dc > 0 ? dc / (din + dc) : 0.5;
             a->rank[s].last++;
             a->rank[s].last_tied += at_latest > 1;
+            if (at_latest - 1 > a->rank[s].last_tie_ranks)
+                a->rank[s].last_tie_ranks = at_latest - 1;
             a->rank[s].caused_s += sumw;
             *wait_input += (1 - fc) * sumw;
             *wait_compute += fc * sumw;
@@ -287,24 +289,39 @@ static void an_verdict(stall_analysis *a)
     if (s[best] < STALL_AN_LOSS)
         best = STALL_VERDICT_COMPUTE;
     a->verdict = (stall_verdict)best;
-    char strag[256] = "";
-    if (a->straggler >= 0) {
-        const stall_an_rank *sr = &a->rank[a->straggler];
-        char tied[128] = "";
-        /* Equally slow ranks reach the barrier at the same instant: the
-         * lowest index is named, and the share it shares is said. */
-        if (sr->last_tied > 0)
-            snprintf(tied, sizeof tied,
-                     ", tied with another rank in %.0f%% of those (equally slow ranks: the "
-                     "lowest index is named)",
-                     100.0 * (double)sr->last_tied / (double)sr->last);
+    char strag[320] = "";
+    const stall_an_rank *sr = a->straggler >= 0 ? &a->rank[a->straggler] : NULL;
+    /* Named only when it was last at all; its cause only when it has one. */
+    if (sr && sr->last > 0 && sr->last_tied == sr->last && sr->last_tie_ranks >= a->ranks - 1) {
         snprintf(strag, sizeof strag,
-                 "; rank %d is last at the barrier in %.0f%% of iterations%s (%s)", a->straggler,
+                 "; all %d ranks reach the barrier together in every iteration (no straggler)",
+                 a->ranks);
+    } else if (sr && sr->last > 0) {
+        char tied[160] = "";
+        /* Equally slow ranks reach the barrier at the same instant: the
+         * lowest index is named, and how often and with how many is said. */
+        if (sr->last_tied > 0 && sr->last_tie_ranks >= a->ranks - 1)
+            snprintf(tied, sizeof tied,
+                     ", tied with all %d other ranks in %.0f%% of those (no rank is slower: the "
+                     "lowest index is named)",
+                     a->ranks - 1, 100.0 * (double)sr->last_tied / (double)sr->last);
+        else if (sr->last_tied > 0)
+            snprintf(tied, sizeof tied,
+                     ", tied with %s%d other rank%s in %.0f%% of those (equally slow ranks: the "
+                     "lowest index is named)",
+                     sr->last_tie_ranks > 1 ? "up to " : "", sr->last_tie_ranks,
+                     sr->last_tie_ranks > 1 ? "s" : "",
+                     100.0 * (double)sr->last_tied / (double)sr->last);
+        char why[48] = "";
+        if (a->straggler_compute_s > 0 || a->straggler_input_s > 0)
+            snprintf(why, sizeof why, " (%s)",
+                     a->straggler_compute_s > a->straggler_input_s ? "compute-bound: longer compute"
+                                                                   : "input-bound: longer stalls");
+        snprintf(strag, sizeof strag,
+                 "; rank %d is last at the barrier in %.0f%% of iterations%s%s", a->straggler,
                  100.0 * (double)sr->last /
                      (double)((int64_t)a->epochs * (a->batches > 1 ? a->batches - 1 : 1)),
-                 tied,
-                 a->straggler_compute_s > a->straggler_input_s ? "compute-bound: longer compute"
-                                                               : "input-bound: longer stalls");
+                 tied, why);
     }
     char ckpt[64] = "";
     if (a->share_checkpoint > 0)

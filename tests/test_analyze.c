@@ -174,8 +174,9 @@ Test(analyze, a_tie_at_the_barrier_is_said)
     cr_expect_eq(a.rank[0].last_tied, n - 1);
     cr_expect_eq(a.rank[1].last, 0);
     cr_assert_eq(a.straggler, 0);
-    cr_expect(strstr(a.sentence, "tied with another rank in 100% of those") != NULL, "%s",
+    cr_expect(strstr(a.sentence, "all 2 ranks reach the barrier together") != NULL, "%s",
               a.sentence);
+    cr_expect(strstr(a.sentence, "rank 0 is last") == NULL, "%s", a.sentence);
     stall_analysis_free(&a);
     stall_tidy_free(t);
 }

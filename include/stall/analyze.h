@@ -47,12 +47,13 @@ typedef struct stall_an_rank {
     double barrier_s;  /* waiting for the last rank to reach the barrier */
     double post_s;     /* all-reduce, optimizer step, bookkeeping: to the next request */
     double total_s;
-    int64_t last;      /* iterations (after the first) where this rank reached the barrier last */
-    int64_t last_tied; /* of those, iterations where another rank arrived at the same ns (the
-                          lowest index is counted last) */
-    double caused_s;   /* barrier wait of the other ranks while this rank was last */
-    double ckpt_s;     /* checkpoints inside the epoch (a tidy trace's ckpt columns, a simulated
-                          run's waits for them), taken out of post_s (0: none) */
+    int64_t last;       /* iterations (after the first) where this rank reached the barrier last */
+    int64_t last_tied;  /* of those, iterations where another rank arrived at the same ns (the
+                           lowest index is counted last) */
+    int last_tie_ranks; /* the most other ranks tied with it in one of those iterations */
+    double caused_s;    /* barrier wait of the other ranks while this rank was last */
+    double ckpt_s;      /* checkpoints inside the epoch (a tidy trace's ckpt columns, a simulated
+                           run's waits for them), taken out of post_s (0: none) */
 } stall_an_rank;
 
 typedef struct stall_an_worker {
@@ -135,7 +136,7 @@ typedef struct stall_analysis {
     int straggler;           /* the rank the others waited for most; -1 with one rank */
     double straggler_input_s, straggler_compute_s; /* its lateness, split by cause */
     stall_verdict verdict;
-    char sentence[512];
+    char sentence[1024];
 } stall_analysis;
 
 /* Analyses t. Never fails on a loaded trace; a is freed with
