@@ -298,5 +298,18 @@ int stall_timeline_export(const stall_tidy_trace *t, const stall_tl_opts *o, con
         c.origin = t->epoch_start[r] < c.origin ? t->epoch_start[r] : c.origin;
     c.from = c.origin + (stall_time)(c.o.from_s * 1e9);
     c.to = c.origin + (stall_time)(c.o.to_s * 1e9);
+    if (c.o.window) {
+        /* A window after the run's last iteration would give a file of
+         * names and no events: refused, saying where the run ends. */
+        size_t cells = (size_t)t->epochs * (size_t)t->batches * (size_t)t->ranks;
+        stall_time end = c.origin;
+        for (size_t i = 0; i < cells; i++)
+            end = t->iter_end[i] > end ? t->iter_end[i] : end;
+        if (c.from > end)
+            return stall_err_set(err, STALL_ECONFIG,
+                                 "--window %g:%g: starts after the run's last iteration (%.3f s "
+                                 "from the start of %s)",
+                                 c.o.from_s, c.o.to_s, stall_ns_to_s(end - c.origin), t->path);
+    }
     return stall_write_atomic(path, tl_fill, &c, err);
 }

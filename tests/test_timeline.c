@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "stall/analyze.h"
 #include "stall/tlexport.h"
@@ -369,6 +370,14 @@ Test(timeline, dsanalyzer_without_workers_uses_lanes)
     free(j.evs);
     o.rank_hi = 4;
     cr_expect_eq(stall_timeline_export(t, &o, out, &err), STALL_ECONFIG);
+    /* A window after the run's end (the epoch is 2451 s) would hold no
+     * event: refused, saying where the run ends, and no file written. */
+    stall_tl_opts late = {.rank_hi = -1};
+    cr_assert_eq(stall_tl_parse_window("5000:6000", &late), 0);
+    snprintf(out, sizeof out, "%s/late.json", tdir);
+    cr_expect_eq(stall_timeline_export(t, &late, out, &err), STALL_ECONFIG);
+    cr_expect(strstr(err.msg, "starts after the run's last iteration (2450.910 s"), "%s", err.msg);
+    cr_expect_neq(access(out, F_OK), 0, "a file was written");
     stall_tidy_free(t);
 }
 
