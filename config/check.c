@@ -331,6 +331,11 @@ static int cfg_check_tiers(const stall_config *cfg, stall_err *err)
             return stall_err_set(err, STALL_ECONFIG, "%s: has no effect without %s > 0 (no cache)",
                                  cfg_at(cfg, "storage", need_cache[i], a, sizeof a),
                                  cfg_at(cfg, "storage", "cache_mb", b, sizeof b));
+    if (cfg->cached_start_mb > cfg->cache_mb)
+        return stall_err_set(
+            err, STALL_ECONFIG, "%s: %g MB cannot be cached at the start in a cache of %g MB (%s)",
+            cfg_at(cfg, "storage", "cached_start_mb", a, sizeof a), cfg->cached_start_mb,
+            cfg->cache_mb, cfg_at(cfg, "storage", "cache_mb", b, sizeof b));
     return 0;
 }
 

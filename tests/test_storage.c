@@ -702,6 +702,9 @@ Test(storage, keys_without_effect_are_refused)
     refused((const char *const[]){"storage.bandwidth_mb_s=10", "storage.global_mb_s=10",
                                   "storage.queue=fifo", NULL},
             "--set storage.queue: a FIFO store has one bandwidth");
+    refused((const char *const[]){"storage.latency_ms=1", "storage.cache_mb=100",
+                                  "storage.cached_start_mb=200", NULL},
+            "200 MB cannot be cached at the start in a cache of 100 MB");
     /* the tier model's own keys without any tier key (a new user's report:
      * accepted, and the run byte-identical to the one without them) */
     refused((const char *const[]){"storage.queue=fifo", NULL},
