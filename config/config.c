@@ -312,7 +312,7 @@ static int cfg_prescan(FILE *f, const char *path, stall_err *err)
     char head[80];
     int line = 1, col = 0, c;
     size_t nhead = 0;
-    bool started = false, blank_prefix = false;
+    bool started = false, blank_prefix = false, open_sec = false;
     unsigned char bom[3];
     if (!(fread(bom, 1, 3, f) == 3 && bom[0] == 0xef && bom[1] == 0xbb && bom[2] == 0xbf))
         rewind(f); /* a UTF-8 byte order mark is skipped, as inih does */
@@ -321,6 +321,10 @@ static int cfg_prescan(FILE *f, const char *path, stall_err *err)
         col++;
         if (c == '\0')
             return stall_err_set(err, STALL_ECONFIG, "%s:%d:%d: NUL byte", path, line, col);
+        if (c == '\n' && open_sec)
+            return stall_err_set(err, STALL_ECONFIG,
+                                 "%s:%d:%d: section header not closed (missing ']')", path, line,
+                                 col);
         if (c == '\n') {
             line++;
             col = 0;
@@ -334,12 +338,15 @@ static int cfg_prescan(FILE *f, const char *path, stall_err *err)
                 continue;
             }
             started = true;
+            open_sec = c == '[';
             if (blank_prefix && c != ';' && c != '#')
                 return stall_err_set(err, STALL_ECONFIG,
                                      "%s:%d:%d: indented line (the INI reader would append it to "
                                      "the previous value); remove the leading blanks",
                                      path, line, col);
         }
+        if (c == ']')
+            open_sec = false;
         if (nhead >= sizeof head - 1)
             continue;
         head[nhead++] = (char)c;
@@ -361,6 +368,10 @@ static int cfg_prescan(FILE *f, const char *path, stall_err *err)
     }
     if (ferror(f))
         return stall_err_set(err, STALL_EIO, "%s: cannot read", path);
+    if (open_sec)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s:%d:%d: section header not closed (missing ']')", path, line,
+                             col + 1);
     rewind(f);
     return 0;
 }

@@ -337,6 +337,19 @@ Test(config, indented_lines_do_not_continue_a_value)
     cr_assert_eq(cfg.workers, 2);
 }
 
+/* A section line without its ']' (inih reports the line, then reads the
+ * next keys in section "": the message was "unknown section [] (key
+ * workers)", a new user's report). */
+Test(config, an_unclosed_section_header_names_its_line_and_column)
+{
+    BAD("[loader\nworkers = 2\n", ":1:8: section header not closed (missing ']')");
+    BAD("[scenario]\nmode = model\n[loader", ":3:8: section header not closed");
+    stall_config cfg;
+    stall_err err = {0};
+    cr_assert_eq(load("[loader] ; [note\nworkers = 2\n", &cfg, &err), 0, "%s", err.msg);
+    cr_assert_eq(cfg.workers, 2);
+}
+
 Test(config, duplicate_sections_and_keys_name_both_lines)
 {
     BAD("[loader]\nworkers = 2\n[run]\nseed = 3\n[loader]\n", ":5:1: section [loader] given twice "
