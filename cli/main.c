@@ -451,9 +451,17 @@ static int cli_trace_cmd(int argc, char **argv, bool timeline)
         rc = stall_an_load(path, workers, &t, &err);
         if (rc == 0)
             rc = stall_timeline_export(t, &tl, out, &err);
-        if (rc == 0)
-            printf("stallsim %s: timeline of %s (%d ranks) in %s (open in ui.perfetto.dev)\n",
-                   stall_version(), path, t->ranks, out);
+        if (rc == 0) {
+            int lo = tl.rank_hi >= 0 ? tl.rank_lo : 0,
+                hi = tl.rank_hi >= 0 ? tl.rank_hi : t->ranks - 1;
+            if (hi - lo + 1 == t->ranks)
+                printf("stallsim %s: timeline of %s (%d rank%s) in %s (open in ui.perfetto.dev)\n",
+                       stall_version(), path, t->ranks, t->ranks == 1 ? "" : "s", out);
+            else
+                printf("stallsim %s: timeline of %s (ranks %d-%d of %d) in %s (open in "
+                       "ui.perfetto.dev)\n",
+                       stall_version(), path, lo, hi, t->ranks, out);
+        }
         stall_tidy_free(t);
     }
     return rc ? cli_fail(&err) : 0;

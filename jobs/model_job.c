@@ -230,8 +230,8 @@ static void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *
                     (long long)p->batches, last);
         } else
             fprintf(f,
-                    "scaling: weak, %lld batches per GPU as in the trace: %d GPUs load %.3gx "
-                    "its data\n",
+                    "scaling: weak, %lld batches per GPU as in the trace: %d GPUs load %.6g "
+                    "times its data\n",
                     (long long)p->batches, p->ranks, (double)p->ranks / m->ranks);
     }
     if (whole[0])

@@ -657,9 +657,10 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
         else
             snprintf(r->sentence, sizeof r->sentence,
                      "Nothing binds at %d GPU%s with %d workers per GPU (stall share %.3f); "
-                     "scaling stays efficient up to %.0f GPUs, then %s limits it.",
+                     "scaling stays efficient up to %.0f GPU%s, then %s limit%s it.",
                      ranks, ranks == 1 ? "" : "s", w, r->stall_at_workers, r->gpus.value,
-                     r->gpus.binding);
+                     r->gpus.value == 1 ? "" : "s", r->gpus.binding,
+                     r->gpus.binding[strlen(r->gpus.binding) - 1] == 's' ? "" : "s");
     }
     free(chosen);
     free(c);
