@@ -33,6 +33,7 @@
 #include <sys/stat.h>
 
 #include "stall/dftracer.h"
+#include "stall/measured.h"
 #include "stall/io.h"
 #include "stall/kineto.h"
 #include "stall/scenario.h"
@@ -591,6 +592,21 @@ int stall_analyze_job(const char *path, const char *outdir, int workers, FILE *t
                                   : "--workers: a tidy trace names its workers; --workers "
                                     "is for dsanalyzer traces only");
     }
+    /* A dsanalyzer trace without --workers: the count its fetch starts
+     * show, as validate infers it (it said "0 workers per rank"). */
+    bool inferred = false;
+    if (workers <= 0 && !tidy && !json) {
+        int w = stall_measured_infer_workers(t, NULL);
+        if (w > 0) {
+            stall_tidy_free(t);
+            t = NULL;
+            rc = stall_an_load(path, w, &t, err);
+            if (rc)
+                return rc;
+            workers = w;
+            inferred = true;
+        }
+    }
     stall_analysis a;
     stall_analyze(t, &a);
     a.workers_inferred = workers > 0;
@@ -607,7 +623,10 @@ int stall_analyze_job(const char *path, const char *outdir, int workers, FILE *t
             snprintf(wk, sizeof wk, "%d workers per rank", a.workers);
         fprintf(term, "stallsim %s: analyze %s: %d ranks x %d epochs x %lld batches, %s%s\n",
                 stall_version(), path, a.ranks, a.epochs, (long long)a.batches, wk,
-                a.workers_inferred ? " (round robin, as given)" : "");
+                inferred ? " (inferred from the fetch starts, round robin; --workers N says "
+                           "otherwise)"
+                : a.workers_inferred ? " (round robin, as given)"
+                                     : "");
         stall_analysis_print(&a, &label, 1, term);
         fprintf(term,
                 "results in %s/ (analyze.csv, per_rank.csv, per_worker.csv, windows.csv, "

@@ -319,7 +319,7 @@ void stall_analysis_print(const stall_analysis *a, const char *const *labels, in
                   "robin)\n",
                   f);
         else if (a[j].workers_inferred)
-            fprintf(f, "(worker ids inferred round robin from --workers %d)\n", a[j].workers);
+            fprintf(f, "(worker ids assigned round robin over %d workers per rank)\n", a[j].workers);
         fprintf(f, "verdict (%s): %s\n", labels[j], a[j].sentence);
     }
 }
