@@ -485,3 +485,19 @@ Test(analyze, no_storage_or_checkpoint_numbers_where_the_trace_shows_none)
     an = slurp(p);
     cr_expect(!strstr(an, "storage"), "%s", an);
 }
+
+/* analyze of a notebook (dsanalyzer) trace without --workers infers them
+ * from the fetch starts, as validate does (it said "0 workers per rank"). */
+Test(analyze, notebook_trace_without_workers_infers_them)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *term = open_memstream(&text, &len);
+    char out[600];
+    snprintf(out, sizeof out, "%s/nb", adir);
+    stall_err err = {0};
+    cr_assert_eq(stall_analyze_job("configs/seed-case1.ini", out, 0, term, &err), 0, "%s", err.msg);
+    fclose(term);
+    cr_expect(strstr(text, "3 workers per rank (inferred from the fetch starts"), "%s", text);
+    free(text);
+}
