@@ -21,6 +21,9 @@
 #include "stall/scenario.h"
 #include "stall/validate.h"
 
+/* Ranks the terminal lists (the files have all). */
+#define AN_TERM_RANKS 16
+
 /* ---- output ---- */
 
 typedef struct an_out {
@@ -265,7 +268,24 @@ void stall_analysis_print(const stall_analysis *a, const char *const *labels, in
         fprintf(f, "%4s %10s %9s %9s %9s %9s %9s %9s%s %6s\n", "rank", "total", "start-up", "data",
                 "hand-over", "compute", "barrier", "post", ck ? " checkpoint" : "", "last%");
         int64_t its = (int64_t)a[j].epochs * (a[j].batches > 1 ? a[j].batches - 1 : 1);
-        for (int r = 0; r < a[j].ranks; r++) {
+        /* Many ranks: the ones most often last at the barrier (the straggler
+         * first), the rest in per_rank.csv. */
+        int nr = a[j].ranks, show = nr > AN_TERM_RANKS ? AN_TERM_RANKS : nr;
+        int *order = stall_xmalloc((size_t)nr * sizeof *order);
+        for (int r = 0; r < nr; r++)
+            order[r] = r;
+        if (show < nr)
+            for (int i = 0; i < show; i++) {
+                int best = i;
+                for (int k = i + 1; k < nr; k++)
+                    if (a[j].rank[order[k]].last > a[j].rank[order[best]].last)
+                        best = k;
+                int tmp = order[i];
+                order[i] = order[best];
+                order[best] = tmp;
+            }
+        for (int i = 0; i < show; i++) {
+            int r = order[i];
             const stall_an_rank *x = &a[j].rank[r];
             char ho[32] = "-", cp[32] = "";
             if (!isnan(x->handover_s))
@@ -276,6 +296,12 @@ void stall_analysis_print(const stall_analysis *a, const char *const *labels, in
                     x->startup_s, x->data_s, ho, x->compute_s, x->barrier_s, x->post_s, cp,
                     a[j].ranks > 1 ? 100.0 * (double)x->last / (double)its : 100.0);
         }
+        if (show < nr)
+            fprintf(f,
+                    "(the %d ranks most often last at the barrier, of %d; every rank in "
+                    "per_rank.csv)\n",
+                    show, nr);
+        free(order);
         if (a[j].checkpoint_s) {
             fprintf(f, "checkpoint time (s), per rank and epoch (%s):\n%4s",
                     a[j].share_checkpoint > 0
@@ -285,7 +311,7 @@ void stall_analysis_print(const stall_analysis *a, const char *const *labels, in
             for (int e = 0; e < a[j].epochs; e++)
                 fprintf(f, " %9s%-3d", "epoch ", e);
             fputc('\n', f);
-            for (int r = 0; r < a[j].ranks; r++) {
+            for (int r = 0; r < a[j].ranks && r < AN_TERM_RANKS; r++) {
                 fprintf(f, "%4d", r);
                 for (int e = 0; e < a[j].epochs; e++)
                     fprintf(f, " %12.3f", a[j].checkpoint_s[(size_t)e * a[j].ranks + r]);
@@ -300,6 +326,9 @@ void stall_analysis_print(const stall_analysis *a, const char *const *labels, in
                 }
                 fputc('\n', f);
             }
+            if (a[j].ranks > AN_TERM_RANKS)
+                fprintf(f, "(ranks 0-%d of %d; every rank in checkpoint.csv)\n", AN_TERM_RANKS - 1,
+                        a[j].ranks);
         }
         stall_analysis_print_storage(&a[j], f);
         if (!a[j].have_compute_end)
@@ -319,7 +348,8 @@ void stall_analysis_print(const stall_analysis *a, const char *const *labels, in
                   "robin)\n",
                   f);
         else if (a[j].workers_inferred)
-            fprintf(f, "(worker ids assigned round robin over %d workers per rank)\n", a[j].workers);
+            fprintf(f, "(worker ids assigned round robin over %d workers per rank)\n",
+                    a[j].workers);
         fprintf(f, "verdict (%s): %s\n", labels[j], a[j].sentence);
     }
 }

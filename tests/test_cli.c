@@ -4,6 +4,7 @@
  * output whatever the thread count.
  */
 #include <criterion/criterion.h>
+#include <ctype.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -768,4 +769,47 @@ Test(cli, a_mean_over_no_batches_is_shown_as_a_dash_and_explained)
     cr_expect(!strstr(text, "nan"), "%s", text);
     cr_expect(strstr(text, "iter_s, stall_s, delay_s: -: no batch of an epoch comes after"), "%s",
               text);
+}
+
+/* 64 ranks with --analyze: the terminal lists the 16 ranks most often last
+ * at the barrier (the slow one first) and says where the rest are, not a
+ * row per rank (a new user's report: 1,054 lines at 1,024 GPUs). */
+Test(cli, analyze_of_many_ranks_lists_the_slowest_sixteen)
+{
+    char cmd[2048], out[700];
+    snprintf(out, sizeof out, "%s/many.txt", cdir);
+    snprintf(cmd, sizeof cmd,
+             "cd %s && %s run traces/w2/trace.csv --set cluster.gpus=64 "
+             "--set cluster.gpus_per_node=8 --set cluster.scaling=weak "
+             "--set fetch.resample=bootstrap --set ranks.slow=1 --set ranks.compute_factor=3 "
+             "--analyze -o %s/many --no-sync > %s 2>&1",
+             STALL_SOURCE_DIR, BIN, cdir, out);
+    cr_assert_eq(system(cmd), 0);
+    FILE *f = fopen(out, "r");
+    cr_assert_not_null(f);
+    char line[1024];
+    bool in = false, first = false;
+    int rows = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strstr(line, "simulated, per rank")) {
+            in = true;
+            continue;
+        }
+        if (in && strncmp(line, "rank", 4) == 0)
+            continue;
+        if (in && isdigit((unsigned char)line[strspn(line, " ")])) {
+            if (rows == 0)
+                first = atoi(line) == 63;
+            rows++;
+            continue;
+        }
+        if (in) {
+            cr_expect(strstr(line, "the 16 ranks most often last at the barrier, of 64"), "%s",
+                      line);
+            break;
+        }
+    }
+    fclose(f);
+    cr_expect_eq(rows, 16);
+    cr_expect(first, "the slow rank 63 first");
 }
