@@ -527,6 +527,14 @@ static int plan_cores(plan_ctx *c, const stall_config *chosen, stall_plan_result
     free(cfg);
     if (rc)
         return rc;
+    if (hi >= 1 << 20) {
+        /* Even the search's bound did not give back the run without
+         * [cluster] cores (whose fetches are not split into CPU and read
+         * phases): no count to answer. */
+        r->cores.value = NAN;
+        snprintf(r->cores.binding, sizeof r->cores.binding, "not_met");
+        return 0;
+    }
     r->cores.value = hi;
     snprintf(r->cores.binding, sizeof r->cores.binding, "%s",
              chosen->cores > 0 && chosen->cores < hi ? "binds" : "ok");

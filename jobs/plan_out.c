@@ -142,8 +142,12 @@ int stall_plan_run(const stall_config *cfg, const stall_plan_opts *opts, stall_e
         else
             fprintf(f, "%-24s %12.1f  %-12s %d\n", "storage_bandwidth_mb_s", r->bandwidth.value,
                     r->bandwidth.binding, r->bandwidth.sims);
-        fprintf(f, "%-24s %12.0f  %-12s %d\n", "cores_per_node", r->cores.value, r->cores.binding,
-                r->cores.sims);
+        if (isnan(r->cores.value))
+            fprintf(f, "%-24s %12s  %-12s %d\n", "cores_per_node", "-", r->cores.binding,
+                    r->cores.sims);
+        else
+            fprintf(f, "%-24s %12.0f  %-12s %d\n", "cores_per_node", r->cores.value,
+                    r->cores.binding, r->cores.sims);
         const stall_plan_answer *ta[3] = {&r->tier_link, &r->tier_global, &r->tier_cache};
         const char *tn[3] = {"tier_link_mb_s", "tier_global_mb_s", "tier_cache_mb"};
         for (int i = 0; r->tiers && i < 3; i++) {
@@ -152,6 +156,12 @@ int stall_plan_run(const stall_config *cfg, const stall_plan_opts *opts, stall_e
                 snprintf(v, sizeof v, "%.1f", ta[i]->value);
             fprintf(f, "%-24s %12s  %-12s %d\n", tn[i], v, ta[i]->binding, ta[i]->sims);
         }
+        if (isnan(r->cores.value) && strcmp(r->cores.binding, "not_met") == 0)
+            fprintf(f,
+                    "cores: not_met: even %d cores per node keep the throughput more than 1%% "
+                    "below the run without [cluster] cores (there a fetch's CPU and read are "
+                    "not split into phases): no core count to answer\n",
+                    1 << 20);
         if (r->tiers && !isnan(r->tier_best_stall))
             fprintf(f,
                     "tiers: not_met: even with the resource unlimited (bandwidth far above the "

@@ -534,5 +534,13 @@ Test(plan, a_trace_bytes_column_and_a_fifo_store_are_planned)
     cr_assert_eq(stall_plan_compute(st, &r, &e), 0, "%s", e.msg);
     cr_assert(r.tiers);
     cr_assert_str_neq(r.tier_cache.binding, "");
+    /* The same store served fair: no core count gives back the run
+     * without [cluster] cores; said (not_met, no value), where the search's
+     * bound of 1048576 cores was printed as the answer. */
+    pl_apply(st, (const char *const[]){"storage.queue=fair", NULL});
+    cr_assert_eq(stall_plan_compute(st, &r, &e), 0, "%s", e.msg);
+    cr_assert(isnan(r.cores.value) || r.cores.value < (1 << 20), "%g", r.cores.value);
+    if (isnan(r.cores.value))
+        cr_assert_str_eq(r.cores.binding, "not_met");
     free(st);
 }
