@@ -222,6 +222,19 @@ void wi_ck_print(FILE *f, const wi_ckstats *s, const stall_model_params *p)
     }
 }
 
+void wi_epochs_print(FILE *f, const wi_ckstats *s, const stall_model_params *p)
+{
+    /* With the storage tiers the epochs differ by what the cache holds
+     * (a cold first epoch, warm later ones): each one's time, which the
+     * mean above hides. */
+    if (!p->tiers || s->ne < 2)
+        return;
+    fputs("epochs (storage tiers: what the cache holds sets each one):", f);
+    for (int e = 0; e < s->ne; e++)
+        fprintf(f, " %d: %.3f s%s", s->epoch0 + e, stall_ns_to_s(s->epoch[e]),
+                e + 1 < s->ne ? "," : "\n");
+}
+
 void wi_uneven_print(FILE *f, const stall_model_params *p)
 {
     const stall_uneven_params *u = &p->uneven;

@@ -33,6 +33,8 @@ typedef struct wi_ckstats {
 } wi_ckstats;
 
 void wi_ck_init(wi_ckstats *s, const stall_model_params *p);
+/* With the storage tiers and 2 or more epochs: each epoch's time, one line. */
+void wi_epochs_print(FILE *f, const wi_ckstats *s, const stall_model_params *p);
 void wi_ck_free(wi_ckstats *s);
 void wi_ck_add(wi_ckstats *s, const stall_iter_record *rec, bool last);
 /* The run's checkpoint stall over its epoch time. */

@@ -616,6 +616,7 @@ static void wi_print(const wi_model_run *j, double measured)
             wi_comparable(j), j->contention, j->samples > 0);
     free(first);
     wi_ck_print(f, &j->ck, p);
+    wi_epochs_print(f, &j->ck, p);
     wi_uneven_print(f, p);
     int64_t seed = j->cfg->seed;
     for (int i = 0; j->reps > 1 && i < j->fl.n; i++) {

@@ -17,6 +17,7 @@
 #include "models/fluid.h"
 #include "stall/config.h"
 #include "stall/model.h"
+#include "stall/report.h"
 #include "stall/scenario.h"
 #include "stall/storage.h"
 #include "stall/measured.h"
@@ -735,4 +736,31 @@ Test(storage, keys_without_effect_are_refused)
     cr_assert_neq(stall_config_check(&cfg, &err), 0);
     cr_assert(strstr(err.msg, "--set storage.cache_mb: has no effect in mode = replay"), "%s",
               err.msg);
+}
+
+/* With the storage tiers the terminal gives each epoch's time (the cold
+ * and the warm ones, which the mean hides; a new user's report). */
+Test(storage, the_terminal_gives_each_epoch_with_tiers)
+{
+    stall_config cfg;
+    stall_err err = {0};
+    stall_config_defaults(&cfg);
+    cr_assert_eq(stall_config_load(&cfg, "configs/store-tiers.ini", &err), 0, "%s", err.msg);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *term = open_memstream(&text, &len);
+    stall_summary sum;
+    stall_run_opts o = {.jobs = 1, .no_files = 1, .summary = &sum, .term = term};
+    cr_assert_eq(stall_scenario_run(&cfg, &o, &err), 0, "%s", err.msg);
+    fclose(term);
+    const char *l = strstr(text, "epochs (storage tiers: what the cache holds sets each one): 0: ");
+    cr_assert_not_null(l, "%s", text);
+    double e0 = 0, e1 = 0, e2 = 0;
+    cr_assert_eq(sscanf(strstr(l, "): ") + 2, " 0: %lf s, 1: %lf s, 2: %lf s", &e0, &e1, &e2), 3,
+                 "%s", l);
+    /* cold first epoch, warm later ones; their mean is the summary's */
+    cr_expect_gt(e0, 2 * e1);
+    cr_expect_lt(fabs((e0 + e1 + e2) / 3 - sum.epoch_time_s), 0.002, "%g vs %g", (e0 + e1 + e2) / 3,
+                 sum.epoch_time_s);
+    free(text);
 }
