@@ -49,18 +49,12 @@
 
 #include "model_state.h"
 
-typedef struct fast_part {
-    stall_time smin, smax, cmax, fmin, fmax, s0min, s0max, ycmin, bar;
-    int64_t ycsum; /* sum of Y + C */
-    bool over;     /* ycsum overflowed */
-} fast_part;
-
 /* What an iteration's record needs besides the per-rank arrays. */
 typedef struct fast_iter_out {
     int epoch;
     int64_t k;
     stall_time t0, q, a, ckw, ckwrite, t;
-    fast_part pt;
+    model_part pt;
 } fast_iter_out;
 
 typedef struct model_fast {
@@ -91,6 +85,18 @@ bool model_fast_on(const stall_model_params *p)
 
 /* ---- the computing ---------------------------------------------------- */
 
+/* Batch in slot `slot` handed out at `from` to its worker (free at
+ * free_at[worker]): it starts when both are ready and takes dur. */
+static inline void fast_hand_out(model_fast *F, size_t slot, size_t worker, stall_time from,
+                                 stall_time dur)
+{
+    stall_time fa = F->free_at[worker];
+    stall_time s = fa > from ? fa : from;
+    F->s_start[slot] = s;
+    F->s_end[slot] = s + dur;
+    F->free_at[worker] = s + dur;
+}
+
 /* Epoch e starts at t0: each rank's first P*W batches go to its workers. */
 static int fast_epoch(model_fast *F, int e, stall_time t0)
 {
@@ -112,11 +118,7 @@ static int fast_epoch(model_fast *F, int e, stall_time t0)
             stall_time dur = d->fetch(d->ctx, e, r, j);
             if (dur < 0)
                 return -1;
-            stall_time fa = F->free_at[wo + (size_t)r];
-            stall_time s = fa > t0 ? fa : t0;
-            F->s_start[so + (size_t)r] = s;
-            F->s_end[so + (size_t)r] = s + dur;
-            F->free_at[wo + (size_t)r] = s + dur;
+            fast_hand_out(F, so + (size_t)r, wo + (size_t)r, t0, dur);
         }
     }
     return 0;
@@ -124,22 +126,14 @@ static int fast_epoch(model_fast *F, int e, stall_time t0)
 
 /* Iteration k of epoch e, its ranks asking at q: their Y, C, S, E into
  * buffer b, the refills handed out, the partial sums and extremes. */
-static int fast_iter(model_fast *F, int e, int64_t k, stall_time q, fast_part *out)
+static int fast_iter(model_fast *F, int e, int64_t k, stall_time q, model_part *out)
 {
     const stall_model_params *p = F->p;
     const stall_durations *d = F->d;
     size_t g = (size_t)F->g, o = 0;
     stall_time h = p->handover;
-    fast_part acc = {.smin = INT64_MAX,
-                     .smax = INT64_MIN,
-                     .cmax = INT64_MIN,
-                     .fmin = INT64_MAX,
-                     .fmax = INT64_MIN,
-                     .s0min = INT64_MAX,
-                     .s0max = INT64_MIN,
-                     .ycmin = INT64_MAX,
-                     .bar = INT64_MIN};
-    fast_part *pt = &acc;
+    model_part acc = model_part_empty(INT64_MIN);
+    model_part *pt = &acc;
     bool refill = p->workers > 0 && k + F->pw < p->batches;
     size_t so = p->workers > 0 ? (size_t)(k % F->pw) * g : 0;
     size_t wo = p->workers > 0 ? (size_t)(k % F->wn) * g : 0;
@@ -166,30 +160,18 @@ static int fast_iter(model_fast *F, int e, int64_t k, stall_time q, fast_part *o
             stall_time dur = d->fetch(d->ctx, e, r, k + F->pw);
             if (dur < 0)
                 return -1;
-            stall_time fa = F->free_at[wo + (size_t)r];
-            stall_time s = fa > y ? fa : y;
-            F->s_start[so + (size_t)r] = s;
-            F->s_end[so + (size_t)r] = s + dur;
-            F->free_at[wo + (size_t)r] = s + dur;
+            fast_hand_out(F, so + (size_t)r, wo + (size_t)r, y, dur);
         }
         size_t at = o + (size_t)r;
-        stall_time st = y - q, f = e0 - s0, yc = y + c;
+        stall_time st = y - q, yc = y + c;
         F->y[at] = y;
         F->c[at] = c;
         F->stall[at] = st;
         F->start[at] = s0;
         F->end[at] = e0;
         F->batch[at] = k;
-        pt->smin = st < pt->smin ? st : pt->smin;
-        pt->smax = st > pt->smax ? st : pt->smax;
-        pt->cmax = c > pt->cmax ? c : pt->cmax;
-        pt->fmin = f < pt->fmin ? f : pt->fmin;
-        pt->fmax = f > pt->fmax ? f : pt->fmax;
-        pt->s0min = s0 < pt->s0min ? s0 : pt->s0min;
-        pt->s0max = s0 > pt->s0max ? s0 : pt->s0max;
-        pt->ycmin = yc < pt->ycmin ? yc : pt->ycmin;
+        model_part_add(pt, st, c, s0, e0, yc);
         pt->bar = yc > pt->bar ? yc : pt->bar;
-        pt->over |= __builtin_add_overflow(pt->ycsum, yc, &pt->ycsum);
     }
     *out = acc;
     return 0;
@@ -200,21 +182,9 @@ static void fast_record(model_fast *F)
 {
     size_t o = 0;
     const fast_iter_out *it = &F->out;
-    const fast_part *pt = &it->pt;
+    const model_part *pt = &it->pt;
     stall_time bar = pt->bar;
-    /* The engine sums the waits bar - (Y + C) as doubles in rank order:
-     * every term and partial sum is an integer >= 0, so below 2^53 that is
-     * the integer sum made a double. */
-    int64_t gb = 0, wsum_i = 0;
-    double wsum = 0.0;
-    bool over = pt->over || __builtin_mul_overflow((int64_t)F->g, bar, &gb) ||
-                __builtin_sub_overflow(gb, pt->ycsum, &wsum_i) || wsum_i >= (INT64_C(1) << 53);
-    if (!over) {
-        wsum = (double)wsum_i;
-    } else {
-        for (int r = 0; r < F->g; r++)
-            wsum += (double)(bar - (F->y[o + (size_t)r] + F->c[o + (size_t)r]));
-    }
+    double wsum = model_part_wait_sum(pt, F->g, bar, F->y + o, F->c + o);
     stall_iter_record rec = {
         .epoch = it->epoch,
         .batch = it->k,

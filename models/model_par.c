@@ -47,12 +47,6 @@
 #include "stall/engine.h"
 #include "model_state.h"
 
-typedef struct par_part {
-    stall_time smin, smax, cmax, fmin, fmax, s0min, s0max, ycmin, bar;
-    int64_t ycsum; /* sum of Y + C */
-    bool over;     /* ycsum overflowed */
-} par_part;
-
 typedef struct model_par model_par;
 
 typedef struct model_par_group {
@@ -78,7 +72,7 @@ struct model_par {
     /* [3 * g]: buffer b of iteration n = n % 3 */
     stall_time *q, *y, *c, *stall, *start, *end;
     int64_t *batch;
-    par_part *part; /* [2 * nt]: iteration n in row n % 2 */
+    model_part *part; /* [2 * nt]: iteration n in row n % 2 */
     atomic_uint gen;
     atomic_int count;
     atomic_int abort;
@@ -170,33 +164,15 @@ static void par_point(model_par_group *G, int b)
 }
 
 /* The group's sums and extremes of iteration n (its ranks' slice). */
-static par_part par_partial(model_par_group *G)
+static model_part model_partial(model_par_group *G)
 {
     model_state *st = &G->st;
-    par_part pt = {.smin = INT64_MAX,
-                   .smax = INT64_MIN,
-                   .cmax = INT64_MIN,
-                   .fmin = INT64_MAX,
-                   .fmax = INT64_MIN,
-                   .s0min = INT64_MAX,
-                   .s0max = INT64_MIN,
-                   .ycmin = INT64_MAX,
-                   .bar = st->bar_max[0]};
+    model_part pt = model_part_empty(st->bar_max[0]);
     for (int r = 0; r < G->gl; r++) {
         stall_time s = st->it_y[r] - st->it_q[r];
         st->it_stall[r] = s;
-        pt.smin = s < pt.smin ? s : pt.smin;
-        pt.smax = s > pt.smax ? s : pt.smax;
-        stall_time c = st->it_c[r];
-        pt.cmax = c > pt.cmax ? c : pt.cmax;
-        stall_time f = st->it_end[r] - st->it_start[r];
-        pt.fmin = f < pt.fmin ? f : pt.fmin;
-        pt.fmax = f > pt.fmax ? f : pt.fmax;
-        pt.s0min = st->it_start[r] < pt.s0min ? st->it_start[r] : pt.s0min;
-        pt.s0max = st->it_start[r] > pt.s0max ? st->it_start[r] : pt.s0max;
-        stall_time yc = st->it_y[r] + c;
-        pt.ycmin = yc < pt.ycmin ? yc : pt.ycmin;
-        pt.over |= __builtin_add_overflow(pt.ycsum, yc, &pt.ycsum);
+        model_part_add(&pt, s, st->it_c[r], st->it_start[r], st->it_end[r],
+                       st->it_y[r] + st->it_c[r]);
     }
     return pt;
 }
@@ -209,33 +185,12 @@ static void par_record(model_par *P, int64_t n, int64_t k, stall_time bar, stall
     if (P->have && P->on_iter)
         P->on_iter(P->ctx, &P->pend);
     P->delivered += P->have;
-    const par_part *pt = P->part + (size_t)(n % 2) * (size_t)P->nt;
-    par_part all = pt[0];
-    bool over = all.over;
-    for (int i = 1; i < P->nt; i++) {
-        const par_part *x = &pt[i];
-        all.smin = x->smin < all.smin ? x->smin : all.smin;
-        all.smax = x->smax > all.smax ? x->smax : all.smax;
-        all.cmax = x->cmax > all.cmax ? x->cmax : all.cmax;
-        all.fmin = x->fmin < all.fmin ? x->fmin : all.fmin;
-        all.fmax = x->fmax > all.fmax ? x->fmax : all.fmax;
-        all.s0min = x->s0min < all.s0min ? x->s0min : all.s0min;
-        all.s0max = x->s0max > all.s0max ? x->s0max : all.s0max;
-        all.ycmin = x->ycmin < all.ycmin ? x->ycmin : all.ycmin;
-        over |= x->over || __builtin_add_overflow(all.ycsum, x->ycsum, &all.ycsum);
-    }
+    const model_part *pt = P->part + (size_t)(n % 2) * (size_t)P->nt;
+    model_part all = pt[0];
+    for (int i = 1; i < P->nt; i++)
+        model_part_merge(&all, &pt[i]);
     size_t o = (size_t)(n % 3) * (size_t)P->g;
-    /* sum_r (bar - (Y + C)), every term >= 0: exact in doubles below 2^53. */
-    int64_t gb = 0, wsum_i = 0;
-    double wsum = 0.0;
-    over = over || __builtin_mul_overflow((int64_t)P->g, bar, &gb) ||
-           __builtin_sub_overflow(gb, all.ycsum, &wsum_i) || wsum_i >= (INT64_C(1) << 53);
-    if (!over) {
-        wsum = (double)wsum_i;
-    } else {
-        for (int r = 0; r < P->g; r++)
-            wsum += (double)(bar - (P->y[o + (size_t)r] + P->c[o + (size_t)r]));
-    }
+    double wsum = model_part_wait_sum(&all, P->g, bar, P->y + o, P->c + o);
     stall_time q = k == 0 ? st0->epoch_start : P->last_t;
     P->pend = (stall_iter_record){
         .epoch = st0->epoch,
@@ -276,7 +231,7 @@ int model_par_barrier(model_state *st, int64_t i, stall_err *err)
     model_par_group *G = st->par;
     model_par *P = G->par;
     int64_t n = G->n;
-    P->part[(size_t)(n % 2) * (size_t)P->nt + (size_t)G->id] = par_partial(G);
+    P->part[(size_t)(n % 2) * (size_t)P->nt + (size_t)G->id] = model_partial(G);
     par_point(G, (int)((n + 1) % 3));
     G->gen = par_arrive(P);
     return model_at(st, st->bar_max[0], MODEL_EV_ITER_END, 1, i, err);
@@ -290,7 +245,7 @@ static int par_meet(model_state *st, int64_t i, stall_err *err)
     int64_t n = G->n++;
     if (par_wait(P, G->gen))
         return stall_err_set(err, STALL_EINTERNAL, "model: another thread failed");
-    const par_part *pt = P->part + (size_t)(n % 2) * (size_t)P->nt;
+    const model_part *pt = P->part + (size_t)(n % 2) * (size_t)P->nt;
     stall_time bar = pt[0].bar;
     for (int j = 1; j < P->nt; j++)
         bar = pt[j].bar > bar ? pt[j].bar : bar;

@@ -190,4 +190,72 @@ bool model_fast_on(const stall_model_params *p);
 int model_fast_run(const stall_model_params *p, const stall_durations *d, stall_time gap0,
                    stall_iter_fn on_iter, void *ctx, stall_model_stats *stats, int64_t *delivered);
 
+/* ---- an iteration's sums and extremes over a set of ranks ----------------
+ * (model_par.c per group, model_fast.c over all ranks): what the record
+ * needs besides the per-rank arrays. */
+typedef struct model_part {
+    stall_time smin, smax, cmax, fmin, fmax, s0min, s0max, ycmin, bar;
+    int64_t ycsum; /* sum of Y + C */
+    bool over;     /* ycsum overflowed */
+} model_part;
+
+static inline model_part model_part_empty(stall_time bar)
+{
+    return (model_part){.smin = INT64_MAX,
+                        .smax = INT64_MIN,
+                        .cmax = INT64_MIN,
+                        .fmin = INT64_MAX,
+                        .fmax = INT64_MIN,
+                        .s0min = INT64_MAX,
+                        .s0max = INT64_MIN,
+                        .ycmin = INT64_MAX,
+                        .bar = bar};
+}
+
+/* One rank: its stall st, compute c, fetch [s0, e0] and Y + C (yc). */
+static inline void model_part_add(model_part *pt, stall_time st, stall_time c, stall_time s0,
+                                  stall_time e0, stall_time yc)
+{
+    stall_time f = e0 - s0;
+    pt->smin = st < pt->smin ? st : pt->smin;
+    pt->smax = st > pt->smax ? st : pt->smax;
+    pt->cmax = c > pt->cmax ? c : pt->cmax;
+    pt->fmin = f < pt->fmin ? f : pt->fmin;
+    pt->fmax = f > pt->fmax ? f : pt->fmax;
+    pt->s0min = s0 < pt->s0min ? s0 : pt->s0min;
+    pt->s0max = s0 > pt->s0max ? s0 : pt->s0max;
+    pt->ycmin = yc < pt->ycmin ? yc : pt->ycmin;
+    pt->over |= __builtin_add_overflow(pt->ycsum, yc, &pt->ycsum);
+}
+
+/* Another set of ranks into all (bar is the caller's). */
+static inline void model_part_merge(model_part *all, const model_part *x)
+{
+    all->smin = x->smin < all->smin ? x->smin : all->smin;
+    all->smax = x->smax > all->smax ? x->smax : all->smax;
+    all->cmax = x->cmax > all->cmax ? x->cmax : all->cmax;
+    all->fmin = x->fmin < all->fmin ? x->fmin : all->fmin;
+    all->fmax = x->fmax > all->fmax ? x->fmax : all->fmax;
+    all->s0min = x->s0min < all->s0min ? x->s0min : all->s0min;
+    all->s0max = x->s0max > all->s0max ? x->s0max : all->s0max;
+    all->ycmin = x->ycmin < all->ycmin ? x->ycmin : all->ycmin;
+    all->over |= x->over || __builtin_add_overflow(all->ycsum, x->ycsum, &all->ycsum);
+}
+
+/* sum_r (bar - (Y + C)) over g ranks as the engine sums it, doubles in rank
+ * order: every term and partial sum is an integer >= 0, so below 2^53 it
+ * is the integer sum made a double; else summed from y and c. */
+static inline double model_part_wait_sum(const model_part *pt, int g, stall_time bar,
+                                         const stall_time *y, const stall_time *c)
+{
+    int64_t gb = 0, wsum_i = 0;
+    if (!(pt->over || __builtin_mul_overflow((int64_t)g, bar, &gb) ||
+          __builtin_sub_overflow(gb, pt->ycsum, &wsum_i) || wsum_i >= (INT64_C(1) << 53)))
+        return (double)wsum_i;
+    double wsum = 0.0;
+    for (int r = 0; r < g; r++)
+        wsum += (double)(bar - (y[r] + c[r]));
+    return wsum;
+}
+
 #endif
