@@ -424,6 +424,9 @@ int stall_config_check(const stall_config *cfg, stall_err *err)
             return stall_err_set(err, STALL_ECONFIG, "%s: must be > 0 without a trace",
                                  cfg_at(cfg, "run", "batches", a, sizeof a));
     }
+    if (cfg->cpu_waits_out != -1.0 && cfg->cpu_waits_out < 0.0)
+        return stall_err_set(err, STALL_ECONFIG, "%s: must be -1 (fitted) or in [0, 1]",
+                             cfg_at(cfg, "cluster", "cpu_waits_out", a, sizeof a));
     if (cfg->mode == STALL_MODE_MODEL && cfg->cores == 0 &&
         (cfg->cpu_share != 1.0 || cfg->compute_cpu_share != 0.0))
         return stall_err_set(err, STALL_ECONFIG,

@@ -101,6 +101,10 @@ const cfg_key cfg_keys[] = {
     CFG_K("cluster", "cores", CFG_INT, cores, "0", 0, 1 << 24, NULL,
           "host CPU cores per node shared by the fetches (0: unlimited; a trace with CPU "
           "columns: its cores, shared by all it measured)"),
+    CFG_K("cluster", "cpu_waits_out", CFG_DOUBLE, cpu_waits_out, "-1", -1, 1, NULL,
+          "a trace with CPU columns: the share of its measured waits for a core taken out of its "
+          "durations (1: all, 0: none); -1: the share with which the trace's own run, "
+          "simulated, gives its mean epoch back"),
     CFG_K("fetch", "cpu_share", CFG_DOUBLE, cpu_share, "1", 0, 1, NULL,
           "fraction of a fetch that is CPU work (the rest is waiting, e.g. I/O)"),
     CFG_K("fetch", "scale", CFG_DOUBLE, fetch_dist.scale, "1", 0, STALL_LIMIT_SCALE, NULL,

@@ -150,6 +150,20 @@ void wi_tiers_say(FILE *f, const stall_model_params *p, const stall_measured *m)
  * gives it. True when the trace's CPU time is used (no deflation then). */
 bool wi_cpu_trace(const wi_whatif *what, const stall_measured *m, bool whatif,
                   stall_model_params *p);
+/* How much of the trace's measured waits for a core comes out of its
+ * durations (docs/model.md 2.3, "The waits taken out"): the share `out` in
+ * [0, 1] with which the trace's own configuration, simulated as `stallsim
+ * run` of the trace simulates it, gives its measured mean epoch back
+ * (bisection; the simulated epoch falls as more comes out). `all` is that
+ * simulation's error with every wait taken out (out = 1), `none` with
+ * none (out = 0), as fractions of the measured epoch. */
+typedef struct wi_cpu_fit {
+    double out, all, none;
+    bool given; /* out from [cluster] cpu_waits_out, not fitted (all, none unset) */
+} wi_cpu_fit;
+int wi_cpu_waits_fit(const stall_measured *m, wi_cpu_fit *fit, stall_err *err);
+/* The waits of p's CPU demand (from wi_cpu_trace) scaled by `out`. */
+void wi_cpu_waits_scale(stall_model_params *p, double out);
 
 /* How a job uses the host CPU: cores per node, ranks per node, and the
  * fraction of a measured fetch and of a measured compute that is CPU work. */

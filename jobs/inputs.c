@@ -33,6 +33,7 @@ void wi_inputs_resolve(const stall_config *cfg, wi_inputs *in)
     w->cores = cfg->cores;
     w->cores_given = stall_config_given(cfg, "cluster", "cores");
     w->cpu_share_given = stall_config_given(cfg, "fetch", "cpu_share");
+    w->cpu_waits_out = cfg->cpu_waits_out;
     w->compute_cpu_share_given = stall_config_given(cfg, "compute", "cpu_share");
     w->scaling = cfg->scaling;
     w->drop_last = cfg->drop_last;

@@ -37,9 +37,10 @@ typedef struct wi_whatif {
     const char *ini; /* the INI file, for messages ("" when none) */
     int64_t gpus, gpus_per_node, cores;
     bool cores_given, cpu_share_given, compute_cpu_share_given;
-    int scaling;     /* stall_scaling */
-    bool drop_last;  /* [loader] drop_last */
-    int64_t samples; /* [report] samples: samples per batch per rank; 0: the trace's */
+    double cpu_waits_out; /* [cluster] cpu_waits_out: -1 fitted */
+    int scaling;          /* stall_scaling */
+    bool drop_last;       /* [loader] drop_last */
+    int64_t samples;      /* [report] samples: samples per batch per rank; 0: the trace's */
     int64_t workers, prefetch_factor;
     bool workers_given, prefetch_given;
     double startup_s, handover_s;

@@ -180,7 +180,7 @@ static int wi_fill_summary(FILE *f, void *arg, stall_err *err)
 static void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *p,
                     const stall_measured *m, const stall_time *first_fetch, const char *whole,
                     const wi_alignment *jobs, int n, double measured, bool comparable,
-                    double contention, bool samples)
+                    double contention, const wi_cpu_fit *fit, bool samples)
 {
     int nodes = (p->ranks + p->gpus_per_node - 1) / p->gpus_per_node;
     fprintf(f,
@@ -248,8 +248,21 @@ static void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *
     if (p->cores > 0 && m && m->cpu.has)
         fprintf(f,
                 " (the trace's CPU columns); and per batch %.2f ms of hand-over, per rank and "
-                "synchronisation %.2f ms of tail; its measured waits for a core taken out\n",
+                "synchronisation %.2f ms of tail\n",
                 stall_ns_to_s(p->cpu.handover_cpu) * 1e3, stall_ns_to_s(p->cpu.tail_cpu) * 1e3);
+    if (p->cores > 0 && m && m->cpu.has && fit->given)
+        fprintf(f,
+                "CPU waits: %.0f%% of the trace's measured waits for a core taken out of its "
+                "durations ([cluster] cpu_waits_out); the sharing simulated here adds the "
+                "what-if's own\n",
+                100 * fit->out);
+    else if (p->cores > 0 && m && m->cpu.has)
+        fprintf(f,
+                "CPU waits: %.0f%% of the trace's measured waits for a core taken out of its "
+                "durations, the share with which its own run simulated gives its mean epoch "
+                "back (all taken out: %+.1f%%, none: %+.1f%%); the sharing simulated here "
+                "adds the what-if's own\n",
+                100 * fit->out, 100 * fit->all, 100 * fit->none);
     else if (p->cores > 0 && m)
         fprintf(f, "; the trace's CPU work ran %.3fx slower than alone (measured %d workers)\n",
                 contention, m->workers);
@@ -385,6 +398,7 @@ typedef struct wi_model_run {
     char whole[STALL_PATH_MAX + 256]; /* why the trace was read whole ("" when not) */
     stall_model_params p;
     double contention;
+    wi_cpu_fit cpufit; /* the trace's waits for a core taken out (its CPU columns) */
     int reps;
     int64_t samples;
     int64_t samples_last; /* in each rank's last batch of an epoch (0: full) */
@@ -456,6 +470,25 @@ static int wi_prepare(wi_model_run *j, stall_err *err)
                              "need more GPUs, batches or epochs than the trace with [fetch] "
                              "resample, or format = none",
                              where);
+    }
+    bool cpu_trace = j->have && p->cores > 0 && j->m.cpu.has;
+    if (rc == 0 && !cpu_trace && stall_config_given(cfg, "cluster", "cpu_waits_out")) {
+        char where[STALL_PATH_MAX + 64];
+        stall_config_origin(cfg, "cluster", "cpu_waits_out", where, sizeof where);
+        return stall_err_set(err, STALL_ECONFIG, "%s: has no effect: %s", where,
+                             !j->have || !j->m.cpu.has
+                                 ? "the trace has no CPU columns (fetch_cpu, fetch_wait, ...) "
+                                   "whose waits it would take out"
+                                 : "[cluster] cores = 0 shares no cores");
+    }
+    if (rc == 0 && cpu_trace) {
+        /* The trace's CPU columns: how much of its measured waits for a
+         * core the model's own sharing stands for (docs/model.md 2.3). */
+        if (what->cpu_waits_out >= 0)
+            j->cpufit = (wi_cpu_fit){.out = what->cpu_waits_out, .given = true};
+        else
+            rc = wi_cpu_waits_fit(&j->m, &j->cpufit, err);
+        wi_cpu_waits_scale(p, j->cpufit.out);
     }
     if (j->have && p->cores > 0 && !j->m.cpu.has) {
         /* The trace's durations were measured under contention: find how
@@ -613,7 +646,7 @@ static void wi_print(const wi_model_run *j, double measured)
         first[r] = j->ws ? wi_xform_fetch(&j->x, wi_stream_first_fetch(j->ws, r))
                          : j->w.fetch[(size_t)r * (size_t)j->w.n];
     wi_term(f, j->cfg, p, j->have ? &j->m : NULL, first, j->whole, j->jobs, j->fl.n, measured,
-            wi_comparable(j), j->contention, j->samples > 0);
+            wi_comparable(j), j->contention, &j->cpufit, j->samples > 0);
     free(first);
     wi_ck_print(f, &j->ck, p);
     wi_epochs_print(f, &j->ck, p);

@@ -501,8 +501,15 @@ Test(ckpt_real, intervals_predicted_before_their_capture)
         double ck = 0;
         for (int e = 0; e < m.epochs; e++)
             ck += m.ckpt_s[e] / m.epochs;
-        const char *sets[] = {every[i], NULL};
+        /* The model of then took every measured wait for a core out
+         * (cpu_waits_out = 1); the default now fits the share on the
+         * reference's own run (docs/model.md 2.3): +1.0% and +8.8%. */
+        const char *sets[] = {every[i], "cluster.cpu_waits_out=1", NULL};
         double share;
+        const char *now[] = {every[i], NULL};
+        double fitted = model_epoch("traces/ckpt_w2_n25_r3/trace.csv", now, NULL);
+        cr_assert_lt(fabs(fitted - meas) / meas, 0.10, "%s, fitted: %g vs %g", runs[i], fitted,
+                     meas);
         double sim = model_epoch("traces/ckpt_w2_n25_r3/trace.csv", sets, &share);
         cr_assert_lt(fabs(sim - want[i]) / want[i], 0.005, "%s: %g, predicted %g", runs[i], sim,
                      want[i]);

@@ -102,7 +102,8 @@ typedef struct stall_config {
 
     /* [cluster] */
     int64_t gpus, gpus_per_node, cores;
-    int scaling; /* stall_scaling */
+    int scaling;          /* stall_scaling */
+    double cpu_waits_out; /* share of a trace's measured waits for a core taken out; -1: fitted */
 
     /* [fetch] */
     double cpu_share;
