@@ -432,8 +432,15 @@ static int plan_target(plan_ctx *c, const stall_config *chosen, int gpn, bool st
     a->value = hi;
     snprintf(a->binding, sizeof a->binding, "met");
     a->gpu_h = hi * best.epoch_s / 3600.0;
-    snprintf(why, nwhy, "%d GPU%s: epoch %.6g s, %.6g GPU-hours per epoch", hi, hi == 1 ? "" : "s",
-             best.epoch_s, a->gpu_h);
+    a->data = strong ? 1.0 : (double)hi / c->ranks;
+    if (a->data == 1.0)
+        snprintf(why, nwhy, "%d GPU%s: epoch %.6g s, %.6g GPU-hours per epoch", hi,
+                 hi == 1 ? "" : "s", best.epoch_s, a->gpu_h);
+    else
+        snprintf(why, nwhy,
+                 "%d GPU%s: epoch %.6g s of %.6g times the configuration's data, %.6g GPU-hours "
+                 "per epoch, %.6g per epoch of the configuration's data",
+                 hi, hi == 1 ? "" : "s", best.epoch_s, a->data, a->gpu_h, a->gpu_h / a->data);
     return 0;
 }
 
@@ -545,6 +552,7 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
 {
     memset(r, 0, sizeof *r);
     r->workers.gpu_h = r->gpus.gpu_h = r->bandwidth.gpu_h = r->cores.gpu_h = NAN;
+    r->workers.data = r->gpus.data = NAN;
     r->throughput_gpus.value = r->epoch_gpus.value = NAN;
     r->throughput_gpus.gpu_h = r->epoch_gpus.gpu_h = NAN;
     r->tier_link.value = r->tier_global.value = r->tier_cache.value = NAN;
@@ -597,6 +605,7 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
             ranks = mp.ranks;
         }
         stall_measured_free(&m);
+        c->ranks = ranks;
     }
     if (rc == 0) {
         stall_config *curve = stall_xmalloc(sizeof *curve);
@@ -620,9 +629,11 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
         c->sims = &r->workers.sims;
         if (rc == 0 && (rc = plan_sim(c, chosen, &p, err)) == 0)
             r->workers.gpu_h = ranks * p.epoch_s / 3600.0;
+        r->workers.data = 1.0;
         c->sims = &r->gpus.sims;
         if (rc == 0 && (rc = plan_curve_point(c, curve, gpn, (int)r->gpus.value, &p, err)) == 0)
             r->gpus.gpu_h = r->gpus.value * p.epoch_s / 3600.0;
+        r->gpus.data = r->gpus.value / ranks; /* the curve is weak scaling */
         free(curve);
     }
     if (rc == 0 && r->ckpt_budget > 0) {

@@ -60,6 +60,9 @@ static int plan_fill_plan(FILE *f, void *arg, stall_err *err)
         plan_num(f, a[i]->value);
         fprintf(f, ",%s,%d", a[i]->binding, a[i]->sims);
         plan_num(f, a[i]->gpu_h);
+        bool h = !isnan(a[i]->gpu_h) && a[i]->data > 0;
+        plan_num(f, h ? a[i]->data : NAN);
+        plan_num(f, h ? a[i]->gpu_h / a[i]->data : NAN);
         fputc('\n', f);
     }
     return 0;

@@ -339,6 +339,13 @@ Test(plan, gpus_for_a_throughput_agree_with_brute_force)
     cr_assert_eq((int)r.throughput_gpus.value, want, "plan %g, brute force %d",
                  r.throughput_gpus.value, want);
     cr_assert(r.throughput_gpus.gpu_h > 0, "GPU-hours %g", r.throughput_gpus.gpu_h);
+    /* Weak scaling: the answer's epoch holds GPUs / 2 (pl_config's GPUs)
+     * times the configuration's data; the workers' answer, at its GPUs,
+     * one. The GPU-hours per epoch of the configuration's data compare. */
+    cr_assert_float_eq(r.throughput_gpus.data, want / 2.0, 1e-12, "%g", r.throughput_gpus.data);
+    cr_assert_float_eq(r.workers.data, 1.0, 1e-12);
+    cr_assert_float_eq(r.gpus.data, r.gpus.value / 2.0, 1e-12);
+    cr_assert(strstr(r.throughput_why, "times the configuration's data"), "%s", r.throughput_why);
     /* Out of reach: said, with the bound. */
     snprintf(t, sizeof t, "plan:target_throughput=%.17g", 10 * thr[39]);
     stall_config *far = pl_config(lines);

@@ -228,8 +228,8 @@ Test(plot, plan_marks_threshold_and_chosen_count)
              "1,100,1,1,0.1,1\n2,190,1.9,0.95,0.1,2\n4,350,3.5,0.875,0.1,4\n"
              "8,560,5.6,0.7,0.2,8\n");
     rd_write(dir, "plan.csv",
-             STALL_PLAN_HEADER "\nmin_workers_per_gpu,2,none,4,0.01\n"
-                               "max_efficient_gpus,4,allreduce,5,0.02\n");
+             STALL_PLAN_HEADER "\nmin_workers_per_gpu,2,none,4,0.01,1,0.01\n"
+                               "max_efficient_gpus,4,allreduce,5,0.02,4,0.005\n");
     rd_write(dir, "effective.ini", "[scenario]\nname = p\n[plan]\nefficiency = 0.85\n");
     stall_plot_result res;
     stall_err err = {0};

@@ -63,6 +63,9 @@ extern "C" {
 typedef struct stall_plan_answer {
     double value;     /* NAN: not answered (e.g. bandwidth without batch_mb) */
     double gpu_h;     /* GPU-hours per epoch of the answer (GPUs x epoch time); NAN: none */
+    double data;      /* the data of that epoch, as a multiple of the planned configuration's
+                         epoch (weak scaling: GPUs / its GPUs; 1 at its GPUs or strong
+                         scaling), so that gpu_h / data compares answers; NAN with gpu_h */
     char binding[24]; /* one word: met, not_met, storage, cores, allreduce, stragglers,
                          none, not_modelled; max_gpus: not reached up to
                          the search's bound, the answer is at least it */

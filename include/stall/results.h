@@ -106,7 +106,8 @@ typedef enum stall_result_kind {
 #define STALL_COL_VALUE "value"
 #define STALL_PLAN_MAX_EFFICIENT "max_efficient_gpus"
 /* plan.csv's header, as plan.c writes it (no newline). */
-#define STALL_PLAN_HEADER "quantity,value,binding,simulations,gpu_hours_per_epoch"
+#define STALL_PLAN_HEADER                                                                          \
+    "quantity,value,binding,simulations,gpu_hours_per_epoch,epoch_data,gpu_hours_per_base_epoch"
 
 /* total_summary.csv (seed mode, the notebook's layout). */
 #define STALL_COL_SEED_ALIGN "Align"
