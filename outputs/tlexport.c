@@ -95,6 +95,53 @@ static uint64_t tl_flow_id(const stall_tidy_trace *t, int e, int r, int64_t k)
     return (uint64_t)stall_tidy_at(t, e, r, k) + 1;
 }
 
+/* Batch k of rank r in epoch e as the loop takes it: its request q, ready
+ * Y, the next request (or the iteration's end) nx, and the barrier wait bw
+ * after its compute end ce (Y without a compute_end column). */
+typedef struct tl_take {
+    stall_time q, y, nx, ce, bw;
+} tl_take;
+
+static tl_take tl_take_of(const stall_tidy_trace *t, int e, int r, int64_t k)
+{
+    size_t i = stall_tidy_at(t, e, r, k);
+    tl_take a = {.q = t->request[i], .y = t->ready[i]};
+    a.nx = k + 1 < t->batches ? t->request[stall_tidy_at(t, e, r, k + 1)] : t->iter_end[i];
+    stall_time latest = 0;
+    for (int x = 0; x < t->ranks; x++) {
+        size_t j = stall_tidy_at(t, e, x, k);
+        stall_time ar = t->compute_end ? t->compute_end[j] : t->ready[j];
+        latest = ar > latest ? ar : latest;
+    }
+    a.ce = t->compute_end ? t->compute_end[i] : a.y;
+    a.bw = latest - a.ce < a.nx - a.ce ? latest - a.ce : a.nx - a.ce;
+    a.bw = a.bw < 0 ? 0 : a.bw;
+    return a;
+}
+
+/* The slice the batch's flow arrow ends on (compute; dsanalyzer: compute
+ * with the all-reduce, after the barrier wait). */
+static void tl_flow_end(const stall_tidy_trace *t, const tl_take *a, stall_time *s, stall_time *e)
+{
+    *s = t->compute_end ? a->y : a->y + a->bw;
+    *e = t->compute_end ? a->ce : a->nx;
+}
+
+/* A flow arrow goes out only when both its slices are drawn: a window that
+ * cuts one off would leave a start without an end (or an end without a
+ * start) that Perfetto draws from nowhere. */
+static bool tl_flow_in(const tl_ctx *c, int e, int r, int64_t k)
+{
+    const stall_tidy_trace *t = c->t;
+    size_t i = stall_tidy_at(t, e, r, k);
+    if (!(t->fetch_end[i] > t->fetch_start[i]) || !tl_in(c, t->fetch_start[i], t->fetch_end[i]))
+        return false;
+    tl_take a = tl_take_of(t, e, r, k);
+    stall_time s, f;
+    tl_flow_end(t, &a, &s, &f);
+    return s < f && tl_in(c, s, f);
+}
+
 static void tl_slice(stall_tl *w, const tl_ctx *c, int pid, const char *name, const char *cat,
                      stall_time s, stall_time e, const char *args)
 {
@@ -110,15 +157,8 @@ static void tl_loop(stall_tl *w, const tl_ctx *c, int r)
     for (int e = 0; e < t->epochs; e++)
         for (int64_t k = 0; k < t->batches; k++) {
             size_t i = stall_tidy_at(t, e, r, k);
-            stall_time q = t->request[i], y = t->ready[i];
-            stall_time nx =
-                k + 1 < t->batches ? t->request[stall_tidy_at(t, e, r, k + 1)] : t->iter_end[i];
-            stall_time latest = 0;
-            for (int x = 0; x < g; x++) {
-                size_t j = stall_tidy_at(t, e, x, k);
-                stall_time ar = t->compute_end ? t->compute_end[j] : t->ready[j];
-                latest = ar > latest ? ar : latest;
-            }
+            tl_take a = tl_take_of(t, e, r, k);
+            stall_time q = a.q, y = a.y, nx = a.nx, ce = a.ce, bw = a.bw;
             snprintf(args, sizeof args, "{\"epoch\":%d,\"batch\":%lld}", t->epoch0 + e,
                      (long long)k);
             if (k == 0) {
@@ -130,14 +170,10 @@ static void tl_loop(stall_tl *w, const tl_ctx *c, int r)
                 tl_slice(w, c, pid, "wait for data", "stall", q, q + dw, args);
                 tl_slice(w, c, pid, "hand-over", "handover", q + dw, y, args);
             }
-            stall_time ce = t->compute_end ? t->compute_end[i] : y;
-            bool has_fetch = t->fetch_end[i] > t->fetch_start[i];
-            stall_time bw = latest - ce < nx - ce ? latest - ce : nx - ce;
-            bw = bw < 0 ? 0 : bw;
+            stall_time fs, fe;
+            tl_flow_end(t, &a, &fs, &fe);
             if (t->compute_end) {
                 tl_slice(w, c, pid, "compute", "compute", y, ce, args);
-                if (y < ce && has_fetch && tl_in(c, y, ce))
-                    stall_tl_flow(w, pid, TL_LOOP, y - c->origin, tl_flow_id(t, e, r, k), false);
                 tl_slice(w, c, pid, "barrier wait", "barrier", ce, ce + bw, args);
                 tl_slice(w, c, pid, "all-reduce + step", "allreduce", ce + bw, nx, args);
             } else {
@@ -145,10 +181,9 @@ static void tl_loop(stall_tl *w, const tl_ctx *c, int r)
                  * compute with the all-reduce inside. */
                 tl_slice(w, c, pid, "barrier wait", "barrier", y, y + bw, args);
                 tl_slice(w, c, pid, "compute + all-reduce", "compute", y + bw, nx, args);
-                if (y + bw < nx && has_fetch && tl_in(c, y + bw, nx))
-                    stall_tl_flow(w, pid, TL_LOOP, y + bw - c->origin, tl_flow_id(t, e, r, k),
-                                  false);
             }
+            if (tl_flow_in(c, e, r, k))
+                stall_tl_flow(w, pid, TL_LOOP, fs - c->origin, tl_flow_id(t, e, r, k), false);
         }
 }
 
@@ -211,7 +246,7 @@ static void tl_fetches(stall_tl *w, const tl_ctx *c, int r)
             snprintf(args, sizeof args, "{\"epoch\":%d,\"batch\":%lld}", label, (long long)f[j].k);
             stall_tl_complete(w, pid, TL_FETCH0 + l, name, "fetch", f[j].s - c->origin,
                               f[j].e - f[j].s, args);
-            if (f[j].e > f[j].s)
+            if (tl_flow_in(c, f[j].epoch, r, f[j].k))
                 stall_tl_flow(w, pid, TL_FETCH0 + l, f[j].s - c->origin,
                               tl_flow_id(t, f[j].epoch, r, f[j].k), true);
         }
