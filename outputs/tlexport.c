@@ -172,8 +172,11 @@ static void tl_loop(stall_tl *w, const tl_ctx *c, int r)
             }
             stall_time fs, fe;
             tl_flow_end(t, &a, &fs, &fe);
+            bool flow = tl_flow_in(c, e, r, k);
             if (t->compute_end) {
                 tl_slice(w, c, pid, "compute", "compute", y, ce, args);
+                if (flow)
+                    stall_tl_flow(w, pid, TL_LOOP, fs - c->origin, tl_flow_id(t, e, r, k), false);
                 tl_slice(w, c, pid, "barrier wait", "barrier", ce, ce + bw, args);
                 tl_slice(w, c, pid, "all-reduce + step", "allreduce", ce + bw, nx, args);
             } else {
@@ -181,9 +184,9 @@ static void tl_loop(stall_tl *w, const tl_ctx *c, int r)
                  * compute with the all-reduce inside. */
                 tl_slice(w, c, pid, "barrier wait", "barrier", y, y + bw, args);
                 tl_slice(w, c, pid, "compute + all-reduce", "compute", y + bw, nx, args);
+                if (flow)
+                    stall_tl_flow(w, pid, TL_LOOP, fs - c->origin, tl_flow_id(t, e, r, k), false);
             }
-            if (tl_flow_in(c, e, r, k))
-                stall_tl_flow(w, pid, TL_LOOP, fs - c->origin, tl_flow_id(t, e, r, k), false);
         }
 }
 
