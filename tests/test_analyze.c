@@ -1,6 +1,7 @@
 /*
  * analyze: the verdicts on the shipped traces (each trace is what its
- * README says it is: ddp2_straggler has rank 1 computing 6x longer, the
+ * README says it is: ddp2_straggler has rank 1 computing 4.2x longer (its
+ * forward+backward stretched 6x by --slow-factor 6), the
  * others are data-bound), the parts of a rank's time add up to its epochs,
  * and the numbers match independent oracles: a hand-built trace whose
  * waits are known, and the closed form of a simulated steady state.
