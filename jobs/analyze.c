@@ -21,7 +21,6 @@
  * Time O(rows log rows) (percentiles, slowest batches), memory O(rows).
  * The outputs of an analysis: analyze_out.c.
  */
-#include "stall/detect.h"
 #include "stall/analyze.h"
 
 #include <gsl/gsl_sort.h>
@@ -436,12 +435,18 @@ static int an_load_other(int format, const char *path, stall_tidy_trace **out, s
                                          : stall_dftracer_load(path, out, err);
 }
 
-int stall_an_load(const char *path, int workers, stall_tidy_trace **out, stall_err *err)
+/* stall_an_load, and *format (a STALL_FORMAT_*) the trace's format as the
+ * INI names it or detection finds it, so that an INI and its trace given
+ * directly are treated alike. */
+static int an_load_format(const char *path, int workers, stall_tidy_trace **out, int *format,
+                          stall_err *err)
 {
     /* An INI or a trace of any format (stall_config_load_any detects it). */
     stall_config *cfg = stall_xmalloc(sizeof *cfg);
     stall_config_defaults(cfg);
     int rc = stall_config_load_any(cfg, path, NULL, 0, err);
+    if (format)
+        *format = rc == 0 ? (int)cfg->format : -1;
     if (rc == 0 && cfg->format == STALL_FORMAT_TIDY) {
         rc = stall_tidy_load(cfg->path, out, err);
     } else if (rc == 0 && cfg->format == STALL_FORMAT_DSANALYZER) {
@@ -462,6 +467,11 @@ int stall_an_load(const char *path, int workers, stall_tidy_trace **out, stall_e
     }
     free(cfg);
     return rc;
+}
+
+int stall_an_load(const char *path, int workers, stall_tidy_trace **out, stall_err *err)
+{
+    return an_load_format(path, workers, out, NULL, err);
 }
 
 /* ---- a simulated run in the tidy shape ---- */
@@ -575,13 +585,13 @@ static char *an_default_outdir(const char *path)
 int stall_analyze_job(const char *path, const char *outdir, int workers, FILE *term, stall_err *err)
 {
     stall_tidy_trace *t = NULL;
-    int rc = stall_an_load(path, workers, &t, err);
+    int format = -1;
+    int rc = an_load_format(path, workers, &t, &format, err);
     if (rc)
         return rc;
-    stall_trace_detected *det = stall_xmalloc(sizeof *det);
-    stall_err ignored = {0};
-    bool tidy = stall_trace_detect(path, det, &ignored) == STALL_TRACE_TIDY;
-    free(det);
+    /* The format from the INI's [trace] as from the trace itself: a tidy
+     * trace names its workers whichever way it was given. */
+    bool tidy = format == STALL_FORMAT_TIDY;
     bool json = t->summary != NULL; /* a Kineto or dftracer trace */
     if (workers > 0 && (tidy || json)) {
         stall_tidy_free(t);
@@ -626,6 +636,7 @@ int stall_analyze_job(const char *path, const char *outdir, int workers, FILE *t
                 inferred ? " (inferred from the fetch starts, round robin; --workers N says "
                            "otherwise)"
                 : a.workers_inferred ? " (round robin, as given)"
+                : tidy               ? " (the trace's worker column)"
                                      : "");
         stall_analysis_print(&a, &label, 1, term);
         fprintf(term,

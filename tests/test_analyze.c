@@ -1,6 +1,7 @@
 /*
  * analyze: the verdicts on the shipped traces (each trace is what its
- * README says it is: ddp2_straggler has rank 1 computing 6x longer, the
+ * README says it is: ddp2_straggler has rank 1 computing 4.2x longer (its
+ * forward+backward stretched 6x by --slow-factor 6), the
  * others are data-bound), the parts of a rank's time add up to its epochs,
  * and the numbers match independent oracles: a hand-built trace whose
  * waits are known, and the closed form of a simulated steady state.
@@ -500,4 +501,33 @@ Test(analyze, notebook_trace_without_workers_infers_them)
     fclose(term);
     cr_expect(strstr(text, "3 workers per rank (inferred from the fetch starts"), "%s", text);
     free(text);
+}
+
+/* An INI whose [trace] is tidy is the tidy trace it names: the workers come
+ * from the trace's worker column (not inferred from the fetch starts), and
+ * --workers is refused as it is for the trace given directly. Before, the
+ * INI path said "inferred" and took --workers 3 without using it. */
+Test(analyze, an_ini_naming_a_tidy_trace_takes_its_worker_column)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *term = open_memstream(&text, &len);
+    char out[600];
+    snprintf(out, sizeof out, "%s/w2ini", adir);
+    stall_err err = {0};
+    cr_assert_eq(stall_analyze_job("configs/w2.ini", out, 0, term, &err), 0, "%s", err.msg);
+    fclose(term);
+    cr_expect(strstr(text, "2 workers per rank (the trace's worker column)"), "%s", text);
+    cr_expect(!strstr(text, "inferred"), "%s", text);
+    free(text);
+
+    char direct[600];
+    snprintf(direct, sizeof direct, "%s/w2csv", adir);
+    err = (stall_err){0};
+    cr_assert_eq(stall_analyze_job("traces/w2/trace.csv", direct, 3, NULL, &err), STALL_ECONFIG,
+                 "--workers on the tidy trace given directly must be refused");
+    err = (stall_err){0};
+    cr_expect_eq(stall_analyze_job("configs/w2.ini", out, 3, NULL, &err), STALL_ECONFIG,
+                 "--workers on an INI naming a tidy trace must be refused as on the trace");
+    cr_expect(strstr(err.msg, "a tidy trace names its workers"), "%s", err.msg);
 }
