@@ -328,7 +328,7 @@ static void an_verdict(stall_analysis *a)
         snprintf(ckpt, sizeof ckpt, ", %.0f%% writes checkpoints", 100 * a->share_checkpoint);
     snprintf(a->sentence, sizeof a->sentence,
              "%s: %.0f%% of the ranks' time waits for data, %.0f%% waits at the barrier for a "
-             "slower-computing rank, %.0f%% computes (incl. all-reduce), %.0f%% is epoch "
+             "slower rank, %.0f%% computes (incl. all-reduce), %.0f%% is epoch "
              "start-up%s%s",
              stall_verdict_name(a->verdict), 100 * a->share_data, 100 * a->share_straggler,
              100 * a->share_compute, 100 * a->share_startup, ckpt, strag);

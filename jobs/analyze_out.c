@@ -227,10 +227,9 @@ void stall_analysis_print(const stall_analysis *a, const char *const *labels, in
     for (int j = 0; j < n; j++)
         fprintf(f, " %11s", labels[j]);
     fputc('\n', f);
-    static const char *const rows[] = {"waiting for data (incl. barrier waits for data)",
-                                       "barrier wait for a slower-computing rank",
-                                       "compute, all-reduce and post-compute",
-                                       "epoch start-up (first batch)"};
+    static const char *const rows[] = {
+        "waiting for data (incl. barrier waits for data)", "barrier wait for a slower rank",
+        "compute, all-reduce and post-compute", "epoch start-up (first batch)"};
     bool io = false;
     for (int j = 0; j < n; j++)
         io = io || (a[j].io && a[j].storage_s > 0);

@@ -175,7 +175,7 @@ static double hl_an_key(const stall_table *an, const char *src, const char *verd
     } m[] = {
         {"data-bound", "share_data", "of the ranks' time waits for data"},
         {"straggler-bound", "share_straggler",
-         "of the ranks' time waits at the barrier for a slower-computing rank"},
+         "of the ranks' time waits at the barrier for a slower rank"},
         {"compute-bound", "share_compute", "of the ranks' time computes (incl. all-reduce)"},
         {"start-up-bound", "share_startup", "of the ranks' time is epoch start-up"},
     };
