@@ -7,8 +7,10 @@
  * each other.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "plot_int.h"
 #include "stall/io.h"
@@ -67,10 +69,19 @@ int stall_plot_validate(plot_ctx *c, stall_err *err)
 int stall_plot_breakdown(plot_ctx *c, stall_err *err)
 {
     if (!stall_result_has(c->dir, STALL_RESULTS_PER_RANK)) {
+        /* analyze adds its files to the folder (it replaces nothing), and
+         * the folder's effective.ini names the trace: a command that runs
+         * as printed, its paths shell words. */
+        char *ini = stall_path_join(c->dir, "effective.ini");
+        bool have = access(ini, R_OK) == 0;
+        char *w_ini = stall_path_shell(ini), *w_dir = stall_path_shell(c->dir);
         stall_plot_note(c,
                         "where each rank's time went: no per_rank.csv (run or validate with "
-                        "--analyze, or stallsim analyze TRACE -o %s)",
-                        c->dir);
+                        "--analyze, or stallsim analyze %s -o %s)",
+                        have ? w_ini : "TRACE", w_dir);
+        free(ini);
+        free(w_ini);
+        free(w_dir);
         return 0;
     }
     stall_table *t = NULL;
