@@ -477,13 +477,19 @@ static int hl_analyze(FILE *f, const char *dir, stall_err *err)
                 hf_fmt(b[3], hl_an_num(an, src, "share_startup"), HF_SHARE), ck, src);
         hl_straggler(f, an, src);
         const char *v = hl_an(an, src, "verdict");
-        if (strcmp(v, "data-bound") == 0)
+        if (strcmp(v, "data-bound") == 0) {
+            /* Its own -o: plan's default, results/<name>/, may be a run's. */
+            char *out = hl_out_beside(dir, "-plan"), *w_out = stall_path_shell(out);
             fputs("<p class=\"suggest\"><b>Suggestion</b> (not run; no number here comes from "
                   "it): how many workers would remove the wait: an INI with <code>[scenario] "
                   "mode = model</code> on this trace, then <code>stallsim plan "
-                  "CONFIG.ini</code></p>\n",
+                  "CONFIG.ini -o ",
                   f);
-        else if (strcmp(v, "straggler-bound") == 0 && hl_an(an, src, "straggler_rank")) {
+            hf_escape(f, w_out);
+            fputs("</code></p>\n", f);
+            free(out);
+            free(w_out);
+        } else if (strcmp(v, "straggler-bound") == 0 && hl_an(an, src, "straggler_rank")) {
             fputs("<p class=\"suggest\"><b>Suggestion</b> (not run; no number here comes from "
                   "it): the straggler's iterations on a timeline, to open in ui.perfetto.dev: "
                   "<code>stallsim timeline TRACE.csv -o t.json --ranks ",

@@ -681,7 +681,8 @@ Test(htmlreport, every_suggestion_writes_beside_the_folder)
                              {"w2s", "run configs/w2.ini --set loader.workers=1 -q"},
                              {"ew10", "run configs/example-whatif.ini --set loader.workers=10 -q"},
                              {"val", "validate configs/w2.ini -q"},
-                             {"sw", "sweep configs/w2.ini --sweep loader.workers=1..2 -q"}};
+                             {"sw", "sweep configs/w2.ini --sweep loader.workers=1..2 -q"},
+                             {"an", "analyze configs/example.ini --workers 3"}};
     int seen = 0;
     for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
         const char *d = make(runs[i][0], "%s", runs[i][1]);
