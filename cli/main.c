@@ -16,6 +16,7 @@
 #include "stall/detect.h"
 #include "stall/traceend.h"
 #include "stall/io.h"
+#include "stall/job.h"
 #include "stall/scenario.h"
 #include "stall/calibrate.h"
 #include "stall/limits.h"
@@ -240,6 +241,21 @@ static int cli_bad_usage(const char *what)
     return 2;
 }
 
+/* An output option's destination checked before anything runs (a bad one
+ * used to be found after the simulation, with the result folder already
+ * written or replaced): a result folder that a job replaces whole (job),
+ * another folder, or a file. `opt` names where the path came from. */
+static int cli_check_out(const char *opt, const char *path, bool folder, bool job, stall_err *err)
+{
+    int rc = job ? stall_job_check_out(path, err) : stall_check_writable(path, folder, err);
+    if (rc) {
+        char msg[STALL_ERR_MSG];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        stall_err_set(err, rc, "%s %s", opt, msg);
+    }
+    return rc;
+}
+
 static int cli_run(int argc, char **argv, bool validate)
 {
     const char *ini = NULL, *outdir = NULL;
@@ -330,8 +346,15 @@ static int cli_run(int argc, char **argv, bool validate)
             rc = stall_config_set(cfg, sets[i], &err);
         if (rc == 0)
             rc = validate ? stall_validate_check(cfg, &err) : stall_config_check(cfg, &err);
+        stall_run_opts o = {.outdir = outdir, .jobs = jobs, .term = quiet ? NULL : stdout};
         if (rc == 0) {
-            stall_run_opts o = {.outdir = outdir, .jobs = jobs, .term = quiet ? NULL : stdout};
+            char *dir = validate ? stall_validate_outdir(cfg, &o) : stall_job_outdir(cfg, &o);
+            rc = cli_check_out(outdir ? "-o" : "result folder", dir, true, true, &err);
+            free(dir);
+        }
+        if (rc == 0 && timeline)
+            rc = cli_check_out("--timeline", timeline, false, false, &err);
+        if (rc == 0) {
             if ((tl.window || tl.rank_hi >= 0) && !timeline)
                 rc = stall_err_set(&err, STALL_ECONFIG, "--window and --ranks need --timeline");
             else if (analyze || timeline)
@@ -442,6 +465,9 @@ static int cli_trace_cmd(int argc, char **argv, bool timeline)
         free(c);
         err = (stall_err){0};
     }
+    /* The destination before the trace is read. */
+    if (out && cli_check_out("-o", out, !timeline, false, &err))
+        return cli_fail(&err);
     if (!timeline) {
         rc = stall_analyze_job(path, out, workers, stdout, &err);
     } else {
@@ -572,6 +598,13 @@ static int cli_sweep_plan(int argc, char **argv, bool plan)
             rc = stall_config_as_model(cfg, plan ? "plan" : "sweep", note, sizeof note, &err);
             if (rc == 0 && note[0] && !quiet && root)
                 printf("stallsim: %s\n", note);
+        }
+        if (rc == 0) {
+            /* The folder before the searches or points run. */
+            stall_run_opts ro = {.outdir = outdir};
+            char *dir = stall_job_outdir(cfg, &ro);
+            rc = cli_check_out(outdir ? "-o" : "result folder", dir, true, plan, &err);
+            free(dir);
         }
         const char *drawn = NULL;
         char *plan_dir = NULL;

@@ -200,9 +200,8 @@ static char *job_sibling(const char *final, const char *tag)
     return p;
 }
 
-int stall_job_begin(const char *final, char **work, stall_err *err)
+int stall_job_check_out(const char *final, stall_err *err)
 {
-    *work = NULL;
     struct stat st;
     if (lstat(final, &st) == 0) {
         if (!S_ISDIR(st.st_mode))
@@ -213,8 +212,17 @@ int stall_job_begin(const char *final, char **work, stall_err *err)
                                  "effective.ini); choose another result folder (-o)",
                                  final);
     }
+    return stall_check_writable(final, true, err);
+}
+
+int stall_job_begin(const char *final, char **work, stall_err *err)
+{
+    *work = NULL;
+    int rc = stall_job_check_out(final, err);
+    if (rc)
+        return rc;
     char *parent = stall_path_dir(final);
-    int rc = stall_mkdirs(parent, err);
+    rc = stall_mkdirs(parent, err);
     free(parent);
     if (rc)
         return rc;

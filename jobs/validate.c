@@ -61,6 +61,14 @@ int stall_validate_check(const stall_config *cfg, stall_err *err)
     return rc;
 }
 
+char *stall_validate_outdir(const stall_config *cfg, const stall_run_opts *opts)
+{
+    /* Its own folder, so that it never mixes with a run's results. */
+    char name[STALL_NAME_MAX + 16];
+    snprintf(name, sizeof name, "%s-validate", cfg->name);
+    return opts->outdir ? stall_xstrdup(opts->outdir) : stall_path_join("results", name);
+}
+
 int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall_err *err)
 {
     /* What-if keys are left out, and said so below. */
@@ -104,11 +112,7 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
     stall_durations dur;
     wi_tables w = {0};
     double *sim_e = NULL, *sim_s = NULL;
-    /* Its own folder, so that it never mixes with a run's results. */
-    char name[STALL_NAME_MAX + 16];
-    snprintf(name, sizeof name, "%s-validate", cfg->name);
-    char *final = opts->outdir ? stall_xstrdup(opts->outdir) : stall_path_join("results", name),
-         *outdir = NULL;
+    char *final = stall_validate_outdir(cfg, opts), *outdir = NULL;
     /* Refused before the run: a configuration effective.ini cannot give back. */
     if (rc == 0)
         rc = stall_config_roundtrip(cfg, final, err);

@@ -126,21 +126,43 @@ void hl_lead(FILE *f, const char *verdict, const char *key, const char *claim)
     fprintf(f, "</span> <b class=\"key\">%s</b> %s</p>\n", key, claim);
 }
 
-/* A suggested command: dir/effective.ini then extra (HTML). */
-void hl_suggest(FILE *f, const char *why, const char *dir, const char *cmd, const char *args)
+/* A suggested command (HTML): stallsim cmd ini_dir/effective.ini args -o out.
+ * out is never the folder the page is about: a plan replaces its -o folder
+ * whole and a sweep writes into it, so a suggestion without one (plan's
+ * default is the run's own results/<name>/) would delete the run it came
+ * from. Paths are shell words, so that the command runs as printed. */
+void hl_suggest(FILE *f, const char *why, const char *ini_dir, const char *cmd, const char *args,
+                const char *out)
 {
+    char *ini = stall_path_join(ini_dir, "effective.ini");
+    char *w_ini = stall_path_shell(ini), *w_out = stall_path_shell(out);
     fputs("<p class=\"suggest\"><b>Suggestion</b> (not run; no number here comes from it): ", f);
     fputs(why, f);
     fputs(": <code>stallsim ", f);
     hf_escape(f, cmd);
     fputc(' ', f);
-    hf_escape(f, dir);
-    fputs("/effective.ini", f);
+    hf_escape(f, w_ini);
     if (args && *args) {
         fputc(' ', f);
         hf_escape(f, args);
     }
+    fputs(" -o ", f);
+    hf_escape(f, w_out);
     fputs("</code></p>\n", f);
+    free(ini);
+    free(w_ini);
+    free(w_out);
+}
+
+char *hl_out_beside(const char *dir, const char *suffix)
+{
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    size_t m = n + strlen(suffix) + 1;
+    char *o = stall_xmalloc(m);
+    snprintf(o, m, "%.*s%s", (int)n, dir, suffix);
+    return o;
 }
 
 hl_bound hl_bound_of(double stall, double barrier, double busy)
@@ -333,28 +355,33 @@ static int hl_run(FILE *f, const char *dir, stall_err *err)
         const char *model_args =
             model ? "" : "--set scenario.mode=model --set align.fetch=none --set align.start=none";
         char args[256];
+        char *plan = hl_out_beside(dir, "-plan"), *sweep = hl_out_beside(dir, "-sweep"),
+             *anl = hl_out_beside(dir, "-analyze");
         if (strcmp(word, "data-bound") == 0) {
             hl_suggest(f,
                        "the fewest DataLoader workers per GPU that bring the stall share under "
                        "the target, and what binds beyond (closed-loop model)",
-                       dir, "plan", model_args);
+                       dir, "plan", model_args, plan);
             if (model) {
                 int w = atoi(hl_get(t, r, "workers"));
                 snprintf(args, sizeof args, "--sweep loader.workers=%d..%d", w > 0 ? w : 1,
                          w > 0 ? 4 * w : 16);
-                hl_suggest(f, "or each worker count side by side", dir, "sweep", args);
+                hl_suggest(f, "or each worker count side by side", dir, "sweep", args, sweep);
             }
         } else if (strcmp(word, "compute-bound") == 0) {
             hl_suggest(f,
                        "loading keeps up, so only faster compute or more GPUs shorten the "
                        "epoch; how far weak scaling stays efficient",
-                       dir, "plan", model_args);
+                       dir, "plan", model_args, plan);
         } else if (!an) {
             hl_suggest(f,
                        "where each rank's time goes (data, barrier, compute, start-up) and "
                        "which rank others wait for",
-                       dir, "analyze", "");
+                       dir, "analyze", "", anl);
         }
+        free(plan);
+        free(sweep);
+        free(anl);
     }
     stall_table_free(t);
     stall_table_free(an);
@@ -419,8 +446,10 @@ static int hl_validate(FILE *f, const char *dir, stall_err *err)
             fprintf(f, "</b>, %s %s (analyze.csv)</p>\n", hf_fmt(b[0], k, HF_SHARE), claim2);
         }
     } else if (hf_has(dir, "effective.ini")) {
+        char *anl = hl_out_beside(dir, "-analyze");
         hl_suggest(f, "what bounds the measured run (data, barrier, compute, start-up)", dir,
-                   "analyze", "");
+                   "analyze", "", anl);
+        free(anl);
     }
     stall_table_free(t);
     stall_table_free(an);
@@ -448,13 +477,19 @@ static int hl_analyze(FILE *f, const char *dir, stall_err *err)
                 hf_fmt(b[3], hl_an_num(an, src, "share_startup"), HF_SHARE), ck, src);
         hl_straggler(f, an, src);
         const char *v = hl_an(an, src, "verdict");
-        if (strcmp(v, "data-bound") == 0)
+        if (strcmp(v, "data-bound") == 0) {
+            /* Its own -o: plan's default, results/<name>/, may be a run's. */
+            char *out = hl_out_beside(dir, "-plan"), *w_out = stall_path_shell(out);
             fputs("<p class=\"suggest\"><b>Suggestion</b> (not run; no number here comes from "
                   "it): how many workers would remove the wait: an INI with <code>[scenario] "
                   "mode = model</code> on this trace, then <code>stallsim plan "
-                  "CONFIG.ini</code></p>\n",
+                  "CONFIG.ini -o ",
                   f);
-        else if (strcmp(v, "straggler-bound") == 0 && hl_an(an, src, "straggler_rank")) {
+            hf_escape(f, w_out);
+            fputs("</code></p>\n", f);
+            free(out);
+            free(w_out);
+        } else if (strcmp(v, "straggler-bound") == 0 && hl_an(an, src, "straggler_rank")) {
             fputs("<p class=\"suggest\"><b>Suggestion</b> (not run; no number here comes from "
                   "it): the straggler's iterations on a timeline, to open in ui.perfetto.dev: "
                   "<code>stallsim timeline TRACE.csv -o t.json --ranks ",

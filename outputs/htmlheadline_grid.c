@@ -109,9 +109,15 @@ int hl_sweep(FILE *f, const char *dir, stall_err *err)
         char pd[64];
         snprintf(pd, sizeof pd, "point-%06d", atoi(hl_get(t, ihi, "point")));
         char *sub = stall_path_join(dir, pd);
+        /* Beside the sweep's folder, not in it: a sweep refuses a folder
+         * that holds entries of its own. */
+        char suffix[80];
+        snprintf(suffix, sizeof suffix, "-%s-plan", pd);
+        char *out = hl_out_beside(dir, suffix);
         if (hf_has(sub, "effective.ini"))
             hl_suggest(f, "the best point still waits for data; what would remove the rest", sub,
-                       "plan", "");
+                       "plan", "", out);
+        free(out);
         free(sub);
     }
     stall_table_free(t);

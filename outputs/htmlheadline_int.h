@@ -33,7 +33,10 @@ int hl_read(const char *dir, const char *name, stall_table **t, stall_err *err);
 double hl_num(const stall_table *t, size_t r, const char *col);
 const char *hl_get(const stall_table *t, size_t r, const char *col);
 void hl_lead(FILE *f, const char *verdict, const char *key, const char *claim);
-void hl_suggest(FILE *f, const char *why, const char *dir, const char *cmd, const char *args);
+void hl_suggest(FILE *f, const char *why, const char *ini_dir, const char *cmd, const char *args,
+                const char *out);
+/* dir without trailing slashes, then suffix: a folder beside dir. Caller frees. */
+char *hl_out_beside(const char *dir, const char *suffix);
 hl_bound hl_bound_of(double stall, double barrier, double busy);
 double hl_barrier(const stall_table *t, size_t r);
 size_t hl_ref_row(const stall_table *t);

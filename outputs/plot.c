@@ -126,6 +126,22 @@ int stall_plot_cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+bool stall_plot_measured_comparable(const char *dir)
+{
+    if (!stall_result_has(dir, STALL_RESULTS_SUMMARY))
+        return true;
+    stall_table *t = NULL;
+    if (stall_plot_read(dir, STALL_RESULTS_SUMMARY, &t, NULL) != 0)
+        return true; /* the run's own figure reports the bad file */
+    int cm = stall_table_col(t, STALL_COL_MEASURED_EPOCH),
+        cv = stall_table_col(t, STALL_COL_VS_MEASURED);
+    bool ok = true;
+    for (size_t i = 0; cm >= 0 && cv >= 0 && i < t->nrows && ok; i++)
+        ok = !*stall_table_get(t, i, cm) || *stall_table_get(t, i, cv);
+    stall_table_free(t);
+    return ok;
+}
+
 double stall_plot_spread_pct(const double *v, size_t n)
 {
     double lo = INFINITY, hi = -INFINITY, mag = 0;

@@ -7,8 +7,10 @@
  * each other.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "plot_int.h"
 #include "stall/io.h"
@@ -67,10 +69,19 @@ int stall_plot_validate(plot_ctx *c, stall_err *err)
 int stall_plot_breakdown(plot_ctx *c, stall_err *err)
 {
     if (!stall_result_has(c->dir, STALL_RESULTS_PER_RANK)) {
+        /* analyze adds its files to the folder (it replaces nothing), and
+         * the folder's effective.ini names the trace: a command that runs
+         * as printed, its paths shell words. */
+        char *ini = stall_path_join(c->dir, "effective.ini");
+        bool have = access(ini, R_OK) == 0;
+        char *w_ini = stall_path_shell(ini), *w_dir = stall_path_shell(c->dir);
         stall_plot_note(c,
                         "where each rank's time went: no per_rank.csv (run or validate with "
-                        "--analyze, or stallsim analyze TRACE -o %s)",
-                        c->dir);
+                        "--analyze, or stallsim analyze %s -o %s)",
+                        have ? w_ini : "TRACE", w_dir);
+        free(ini);
+        free(w_ini);
+        free(w_dir);
         return 0;
     }
     stall_table *t = NULL;
@@ -112,6 +123,15 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
         stall_table_free(t);
         return rc;
     }
+    /* The measured rows of a what-if that is not comparable (other GPUs,
+     * batches or epochs: vs_measured_pct empty) are left out, and the
+     * figure says so. */
+    bool comparable = stall_plot_measured_comparable(c->dir), dropped = false;
+    bool *skip = stall_xcalloc(t->nrows + 1, sizeof *skip);
+    for (size_t i = 0; i < t->nrows; i++) {
+        skip[i] = !comparable && strcmp(stall_table_get(t, i, cs), "measured") == 0;
+        dropped |= skip[i];
+    }
     /* The sources in order, each with its rows (ranks), and where its
      * group of bars starts: after the previous group and a gap of one bar. */
     char src[4][32];
@@ -119,6 +139,8 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
     double off[4] = {0};
     for (size_t i = 0; i < t->nrows; i++) {
         const char *s = stall_table_get(t, i, cs);
+        if (skip[i])
+            continue;
         if (nsrc == 0 || strcmp(src[nsrc - 1], s) != 0) {
             if (nsrc == 4)
                 break;
@@ -130,7 +152,10 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
     for (int g = 1; g < nsrc; g++)
         off[g] = off[g - 1] + nrk[g - 1] + 1;
     stall_plot_begin(c, "breakdown", ranks > 16 ? 1200 : 900, 480,
-                     "Where each rank's time went (seconds summed over epochs), per source");
+                     dropped ? "Where each rank's time went (seconds summed over epochs), "
+                               "simulated (" PLOT_NOT_COMPARABLE ")"
+                             : "Where each rank's time went (seconds summed over epochs), per "
+                               "source");
     fprintf(c->dat,
             "# x rank startup_s data_s handover_s compute_s barrier_s post_s%s "
             "(x: the bar's position; one block per source: ",
@@ -154,6 +179,8 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
     int s = -1, i_in = 0;
     double maxx = 0;
     for (size_t i = 0; i < t->nrows; i++) {
+        if (skip[i])
+            continue;
         if (s < 0 || strcmp(src[s], stall_table_get(t, i, cs)) != 0) {
             if (s + 1 >= nsrc)
                 break;
@@ -172,14 +199,16 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
         fputc('\n', c->dat);
     }
     int every = ranks <= 16 ? 1 : (ranks + 15) / 16;
+    free(skip);
     fprintf(c->gp,
-            "set title \"Where each rank's time went\"\n"
+            "set title \"Where each rank's time went%s\"\n"
             "set style fill solid 0.9 noborder\nset boxwidth 0.8\n"
             "set ylabel \"time [s] (sum over epochs)\"\nset xlabel \"rank%s\" offset 0,-1.5\n"
             "set bmargin 6\nset yrange [0:*]\nset offsets 0, 0, graph 0.05, 0\n"
             "set xrange [-0.7:%.9g]\nset key outside right top\nset grid noxtics\n"
             "set xtics scale 0\nevery = %d\n",
-            nsrc > 1 ? " (bars grouped by source)" : "", maxx + 0.7, every);
+            dropped ? "\\n" PLOT_NOT_COMPARABLE : "", nsrc > 1 ? " (bars grouped by source)" : "",
+            maxx + 0.7, every);
     /* Each group's name under the middle of its bars. */
     for (int g = 0; g < nsrc; g++) {
         fprintf(c->gp, "set label %d ", g + 1);

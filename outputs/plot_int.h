@@ -54,6 +54,15 @@ int stall_plot_cmp_double(const void *a, const void *b);
  * percent; NAN when none is finite. */
 double stall_plot_spread_pct(const double *v, size_t n);
 
+/* Whether a figure may draw the measured run beside the simulated one: false
+ * for a run whose summary.csv has a measured epoch time but leaves
+ * vs_measured_pct empty (the what-if changes GPUs, batches or epochs,
+ * docs/model.md 5), as the terminal and summary.csv do; true for every
+ * other folder (validate simulates the measured configuration). */
+bool stall_plot_measured_comparable(const char *dir);
+/* What a figure says in place of the measured line or bars it leaves out. */
+#define PLOT_NOT_COMPARABLE "measured not drawn: the what-if changes GPUs, batches or epochs"
+
 int stall_plot_run(plot_ctx *c, stall_err *err);
 int stall_plot_validate(plot_ctx *c, stall_err *err);
 int stall_plot_breakdown(plot_ctx *c, stall_err *err);

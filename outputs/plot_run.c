@@ -590,12 +590,19 @@ static void plot_run_epochs(plot_ctx *c, plot_combo *k, int nk)
 {
     enum { MAXEP = 4096 };
     size_t *first = stall_xcalloc(MAXEP + 1, sizeof *first);
-    double measured = k[0].measured_s;
+    /* A what-if of other GPUs, batches or epochs is not the measured run:
+     * no measured line, and the figure says why (as vs_measured_pct). */
+    bool comparable = stall_plot_measured_comparable(c->dir);
+    double measured = comparable ? k[0].measured_s : NAN;
+    bool dropped = !comparable && !isnan(k[0].measured_s);
+    const char *sub = dropped ? "\\n" PLOT_NOT_COMPARABLE : "";
     int ne0 = plot_epochs(&k[0], first, MAXEP);
     char cap[256];
     snprintf(cap, sizeof cap, "Simulated epoch time per %s%s",
              ne0 > 1 ? "epoch and alignment" : "alignment",
-             isnan(measured) ? "" : ", against the measured mean epoch time (dashed)");
+             dropped           ? " (" PLOT_NOT_COMPARABLE ")"
+             : isnan(measured) ? ""
+                               : ", against the measured mean epoch time (dashed)");
     stall_plot_begin(c, "epochs", 900, 420, cap);
     fputs(ne0 > 1 ? "# epoch epoch_time_s (one block per alignment)\n"
                   : "# alignment epoch_time_s\n",
@@ -629,10 +636,10 @@ static void plot_run_epochs(plot_ctx *c, plot_combo *k, int nk)
         fprintf(c->gp, "measured = %.9g\n", measured);
     if (ne0 > 1) {
         fprintf(c->gp,
-                "set title \"Simulated epoch time per epoch\"\n"
+                "set title \"Simulated epoch time per epoch%s\"\n"
                 "set xlabel \"epoch\"\nset xtics 1\nset key outside right top\n"
                 "set xrange [%s:%d]\nplot ",
-                stall_table_get(k[0].it, 0, k[0].c_epoch), maxe);
+                sub, stall_table_get(k[0].it, 0, k[0].c_epoch), maxe);
         for (int j = 0; j < nk; j++) {
             fprintf(c->gp, "%s\"epochs.dat\" index %d using 1:2 with linespoints pt 7 lc %d title ",
                     j ? ", \\\n     " : "", j, (j % 8) + 1);
@@ -647,11 +654,14 @@ static void plot_run_epochs(plot_ctx *c, plot_combo *k, int nk)
     } else {
         fprintf(
             c->gp,
-            "set title \"Simulated epoch time per alignment (labels: against the measured)\"\n"
+            "set title \"Simulated epoch time per alignment%s\"\n"
             "set xlabel \"alignment (fetch/start)\"\nset key outside right top\n"
             "set style fill solid 0.8 border -1\nset boxwidth 0.6\nset offsets 0, 0, graph 0.1, 0\n"
             "set xrange [-0.6:%d.6]\n"
             "plot \"epochs.dat\" using 0:2:xtic(1) with boxes lc 1 title \"simulated\"%s\n",
+            dropped           ? sub
+            : isnan(measured) ? ""
+                              : " (labels: against the measured)",
             nk - 1,
             isnan(measured)
                 ? ""
@@ -726,8 +736,13 @@ int stall_plot_run(plot_ctx *c, stall_err *err)
         plot_cdf(c, k, nk);
         plot_gpu_util(c, k, nk);
         plot_run_epochs(c, k, nk);
-        stall_plot_note(c, "measured per-epoch times are not in a run folder (summary.csv has the "
-                           "measured mean): stallsim validate draws them per epoch");
+        if (stall_plot_measured_comparable(c->dir))
+            stall_plot_note(c, "measured per-epoch times are not in a run folder (summary.csv has "
+                               "the measured mean): stallsim validate draws them per epoch");
+        else
+            stall_plot_note(c, "the measured run in epochs and breakdown: the what-if changes "
+                               "GPUs, batches or epochs, so it is not comparable (vs_measured_pct "
+                               "is empty)");
     }
     for (int j = 0; j < nk; j++)
         stall_table_free(k[j].it);

@@ -813,3 +813,53 @@ Test(cli, analyze_of_many_ranks_lists_the_slowest_sixteen)
     cr_expect_eq(rows, 16);
     cr_expect(first, "the slow rank 63 first");
 }
+
+/* A bad output destination is refused before anything runs or is written:
+ * --timeline's folder used to be found missing only after the result folder
+ * was written (or an older one replaced), with the temporary file's name in
+ * the error. */
+Test(cli, bad_output_path_is_refused_before_anything_is_written)
+{
+    char cmd[2048], line[600], before[64], after[64];
+    const char *whatif = STALL_SOURCE_DIR "/configs/example-whatif.ini";
+    const char *w2 = STALL_SOURCE_DIR "/configs/w2.ini";
+    /* An older result folder, to be kept as it is. */
+    snprintf(cmd, sizeof cmd,
+             BIN " run %s -q -o %s/keep && (sha256sum %s/keep/summary.csv > %s/h1)", whatif, cdir,
+             cdir, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    snprintf(cmd, sizeof cmd,
+             BIN " run %s -q -o %s/keep --set loader.workers=6 --timeline %s/no/t.json", whatif,
+             cdir, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2);
+    snprintf(before, sizeof before, "stallsim: --timeline %s/no/t.json: ", cdir);
+    cr_assert(strncmp(line, before, strlen(before)) == 0 && !strstr(line, ".tmp."), "%s", line);
+    snprintf(cmd, sizeof cmd, "sha256sum %s/keep/summary.csv | cmp -s - %s/h1", cdir, cdir);
+    cr_assert_eq(sh(cmd, NULL, 0), 0, "the older result folder was replaced");
+    /* validate: no folder made. */
+    snprintf(cmd, sizeof cmd, BIN " validate %s -q -o %s/v --timeline %s/no/t.json", w2, cdir,
+             cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2);
+    cr_assert(strstr(line, "--timeline") && !strstr(line, ".tmp."), "%s", line);
+    snprintf(after, sizeof after, "%s/v", cdir);
+    cr_assert_eq(count_entries(after), 0, "validate wrote %s", after);
+    /* timeline -o: the user's path, not the temporary one. */
+    snprintf(cmd, sizeof cmd, BIN " timeline %s/traces/w2/trace.csv -o %s/no/t.json",
+             STALL_SOURCE_DIR, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2);
+    cr_assert(strstr(line, "-o ") && strstr(line, "/no/t.json: ") && !strstr(line, ".tmp."), "%s",
+              line);
+    /* -o below a file: refused by the check (it names -o), before plan's
+     * searches, sweep's points or analyze's reading run. */
+    const char *cmds[] = {"plan", "sweep", "run", "validate"};
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        snprintf(cmd, sizeof cmd, BIN " %s %s -q -o %s/h1/x", cmds[i], w2, cdir);
+        cr_assert_eq(sh(cmd, line, sizeof line), 2, "%s", cmd);
+        cr_assert(strstr(line, "stallsim: -o ") == line && strstr(line, "is not a folder"),
+                  "%s: %s", cmds[i], line);
+    }
+    snprintf(cmd, sizeof cmd, BIN " analyze %s/traces/w2/trace.csv -o %s/h1/x", STALL_SOURCE_DIR,
+             cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2);
+    cr_assert(strstr(line, "stallsim: -o ") == line, "%s", line);
+}

@@ -454,10 +454,17 @@ Test(htmlreport, replay_run_headline_is_the_summary_and_its_suggestion_runs)
     cr_assert(strstr(headline(html), "<b>Suggestion</b> (not run"));
     const char *cmd = suggestion(html);
     cr_assert(strncmp(cmd, "stallsim plan ", 14) == 0, "%s", cmd);
+    /* Run as printed (it used to have no -o: plan's default folder is the
+     * run's own, which it replaced whole), the run's folder stays whole. */
+    char want_o[700];
+    snprintf(want_o, sizeof want_o, " -o %s-plan", d);
+    cr_assert(strstr(cmd, want_o), "no '%s' in %s", want_o, cmd);
     char full[2400];
-    snprintf(full, sizeof full, "cd %s && %s%s --set plan.max_gpus=4 -o %s/sugg -q >/dev/null 2>&1",
-             dir, BIN, cmd + 8, dir);
-    cr_assert_eq(system(full), 0, "the suggested command fails: %s", full);
+    snprintf(full, sizeof full,
+             "%s%s -q >/dev/null 2>&1 && test -f %s/summary.csv && test -d "
+             "%s/fetch-none_start-none && test -f %s-plan/plan.csv",
+             BIN, cmd + 8, d, d, d);
+    cr_assert_eq(system(full), 0, "the suggested command fails or deletes the run: %s", full);
     stall_table_free(t);
     free(html);
 }
@@ -663,4 +670,44 @@ Test(htmlreport, seed_headline_is_the_notebooks_least_stall)
     cr_assert(strstr(headline(html), want), "headline names %s", want);
     stall_table_free(t);
     free(html);
+}
+
+/* Every suggested command of every kind of page writes to its own -o,
+ * never to the folder the page is about (a plan replaces its folder whole,
+ * a sweep writes into it), and a trailing slash does not end up in it. */
+Test(htmlreport, every_suggestion_writes_beside_the_folder)
+{
+    const char *runs[][2] = {{"ex", "run configs/example.ini -q"},
+                             {"w2s", "run configs/w2.ini --set loader.workers=1 -q"},
+                             {"ew10", "run configs/example-whatif.ini --set loader.workers=10 -q"},
+                             {"val", "validate configs/w2.ini -q"},
+                             {"sw", "sweep configs/w2.ini --sweep loader.workers=1..2 -q"},
+                             {"an", "analyze configs/example.ini --workers 3"}};
+    int seen = 0;
+    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+        const char *d = make(runs[i][0], "%s", runs[i][1]);
+        char slash[700];
+        snprintf(slash, sizeof slash, "%s/", d);
+        stall_err err = {0};
+        cr_assert_eq(stall_html_report(slash, NULL, &err), 0, "%s", err.msg);
+        char path[1100];
+        snprintf(path, sizeof path, "%s/report.html", d);
+        char *html = rd_slurp(path);
+        for (const char *p = strstr(html, "<b>Suggestion</b>"); p;
+             p = strstr(p + 1, "<b>Suggestion</b>")) {
+            const char *c = strstr(p, "<code>stallsim "), *e = c ? strstr(c, "</code>") : NULL;
+            if (!c || !e || strncmp(c + 15, "timeline", 8) == 0)
+                continue;
+            char code[1200];
+            snprintf(code, sizeof code, "%.*s", (int)(e - c - 6), c + 6);
+            const char *o = strstr(code, " -o ");
+            cr_assert(o, "%s: no -o in %s", runs[i][0], code);
+            cr_assert(strncmp(o + 4, d, strlen(d)) == 0 && o[4 + strlen(d)] == '-', "%s: %s",
+                      runs[i][0], code);
+            cr_assert(!strstr(code, "//"), "%s", code);
+            seen++;
+        }
+        free(html);
+    }
+    cr_assert_geq(seen, 4, "only %d suggestions checked", seen);
 }

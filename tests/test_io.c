@@ -189,3 +189,52 @@ Test(io, deferred_prefix_matches_as_text_and_sync_names_a_missing_path)
     free(inside);
     free(outside);
 }
+
+Test(io, atomic_write_error_names_the_path_not_its_temporary)
+{
+    stall_err err = {0};
+    char path[256];
+    snprintf(path, sizeof path, "%s/no/such/dir/x.json", iodir);
+    cr_assert_neq(stall_write_atomic(path, fill_ok, "x", &err), 0);
+    cr_assert(strstr(err.msg, path) == err.msg, "names the path first: %s", err.msg);
+    cr_assert(!strstr(err.msg, ".tmp."), "names a temporary file: %s", err.msg);
+}
+
+Test(io, check_writable_refuses_before_writing_and_names_the_folder)
+{
+    stall_err err = {0};
+    char path[256], file[256];
+    /* A file: its folder must exist; a result folder: parents are made. */
+    snprintf(path, sizeof path, "%s/missing/x.json", iodir);
+    cr_assert_eq(stall_check_writable(path, false, &err), STALL_EIO);
+    cr_assert(strstr(err.msg, path) == err.msg && strstr(err.msg, "no such folder"), "%s", err.msg);
+    cr_assert_eq(stall_check_writable(path, true, &err), 0, "%s", err.msg);
+    /* Below a file, or a file where a folder is, or a folder where a file is. */
+    snprintf(file, sizeof file, "%s/plain", iodir);
+    cr_assert_eq(stall_write_atomic(file, fill_ok, "x", &err), 0);
+    snprintf(path, sizeof path, "%s/plain/sub/x", iodir);
+    cr_assert_eq(stall_check_writable(path, true, &err), STALL_EIO);
+    cr_assert(strstr(err.msg, "is not a folder"), "%s", err.msg);
+    cr_assert_eq(stall_check_writable(file, true, &err), STALL_EIO);
+    cr_assert_eq(stall_check_writable(iodir, false, &err), STALL_EIO);
+    cr_assert(strstr(err.msg, "it is a folder"), "%s", err.msg);
+    cr_assert_eq(stall_check_writable(file, false, &err), 0, "%s", err.msg);
+    /* Nothing was created by the checks. */
+    snprintf(path, sizeof path, "%s/missing", iodir);
+    cr_assert_neq(access(path, F_OK), 0);
+}
+
+Test(io, path_shell_quotes_only_what_the_shell_would_split)
+{
+    const char *cases[][2] = {{"results/example", "results/example"},
+                              {"/tmp/a-b_c.d/x=1,y:2", "/tmp/a-b_c.d/x=1,y:2"},
+                              {"my results/run 1", "'my results/run 1'"},
+                              {"it's", "'it'\\''s'"},
+                              {"a$b", "'a$b'"},
+                              {"", "''"}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *w = stall_path_shell(cases[i][0]);
+        cr_assert_str_eq(w, cases[i][1], "[%s]", cases[i][0]);
+        free(w);
+    }
+}

@@ -1051,3 +1051,53 @@ Test(plot, real_breakdown_with_unknown_handover_reaches_the_ranks_time)
     free(d);
     stall_table_free(pr);
 }
+
+/* The measured run is drawn beside the simulated one only where they are
+ * comparable, by summary.csv's rule (vs_measured_pct empty when the what-if
+ * changes GPUs, batches or epochs: docs/model.md 5). epochs used to draw a
+ * 60-batch, 1-GPU measured mean beside 1000-batch epochs on 64 GPUs, and
+ * breakdown a measured rank 0 beside 64 simulated ranks. */
+Test(plot, measured_drawn_only_where_the_whatif_is_comparable)
+{
+    const struct {
+        const char *name, *args;
+        bool comparable;
+    } runs[] = {{"far",
+                 "--set cluster.gpus=4 --set cluster.gpus_per_node=4 --set run.batches=100 "
+                 "--set run.epochs=2 --set fetch.resample=bootstrap",
+                 false},
+                {"near", "--set loader.workers=4", true}};
+    for (size_t i = 0; i < 2; i++) {
+        char *r = res_dir(runs[i].name);
+        cr_assert_eq(sh("%s run configs/w2.ini -o %s -q --analyze %s", BIN, r, runs[i].args), 0);
+        stall_table *t = NULL;
+        stall_err err = {0};
+        char p[1200];
+        snprintf(p, sizeof p, "%s/summary.csv", r);
+        cr_assert_eq(stall_table_read(p, &t, &err), 0, "%s", err.msg);
+        bool vs = *stall_table_get(t, 0, stall_table_col(t, STALL_COL_VS_MEASURED)) != '\0';
+        cr_assert_eq(vs, runs[i].comparable, "%s: vs_measured_pct", runs[i].name);
+        stall_table_free(t);
+        stall_plot_result res;
+        cr_assert_eq(stall_plot(r, &no_gnuplot, &res, &err), 0, "%s", err.msg);
+        snprintf(p, sizeof p, "%s/plots/epochs.gp", r);
+        char *ep = rd_slurp(p);
+        snprintf(p, sizeof p, "%s/plots/breakdown.gp", r);
+        char *bgp = rd_slurp(p);
+        snprintf(p, sizeof p, "%s/plots/breakdown.dat", r);
+        char *bdat = rd_slurp(p);
+        cr_assert(ep && bgp && bdat, "%s: epochs or breakdown not drawn", runs[i].name);
+        bool line = strstr(ep, "measured =") != NULL, bars = strstr(bdat, "# measured") != NULL;
+        cr_assert_eq(line, runs[i].comparable, "%s: measured line in epochs.gp:\n%s", runs[i].name,
+                     ep);
+        cr_assert_eq(bars, runs[i].comparable, "%s: measured bars in breakdown.dat", runs[i].name);
+        /* Where it is left out, each figure says so. */
+        cr_assert_eq(strstr(ep, "measured not drawn") != NULL, !runs[i].comparable, "%s",
+                     runs[i].name);
+        cr_assert_eq(strstr(bgp, "measured not drawn") != NULL, !runs[i].comparable, "%s",
+                     runs[i].name);
+        free(ep);
+        free(bgp);
+        free(bdat);
+    }
+}

@@ -108,7 +108,8 @@ int stall_atomic_open(stall_atomic *a, const char *path, stall_err *err)
     FILE *f = fopen(tmp, "w");
     if (!f) {
         stall_cleanup_forget(tmp);
-        int rc = stall_err_set(err, STALL_EIO, "%s: cannot create: %s", tmp, strerror(errno));
+        /* The user's path, not the temporary name they never gave. */
+        int rc = stall_err_set(err, STALL_EIO, "%s: cannot create: %s", path, strerror(errno));
         free(tmp);
         return rc;
     }
@@ -308,4 +309,68 @@ char *stall_read_file(const char *path, size_t *len)
     if (len)
         *len = n;
     return buf;
+}
+
+char *stall_path_shell(const char *path)
+{
+    static const char safe[] = "_./:=,+@%-";
+    bool plain = path[0] != '\0';
+    size_t quotes = 0;
+    for (const char *c = path; *c; c++) {
+        unsigned char u = (unsigned char)*c;
+        bool ok = (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || (u >= '0' && u <= '9') ||
+                  strchr(safe, u);
+        plain = plain && ok;
+        quotes += u == '\'';
+    }
+    if (plain)
+        return stall_xstrdup(path);
+    size_t n = strlen(path);
+    char *w = stall_xmalloc(n + 3 * quotes + 3), *o = w;
+    *o++ = '\'';
+    for (const char *c = path; *c; c++) {
+        if (*c == '\'') {
+            memcpy(o, "'\\''", 4);
+            o += 4;
+        } else {
+            *o++ = *c;
+        }
+    }
+    *o++ = '\'';
+    *o = '\0';
+    return w;
+}
+
+int stall_check_writable(const char *path, bool folder, stall_err *err)
+{
+    struct stat st;
+    if (path[0] == '\0')
+        return stall_err_set(err, STALL_EIO, "an empty path cannot be written");
+    if (stat(path, &st) == 0) {
+        if (!folder && S_ISDIR(st.st_mode))
+            return stall_err_set(err, STALL_EIO, "%s: cannot be written: it is a folder", path);
+        if (folder && !S_ISDIR(st.st_mode))
+            return stall_err_set(err, STALL_EIO, "%s: exists and is not a folder", path);
+    }
+    /* The folder the output is created in (its work folder or temporary
+     * file lies beside it), or for a result folder the nearest existing
+     * ancestor, where stall_mkdirs starts creating. */
+    char *dir = stall_path_dir(path);
+    while (folder && stat(dir, &st) != 0 && (errno == ENOENT || errno == ENOTDIR) &&
+           strcmp(dir, ".") != 0 && strcmp(dir, "/") != 0) {
+        char *up = stall_path_dir(dir);
+        free(dir);
+        dir = up;
+    }
+    int rc = 0;
+    if (stat(dir, &st) != 0)
+        rc = stall_err_set(err, STALL_EIO, "%s: cannot be written: %s: %s", path, dir,
+                           errno == ENOENT ? "no such folder" : strerror(errno));
+    else if (!S_ISDIR(st.st_mode))
+        rc = stall_err_set(err, STALL_EIO, "%s: cannot be written: %s is not a folder", path, dir);
+    else if (access(dir, W_OK | X_OK) != 0)
+        rc = stall_err_set(err, STALL_EIO, "%s: cannot be written: %s: %s", path, dir,
+                           strerror(errno));
+    free(dir);
+    return rc;
 }

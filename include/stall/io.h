@@ -96,6 +96,22 @@ char *stall_path_dir(const char *path);
  * given. Symbolic links are resolved. Never NULL; free() it. */
 char *stall_path_relative(const char *from, const char *path);
 
+/* `path` as one word of a POSIX shell command line, to print in a command
+ * the user can paste: as given when it holds only letters, digits and
+ * "_./:=,+@%-" (and is not empty), else in single quotes ('\'' for a
+ * quote). Never NULL; free() it. */
+char *stall_path_shell(const char *path);
+
+/* Checks, before anything is run, that an output can be created at `path`
+ * without writing anything. folder = false (a file such as a timeline): its
+ * folder exists, is a folder we may write in, and path is not a folder.
+ * folder = true (a result folder, created with its parents): path is a
+ * folder or absent, and its nearest existing ancestor is a folder we may
+ * write in. Returns 0 or STALL_EIO with a message that names path first
+ * ("x/t.json: cannot be written: x: no such folder"); the caller adds which
+ * option gave it. */
+int stall_check_writable(const char *path, bool folder, stall_err *err);
+
 #ifdef __cplusplus
 }
 #endif

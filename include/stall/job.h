@@ -101,6 +101,13 @@ char *stall_job_outdir(const stall_config *cfg, const stall_run_opts *opts);
  * work folder, and sets *work (caller frees). Returns 0 or STALL_EIO. */
 int stall_job_begin(const char *final, char **work, stall_err *err);
 
+/* stall_job_begin's checks of the target, writing nothing: it is a
+ * replaceable folder or absent, and its folder can be created (io.h's
+ * stall_check_writable). The command line calls it before a job runs, so
+ * that a bad -o is refused before the simulation, not after it. Returns 0
+ * or STALL_EIO naming final. */
+int stall_job_check_out(const char *final, stall_err *err);
+
 /* Files written into the work folder are not fsynced one by one (it is a
  * deferred prefix, stall/io.h): stall_job_commit syncs the file system once
  * and then renames work to final, replacing an old result folder there, so

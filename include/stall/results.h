@@ -73,6 +73,9 @@ typedef enum stall_result_kind {
 #define STALL_COL_START_ALIGN "start_align"
 #define STALL_COL_EPOCH_TIME "epoch_time_s"
 #define STALL_COL_MEASURED_EPOCH "measured_epoch_time_s"
+/* Empty where the what-if changes GPUs, batches or epochs: the measured run
+ * is then not comparable (docs/model.md 5), and no figure draws it. */
+#define STALL_COL_VS_MEASURED "vs_measured_pct"
 #define STALL_COL_THROUGHPUT_SAMPLES "throughput_samples_s"
 #define STALL_COL_THROUGHPUT_BATCHES "throughput_batches_s"
 #define STALL_COL_MEAN_ITERATION "mean_iteration_s"

@@ -29,6 +29,10 @@ int stall_validate_check(const stall_config *cfg, stall_err *err);
  * mean stall) into the result folder; prints the table to opts->term. */
 int stall_validate(const stall_config *cfg, const stall_run_opts *opts, stall_err *err);
 
+/* validate's result folder: opts->outdir, or results/<name>-validate, so
+ * that it never mixes with a run's. Caller frees. */
+char *stall_validate_outdir(const stall_config *cfg, const stall_run_opts *opts);
+
 #ifdef __cplusplus
 }
 #endif
