@@ -36,14 +36,12 @@ static double bench_now(void)
 
 static void bench_config(stall_config *cfg, bool sweep)
 {
-    static const char *const lines[] = {"scenario.mode=model",  "trace.format=none",
-                                        "fetch.dist=lognormal", "fetch.mean_s=0.03",
-                                        "fetch.sigma=0.4",      "compute.dist=lognormal",
-                                        "compute.mean_s=0.01",  "compute.sigma=0.2",
-                                        "cluster.gpus=8",       "loader.workers=4",
-                                        "run.batches=1000",     "storage.batch_mb=10",
-                                        "ddp.bucket_mb=25",     "ddp.bandwidth_gb_s=10",
-                                        "ddp.latency_us=20",    NULL};
+    static const char *const lines[] = {
+        "scenario.mode=model",   "trace.format=none", "fetch.dist=lognormal",
+        "fetch.mean_s=0.03",     "fetch.sigma=0.4",   "compute.dist=lognormal",
+        "compute.mean_s=0.01",   "compute.sigma=0.2", "cluster.gpus=8",
+        "loader.workers=4",      "run.batches=1000",  "ddp.bucket_mb=25",
+        "ddp.bandwidth_gb_s=10", "ddp.latency_us=20", NULL};
     stall_config_defaults(cfg);
     stall_err e = {0};
     for (int i = 0; lines[i]; i++)

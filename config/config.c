@@ -561,6 +561,12 @@ int stall_config_load_any(stall_config *cfg, const char *path, char *note, size_
     return rc;
 }
 
+int stall_config_given_how(const stall_config *cfg, const char *section, const char *key)
+{
+    size_t idx;
+    return cfg_find(section, key, &idx) ? cfg->given[idx] : 0;
+}
+
 bool stall_config_given(const stall_config *cfg, const char *section, const char *key)
 {
     size_t idx;

@@ -381,7 +381,7 @@ void cfg_suggest(const char *section, const char *key, char *buf, size_t n)
         }
         for (size_t i = 0; i < 2; i++) {
             int d = cfg_distance(section, extra_sections[i]);
-            if (d < bd && cfg_near(d, extra_sections[i]))
+            if (d > 0 && d < bd && cfg_near(d, extra_sections[i]))
                 sec = extra_sections[i], bd = d;
         }
         if (sec) {
@@ -403,6 +403,35 @@ void cfg_suggest(const char *section, const char *key, char *buf, size_t n)
     }
     if (best)
         snprintf(buf, n, " (did you mean [%s] %s?)", best->section, best->key);
+}
+
+const char *const stall_plan_keys[] = {
+    "stall_target",      "efficiency",     "max_workers",       "max_gpus",
+    "target_throughput", "target_epoch_s", "ckpt_stall_budget", NULL};
+
+void stall_config_extra_suggest(const char *section, const char *key, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    if (strcmp(section, "plan") != 0)
+        return;
+    const char *best = NULL;
+    int bd = 10;
+    for (size_t i = 0; stall_plan_keys[i]; i++) {
+        int d = cfg_distance(key, stall_plan_keys[i]);
+        if (d == 0)
+            return;
+        if (d < bd && cfg_near(d, stall_plan_keys[i]))
+            best = stall_plan_keys[i], bd = d;
+    }
+    if (best)
+        snprintf(buf, n, " (did you mean %s?)", best);
+    else {
+        size_t len = (size_t)snprintf(buf, n, " (the [plan] keys:");
+        for (size_t i = 0; stall_plan_keys[i] && len < n; i++)
+            len += (size_t)snprintf(buf + len, n - len, "%s %s", i ? "," : "", stall_plan_keys[i]);
+        if (len < n)
+            snprintf(buf + len, n - len, ")");
+    }
 }
 
 void stall_config_help(FILE *f)

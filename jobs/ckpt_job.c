@@ -37,6 +37,7 @@ void wi_inputs_ckpt(const stall_config *cfg, wi_whatif *w)
     stall_config_origin(cfg, "checkpoint", "mb_per_rank", w->ckpt_mb_key, sizeof w->ckpt_mb_key);
     stall_config_origin(cfg, "checkpoint", "bandwidth_mb_s", w->ckpt_mb_s_key,
                         sizeof w->ckpt_mb_s_key);
+    stall_config_origin(cfg, "ranks", "slow", w->slow_key, sizeof w->slow_key);
     w->uneven = (stall_uneven_params){.slow = (int)cfg->slow_ranks,
                                       .by_node = cfg->slow_unit == 1,
                                       .compute_factor = cfg->slow_compute_factor,
@@ -89,6 +90,17 @@ int wi_ckpt_check(const wi_whatif *what, const stall_measured *m, const stall_mo
         return stall_err_set(err, STALL_ECONFIG,
                              "[checkpoint] mode = off: has no effect, the trace records no "
                              "checkpoints to switch off");
+    /* More slow ranks (or nodes) than the run has: said here, where the
+     * key's origin is known (the model only knows its parameters). */
+    const stall_uneven_params *u = &p->uneven;
+    int units = u->by_node && p->gpus_per_node > 0
+                    ? (p->ranks + p->gpus_per_node - 1) / p->gpus_per_node
+                    : p->ranks;
+    if (u->slow > units)
+        return stall_err_set(
+            err, STALL_ECONFIG, "%s: %d slow %s, but the run has %d %s ([cluster] gpus%s)",
+            what->slow_key, u->slow, u->by_node ? "nodes" : "ranks", units,
+            u->by_node ? "nodes" : "ranks", u->by_node ? " and gpus_per_node" : "");
     /* config/check_ckpt.c cannot refuse this for a tidy trace before it is
      * read: only a trace that records checkpoints gives the size and the
      * bandwidth defaults. Asked for and still off, the keys would do

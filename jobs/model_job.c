@@ -385,6 +385,145 @@ static int wi_open_stream(const wi_inputs *in, wi_stream **ws, stall_measured *m
     return rc;
 }
 
+/* Where a message about cfg's trace starts: the INI file, or the trace
+ * given directly in its place. */
+static const char *wi_cfg_where(const stall_config *cfg)
+{
+    if (cfg->ini_path[0])
+        return cfg->ini_path;
+    if (cfg->format == STALL_FORMAT_DSANALYZER && cfg->perf[0])
+        return cfg->perf;
+    return cfg->path[0] ? cfg->path : "config";
+}
+
+/* What a what-if of g ranks draws and reads, from its parameters p and
+ * the trace's grid m (NULL: no trace). */
+static void wi_effects(const wi_whatif *what, const stall_measured *m, const stall_model_params *p,
+                       stall_model_effects *fx)
+{
+    (void)what;
+    /* Durations are drawn beyond the trace, without one, and for random
+     * stragglers (docs/model.md 2.6); the storage tiers' misses are a hash,
+     * not of the seed (2.3). */
+    fx->draws = !m || p->ranks > m->ranks || p->epochs > m->epochs || p->batches > m->batches ||
+                p->uneven.straggler_fraction > 0;
+    /* batch_mb is read only from a shared bandwidth or by the tiers. */
+    fx->reads = p->storage_mb_s > 0 || p->tiers;
+}
+
+/* The checks that need the trace's grid (m: its ranks, epochs, batches and
+ * samples; NULL without a trace), not its durations: a what-if beyond the
+ * trace without resampling. */
+static int wi_grid_check(const stall_config *cfg, const wi_whatif *what, const stall_measured *m,
+                         const stall_model_params *p, stall_err *err)
+{
+    bool beyond = m && (p->ranks > m->ranks || p->epochs > m->epochs || p->batches > m->batches);
+    if (!beyond || what->resample != STALL_RESAMPLE_NONE)
+        return 0;
+    return stall_err_set(err, STALL_ECONFIG,
+                         "%s: [fetch] resample: the what-if needs %d ranks x %d epochs x %lld "
+                         "batches but the trace has %d x %d x %lld; set resample = bootstrap, "
+                         "lognormal or gamma",
+                         wi_cfg_where(cfg), p->ranks, p->epochs, (long long)p->batches, m->ranks,
+                         m->epochs, (long long)m->batches);
+}
+
+int stall_model_point_check(const stall_config *cfg, const stall_measured *m, stall_err *err)
+{
+    wi_inputs in;
+    wi_inputs_resolve(cfg, &in);
+    stall_model_params p;
+    wi_params(&in.what, m, true, &p);
+    int rc = wi_grid_check(cfg, &in.what, m, &p, err);
+    if (rc)
+        return rc;
+    /* Replications only where the what-if draws durations: otherwise every
+     * seed gives the same numbers and the interval would be a pretence. */
+    stall_model_effects fx;
+    wi_effects(&in.what, m, &p, &fx);
+    if (cfg->replications > 1 && !fx.draws) {
+        char where[STALL_PATH_MAX + 64];
+        stall_config_origin(cfg, "run", "replications", where, sizeof where);
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: has no effect: this what-if replays measured durations only "
+                             "(nothing is drawn, every seed gives the same run); replications "
+                             "need more GPUs, batches or epochs than the trace with [fetch] "
+                             "resample, or format = none",
+                             where);
+    }
+    return 0;
+}
+
+void stall_model_effects_of(const stall_config *cfg, const stall_measured *m,
+                            stall_model_effects *fx)
+{
+    wi_inputs in;
+    wi_inputs_resolve(cfg, &in);
+    stall_model_params p;
+    wi_params(&in.what, m, true, &p);
+    wi_effects(&in.what, m, &p, fx);
+}
+
+int stall_model_effects_check(const stall_config *cfg, const stall_model_effects *fx,
+                              const char *const where_of[2], stall_err *err)
+{
+    char where[STALL_PATH_MAX + 64];
+    if (!fx->draws && stall_config_given(cfg, "run", "seed")) {
+        if (where_of && where_of[0])
+            snprintf(where, sizeof where, "%s", where_of[0]);
+        else
+            stall_config_origin(cfg, "run", "seed", where, sizeof where);
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: has no effect: this what-if replays measured durations only "
+                             "(nothing is drawn, every seed gives the same run); a seed needs "
+                             "more GPUs, batches or epochs than the trace with [fetch] resample, "
+                             "random stragglers, or format = none",
+                             where);
+    }
+    if (!fx->reads && stall_config_given(cfg, "storage", "batch_mb")) {
+        if (where_of && where_of[1])
+            snprintf(where, sizeof where, "%s", where_of[1]);
+        else
+            stall_config_origin(cfg, "storage", "batch_mb", where, sizeof where);
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: has no effect: nothing is read from storage (a measured fetch "
+                             "already holds its read); it needs [storage] bandwidth_mb_s or a "
+                             "storage tier key",
+                             where);
+    }
+    return 0;
+}
+
+int stall_model_grid(const stall_config *cfg, stall_measured *grid, stall_err *err)
+{
+    memset(grid, 0, sizeof *grid);
+    if (cfg->format == STALL_FORMAT_NONE || wi_json_format(cfg->format))
+        return 1;
+    wi_inputs in;
+    wi_inputs_resolve(cfg, &in);
+    wi_stream *ws = NULL;
+    int rc = wi_stream_start(&in.trace, &ws, err);
+    if (rc == 0) {
+        wi_stream_grid(ws, grid);
+        wi_stream_close(ws);
+        return 0;
+    }
+    if (rc != STALL_DS_UNSORTED && rc != WI_STREAM_WHOLE)
+        return rc;
+    /* Read whole: only its grid is kept. */
+    stall_measured m;
+    rc = wi_load_measured(&in.trace, &m, err);
+    if (rc)
+        return rc;
+    grid->ranks = m.ranks;
+    grid->epochs = m.epochs;
+    grid->batches = m.batches;
+    grid->samples = m.samples;
+    grid->samples_last = m.samples_last;
+    stall_measured_free(&m);
+    return 0;
+}
+
 /* One mode = model job as it runs: what the steps below share. */
 typedef struct wi_model_run {
     const stall_config *cfg;
@@ -437,7 +576,9 @@ static int wi_prepare(wi_model_run *j, stall_err *err)
     stall_model_params *p = &j->p;
     const wi_whatif *what = &j->in.what;
     wi_params(what, j->have ? &j->m : NULL, true, p);
-    rc = wi_ckpt_check(what, j->have ? &j->m : NULL, p, err);
+    rc = wi_grid_check(cfg, what, j->have ? &j->m : NULL, p, err);
+    if (rc == 0)
+        rc = wi_ckpt_check(what, j->have ? &j->m : NULL, p, err);
     if (rc)
         return rc;
     if (j->ws) {
@@ -456,21 +597,16 @@ static int wi_prepare(wi_model_run *j, stall_err *err)
                              "%s: [storage] batch_mb: must be > 0 when bandwidth_mb_s or a tier "
                              "key is set (the trace has no bytes column)",
                              cfg->ini_path);
-    /* Replications only where the what-if draws durations: otherwise every
-     * seed gives the same numbers and the interval would be a pretence. */
-    const stall_measured *m = &j->m;
-    bool draws = !j->have || p->ranks > m->ranks || p->epochs > m->epochs ||
-                 p->batches > m->batches || p->uneven.straggler_fraction > 0;
-    if (j->reps > 1 && !draws) {
-        char where[STALL_PATH_MAX + 64];
-        stall_config_origin(cfg, "run", "replications", where, sizeof where);
-        return stall_err_set(err, STALL_ECONFIG,
-                             "%s: has no effect: this what-if replays measured durations only "
-                             "(nothing is drawn, every seed gives the same run); replications "
-                             "need more GPUs, batches or epochs than the trace with [fetch] "
-                             "resample, or format = none",
-                             where);
+    rc = stall_model_point_check(cfg, j->have ? &j->m : NULL, err);
+    if (rc == 0 && !j->opts->no_files && !j->opts->sweep_point) {
+        /* A run (plan's probes and a sweep's points judge these over
+         * all their runs). */
+        stall_model_effects fx;
+        wi_effects(what, j->have ? &j->m : NULL, p, &fx);
+        rc = stall_model_effects_check(cfg, &fx, NULL, err);
     }
+    if (rc)
+        return rc;
     bool cpu_trace = j->have && p->cores > 0 && j->m.cpu.has;
     if (rc == 0 && !cpu_trace && stall_config_given(cfg, "cluster", "cpu_waits_out")) {
         char where[STALL_PATH_MAX + 64];

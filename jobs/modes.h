@@ -1,17 +1,49 @@
 /*
  * modes.h - the run of each [scenario] mode (private to jobs/: only the
- * dispatch in scenario.c calls these).
+ * dispatch in scenario.c calls the jobs; sweep.c calls mode = model's
+ * checks on every point before any runs).
  */
 #ifndef STALL_JOBS_MODES_H
 #define STALL_JOBS_MODES_H
 
 #include "stall/config.h"
 #include "stall/job.h"
+#include "stall/measured.h"
 
 /* mode = replay and mode = seed, on a dsanalyzer trace (replay_job.c). */
 int stall_replay_job(const stall_config *cfg, const stall_run_opts *opts, stall_err *err);
 
 /* mode = model: the closed-loop what-if (model_job.c). */
 int stall_model_job(const stall_config *cfg, const stall_run_opts *opts, stall_err *err);
+
+/* The grid of cfg's trace, read as stall_model_job would (every check of
+ * its first pass runs), without its durations: ranks, epochs, batches and
+ * samples in *grid, every other field zero. Returns 0, 1 where it cannot
+ * be told before the job (no trace; Kineto and dftracer traces, whose
+ * fetches are inferred), or the error reading the trace gives. */
+int stall_model_grid(const stall_config *cfg, stall_measured *grid, stall_err *err);
+
+/* mode = model's checks of one configuration that need the trace's grid
+ * (from stall_model_grid; NULL without a trace), as stall_model_job makes
+ * them: a what-if beyond the trace without [fetch] resample, replications
+ * where nothing is drawn. Returns 0 or STALL_ECONFIG. */
+int stall_model_point_check(const stall_config *cfg, const stall_measured *grid, stall_err *err);
+
+/* Whether a what-if draws durations ([run] seed has an effect) and reads
+ * from storage ([storage] batch_mb has one). */
+typedef struct stall_model_effects {
+    bool draws, reads;
+} stall_model_effects;
+
+/* Those of cfg on a trace of that grid (NULL: none). */
+void stall_model_effects_of(const stall_config *cfg, const stall_measured *grid,
+                            stall_model_effects *fx);
+
+/* Refuses [run] seed and [storage] batch_mb given in cfg where fx says they
+ * have no effect, naming where they were given: where_of[0] and [1] (may be
+ * NULL, or where_of itself) replace stall_config_origin's words for each
+ * (a sweep axis). Returns 0 or STALL_ECONFIG. */
+int stall_model_effects_check(const stall_config *cfg, const stall_model_effects *fx,
+                              const char *const where_of[2], stall_err *err);
 
 #endif

@@ -36,6 +36,7 @@
 #include "stall/cleanup.h"
 #include "stall/io.h"
 #include "stall/job.h"
+#include "modes.h"
 #include "stall/scenario.h"
 #include "sweep_int.h"
 
@@ -219,8 +220,14 @@ static int sweep_point(sweep_run *r, size_t i, bool *skipped, stall_err *err)
                             .jobs = 1,
                             .term = NULL,
                             .no_iterations = !r->opts->keep_iterations,
+                            .sweep_point = 1,
                             .digests = &r->digests};
-        rc = stall_scenario_run(cfg, &o, err);
+        stall_err e = {0};
+        rc = stall_scenario_run(cfg, &o, &e);
+        if (rc != 0 && rc == STALL_ECONFIG)
+            stall__sweep_point_err(r->s, i, &e, err);
+        else if (rc != 0)
+            *err = e;
         /* A model job told no_iterations makes no sub-folder (model_job.c). */
         if (rc == 0 && !r->opts->keep_iterations && cfg->mode != STALL_MODE_MODEL)
             sweep_drop_subdirs(tmp);
@@ -575,6 +582,71 @@ static void sweep_drop_drawn(const char *outdir)
     free(p);
 }
 
+/* mode = model's checks that need the trace's grid, on every point before
+ * any runs (stall_model_point_check: a point beyond the trace without
+ * resampling, replications where nothing is drawn), and the keys whose
+ * effect a sweep judges over all its points: [run] seed where no point
+ * draws, [storage] batch_mb where no point reads. The trace is read once
+ * (each distinct one once, with a [trace] axis), as its first point would
+ * read it; Kineto and dftracer traces, whose fetches are inferred, are
+ * checked when their points run. */
+static int sweep_model_check(const stall_sweep *s, stall_err *err)
+{
+    if (s->base.mode != STALL_MODE_MODEL || s->points == 0)
+        return 0;
+    stall_config *pc = stall_xmalloc(sizeof *pc), *first = stall_xmalloc(sizeof *first);
+    stall_measured grid;
+    char last[4 * STALL_PATH_MAX + 64] = "", id[sizeof last];
+    int grc = 1, rc = 0;
+    bool have = false;
+    stall_model_effects any = {false, false};
+    for (size_t i = 0; i < s->points && rc == 0; i++) {
+        stall_sweep_config(s, i, pc);
+        if (i == 0)
+            *first = *pc;
+        /* What the grid depends on: the trace's format, files and epoch. */
+        snprintf(id, sizeof id, "%d|%s|%s|%s|%s|%lld", pc->format, pc->path, pc->fetch, pc->start,
+                 pc->perf, (long long)pc->epoch);
+        if (!have || strcmp(id, last) != 0) {
+            grc = stall_model_grid(pc, &grid, err);
+            if (grc < 0) {
+                rc = grc;
+                break;
+            }
+            have = true;
+            snprintf(last, sizeof last, "%s", id);
+        }
+        if (grc == 1 && pc->format != STALL_FORMAT_NONE) {
+            any.draws = any.reads = true; /* told when the point runs */
+            continue;
+        }
+        stall_err e = {0};
+        rc = stall_model_point_check(pc, grc == 0 ? &grid : NULL, &e);
+        if (rc != 0) {
+            rc = stall__sweep_point_err(s, i, &e, err);
+            break;
+        }
+        stall_model_effects fx;
+        stall_model_effects_of(pc, grc == 0 ? &grid : NULL, &fx);
+        any.draws |= fx.draws;
+        any.reads |= fx.reads;
+    }
+    if (rc == 0) {
+        char seed[STALL_PATH_MAX + 128] = "", mb[STALL_PATH_MAX + 128] = "";
+        int a = stall__sweep_axis_of(s, "run.seed");
+        if (a >= 0)
+            stall__sweep_axis_where(s, a, seed, sizeof seed);
+        a = stall__sweep_axis_of(s, "storage.batch_mb");
+        if (a >= 0)
+            stall__sweep_axis_where(s, a, mb, sizeof mb);
+        const char *const where_of[2] = {seed[0] ? seed : NULL, mb[0] ? mb : NULL};
+        rc = stall_model_effects_check(first, &any, where_of, err);
+    }
+    free(pc);
+    free(first);
+    return rc;
+}
+
 int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall_sweep_result *res,
                     stall_err *err)
 {
@@ -600,6 +672,8 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
         rc = stall_job_digests_add(&digests, pc, err);
     }
     free(pc);
+    if (rc == 0)
+        rc = sweep_model_check(s, err);
     if (rc) {
         stall_job_digests_free(&digests);
         stall_sweep_destroy(s);
@@ -660,6 +734,9 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
             rc = stall_err_set(err, code, "rank 0 refused the result folder");
     }
 #endif
+    /* A folder this run makes is removed again when no point is left in it
+     * (a sweep that failed before any point finished). */
+    bool made = rank == 0 && rc == 0 && !sweep_exists(outdir);
     if (rc == 0)
         rc = stall_mkdirs(outdir, err);
     if (rc == 0)
@@ -761,6 +838,8 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
         sweep_mpi_open = true;
     }
 #endif
+    if (made && (rc != 0 || res->interrupted))
+        rmdir(outdir); /* only when empty: finished points stay, to resume */
     if (rc == 0 && local.term && !res->interrupted)
         fprintf(local.term,
                 "stallsim sweep: %zu points (%zu run, %zu found done) on %d thread%s x %d "

@@ -240,22 +240,44 @@ static int sweep_build(const stall_sweep *s, size_t i, stall_config *cfg, stall_
         if (!stall_config_given(cfg, "align", "start"))
             cfg->start_align = (stall_align_list){1, {STALL_ALIGN_NONE}};
     }
-    if (rc != 0) {
-        /* Drop the "file: " or ": " the inner message starts with. */
-        const char *m = e.msg;
-        size_t sl = strlen(s->src);
-        if (strncmp(m, s->src, sl) == 0 && m[sl] == ':')
-            m += sl + 1;
-        else if (m[0] == ':')
-            m += 1;
-        while (*m == ' ')
-            m++;
-        char desc[STALL_ERR_MSG / 2];
-        sweep_describe(s, i, desc, sizeof desc);
-        return stall_err_set(err, STALL_ECONFIG, "%s: [sweep] point %zu (%s): %s", s->src, i, desc,
-                             m);
-    }
+    if (rc != 0)
+        return stall__sweep_point_err(s, i, &e, err);
     return 0;
+}
+
+int stall__sweep_point_err(const stall_sweep *s, size_t i, const stall_err *inner, stall_err *err)
+{
+    /* Drop the "file: " or ": " the inner message starts with. */
+    const char *m = inner->msg;
+    size_t sl = strlen(s->src);
+    if (strncmp(m, s->src, sl) == 0 && m[sl] == ':')
+        m += sl + 1;
+    else if (m[0] == ':')
+        m += 1;
+    while (*m == ' ')
+        m++;
+    char desc[STALL_ERR_MSG / 2];
+    sweep_describe(s, i, desc, sizeof desc);
+    return stall_err_set(err, STALL_ECONFIG, "%s: [sweep] point %zu (%s): %s", s->src, i, desc, m);
+}
+
+void stall__sweep_axis_where(const stall_sweep *s, int a, char *buf, size_t n)
+{
+    const sweep_axis *x = &s->ax[a];
+    if (x->command_line)
+        snprintf(buf, n, "--sweep %s", x->key);
+    else if (x->line > 0)
+        snprintf(buf, n, "%s:%d: [sweep] %s", s->src, x->line, x->key);
+    else
+        snprintf(buf, n, "%s: [sweep] %s", s->src, x->key);
+}
+
+int stall__sweep_axis_of(const stall_sweep *s, const char *key)
+{
+    for (int a = 0; a < s->naxes; a++)
+        if (strcmp(s->ax[a].key, key) == 0)
+            return a;
+    return -1;
 }
 
 void stall_sweep_config(const stall_sweep *s, size_t i, stall_config *out)
@@ -297,6 +319,26 @@ static int sweep_add_axis(stall_sweep *s, const char *key, const char *value, bo
         return stall_err_set(err, STALL_ECONFIG,
                              "%s: a sweep runs one mode (its summaries have different columns)",
                              where);
+    if (strncmp(key, "plan.", 5) == 0 || strncmp(key, "sweep.", 6) == 0) {
+        /* Not keys of a scenario: [plan] holds the questions of `stallsim
+         * plan`, which a sweep's points do not ask. */
+        char hint[160];
+        stall_config_extra_suggest(key[0] == 'p' ? "plan" : "sweep", dot + 1, hint, sizeof hint);
+        if (key[0] == 's')
+            return stall_err_set(err, STALL_ECONFIG,
+                                 "%s: [sweep] is not a section of a scenario: a swept key is "
+                                 "section.key of a scenario key (stallsim --help lists them)",
+                                 where);
+        if (hint[0])
+            return stall_err_set(err, STALL_ECONFIG,
+                                 "%s: unknown key [plan] %s%s; and [plan] keys cannot be swept",
+                                 where, dot + 1, hint);
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: [plan] %s is a question of `stallsim plan`, which a sweep's "
+                             "points do not ask: a sweep varies scenario keys (stallsim --help "
+                             "lists them); run plan once per value (--set plan.%s=...)",
+                             where, dot + 1, dot + 1);
+    }
     /* The key must exist: a scratch configuration takes the first value
      * below; unknown keys fail here with the loader's message. */
     sweep_axis *a = sweep_find(s, key);
@@ -308,6 +350,8 @@ static int sweep_add_axis(stall_sweep *s, const char *key, const char *value, bo
     }
     sweep_axis_clear(a);
     a->command_line = cmdline;
+    a->from_base = false;
+    a->line = cmdline ? 0 : line;
     int rc = sweep_parse_list(where, value, maxp, a, err);
     if (rc)
         return rc;
@@ -337,6 +381,7 @@ static void sweep_align_axis(stall_sweep *s, const char *key, const stall_align_
 {
     sweep_axis *a = &s->ax[s->naxes++];
     snprintf(a->key, sizeof a->key, "%s", key);
+    a->from_base = true;
     for (int i = 0; i < l->n; i++)
         sweep_axis_push(a, stall_align_name(l->v[i]));
 }
@@ -379,6 +424,29 @@ int stall_sweep_create(const stall_config *cfg, const stall_sweep_opts *opts, st
             rc = stall_err_set(err, STALL_ECONFIG,
                                "%s: [%s] %s: only `stallsim %s` reads this section", s->src,
                                x->section, x->key, x->section);
+    }
+    /* A key both swept and set: the point's value would silently replace
+     * the set one. --sweep replaces the file's value, as --set does; a
+     * [sweep] line beside the key in the same file, or --set beside any
+     * axis, is refused, naming both. */
+    for (int a = 0; a < s->naxes && rc == 0; a++) {
+        const sweep_axis *x = &s->ax[a];
+        char section[64];
+        snprintf(section, sizeof section, "%s", x->key);
+        char *dot = strchr(section, '.');
+        if (x->from_base || !dot)
+            continue;
+        *dot = '\0';
+        int how = stall_config_given_how(cfg, section, dot + 1);
+        if (how == 0 || (x->command_line && how == 1))
+            continue;
+        char axis[STALL_PATH_MAX + 128], set[STALL_PATH_MAX + 128];
+        stall__sweep_axis_where(s, a, axis, sizeof axis);
+        stall_config_origin(cfg, section, dot + 1, set, sizeof set);
+        rc = stall_err_set(err, STALL_ECONFIG,
+                           "%s: also set by %s: the sweep's values would replace it at every "
+                           "point; give the key once",
+                           axis, set);
     }
     /* Groups: every axis its own, then zip lines merge theirs. */
     for (int a = 0; a < s->naxes; a++)

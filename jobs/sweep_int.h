@@ -13,6 +13,8 @@
 typedef struct sweep_axis {
     char key[64]; /* section.key */
     bool command_line;
+    bool from_base; /* an [align] list of the scenario itself, not a [sweep] line */
+    int line;       /* the [sweep] line of the INI (0: --sweep or unknown) */
     int n;
     char **vals;
     int group;
@@ -28,5 +30,15 @@ struct stall_sweep {
     size_t points;
     const char *src; /* for messages */
 };
+
+/* Sets *err to point i's error: "src: [sweep] point i (key=value, ...):
+ * inner's message" (its own "src: " left out). Returns STALL_ECONFIG. */
+int stall__sweep_point_err(const stall_sweep *s, size_t i, const stall_err *inner, stall_err *err);
+
+/* Where axis a was given: "--sweep key" or "src:line: [sweep] key". */
+void stall__sweep_axis_where(const stall_sweep *s, int a, char *buf, size_t n);
+
+/* The axis of section.key, or -1. */
+int stall__sweep_axis_of(const stall_sweep *s, const char *key);
 
 #endif

@@ -45,7 +45,7 @@ cmp "$dir/j1/sweep.csv" "$dir/mpi/sweep.csv"
 st=0
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
 mpirun --allow-run-as-root --oversubscribe -n 2 -x ASAN_OPTIONS "$bin" sweep "$dir/s.ini" \
-    --set loader.prefetch_factor=2 --sweep "loader.workers=1, 0" -o "$dir/bad" -q \
+    --sweep loader.prefetch_factor=2 --sweep "loader.workers=1, 0" -o "$dir/bad" -q \
     > "$dir/bad.log" 2>&1 || st=$?
 [ "$st" -ne 0 ] || { echo "sweep_mpi: a bad point was accepted"; exit 1; }
 [ "$st" -eq 2 ] || { echo "sweep_mpi: exit $st, expected 2:"; cat "$dir/bad.log"; exit 1; }

@@ -863,3 +863,143 @@ Test(cli, bad_output_path_is_refused_before_anything_is_written)
     cr_assert_eq(sh(cmd, line, sizeof line), 2);
     cr_assert(strstr(line, "stallsim: -o ") == line, "%s", line);
 }
+
+#define WHATIF STALL_SOURCE_DIR "/configs/example-whatif.ini"
+#define W2 STALL_SOURCE_DIR "/configs/w2.ini"
+
+/* Runs cmd (stderr's first line into msg), expecting exit 2 and `needle`
+ * in that line. */
+static void cli_refused(const char *cmd, const char *needle)
+{
+    char msg[2048];
+    int rc = sh(cmd, msg, sizeof msg);
+    cr_assert_eq(rc, 2, "%s: exit %d (%s)", cmd, rc, msg);
+    cr_assert(strstr(msg, needle), "%s: '%s' should hold '%s'", cmd, msg, needle);
+}
+
+Test(cli, sweep_point_beyond_the_trace_refused_before_any_point_runs)
+{
+    /* Either order: point 0 or point 1 needs resampling; checked before
+     * anything runs, naming the point, and nothing is written. */
+    const char *order[] = {"4,8", "8,4"},
+               *point[] = {"point 1 (cluster.gpus=8)", "point 0 (cluster.gpus=8)"};
+    for (int k = 0; k < 2; k++) {
+        char cmd[2048], out[600];
+        snprintf(out, sizeof out, "%s/beyond%d", cdir, k);
+        snprintf(cmd, sizeof cmd, BIN " sweep " WHATIF " --sweep cluster.gpus=%s -o %s -q",
+                 order[k], out);
+        cli_refused(cmd, point[k]);
+        cli_refused(cmd, "[fetch] resample");
+        struct stat st;
+        cr_assert_neq(stat(out, &st), 0, "%s: nothing written", out);
+    }
+    /* With resampling it runs. */
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             BIN " sweep " WHATIF " --sweep cluster.gpus=4,8 --set fetch.resample=bootstrap -o "
+                 "%s/beyond_ok -q",
+             cdir);
+    cr_assert_eq(sh(cmd, NULL, 0), 0);
+}
+
+Test(cli, sweep_point_failing_at_run_time_leaves_no_empty_folder)
+{
+    /* [ranks] slow beyond the trace's one rank fails when the point runs. */
+    char cmd[2048], out[600];
+    snprintf(out, sizeof out, "%s/rt0", cdir);
+    snprintf(cmd, sizeof cmd,
+             BIN " sweep " W2 " --sweep ranks.slow=3,1 --set ranks.compute_factor=2 -o %s -q", out);
+    cli_refused(cmd, "[sweep] point 0 (ranks.slow=3)");
+    struct stat st;
+    cr_assert_neq(stat(out, &st), 0, "%s: the folder it made is removed", out);
+    /* A finished point stays, whole, to resume from (as after Ctrl-C). */
+    snprintf(out, sizeof out, "%s/rt1", cdir);
+    snprintf(cmd, sizeof cmd,
+             BIN " sweep " W2 " --sweep ranks.slow=1,3 --set ranks.compute_factor=2 -o %s -q", out);
+    cli_refused(cmd, "[sweep] point 1 (ranks.slow=3)");
+    cr_assert_eq(count_entries(out), 1, "only point-000000");
+    char p[700];
+    snprintf(p, sizeof p, "%s/point-000000/summary.csv", out);
+    cr_assert_eq(stat(p, &st), 0);
+}
+
+Test(cli, keys_without_effect_refused)
+{
+    char cmd[2048];
+    /* batch_mb without a bandwidth or a tier key reads nothing. */
+    snprintf(cmd, sizeof cmd, BIN " run " W2 " --set storage.batch_mb=10 -o %s/k1 -q", cdir);
+    cli_refused(cmd, "--set storage.batch_mb: has no effect");
+    snprintf(cmd, sizeof cmd, BIN " run " WHATIF " --set storage.batch_mb=10 -o %s/k2 -q", cdir);
+    cli_refused(cmd, "--set storage.batch_mb: has no effect");
+    /* A seed where nothing is drawn. */
+    snprintf(cmd, sizeof cmd, BIN " run " WHATIF " --set run.seed=7 -o %s/k3 -q", cdir);
+    cli_refused(cmd, "--set run.seed: has no effect");
+    snprintf(cmd, sizeof cmd, BIN " run " W2 " --set run.seed=7 -o %s/k4 -q", cdir);
+    cli_refused(cmd, "--set run.seed: has no effect");
+    snprintf(cmd, sizeof cmd, BIN " sweep " WHATIF " --sweep run.seed=1..3 -o %s/k5 -q", cdir);
+    cli_refused(cmd, "--sweep run.seed: has no effect");
+    /* Where some point draws (8 GPUs from 4, resampled) or reads, they apply. */
+    snprintf(cmd, sizeof cmd,
+             BIN " sweep " WHATIF " --sweep cluster.gpus=4,8 --set fetch.resample=bootstrap "
+                 "--set run.seed=3 -o %s/k6 -q",
+             cdir);
+    cr_assert_eq(sh(cmd, NULL, 0), 0);
+    snprintf(cmd, sizeof cmd,
+             BIN " sweep " W2 " --sweep storage.bandwidth_mb_s=0,100 --set storage.batch_mb=1 "
+                 "-o %s/k7 -q",
+             cdir);
+    cr_assert_eq(sh(cmd, NULL, 0), 0);
+}
+
+Test(cli, key_both_swept_and_set_refused_naming_both)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             BIN " sweep " W2 " --sweep loader.workers=1..3 --set loader.workers=5 -o %s/b1 -q",
+             cdir);
+    cli_refused(cmd, "--sweep loader.workers: also set by --set loader.workers");
+    const char *p =
+        ini("sw_both", "model", "[loader]\nworkers = 4\n[sweep]\nloader.workers = 1, 2\n");
+    snprintf(cmd, sizeof cmd, BIN " sweep %s -o %s/b2 -q", p, cdir);
+    cli_refused(cmd, ":11: [sweep] loader.workers: also set by ");
+    cli_refused(cmd, ":9: [loader] workers");
+    /* --sweep replaces the file's value, as --set does. */
+    snprintf(cmd, sizeof cmd, BIN " sweep " W2 " --sweep loader.workers=1,2 -o %s/b3 -q", cdir);
+    cr_assert_eq(sh(cmd, NULL, 0), 0);
+}
+
+Test(cli, error_locations_named)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             BIN " run " STALL_SOURCE_DIR "/traces/ddp2_w2/trace.csv --set cluster.gpus=1 -o "
+                 "%s/l1 -q",
+             cdir);
+    char msg[2048];
+    cr_assert_eq(sh(cmd, msg, sizeof msg), 2);
+    /* The first line is the note on the trace; the error is the last. */
+    char errf[700];
+    snprintf(errf, sizeof errf, "%s/stderr.txt", cdir);
+    char *text = stall_read_file(errf, NULL);
+    cr_assert_not_null(text);
+    cr_assert(strstr(text, "trace.csv: [fetch] resample: the what-if needs 1 ranks"), "%s", text);
+    cr_assert_null(strstr(text, "stallsim: : "), "%s", text);
+    free(text);
+    snprintf(cmd, sizeof cmd,
+             BIN " run " W2 " --set ranks.slow=2 --set ranks.compute_factor=2 -o %s/l2 -q", cdir);
+    cli_refused(cmd, "stallsim: --set ranks.slow: 2 slow ranks, but the run has 1 ranks");
+    snprintf(cmd, sizeof cmd, BIN " sweep " WHATIF " --sweep plan.stall_target=0.1,0.2 -o %s/l3 -q",
+             cdir);
+    cli_refused(cmd, "[plan] stall_target is a question of `stallsim plan`");
+    snprintf(cmd, sizeof cmd, BIN " sweep " WHATIF " --sweep plan.stall_targt=0.1,0.2 -o %s/l4 -q",
+             cdir);
+    cli_refused(cmd, "unknown key [plan] stall_targt (did you mean stall_target?)");
+    char p[600];
+    snprintf(p, sizeof p, "%s/val_none.ini", cdir);
+    FILE *f = fopen(p, "w");
+    fprintf(f, "[scenario]\nmode = model\n[trace]\nformat = none\n[fetch]\nmean_s = 0.1\n");
+    fclose(f);
+    snprintf(cmd, sizeof cmd, BIN " validate %s -o %s/l5 -q", p, cdir);
+    cli_refused(cmd, ":4: [trace] format = none: validate compares a simulation with a measured "
+                     "run and needs its trace");
+}

@@ -254,6 +254,16 @@ bool stall_config_tiers(const stall_config *cfg);
 
 /* True when section.key was set explicitly. */
 bool stall_config_given(const stall_config *cfg, const char *section, const char *key);
+/* How section.key was set: 0 not (or no such key), 1 in the INI file, 2
+ * with --set. */
+int stall_config_given_how(const stall_config *cfg, const char *section, const char *key);
+
+/* The keys of [plan], the questions of `stallsim plan` (NULL-terminated). */
+extern const char *const stall_plan_keys[];
+
+/* " (did you mean KEY?)" for a misspelt key of [plan] (section "plan"), or
+ * "" when key is one of them or none is near. */
+void stall_config_extra_suggest(const char *section, const char *key, char *buf, size_t n);
 
 /* Writes the effective configuration as INI text: every key, resolved; the
  * keys that were not given (defaults) as comments, so that loading the text

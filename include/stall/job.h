@@ -64,8 +64,11 @@ typedef struct stall_run_opts {
     void (*on_params)(void *observer, const stall_model_params *p);
     stall_iter_fn on_iter;
     void *observer;
-    int no_iterations;                /* 1: no per-iteration files (sweep points without --keep) */
-    int no_files;                     /* 1: write nothing (mode = model only; plan's searches) */
+    int no_iterations; /* 1: no per-iteration files (sweep points without --keep) */
+    int no_files;      /* 1: write nothing (mode = model only; plan's searches) */
+    int sweep_point;   /* 1: a sweep's point (mode = model leaves the keys whose effect the
+                          sweep judges over all its points, [run] seed, [storage] batch_mb,
+                          to the sweep) */
     struct stall_summary *summary;    /* not NULL: mode = model stores the first fetch
                                          alignment's summary here (report.h) */
     const stall_job_digests *digests; /* not NULL: input SHA-256 known to the caller
