@@ -730,6 +730,34 @@ Test(storage, half_the_page_cache_predicted_before_its_capture)
     }
 }
 
+Test(storage, a_read_bound_page_cache_predicted_before_its_capture)
+{
+    /* traces/s9_predictions.md: from pagecache4m_cold (640 files of 4 MB
+     * all evicted; epochs set by the reads: 1.511 s cold, 0.658 and 0.598 s
+     * warm), latency_ms = 1.47 per cold file fitted on its epoch 0, half
+     * and a quarter of the files evicted were predicted at 1.086 and 0.995
+     * s for epoch 0 and measured 0.800 and 0.737 s: +36% and +35%, the
+     * goal (10%) missed. The cold excess over each run's own warm epochs
+     * is 0.883, 0.235, 0.096 s for all, half and a quarter cold: 1 : 0.27 :
+     * 0.11, near the cold fraction squared, where the model's per-file
+     * rule gives 1 : 0.5 : 0.25 (docs/validation.md). */
+    const double want[2][3] = {{1.086, 0.657, 0.644}, {0.995, 0.657, 0.644}};
+    const char *runs[2] = {"pagecache4m_half", "pagecache4m_q"};
+    const char *cached[2] = {"storage.cached_start_mb=1280", "storage.cached_start_mb=1920"};
+    for (int i = 0; i < 2; i++) {
+        const char *sets[] = {"storage.bandwidth_mb_s=3475.6", "storage.cache_mb=20000",
+                              "storage.latency_ms=1.47", cached[i], NULL};
+        double sim[3], meas[3];
+        store_run("pagecache4m_cold", sets, 1, sim);
+        store_measured(runs[i], meas);
+        for (int e = 0; e < 3; e++)
+            cr_assert_lt(fabs(sim[e] - want[i][e]), 0.0015, "%s epoch %d: %.4f, predicted %.3f",
+                         runs[i], e, sim[e], want[i][e]);
+        double err = sim[0] / meas[0] - 1;
+        cr_assert(err > 0.30 && err < 0.40, "%s epoch 0: %+.1f%%", runs[i], 100 * err);
+    }
+}
+
 /* A tier key that could change nothing is refused, naming it. */
 static void refused(const char *const *sets, const char *want)
 {
