@@ -50,11 +50,21 @@ static void plot_axis_build(plot_axis *a, const stall_table *t, int col)
         qsort(a->val, (size_t)a->n, sizeof *a->val, plot_cmp_num_str);
 }
 
+/* The axis's values as tic labels: every one up to 16, else every k-th
+ * (about 12: the first and last always), so that 100 values stay readable (a new
+ * user's report: loader.workers=1..100 drew 100 overlapping labels). */
 static void plot_axis_tics(FILE *gp, const char *axis, const plot_axis *a)
 {
+    int every = a->n <= 16 ? 1 : (a->n + 11) / 12;
     fprintf(gp, "set %stics (", axis);
+    bool first = true;
     for (int i = 0; i < a->n; i++) {
-        fputs(i ? ", " : "", gp);
+        bool last = i == a->n - 1;
+        /* Every k-th and the last; a k-th too close to the last gives way. */
+        if (!last && (i % every != 0 || (i > 0 && a->n - 1 - i < every)))
+            continue;
+        fputs(first ? "" : ", ", gp);
+        first = false;
         stall_plot_str(gp, a->val[i]);
         fprintf(gp, " %d", i);
     }
@@ -293,13 +303,17 @@ int stall_plot_plan(plot_ctx *c, stall_err *err)
         unit = "batches/s";
     }
     double chosen = NAN;
+    bool at_bound = false; /* max_efficient_gpus is the search's bound, not a limit found */
     if (stall_result_has(c->dir, STALL_RESULTS_PLAN) &&
         stall_plot_read(c->dir, STALL_RESULTS_PLAN, &plan, err) == 0) {
         int cq = stall_table_col(plan, STALL_COL_QUANTITY),
             cv = stall_table_col(plan, STALL_COL_VALUE);
         for (size_t i = 0; cq >= 0 && i < plan->nrows; i++)
-            if (strcmp(stall_table_get(plan, i, cq), STALL_PLAN_MAX_EFFICIENT) == 0)
+            if (strcmp(stall_table_get(plan, i, cq), STALL_PLAN_MAX_EFFICIENT) == 0) {
                 chosen = stall_table_num(plan, i, cv);
+                int cbind = stall_table_col(plan, "binding");
+                at_bound = cbind >= 0 && strcmp(stall_table_get(plan, i, cbind), "max_gpus") == 0;
+            }
         stall_table_free(plan);
     }
     if (isnan(chosen))
@@ -314,7 +328,9 @@ int stall_plot_plan(plot_ctx *c, stall_err *err)
              "Weak scaling: throughput and efficiency against the GPU count; efficiency "
              "threshold %.0f%%%s%s",
              100 * thr, thr_default ? " (the default)" : "",
-             isnan(chosen) ? "" : ", the largest efficient count marked");
+             isnan(chosen) ? ""
+             : at_bound    ? ", efficient up to the search's bound (marked)"
+                           : ", the largest efficient count marked");
     stall_plot_begin(c, "scaling", 1100, 440, cap);
     fprintf(c->dat, "# gpus throughput ideal_throughput efficiency_pct (throughput in %s)\n", unit);
     double base = stall_table_num(t, 0, cth) / stall_table_num(t, 0, cg);
@@ -338,20 +354,26 @@ int stall_plot_plan(plot_ctx *c, stall_err *err)
                 "chosen = %.9g\n"
                 "set arrow 1 from chosen, graph 0 to chosen, graph 1 nohead dt 3 lw 2 lc rgb "
                 "\"#D55E00\"\n"
-                "set label 1 sprintf(\"largest efficient: %%.0f GPUs\", chosen) at chosen, "
-                "graph 0.95 right offset -0.5, 0 tc rgb \"#D55E00\"\n",
-                chosen);
+                "set label 1 sprintf(\"%s\", chosen) at graph 0.03, 0.93 left "
+                "tc rgb \"#D55E00\"\n",
+                chosen,
+                at_bound ? "efficient up to %.0f GPUs, the search's bound (plan max_gpus)"
+                         : "largest efficient: %.0f GPUs (dotted line)");
     fprintf(c->gp,
             "set title \"Throughput (log-log: ideal scaling is a straight line)\"\n"
-            "set logscale y 2\nset ylabel \"throughput [%s]\"\nset yrange [*:*]\n"
+            "set logscale y 2\nset format y \"%%.0s%%c\"\nset ylabel \"throughput [%s]\"\n"
+            "set yrange [*:*]\n"
             "plot \"scaling.dat\" using 1:2 with linespoints pt 7 lc 1 title \"simulated\", "
-            "\"\" using 1:3 with lines dt 2 lc rgb \"#888888\" title \"ideal (linear)\"\n"
+            "\"\" using 1:3 with lines dt 2 lc rgb \"#888888\" title \"ideal (linear)\"\n",
+            unit);
+    if (!isnan(chosen))
+        fputs("set label 1 at graph 0.03, 0.35 left\n", c->gp); /* below the curve, above 0 */
+    fprintf(c->gp,
             "set title \"Efficiency (speed-up / GPUs)\"\nunset logscale y\n"
-            "set ylabel \"efficiency [%%]\"\nset yrange [0:105]\n"
+            "set format y \"%%g\"\nset ylabel \"efficiency [%%]\"\nset yrange [0:105]\n"
             "plot \"scaling.dat\" using 1:4 with linespoints pt 7 lc 1 title \"simulated\", "
             "threshold with lines dt 2 lc rgb \"#000000\" title sprintf(\"threshold %%.0f%%%%\", "
-            "threshold)\n",
-            unit);
+            "threshold)\n");
     stall_plot_end(c);
     stall_table_free(t);
     return 0;

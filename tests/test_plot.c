@@ -781,6 +781,56 @@ Test(plot, real_sweep_over_two_keys_discrete_cells_own_scales)
     free(gp);
 }
 
+Test(plot, real_sweep_of_many_values_labels_about_twelve)
+{
+    /* 60 worker counts: every value a tic label overlapped into a smear
+     * (a new user's report); about twelve labels, the first and last kept. */
+    NEED_GNUPLOT();
+    char *r = res_dir("sw60");
+    cr_assert_eq(sh("%s sweep configs/w2.ini --sweep loader.workers=1..60 --sweep "
+                    "loader.prefetch_factor=1..2 -o %s -q -j 2",
+                    BIN, r),
+                 0);
+    const char *want[] = {"sweep"};
+    check_figures(r, want, 1);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/plots/sweep.gp", r);
+    char *gp = rd_slurp(p);
+    char *x = strstr(gp, "set xtics (");
+    cr_assert_not_null(x, "%s", gp);
+    char *end = strchr(x, '\n');
+    int labels = 0;
+    for (char *q = x; q < end; q++)
+        labels += *q == '"';
+    labels /= 2;
+    cr_assert(labels >= 10 && labels <= 13, "%d labels: %.*s", labels, (int)(end - x), x);
+    cr_assert(strstr(x, "(\"1\" 0") == x + strlen("set xtics "), "%.*s", (int)(end - x), x);
+    cr_assert(strstr(x, "\"60\" 59)") && strstr(x, "\"60\" 59)") < end, "%.*s", (int)(end - x), x);
+    free(gp);
+}
+
+Test(plot, real_plan_at_the_search_bound_says_so)
+{
+    /* max_efficient_gpus with binding max_gpus is the search's bound, not a
+     * count found: the figure says so instead of "largest efficient". */
+    NEED_GNUPLOT();
+    char *r = res_dir("planb");
+    cr_assert_eq(sh("%s plan configs/example-whatif.ini --set plan.max_gpus=16 -o %s -q", BIN, r),
+                 0);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/plan.csv", r);
+    char *csv = rd_slurp(p);
+    cr_assert(strstr(csv, "max_efficient_gpus,16,max_gpus,"), "%s", csv);
+    free(csv);
+    const char *want[] = {"scaling"};
+    check_figures(r, want, 1);
+    snprintf(p, sizeof p, "%s/plots/scaling.gp", r);
+    char *gp = rd_slurp(p);
+    cr_assert(strstr(gp, "efficient up to %.0f GPUs, the search's bound"), "%s", gp);
+    cr_assert_null(strstr(gp, "largest efficient"), "%s", gp);
+    free(gp);
+}
+
 Test(plot, real_plan_log_log_throughput)
 {
     NEED_GNUPLOT();
