@@ -508,6 +508,12 @@ int stall_config_load_any(stall_config *cfg, const char *path, char *note, size_
 {
     if (n)
         note[0] = '\0';
+    /* A capture folder (trace.csv beside meta.json): its trace.csv; the run
+     * is named after the folder. */
+    char *csv = stall_xmalloc(STALL_DETECT_PATH_MAX);
+    const char *folder = path;
+    if (stall_trace_capture_folder(path, csv, STALL_DETECT_PATH_MAX))
+        path = csv;
     stall_trace_detected *d = stall_xmalloc(sizeof *d);
     stall_trace_kind kind = stall_trace_detect(path, d, err);
     int rc = 0;
@@ -519,7 +525,7 @@ int stall_config_load_any(stall_config *cfg, const char *path, char *note, size_
         /* Paths as given: relative to the current folder, as with --set. */
         cfg->ini_path[0] = cfg->ini_dir[0] = '\0';
         char name[STALL_NAME_MAX];
-        cfg_name_from_path(path, name, sizeof name);
+        cfg_name_from_path(folder, name, sizeof name);
         const char *kv[5][2] = {{"name", name}};
         int nkv = 1;
         const char *kv_mode = "replay";
@@ -558,6 +564,7 @@ int stall_config_load_any(stall_config *cfg, const char *path, char *note, size_
                      path, d->what, workers, prefetch);
     }
     free(d);
+    free(csv);
     return rc;
 }
 

@@ -83,6 +83,30 @@ static int det_companions(const char *path, const char *role, stall_trace_detect
     return 0;
 }
 
+bool stall_trace_capture_folder(const char *dir, char *csv, size_t n)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return false;
+    DIR *d = opendir(dir);
+    if (!d)
+        return false;
+    bool trace = false, other = false;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        const char *f = de->d_name;
+        trace |= strcmp(f, "trace.csv") == 0;
+        other |= (det_ends_with(f, ".json") && strcmp(f, "meta.json") != 0) ||
+                 det_ends_with(f, ".json.gz") || det_ends_with(f, ".pfw") ||
+                 det_ends_with(f, ".pfw.gz");
+    }
+    closedir(d);
+    if (!trace || other)
+        return false;
+    int w = snprintf(csv, n, "%s%strace.csv", dir, det_ends_with(dir, "/") ? "" : "/");
+    return w > 0 && (size_t)w < n;
+}
+
 /* A folder: per-rank PyTorch profiler files (.json, .json.gz) or dftracer
  * files (.pfw, .pfw.gz), told by their names. */
 static stall_trace_kind det_folder(const char *path, stall_trace_detected *out, stall_err *err)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "feed.h"
+#include "stall/detect.h"
 #include "stall/tidy.h"
 
 /* ---- calibrate ---- */
@@ -93,7 +94,10 @@ int stall_calibrate_fit(const char *const *paths, int n, int cores, int gpus_per
     int rc = 0;
     for (int i = 0; i < n && rc == 0; i++) {
         stall_tidy_trace *t = NULL;
-        rc = stall_tidy_load(paths[i], &t, err);
+        /* A capture folder: its trace.csv. */
+        char csv[STALL_DETECT_PATH_MAX];
+        const char *path = stall_trace_capture_folder(paths[i], csv, sizeof csv) ? csv : paths[i];
+        rc = stall_tidy_load(path, &t, err);
         if (rc == 0)
             rc = stall_measured_from_tidy(t, &ms[i], err);
         if (rc == 0 && ms[i].workers < 1)

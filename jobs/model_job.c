@@ -256,6 +256,18 @@ static void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *
                 "durations ([cluster] cpu_waits_out); the sharing simulated here adds the "
                 "what-if's own\n",
                 100 * fit->out);
+    else if (p->cores > 0 && m && m->cpu.has && fit->out >= 1.0 && fit->all > 0)
+        fprintf(f,
+                "CPU waits: all of the trace's measured waits for a core taken out of its "
+                "durations, and its own run simulated is still %+.1f%% of its mean epoch (the "
+                "sharing simulated here alone makes longer waits than were measured; none "
+                "taken out: %+.1f%%)\n",
+                100 * fit->all, 100 * fit->none);
+    else if (p->cores > 0 && m && m->cpu.has && fit->out <= 0.0 && fit->none < 0)
+        fprintf(f,
+                "CPU waits: none of the trace's measured waits for a core taken out, and its own "
+                "run simulated is still %+.1f%% of its mean epoch (all taken out: %+.1f%%)\n",
+                100 * fit->none, 100 * fit->all);
     else if (p->cores > 0 && m && m->cpu.has)
         fprintf(f,
                 "CPU waits: %.0f%% of the trace's measured waits for a core taken out of its "

@@ -377,6 +377,22 @@ static bool plan_meets(const stall_plan_result *r, const plan_probe *p, bool str
  * (throughput grows and the epoch shrinks with the GPUs; the brute-force
  * test holds the answer against every count). Not reached: binding
  * max_gpus, and `why` says what the last count gave. */
+/* The data one epoch of probe p holds: samples (else batches) of all its
+ * GPUs, its throughput x its epoch time (the summary's throughput is every
+ * iteration of every GPU over the epochs' time). */
+static double plan_epoch_amount(const plan_probe *p)
+{
+    /* A whole number of samples or batches, up to the rounding of the
+     * summary's quotients. */
+    return round((isnan(p->samples_s) ? p->thr : p->samples_s) * p->epoch_s);
+}
+
+/* That of p as a multiple of the planned configuration's epoch. */
+static double plan_epoch_data(const plan_ctx *c, const plan_probe *p)
+{
+    return c->base_amount > 0 ? plan_epoch_amount(p) / c->base_amount : NAN;
+}
+
 static int plan_target(plan_ctx *c, const stall_config *chosen, int gpn, bool strong,
                        stall_plan_result *r, stall_plan_answer *a, char *why, size_t nwhy,
                        stall_err *err)
@@ -432,8 +448,8 @@ static int plan_target(plan_ctx *c, const stall_config *chosen, int gpn, bool st
     a->value = hi;
     snprintf(a->binding, sizeof a->binding, "met");
     a->gpu_h = hi * best.epoch_s / 3600.0;
-    a->data = strong ? 1.0 : (double)hi / c->ranks;
-    if (a->data == 1.0)
+    a->data = plan_epoch_data(c, &best);
+    if (fabs(a->data - 1.0) < 1e-4)
         snprintf(why, nwhy, "%d GPU%s: epoch %.6g s, %.6g GPU-hours per epoch", hi,
                  hi == 1 ? "" : "s", best.epoch_s, a->gpu_h);
     else
@@ -605,7 +621,6 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
             ranks = mp.ranks;
         }
         stall_measured_free(&m);
-        c->ranks = ranks;
     }
     if (rc == 0) {
         stall_config *curve = stall_xmalloc(sizeof *curve);
@@ -617,6 +632,15 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
         }
         int gpn = chosen->gpus_per_node > 0 ? (int)chosen->gpus_per_node : ranks;
         rc = plan_scaling(c, curve, gpn, r, err);
+        /* The configuration's own epoch: the unit of the answers' epoch
+         * data, and the workers' answer's GPU-hours. */
+        plan_probe p0;
+        c->sims = &r->workers.sims;
+        if (rc == 0 && (rc = plan_sim(c, chosen, &p0, err)) == 0) {
+            r->workers.gpu_h = ranks * p0.epoch_s / 3600.0;
+            c->base_amount = plan_epoch_amount(&p0);
+            r->workers.data = 1.0;
+        }
         if (rc == 0 && r->target_throughput > 0)
             rc = plan_target(c, curve, gpn, false, r, &r->throughput_gpus, r->throughput_why,
                              sizeof r->throughput_why, err);
@@ -626,14 +650,11 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
         /* GPU-hours per epoch of the two GPU-count answers: the workers'
          * at the configuration's GPUs, the scaling's at its count. */
         plan_probe p;
-        c->sims = &r->workers.sims;
-        if (rc == 0 && (rc = plan_sim(c, chosen, &p, err)) == 0)
-            r->workers.gpu_h = ranks * p.epoch_s / 3600.0;
-        r->workers.data = 1.0;
         c->sims = &r->gpus.sims;
-        if (rc == 0 && (rc = plan_curve_point(c, curve, gpn, (int)r->gpus.value, &p, err)) == 0)
+        if (rc == 0 && (rc = plan_curve_point(c, curve, gpn, (int)r->gpus.value, &p, err)) == 0) {
             r->gpus.gpu_h = r->gpus.value * p.epoch_s / 3600.0;
-        r->gpus.data = r->gpus.value / ranks; /* the curve is weak scaling */
+            r->gpus.data = plan_epoch_data(c, &p);
+        }
         free(curve);
     }
     if (rc == 0 && r->ckpt_budget > 0) {

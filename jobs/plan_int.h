@@ -19,7 +19,8 @@ typedef struct plan_ctx {
     bool have_eff;
     double eff_batch_mb, eff_storage_mb_s, eff_per_batch_s, eff_startup_s;
     int64_t eff_batches;
-    int ranks; /* the planned configuration's GPUs: the unit of an answer's epoch data */
+    double base_amount; /* samples (else batches) in one epoch of the planned configuration:
+                           the unit of an answer's epoch data */
 } plan_ctx;
 
 typedef struct plan_probe {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stall/config.h"
 #include "stall/detect.h"
 #include "stall/traceend.h"
 #include "tmpdir.h"
@@ -143,4 +144,44 @@ Test(detect, json_traces_and_their_folders)
     err = (stall_err){0};
     cr_assert_eq(stall_trace_detect(path, &d, &err), STALL_TRACE_UNKNOWN);
     cr_assert(strstr(err.msg, "gzip-compressed"), "%s", err.msg);
+}
+
+/* A capture folder (trace.csv beside meta.json, as tools/train_example.py
+ * writes it) is its trace.csv: its meta.json was taken for a PyTorch
+ * profiler trace ("no DataLoader events ... among its 0 events", a new
+ * user's report). A folder of profiler files is not one. */
+Test(detect, a_capture_folder_is_its_trace_csv)
+{
+    char csv[1024];
+    cr_assert(
+        stall_trace_capture_folder(STALL_SOURCE_DIR "/traces/store_warm_r3", csv, sizeof csv));
+    cr_assert_str_eq(csv, STALL_SOURCE_DIR "/traces/store_warm_r3/trace.csv");
+    cr_assert(stall_trace_capture_folder(STALL_SOURCE_DIR "/traces/w2/", csv, sizeof csv));
+    cr_assert_str_eq(csv, STALL_SOURCE_DIR "/traces/w2/trace.csv");
+    cr_assert_not(
+        stall_trace_capture_folder(STALL_SOURCE_DIR "/tests/kineto/ddp2_w2", csv, sizeof csv));
+    cr_assert_not(
+        stall_trace_capture_folder(STALL_SOURCE_DIR "/traces/w2/trace.csv", csv, sizeof csv));
+    /* A folder with trace.csv and a profiler file beside it: not a capture. */
+    char dir[600], cmd[1400];
+    snprintf(dir, sizeof dir, "%s/cap", ddir);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s && cp %s/traces/w2/trace.csv %s/traces/w2/meta.json %s",
+             dir, STALL_SOURCE_DIR, STALL_SOURCE_DIR, dir);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert(stall_trace_capture_folder(dir, csv, sizeof csv));
+    snprintf(cmd, sizeof cmd, "touch %s/rank0.json", dir);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_not(stall_trace_capture_folder(dir, csv, sizeof csv));
+    /* Through the loader every command uses: a tidy trace named after the
+     * folder. */
+    stall_config cfg;
+    stall_config_defaults(&cfg);
+    stall_err err = {0};
+    char note[1200];
+    cr_assert_eq(stall_config_load_any(&cfg, STALL_SOURCE_DIR "/traces/store_warm_r3", note,
+                                       sizeof note, &err),
+                 0, "%s", err.msg);
+    cr_assert_eq(cfg.format, STALL_FORMAT_TIDY);
+    cr_assert_str_eq(cfg.name, "store_warm_r3");
+    cr_assert(strstr(note, "store_warm_r3/trace.csv: a tidy trace"), "%s", note);
 }

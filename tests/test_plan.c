@@ -559,3 +559,27 @@ Test(plan, a_trace_bytes_column_and_a_fifo_store_are_planned)
         cr_assert_str_eq(r.cores.binding, "not_met");
     free(st);
 }
+
+/* A new user's report: with [cluster] gpus other than the trace's, the
+ * weak-scaling answers run the trace's batches per GPU, not the
+ * configuration's (strong scaling splits the trace's dataset over its
+ * GPUs), so their epoch data is not GPUs / the configuration's GPUs. Here
+ * the configuration is 2 GPUs of 30 batches (w2's 60 split); an answer of
+ * G GPUs under weak scaling runs G x 60 batches: G times the data. */
+Test(plan, epoch_data_counts_what_the_answer_runs)
+{
+    stall_config *cfg = pl_trace_config(
+        (const char *const[]){"trace.format=tidy", "trace.path=traces/w2/trace.csv",
+                              "cluster.gpus=2", "fetch.resample=bootstrap", "plan:max_gpus=8",
+                              "plan:max_workers=4", "plan:target_throughput=900", NULL});
+    stall_plan_result r;
+    stall_err e = {0};
+    cr_assert_eq(stall_plan_compute(cfg, &r, &e), 0, "%s", e.msg);
+    cr_assert_str_eq(r.throughput_gpus.binding, "met", "%s", r.throughput_why);
+    cr_assert_float_eq(r.throughput_gpus.data, r.throughput_gpus.value, 1e-6, "%g GPUs: data %g",
+                       r.throughput_gpus.value, r.throughput_gpus.data);
+    cr_assert_float_eq(r.gpus.data, r.gpus.value, 1e-6, "%g GPUs: data %g", r.gpus.value,
+                       r.gpus.data);
+    cr_assert_float_eq(r.workers.data, 1.0, 1e-12);
+    free(cfg);
+}

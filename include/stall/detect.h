@@ -51,6 +51,12 @@ typedef struct stall_trace_detected {
  * file and what was expected. */
 stall_trace_kind stall_trace_detect(const char *path, stall_trace_detected *out, stall_err *err);
 
+/* True when dir is a folder the capture tool wrote (tools/stallsim_capture.py,
+ * tools/train_example.py: trace.csv beside meta.json and a README) and holds
+ * no profiler or dftracer files: *csv gets dir/trace.csv, the trace to read
+ * (its meta.json is the capture's facts, not a PyTorch profiler trace). */
+bool stall_trace_capture_folder(const char *dir, char *csv, size_t n);
+
 #ifdef __cplusplus
 }
 #endif
