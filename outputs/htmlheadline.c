@@ -374,10 +374,13 @@ static int hl_run(FILE *f, const char *dir, stall_err *err)
                        "epoch; how far weak scaling stays efficient",
                        dir, "plan", model_args, plan);
         } else if (!an) {
+            /* A what-if's own ranks come from the run with --analyze;
+             * analyze reads the measured trace (a new user's report: it
+             * analysed the 2-rank trace for a 4-GPU what-if). */
             hl_suggest(f,
                        "where each rank's time goes (data, barrier, compute, start-up) and "
                        "which rank others wait for",
-                       dir, "analyze", "", anl);
+                       dir, model ? "run" : "analyze", model ? "--analyze" : "", anl);
         }
         free(plan);
         free(sweep);

@@ -75,10 +75,32 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
         char *ini = stall_path_join(c->dir, "effective.ini");
         bool have = access(ini, R_OK) == 0;
         char *w_ini = stall_path_shell(ini), *w_dir = stall_path_shell(c->dir);
-        stall_plot_note(c,
-                        "where each rank's time went: no per_rank.csv (run or validate with "
-                        "--analyze, or stallsim analyze %s -o %s)",
-                        have ? w_ini : "TRACE", w_dir);
+        /* A run folder: its simulated ranks come from the run with
+         * --analyze (analyze reads the measured trace only; for a what-if
+         * not comparable with it, that is all it could add). */
+        if (stall_result_has(c->dir, STALL_RESULTS_SUMMARY) && have) {
+            char *alt = stall_xmalloc(strlen(c->dir) + 16);
+            sprintf(alt, "%s-analyze", c->dir);
+            char *w_alt = stall_path_shell(alt);
+            if (stall_plot_measured_comparable(c->dir))
+                stall_plot_note(c,
+                                "where each rank's time went: no per_rank.csv (the simulated "
+                                "ranks: stallsim run %s --analyze -o %s; the measured trace's: "
+                                "stallsim analyze %s -o %s)",
+                                w_ini, w_alt, w_ini, w_dir);
+            else
+                stall_plot_note(c,
+                                "where each rank's time went: no per_rank.csv (the simulated "
+                                "ranks: stallsim run %s --analyze -o %s; the measured trace is "
+                                "not comparable with this what-if)",
+                                w_ini, w_alt);
+            free(alt);
+            free(w_alt);
+        } else
+            stall_plot_note(c,
+                            "where each rank's time went: no per_rank.csv (run or validate with "
+                            "--analyze, or stallsim analyze %s -o %s)",
+                            have ? w_ini : "TRACE", w_dir);
         free(ini);
         free(w_ini);
         free(w_dir);
@@ -148,6 +170,16 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
         }
         nrk[nsrc - 1]++;
         ranks = nrk[nsrc - 1] > ranks ? nrk[nsrc - 1] : ranks;
+    }
+    if (nsrc == 0) {
+        /* Only measured rows, and this what-if is not comparable with them:
+         * nothing to draw (a bare plot command failed gnuplot). */
+        stall_plot_note(c, "where each rank's time went: per_rank.csv holds the measured run "
+                           "only, and this what-if is not comparable with it (other GPUs, "
+                           "batches or epochs); run it with --analyze for its simulated ranks");
+        free(skip);
+        stall_table_free(t);
+        return 0;
     }
     for (int g = 1; g < nsrc; g++)
         off[g] = off[g - 1] + nrk[g - 1] + 1;

@@ -1151,3 +1151,35 @@ Test(plot, measured_drawn_only_where_the_whatif_is_comparable)
         free(bdat);
     }
 }
+
+/* A what-if of other GPUs with only the measured trace's per_rank.csv in
+ * its folder (the report suggested `stallsim analyze FOLDER/effective.ini
+ * -o FOLDER`): the measured bars are not comparable and were left out, and
+ * the bare plot command that remained failed gnuplot, so plot and report
+ * exited 1 (a new user's report). Now the figure is not drawn, said in one
+ * line naming the run with --analyze; and a run folder's note suggests
+ * that run, which gives the simulated ranks. */
+Test(plot, a_whatif_with_only_measured_ranks_draws_no_breakdown)
+{
+    NEED_GNUPLOT();
+    char *r = res_dir("w4m");
+    cr_assert_eq(sh("%s run traces/cpushare/sleep_ddp2_r1/trace.csv --set cluster.gpus=4 --set "
+                    "cluster.gpus_per_node=4 --set cluster.scaling=weak --set "
+                    "fetch.resample=bootstrap -o %s -q --no-sync",
+                    BIN, r),
+                 0);
+    stall_plot_result res;
+    stall_err err = {0};
+    cr_assert_eq(stall_plot(r, &no_gnuplot, &res, &err), 0, "%s", err.msg);
+    bool said = false;
+    for (int i = 0; i < res.nnote; i++)
+        said |= strstr(res.note[i], "stallsim run") && strstr(res.note[i], "--analyze -o") &&
+                strstr(res.note[i], "not comparable");
+    cr_assert(said, "no note suggesting the run with --analyze");
+    cr_assert_eq(sh("%s analyze %s/effective.ini -o %s", BIN, r, r), 0);
+    cr_assert_eq(sh("%s plot %s", BIN, r), 0, "plot failed on a folder with measured ranks only");
+    cr_assert_eq(sh("%s report %s", BIN, r), 0);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/plots/breakdown.gp", r);
+    cr_assert_neq(access(p, F_OK), 0, "a breakdown was drawn from nothing");
+}

@@ -63,7 +63,7 @@ typedef struct stall_plot_result {
     char caption[STALL_PLOT_MAX][256]; /* one sentence: what the figure shows */
     bool rendered;                     /* gnuplot was found and drew every figure */
     int nnote;
-    char note[STALL_PLOT_NOTES][256]; /* what could not be drawn, and why */
+    char note[STALL_PLOT_NOTES][512]; /* what could not be drawn, and why */
 } stall_plot_result;
 
 /* Writes the figures of result folder dir into dir/plots and renders them
