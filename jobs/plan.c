@@ -138,15 +138,19 @@ static int plan_workers(plan_ctx *c, stall_plan_result *r, stall_err *err)
     c->sims = &r->workers.sims;
     stall_config *cfg = stall_xmalloc(sizeof *cfg);
     *cfg = c->base;
-    plan_probe p;
+    plan_probe p, best = {0};
     int lo = 0, hi = 0, rc = 0; /* lo fails (0: none tried), hi meets (0: none found) */
-    double stall_hi = NAN, stall_last = NAN;
+    int best_w = 0;             /* the count of least stall among those tried */
+    double stall_hi = NAN;
     for (int w = 1; rc == 0;) {
         plan_set_int(cfg, "loader", "workers", w);
         rc = plan_sim(c, cfg, &p, err);
         if (rc)
             break;
-        stall_last = p.stall;
+        if (best_w == 0 || p.stall < best.stall) {
+            best = p;
+            best_w = w;
+        }
         if (p.stall <= r->stall_target) {
             hi = w;
             stall_hi = p.stall;
@@ -177,8 +181,12 @@ static int plan_workers(plan_ctx *c, stall_plan_result *r, stall_err *err)
         snprintf(r->workers.binding, sizeof r->workers.binding, "met");
         return 0;
     }
-    r->workers.value = r->max_workers;
-    r->stall_at_workers = stall_last;
+    /* None meets the target: the count of least stall among those tried
+     * (more workers can stall more: each starts every epoch), on which the
+     * rest of the plan builds. */
+    r->workers.value = best_w;
+    r->stall_at_workers = best.stall;
+    p = best;
     snprintf(r->workers.binding, sizeof r->workers.binding, "not_met");
     const stall_config *b = &c->base;
     /* As the model took them (a trace gives hand-over, start-up and bytes
@@ -213,9 +221,9 @@ static int plan_workers(plan_ctx *c, stall_plan_result *r, stall_err *err)
                  "a batch takes longer to load than %d workers can hide behind compute",
                  r->max_workers);
     snprintf(r->why, sizeof r->why,
-             "no worker count up to max_workers = %d reaches stall_target = %g (stall share "
-             "%.4f at %d): %s",
-             r->max_workers, r->stall_target, stall_last, r->max_workers, cause);
+             "no worker count up to max_workers = %d reaches stall_target = %g (the least "
+             "stall share, %.4f, at %d): %s",
+             r->max_workers, r->stall_target, best.stall, best_w, cause);
     return 0;
 }
 
@@ -676,9 +684,10 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
         int w = (int)r->workers.value;
         if (strcmp(r->workers.binding, "not_met") == 0)
             snprintf(r->sentence, sizeof r->sentence,
-                     "Data loading binds: even %d workers per GPU leave a stall share of %.3f "
-                     "(target %g).",
-                     w, r->stall_at_workers, r->stall_target);
+                     "Data loading binds: no worker count up to %d per GPU brings the stall "
+                     "share to %g; the least, %.3f, is at %d workers per GPU, on which the plan "
+                     "below builds.",
+                     r->max_workers, r->stall_target, r->stall_at_workers, w);
         else if (strcmp(r->bandwidth.binding, "binds") == 0)
             snprintf(r->sentence, sizeof r->sentence,
                      "Storage binds: %d workers per GPU reach the stall target, but %g MB/s per "

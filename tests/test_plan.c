@@ -13,6 +13,8 @@
 
 #include "stall/config.h"
 #include "stall/plan.h"
+#include "stall/report.h"
+#include "stall/scenario.h"
 #include "stall/sweep.h"
 #include "stall/io.h"
 
@@ -581,5 +583,44 @@ Test(plan, epoch_data_counts_what_the_answer_runs)
     cr_assert_float_eq(r.gpus.data, r.gpus.value, 1e-6, "%g GPUs: data %g", r.gpus.value,
                        r.gpus.data);
     cr_assert_float_eq(r.workers.data, 1.0, 1e-12);
+    free(cfg);
+}
+
+/* A new user's report: where no worker count meets the stall target, plan
+ * answered max_workers (64) and built the rest on it, though more workers
+ * stall more where each starts every epoch (cpushare sleep_ddp2_r1: 0.201
+ * at 8 workers, 0.285 at 64). The answer is now the count of least stall
+ * among those tried, which a brute-force sweep of the same counts agrees
+ * with. */
+Test(plan, not_met_takes_the_least_stalling_worker_count)
+{
+    stall_config *cfg = pl_trace_config((const char *const[]){
+        "trace.format=tidy", "trace.path=traces/cpushare/sleep_ddp2_r1/trace.csv",
+        "plan:max_workers=64", "plan:max_gpus=2", NULL});
+    stall_plan_result r;
+    stall_err e = {0};
+    cr_assert_eq(stall_plan_compute(cfg, &r, &e), 0, "%s", e.msg);
+    cr_assert_str_eq(r.workers.binding, "not_met");
+    cr_assert_lt(r.workers.value, 64);
+    /* The counts plan tried (1, 2, 4, ... 64), each run alone. */
+    double least = INFINITY;
+    int at = 0;
+    for (int w = 1; w <= 64; w *= 2) {
+        stall_config *one = pl_trace_config((const char *const[]){
+            "trace.format=tidy", "trace.path=traces/cpushare/sleep_ddp2_r1/trace.csv", NULL});
+        char set[64];
+        snprintf(set, sizeof set, "loader.workers=%d", w);
+        cr_assert_eq(stall_config_set(one, set, &e), 0, "%s", e.msg);
+        stall_summary sum;
+        stall_run_opts o = {.jobs = 1, .no_files = 1, .summary = &sum};
+        cr_assert_eq(stall_scenario_run(one, &o, &e), 0, "%s", e.msg);
+        if (sum.stall_share < least) {
+            least = sum.stall_share;
+            at = w;
+        }
+        free(one);
+    }
+    cr_assert_eq((int)r.workers.value, at, "plan %g, the least stall at %d", r.workers.value, at);
+    cr_assert_float_eq(r.stall_at_workers, least, 1e-9);
     free(cfg);
 }
