@@ -296,7 +296,8 @@ static void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *
         const wi_alignment *j = &jobs[i];
         char vs[16] = "";
         if (!isnan(measured) && comparable)
-            snprintf(vs, sizeof vs, "%+.2f%%", 100.0 * (j->sum.epoch_time_s - measured) / measured);
+            snprintf(vs, sizeof vs, "%+.2f%%",
+                     stall_pct_nz(100.0 * (j->sum.epoch_time_s - measured) / measured));
         char name[16];
         snprintf(name, sizeof name, "%s%s", stall_align_name(j->fa), m && m->fetch_fit ? "*" : "");
         char it[24], st[24], de[24];

@@ -286,9 +286,9 @@ static void scen_term_replay(FILE *t, const scen_ctx *c, double measured)
         const scen_job *j = &c->jobs[i];
         fprintf(t, "%-5s %-5s %11.3f %+8.2f%% %10.4f %9.4f %9.4f %10.2f %7.2f\n",
                 stall_align_name(j->fa), stall_align_name(j->sa), j->sum.epoch_time_s,
-                100.0 * (j->sum.epoch_time_s - measured) / measured, j->sum.iteration.mean,
-                j->sum.stall.mean, j->sum.delay.mean, j->sum.effective_delay_pct,
-                100.0 * j->sum.stall_share);
+                stall_pct_nz(100.0 * (j->sum.epoch_time_s - measured) / measured),
+                j->sum.iteration.mean, j->sum.stall.mean, j->sum.delay.mean,
+                j->sum.effective_delay_pct, 100.0 * j->sum.stall_share);
     }
     fprintf(t, "%-11s %11.3f   (measured epoch time)\n", "measured", measured);
 }

@@ -214,12 +214,15 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
             ms += m.epoch_s[e];
             ss += sim_e[e];
             fprintf(f, "%5d %11.4f %11.4f %+7.2f%% | %11.5f %11.5f %+7.2f%%\n", wi_epoch0(cfg) + e,
-                    m.epoch_s[e], sim_e[e], 100.0 * (sim_e[e] - m.epoch_s[e]) / m.epoch_s[e],
-                    m.stall_s[e], sim_s[e],
-                    m.stall_s[e] > 0 ? 100.0 * (sim_s[e] - m.stall_s[e]) / m.stall_s[e] : 0.0);
+                    m.epoch_s[e], sim_e[e],
+                    stall_pct_nz(100.0 * (sim_e[e] - m.epoch_s[e]) / m.epoch_s[e]), m.stall_s[e],
+                    sim_s[e],
+                    m.stall_s[e] > 0
+                        ? stall_pct_nz(100.0 * (sim_s[e] - m.stall_s[e]) / m.stall_s[e])
+                        : 0.0);
         }
         fprintf(f, "%5s %11.4f %11.4f %+7.2f%%\n", "mean", ms / m.epochs, ss / m.epochs,
-                100.0 * (ss - ms) / ms);
+                stall_pct_nz(100.0 * (ss - ms) / ms));
         fprintf(f, "results in %s/ (validate.csv, %seffective.ini)\n", final,
                 m.fetch_fit ? "fetch_fit.csv, " : "");
     }

@@ -91,6 +91,13 @@ static inline double stall_ns_to_s(stall_time ns)
  * in again. Process-wide; a no-op elsewhere. */
 void stall_heap_keep(void);
 
+/* v, or +0 where "%+.2f" would print "-0.00" (|v| < 0.005): a signed
+ * difference that rounds to nothing is no difference. */
+static inline double stall_pct_nz(double v)
+{
+    return v > -0.005 && v < 0.005 ? 0.0 : v;
+}
+
 /* Median of v[0..n) (the upper one for even n); sorts v in place. 0 when
  * n == 0. */
 stall_time stall_median_time(stall_time *v, size_t n);
