@@ -132,6 +132,17 @@ int stall_plot_sweep(plot_ctx *c, stall_err *err)
                 "set yrange [0:*]\nset y2range [0:100]\nset ytics nomirror\nset y2tics\n"
                 "set key outside right top\n",
                 tname);
+        if (ax[0].numeric && ax[0].n <= 16) {
+            /* The swept values themselves as tics: gnuplot's own put 1.5
+             * and 2.5 between worker counts (a new user's report). */
+            fputs("set xtics (", c->gp);
+            for (int v = 0; v < ax[0].n; v++) {
+                fputs(v ? ", " : "", c->gp);
+                stall_plot_str(c->gp, ax[0].val[v]);
+                fprintf(c->gp, " %s", ax[0].val[v]);
+            }
+            fputs(")\n", c->gp);
+        }
         if (ax[0].numeric)
             fputs("plot \"sweep.dat\" using 2:3 with linespoints pt 7 lc 1 title "
                   "\"throughput\", \"\" using 2:4 axes x1y2 with linespoints pt 5 lc 4 "
