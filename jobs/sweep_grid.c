@@ -394,7 +394,7 @@ int stall_sweep_create(const stall_config *cfg, const stall_sweep_opts *opts, st
     stall_sweep *s = stall_xcalloc(1, sizeof *s);
     s->base = *cfg;
     s->base.nextra = 0;
-    s->src = s->base.ini_path[0] ? s->base.ini_path : "config";
+    s->src = s->base.ini_path[0] ? s->base.ini_path : "command line";
     int rc = 0;
     /* The align lists the mode runs one by one are axes, first. */
     bool replay = cfg->mode != STALL_MODE_MODEL;
