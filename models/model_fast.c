@@ -112,6 +112,8 @@ static int fast_epoch(model_fast *F, int e, stall_time t0)
     if (p->workers == 0)
         return 0;
     int64_t first = p->batches < F->pw ? p->batches : F->pw;
+    if (d->ready)
+        d->ready(d->ctx, e, first - 1);
     for (int64_t j = 0; j < first; j++) {
         size_t so = (size_t)j * g, wo = (size_t)(j % F->wn) * g;
         for (int r = 0; r < F->g; r++) {
@@ -137,6 +139,8 @@ static int fast_iter(model_fast *F, int e, int64_t k, stall_time q, model_part *
     bool refill = p->workers > 0 && k + F->pw < p->batches;
     size_t so = p->workers > 0 ? (size_t)(k % F->pw) * g : 0;
     size_t wo = p->workers > 0 ? (size_t)(k % F->wn) * g : 0;
+    if (d->ready)
+        d->ready(d->ctx, e, refill ? k + F->pw : k);
     for (int r = 0; r < F->g; r++) {
         stall_time s0, e0;
         if (p->workers == 0) {
