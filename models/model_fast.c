@@ -34,7 +34,10 @@
  * microseconds, about what the meeting costs there: 76 ms against 57 ms
  * for 1,024 ranks x 5,000 iterations), and a pipeline that computes on one
  * thread and delivers the records on the other (135-180 ms: the records'
- * arrays then cross between the cores' caches, 48 KB an iteration). On a
+ * arrays then cross between the cores' caches, 48 KB an iteration). The
+ * tables may still be being filled behind the run instead (jobs/fill.c,
+ * the fill overlapped): d->ready, when set, is called once per epoch start
+ * and once per iteration with the last batch the iteration reads. On a
  * failure (a negative duration) the run stops, after the records before
  * it, and returns an error; stall_model_run then runs the event engine,
  * which gives the error and its message, skipping those records (all
