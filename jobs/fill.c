@@ -23,7 +23,6 @@
 #include "draw.h"
 
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
 #include <stdint.h>
@@ -162,7 +161,7 @@ size_t wi_tables_fill(wi_tables *w, gsl_rng *rng, const wi_draw *fd, const wi_dr
 
 #define OVL_UNIT ((size_t)2 << 20) /* bytes populated at a time: a huge page */
 #define OVL_LEAD 2                 /* blocks the helpers keep ahead of the run */
-#define OVL_SPIN 20000             /* polls of a block being cooked before sleeping */
+#define OVL_SPIN 4000              /* polls of a block being cooked before sleeping */
 
 enum { OVL_FREE, OVL_CLAIMED, OVL_COOKED };
 #define OVL_CLOSED ((size_t)1 << (sizeof(size_t) * 8 - 1))
@@ -182,6 +181,7 @@ struct wi_ovl {
     pthread_cond_t cv;
     atomic_int drawn;         /* epochs whose raw draws are in */
     atomic_size_t drawn_at;   /* cells drawn (release) */
+    atomic_int sleepers;      /* the run's thread waits for drawn_at to move (under mu) */
     atomic_size_t want;       /* the run's next block (relaxed: a hint to the helpers) */
     atomic_size_t fault_next; /* the next unit to populate */
     atomic_bool fault_off;    /* populating refused or not worth it */
@@ -234,7 +234,14 @@ static int ovl_pre(struct wi_ovl *O, int e)
     if (!atomic_compare_exchange_strong(&O->pre[e], &p, p | OVL_BUSY))
         return -1;
     ovl_cook_cells(O, e0 + p, e0 + p + OVL_PRE);
-    atomic_store_explicit(&O->pre[e], p + OVL_PRE, memory_order_release);
+    size_t cur = p | OVL_BUSY;
+    while (!atomic_compare_exchange_weak(&O->pre[e], &cur, (p + OVL_PRE) | (cur & OVL_CLOSED)))
+        ;
+    if (cur & OVL_CLOSED) {
+        pthread_mutex_lock(&O->mu);
+        pthread_cond_broadcast(&O->cv);
+        pthread_mutex_unlock(&O->mu);
+    }
     return 1;
 }
 
@@ -324,15 +331,19 @@ static void ovl_draw(struct wi_ovl *O)
             size_t m = e0 + O->ecells - o0 < FILL_CHUNK ? e0 + O->ecells - o0 : FILL_CHUNK;
             wi_draw_raw_cells(O->rng, &O->fd, &O->cd, w->fetch + o0,
                               w->compute ? w->compute + o0 : NULL, m);
-            atomic_store_explicit(&O->drawn_at, o0 + m, memory_order_release);
+            atomic_store(&O->drawn_at, o0 + m);
+            if (atomic_load(&O->sleepers)) {
+                pthread_mutex_lock(&O->mu);
+                pthread_cond_broadcast(&O->cv);
+                pthread_mutex_unlock(&O->mu);
+            }
         }
-        /* The prefix ends here: wait out a chunk being cooked. */
-        size_t p = atomic_load(&O->pre[e]);
-        while ((p & OVL_BUSY) || !atomic_compare_exchange_weak(&O->pre[e], &p, p | OVL_CLOSED)) {
-            ovl_pause();
-            p = atomic_load(&O->pre[e]);
-        }
+        /* The prefix ends here; a chunk being cooked is waited out (its
+         * cook wakes this thread when it sees OVL_CLOSED). */
         pthread_mutex_lock(&O->mu);
+        if (atomic_fetch_or(&O->pre[e], OVL_CLOSED) & OVL_BUSY)
+            while (atomic_load(&O->pre[e]) & OVL_BUSY)
+                pthread_cond_wait(&O->cv, &O->mu);
         atomic_store_explicit(&O->drawn, e + 1, memory_order_release);
         pthread_cond_broadcast(&O->cv);
         pthread_mutex_unlock(&O->mu);
@@ -411,6 +422,7 @@ void wi_tables_ovl_start(wi_tables *w, gsl_rng *rng, const wi_draw *fd, const wi
         atomic_init(&O->pre[e], 0);
     atomic_init(&O->drawn, 0);
     atomic_init(&O->drawn_at, 0);
+    atomic_init(&O->sleepers, 0);
     atomic_init(&O->want, 0);
     atomic_init(&O->fault_next, 0);
     atomic_init(&O->fault_off, O->ecells * (size_t)w->ne * sizeof *w->fetch < 2 * OVL_UNIT);
@@ -451,13 +463,17 @@ void wi_tables_ready(wi_tables *w, int e, int64_t k)
             if (pr > 0)
                 continue;
             if (pr == 0) {
-                /* The drawer is a chunk away: poll. */
-                size_t at = atomic_load_explicit(&O->drawn_at, memory_order_relaxed);
-                for (int i = 0;
-                     i < OVL_SPIN && atomic_load_explicit(&O->drawn_at, memory_order_relaxed) == at;
-                     i++)
-                    ovl_pause();
-                sched_yield(); /* the drawer may be waiting for this core */
+                /* The drawer is less than a chunk ahead: wait for the next
+                 * (the drawer reads sleepers after it moves drawn_at, this
+                 * thread drawn_at after it raised sleepers: one of the two
+                 * sees the other's). */
+                size_t at = atomic_load(&O->drawn_at);
+                pthread_mutex_lock(&O->mu);
+                atomic_fetch_add(&O->sleepers, 1);
+                while (atomic_load(&O->drawn_at) == at && b >= ovl_drawn_blocks(O))
+                    pthread_cond_wait(&O->cv, &O->mu);
+                atomic_fetch_sub(&O->sleepers, 1);
+                pthread_mutex_unlock(&O->mu);
                 continue;
             }
             pthread_mutex_lock(&O->mu);
