@@ -396,6 +396,8 @@ int wi_tables_build_x(const wi_whatif *what, const stall_measured *m, int g, int
      * compute and tail times is a lower bound of the simulated time, so a
      * run past the horizon is refused here, before any output. */
     double span = 0;
+    /* (Not while an overlapped fill is under way with a compute table:
+     * its bound passed the check above, so the sum cannot fail it.) */
     for (int e = 0; e < ne && !(w->ovl && w->compute); e++)
         for (int64_t k = 0; k < n; k++)
             span += (double)wi_cb_compute(w, e, 0, k) + (double)w->tail[(size_t)e * n + (size_t)k];
