@@ -289,6 +289,17 @@ void wi_draw_raw_cells(gsl_rng *rng, const wi_draw *fd, const wi_draw *cd, int64
     memcpy(gsl_rng_state(rng), &s, sizeof s);
 }
 
+stall_time wi_draw_max(const wi_draw *w)
+{
+    if (w->kind != STALL_DIST_LOGNORMAL || w->b == 0)
+        return w->ns;
+    double v = exp(9.5 * fabs(w->b) + w->a) * (1 + 1e-9);
+    if (!(v <= STALL_LIMIT_DURATION_S))
+        return -1;
+    stall_time t = draw_finish(v);
+    return t < 0 ? -1 : t + 1;
+}
+
 stall_time wi_draw_cook(uint64_t raw, const wi_draw *w)
 {
     if (w->kind != STALL_DIST_LOGNORMAL || w->b == 0)

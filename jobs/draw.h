@@ -38,6 +38,12 @@ stall_time wi_draw_ns(gsl_rng *rng, const wi_draw *w);
 bool wi_draw_splits(const gsl_rng *rng, const wi_draw *w);
 uint64_t wi_draw_raw(gsl_rng *rng, const wi_draw *w);
 stall_time wi_draw_cook(uint64_t raw, const wi_draw *w);
+/* An upper bound of wi_draw_cook's value over every raw input of a draw
+ * that splits, or -1 when some input gives -1 (past the duration limit):
+ * the polar method's |normal| is at most sqrt(-2 ln r2) with r2 >= 2^-62
+ * (a nonzero coordinate is a multiple of 2^-31), under 9.28; 9.5 bounds it
+ * with room for rounding. */
+stall_time wi_draw_max(const wi_draw *w);
 /* n cells' wi_draw_raw of fd then cd each, into f[i] and c[i] (c may be
  * NULL: compute's are not kept), as n pairs of calls would, faster: GSL's
  * mt19937 run inline on a copy of rng's state (draw.c checks it against

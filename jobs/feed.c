@@ -20,6 +20,7 @@
 
 void wi_tables_free(wi_tables *w)
 {
+    wi_tables_abandon(w);
     free(w->fetch);
     free(w->compute);
     free(w->tail);
@@ -49,6 +50,11 @@ static stall_time wi_cb_gap(void *ctx, int e)
 {
     const wi_tables *w = ctx;
     return w->gap[e];
+}
+
+static void wi_cb_ready(void *ctx, int e, int64_t k)
+{
+    wi_tables_ready(ctx, e, k);
 }
 
 /* Fits the resample distribution to a pool of measured durations. */
@@ -243,6 +249,15 @@ static int wi_drew_too_long(const wi_whatif *what, bool fetch, int e, int r, int
 int wi_tables_build_j(const wi_whatif *what, const stall_measured *m, int g, int ne, int64_t n,
                       bool whatif, int threads, wi_tables *w, stall_err *err)
 {
+    return wi_tables_build_x(what, m, g, ne, n, whatif, threads, -1, w, err);
+}
+
+/* The overlap's least table: below it the run is short anyway. */
+#define WI_OVL_CELLS ((size_t)1 << 18)
+
+int wi_tables_build_x(const wi_whatif *what, const stall_measured *m, int g, int ne, int64_t n,
+                      bool whatif, int threads, int ovl, wi_tables *w, stall_err *err)
+{
     memset(w, 0, sizeof *w);
     w->g = g;
     w->ne = ne;
@@ -294,12 +309,27 @@ int wi_tables_build_j(const wi_whatif *what, const stall_measured *m, int g, int
         w->compute = stall_xmalloc_big(cells * sizeof *w->compute);
     else
         w->compute_ns = wi_xform_compute(&x, cdraw.ns);
-    size_t bad = fill ? wi_tables_fill(w, rng, &fdraw, &cdraw, &x, threads) : SIZE_MAX;
+    /* The overlap (fill.c) where it gives what the serial fill gives:
+     * where no cell can fail, nor a check below that reads them (the
+     * horizon's, bounded instead: compute no longer than cdraw's bound). */
+    bool over = fill && threads > 1 && ovl != 0 && (ovl > 0 || cells >= WI_OVL_CELLS) &&
+                x.ddp != -2 && wi_tables_ovl_on(&fdraw, &cdraw);
+    if (over && w->compute) {
+        double most =
+            (double)wi_xform_compute(&x, wi_draw_max(&cdraw)) + (double)(x.ddp > 0 ? x.ddp : 0);
+        over = !((double)ne * (double)n * most * (1 + 1e-6) > (double)STALL_LIMIT_HORIZON_NS);
+    }
+    if (over) {
+        wi_tables_ovl_start(w, rng, &fdraw, &cdraw, &x, threads);
+        rng = NULL; /* the fill's now; the tails below draw none without m */
+    }
+    size_t bad = fill && !over ? wi_tables_fill(w, rng, &fdraw, &cdraw, &x, threads) : SIZE_MAX;
     if (bad != SIZE_MAX) {
         bool f = w->fetch[bad] < 0;
         int64_t k = (int64_t)(bad % (size_t)n);
         int r = (int)(bad / (size_t)n % (size_t)g), e = (int)(bad / (size_t)n / (size_t)g);
-        gsl_rng_free(rng);
+        if (rng)
+            gsl_rng_free(rng);
         wi_tables_free(w);
         memset(w, 0, sizeof *w);
         return wi_drew_too_long(what, f, e, r, k, err);
@@ -339,7 +369,8 @@ int wi_tables_build_j(const wi_whatif *what, const stall_measured *m, int g, int
     stall_time ddp = x.ddp;
     int xrc = wi_xform_check(what, &x, g, err);
     if (xrc) {
-        gsl_rng_free(rng);
+        if (rng)
+            gsl_rng_free(rng);
         wi_tables_free(w);
         memset(w, 0, sizeof *w);
         return xrc;
@@ -359,12 +390,15 @@ int wi_tables_build_j(const wi_whatif *what, const stall_measured *m, int g, int
         w->gap[e] =
             m && e < m->epochs ? m->gap[e] : (m && m->epochs > 1 ? m->gap[m->epochs - 1] : 0);
     }
-    gsl_rng_free(rng);
+    if (rng)
+        gsl_rng_free(rng);
     /* Rank 0 computes its batches one after the other: the sum of its
      * compute and tail times is a lower bound of the simulated time, so a
      * run past the horizon is refused here, before any output. */
     double span = 0;
-    for (int e = 0; e < ne; e++)
+    /* (Not while an overlapped fill is under way with a compute table:
+     * its bound passed the check above, so the sum cannot fail it.) */
+    for (int e = 0; e < ne && !(w->ovl && w->compute); e++)
         for (int64_t k = 0; k < n; k++)
             span += (double)wi_cb_compute(w, e, 0, k) + (double)w->tail[(size_t)e * n + (size_t)k];
     int hrc = wi_horizon_check(what, span, err);
@@ -432,8 +466,11 @@ int wi_run(const stall_model_params *p, wi_tables *w, wi_collect *c, stall_model
                          .compute = wi_cb_compute,
                          .tail = wi_cb_tail,
                          .epoch_gap = wi_cb_gap,
+                         .ready = w->ovl ? wi_cb_ready : NULL,
                          .ctx = w};
-    return wi_run_with(p, &d, c, st, err);
+    int rc = wi_run_with(p, &d, c, st, err);
+    wi_tables_finish(w); /* for the tables' later readers */
+    return rc;
 }
 
 /* Loads and decomposes the trace; the rows are freed once decomposed. */

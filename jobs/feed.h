@@ -32,8 +32,10 @@ typedef struct wi_tables {
     int64_t n;
     stall_time *fetch, *compute, *tail, *gap;
     stall_time compute_ns;
+    struct wi_ovl *ovl; /* fetch and compute still being filled (fill.c), or NULL */
 } wi_tables;
 
+/* Frees the tables (a fill under way stopped and its threads joined). */
 void wi_tables_free(wi_tables *w);
 
 /* What a what-if does to a measured duration: the [fetch] and [compute]
@@ -76,9 +78,16 @@ int wi_horizon_check(const wi_whatif *what, double span, stall_err *err);
 int wi_tables_build(const wi_whatif *what, const stall_measured *m, int g, int ne, int64_t n,
                     bool whatif, wi_tables *w, stall_err *err);
 /* The same tables, drawn on up to `threads` threads (fill.c) when they are
- * drawn without a trace; the values do not depend on threads. */
+ * drawn without a trace; the values do not depend on threads. Where no
+ * drawn cell can fail and the tables are large, w->fetch and w->compute may
+ * still be being filled on return (w->ovl): wi_run's model waits for the
+ * cells it asks for; any other reader calls wi_tables_finish first. */
 int wi_tables_build_j(const wi_whatif *what, const stall_measured *m, int g, int ne, int64_t n,
                       bool whatif, int threads, wi_tables *w, stall_err *err);
+/* The same with the overlap forced (ovl 1: wherever no cell can fail, at
+ * any size), never (0) or as wi_tables_build_j chooses (-1); for tests. */
+int wi_tables_build_x(const wi_whatif *what, const stall_measured *m, int g, int ne, int64_t n,
+                      bool whatif, int threads, int ovl, wi_tables *w, stall_err *err);
 
 /* fill.c: the drawn tables (no trace): whether rng and the two draws allow
  * it, and the fill of w->fetch and w->compute (NULL: the constant cd->ns)
@@ -89,6 +98,18 @@ struct wi_draw;
 bool wi_tables_fill_on(const gsl_rng *rng, const struct wi_draw *fd, const struct wi_draw *cd);
 size_t wi_tables_fill(wi_tables *w, gsl_rng *rng, const struct wi_draw *fd,
                       const struct wi_draw *cd, const wi_xform *x, int threads);
+/* The fill overlapped with the run: whether no cell of the two draws can
+ * fail; the start (on threads - 1 >= 1 helper threads, taking rng), after
+ * which w->ovl is set; the wait for every cell of epochs before e and of
+ * batches <= k of epoch e (the run's thread only); the wait for all of
+ * them, the helpers joined and w->ovl NULL; and the end without waiting
+ * (the tables' values then undefined), for freeing. */
+bool wi_tables_ovl_on(const struct wi_draw *fd, const struct wi_draw *cd);
+void wi_tables_ovl_start(wi_tables *w, gsl_rng *rng, const struct wi_draw *fd,
+                         const struct wi_draw *cd, const wi_xform *x, int threads);
+void wi_tables_ready(wi_tables *w, int e, int64_t k);
+void wi_tables_finish(wi_tables *w);
+void wi_tables_abandon(wi_tables *w);
 
 /* What a run collects per iteration: report rows, per-epoch times and the
  * mean simulated fetch. */

@@ -34,7 +34,10 @@
  * microseconds, about what the meeting costs there: 76 ms against 57 ms
  * for 1,024 ranks x 5,000 iterations), and a pipeline that computes on one
  * thread and delivers the records on the other (135-180 ms: the records'
- * arrays then cross between the cores' caches, 48 KB an iteration). On a
+ * arrays then cross between the cores' caches, 48 KB an iteration). The
+ * tables may still be being filled behind the run instead (jobs/fill.c,
+ * the fill overlapped): d->ready, when set, is called once per epoch start
+ * and once per iteration with the last batch the iteration reads. On a
  * failure (a negative duration) the run stops, after the records before
  * it, and returns an error; stall_model_run then runs the event engine,
  * which gives the error and its message, skipping those records (all
@@ -112,6 +115,8 @@ static int fast_epoch(model_fast *F, int e, stall_time t0)
     if (p->workers == 0)
         return 0;
     int64_t first = p->batches < F->pw ? p->batches : F->pw;
+    if (d->ready)
+        d->ready(d->ctx, e, first - 1);
     for (int64_t j = 0; j < first; j++) {
         size_t so = (size_t)j * g, wo = (size_t)(j % F->wn) * g;
         for (int r = 0; r < F->g; r++) {
@@ -137,6 +142,8 @@ static int fast_iter(model_fast *F, int e, int64_t k, stall_time q, model_part *
     bool refill = p->workers > 0 && k + F->pw < p->batches;
     size_t so = p->workers > 0 ? (size_t)(k % F->pw) * g : 0;
     size_t wo = p->workers > 0 ? (size_t)(k % F->wn) * g : 0;
+    if (d->ready)
+        d->ready(d->ctx, e, refill ? k + F->pw : k);
     for (int r = 0; r < F->g; r++) {
         stall_time s0, e0;
         if (p->workers == 0) {

@@ -165,14 +165,20 @@ static int model_run(const stall_model_params *p, const stall_durations *d, stal
      * the serial run below says why, skipping the records already
      * delivered. */
     model_skip skip = {.on_iter = on_iter, .ctx = ctx};
-    if (fast && model_fast_on(p)) {
+    bool closed = fast && model_fast_on(p);
+    if (closed) {
+        /* The closed form asks in the order ready promises. */
         if (model_fast_run(p, d, gap0, on_iter, ctx, stats, &skip.left) == 0)
             return 0;
         if (skip.left > 0 && on_iter) {
             on_iter = model_skip_iter;
             ctx = &skip;
         }
-    } else if (model_par_on(p)) {
+    }
+    /* The threads and the engine ask in their own order: everything first. */
+    if (d->ready)
+        d->ready(d->ctx, p->epochs - 1, p->batches - 1);
+    if (!closed && model_par_on(p)) {
         if (model_par_run(p, d, gap0, on_iter, ctx, stats, &skip.left) == 0)
             return 0;
         if (skip.left > 0 && on_iter) {

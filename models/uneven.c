@@ -95,6 +95,12 @@ static stall_time uneven_gap(void *ctx, int e)
     return w->inner.epoch_gap(w->inner.ctx, e);
 }
 
+static void uneven_ready(void *ctx, int e, int64_t k)
+{
+    const stall__uneven *w = ctx;
+    w->inner.ready(w->inner.ctx, e, k);
+}
+
 void stall__uneven_wrap(stall__uneven *w, const stall_uneven_params *u, int ranks, int gpn,
                         const stall_durations *inner, stall_durations *out)
 {
@@ -111,5 +117,6 @@ void stall__uneven_wrap(stall__uneven *w, const stall_uneven_params *u, int rank
                              .compute = uneven_compute,
                              .tail = inner->tail ? uneven_tail : NULL,
                              .epoch_gap = inner->epoch_gap ? uneven_gap : NULL,
+                             .ready = inner->ready ? uneven_ready : NULL,
                              .ctx = w};
 }

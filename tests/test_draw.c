@@ -178,6 +178,7 @@ static void ttables_same(stall_dist f, stall_dist c, int g, int ne, int64_t n, u
             continue;
         }
         cr_assert_eq(rc0, 0, "%d threads: %s", th, err.msg);
+        wi_tables_finish(&w); /* an overlapped fill's cells complete */
         for (size_t o = 0; o < cells; o++) {
             stall_time cv = w.compute ? w.compute[o] : w.compute_ns;
             cr_assert_eq(w.fetch[o], rf[o], "%d threads, cell %zu: fetch %lld, serial %lld", th, o,

@@ -111,7 +111,8 @@ Test(whatif, validate_of_a_simulated_trace_gives_its_epoch_times_back)
         fputs("rank,epoch,batch,worker,fetch_start,fetch_end,request,ready,iter_end,compute_end,"
               "epoch_start,workers,prefetch\n",
               w.f);
-        stall_durations d = {g_fetch, g_compute, g_tail, g_gap, &x};
+        stall_durations d = {
+            .fetch = g_fetch, .compute = g_compute, .tail = g_tail, .epoch_gap = g_gap, .ctx = &x};
         stall_model_stats st;
         stall_err err = {0};
         cr_assert_eq(stall_model_run(&p, &d, w_iter, &w, &st, &err), 0, "%s", err.msg);
@@ -723,7 +724,8 @@ Test(whatif, persistent_workers_trace_pays_its_start_up_once_and_validates_exact
         fputs("rank,epoch,batch,worker,fetch_start,fetch_end,request,ready,iter_end,compute_end,"
               "epoch_start,workers,prefetch\n",
               w.f);
-        stall_durations d = {g_fetch, g_compute, g_tail, g_gap, &x};
+        stall_durations d = {
+            .fetch = g_fetch, .compute = g_compute, .tail = g_tail, .epoch_gap = g_gap, .ctx = &x};
         stall_err err = {0};
         cr_assert_eq(stall_model_run(&p, &d, w_iter, &w, NULL, &err), 0, "%s", err.msg);
         fclose(w.f);

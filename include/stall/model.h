@@ -80,6 +80,14 @@ typedef struct stall_durations {
      * after time 0). */
     stall_time (*epoch_gap)(void *ctx, int epoch);
     void *ctx; /* passed to every callback; not owned */
+    /* May be NULL: fetch and compute are then available from the start.
+     * Otherwise the model calls ready(ctx, e, k) before it asks fetch or
+     * compute for any rank's batch <= k of epoch e (or for any batch of an
+     * earlier epoch), (e, k) never going back from call to call (a
+     * producer still filling them in that order waits there). A run that
+     * does not follow the order calls ready(ctx, epochs - 1, batches - 1)
+     * first. tail and epoch_gap are always available. */
+    void (*ready)(void *ctx, int epoch, int64_t batch);
 } stall_durations;
 
 /* Run configuration. Start from stall_model_defaults(): a zeroed struct is
