@@ -25,6 +25,7 @@
 
 #include "ckpt_job.h"
 #include "feed.h"
+#include "model_check.h"
 #include "infer.h"
 #include "stream.h"
 #include "stall/dsanalyzer.h"
@@ -174,6 +175,38 @@ static int wi_fill_summary(FILE *f, void *arg, stall_err *err)
     return 0;
 }
 
+/* The share of the trace's measured waits for a core taken out (its CPU
+ * columns; docs/model.md 2.3): given, fitted, or at a bound where the
+ * trace's own run still misses. */
+static void wi_term_cpu_waits(FILE *f, const wi_cpu_fit *fit)
+{
+    if (fit->given)
+        fprintf(f,
+                "CPU waits: %.0f%% of the trace's measured waits for a core taken out of its "
+                "durations ([cluster] cpu_waits_out); the sharing simulated here adds the "
+                "what-if's own\n",
+                100 * fit->out);
+    else if (fit->out >= 1.0 && fit->all > 0)
+        fprintf(f,
+                "CPU waits: all of the trace's measured waits for a core taken out of its "
+                "durations, and its own run simulated is still %+.1f%% of its mean epoch (the "
+                "sharing simulated here alone makes longer waits than were measured; none "
+                "taken out: %+.1f%%)\n",
+                100 * fit->all, 100 * fit->none);
+    else if (fit->out <= 0.0 && fit->none < 0)
+        fprintf(f,
+                "CPU waits: none of the trace's measured waits for a core taken out, and its own "
+                "run simulated is still %+.1f%% of its mean epoch (all taken out: %+.1f%%)\n",
+                100 * fit->none, 100 * fit->all);
+    else
+        fprintf(f,
+                "CPU waits: %.0f%% of the trace's measured waits for a core taken out of its "
+                "durations, the share with which its own run simulated gives its mean epoch "
+                "back (all taken out: %+.1f%%, none: %+.1f%%); the sharing simulated here "
+                "adds the what-if's own\n",
+                100 * fit->out, 100 * fit->all, 100 * fit->none);
+}
+
 /* The terminal summary: what ran (nodes, where the measured loader came
  * from, storage), one row per fetch alignment, the measured epoch, and the
  * stall floor that no loader setting removes. */
@@ -245,37 +278,13 @@ static void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *
         fprintf(f,
                 "CPU: %d cores per node; %.0f%% of a fetch and %.0f%% of a compute is CPU work%s",
                 p->cores, 100 * p->cpu_share, 100 * p->compute_cpu_share, m ? "" : "\n");
-    if (p->cores > 0 && m && m->cpu.has)
+    if (p->cores > 0 && m && m->cpu.has) {
         fprintf(f,
                 " (the trace's CPU columns); and per batch %.2f ms of hand-over, per rank and "
                 "synchronisation %.2f ms of tail\n",
                 stall_ns_to_s(p->cpu.handover_cpu) * 1e3, stall_ns_to_s(p->cpu.tail_cpu) * 1e3);
-    if (p->cores > 0 && m && m->cpu.has && fit->given)
-        fprintf(f,
-                "CPU waits: %.0f%% of the trace's measured waits for a core taken out of its "
-                "durations ([cluster] cpu_waits_out); the sharing simulated here adds the "
-                "what-if's own\n",
-                100 * fit->out);
-    else if (p->cores > 0 && m && m->cpu.has && fit->out >= 1.0 && fit->all > 0)
-        fprintf(f,
-                "CPU waits: all of the trace's measured waits for a core taken out of its "
-                "durations, and its own run simulated is still %+.1f%% of its mean epoch (the "
-                "sharing simulated here alone makes longer waits than were measured; none "
-                "taken out: %+.1f%%)\n",
-                100 * fit->all, 100 * fit->none);
-    else if (p->cores > 0 && m && m->cpu.has && fit->out <= 0.0 && fit->none < 0)
-        fprintf(f,
-                "CPU waits: none of the trace's measured waits for a core taken out, and its own "
-                "run simulated is still %+.1f%% of its mean epoch (all taken out: %+.1f%%)\n",
-                100 * fit->none, 100 * fit->all);
-    else if (p->cores > 0 && m && m->cpu.has)
-        fprintf(f,
-                "CPU waits: %.0f%% of the trace's measured waits for a core taken out of its "
-                "durations, the share with which its own run simulated gives its mean epoch "
-                "back (all taken out: %+.1f%%, none: %+.1f%%); the sharing simulated here "
-                "adds the what-if's own\n",
-                100 * fit->out, 100 * fit->all, 100 * fit->none);
-    else if (p->cores > 0 && m)
+        wi_term_cpu_waits(f, fit);
+    } else if (p->cores > 0 && m)
         fprintf(f, "; the trace's CPU work ran %.3fx slower than alone (measured %d workers)\n",
                 contention, m->workers);
     if (p->tiers)
@@ -398,145 +407,6 @@ static int wi_open_stream(const wi_inputs *in, wi_stream **ws, stall_measured *m
     return rc;
 }
 
-/* Where a message about cfg's trace starts: the INI file, or the trace
- * given directly in its place. */
-static const char *wi_cfg_where(const stall_config *cfg)
-{
-    if (cfg->ini_path[0])
-        return cfg->ini_path;
-    if (cfg->format == STALL_FORMAT_DSANALYZER && cfg->perf[0])
-        return cfg->perf;
-    return cfg->path[0] ? cfg->path : "config";
-}
-
-/* What a what-if of g ranks draws and reads, from its parameters p and
- * the trace's grid m (NULL: no trace). */
-static void wi_effects(const wi_whatif *what, const stall_measured *m, const stall_model_params *p,
-                       stall_model_effects *fx)
-{
-    (void)what;
-    /* Durations are drawn beyond the trace, without one, and for random
-     * stragglers (docs/model.md 2.6); the storage tiers' misses are a hash,
-     * not of the seed (2.3). */
-    fx->draws = !m || p->ranks > m->ranks || p->epochs > m->epochs || p->batches > m->batches ||
-                p->uneven.straggler_fraction > 0;
-    /* batch_mb is read only from a shared bandwidth or by the tiers. */
-    fx->reads = p->storage_mb_s > 0 || p->tiers;
-}
-
-/* The checks that need the trace's grid (m: its ranks, epochs, batches and
- * samples; NULL without a trace), not its durations: a what-if beyond the
- * trace without resampling. */
-static int wi_grid_check(const stall_config *cfg, const wi_whatif *what, const stall_measured *m,
-                         const stall_model_params *p, stall_err *err)
-{
-    bool beyond = m && (p->ranks > m->ranks || p->epochs > m->epochs || p->batches > m->batches);
-    if (!beyond || what->resample != STALL_RESAMPLE_NONE)
-        return 0;
-    return stall_err_set(err, STALL_ECONFIG,
-                         "%s: [fetch] resample: the what-if needs %d ranks x %d epochs x %lld "
-                         "batches but the trace has %d x %d x %lld; set resample = bootstrap, "
-                         "lognormal or gamma",
-                         wi_cfg_where(cfg), p->ranks, p->epochs, (long long)p->batches, m->ranks,
-                         m->epochs, (long long)m->batches);
-}
-
-int stall_model_point_check(const stall_config *cfg, const stall_measured *m, stall_err *err)
-{
-    wi_inputs in;
-    wi_inputs_resolve(cfg, &in);
-    stall_model_params p;
-    wi_params(&in.what, m, true, &p);
-    int rc = wi_grid_check(cfg, &in.what, m, &p, err);
-    if (rc)
-        return rc;
-    /* Replications only where the what-if draws durations: otherwise every
-     * seed gives the same numbers and the interval would be a pretence. */
-    stall_model_effects fx;
-    wi_effects(&in.what, m, &p, &fx);
-    if (cfg->replications > 1 && !fx.draws) {
-        char where[STALL_PATH_MAX + 64];
-        stall_config_origin(cfg, "run", "replications", where, sizeof where);
-        return stall_err_set(err, STALL_ECONFIG,
-                             "%s: has no effect: this what-if replays measured durations only "
-                             "(nothing is drawn, every seed gives the same run); replications "
-                             "need more GPUs, batches or epochs than the trace with [fetch] "
-                             "resample, or format = none",
-                             where);
-    }
-    return 0;
-}
-
-void stall_model_effects_of(const stall_config *cfg, const stall_measured *m,
-                            stall_model_effects *fx)
-{
-    wi_inputs in;
-    wi_inputs_resolve(cfg, &in);
-    stall_model_params p;
-    wi_params(&in.what, m, true, &p);
-    wi_effects(&in.what, m, &p, fx);
-}
-
-int stall_model_effects_check(const stall_config *cfg, const stall_model_effects *fx,
-                              const char *const where_of[2], stall_err *err)
-{
-    char where[STALL_PATH_MAX + 64];
-    if (!fx->draws && stall_config_given(cfg, "run", "seed")) {
-        if (where_of && where_of[0])
-            snprintf(where, sizeof where, "%s", where_of[0]);
-        else
-            stall_config_origin(cfg, "run", "seed", where, sizeof where);
-        return stall_err_set(err, STALL_ECONFIG,
-                             "%s: has no effect: this what-if replays measured durations only "
-                             "(nothing is drawn, every seed gives the same run); a seed needs "
-                             "more GPUs, batches or epochs than the trace with [fetch] resample, "
-                             "random stragglers, or format = none",
-                             where);
-    }
-    if (!fx->reads && stall_config_given(cfg, "storage", "batch_mb")) {
-        if (where_of && where_of[1])
-            snprintf(where, sizeof where, "%s", where_of[1]);
-        else
-            stall_config_origin(cfg, "storage", "batch_mb", where, sizeof where);
-        return stall_err_set(err, STALL_ECONFIG,
-                             "%s: has no effect: nothing is read from storage (a measured fetch "
-                             "already holds its read); it needs [storage] bandwidth_mb_s or a "
-                             "storage tier key",
-                             where);
-    }
-    return 0;
-}
-
-int stall_model_grid(const stall_config *cfg, stall_measured *grid, stall_err *err)
-{
-    memset(grid, 0, sizeof *grid);
-    if (cfg->format == STALL_FORMAT_NONE || wi_json_format(cfg->format))
-        return 1;
-    wi_inputs in;
-    wi_inputs_resolve(cfg, &in);
-    wi_stream *ws = NULL;
-    int rc = wi_stream_start(&in.trace, &ws, err);
-    if (rc == 0) {
-        wi_stream_grid(ws, grid);
-        wi_stream_close(ws);
-        return 0;
-    }
-    if (rc != STALL_DS_UNSORTED && rc != WI_STREAM_WHOLE)
-        return rc;
-    /* Read whole: only its grid is kept. */
-    stall_measured m;
-    rc = wi_load_measured(&in.trace, &m, err);
-    if (rc)
-        return rc;
-    grid->ranks = m.ranks;
-    grid->epochs = m.epochs;
-    grid->batches = m.batches;
-    grid->samples = m.samples;
-    grid->samples_last = m.samples_last;
-    stall_measured_free(&m);
-    return 0;
-}
-
 /* One mode = model job as it runs: what the steps below share. */
 typedef struct wi_model_run {
     const stall_config *cfg;
@@ -610,14 +480,13 @@ static int wi_prepare(wi_model_run *j, stall_err *err)
                              "%s: [storage] batch_mb: must be > 0 when bandwidth_mb_s or a tier "
                              "key is set (the trace has no bytes column)",
                              cfg->ini_path);
-    rc = stall_model_point_check(cfg, j->have ? &j->m : NULL, err);
-    if (rc == 0 && !j->opts->no_files && !j->opts->sweep_point) {
+    stall_model_effects fx;
+    wi_effects(j->have ? &j->m : NULL, p, &fx);
+    rc = wi_reps_check(cfg, &fx, err);
+    if (rc == 0 && !j->opts->no_files && !j->opts->sweep_point)
         /* A run (plan's probes and a sweep's points judge these over
          * all their runs). */
-        stall_model_effects fx;
-        wi_effects(what, j->have ? &j->m : NULL, p, &fx);
         rc = stall_model_effects_check(cfg, &fx, NULL, err);
-    }
     if (rc)
         return rc;
     bool cpu_trace = j->have && p->cores > 0 && j->m.cpu.has;

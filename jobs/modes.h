@@ -23,21 +23,19 @@ int stall_model_job(const stall_config *cfg, const stall_run_opts *opts, stall_e
  * fetches are inferred), or the error reading the trace gives. */
 int stall_model_grid(const stall_config *cfg, stall_measured *grid, stall_err *err);
 
-/* mode = model's checks of one configuration that need the trace's grid
- * (from stall_model_grid; NULL without a trace), as stall_model_job makes
- * them: a what-if beyond the trace without [fetch] resample, replications
- * where nothing is drawn. Returns 0 or STALL_ECONFIG. */
-int stall_model_point_check(const stall_config *cfg, const stall_measured *grid, stall_err *err);
-
 /* Whether a what-if draws durations ([run] seed has an effect) and reads
  * from storage ([storage] batch_mb has one). */
 typedef struct stall_model_effects {
     bool draws, reads;
 } stall_model_effects;
 
-/* Those of cfg on a trace of that grid (NULL: none). */
-void stall_model_effects_of(const stall_config *cfg, const stall_measured *grid,
-                            stall_model_effects *fx);
+/* mode = model's checks of one configuration that need the trace's grid
+ * (from stall_model_grid; NULL without a trace), as stall_model_job makes
+ * them: a what-if beyond the trace without [fetch] resample, replications
+ * where nothing is drawn; *fx gets what it draws and reads. Returns 0 or
+ * STALL_ECONFIG. */
+int stall_model_point_check(const stall_config *cfg, const stall_measured *grid,
+                            stall_model_effects *fx, stall_err *err);
 
 /* Refuses [run] seed and [storage] batch_mb given in cfg where fx says they
  * have no effect, naming where they were given: where_of[0] and [1] (may be

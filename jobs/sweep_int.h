@@ -41,4 +41,13 @@ void stall__sweep_axis_where(const stall_sweep *s, int a, char *buf, size_t n);
 /* The axis of section.key, or -1. */
 int stall__sweep_axis_of(const stall_sweep *s, const char *key);
 
+/* sweep_prep.c: before the points run. Refuses an outdir of other files;
+ * moves one holding another sweep definition aside (named in *note). */
+int stall__sweep_prepare(const stall_sweep *s, const char *outdir, char *note, size_t n,
+                         stall_err *err);
+/* Drops the figures and report drawn from an older sweep.csv. */
+void stall__sweep_drop_drawn(const char *outdir);
+/* mode = model's checks that need the trace's grid, on every point. */
+int stall__sweep_model_check(const stall_sweep *s, stall_err *err);
+
 #endif

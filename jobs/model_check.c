@@ -1,0 +1,137 @@
+/*
+ * model_check.c - mode = model's checks that need the trace's grid, not its
+ * durations (model_check.h, modes.h): a what-if beyond the trace without
+ * resampling, replications, [run] seed and [storage] batch_mb where they
+ * have no effect, and the grid itself read as the job would read it. The
+ * job makes them on its own run; a sweep makes them on every point before
+ * any runs, reading each distinct trace's grid once.
+ */
+#include "model_check.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "infer.h"
+#include "stream.h"
+
+/* Where a message about cfg's trace starts: the INI file, or the trace
+ * given directly in its place. */
+static const char *mc_where(const stall_config *cfg)
+{
+    if (cfg->ini_path[0])
+        return cfg->ini_path;
+    if (cfg->format == STALL_FORMAT_DSANALYZER && cfg->perf[0])
+        return cfg->perf;
+    return cfg->path[0] ? cfg->path : "config";
+}
+
+void wi_effects(const stall_measured *m, const stall_model_params *p, stall_model_effects *fx)
+{
+    /* Durations are drawn beyond the trace, without one, and for random
+     * stragglers (docs/model.md 2.6); the storage tiers' misses are a hash,
+     * not of the seed (2.3). */
+    fx->draws = !m || p->ranks > m->ranks || p->epochs > m->epochs || p->batches > m->batches ||
+                p->uneven.straggler_fraction > 0;
+    /* batch_mb is read only from a shared bandwidth or by the tiers. */
+    fx->reads = p->storage_mb_s > 0 || p->tiers;
+}
+
+int wi_grid_check(const stall_config *cfg, const wi_whatif *what, const stall_measured *m,
+                  const stall_model_params *p, stall_err *err)
+{
+    bool beyond = m && (p->ranks > m->ranks || p->epochs > m->epochs || p->batches > m->batches);
+    if (!beyond || what->resample != STALL_RESAMPLE_NONE)
+        return 0;
+    return stall_err_set(err, STALL_ECONFIG,
+                         "%s: [fetch] resample: the what-if needs %d ranks x %d epochs x %lld "
+                         "batches but the trace has %d x %d x %lld; set resample = bootstrap, "
+                         "lognormal or gamma",
+                         mc_where(cfg), p->ranks, p->epochs, (long long)p->batches, m->ranks,
+                         m->epochs, (long long)m->batches);
+}
+
+int wi_reps_check(const stall_config *cfg, const stall_model_effects *fx, stall_err *err)
+{
+    /* Replications only where the what-if draws durations: otherwise every
+     * seed gives the same numbers and the interval would be a pretence. */
+    if (cfg->replications <= 1 || fx->draws)
+        return 0;
+    char where[STALL_PATH_MAX + 64];
+    stall_config_origin(cfg, "run", "replications", where, sizeof where);
+    return stall_err_set(err, STALL_ECONFIG,
+                         "%s: has no effect: this what-if replays measured durations only "
+                         "(nothing is drawn, every seed gives the same run); replications need "
+                         "more GPUs, batches or epochs than the trace with [fetch] resample, or "
+                         "format = none",
+                         where);
+}
+
+int stall_model_point_check(const stall_config *cfg, const stall_measured *m,
+                            stall_model_effects *fx, stall_err *err)
+{
+    wi_inputs in;
+    wi_inputs_resolve(cfg, &in);
+    stall_model_params p;
+    wi_params(&in.what, m, true, &p);
+    wi_effects(m, &p, fx);
+    int rc = wi_grid_check(cfg, &in.what, m, &p, err);
+    return rc ? rc : wi_reps_check(cfg, fx, err);
+}
+
+int stall_model_effects_check(const stall_config *cfg, const stall_model_effects *fx,
+                              const char *const where_of[2], stall_err *err)
+{
+    static const struct {
+        const char *section, *key, *why;
+    } keys[2] = {
+        {"run", "seed",
+         "this what-if replays measured durations only (nothing is drawn, every seed gives the "
+         "same run); a seed needs more GPUs, batches or epochs than the trace with [fetch] "
+         "resample, random stragglers, or format = none"},
+        {"storage", "batch_mb",
+         "nothing is read from storage (a measured fetch already holds its read); it needs "
+         "[storage] bandwidth_mb_s or a storage tier key"},
+    };
+    const bool idle[2] = {!fx->draws, !fx->reads};
+    for (int i = 0; i < 2; i++) {
+        if (!idle[i] || !stall_config_given(cfg, keys[i].section, keys[i].key))
+            continue;
+        char where[STALL_PATH_MAX + 64];
+        if (where_of && where_of[i])
+            snprintf(where, sizeof where, "%s", where_of[i]);
+        else
+            stall_config_origin(cfg, keys[i].section, keys[i].key, where, sizeof where);
+        return stall_err_set(err, STALL_ECONFIG, "%s: has no effect: %s", where, keys[i].why);
+    }
+    return 0;
+}
+
+int stall_model_grid(const stall_config *cfg, stall_measured *grid, stall_err *err)
+{
+    memset(grid, 0, sizeof *grid);
+    if (cfg->format == STALL_FORMAT_NONE || wi_json_format(cfg->format))
+        return 1;
+    wi_inputs in;
+    wi_inputs_resolve(cfg, &in);
+    wi_stream *ws = NULL;
+    int rc = wi_stream_start(&in.trace, &ws, err);
+    if (rc == 0) {
+        wi_stream_grid(ws, grid);
+        wi_stream_close(ws);
+        return 0;
+    }
+    if (rc != STALL_DS_UNSORTED && rc != WI_STREAM_WHOLE)
+        return rc;
+    /* Read whole: only its grid is kept. */
+    stall_measured m;
+    rc = wi_load_measured(&in.trace, &m, err);
+    if (rc)
+        return rc;
+    grid->ranks = m.ranks;
+    grid->epochs = m.epochs;
+    grid->batches = m.batches;
+    grid->samples = m.samples;
+    grid->samples_last = m.samples_last;
+    stall_measured_free(&m);
+    return 0;
+}

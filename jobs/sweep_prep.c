@@ -1,0 +1,207 @@
+/*
+ * sweep_prep.c - before a sweep's points run (sweep_int.h): the result
+ * folder holds exactly what its sweep.csv describes (or is moved aside),
+ * the figures drawn from an older sweep.csv are dropped, and mode = model's
+ * checks that need the trace's grid are made on every point.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "modes.h"
+#include "stall/cleanup.h"
+#include "stall/io.h"
+#include "sweep_int.h"
+
+static bool prep_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* ---- the sweep folder holds exactly what its sweep.csv describes ---- */
+
+/* An entry a sweep writes: sweep.csv (and its temporary files), point
+ * folders (and theirs), and what plot and report draw from sweep.csv. */
+static bool sweep_own_entry(const char *name)
+{
+    if (strcmp(name, "sweep.csv") == 0 || strcmp(name, "plots") == 0 ||
+        strcmp(name, "report.html") == 0 || strncmp(name, ".point-", 7) == 0 ||
+        strncmp(name, ".sweep.csv", 10) == 0 || strncmp(name, ".report.html", 12) == 0 ||
+        strncmp(name, ".plots", 6) == 0)
+        return true;
+    if (strncmp(name, "point-", 6) != 0 || name[6] == '\0')
+        return false;
+    for (const char *p = name + 6; *p; p++)
+        if (*p < '0' || *p > '9')
+            return false;
+    return true;
+}
+
+/* Before a sweep writes into outdir: refuses a folder of other files (as
+ * `run` does); moves a folder that holds another sweep definition (other
+ * axes, or points beyond this grid) aside to outdir.old-K, named in *note.
+ * A resumed run of the same definition keeps its points. */
+int stall__sweep_prepare(const stall_sweep *s, const char *outdir, char *note, size_t n,
+                         stall_err *err)
+{
+    note[0] = '\0';
+    DIR *d = opendir(outdir);
+    if (!d)
+        return 0; /* absent: created below */
+    bool other = false, ours = false, stale = false;
+    char foreign[256] = "";
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        const char *nm = e->d_name;
+        if (strcmp(nm, ".") == 0 || strcmp(nm, "..") == 0)
+            continue;
+        if (!sweep_own_entry(nm)) {
+            if (!other)
+                snprintf(foreign, sizeof foreign, "%s", nm);
+            other = true;
+            continue;
+        }
+        if (strcmp(nm, "sweep.csv") == 0 || strncmp(nm, "point-", 6) == 0)
+            ours = true;
+        if (strncmp(nm, "point-", 6) == 0 && strtoull(nm + 6, NULL, 10) >= s->points)
+            stale = true;
+    }
+    closedir(d);
+    if (other)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: holds files that are not part of a stallsim sweep (e.g. %s); "
+                             "choose another result folder (-o)",
+                             outdir, foreign);
+    if (!ours)
+        return 0;
+    /* The axes of the sweep.csv there, against this sweep's. */
+    char *path = stall_path_join(outdir, "sweep.csv");
+    char *old = stall_read_file(path, NULL);
+    free(path);
+    if (old) {
+        char *nl = strchr(old, '\n');
+        if (nl)
+            *nl = '\0';
+        size_t len = 0;
+        char want[4096] = "point";
+        len = strlen(want);
+        for (int a = 0; a < s->naxes && len + 2 < sizeof want; a++)
+            len += (size_t)snprintf(want + len, sizeof want - len, ",%s", s->ax[a].key);
+        if (len + 1 < sizeof want)
+            want[len++] = ',';
+        want[len] = '\0';
+        if (strncmp(old, want, len) != 0)
+            stale = true;
+        free(old);
+    }
+    if (!stale)
+        return 0;
+    char *aside = NULL;
+    for (int k = 1; k < 1000 && !aside; k++) {
+        char suffix[32];
+        snprintf(suffix, sizeof suffix, ".old-%d", k);
+        size_t l = strlen(outdir);
+        while (l > 1 && outdir[l - 1] == '/')
+            l--;
+        char *cand = stall_xmalloc(l + sizeof suffix);
+        snprintf(cand, l + sizeof suffix, "%.*s%s", (int)l, outdir, suffix);
+        if (!prep_exists(cand))
+            aside = cand;
+        else
+            free(cand);
+    }
+    if (!aside || rename(outdir, aside) != 0) {
+        int rc = stall_err_set(err, STALL_EIO,
+                               "%s: holds another sweep (other axes or more points) and cannot be "
+                               "moved aside: %s; choose another result folder (-o)",
+                               outdir, aside ? strerror(errno) : "no free name");
+        free(aside);
+        return rc;
+    }
+    snprintf(
+        note, n,
+        "stallsim sweep: %s held another sweep (other axes or more points): moved aside to %s\n",
+        outdir, aside);
+    free(aside);
+    return 0;
+}
+
+/* After sweep.csv changed, the figures and report drawn from the old one
+ * are removed (`stallsim plot`, `report` or --plots draw them again). */
+void stall__sweep_drop_drawn(const char *outdir)
+{
+    char *p = stall_path_join(outdir, "plots");
+    stall_remove_tree(p);
+    free(p);
+    p = stall_path_join(outdir, "report.html");
+    remove(p);
+    free(p);
+}
+
+/* mode = model's checks that need the trace's grid, on every point before
+ * any runs (stall_model_point_check: a point beyond the trace without
+ * resampling, replications where nothing is drawn), and the keys whose
+ * effect a sweep judges over all its points: [run] seed where no point
+ * draws, [storage] batch_mb where no point reads. The trace is read once
+ * (each distinct one once, with a [trace] axis), as its first point would
+ * read it; Kineto and dftracer traces, whose fetches are inferred, are
+ * checked when their points run. */
+int stall__sweep_model_check(const stall_sweep *s, stall_err *err)
+{
+    if (s->base.mode != STALL_MODE_MODEL || s->points == 0)
+        return 0;
+    stall_config *pc = stall_xmalloc(sizeof *pc), *first = stall_xmalloc(sizeof *first);
+    stall_measured grid;
+    char last[4 * STALL_PATH_MAX + 64] = "", id[sizeof last];
+    int grc = 1, rc = 0;
+    bool have = false;
+    stall_model_effects any = {false, false};
+    for (size_t i = 0; i < s->points && rc == 0; i++) {
+        stall_sweep_config(s, i, pc);
+        if (i == 0)
+            *first = *pc;
+        /* What the grid depends on: the trace's format, files and epoch. */
+        snprintf(id, sizeof id, "%d|%s|%s|%s|%s|%lld", pc->format, pc->path, pc->fetch, pc->start,
+                 pc->perf, (long long)pc->epoch);
+        if (!have || strcmp(id, last) != 0) {
+            grc = stall_model_grid(pc, &grid, err);
+            if (grc < 0) {
+                rc = grc;
+                break;
+            }
+            have = true;
+            snprintf(last, sizeof last, "%s", id);
+        }
+        if (grc == 1 && pc->format != STALL_FORMAT_NONE) {
+            any.draws = any.reads = true; /* told when the point runs */
+            continue;
+        }
+        stall_err e = {0};
+        stall_model_effects fx;
+        rc = stall_model_point_check(pc, grc == 0 ? &grid : NULL, &fx, &e);
+        if (rc != 0) {
+            rc = stall__sweep_point_err(s, i, &e, err);
+            break;
+        }
+        any.draws |= fx.draws;
+        any.reads |= fx.reads;
+    }
+    if (rc == 0) {
+        char seed[STALL_PATH_MAX + 128] = "", mb[STALL_PATH_MAX + 128] = "";
+        int a = stall__sweep_axis_of(s, "run.seed");
+        if (a >= 0)
+            stall__sweep_axis_where(s, a, seed, sizeof seed);
+        a = stall__sweep_axis_of(s, "storage.batch_mb");
+        if (a >= 0)
+            stall__sweep_axis_where(s, a, mb, sizeof mb);
+        const char *const where_of[2] = {seed[0] ? seed : NULL, mb[0] ? mb : NULL};
+        rc = stall_model_effects_check(first, &any, where_of, err);
+    }
+    free(pc);
+    free(first);
+    return rc;
+}
