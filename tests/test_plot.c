@@ -221,27 +221,6 @@ Test(plot, sweep_of_two_keys_is_a_grid_and_one_key_lines)
     free(dat);
 }
 
-Test(plot, plan_marks_threshold_and_chosen_count)
-{
-    rd_write(dir, "scaling.csv",
-             "gpus,throughput_samples_s,speedup,efficiency,stall_share,throughput_batches_s\n"
-             "1,100,1,1,0.1,1\n2,190,1.9,0.95,0.1,2\n4,350,3.5,0.875,0.1,4\n"
-             "8,560,5.6,0.7,0.2,8\n");
-    rd_write(dir, "plan.csv",
-             STALL_PLAN_HEADER "\nmin_workers_per_gpu,2,none,4,0.01,1,0.01\n"
-                               "max_efficient_gpus,4,allreduce,5,0.02,4,0.005\n");
-    rd_write(dir, "effective.ini", "[scenario]\nname = p\n[plan]\nefficiency = 0.85\n");
-    stall_plot_result res;
-    stall_err err = {0};
-    cr_assert_eq(stall_plot(dir, &no_gnuplot, &res, &err), 0, "%s", err.msg);
-    cr_assert_eq(res.kind, STALL_RESULT_PLAN);
-    cr_assert_eq(rd_rows(sub("plots/scaling.dat"), NULL), 4);
-    char *gp = rd_slurp(sub("plots/scaling.gp"));
-    cr_assert(strstr(gp, "threshold = 85\n"), "%s", gp);
-    cr_assert(strstr(gp, "chosen = 4\n"), "%s", gp);
-    free(gp);
-}
-
 Test(plot, bad_folders_are_refused_with_exit_2)
 {
     stall_err err = {0};
@@ -828,6 +807,41 @@ Test(plot, real_plan_at_the_search_bound_says_so)
     char *gp = rd_slurp(p);
     cr_assert(strstr(gp, "efficient up to %.0f GPUs, the search's bound"), "%s", gp);
     cr_assert_null(strstr(gp, "largest efficient"), "%s", gp);
+    free(gp);
+}
+
+Test(plot, plan_marks_threshold_and_chosen_count)
+{
+    /* A real plan folder (its plan.csv and scaling.csv as plan writes them),
+     * with an efficiency threshold of its own. */
+    char *r = res_dir("planth");
+    cr_assert_eq(sh("%s plan configs/w2.ini --set plan.efficiency=0.85 --set plan.max_gpus=8 -o %s "
+                    "-q --no-sync",
+                    BIN, r),
+                 0);
+    stall_plot_result res;
+    stall_err err = {0};
+    cr_assert_eq(stall_plot(r, &no_gnuplot, &res, &err), 0, "%s", err.msg);
+    cr_assert_eq(res.kind, STALL_RESULT_PLAN);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/plots/scaling.dat", r);
+    cr_assert_eq(rd_rows(p, NULL), 4, "1, 2, 4 and 8 GPUs");
+    /* The chosen count is plan.csv's max_efficient_gpus. */
+    snprintf(p, sizeof p, "%s/plan.csv", r);
+    stall_table *t = NULL;
+    cr_assert_eq(stall_table_read(p, &t, &err), 0, "%s", err.msg);
+    double chosen = NAN;
+    for (size_t i = 0; i < t->nrows; i++)
+        if (strcmp(stall_table_get(t, i, 0), "max_efficient_gpus") == 0)
+            chosen = stall_table_num(t, i, 1);
+    stall_table_free(t);
+    cr_assert(chosen >= 1 && chosen <= 8, "%g", chosen);
+    snprintf(p, sizeof p, "%s/plots/scaling.gp", r);
+    char *gp = rd_slurp(p);
+    cr_assert(strstr(gp, "threshold = 85\n"), "%s", gp);
+    char want[64];
+    snprintf(want, sizeof want, "chosen = %.9g\n", chosen);
+    cr_assert(strstr(gp, want), "%s: %s", want, gp);
     free(gp);
 }
 
