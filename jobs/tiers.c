@@ -84,6 +84,12 @@ void wi_tiers(const wi_whatif *what, const stall_measured *m, stall_model_params
         s->read_epochs = m->epochs;
         s->read_rest = m->read_above_mean;
     }
+    if (m && m->epoch_fetch_s && (s->read_out || what->trace_cache_given)) {
+        s->read_mean_s = m->epoch_fetch_s;
+        s->read_epochs = m->epochs;
+        for (int e = 0; e < m->epochs; e++)
+            s->read_rest_mean_s += m->epoch_fetch_s[e] / m->epochs;
+    }
     if (m && m->epoch_fetch_s && what->trace_cache_given)
         wi_tiers_fit(what, m, s);
 }
@@ -121,7 +127,8 @@ void wi_tiers_say(FILE *f, const stall_model_params *p, const stall_measured *m)
         double *x = stall_xcalloc((size_t)s->fit_epochs, sizeof *x);
         stall_storage_fit_misses(s, x);
         fprintf(f,
-                "measured read taken out of each fetch, per epoch (fitted: %.4f s per fetch "
+                "measured read taken out of the fetches, in proportion to each one's length, per "
+                "epoch (fitted: %.4f s per fetch "
                 "that misses everything, the trace's run with a cache of %.6g MB per node):",
                 s->fit_rho / 1e9, s->fit_cache_mb);
         for (int e = 0; e < s->fit_epochs && e < 8; e++)
@@ -129,7 +136,8 @@ void wi_tiers_say(FILE *f, const stall_model_params *p, const stall_measured *m)
         fprintf(f, "%s\n", s->fit_epochs > 8 ? " ..." : "");
         free(x);
     } else if (m && s->read_out) {
-        fprintf(f, "measured read taken out of each fetch, per epoch (its mean fetch above the "
+        fprintf(f, "measured read taken out of the fetches, in proportion to each one's length, "
+                   "per epoch (its mean fetch above the "
                    "fastest epoch's):");
         for (int e = 0; e < m->epochs && e < 8; e++)
             fprintf(f, " %.4f s", (double)s->read_out[e] / 1e9);

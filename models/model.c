@@ -212,7 +212,7 @@ static int model_worker_kick(model_state *st, int r, int w, stall_err *err)
     sl->start = now;
     /* Storage tiers: the measured read out first (the modelled one comes
      * with the fetch's requests), then the rest split as usual. */
-    stall_time dur = st->tier ? sl->dur - model_tier_read_out(st, r, sl->batch) : sl->dur;
+    stall_time dur = st->tier ? sl->dur - model_tier_read_out(st, r, sl->batch, sl->dur) : sl->dur;
     dur = dur > 0 ? dur : 0;
     stall_time cpu = 0;
     if (st->p->cores > 0) {

@@ -154,7 +154,7 @@ int model_tail_end(model_state *st, int64_t i, stall_time t0, bool sync, stall_e
 void model_tier_init(model_state *st);
 void model_tier_fini(model_state *st);
 void model_tier_epoch(model_state *st);
-stall_time model_tier_read_out(const model_state *st, int r, int64_t batch);
+stall_time model_tier_read_out(const model_state *st, int r, int64_t batch, stall_time dur);
 int model_tier_fetch(model_state *st, int r, int32_t s, stall_time wait, stall_err *err);
 int model_tier_step(model_state *st, int r, int32_t s, stall_err *err);
 int model_tier_done(model_state *st, stall_err *err);

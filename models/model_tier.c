@@ -74,17 +74,32 @@ void model_tier_epoch(model_state *st)
     }
 }
 
-/* The measured read taken out of a fetch of the current epoch. */
-stall_time model_tier_read_out(const model_state *st, int r, int64_t batch)
+/* The measured read taken out of a fetch of the current epoch that lasted
+ * dur: the epoch's read in proportion to the fetch's length (the slow
+ * fetches of a cold epoch are the ones whose reads were slow), so the
+ * epoch's mean fetch loses exactly its read and none goes below 0. */
+stall_time model_tier_read_out(const model_state *st, int r, int64_t batch, stall_time dur)
 {
     const stall_storage *s = &st->p->storage;
     bool drawn = (s->read_ranks > 0 && r >= s->read_ranks) ||
                  (s->read_batches > 0 && batch >= s->read_batches);
-    if (st->tier_fit)
-        return st->tier_fit[st->epoch < s->fit_epochs && !drawn ? st->epoch : s->fit_epochs];
-    if (!s->read_out)
+    stall_time out;
+    int e;
+    if (st->tier_fit) {
+        e = st->epoch < s->fit_epochs && !drawn ? st->epoch : -1;
+        out = st->tier_fit[e >= 0 ? e : s->fit_epochs];
+    } else if (s->read_out) {
+        e = st->epoch < s->read_epochs && !drawn ? st->epoch : -1;
+        out = e >= 0 ? s->read_out[e] : s->read_rest;
+    } else {
         return 0;
-    return st->epoch < s->read_epochs && !drawn ? s->read_out[st->epoch] : s->read_rest;
+    }
+    if (!s->read_mean_s)
+        return out < dur ? out : dur;
+    double mean = 1e9 * (e >= 0 && e < s->read_epochs ? s->read_mean_s[e] : s->read_rest_mean_s);
+    if (!(mean > 0) || out <= 0)
+        return 0;
+    return (stall_time)llround((double)dur * fmin(1.0, (double)out / mean));
 }
 
 int model_tier_resched(model_state *st, stall_err *err)

@@ -59,6 +59,13 @@ typedef struct stall_storage {
     const stall_time *read_out;
     int read_epochs;
     stall_time read_rest;
+    /* The trace's mean fetch per epoch, s (read_epochs of them; NULL: not
+     * known), and over all its epochs: the read is taken out of each fetch
+     * in proportion to its length, read_out[e] / read_mean_s[e] of it, so
+     * no fetch goes below 0 and the epoch's mean loses exactly read_out[e].
+     * Without them read_out[e] is subtracted (floored at 0). */
+    const double *read_mean_s;
+    double read_rest_mean_s;
     /* The trace's grid: a fetch of rank >= read_ranks or batch >=
      * read_batches was drawn from the whole trace, and takes read_rest (or
      * the fitted mean) whatever its epoch. 0: no limit. */
