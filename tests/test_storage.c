@@ -791,6 +791,74 @@ Test(storage, a_read_bound_page_cache_predicted_before_its_capture)
     }
 }
 
+Test(storage, three_page_cache_rounds_predicted_before_their_capture)
+{
+    /* traces/s10_predictions.md: three rounds in one sitting, each a
+     * reference with every file evicted, then half and a quarter; right
+     * after each reference, model F (the disk as one queue, queue = fifo,
+     * its bandwidth fitted on the reference's epoch 0 by tools/tier_fit.py)
+     * predicted the targets' epoch 0, committed before they were captured.
+     * Measured: r2 +1.4%, -5.3%; r3 -20.2%, -16.1%; r4 -11.0%, -4.0%. The
+     * misses track the whole run: r3's targets' warm epochs, which no cache
+     * rule touches, came out -7% to -12% too, r4 half's -12% and -14%
+     * (docs/validation.md). */
+    const struct {
+        const char *ref, *half, *q;
+        double mb_s, pred[2], lo[2], hi[2];
+    } rounds[3] = {
+        {"pagecache4m_cold_r2",
+         "pagecache4m_half_r2",
+         "pagecache4m_q_r2",
+         2617,
+         {0.809, 0.710},
+         {0.0, -0.07},
+         {0.03, -0.03}},
+        {"pagecache4m_cold_r3",
+         "pagecache4m_half_r3",
+         "pagecache4m_q_r3",
+         2984,
+         {0.710, 0.639},
+         {-0.22, -0.18},
+         {-0.18, -0.14}},
+        {"pagecache4m_cold_r4",
+         "pagecache4m_half_r4",
+         "pagecache4m_q_r4",
+         2459,
+         {0.838, 0.748},
+         {-0.13, -0.06},
+         {-0.09, -0.02}},
+    };
+    for (int i = 0; i < 3; i++) {
+        char bw[64];
+        snprintf(bw, sizeof bw, "storage.bandwidth_mb_s=%g", rounds[i].mb_s);
+        double sim[3], meas[3];
+        const char *ref[] = {bw,
+                             "storage.cache_mb=20000",
+                             "storage.queue=fifo",
+                             "storage.latency_ms=0",
+                             "storage.cached_start_mb=0",
+                             NULL};
+        store_run(rounds[i].ref, ref, 1, sim);
+        store_measured(rounds[i].ref, meas);
+        cr_assert_lt(fabs(sim[0] / meas[0] - 1), 0.005, "%s fit: %.3f for %.3f", rounds[i].ref,
+                     sim[0], meas[0]);
+        const char *target[2] = {rounds[i].half, rounds[i].q};
+        const char *cached[2] = {"storage.cached_start_mb=1280", "storage.cached_start_mb=1920"};
+        for (int j = 0; j < 2; j++) {
+            ref[4] = cached[j];
+            store_run(rounds[i].ref, ref, 1, sim);
+            cr_assert_lt(fabs(sim[0] - rounds[i].pred[j]), 0.0015, "%s: %.4f, predicted %.3f",
+                         target[j], sim[0], rounds[i].pred[j]);
+            store_measured(target[j], meas);
+            double err = sim[0] / meas[0] - 1;
+            cr_log_info("%s epoch 0: %.3f s for %.3f s: %+.1f%%", target[j], sim[0], meas[0],
+                        100 * err);
+            cr_assert(err > rounds[i].lo[j] && err < rounds[i].hi[j], "%s: %+.1f%%", target[j],
+                      100 * err);
+        }
+    }
+}
+
 /* A tier key that could change nothing is refused, naming it. */
 static void refused(const char *const *sets, const char *want)
 {
