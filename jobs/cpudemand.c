@@ -160,6 +160,8 @@ static uint64_t cd_key(const stall_measured *m)
     h = cd_fnv(h, &m->batches, sizeof m->batches);
     h = cd_fnv(h, &m->startup, sizeof m->startup);
     h = cd_fnv(h, &m->handover, sizeof m->handover);
+    if (m->handover_epoch)
+        h = cd_fnv(h, m->handover_epoch, (size_t)m->epochs * sizeof *m->handover_epoch);
     h = cd_fnv(h, &m->persistent, sizeof m->persistent);
     h = cd_fnv(h, &m->cpu, sizeof m->cpu);
     h = cd_fnv(h, m->fetch, cells * sizeof *m->fetch);

@@ -566,6 +566,13 @@ void wi_params(const wi_whatif *what, const stall_measured *m, bool whatif, stal
      * and pins inline), so the measured hand-over does not apply. */
     if (wi_inline_from_workers(what, m, whatif) && !what->handover_given)
         p->handover = 0;
+    /* Each epoch its own measured hand-over (a cold epoch's is slower: its
+     * reads' CPU beside the loop's), except with storage tiers, where what
+     * the cache holds in an epoch is the what-if's own, so the run's mean. */
+    else if (have && !what->handover_given && m->handover_epoch && !what->tiers) {
+        p->handover_epoch = m->handover_epoch;
+        p->handover_epochs = m->epochs;
+    }
     p->pin = whatif ? stall_s_to_ns(what->pin_memory_s) : 0;
     p->accumulation = whatif ? (int)what->accumulation : 1;
     p->batches = whatif && what->batches > 0 ? what->batches : (have ? m->batches : what->batches);

@@ -23,6 +23,7 @@ void stall_measured_free(stall_measured *m)
     free(m->epoch_s);
     free(m->epoch_fetch_s);
     free(m->read_above);
+    free(m->handover_epoch);
     free(m->stall_s);
     free(m->ckpt_s);
     free(m->fetch_fit);
@@ -132,6 +133,7 @@ int stall_measured_from_tidy_p(const stall_tidy_trace *t, bool persistent, stall
     m->epoch_s = stall_xcalloc((size_t)ne, sizeof *m->epoch_s);
     m->stall_s = stall_xcalloc((size_t)ne, sizeof *m->stall_s);
     m->epoch_fetch_s = stall_xcalloc((size_t)ne, sizeof *m->epoch_fetch_s);
+    m->handover_epoch = stall_xcalloc((size_t)ne, sizeof *m->handover_epoch);
     /* Worker turnaround: after collating a batch a worker still has to hand
      * it to the result queue (pickling, the feeder thread) before it starts
      * its next batch. The trace shows it as S(k+W) - E(k) for batches whose
@@ -231,6 +233,19 @@ int stall_measured_from_tidy_p(const stall_tidy_trace *t, bool persistent, stall
     for (size_t i = 0; i < nhand; i++)
         hsum += (double)hand[i];
     m->handover = nhand ? (stall_time)llround(hsum / (double)nhand) : 0;
+    /* and per epoch (hand[] holds the epochs' g x n in order): a cold epoch
+     * hands its batches over slower (docs/model.md 2.4) */
+    size_t per = nhand / (size_t)ne;
+    for (int e = 0; per > 0 && nhand == per * (size_t)ne && e < ne; e++) {
+        double es = 0;
+        for (size_t i = (size_t)e * per; i < (size_t)(e + 1) * per; i++)
+            es += (double)hand[i];
+        m->handover_epoch[e] = (stall_time)llround(es / (double)per);
+    }
+    if (nhand != per * (size_t)ne || per == 0) {
+        free(m->handover_epoch);
+        m->handover_epoch = NULL;
+    }
     m->mean_fetch_s = fetch_sum / (double)cells;
     measured_ckpt_finish(m);
     stall_measured_read_above(m);

@@ -43,6 +43,7 @@ typedef struct wi_dec {
     double *epoch_s, *stall_s; /* [ne] */
     double *efetch;            /* [ne] summed fetch, s */
     stall_time *gap;           /* [ne] */
+    double *ehand;             /* [ne] summed hand-over, ns */
     /* over the trace */
     double fetch_sum, hsum, bytes_sum, span;
     size_t nhand;
@@ -78,6 +79,7 @@ static void wi_dec_init(wi_dec *d, const stall_tidy_info *in, int workers, stall
     d->efetch = stall_xcalloc((size_t)d->ne, sizeof *d->efetch);
     d->stall_s = stall_xcalloc((size_t)d->ne, sizeof *d->stall_s);
     d->gap = stall_xcalloc((size_t)d->ne, sizeof *d->gap);
+    d->ehand = stall_xcalloc((size_t)d->ne, sizeof *d->ehand);
     d->first = stall_xcalloc((size_t)d->g, sizeof *d->first);
 }
 
@@ -89,6 +91,7 @@ static void wi_dec_free(wi_dec *d)
     free(d->efetch);
     free(d->stall_s);
     free(d->gap);
+    free(d->ehand);
     free(d->startups);
     free(d->first);
 }
@@ -121,6 +124,7 @@ static void wi_dec_finish(wi_dec *d, const stall_tidy_row *b, const stall_tidy_r
         stall_time fe = b[r].fetch_end + d->turn;
         stall_time arrived = fe > b[r].request ? fe : b[r].request;
         d->hsum += (double)(b[r].ready - arrived > 0 ? b[r].ready - arrived : 0);
+        d->ehand[e] += (double)(b[r].ready - arrived > 0 ? b[r].ready - arrived : 0);
         d->nhand++;
         if (d->workers > 0 && k < d->workers && b[r].worker >= 0 && (!d->persistent || e == 0)) {
             if (d->nstart == d->start_cap) {
@@ -467,6 +471,12 @@ static int wi_pass3(wi_stream *s, const wi_xform *x, const stall_model_params *p
         m->startup = stall_median_time(d.startups, d.nstart);
         m->persistent = s->persistent;
         m->handover = d.nhand ? (stall_time)llround(d.hsum / (double)d.nhand) : 0;
+        if (d.nhand == (size_t)cells && d.nhand > 0) {
+            m->handover_epoch = stall_xcalloc((size_t)s->info.epochs, sizeof *m->handover_epoch);
+            for (int e = 0; e < s->info.epochs; e++)
+                m->handover_epoch[e] = (stall_time)llround(
+                    d.ehand[e] / ((double)s->info.ranks * (double)s->info.batches));
+        }
         m->mean_fetch_s = d.fetch_sum / (double)cells;
         for (int e = 0; e < s->info.epochs; e++)
             d.efetch[e] /= (double)s->info.ranks * (double)s->info.batches;

@@ -172,15 +172,24 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
         stall_job_abort(outdir);
     if (rc == 0 && opts->term) {
         FILE *f = opts->term;
+        char each[160] = "";
+        if (p.handover_epoch && !m.fetch_fit) {
+            size_t at = (size_t)snprintf(each, sizeof each, "; each epoch its own, ms:");
+            for (int e = 0; e < p.handover_epochs && e < 8 && at < sizeof each; e++)
+                at += (size_t)snprintf(each + at, sizeof each - at, " %.3f",
+                                       stall_ns_to_s(p.handover_epoch[e]) * 1e3);
+            if (p.handover_epochs > 8 && at < sizeof each)
+                snprintf(each + at, sizeof each - at, " ...");
+        }
         fprintf(f,
                 "stallsim %s: validate %s: %d ranks x %d workers x prefetch %d, %lld batches x %d "
-                "epochs; %s: start-up %.4f s (%s%s), hand-over %.6f s per batch (%s)\n",
+                "epochs; %s: start-up %.4f s (%s%s), hand-over %.6f s per batch (%s%s)\n",
                 stall_version(), cfg->format == STALL_FORMAT_DSANALYZER ? cfg->perf : cfg->path,
                 p.ranks, p.workers, p.prefetch, (long long)p.batches, p.epochs,
                 m.fetch_fit ? "fitted to the waits" : "from the trace", stall_ns_to_s(p.startup),
                 m.fetch_fit ? "fitted" : "median",
                 m.persistent ? " of epoch 0, paid once: persistent workers" : "",
-                stall_ns_to_s(p.handover), m.fetch_fit ? "in the fetch" : "mean");
+                stall_ns_to_s(p.handover), m.fetch_fit ? "in the fetch" : "mean", each);
         if (m.workers_from != STALL_WORKERS_TRACE)
             fprintf(f, "workers per GPU: %d, %s; prefetch factor %d%s\n", m.workers,
                     m.workers_from == STALL_WORKERS_GIVEN

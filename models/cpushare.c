@@ -82,7 +82,8 @@ int model_cpu_done(model_state *st, int64_t id, stall_err *err)
     stall_time now = stall_engine_now(st->eng);
     if (id < st->tail_id0) {
         int r = (int)(id - st->hand_id0);
-        stall_time rest = cpu_clamp(st->p->handover - c->handover_cpu - c->handover_wait);
+        stall_time rest =
+            cpu_clamp(stall_model_handover(st->p, st->epoch) - c->handover_cpu - c->handover_wait);
         return model_at(st, now + rest, MODEL_EV_TAKE, r, st->hand_slot[r], err);
     }
     if (--st->tail_left > 0)

@@ -449,8 +449,9 @@ static int model_take(model_state *st, int r, int32_t s, stall_err *err)
     st->ranks[r].waiting = false;
     if (model_cpu_handover_on(st))
         return model_cpu_take(st, r, s, err);
-    stall_time y = model_now(st) + st->p->handover;
-    if (st->shared && st->p->handover > 0)
+    stall_time h = stall_model_handover(st->p, st->epoch);
+    stall_time y = model_now(st) + h;
+    if (st->shared && h > 0)
         return model_at(st, y, MODEL_EV_TAKE, r, s, err);
     return model_take_end(st, r, s, y, err);
 }

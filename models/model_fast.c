@@ -136,7 +136,7 @@ static int fast_iter(model_fast *F, int e, int64_t k, stall_time q, model_part *
     const stall_model_params *p = F->p;
     const stall_durations *d = F->d;
     size_t g = (size_t)F->g, o = 0;
-    stall_time h = p->handover;
+    stall_time h = stall_model_handover(p, e);
     model_part acc = model_part_empty(INT64_MIN);
     model_part *pt = &acc;
     bool refill = p->workers > 0 && k + F->pw < p->batches;

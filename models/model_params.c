@@ -85,6 +85,11 @@ int model_check(const stall_model_params *p, const stall_durations *d, stall_err
     if (p->handover < 0)
         return stall_err_set(err, STALL_ECONFIG, "model: handover = %" PRId64 " ns, must be >= 0",
                              p->handover);
+    for (int e = 0; p->handover_epoch && e < p->handover_epochs; e++)
+        if (p->handover_epoch[e] < 0)
+            return stall_err_set(err, STALL_ECONFIG,
+                                 "model: handover of epoch %d = %" PRId64 " ns, must be >= 0", e,
+                                 p->handover_epoch[e]);
     if (p->batches < 1)
         return stall_err_set(err, STALL_ECONFIG, "model: batches = %" PRId64 ", must be >= 1",
                              p->batches);

@@ -747,27 +747,28 @@ Test(storage, a_read_bound_page_cache_predicted_before_its_capture)
      * each and floored at 0, so 28 became 0 and the epoch kept 0.29 s of
      * its read even with every file cached. Taken out in proportion to each
      * fetch (docs/model.md 2.3) and refitted (tools/tier_fit.py): a latency
-     * per cold file (2.057 ms) gives half +23.7% and a quarter +2.6%; the
+     * per cold file (2.057 ms) gives half +24.9% and a quarter +4.4%; the
      * disk as one queue (queue = fifo) at a fitted bandwidth (1957 MB/s)
-     * gives +16.7% and -1.9%. The half run's warm epochs were themselves
+     * gives +17.6% and +0.1% (+23.7%, +2.6%, +16.7%, -1.9% before the
+     * share of the waits for a core taken out was fitted with the trace's
+     * hand-over per epoch). The half run's warm epochs were themselves
      * 12% and 17% faster than the reference's (docs/validation.md). */
     const char *runs[2] = {"pagecache4m_half", "pagecache4m_q"};
     const char *cached[2] = {"storage.cached_start_mb=1280", "storage.cached_start_mb=1920"};
-    const double lat_lo[2] = {0.20, -0.01}, lat_hi[2] = {0.27, 0.05};
-    const double fifo_lo[2] = {0.14, -0.04}, fifo_hi[2] = {0.19, 0.0};
+    const double lat_lo[2] = {0.20, -0.01}, lat_hi[2] = {0.27, 0.06};
+    const double fifo_lo[2] = {0.14, -0.04}, fifo_hi[2] = {0.20, 0.02};
     double warm[3], meas[3], sim[3];
     const char *all[] = {"storage.bandwidth_mb_s=3475.6", "storage.cache_mb=20000",
                          "storage.latency_ms=2.057", "storage.cached_start_mb=2560", NULL};
     store_run("pagecache4m_cold", all, 1, warm);
     store_measured("pagecache4m_cold", meas);
-    /* every file cached: epoch 0 0.713 s, 13.5% above the warm epochs'
+    /* every file cached: epoch 0 0.728 s, 16% above the warm epochs'
      * mean (0.947 s, +51%, with the read subtracted); the rest is epoch
-     * 0's own start, its first fetch 0.111 s against 0.057 and 0.069 s and
-     * its hand-overs 5.9 ms against 3.6 and 2.4 ms */
-    cr_assert_lt(warm[0], 1.15 * (meas[1] + meas[2]) / 2, "all cached: %.3f", warm[0]);
+     * 0's own start, its first fetch 0.111 s against 0.057 and 0.069 s */
+    cr_assert_lt(warm[0], 1.17 * (meas[1] + meas[2]) / 2, "all cached: %.3f", warm[0]);
     all[3] = "storage.cached_start_mb=0";
     store_run("pagecache4m_cold", all, 1, sim);
-    cr_assert_lt(fabs(sim[0] / meas[0] - 1), 0.005, "fit: %.3f for %.3f", sim[0], meas[0]);
+    cr_assert_lt(fabs(sim[0] / meas[0] - 1), 0.01, "fit: %.3f for %.3f", sim[0], meas[0]);
     for (int i = 0; i < 2; i++) {
         const char *lat[] = {"storage.bandwidth_mb_s=3475.6", "storage.cache_mb=20000",
                              "storage.latency_ms=2.057", cached[i], NULL};
@@ -801,7 +802,10 @@ Test(storage, three_page_cache_rounds_predicted_before_their_capture)
      * Measured: r2 +1.4%, -5.3%; r3 -20.2%, -16.1%; r4 -11.0%, -4.0%. The
      * misses track the whole run: r3's targets' warm epochs, which no cache
      * rule touches, came out -7% to -12% too, r4 half's -12% and -14%
-     * (docs/validation.md). */
+     * (docs/validation.md). The predictions were made before the
+     * trace's hand-over was taken per epoch (docs/model.md 2.4); the share
+     * of the waits for a core taken out, fitted on the reference's own run
+     * with it, moves them by up to 2.2 ms. */
     const struct {
         const char *ref, *half, *q;
         double mb_s, pred[2], lo[2], hi[2];
@@ -847,7 +851,7 @@ Test(storage, three_page_cache_rounds_predicted_before_their_capture)
         for (int j = 0; j < 2; j++) {
             ref[4] = cached[j];
             store_run(rounds[i].ref, ref, 1, sim);
-            cr_assert_lt(fabs(sim[0] - rounds[i].pred[j]), 0.0015, "%s: %.4f, predicted %.3f",
+            cr_assert_lt(fabs(sim[0] - rounds[i].pred[j]), 0.004, "%s: %.4f, predicted %.3f",
                          target[j], sim[0], rounds[i].pred[j]);
             store_measured(target[j], meas);
             double err = sim[0] / meas[0] - 1;

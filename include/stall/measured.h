@@ -42,6 +42,7 @@ typedef struct stall_measured {
                               every rank as many); 0 unknown */
     stall_time *fetch, *compute, *tail, *gap;
     stall_time startup, handover;
+    stall_time *handover_epoch; /* [e] mean hand-over of epoch e (handover: over all) */
     stall_time turnaround;      /* mean worker gap between batches, included in fetch */
     double *epoch_s;            /* [e] measured epoch time */
     double *stall_s;            /* [e] mean over batches of max_r stall */

@@ -108,25 +108,28 @@ typedef struct stall_cpu_demand {
 } stall_cpu_demand;
 
 typedef struct stall_model_params {
-    int ranks;               /* G >= 1. Default 1. */
-    int gpus_per_node;       /* ranks per node, 1 <= . <= ranks; the last node may
-                                be partial. Default 1. */
-    int workers;             /* W >= 0 DataLoader workers per rank; 0 = load in
-                                the main process when the loop asks for a batch
-                                (fetch starts at Q). Default 0. */
-    int prefetch;            /* P >= 1 batches per worker in flight (ignored when
-                                W == 0). P*W <= 2^20. Default 2 (PyTorch's). */
-    bool in_order;           /* true: deliver batches in index order (PyTorch's
-                                default). Default true. */
-    bool persistent_workers; /* true: workers start once; startup is paid in
-                           epoch 0 only. Default false. */
-    stall_time startup;      /* ns >= 0 each worker needs before its first fetch
-                                of an epoch (W > 0 only). Default 0. */
-    stall_time pin;          /* ns >= 0 pin-memory time per batch, one thread per
-                                rank, serialised in arrival order; 0 = off.
-                                Default 0. */
-    stall_time handover;     /* ns >= 0 per batch after Y's max: result queue +
-                               unpickle (also applied when W == 0). Default 0. */
+    int ranks;                        /* G >= 1. Default 1. */
+    int gpus_per_node;                /* ranks per node, 1 <= . <= ranks; the last node may
+                                         be partial. Default 1. */
+    int workers;                      /* W >= 0 DataLoader workers per rank; 0 = load in
+                                         the main process when the loop asks for a batch
+                                         (fetch starts at Q). Default 0. */
+    int prefetch;                     /* P >= 1 batches per worker in flight (ignored when
+                                         W == 0). P*W <= 2^20. Default 2 (PyTorch's). */
+    bool in_order;                    /* true: deliver batches in index order (PyTorch's
+                                         default). Default true. */
+    bool persistent_workers;          /* true: workers start once; startup is paid in
+                                    epoch 0 only. Default false. */
+    stall_time startup;               /* ns >= 0 each worker needs before its first fetch
+                                         of an epoch (W > 0 only). Default 0. */
+    stall_time pin;                   /* ns >= 0 pin-memory time per batch, one thread per
+                                         rank, serialised in arrival order; 0 = off.
+                                         Default 0. */
+    stall_time handover;              /* ns >= 0 per batch after Y's max: result queue +
+                                        unpickle (also applied when W == 0). Default 0. */
+    const stall_time *handover_epoch; /* NULL, or [handover_epochs]: epoch e's own
+                                         hand-over (a trace's), handover beyond */
+    int handover_epochs;
     int64_t batches;         /* N >= 1 batches per rank per epoch. Default 1. */
     int epochs;              /* >= 1. Default 1. */
     int accumulation;        /* >= 1 iterations per gradient synchronisation
@@ -243,6 +246,13 @@ typedef struct stall_model_stats {
  * stats (may be NULL) is filled on success and on failure (what ran). */
 int stall_model_run(const stall_model_params *p, const stall_durations *d, stall_iter_fn on_iter,
                     void *ctx, stall_model_stats *stats, stall_err *err);
+
+/* The hand-over of epoch e: its own where p has one, else p->handover. */
+static inline stall_time stall_model_handover(const stall_model_params *p, int e)
+{
+    return p->handover_epoch && e >= 0 && e < p->handover_epochs ? p->handover_epoch[e]
+                                                                 : p->handover;
+}
 
 #ifdef __cplusplus
 }
