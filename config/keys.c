@@ -87,7 +87,8 @@ const cfg_key cfg_keys[] = {
           "drop each rank's last incomplete batch (strong scaling: batches per rank = "
           "floor instead of ceil of its samples / batch size)"),
     CFG_K("loader", "startup_s", CFG_DOUBLE, startup_s, "0", 0, CFG_DUR, NULL,
-          "seconds for a worker to start before its first fetch"),
+          "seconds for a worker to start before its first fetch (from a trace: its own, x the "
+          "what-if's worker processes per node over the trace's)"),
     CFG_K("loader", "handover_s", CFG_DOUBLE, handover_s, "0", 0, CFG_DUR, NULL,
           "seconds to hand a ready batch to the loop (result queue, unpickling)"),
     CFG_K("cluster", "gpus", CFG_INT, gpus, "0", 0, STALL_LIMIT_RANKS, NULL,

@@ -534,6 +534,18 @@ int64_t wi_strong_batches(int64_t l, int g, int64_t b, bool drop_last)
     return nb > INT64_MAX ? INT64_MAX : (int64_t)nb;
 }
 
+bool wi_startup_scaled(const wi_whatif *what, const stall_measured *m, bool whatif,
+                       const stall_model_params *p, int *from, int *to)
+{
+    if (!whatif || !m || what->startup_given || m->workers <= 0 || p->workers <= 0 ||
+        m->startup <= 0)
+        return false;
+    int rpn = m->ranks_per_node > 0 && m->ranks_per_node < m->ranks ? m->ranks_per_node : m->ranks;
+    *from = rpn * m->workers;
+    *to = p->gpus_per_node * p->workers;
+    return *from != *to;
+}
+
 /* Model parameters: the measured configuration, then the INI's explicit
  * what-if keys on top (when whatif). */
 void wi_params(const wi_whatif *what, const stall_measured *m, bool whatif, stall_model_params *p)
@@ -560,6 +572,12 @@ void wi_params(const wi_whatif *what, const stall_measured *m, bool whatif, stal
     p->persistent_workers =
         have && !(whatif && what->persistent_given) ? m->persistent : what->persistent_workers;
     p->startup = WI_PICK(what->startup_given, stall_s_to_ns(what->startup_s), m->startup, true);
+    /* The node's worker processes start one after another (the trace's
+     * start-up per process on its node, 1 to 8 ranks and 1 to 4 workers:
+     * docs/model.md 2.4), so a node that starts more takes longer. */
+    int from, to;
+    if (wi_startup_scaled(what, m, whatif, p, &from, &to))
+        p->startup = llround((double)m->startup * to / from);
     p->handover = WI_PICK(what->handover_given, stall_s_to_ns(what->handover_s), m->handover, true);
     /* workers = 0 from a trace taken with workers: no result queue, no
      * unpickling (_SingleProcessDataLoaderIter._next_data fetches, collates
@@ -617,6 +635,9 @@ static int wi_sim_from(const stall_measured *base, const wi_feed *f, int workers
     p.compute_cpu_share = cpu->compute_share;
     p.cpu_deflate = deflate;
     p.gpus_per_node = cpu->gpn > 0 && cpu->gpn <= p.ranks ? cpu->gpn : p.ranks;
+    /* the node starts workers x ranks processes (docs/model.md 2.4) */
+    if (base->workers > 0 && workers > 0 && base->startup > 0)
+        p.startup = llround((double)base->startup * workers / base->workers);
     wi_tables w = {0};
     stall_durations d;
     int rc = f ? wi_horizon_check(&what, f->span, err)

@@ -61,6 +61,11 @@ void wi_xform_inline(wi_xform *x, const wi_whatif *what, const stall_measured *m
 
 /* The what-if loads in the main process from a trace taken with workers. */
 bool wi_inline_from_workers(const wi_whatif *what, const stall_measured *m, bool whatif);
+/* Whether a what-if's worker start-up is the trace's scaled by the worker
+ * processes a node starts (docs/model.md 2.4): then *from and *to are the
+ * trace's and the what-if's (ranks per node x workers). */
+bool wi_startup_scaled(const wi_whatif *what, const stall_measured *m, bool whatif,
+                       const stall_model_params *p, int *from, int *to);
 /* 0, or the error for a [ddp] all-reduce past the limit (ddp == -2). */
 int wi_xform_check(const wi_whatif *what, const wi_xform *x, int g, stall_err *err);
 /* A measured duration transformed; a negative v (a feed's error) unchanged. */

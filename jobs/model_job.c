@@ -666,6 +666,12 @@ static void wi_print(const wi_model_run *j, double measured)
     wi_term(f, j->cfg, p, j->have ? &j->m : NULL, first, j->whole, j->jobs, j->fl.n, measured,
             wi_comparable(j), j->contention, &j->cpufit, j->samples > 0);
     free(first);
+    int from, to;
+    if (j->have && wi_startup_scaled(&j->in.what, &j->m, true, p, &from, &to))
+        fprintf(f,
+                "worker start-up: %.4f s, the trace's %.4f s x %d / %d worker processes per node "
+                "(they start one after another, docs/model.md 2.4; [loader] startup_s sets it)\n",
+                stall_ns_to_s(p->startup), stall_ns_to_s(j->m.startup), to, from);
     wi_ck_print(f, &j->ck, p);
     wi_epochs_print(f, &j->ck, p);
     wi_uneven_print(f, p);

@@ -34,6 +34,7 @@ static void plan_eff(void *observer, const stall_model_params *p)
     c->eff_storage_mb_s = p->storage_mb_s;
     c->eff_per_batch_s = stall_ns_to_s(p->handover + p->pin);
     c->eff_startup_s = p->workers > 0 ? stall_ns_to_s(p->startup) : 0;
+    c->eff_workers = p->workers;
     c->eff_batches = p->batches;
 }
 
@@ -192,7 +193,11 @@ static int plan_workers(plan_ctx *c, stall_plan_result *r, stall_err *err)
     /* As the model took them (a trace gives hand-over, start-up and bytes
      * where the INI says 0). */
     double per_batch = c->have_eff ? c->eff_per_batch_s : b->handover_s + b->pin_memory_s;
-    double startup = c->have_eff ? c->eff_startup_s : 0;
+    /* at best_w: the start-up grows with the node's worker processes
+     * (docs/model.md 2.4), and the last run may have had other workers */
+    double startup = c->have_eff && c->eff_workers > 0
+                         ? c->eff_startup_s * (double)best_w / (double)c->eff_workers
+                         : 0;
     double floor_s = per_batch * (double)(c->have_eff ? c->eff_batches : 0) + startup;
     double mb = c->have_eff ? c->eff_batch_mb : b->batch_mb;
     double mb_s = c->have_eff ? c->eff_storage_mb_s : b->bandwidth_mb_s;
@@ -203,9 +208,10 @@ static int plan_workers(plan_ctx *c, stall_plan_result *r, stall_err *err)
         (floor_s <= 0 || p.epoch_s <= 0 || floor_s / p.epoch_s >= r->stall_target * 0.5))
         at += (size_t)snprintf(cause + at, sizeof cause - at,
                                "a stall floor: the loop pays the per-batch hand-over and pinning "
-                               "(%g s per batch) and each epoch's empty start (worker start-up %g "
-                               "s, then the first fetch) whatever the workers",
-                               per_batch, startup);
+                               "(%g s per batch) and each epoch's empty start (the workers' "
+                               "start-up, %g s at %d per GPU and longer with more, then the first "
+                               "fetch) whatever the workers",
+                               per_batch, startup, best_w);
     if (mb_s > 0 && mb > 0 && at < sizeof cause)
         at += (size_t)snprintf(cause + at, sizeof cause - at,
                                "%sthe storage bandwidth (%g MB/s per node for %g MB per batch) "

@@ -18,6 +18,7 @@ typedef struct plan_ctx {
      * answers' reasons. */
     bool have_eff;
     double eff_batch_mb, eff_storage_mb_s, eff_per_batch_s, eff_startup_s;
+    int eff_workers; /* the workers eff_startup_s was taken at */
     int64_t eff_batches;
     double base_amount; /* samples (else batches) in one epoch of the planned configuration:
                            the unit of an answer's epoch data */

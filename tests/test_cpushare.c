@@ -429,14 +429,15 @@ Test(cpushare, two_ranks_predict_four_and_eight)
     /* From one trace of 2 ranks, the what-if of 4 and 8 ranks on the same
      * node. Without the CPU model the epochs barely grow (the cores are not
      * shared): -20% to -75%. With it, the errors docs/model.md states:
-     * within [-35%, +10%] of the repeats' mean everywhere and always closer
+     * within [-35%, +12%] of the repeats' mean everywhere and always closer
      * than without; within the repeats' spread + 5% (the issue's bound) for
-     * sleep r2 at 4 ranks and the CPU-bound r1 at 8. The waits for a core
-     * taken out as fitted on the trace's own run (cpu_waits_out = -1, the
-     * default) are closer on average than all of them taken out (1, the
-     * rule before), which puts cpu r1 at 4 ranks in the bound instead
-     * (+6.4%, fitted +9.1% for a bound of 8.4%). The rest is the CPU time
-     * that grows with the load (not modelled; docs/model.md 2.3). */
+     * sleep r1 and r2 at 4 ranks and the CPU-bound r1 at 8 (3 of 8; 2 before
+     * the workers' start-up grew with the node's worker processes,
+     * docs/model.md 2.4). The waits for a core taken out as fitted on the
+     * trace's own run (cpu_waits_out = -1, the default) are closer on
+     * average than all of them taken out (1, the rule before). The rest is
+     * the CPU time that grows with the load (not modelled; docs/model.md
+     * 2.3). */
     const char *kinds[] = {"sleep", "cpu"};
     int within = 0;
     double sum = 0, sum1 = 0;
@@ -455,21 +456,20 @@ Test(cpushare, two_ranks_predict_four_and_eight)
                             "%.3f s), repeats %.3f s (spread %.1f%%): %+.1f%% (%+.1f%%, %+.1f%%)",
                             t, g, pred, all, flat, mean, 100 * spread, 100 * err, 100 * err1,
                             100 * err0);
-                cr_assert(err >= -0.35 && err <= 0.10, "%s to %d: %+.1f%%", t, g, 100 * err);
+                cr_assert(err >= -0.35 && err <= 0.12, "%s to %d: %+.1f%%", t, g, 100 * err);
                 cr_assert_lt(fabs(err), fabs(err0), "%s to %d", t, g);
                 sum += fabs(err);
                 sum1 += fabs(err1);
                 within += fabs(err) <= spread + 0.05;
-                if ((ki == 0 && r == 2 && g == 4) || (ki == 1 && r == 1 && g == 8))
+                if ((ki == 0 && g == 4) || (ki == 1 && r == 1 && g == 8))
                     cr_assert_leq(fabs(err), spread + 0.05, "%s to %d: %+.1f%%", t, g, 100 * err);
-                if (ki == 1 && r == 1 && g == 4)
-                    cr_assert_leq(fabs(err1), spread + 0.05, "%s to %d, all out: %+.1f%%", t, g,
-                                  100 * err1);
             }
     cr_log_info("%d of 8 predictions within the repeats' spread + 5%%; mean |error| %.1f%% (all "
                 "waits out: %.1f%%)",
                 within, 100 * sum / 8, 100 * sum1 / 8);
     cr_assert_lt(sum, sum1);
+    cr_assert_geq(within, 3);
+    cr_assert_lt(sum / 8, 0.135, "mean |error| %.1f%%", 100 * sum / 8);
 }
 
 Test(cpushare, the_trace_own_run_gives_its_epoch_back)

@@ -58,6 +58,7 @@ static double whatif_epoch(const stall_measured *m, int workers, int gpus)
 
 typedef struct check {
     double handover_full; /* the full trace's hand-over per batch (s) */
+    double startup_full;  /* the full trace's worker start-up (s) */
     int64_t batches;
     const char *trace;
     double full[4], inferred[4]; /* validate, workers x2, workers / 2 (>= 1), gpus x2 */
@@ -81,6 +82,7 @@ static void run_check(check *c)
     c->fit = *(const wi_fit *)inf.fetch_fit;
     c->measured = stall_measured_mean_epoch(&full);
     c->handover_full = stall_ns_to_s(full.handover);
+    c->startup_full = stall_ns_to_s(full.startup);
     c->batches = full.batches;
     int w = t->workers, g = t->ranks;
     int ws[4] = {0, 2 * w, w / 2 > 0 ? w / 2 : 1, 0}, gs[4] = {0, 0, 0, 2 * g};
@@ -137,8 +139,10 @@ Test(infer, hidden_ddp2_w2_whatifs_within_3pct)
  * charges every batch the measured hand-over (ready - max(fetch_end,
  * request), 2.4 ms), which only the workers' fetch_end shows; from the
  * waits it is part of the inferred fetch and vanishes with the waits. The
- * gap is that hand-over times the batches, within 3%; the other what-ifs
- * hold the bound. */
+ * gap is that hand-over times the batches, and the start-up that twice the
+ * worker processes add (docs/model.md 2.4: the full trace's 36.9 ms
+ * doubled, the fit's 22.0 ms doubled), within 3%; the other what-ifs hold
+ * the bound. */
 Test(infer, hidden_w4_whatifs_within_3pct_but_workers_x2_by_the_handover)
 {
     check c = {.trace = "w4"};
@@ -148,10 +152,12 @@ Test(infer, hidden_w4_whatifs_within_3pct_but_workers_x2_by_the_handover)
         if (i != 1)
             cr_expect_lt(fabs(c.inferred[i] - c.full[i]) / c.full[i], 0.03, "w4 what-if %d", i);
     cr_expect_gt(fabs(c.inferred[1] - c.full[1]) / c.full[1], 0.03, "the gap was expected");
-    double explained = c.inferred[1] + c.handover_full * (double)c.batches;
+    double explained =
+        c.inferred[1] + c.handover_full * (double)c.batches + (c.startup_full - c.fit.startup_s);
     cr_expect_lt(fabs(explained - c.full[1]) / c.full[1], 0.03,
-                 "inferred %.4f + hand-over %.5f x %lld = %.4f, full %.4f", c.inferred[1],
-                 c.handover_full, (long long)c.batches, explained, c.full[1]);
+                 "inferred %.4f + hand-over %.5f x %lld + start-up %.4f - %.4f = %.4f, full %.4f",
+                 c.inferred[1], c.handover_full, (long long)c.batches, c.startup_full,
+                 c.fit.startup_s, explained, c.full[1]);
 }
 
 /* The fit is a pure function of the trace: twice, the same numbers. */

@@ -862,6 +862,66 @@ Test(whatif, each_epoch_hands_over_at_its_own_measured_rate_and_validates_exactl
     gsl_rng_free(rng);
 }
 
+/* The start-up a what-if's model takes (stall_run_opts.on_params). */
+static void su_seen(void *observer, const stall_model_params *p)
+{
+    *(stall_time *)observer = p->startup;
+}
+
+static stall_time startup_of(const char *trace, const char *const *sets)
+{
+    stall_config cfg;
+    stall_err err = {0};
+    stall_config_defaults(&cfg);
+    char set[1200];
+    snprintf(set, sizeof set, "trace.path=%s/%s", STALL_SOURCE_DIR, trace);
+    const char *base[] = {"scenario.mode=model", "trace.format=tidy", "align.start=none", set,
+                          NULL};
+    for (int i = 0; base[i]; i++)
+        cr_assert_eq(stall_config_set(&cfg, base[i], &err), 0, "%s", err.msg);
+    for (int i = 0; sets && sets[i]; i++)
+        cr_assert_eq(stall_config_set(&cfg, sets[i], &err), 0, "%s: %s", sets[i], err.msg);
+    cr_assert_eq(stall_config_check(&cfg, &err), 0, "%s", err.msg);
+    stall_time su = -1;
+    stall_run_opts o = {.jobs = 1, .no_files = 1, .on_params = su_seen, .observer = &su};
+    cr_assert_eq(stall_scenario_run(&cfg, &o, &err), 0, "%s", err.msg);
+    return su;
+}
+
+Test(whatif, start_up_grows_with_the_worker_processes_a_node_starts)
+{
+    /* docs/model.md 2.4: the node's worker processes start one after
+     * another, so the what-if's start-up is the trace's x its worker
+     * processes per node over the trace's (ranks per node x workers); an
+     * explicit [loader] startup_s wins. w2: 1 rank, 2 workers, 20.3 ms. */
+    stall_time own = startup_of("traces/w2/trace.csv", NULL);
+    cr_assert_gt(own, 0);
+    const struct {
+        const char *sets[5];
+        double factor;
+    } c[] = {
+        {{"loader.workers=4", NULL}, 2.0},
+        {{"loader.workers=1", NULL}, 0.5},
+        {{"loader.workers=3", "cluster.gpus=8", "cluster.gpus_per_node=4",
+          "fetch.resample=bootstrap", NULL},
+         6.0},
+        /* more nodes of the trace's size: each node starts what the trace's did */
+        {{"cluster.gpus=8", "fetch.resample=bootstrap", NULL}, 1.0},
+        {{"loader.workers=8", "loader.startup_s=0.5", NULL}, -1},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        stall_time su = startup_of("traces/w2/trace.csv", c[i].sets);
+        stall_time want = c[i].factor > 0 ? llround((double)own * c[i].factor) : 500000000;
+        cr_expect_eq(su, want, "case %zu (%s): start-up %lld ns, want %lld", i, c[i].sets[0],
+                     (long long)su, (long long)want);
+    }
+    /* 2 ranks on one node of 2 workers each, to 8 ranks on it: x 4 */
+    stall_time two = startup_of("traces/ddp2_w2/trace.csv", NULL);
+    const char *eight[] = {"cluster.gpus=8", "cluster.gpus_per_node=8", "fetch.resample=bootstrap",
+                           NULL};
+    cr_expect_eq(startup_of("traces/ddp2_w2/trace.csv", eight), 4 * two);
+}
+
 Test(whatif, no_workers_fetch_pin_and_compute_inline_one_after_the_other)
 {
     /* A trace taken with 1 worker (prefetch 2): fetch D = 40 ms, then the
