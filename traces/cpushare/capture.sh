@@ -7,6 +7,8 @@
 #        one core, folders KIND_ddpR_1core_rN (the trace's cores column says 1)
 #   PIN=ranks sh traces/cpushare/capture.sh KIND R REPEAT...  each rank and its workers on one
 #        core, rank % cores (train_example.py --pin-ranks), folders KIND_ddpR_pinned_rN
+#   QUIET=CMD: a command prefix that holds other work off while it runs (the earlier captures
+#        used one); train_example.py's --wait-idle waits for an idle machine first either way
 # sleep: 2 workers, prefetch 2, 16 samples x 5 ms sleep per batch (80 ms), no transform work,
 #        25 ms sleep after each backward (accelerator time); cpu: the same with 1 ms sleep and
 #        60 transform repetitions per sample (about 2 ms of worker CPU work). 80 batches x 2 epochs per rank.
@@ -27,7 +29,7 @@ for rep in "$@"; do
   ddp="--ddp $r"
   [ "$r" = 1 ] && ddp="--ddp 1"
   for try in 1 2 3; do
-    /work/bin/quiet $pin /usr/bin/python3 tools/train_example.py $ddp --workers 2 --prefetch 2 $work $pinr \
+    ${QUIET:-} $pin /usr/bin/python3 tools/train_example.py $ddp --workers 2 --prefetch 2 $work $pinr \
       --compute-sleep-ms 25 --batches 80 --epochs 2 --port 29621 --wait-idle 20 --out "$out" \
       | tail -4
     ok=$(/usr/bin/python3 -c "import json,sys; m=json.load(open('$out/meta.json')); \
