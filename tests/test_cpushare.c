@@ -379,7 +379,7 @@ static double cs_repeats_of(const char *kind, int g, const char *sfx, double *sp
         snprintf(path, sizeof path, "%s/traces/cpushare/%s/trace.csv", STALL_SOURCE_DIR, t);
         FILE *f = fopen(path, "r");
         if (!f)
-            break;
+            continue;
         fclose(f);
         double m;
         cs_predict(t, 1, true, &m);
@@ -426,50 +426,68 @@ Test(cpushare, a_contended_run_is_reproduced_from_its_own_cpu_time)
 
 Test(cpushare, two_ranks_predict_four_and_eight)
 {
-    /* From one trace of 2 ranks, the what-if of 4 and 8 ranks on the same
-     * node. Without the CPU model the epochs barely grow (the cores are not
-     * shared): -20% to -75%. With it, the errors docs/model.md states:
-     * within [-35%, +12%] of the repeats' mean everywhere and always closer
-     * than without; within the repeats' spread + 5% (the issue's bound) for
-     * sleep r1 and r2 at 4 ranks and the CPU-bound r1 at 8 (3 of 8; 2 before
-     * the workers' start-up grew with the node's worker processes,
-     * docs/model.md 2.4). The waits for a core taken out as fitted on the
-     * trace's own run (cpu_waits_out = -1, the default) are closer on
-     * average than all of them taken out (1, the rule before). The rest is
-     * the CPU time that grows with the load (not modelled; docs/model.md
-     * 2.3). */
-    const char *kinds[] = {"sleep", "cpu"};
-    int within = 0;
+    /* From each trace of 2 ranks, the what-if of 4 and 8 ranks on the same
+     * node, against the mean of every capture of that count (the issue's
+     * bound: their spread + 5%). The captures of session 10 (sleep r4-r6,
+     * cpu r3-r4) were made in rounds, the 2-rank run first and its
+     * predictions committed before the 4 and 8 ranks were captured
+     * (traces/s10_predictions.md; `pred` below is what was committed).
+     * Without the CPU model the epochs barely grow: -20% to -75%. With it
+     * (docs/model.md 2.3): 12 of 18 within the bound, 6 of the 10 made
+     * before capture; every 2-rank trace within [-30%, +15%] and closer than
+     * without; the misses are the sleep-like 8 ranks from 3 of 5 traces and
+     * the 2-rank runs that ran fast (sleep r4, r6 at 4.30, 4.23 s against
+     * 4.51-4.75 s; cpu r2 at 5.99 s against 6.35-8.03 s): the CPU time that
+     * grows with the load is not modelled. */
+    const struct {
+        const char *kind;
+        int r;
+        double pred4, pred8; /* committed before the capture, or 0 */
+    } src[] = {{"sleep", 1, 0, 0},
+               {"sleep", 2, 0, 0},
+               {"sleep", 4, 6.007, 11.514},
+               {"sleep", 5, 7.593, 12.615},
+               {"sleep", 6, 6.086, 10.970},
+               {"cpu", 1, 0, 0},
+               {"cpu", 2, 0, 0},
+               {"cpu", 3, 14.881, 30.230},
+               {"cpu", 4, 12.497, 24.869}};
+    int within = 0, within_before = 0, n = 0;
     double sum = 0, sum1 = 0;
-    for (int ki = 0; ki < 2; ki++)
-        for (int r = 1; r <= 2; r++)
-            for (int g = 4; g <= 8; g += 4) {
-                char t[64];
-                double spread, meas, mean = cs_repeats(kinds[ki], g, &spread);
-                snprintf(t, sizeof t, "%s_ddp2_r%d", kinds[ki], r);
-                double pred = cs_predict(t, g, false, &meas);
-                double flat = cs_predict(t, g, true, &meas);
-                double all = cs_predict_x(t, g, false, "cluster.cpu_waits_out=1", &meas);
-                double err = (pred - mean) / mean, err0 = (flat - mean) / mean,
-                       err1 = (all - mean) / mean;
-                cr_log_info("%s to %d ranks: %.3f s (all waits out %.3f s, without CPU sharing "
-                            "%.3f s), repeats %.3f s (spread %.1f%%): %+.1f%% (%+.1f%%, %+.1f%%)",
-                            t, g, pred, all, flat, mean, 100 * spread, 100 * err, 100 * err1,
-                            100 * err0);
-                cr_assert(err >= -0.35 && err <= 0.12, "%s to %d: %+.1f%%", t, g, 100 * err);
-                cr_assert_lt(fabs(err), fabs(err0), "%s to %d", t, g);
-                sum += fabs(err);
-                sum1 += fabs(err1);
-                within += fabs(err) <= spread + 0.05;
-                if ((ki == 0 && g == 4) || (ki == 1 && r == 1 && g == 8))
-                    cr_assert_leq(fabs(err), spread + 0.05, "%s to %d: %+.1f%%", t, g, 100 * err);
-            }
-    cr_log_info("%d of 8 predictions within the repeats' spread + 5%%; mean |error| %.1f%% (all "
-                "waits out: %.1f%%)",
-                within, 100 * sum / 8, 100 * sum1 / 8);
+    for (size_t i = 0; i < sizeof src / sizeof src[0]; i++)
+        for (int g = 4; g <= 8; g += 4) {
+            char t[64];
+            double spread, meas, mean = cs_repeats(src[i].kind, g, &spread);
+            snprintf(t, sizeof t, "%s_ddp2_r%d", src[i].kind, src[i].r);
+            double pred = cs_predict(t, g, false, &meas);
+            double flat = cs_predict(t, g, true, &meas);
+            double all = cs_predict_x(t, g, false, "cluster.cpu_waits_out=1", &meas);
+            double before = g == 4 ? src[i].pred4 : src[i].pred8;
+            if (before > 0)
+                cr_assert_lt(fabs(pred - before), 0.0015, "%s to %d: %.4f, committed %.3f", t, g,
+                             pred, before);
+            double err = (pred - mean) / mean, err0 = (flat - mean) / mean,
+                   err1 = (all - mean) / mean;
+            bool ok = fabs(err) <= spread + 0.05;
+            cr_log_info("%s to %d ranks%s: %.3f s (all waits out %.3f s, without CPU sharing "
+                        "%.3f s), repeats %.3f s (spread %.1f%%): %+.1f%% (%+.1f%%, %+.1f%%)%s",
+                        t, g, before > 0 ? " (before capture)" : "", pred, all, flat, mean,
+                        100 * spread, 100 * err, 100 * err1, 100 * err0, ok ? "" : ", outside");
+            cr_assert(err >= -0.30 && err <= 0.15, "%s to %d: %+.1f%%", t, g, 100 * err);
+            cr_assert_lt(fabs(err), fabs(err0), "%s to %d", t, g);
+            sum += fabs(err);
+            sum1 += fabs(err1);
+            within += ok;
+            within_before += ok && before > 0;
+            n++;
+        }
+    cr_log_info("%d of %d predictions within the repeats' spread + 5%% (%d of 10 made before "
+                "capture); mean |error| %.1f%% (all waits out: %.1f%%)",
+                within, n, within_before, 100 * sum / n, 100 * sum1 / n);
+    cr_assert_geq(within, 12);
+    cr_assert_geq(within_before, 6);
+    cr_assert_lt(sum / n, 0.13, "mean |error| %.1f%%", 100 * sum / n);
     cr_assert_lt(sum, sum1);
-    cr_assert_geq(within, 3);
-    cr_assert_lt(sum / 8, 0.135, "mean |error| %.1f%%", 100 * sum / 8);
 }
 
 Test(cpushare, the_trace_own_run_gives_its_epoch_back)
