@@ -280,8 +280,8 @@ static void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *
                 p->cores, 100 * p->cpu_share, 100 * p->compute_cpu_share, m ? "" : "\n");
     if (p->cores > 0 && m && m->cpu.has) {
         fprintf(f,
-                " (the trace's CPU columns); and per batch %.2f ms of hand-over, per rank and "
-                "synchronisation %.2f ms of tail\n",
+                " (the trace's CPU columns); and %.2f ms of CPU work in each hand-over, %.2f ms "
+                "per rank in each synchronisation's tail\n",
                 stall_ns_to_s(p->cpu.handover_cpu) * 1e3, stall_ns_to_s(p->cpu.tail_cpu) * 1e3);
         wi_term_cpu_waits(f, fit);
     } else if (p->cores > 0 && m)
@@ -337,17 +337,25 @@ static void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *
     for (int r = 0; r < p->ranks; r++)
         first += stall_ns_to_s(first_fetch[r]);
     first /= p->ranks;
+    /* persistent workers start once: their start-up spread over the epochs */
+    double su = p->workers > 0 ? stall_ns_to_s(p->startup) : 0;
     double hand = stall_ns_to_s(p->handover) * (double)p->batches,
-           start = (p->workers > 0 ? stall_ns_to_s(p->startup) : 0) + first;
+           start = (p->persistent_workers ? su / p->epochs : su) + first;
     double floor_s = hand + start, stall_s = 0;
     for (int i = 0; i < n; i++)
         stall_s = fmax(stall_s, jobs[i].sum.stall.mean * (double)p->batches);
+    char empty[160];
+    if (p->persistent_workers && p->workers > 0)
+        snprintf(empty, sizeof empty,
+                 "first fetch %.4f s; the workers' start-up, %.4f s, in epoch 0 only: persistent "
+                 "workers",
+                 first, su);
+    else
+        snprintf(empty, sizeof empty, "worker start-up %.4f s + first fetch %.4f s", su, first);
     fprintf(f,
             "stall floor: about %.3f s per epoch whatever the loader: hand-over %.6f s per batch "
-            "x %lld batches = %.3f s, and the empty start of each epoch (worker start-up %.4f s + "
-            "first fetch %.4f s)\n",
-            floor_s, stall_ns_to_s(p->handover), (long long)p->batches, hand,
-            p->workers > 0 ? stall_ns_to_s(p->startup) : 0.0, first);
+            "(the run's mean) x %lld batches = %.3f s, and the empty start of each epoch (%s)\n",
+            floor_s, stall_ns_to_s(p->handover), (long long)p->batches, hand, empty);
     (void)stall_s;
 }
 

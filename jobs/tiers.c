@@ -127,20 +127,32 @@ void wi_tiers_say(FILE *f, const stall_model_params *p, const stall_measured *m)
         double *x = stall_xcalloc((size_t)s->fit_epochs, sizeof *x);
         stall_storage_fit_misses(s, x);
         fprintf(f,
-                "measured read taken out of the fetches, in proportion to each one's length, per "
-                "epoch (fitted: %.4f s per fetch "
-                "that misses everything, the trace's run with a cache of %.6g MB per node):",
+                "measured read taken out of the fetches, per fetch on average, epoch by epoch "
+                "(each fetch loses its share in proportion to its length; fitted: %.4f s per "
+                "fetch that misses everything, the trace's run with a cache of %.6g MB per "
+                "node):",
                 s->fit_rho / 1e9, s->fit_cache_mb);
         for (int e = 0; e < s->fit_epochs && e < 8; e++)
             fprintf(f, " %.4f s", s->fit_rho * x[e] / 1e9);
         fprintf(f, "%s\n", s->fit_epochs > 8 ? " ..." : "");
         free(x);
     } else if (m && s->read_out) {
-        fprintf(f, "measured read taken out of the fetches, in proportion to each one's length, "
-                   "per epoch (its mean fetch above the "
-                   "fastest epoch's):");
+        fprintf(f, "measured read taken out of the fetches, per fetch on average, epoch by epoch "
+                   "(the epoch's mean fetch above the fastest epoch's; each fetch loses its share "
+                   "in proportion to its length):");
         for (int e = 0; e < m->epochs && e < 8; e++)
             fprintf(f, " %.4f s", (double)s->read_out[e] / 1e9);
         fprintf(f, "%s\n", m->epochs > 8 ? " ..." : "");
+        bool none = true;
+        for (int e = 0; e < m->epochs; e++)
+            none = none && s->read_out[e] == 0;
+        if (none)
+            fprintf(f,
+                    "warning: %s, so nothing in it tells its reads from the rest of its "
+                    "fetches: they are kept whole and every modelled miss comes on top (where "
+                    "its epochs read cold, those reads count twice%s)\n",
+                    m->epochs == 1 ? "the trace has one epoch" : "the trace's epochs read alike",
+                    m->epochs == 1 ? "; a trace of more epochs tells them apart"
+                                   : "; [storage] trace_cache_mb gives the cache its run had");
     }
 }

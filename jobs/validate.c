@@ -174,7 +174,8 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
         FILE *f = opts->term;
         char each[160] = "";
         if (p.handover_epoch && !m.fetch_fit) {
-            size_t at = (size_t)snprintf(each, sizeof each, "; each epoch its own, ms:");
+            size_t at =
+                (size_t)snprintf(each, sizeof each, "; the model takes each epoch's own, ms:");
             for (int e = 0; e < p.handover_epochs && e < 8 && at < sizeof each; e++)
                 at += (size_t)snprintf(each + at, sizeof each - at, " %.3f",
                                        stall_ns_to_s(p.handover_epoch[e]) * 1e3);
@@ -189,7 +190,7 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
                 m.fetch_fit ? "fitted to the waits" : "from the trace", stall_ns_to_s(p.startup),
                 m.fetch_fit ? "fitted" : "median",
                 m.persistent ? " of epoch 0, paid once: persistent workers" : "",
-                stall_ns_to_s(p.handover), m.fetch_fit ? "in the fetch" : "mean", each);
+                stall_ns_to_s(p.handover), m.fetch_fit ? "in the fetch" : "the run's mean", each);
         if (m.workers_from != STALL_WORKERS_TRACE)
             fprintf(f, "workers per GPU: %d, %s; prefetch factor %d%s\n", m.workers,
                     m.workers_from == STALL_WORKERS_GIVEN

@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Tests of tools/tier_fit.py and tools/validate_all.py against the shipped
+captures and the built stallsim (run from the repository root by ctest):
+the fit meets the reference's cold epoch and reproduces a prediction of
+docs/validation.md; bad input is one line on stderr and exit 2."""
+import os
+import subprocess
+import sys
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+PY = sys.executable
+FIT = os.path.join(ROOT, "tools", "tier_fit.py")
+BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "stallsim")
+failures = []
+
+
+def run(args):
+    return subprocess.run([PY, FIT, "--bin", BIN] + args, capture_output=True, text=True, cwd=ROOT)
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+BASE = ["--key", "storage.bandwidth_mb_s", "--set", "storage.cache_mb=20000", "--set",
+        "storage.queue=fifo", "--ref-set", "storage.cached_start_mb=0"]
+
+# The fit of docs/validation.md's round 2, and its prediction for half the files cold.
+p = run(["--ref", "traces/pagecache4m_cold_r2", "--lo", "8000", "--hi", "300"] + BASE
+        + ["--predict", "traces/pagecache4m_half_r2:storage.cached_start_mb=1280"])
+check(p.returncode == 0, f"fit runs: {p.stderr.strip()}")
+lines = p.stdout.splitlines()
+fitted = float(lines[0].split("=")[1].split()[0]) if lines else 0
+check(2500 < fitted < 2750, f"fitted bandwidth {fitted} near 2617 MB/s")
+check(len(lines) == 2 and "measured 0.798" in lines[1], "the prediction beside the measured run")
+ref_line = lines[0] if lines else ""
+check("epochs 1.20" in ref_line and "measured 1.203" in ref_line, "the fit meets epoch 0")
+
+# A trace.csv given directly stands for its folder.
+p2 = run(["--ref", "traces/pagecache4m_cold_r2/trace.csv", "--lo", "8000", "--hi", "300"] + BASE)
+check(p2.returncode == 0 and p2.stdout.splitlines()[:1] == lines[:1], "trace.csv as --ref")
+
+# Bad input: one line, exit 2.
+for args, want in [
+    (["--ref", "traces/pagecache4m_cold_r2", "--lo", "300", "--hi", "8000"] + BASE,
+     "does not cross the measured"),
+    (["--ref", "traces/nope", "--key", "storage.latency_ms", "--lo", "0", "--hi", "2"],
+     "no trace.csv"),
+    (["--ref", "traces/w2", "--key", "loader.startup_s", "--lo", "0", "--hi", "2"],
+     "not a [storage] key"),
+    (["--ref", "traces/w2", "--key", "storage.latency_ms", "--lo", "0", "--hi", "2"],
+     "a cache miss costs nothing"),
+]:
+    q = run(args)
+    err = q.stderr.strip()
+    check(q.returncode == 2 and want in err and len(err.splitlines()) == 1,
+          f"{' '.join(args[:4])} ...: exit {q.returncode}, '{err}'")
+
+# validate_all: the table and its summary lines.
+v = subprocess.run([PY, os.path.join(ROOT, "tools", "validate_all.py"), "--bin", BIN],
+                   capture_output=True, text=True, cwd=ROOT)
+out = v.stdout.splitlines()
+check(v.returncode == 0 and out[0].startswith("| trace | ranks x workers"), "validate_all table")
+check(any(line.startswith("| w2 | 1 x 2 |") for line in out), "validate_all has w2")
+check(out[-3].startswith("all: ") and "traces/*:" in out[-2], "validate_all summaries")
+
+sys.exit(1 if failures else 0)
