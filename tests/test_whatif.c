@@ -80,6 +80,44 @@ static void w_iter(void *ctx, const stall_iter_record *rec)
     w->epoch_s[rec->epoch] = (rec->iter_end - rec->epoch_start) / 1e9;
 }
 
+/* x's fetches drawn in [f0, f0 + fs) ns and its computes in [c0, c0 + cs),
+ * no tails. */
+static void gen_draw(gen *x, gsl_rng *rng, stall_time f0, stall_time fs, stall_time c0,
+                     stall_time cs)
+{
+    size_t cells = (size_t)x->ne * x->g * x->n;
+    x->f = malloc(cells * sizeof *x->f);
+    x->c = malloc(cells * sizeof *x->c);
+    x->a = calloc((size_t)x->ne * x->n, sizeof *x->a);
+    for (size_t i = 0; i < cells; i++) {
+        x->f[i] = f0 + (stall_time)gsl_rng_uniform_int(rng, (unsigned long)fs);
+        x->c[i] = c0 + (stall_time)gsl_rng_uniform_int(rng, (unsigned long)cs);
+    }
+}
+
+static void gen_free(gen *x)
+{
+    free(x->f);
+    free(x->c);
+    free(x->a);
+}
+
+/* The model p run on x, its records written to path as a tidy trace. */
+static void gen_write(const stall_model_params *p, gen *x, const char *path,
+                      stall_model_stats *stats)
+{
+    writer w = {.f = fopen(path, "w"), .g = x->g, .workers = p->workers, .prefetch = p->prefetch};
+    cr_assert_not_null(w.f, "%s", path);
+    fputs("rank,epoch,batch,worker,fetch_start,fetch_end,request,ready,iter_end,compute_end,"
+          "epoch_start,workers,prefetch\n",
+          w.f);
+    stall_durations d = {
+        .fetch = g_fetch, .compute = g_compute, .tail = g_tail, .epoch_gap = g_gap, .ctx = x};
+    stall_err err = {0};
+    cr_assert_eq(stall_model_run(p, &d, w_iter, &w, stats, &err), 0, "%s", err.msg);
+    fclose(w.f);
+}
+
 Test(whatif, validate_of_a_simulated_trace_gives_its_epoch_times_back)
 {
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
@@ -700,14 +738,7 @@ Test(whatif, persistent_workers_trace_pays_its_start_up_once_and_validates_exact
     for (int trial = 0; trial < 3; trial++) {
         gsl_rng_set(rng, 300 + trial);
         gen x = {.g = 1 + trial % 2, .ne = 4, .n = 30};
-        size_t cells = (size_t)x.ne * x.g * x.n;
-        x.f = malloc(cells * sizeof *x.f);
-        x.c = malloc(cells * sizeof *x.c);
-        x.a = calloc((size_t)x.ne * x.n, sizeof *x.a);
-        for (size_t i = 0; i < cells; i++) {
-            x.f[i] = 20000000 + (stall_time)gsl_rng_uniform_int(rng, 40000000);
-            x.c[i] = 10000000 + (stall_time)gsl_rng_uniform_int(rng, 20000000);
-        }
+        gen_draw(&x, rng, 20000000, 40000000, 10000000, 20000000);
         stall_model_params p;
         stall_model_defaults(&p);
         p.ranks = x.g;
@@ -720,15 +751,8 @@ Test(whatif, persistent_workers_trace_pays_its_start_up_once_and_validates_exact
         p.persistent_workers = true;
         char path[600];
         snprintf(path, sizeof path, "%s/p%d.csv", wdir, trial);
-        writer w = {.f = fopen(path, "w"), .g = x.g, .workers = p.workers, .prefetch = p.prefetch};
-        fputs("rank,epoch,batch,worker,fetch_start,fetch_end,request,ready,iter_end,compute_end,"
-              "epoch_start,workers,prefetch\n",
-              w.f);
-        stall_durations d = {
-            .fetch = g_fetch, .compute = g_compute, .tail = g_tail, .epoch_gap = g_gap, .ctx = &x};
+        gen_write(&p, &x, path, NULL);
         stall_err err = {0};
-        cr_assert_eq(stall_model_run(&p, &d, w_iter, &w, NULL, &err), 0, "%s", err.msg);
-        fclose(w.f);
         stall_config cfg;
         stall_config_defaults(&cfg);
         cfg.format = STALL_FORMAT_TIDY;
@@ -789,9 +813,7 @@ Test(whatif, persistent_workers_trace_pays_its_start_up_once_and_validates_exact
         validate_worst(out, &e0);
         cr_expect(e0 < -1.0, "trial %d: without the rule epoch 0 loses its start-up: %.2f%%", trial,
                   e0);
-        free(x.f);
-        free(x.c);
-        free(x.a);
+        gen_free(&x);
     }
     gsl_rng_free(rng);
 }
@@ -808,14 +830,7 @@ Test(whatif, each_epoch_hands_over_at_its_own_measured_rate_and_validates_exactl
     for (int trial = 0; trial < 3; trial++) {
         gsl_rng_set(rng, 500 + trial);
         gen x = {.g = 1 + trial % 2, .ne = 3, .n = 40};
-        size_t cells = (size_t)x.ne * x.g * x.n;
-        x.f = malloc(cells * sizeof *x.f);
-        x.c = malloc(cells * sizeof *x.c);
-        x.a = calloc((size_t)x.ne * x.n, sizeof *x.a);
-        for (size_t i = 0; i < cells; i++) {
-            x.f[i] = 4000000 + (stall_time)gsl_rng_uniform_int(rng, 8000000);
-            x.c[i] = 2000000 + (stall_time)gsl_rng_uniform_int(rng, 2000000);
-        }
+        gen_draw(&x, rng, 4000000, 8000000, 2000000, 2000000);
         const stall_time hand[3] = {1000000, 6000000, 3000000};
         stall_model_params p;
         stall_model_defaults(&p);
@@ -830,18 +845,13 @@ Test(whatif, each_epoch_hands_over_at_its_own_measured_rate_and_validates_exactl
         p.handover_epochs = 3;
         char path[600];
         snprintf(path, sizeof path, "%s/h%d.csv", wdir, trial);
-        writer w = {.f = fopen(path, "w"), .g = x.g, .workers = p.workers, .prefetch = p.prefetch};
-        fputs("rank,epoch,batch,worker,fetch_start,fetch_end,request,ready,iter_end,compute_end,"
-              "epoch_start,workers,prefetch\n",
-              w.f);
-        stall_durations d = {
-            .fetch = g_fetch, .compute = g_compute, .tail = g_tail, .epoch_gap = g_gap, .ctx = &x};
-        stall_err err = {0};
         stall_model_stats own, mean;
-        cr_assert_eq(stall_model_run(&p, &d, w_iter, &w, &own, &err), 0, "%s", err.msg);
-        fclose(w.f);
+        gen_write(&p, &x, path, &own);
         p.handover_epoch = NULL;
-        cr_assert_eq(stall_model_run(&p, &d, NULL, NULL, &mean, &err), 0, "%s", err.msg);
+        snprintf(path, sizeof path, "%s/hm%d.csv", wdir, trial);
+        gen_write(&p, &x, path, &mean);
+        snprintf(path, sizeof path, "%s/h%d.csv", wdir, trial);
+        stall_err err = {0};
         cr_assert_neq(own.end, mean.end, "trial %d: the hand-over per epoch changes nothing",
                       trial);
         stall_config cfg;
@@ -855,9 +865,7 @@ Test(whatif, each_epoch_hands_over_at_its_own_measured_rate_and_validates_exactl
         double worst = validate_worst(out, NULL);
         cr_expect(worst < 0.001, "trial %d (W=%d G=%d): worst error %.4f%%", trial, p.workers, x.g,
                   worst);
-        free(x.f);
-        free(x.c);
-        free(x.a);
+        gen_free(&x);
     }
     gsl_rng_free(rng);
 }
