@@ -103,12 +103,21 @@ void wi_tiers_say(FILE *f, const stall_model_params *p, const stall_measured *m)
         snprintf(link, sizeof link, "%.6g", s->link_mb_s);
     if (s->global_mb_s > 0)
         snprintf(glob, sizeof glob, "%.6g", s->global_mb_s);
+    /* what the cache can hold of what was asked (stall_storage_step's c_0) */
+    double work = s->partitioned ? s->dataset_mb * p->gpus_per_node / p->ranks : s->dataset_mb;
+    double start = fmin(s->start_mb, fmin(s->cache_mb, work));
+    char asked[96] = "";
+    if (start < s->start_mb)
+        snprintf(asked, sizeof asked, " (of %.6g MB asked: the %s holds no more)", s->start_mb,
+                 s->cache_mb < work ? "cache"
+                 : s->partitioned   ? "node's shard"
+                                    : "dataset");
     fprintf(f,
             "storage tiers: %.6g MB per batch in %.6g requests; cache %.6g MB per node, dataset "
-            "%.6g MB %s, %.6g MB cached at the start; link %s MB/s per node, %s MB/s shared by "
+            "%.6g MB %s, %.6g MB cached at the start%s; link %s MB/s per node, %s MB/s shared by "
             "the %d node%s, latency %.6g ms per missed request%s%s\n",
             s->batch_mb, s->requests, s->cache_mb, s->dataset_mb,
-            s->partitioned ? "partitioned" : "replicated", s->start_mb, link, glob, nodes,
+            s->partitioned ? "partitioned" : "replicated", start, asked, link, glob, nodes,
             nodes == 1 ? "" : "s", (double)s->latency / 1e6,
             s->latency_constant ? " (constant)" : "",
             s->fifo ? "; transfers served one at a time in arrival order (queue = fifo)" : "");
