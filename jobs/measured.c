@@ -22,6 +22,7 @@ void stall_measured_free(stall_measured *m)
     free(m->gap);
     free(m->epoch_s);
     free(m->epoch_fetch_s);
+    free(m->epoch_fetch_var);
     free(m->read_above);
     free(m->handover_epoch);
     free(m->stall_s);
@@ -133,6 +134,7 @@ int stall_measured_from_tidy_p(const stall_tidy_trace *t, bool persistent, stall
     m->epoch_s = stall_xcalloc((size_t)ne, sizeof *m->epoch_s);
     m->stall_s = stall_xcalloc((size_t)ne, sizeof *m->stall_s);
     m->epoch_fetch_s = stall_xcalloc((size_t)ne, sizeof *m->epoch_fetch_s);
+    m->epoch_fetch_var = stall_xcalloc((size_t)ne, sizeof *m->epoch_fetch_var);
     m->handover_epoch = stall_xcalloc((size_t)ne, sizeof *m->handover_epoch);
     /* Worker turnaround: after collating a batch a worker still has to hand
      * it to the result queue (pickling, the feeder thread) before it starts
@@ -205,6 +207,7 @@ int stall_measured_from_tidy_p(const stall_tidy_trace *t, bool persistent, stall
                 m->fetch[o] = t->fetch_end[i] - t->fetch_start[i] + turn;
                 fetch_sum += stall_ns_to_s(m->fetch[o]);
                 m->epoch_fetch_s[e] += stall_ns_to_s(m->fetch[o]);
+                m->epoch_fetch_var[e] += stall_ns_to_s(m->fetch[o]) * stall_ns_to_s(m->fetch[o]);
                 m->compute[o] = t->compute_end ? t->compute_end[i] - t->ready[i] : tk - ymax;
                 if (!t->compute_end)
                     m->compute[o] = m->compute[o] > ck ? m->compute[o] - ck : 0;
@@ -222,6 +225,8 @@ int stall_measured_from_tidy_p(const stall_tidy_trace *t, bool persistent, stall
         }
         prev_end = tk;
         m->epoch_fetch_s[e] /= (double)g * (double)n;
+        m->epoch_fetch_var[e] = fmax(0.0, m->epoch_fetch_var[e] / ((double)g * (double)n) -
+                                              m->epoch_fetch_s[e] * m->epoch_fetch_s[e]);
         m->epoch_s[e] = stall_ns_to_s(tk - e0);
         m->stall_s[e] = stall_sum / (double)n;
     }
@@ -335,12 +340,23 @@ void stall_measured_read_above(stall_measured *m)
         return;
     free(m->read_above);
     m->read_above = stall_xcalloc((size_t)m->epochs, sizeof *m->read_above);
-    double fastest = m->epoch_fetch_s[0], sum = 0;
+    int fast = 0;
     for (int e = 1; e < m->epochs; e++)
-        fastest = fmin(fastest, m->epoch_fetch_s[e]);
+        if (m->epoch_fetch_s[e] < m->epoch_fetch_s[fast])
+            fast = e;
+    double sum = 0, nf = (double)m->ranks * (double)m->batches;
     for (int e = 0; e < m->epochs; e++) {
-        m->read_above[e] = stall_s_to_ns(m->epoch_fetch_s[e] - fastest);
-        sum += m->epoch_fetch_s[e] - fastest;
+        double above = m->epoch_fetch_s[e] - m->epoch_fetch_s[fast];
+        /* A read shows where the epoch's mean fetch exceeds the fastest's by
+         * more than twice the standard error of the difference (docs/model.md
+         * 2.3): less is the fetches' own spread, not a read. */
+        if (m->epoch_fetch_var) {
+            double se = sqrt((m->epoch_fetch_var[e] + m->epoch_fetch_var[fast]) / nf);
+            if (!(above > 2 * se))
+                above = 0;
+        }
+        m->read_above[e] = stall_s_to_ns(above);
+        sum += above;
     }
     m->read_above_mean = stall_s_to_ns(sum / m->epochs);
 }

@@ -42,6 +42,7 @@ typedef struct wi_dec {
     double stall_sum;
     double *epoch_s, *stall_s; /* [ne] */
     double *efetch;            /* [ne] summed fetch, s */
+    double *efetch2;           /* [ne] summed squares, s^2 */
     stall_time *gap;           /* [ne] */
     double *ehand;             /* [ne] summed hand-over, ns */
     /* over the trace */
@@ -77,6 +78,7 @@ static void wi_dec_init(wi_dec *d, const stall_tidy_info *in, int workers, stall
     d->prev = stall_xmalloc((size_t)d->g * sizeof *d->prev);
     d->epoch_s = stall_xcalloc((size_t)d->ne, sizeof *d->epoch_s);
     d->efetch = stall_xcalloc((size_t)d->ne, sizeof *d->efetch);
+    d->efetch2 = stall_xcalloc((size_t)d->ne, sizeof *d->efetch2);
     d->stall_s = stall_xcalloc((size_t)d->ne, sizeof *d->stall_s);
     d->gap = stall_xcalloc((size_t)d->ne, sizeof *d->gap);
     d->ehand = stall_xcalloc((size_t)d->ne, sizeof *d->ehand);
@@ -89,6 +91,7 @@ static void wi_dec_free(wi_dec *d)
     free(d->prev);
     free(d->epoch_s);
     free(d->efetch);
+    free(d->efetch2);
     free(d->stall_s);
     free(d->gap);
     free(d->ehand);
@@ -120,6 +123,7 @@ static void wi_dec_finish(wi_dec *d, const stall_tidy_row *b, const stall_tidy_r
         stall_time f = b[r].fetch_end - b[r].fetch_start + d->turn;
         d->fetch_sum += stall_ns_to_s(f);
         d->efetch[e] += stall_ns_to_s(f);
+        d->efetch2[e] += stall_ns_to_s(f) * stall_ns_to_s(f);
         stall_time c = d->has_compute ? b[r].compute_end - b[r].ready : tk - ymax;
         stall_time fe = b[r].fetch_end + d->turn;
         stall_time arrived = fe > b[r].request ? fe : b[r].request;
@@ -480,8 +484,13 @@ static int wi_pass3(wi_stream *s, const wi_xform *x, const stall_model_params *p
         m->mean_fetch_s = d.fetch_sum / (double)cells;
         for (int e = 0; e < s->info.epochs; e++)
             d.efetch[e] /= (double)s->info.ranks * (double)s->info.batches;
+        for (int e = 0; e < s->info.epochs; e++)
+            d.efetch2[e] =
+                fmax(0.0, d.efetch2[e] / ((double)s->info.ranks * (double)s->info.batches) -
+                              d.efetch[e] * d.efetch[e]);
         m->epoch_fetch_s = d.efetch;
-        d.efetch = NULL;
+        m->epoch_fetch_var = d.efetch2;
+        d.efetch = d.efetch2 = NULL;
         stall_measured_read_above(m);
         m->epoch_s = d.epoch_s;
         m->stall_s = d.stall_s;

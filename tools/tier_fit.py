@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fit one [storage] key on a reference capture's cold epoch, then predict.
 
-    tools/tier_fit.py --ref traces/REF --key storage.latency_ms --lo 0 --hi 20 \\
+    tools/tier_fit.py --ref traces/REF --key storage.latency_ms --lo 0.01 --hi 20 \\
         [--set KEY=VALUE ...] [--ref-set KEY=VALUE ...] \\
         [--predict traces/T:storage.cached_start_mb=1280,... ...]
 
@@ -10,7 +10,7 @@ sets gives the reference's measured epoch 0; then each prediction runs the
 same model with the fitted key and the target's own sets, and prints its
 epochs beside the target's measured ones (docs/model.md 2.3, validation.md).
 The simulated epoch 0 must grow from --lo to --hi: a latency grows it upwards
-(--lo 0 --hi 20), a bandwidth downwards (--lo 8000 --hi 300). The range is
+(--lo 0.01 --hi 20), a bandwidth downwards (--lo 8000 --hi 300). The range is
 checked: if epoch 0 at --lo is not below the measured one and at --hi not above
 it, the fit is refused. Errors: one line, exit 2.
 """

@@ -47,6 +47,7 @@ typedef struct stall_measured {
     double *epoch_s;            /* [e] measured epoch time */
     double *stall_s;            /* [e] mean over batches of max_r stall */
     double *epoch_fetch_s;      /* [e] mean fetch duration of the epoch; NULL when not known */
+    double *epoch_fetch_var;    /* [e] variance of the epoch's fetches, s^2; NULL: not known */
     stall_time *read_above;     /* [e] ns: epoch_fetch_s[e] minus the fastest epoch's (the
                                    storage tiers take it for the epoch's measured reads) */
     stall_time read_above_mean; /* their mean over the epochs */
