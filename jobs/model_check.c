@@ -34,6 +34,8 @@ void wi_effects(const stall_measured *m, const stall_model_params *p, stall_mode
                 p->uneven.straggler_fraction > 0;
     /* batch_mb is read only from a shared bandwidth or by the tiers. */
     fx->reads = p->storage_mb_s > 0 || p->tiers;
+    /* the measured waits for a core come out only where cores are shared */
+    fx->cpu_waits = m && m->cpu.has && p->cores > 0;
 }
 
 int wi_grid_check(const stall_config *cfg, const wi_whatif *what, const stall_measured *m,
@@ -79,11 +81,11 @@ int stall_model_point_check(const stall_config *cfg, const stall_measured *m,
 }
 
 int stall_model_effects_check(const stall_config *cfg, const stall_model_effects *fx,
-                              const char *const where_of[2], stall_err *err)
+                              const char *const where_of[3], stall_err *err)
 {
     static const struct {
         const char *section, *key, *why;
-    } keys[2] = {
+    } keys[3] = {
         {"run", "seed",
          "this what-if replays measured durations only (nothing is drawn, every seed gives the "
          "same run); a seed needs more GPUs, batches or epochs than the trace with [fetch] "
@@ -91,9 +93,13 @@ int stall_model_effects_check(const stall_config *cfg, const stall_model_effects
         {"storage", "batch_mb",
          "nothing is read from storage (a measured fetch already holds its read); it needs "
          "[storage] bandwidth_mb_s or a storage tier key"},
+        {"cluster", "cpu_waits_out",
+         "no run shares a node's cores with a trace's CPU columns (fetch_cpu, fetch_wait, ...) "
+         "whose waits it would take out: it needs a tidy trace with them and [cluster] cores > "
+         "0"},
     };
-    const bool idle[2] = {!fx->draws, !fx->reads};
-    for (int i = 0; i < 2; i++) {
+    const bool idle[3] = {!fx->draws, !fx->reads, !fx->cpu_waits};
+    for (int i = 0; i < 3; i++) {
         if (!idle[i] || !stall_config_given(cfg, keys[i].section, keys[i].key))
             continue;
         char where[STALL_PATH_MAX + 64];
@@ -132,6 +138,9 @@ int stall_model_grid(const stall_config *cfg, stall_measured *grid, stall_err *e
     grid->batches = m.batches;
     grid->samples = m.samples;
     grid->samples_last = m.samples_last;
+    /* whether its CPU columns share cores (stall_model_effects.cpu_waits) */
+    grid->cpu.has = m.cpu.has;
+    grid->cpu.cores = m.cpu.cores;
     stall_measured_free(&m);
     return 0;
 }

@@ -492,13 +492,20 @@ static int wi_prepare(wi_model_run *j, stall_err *err)
     wi_effects(j->have ? &j->m : NULL, p, &fx);
     rc = wi_reps_check(cfg, &fx, err);
     if (rc == 0 && !j->opts->no_files && !j->opts->sweep_point)
-        /* A run (plan's probes and a sweep's points judge these over
-         * all their runs). */
-        rc = stall_model_effects_check(cfg, &fx, NULL, err);
+    /* A run (plan's probes and a sweep's points judge these over
+     * all their runs). */
+    {
+        /* cpu_waits_out: refused below, with the reason that applies */
+        stall_model_effects one = fx;
+        one.cpu_waits = true;
+        rc = stall_model_effects_check(cfg, &one, NULL, err);
+    }
     if (rc)
         return rc;
     bool cpu_trace = j->have && p->cores > 0 && j->m.cpu.has;
-    if (rc == 0 && !cpu_trace && stall_config_given(cfg, "cluster", "cpu_waits_out")) {
+    /* A sweep judges it over all its points (stall__sweep_model_check). */
+    if (rc == 0 && !cpu_trace && !j->opts->sweep_point &&
+        stall_config_given(cfg, "cluster", "cpu_waits_out")) {
         char where[STALL_PATH_MAX + 64];
         stall_config_origin(cfg, "cluster", "cpu_waits_out", where, sizeof where);
         return stall_err_set(err, STALL_ECONFIG, "%s: has no effect: %s", where,

@@ -27,6 +27,7 @@ int stall_model_grid(const stall_config *cfg, stall_measured *grid, stall_err *e
  * from storage ([storage] batch_mb has one). */
 typedef struct stall_model_effects {
     bool draws, reads;
+    bool cpu_waits; /* the trace's CPU columns share a node's cores ([cluster] cpu_waits_out) */
 } stall_model_effects;
 
 /* mode = model's checks of one configuration that need the trace's grid
@@ -37,11 +38,12 @@ typedef struct stall_model_effects {
 int stall_model_point_check(const stall_config *cfg, const stall_measured *grid,
                             stall_model_effects *fx, stall_err *err);
 
-/* Refuses [run] seed and [storage] batch_mb given in cfg where fx says they
- * have no effect, naming where they were given: where_of[0] and [1] (may be
- * NULL, or where_of itself) replace stall_config_origin's words for each
- * (a sweep axis). Returns 0 or STALL_ECONFIG. */
+/* Refuses [run] seed, [storage] batch_mb and [cluster] cpu_waits_out given
+ * in cfg where fx says they have no effect, naming where they were given:
+ * where_of[0], [1] and [2] (may be NULL, or where_of itself) replace
+ * stall_config_origin's words for each (a sweep axis). Returns 0 or
+ * STALL_ECONFIG. */
 int stall_model_effects_check(const stall_config *cfg, const stall_model_effects *fx,
-                              const char *const where_of[2], stall_err *err);
+                              const char *const where_of[3], stall_err *err);
 
 #endif

@@ -159,7 +159,7 @@ int stall__sweep_model_check(const stall_sweep *s, stall_err *err)
     char last[4 * STALL_PATH_MAX + 64] = "", id[sizeof last];
     int grc = 1, rc = 0;
     bool have = false;
-    stall_model_effects any = {false, false};
+    stall_model_effects any = {false, false, false};
     for (size_t i = 0; i < s->points && rc == 0; i++) {
         stall_sweep_config(s, i, pc);
         if (i == 0)
@@ -177,7 +177,7 @@ int stall__sweep_model_check(const stall_sweep *s, stall_err *err)
             snprintf(last, sizeof last, "%s", id);
         }
         if (grc == 1 && pc->format != STALL_FORMAT_NONE) {
-            any.draws = any.reads = true; /* told when the point runs */
+            any.draws = any.reads = any.cpu_waits = true; /* told when the point runs */
             continue;
         }
         stall_err e = {0};
@@ -189,16 +189,22 @@ int stall__sweep_model_check(const stall_sweep *s, stall_err *err)
         }
         any.draws |= fx.draws;
         any.reads |= fx.reads;
+        any.cpu_waits |= fx.cpu_waits;
     }
     if (rc == 0) {
-        char seed[STALL_PATH_MAX + 128] = "", mb[STALL_PATH_MAX + 128] = "";
+        char seed[STALL_PATH_MAX + 128] = "", mb[STALL_PATH_MAX + 128] = "",
+                                   cw[STALL_PATH_MAX + 128] = "";
         int a = stall__sweep_axis_of(s, "run.seed");
         if (a >= 0)
             stall__sweep_axis_where(s, a, seed, sizeof seed);
         a = stall__sweep_axis_of(s, "storage.batch_mb");
         if (a >= 0)
             stall__sweep_axis_where(s, a, mb, sizeof mb);
-        const char *const where_of[2] = {seed[0] ? seed : NULL, mb[0] ? mb : NULL};
+        a = stall__sweep_axis_of(s, "cluster.cpu_waits_out");
+        if (a >= 0)
+            stall__sweep_axis_where(s, a, cw, sizeof cw);
+        const char *const where_of[3] = {seed[0] ? seed : NULL, mb[0] ? mb : NULL,
+                                         cw[0] ? cw : NULL};
         rc = stall_model_effects_check(first, &any, where_of, err);
     }
     free(pc);

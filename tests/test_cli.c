@@ -866,6 +866,7 @@ Test(cli, bad_output_path_is_refused_before_anything_is_written)
 
 #define WHATIF STALL_SOURCE_DIR "/configs/example-whatif.ini"
 #define W2 STALL_SOURCE_DIR "/configs/w2.ini"
+#define CPU2 STALL_SOURCE_DIR "/traces/cpushare/sleep_ddp2_r1/trace.csv"
 
 /* Runs cmd (stderr's first line into msg), expecting exit 2 and `needle`
  * in that line. */
@@ -949,6 +950,23 @@ Test(cli, keys_without_effect_refused)
                  "-o %s/k7 -q",
              cdir);
     cr_assert_eq(sh(cmd, NULL, 0), 0);
+    /* cpu_waits_out: a sweep judges it over its points, as the seed; no
+     * CPU columns, or no point sharing cores: refused before any runs. */
+    snprintf(cmd, sizeof cmd,
+             BIN " sweep " CPU2 " --sweep cluster.cores=0,2 --set cluster.cpu_waits_out=0.5 "
+                 "-o %s/k8 -q",
+             cdir);
+    cr_assert_eq(sh(cmd, NULL, 0), 0);
+    snprintf(cmd, sizeof cmd,
+             BIN " sweep " CPU2 " --sweep cluster.cores=0,0 --set cluster.cpu_waits_out=0.5 "
+                 "-o %s/k9 -q",
+             cdir);
+    cli_refused(cmd, "--set cluster.cpu_waits_out: has no effect: no run shares a node's cores");
+    snprintf(cmd, sizeof cmd,
+             BIN " sweep " W2 " --sweep loader.workers=2,4 --set cluster.cpu_waits_out=0.5 -o "
+                 "%s/k10 -q",
+             cdir);
+    cli_refused(cmd, "--set cluster.cpu_waits_out: has no effect");
 }
 
 Test(cli, key_both_swept_and_set_refused_naming_both)
