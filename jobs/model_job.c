@@ -49,6 +49,10 @@ typedef struct wi_alignment {
     stall_summary sum;
     stall_model_stats st;
     double *rep; /* [3 * replications]: epoch_time_s, throughput, stall_share */
+    /* its folder while its files are written: held here, in memory that
+     * stays reachable, not only in a frame that a signal may cut short
+     * (a run killed on purpose must show valgrind no lost block) */
+    char *dir;
 } wi_alignment;
 
 /* ---- replications ---- */
@@ -589,8 +593,8 @@ static int wi_run_alignment(wi_model_run *j, int i, stall_err *err)
     stall_report_last_samples(c.rep, j->samples_last);
     stall_report_label_epochs(c.rep, j->have ? j->m.epoch0 : 0);
     bool files = !opts->no_files && !opts->no_iterations;
-    char *dir = NULL;
-    int rc = files ? wi_stream_iterations(j, job, c.rep, ranks_csv, &dir, err)
+    job->dir = NULL;
+    int rc = files ? wi_stream_iterations(j, job, c.rep, ranks_csv, &job->dir, err)
                    : stall_report_stream(c.rep, NULL, NULL, err);
     if (rc == 0 && j->ws) {
         stall_durations dur;
@@ -617,8 +621,9 @@ static int wi_run_alignment(wi_model_run *j, int i, stall_err *err)
         job->rep[2] = job->sum.stall_share;
     }
     if (rc == 0 && files && job == &j->jobs[0])
-        rc = wi_ck_write(&j->ck, dir, err);
-    free(dir);
+        rc = wi_ck_write(&j->ck, job->dir, err);
+    free(job->dir);
+    job->dir = NULL;
     stall_report_destroy(c.rep);
     for (int r = 1; r < j->reps && rc == 0; r++)
         rc = wi_replicate(cfg, &j->in.what, j->have ? &j->m : NULL, &j->p, j->samples,
