@@ -534,16 +534,32 @@ int64_t wi_strong_batches(int64_t l, int g, int64_t b, bool drop_last)
     return nb > INT64_MAX ? INT64_MAX : (int64_t)nb;
 }
 
-bool wi_startup_scaled(const wi_whatif *what, const stall_measured *m, bool whatif,
-                       const stall_model_params *p, int *from, int *to)
+/* The worker processes a node starts in trace m (*from) and in p (*to),
+ * where they differ and m has a start-up to scale. */
+static bool wi_startup_nodes(const stall_measured *m, const stall_model_params *p, int *from,
+                             int *to)
 {
-    if (!whatif || !m || what->startup_given || m->workers <= 0 || p->workers <= 0 ||
-        m->startup <= 0)
+    if (!m || m->workers <= 0 || p->workers <= 0 || m->startup <= 0)
         return false;
     int rpn = m->ranks_per_node > 0 && m->ranks_per_node < m->ranks ? m->ranks_per_node : m->ranks;
     *from = rpn * m->workers;
     *to = p->gpus_per_node * p->workers;
     return *from != *to;
+}
+
+bool wi_startup_scaled(const wi_whatif *what, const stall_measured *m, bool whatif,
+                       const stall_model_params *p, int *from, int *to)
+{
+    return whatif && !what->startup_given && wi_startup_nodes(m, p, from, to);
+}
+
+/* p's start-up: trace m's x the worker processes per node (docs/model.md
+ * 2.4: they start one after another). */
+static void wi_startup_apply(const stall_measured *m, stall_model_params *p)
+{
+    int from, to;
+    if (wi_startup_nodes(m, p, &from, &to))
+        p->startup = llround((double)m->startup * to / from);
 }
 
 /* Model parameters: the measured configuration, then the INI's explicit
@@ -575,9 +591,8 @@ void wi_params(const wi_whatif *what, const stall_measured *m, bool whatif, stal
     /* The node's worker processes start one after another (the trace's
      * start-up per process on its node, 1 to 8 ranks and 1 to 4 workers:
      * docs/model.md 2.4), so a node that starts more takes longer. */
-    int from, to;
-    if (wi_startup_scaled(what, m, whatif, p, &from, &to))
-        p->startup = llround((double)m->startup * to / from);
+    if (whatif && !what->startup_given)
+        wi_startup_apply(m, p);
     p->handover = WI_PICK(what->handover_given, stall_s_to_ns(what->handover_s), m->handover, true);
     /* workers = 0 from a trace taken with workers: no result queue, no
      * unpickling (_SingleProcessDataLoaderIter._next_data fetches, collates
@@ -636,8 +651,7 @@ static int wi_sim_from(const stall_measured *base, const wi_feed *f, int workers
     p.cpu_deflate = deflate;
     p.gpus_per_node = cpu->gpn > 0 && cpu->gpn <= p.ranks ? cpu->gpn : p.ranks;
     /* the node starts workers x ranks processes (docs/model.md 2.4) */
-    if (base->workers > 0 && workers > 0 && base->startup > 0)
-        p.startup = llround((double)base->startup * workers / base->workers);
+    wi_startup_apply(base, &p);
     wi_tables w = {0};
     stall_durations d;
     int rc = f ? wi_horizon_check(&what, f->span, err)
