@@ -18,6 +18,7 @@
 #include "stall/sweep.h"
 #include "stall/io.h"
 
+#include "cfgbase.h"
 #include "tmpdir.h"
 
 static char pdir[] = "/tmp/stall_plan_XXXXXX";
@@ -64,16 +65,7 @@ static stall_config *pl_config(const char *const *lines)
         "cluster.gpus=2",      "run.batches=400",     "report.warmup=2",      NULL};
     stall_config *cfg = malloc(sizeof *cfg);
     stall_config_defaults(cfg);
-    stall_err e = {0};
-    /* The base stands for the scenario's INI file (a key given there may
-     * be swept with --sweep; one given with --set may not). */
-    for (int i = 0; base[i]; i++) {
-        char sec[32], key[32];
-        const char *dot = strchr(base[i], '.'), *eq = strchr(base[i], '=');
-        snprintf(sec, sizeof sec, "%.*s", (int)(dot - base[i]), base[i]);
-        snprintf(key, sizeof key, "%.*s", (int)(eq - dot - 1), dot + 1);
-        cr_assert_eq(stall_config_apply(cfg, sec, key, eq + 1, "test", &e), 0, "%s", e.msg);
-    }
+    cfgbase_apply(cfg, base);
     pl_apply(cfg, lines);
     return cfg;
 }

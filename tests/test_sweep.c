@@ -17,6 +17,7 @@
 #include "stall/sweep.h"
 #include "stall/io.h"
 
+#include "cfgbase.h"
 #include "tmpdir.h"
 
 static char sdir[] = "/tmp/stall_sweep_XXXXXX";
@@ -42,15 +43,7 @@ static stall_config *sw_config(const char *const *lines)
     stall_config *cfg = malloc(sizeof *cfg);
     stall_config_defaults(cfg);
     stall_err e = {0};
-    /* The base stands for the scenario's INI file (a key given there may
-     * be swept with --sweep; one given with --set may not). */
-    for (int i = 0; base[i]; i++) {
-        char sec[32], key[32];
-        const char *dot = strchr(base[i], '.'), *eq = strchr(base[i], '=');
-        snprintf(sec, sizeof sec, "%.*s", (int)(dot - base[i]), base[i]);
-        snprintf(key, sizeof key, "%.*s", (int)(eq - dot - 1), dot + 1);
-        cr_assert_eq(stall_config_apply(cfg, sec, key, eq + 1, "test", &e), 0, "%s", e.msg);
-    }
+    cfgbase_apply(cfg, base);
     for (int i = 0; lines && lines[i]; i++) {
         if (strncmp(lines[i], "sweep:", 6) == 0) {
             const char *l = lines[i] + 6, *eq = strchr(l, '=');
