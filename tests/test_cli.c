@@ -277,6 +277,42 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* The first part of a run's stderr that is not one of valgrind's leak
+ * records, or NULL. Valgrind's report is records of "==PID== " lines, each
+ * ended by a bare "==PID== " line; a leak record's first line says "... lost
+ * in loss record". Anything else (a memcheck error, the program's own
+ * message) is returned, from its line on. */
+static const char *first_non_leak_record(const char *text)
+{
+    bool in_leak = false;
+    for (const char *l = text; *l;) {
+        const char *end = strchr(l, '\n');
+        size_t n = end ? (size_t)(end - l) : strlen(l);
+        const char *body = NULL;
+        if (n > 2 && l[0] == '=' && l[1] == '=') {
+            const char *close = strstr(l + 2, "== ");
+            if (close && close < l + n)
+                body = close + 3;
+            else if (l[n - 1] == '=' && n > 4 && l[n - 2] == '=')
+                body = l + n; /* "==PID==": a record's end */
+        }
+        if (!body)
+            return l;
+        size_t rest = (size_t)(l + n - body);
+        if (rest == 0)
+            in_leak = false;
+        else if (!in_leak) {
+            char line[512];
+            snprintf(line, sizeof line, "%.*s", (int)(rest < 511 ? rest : 511), body);
+            if (!strstr(line, " lost in loss record "))
+                return l;
+            in_leak = true;
+        }
+        l = end ? end + 1 : l + n;
+    }
+    return NULL;
+}
+
 /* Interrupts `stallsim run` of a large model once its work folder holds at
  * least `entries` entries (0: the folder exists, the simulation is under
  * way; 2: a combination folder with a file being written in it), and checks
@@ -318,16 +354,47 @@ static void interrupt_run(const char *ini_path, int sig, int entries)
               sig, st);
     cr_expect_eq(count_named(cdir, ".tmp."), 0, "temporary files left in %s", cdir);
     cr_expect_eq(count_named(cdir, "big"), 1, "only big.ini: a result folder appeared");
-    /* Nothing on stderr: under valgrind a memcheck error in the handler's
-     * clean-up lands there (the process dies of the signal, so valgrind's
-     * error exit code cannot report it). */
+    /* Nothing on stderr but valgrind's leak records: under valgrind a
+     * memcheck error in the handler's clean-up lands there (the process
+     * dies of the signal, so valgrind's error exit code cannot report it).
+     * Leak records of a run killed on purpose are no finding: valgrind
+     * delivers the signal to any thread, kills the others at the fatal
+     * signal and scans only the survivor's stack, so a block held in
+     * another thread's frame at that instant is reported "definitely
+     * lost" (reproduced: 4 in 90 runs killed 0.6-0.9 s in, a gzip state
+     * held by the main thread while job.c's hashing thread took the
+     * signal). A run that ends is leak-checked by every other test. */
     FILE *f = fopen(errf, "r");
     cr_assert_not_null(f);
-    char line[512] = "";
-    bool quiet = fgets(line, sizeof line, f) == NULL;
+    static char text[65536];
+    size_t got = fread(text, 1, sizeof text - 1, f);
+    text[got] = '\0';
     fclose(f);
     remove(errf);
-    cr_expect(quiet, "stderr of the interrupted run: %s", line);
+    const char *bad = first_non_leak_record(text);
+    cr_expect(bad == NULL, "stderr of the interrupted run holds more than leak records:\n%s",
+              bad ? bad : "");
+}
+
+/* The filter above, on the form valgrind prints (taken from a run killed
+ * while its gzip state was held by another thread). */
+Test(cli, interrupted_stderr_filter_passes_leak_records_only)
+{
+    const char *leak = "==8401== 248 (240 direct, 8 indirect) bytes in 1 blocks are definitely "
+                       "lost in loss record 3 of 6\n"
+                       "==8401==    at 0x48417B4: malloc (in vgpreload_memcheck-amd64-linux.so)\n"
+                       "==8401==    by 0x1420D7: stall_trace_detect (in stallsim)\n"
+                       "==8401== \n";
+    const char *err = "==8401== Invalid read of size 8\n"
+                      "==8401==    at 0x1420D7: cleanup_on_signal (in stallsim)\n"
+                      "==8401== \n";
+    char both[1024];
+    snprintf(both, sizeof both, "%s%s", leak, err);
+    cr_expect_null(first_non_leak_record(""));
+    cr_expect_null(first_non_leak_record(leak));
+    cr_expect_str_eq(first_non_leak_record(both), err);
+    cr_expect_str_eq(first_non_leak_record(err), err);
+    cr_expect_str_eq(first_non_leak_record("stallsim: error: x\n"), "stallsim: error: x\n");
 }
 
 Test(cli, sigterm_during_a_large_run_leaves_no_temporary_files, .timeout = 900)

@@ -7,13 +7,16 @@
 # it under valgrind for the duration, so every stallsim process those tests
 # start is checked. A memcheck error or a definite/indirect leak makes
 # stallsim exit 99, which fails the test that ran it (each test checks the
-# exit status it expects; the interrupted runs of test_cli and the failing
-# MPI run of sweep_mpi, whose status cannot carry the 99, check that stderr
-# holds no memcheck report). Nothing is skipped under valgrind. Only the leak
-# kinds that are errors are shown: a run killed by a signal on purpose dies
-# with its model threads alive (models/model_par.c), whose stacks' blocks
-# valgrind calls "possibly lost"; shown, they would fail the stderr check of
-# those runs without being a leak of a run that ended.
+# exit status it expects; the failing MPI run of sweep_mpi, whose status
+# cannot carry the 99, checks that stderr holds no memcheck report, and the
+# interrupted runs of test_cli that it holds no memcheck error). Nothing is
+# skipped under valgrind. Only the leak kinds that are errors are shown. A
+# run killed by a signal on purpose is not leak-checked: valgrind kills every
+# thread but the one that took the signal and scans only that one's stack,
+# so blocks held in the others' frames read as lost ("possibly lost" for the
+# model threads' stacks, models/model_par.c; "definitely lost" for a block
+# held in a register of the main thread while a helper thread took the
+# signal), which is no leak of a run that ended (test_cli.c says more).
 #
 # Usage: tools/valgrind-cli.sh BUILD_DIR
 #   VALGRIND_JOBS=N           tests run in parallel (default: nproc)
