@@ -5,6 +5,7 @@
  */
 #include <criterion/criterion.h>
 #include <ctype.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -575,6 +576,33 @@ Test(cli, a_trace_path_is_taken_directly)
 /* Issue 17 item 2, the issue's commands: plan and sweep run a replay
  * scenario's trace as the model's input and say so in one line; a key that
  * cannot apply is still refused, with the exact fix. */
+/* The plan's scaling table is in the unit of its figure and its throughput
+ * target: samples/s when the trace gives the samples per batch (w2's), the
+ * figures of scaling.csv's throughput_samples_s column. */
+Test(cli, plan_table_is_in_samples_per_second_when_known)
+{
+    char cmd[4000], line[2048];
+    snprintf(
+        cmd, sizeof cmd,
+        "cd " STALL_SOURCE_DIR " && " BIN " plan configs/w2.ini -o %s/pls --set "
+        "plan.max_gpus=2 --set plan.max_workers=4 > %s/pls.txt && { grep -A1 '^  gpus' "
+        "%s/pls.txt | tr '\\n' ' ' >&2; printf 'csv ' >&2; sed -n 2p %s/pls/scaling.csv >&2; }",
+        cdir, cdir, cdir, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    char unit[32] = "";
+    double shown = 0, csv = 0;
+    int g = 0, g2 = 0;
+    cr_assert_eq(sscanf(line, " gpus %31s speedup efficiency stall%% %d %lf", unit, &g, &shown), 3,
+                 "[%s]", line);
+    const char *row = strstr(line, "csv ");
+    cr_assert_not_null(row, "%s", line);
+    cr_assert_eq(sscanf(row + 4, "%d,%lf", &g2, &csv), 2, "%s", line);
+    cr_expect_str_eq(unit, "samples/s");
+    cr_expect_eq(g, 1);
+    cr_expect_eq(g2, 1);
+    cr_expect(fabs(shown - csv) < 0.006, "table %.2f against scaling.csv %f", shown, csv);
+}
+
 Test(cli, plan_and_sweep_take_a_replay_scenario)
 {
     char cmd[4000], line[2048];
