@@ -293,15 +293,28 @@ static void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *
                 contention, m->workers);
     if (p->tiers)
         wi_tiers_say(f, p, m);
-    else if (p->storage_mb_s > 0)
-        fprintf(f,
-                "storage: %.6g MB/s per node, %.6g MB per batch%s; the read alone (%.4f s) is "
-                "part of each measured fetch, only the time lost to sharing is added\n",
-                p->storage_mb_s, p->batch_mb,
+    else if (p->storage_mb_s > 0) {
+        double read = p->batch_mb / p->storage_mb_s;
+        fprintf(f, "storage: %.6g MB/s per node, %.6g MB per batch%s; ", p->storage_mb_s,
+                p->batch_mb,
                 m && !stall_config_given(cfg, "storage", "batch_mb")
                     ? " (mean of the trace's bytes column)"
-                    : "",
-                p->batch_mb / p->storage_mb_s);
+                    : "");
+        /* A read longer than the measured fetches cannot have been part of
+         * them: the measured run read faster than this bandwidth, and the
+         * model's fetch grows to the read (2.3: max(0, D' - cpu - R)). */
+        if (m && m->mean_fetch_s > 0 && read > m->mean_fetch_s)
+            fprintf(f,
+                    "the read alone (%.4f s) is longer than the measured mean fetch (%.4f s): "
+                    "the measured run read faster than this, and each fetch grows to at least "
+                    "its read (plus the time lost to sharing)\n",
+                    read, m->mean_fetch_s);
+        else
+            fprintf(f,
+                    "the read alone (%.4f s) is part of each measured fetch, only the time lost "
+                    "to sharing is added\n",
+                    read);
+    }
     fprintf(f, "%-5s %11s %9s %10s %9s %9s %7s %7s %12s\n", "fetch", "epoch_s", "vs_meas", "iter_s",
             "stall_s", "delay_s", "stall%", "busy%", samples ? "samples/s" : "batches/s");
     bool no_means = false;

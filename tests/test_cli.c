@@ -576,6 +576,25 @@ Test(cli, a_trace_path_is_taken_directly)
 /* Issue 17 item 2, the issue's commands: plan and sweep run a replay
  * scenario's trace as the model's input and say so in one line; a key that
  * cannot apply is still refused, with the exact fix. */
+/* A storage bandwidth under what the measured run must have had: the note
+ * says the read is longer than the measured fetches, not part of them. */
+Test(cli, storage_note_says_when_the_read_exceeds_the_measured_fetch)
+{
+    char cmd[4000], line[2048];
+    const char *bw[] = {"10", "1000"};
+    const char *want[] = {"the read alone (20.0000 s) is longer than the measured mean fetch",
+                          "the read alone (0.2000 s) is part of each measured fetch"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(cmd, sizeof cmd,
+                 "cd " STALL_SOURCE_DIR " && { " BIN " run configs/example-whatif.ini -o %s/stn "
+                 "--set storage.bandwidth_mb_s=%s --set storage.batch_mb=200 | grep '^storage:' "
+                 ">&2; }",
+                 cdir, bw[i]);
+        cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+        cr_expect(strstr(line, want[i]) != NULL, "%s", line);
+    }
+}
+
 /* The plan's scaling table is in the unit of its figure and its throughput
  * target: samples/s when the trace gives the samples per batch (w2's), the
  * figures of scaling.csv's throughput_samples_s column. */
