@@ -25,7 +25,8 @@ static const char *mc_where(const stall_config *cfg)
     return cfg->path[0] ? cfg->path : "config";
 }
 
-void wi_effects(const stall_measured *m, const stall_model_params *p, stall_model_effects *fx)
+void wi_effects(const stall_measured *m, const wi_whatif *what, const stall_model_params *p,
+                stall_model_effects *fx)
 {
     /* Durations are drawn beyond the trace, without one, and for random
      * stragglers (docs/model.md 2.6); the storage tiers' misses are a hash,
@@ -36,6 +37,11 @@ void wi_effects(const stall_measured *m, const stall_model_params *p, stall_mode
     fx->reads = p->storage_mb_s > 0 || p->tiers;
     /* the measured waits for a core come out only where cores are shared */
     fx->cpu_waits = m && m->cpu.has && p->cores > 0;
+    /* resample draws only the cells beyond the trace (wi_grid_check) */
+    fx->beyond = m && (p->ranks > m->ranks || p->epochs > m->epochs || p->batches > m->batches);
+    /* strong and weak scaling differ only in the batches per GPU of another
+     * GPU count (feed.c: the trace's dataset split, or the trace's batches) */
+    fx->rescales = m && what->batches <= 0 && p->ranks != m->ranks;
 }
 
 int wi_grid_check(const stall_config *cfg, const wi_whatif *what, const stall_measured *m,
@@ -75,17 +81,17 @@ int stall_model_point_check(const stall_config *cfg, const stall_measured *m,
     wi_inputs_resolve(cfg, &in);
     stall_model_params p;
     wi_params(&in.what, m, true, &p);
-    wi_effects(m, &p, fx);
+    wi_effects(m, &in.what, &p, fx);
     int rc = wi_grid_check(cfg, &in.what, m, &p, err);
     return rc ? rc : wi_reps_check(cfg, fx, err);
 }
 
 int stall_model_effects_check(const stall_config *cfg, const stall_model_effects *fx,
-                              const char *const where_of[3], stall_err *err)
+                              const char *const where_of[STALL_MODEL_EFFECT_KEYS], stall_err *err)
 {
     static const struct {
         const char *section, *key, *why;
-    } keys[3] = {
+    } keys[STALL_MODEL_EFFECT_KEYS] = {
         {"run", "seed",
          "this what-if replays measured durations only (nothing is drawn, every seed gives the "
          "same run); a seed needs more GPUs, batches or epochs than the trace with [fetch] "
@@ -97,9 +103,17 @@ int stall_model_effects_check(const stall_config *cfg, const stall_model_effects
          "no run shares a node's cores with a trace's CPU columns (fetch_cpu, fetch_wait, ...) "
          "whose waits it would take out: it needs a tidy trace with them and [cluster] cores > "
          "0"},
+        {"fetch", "resample",
+         "the what-if stays within the trace's ranks, epochs and batches, whose measured "
+         "durations it replays; resample draws those beyond them (more GPUs, batches or "
+         "epochs)"},
+        {"cluster", "scaling",
+         "the what-if keeps the trace's GPU count (or sets [run] batches), where strong and "
+         "weak scaling give the same batches per GPU; it matters with another [cluster] gpus"},
     };
-    const bool idle[3] = {!fx->draws, !fx->reads, !fx->cpu_waits};
-    for (int i = 0; i < 3; i++) {
+    const bool idle[STALL_MODEL_EFFECT_KEYS] = {!fx->draws, !fx->reads, !fx->cpu_waits, !fx->beyond,
+                                                !fx->rescales};
+    for (int i = 0; i < STALL_MODEL_EFFECT_KEYS; i++) {
         if (!idle[i] || !stall_config_given(cfg, keys[i].section, keys[i].key))
             continue;
         char where[STALL_PATH_MAX + 64];

@@ -15,8 +15,10 @@
 int wi_grid_check(const stall_config *cfg, const wi_whatif *what, const stall_measured *m,
                   const stall_model_params *p, stall_err *err);
 
-/* What a what-if of parameters p draws and reads on a trace of grid m. */
-void wi_effects(const stall_measured *m, const stall_model_params *p, stall_model_effects *fx);
+/* What a what-if of parameters p (from what) draws and reads on a trace of
+ * grid m. */
+void wi_effects(const stall_measured *m, const wi_whatif *what, const stall_model_params *p,
+                stall_model_effects *fx);
 
 /* [run] replications where nothing is drawn: STALL_ECONFIG. */
 int wi_reps_check(const stall_config *cfg, const stall_model_effects *fx, stall_err *err);

@@ -506,7 +506,7 @@ static int wi_prepare(wi_model_run *j, stall_err *err)
                              "key is set (the trace has no bytes column)",
                              cfg->ini_path);
     stall_model_effects fx;
-    wi_effects(j->have ? &j->m : NULL, p, &fx);
+    wi_effects(j->have ? &j->m : NULL, &j->in.what, p, &fx);
     rc = wi_reps_check(cfg, &fx, err);
     if (rc == 0 && !j->opts->no_files && !j->opts->sweep_point)
     /* A run (plan's probes and a sweep's points judge these over
@@ -516,6 +516,19 @@ static int wi_prepare(wi_model_run *j, stall_err *err)
         stall_model_effects one = fx;
         one.cpu_waits = true;
         rc = stall_model_effects_check(cfg, &one, NULL, err);
+        /* More GPUs per node than the run has (the trace's count, gpus not
+         * given): config/check.c refuses it where gpus is given; a sweep
+         * over gpus may share a node size among its points. */
+        if (rc == 0 && cfg->gpus_per_node > p->ranks &&
+            stall_config_given(cfg, "cluster", "gpus_per_node")) {
+            char where[STALL_PATH_MAX + 64];
+            stall_config_origin(cfg, "cluster", "gpus_per_node", where, sizeof where);
+            rc = stall_err_set(err, STALL_ECONFIG,
+                               "%s: %lld is more than the run's %d GPUs (%sset [cluster] gpus "
+                               "for more)",
+                               where, (long long)cfg->gpus_per_node, p->ranks,
+                               j->have ? "the trace's; " : "");
+        }
     }
     if (rc)
         return rc;

@@ -28,7 +28,12 @@ int stall_model_grid(const stall_config *cfg, stall_measured *grid, stall_err *e
 typedef struct stall_model_effects {
     bool draws, reads;
     bool cpu_waits; /* the trace's CPU columns share a node's cores ([cluster] cpu_waits_out) */
+    bool beyond;    /* more ranks, epochs or batches than the trace ([fetch] resample) */
+    bool rescales;  /* another GPU count, batches per GPU not given ([cluster] scaling) */
 } stall_model_effects;
+
+/* The keys stall_model_effects_check judges, in this order. */
+#define STALL_MODEL_EFFECT_KEYS 5
 
 /* mode = model's checks of one configuration that need the trace's grid
  * (from stall_model_grid; NULL without a trace), as stall_model_job makes
@@ -38,12 +43,12 @@ typedef struct stall_model_effects {
 int stall_model_point_check(const stall_config *cfg, const stall_measured *grid,
                             stall_model_effects *fx, stall_err *err);
 
-/* Refuses [run] seed, [storage] batch_mb and [cluster] cpu_waits_out given
- * in cfg where fx says they have no effect, naming where they were given:
- * where_of[0], [1] and [2] (may be NULL, or where_of itself) replace
- * stall_config_origin's words for each (a sweep axis). Returns 0 or
- * STALL_ECONFIG. */
+/* Refuses [run] seed, [storage] batch_mb, [cluster] cpu_waits_out, [fetch]
+ * resample and [cluster] scaling given in cfg where fx says they have no
+ * effect, naming where they were given: where_of[i] (may be NULL, or
+ * where_of itself) replaces stall_config_origin's words for key i in that
+ * order (a sweep axis). Returns 0 or STALL_ECONFIG. */
 int stall_model_effects_check(const stall_config *cfg, const stall_model_effects *fx,
-                              const char *const where_of[3], stall_err *err);
+                              const char *const where_of[STALL_MODEL_EFFECT_KEYS], stall_err *err);
 
 #endif

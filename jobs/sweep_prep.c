@@ -159,7 +159,7 @@ int stall__sweep_model_check(const stall_sweep *s, stall_err *err)
     char last[4 * STALL_PATH_MAX + 64] = "", id[sizeof last];
     int grc = 1, rc = 0;
     bool have = false;
-    stall_model_effects any = {false, false, false};
+    stall_model_effects any = {false, false, false, false, false};
     for (size_t i = 0; i < s->points && rc == 0; i++) {
         stall_sweep_config(s, i, pc);
         if (i == 0)
@@ -177,7 +177,8 @@ int stall__sweep_model_check(const stall_sweep *s, stall_err *err)
             snprintf(last, sizeof last, "%s", id);
         }
         if (grc == 1 && pc->format != STALL_FORMAT_NONE) {
-            any.draws = any.reads = any.cpu_waits = true; /* told when the point runs */
+            /* told when the point runs */
+            any.draws = any.reads = any.cpu_waits = any.beyond = any.rescales = true;
             continue;
         }
         stall_err e = {0};
@@ -190,21 +191,23 @@ int stall__sweep_model_check(const stall_sweep *s, stall_err *err)
         any.draws |= fx.draws;
         any.reads |= fx.reads;
         any.cpu_waits |= fx.cpu_waits;
+        any.beyond |= fx.beyond;
+        any.rescales |= fx.rescales;
     }
     if (rc == 0) {
-        char seed[STALL_PATH_MAX + 128] = "", mb[STALL_PATH_MAX + 128] = "",
-                                   cw[STALL_PATH_MAX + 128] = "";
-        int a = stall__sweep_axis_of(s, "run.seed");
-        if (a >= 0)
-            stall__sweep_axis_where(s, a, seed, sizeof seed);
-        a = stall__sweep_axis_of(s, "storage.batch_mb");
-        if (a >= 0)
-            stall__sweep_axis_where(s, a, mb, sizeof mb);
-        a = stall__sweep_axis_of(s, "cluster.cpu_waits_out");
-        if (a >= 0)
-            stall__sweep_axis_where(s, a, cw, sizeof cw);
-        const char *const where_of[3] = {seed[0] ? seed : NULL, mb[0] ? mb : NULL,
-                                         cw[0] ? cw : NULL};
+        /* the keys of stall_model_effects_check, in its order */
+        static const char *const axis[STALL_MODEL_EFFECT_KEYS] = {
+            "run.seed", "storage.batch_mb", "cluster.cpu_waits_out", "fetch.resample",
+            "cluster.scaling"};
+        char where[STALL_MODEL_EFFECT_KEYS][STALL_PATH_MAX + 128];
+        const char *where_of[STALL_MODEL_EFFECT_KEYS];
+        for (int k = 0; k < STALL_MODEL_EFFECT_KEYS; k++) {
+            where[k][0] = '\0';
+            int a = stall__sweep_axis_of(s, axis[k]);
+            if (a >= 0)
+                stall__sweep_axis_where(s, a, where[k], sizeof where[k]);
+            where_of[k] = where[k][0] ? where[k] : NULL;
+        }
         rc = stall_model_effects_check(first, &any, where_of, err);
     }
     free(pc);

@@ -1081,6 +1081,31 @@ Test(cli, keys_without_effect_refused)
                  "%s/k10 -q",
              cdir);
     cli_refused(cmd, "--set cluster.cpu_waits_out: has no effect");
+    /* resample within the trace, the scaling at its GPU count, more GPUs
+     * per node than the trace's GPUs (a new user's finding: all three ran,
+     * the output unchanged); a sweep with a point beyond takes them. */
+    snprintf(cmd, sizeof cmd, BIN " run " WHATIF " --set fetch.resample=bootstrap -o %s/k11 -q",
+             cdir);
+    cli_refused(cmd, "--set fetch.resample: has no effect: the what-if stays within");
+    snprintf(cmd, sizeof cmd, BIN " run " WHATIF " --set cluster.scaling=weak -o %s/k12 -q", cdir);
+    cli_refused(cmd, "--set cluster.scaling: has no effect: the what-if keeps the trace's GPU");
+    snprintf(cmd, sizeof cmd,
+             BIN " run " WHATIF " --set cluster.gpus=8 --set fetch.resample=bootstrap --set "
+                 "run.batches=100 --set cluster.scaling=weak -o %s/k13 -q",
+             cdir);
+    cli_refused(cmd, "--set cluster.scaling: has no effect");
+    snprintf(cmd, sizeof cmd, BIN " run " CPU2 " --set cluster.gpus_per_node=4 -o %s/k14 -q", cdir);
+    cli_refused(cmd, "--set cluster.gpus_per_node: 4 is more than the run's 2 GPUs (the trace's");
+    snprintf(cmd, sizeof cmd,
+             BIN " sweep " WHATIF " --sweep cluster.gpus=4,8 --set fetch.resample=bootstrap --set "
+                 "cluster.scaling=weak -o %s/k15 -q",
+             cdir);
+    cr_assert_eq(sh(cmd, NULL, 0), 0);
+    snprintf(cmd, sizeof cmd,
+             BIN " sweep " WHATIF " --sweep loader.workers=4,8 --set fetch.resample=bootstrap -o "
+                 "%s/k16 -q",
+             cdir);
+    cli_refused(cmd, "--set fetch.resample: has no effect");
 }
 
 Test(cli, key_both_swept_and_set_refused_naming_both)
