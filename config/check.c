@@ -97,6 +97,12 @@ void stall_config_origin(const stall_config *cfg, const char *section, const cha
         snprintf(buf, n, "%s: [%s] %s", ini, section, key);
     else if (cfg->given[idx] == 2)
         snprintf(buf, n, "--set %s.%s", section, key);
+    else if (cfg->given[idx] == 3 && cfg->given_line[idx] == 0)
+        snprintf(buf, n, "--sweep %s.%s", section, key);
+    else if (cfg->given[idx] == 3 && cfg->given_line[idx] < 0)
+        snprintf(buf, n, "%s: [sweep] %s.%s", ini, section, key);
+    else if (cfg->given[idx] == 3)
+        snprintf(buf, n, "%s:%d: [sweep] %s.%s", ini, cfg->given_line[idx], section, key);
     else if (cfg->given_line[idx] > 0)
         snprintf(buf, n, "%s:%d: [%s] %s", ini, cfg->given_line[idx], section, key);
     else

@@ -574,6 +574,15 @@ int stall_config_given_how(const stall_config *cfg, const char *section, const c
     return cfg_find(section, key, &idx) ? cfg->given[idx] : 0;
 }
 
+void stall_config_swept(stall_config *cfg, const char *section, const char *key, int line)
+{
+    size_t idx;
+    if (cfg_find(section, key, &idx) && cfg->given[idx]) {
+        cfg->given[idx] = 3;
+        cfg->given_line[idx] = line;
+    }
+}
+
 bool stall_config_given(const stall_config *cfg, const char *section, const char *key)
 {
     size_t idx;

@@ -229,6 +229,9 @@ static int sweep_build(const stall_sweep *s, size_t i, stall_config *cfg, stall_
             cfg->ini_dir[0] = '\0';
         rc = stall_config_apply(cfg, section, key, stall_sweep_value(s, i, a), "", &e);
         strcpy(cfg->ini_dir, saved);
+        if (rc == 0)
+            stall_config_swept(cfg, section, key,
+                               x->command_line ? 0 : (x->line > 0 ? x->line : -1));
     }
     if (rc == 0)
         rc = stall_config_check(cfg, &e);

@@ -1111,6 +1111,12 @@ Test(cli, keys_without_effect_refused)
 Test(cli, key_both_swept_and_set_refused_naming_both)
 {
     char cmd[2048];
+    /* A point's error names the axis that gave the value, not the file
+     * (a new user's finding: "when configs/example-whatif.ini: [storage]
+     * bandwidth_mb_s is set", a key the file does not set). */
+    snprintf(cmd, sizeof cmd,
+             BIN " sweep " WHATIF " --sweep storage.bandwidth_mb_s=100,1000 -o %s/b0 -q", cdir);
+    cli_refused(cmd, "must be > 0 when --sweep storage.bandwidth_mb_s is set");
     snprintf(cmd, sizeof cmd,
              BIN " sweep " W2 " --sweep loader.workers=1..3 --set loader.workers=5 -o %s/b1 -q",
              cdir);

@@ -157,7 +157,8 @@ typedef struct stall_config {
     int64_t straggler_iters;
 
     /* Which keys were set explicitly, by table index: 0 no, 1 in the INI
-     * file (at given_line), 2 with --set. */
+     * file (at given_line), 2 with --set, 3 a sweep axis (--sweep when
+     * given_line is 0, else the file's [sweep] line): stall_config_swept. */
     unsigned char given[96];
 
     /* [sweep] and [plan] lines (and --sweep), kept as text in the order
@@ -257,6 +258,11 @@ bool stall_config_given(const stall_config *cfg, const char *section, const char
 /* How section.key was set: 0 not (or no such key), 1 in the INI file, 2
  * with --set. */
 int stall_config_given_how(const stall_config *cfg, const char *section, const char *key);
+
+/* Marks section.key, just applied from a sweep axis, as the axis's value:
+ * messages then name "--sweep section.key" (line 0) or the file's [sweep]
+ * line (-1: the file's, line unknown), not the file's [section]. */
+void stall_config_swept(stall_config *cfg, const char *section, const char *key, int line);
 
 /* The keys of [plan], the questions of `stallsim plan` (NULL-terminated). */
 extern const char *const stall_plan_keys[];
