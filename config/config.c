@@ -472,7 +472,7 @@ int stall_config_extra_add(stall_config *cfg, const char *section, const char *k
 /* A scenario name from a trace's file name: its stem, or its folder's name
  * for a file called trace.csv; characters other than letters, digits, '.',
  * '-' and '_' become '_'. */
-static void cfg_name_from_path(const char *path, char *name, size_t n)
+void stall_config_name_from_path(const char *path, char *name, size_t n)
 {
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
@@ -525,7 +525,7 @@ int stall_config_load_any(stall_config *cfg, const char *path, char *note, size_
         /* Paths as given: relative to the current folder, as with --set. */
         cfg->ini_path[0] = cfg->ini_dir[0] = '\0';
         char name[STALL_NAME_MAX];
-        cfg_name_from_path(folder, name, sizeof name);
+        stall_config_name_from_path(folder, name, sizeof name);
         const char *kv[5][2] = {{"name", name}};
         int nkv = 1;
         const char *kv_mode = "replay";

@@ -573,8 +573,10 @@ static char *an_default_outdir(const char *path)
     } else if (base[0] && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
         snprintf(name, sizeof name, "%s", base); /* a folder of per-rank traces */
     } else {
-        const char *d = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
-        snprintf(name, sizeof name, "%s", strcmp(d, ".") ? d : "trace");
+        /* the trace's stem, or its folder's name for a trace.csv, as run
+         * names it (a folder name alone made every trace of an input/
+         * folder write results/analyze-input) */
+        stall_config_name_from_path(path, name, sizeof name);
     }
     free(dir);
     char buf[STALL_NAME_MAX + 32];

@@ -804,6 +804,22 @@ Test(cli, usage_lines_are_complete_and_help_takes_a_command)
 /* --workers assigns the notebook's batches to workers; a trace that names
  * its workers (tidy) or shows none (a profiler trace) refuses it, saying
  * which, and writes nothing. */
+/* Two traces of one folder get a result folder each, named as run names
+ * them (a new user's finding: both wrote results/analyze-input). */
+Test(cli, analyze_names_its_folder_after_the_trace_file)
+{
+    char cmd[3000];
+    snprintf(cmd, sizeof cmd,
+             "cd %s && mkdir -p an_names/input && cp " STALL_SOURCE_DIR
+             "/traces/w1/trace.csv an_names/input/a.csv && cp " STALL_SOURCE_DIR
+             "/traces/w2/trace.csv an_names/input/b.csv && cd an_names && " BIN
+             " analyze input/a.csv > /dev/null && " BIN " analyze input/b.csv > /dev/null && test "
+             "-s results/analyze-a/analyze.csv && test -s results/analyze-b/analyze.csv && test ! "
+             "-e results/analyze-input",
+             cdir);
+    cr_assert_eq(sh(cmd, NULL, 0), 0);
+}
+
 Test(cli, analyze_refuses_workers_where_there_is_nothing_to_assign)
 {
     char cmd[2000], line[2048];

@@ -259,6 +259,12 @@ bool stall_config_given(const stall_config *cfg, const char *section, const char
  * with --set. */
 int stall_config_given_how(const stall_config *cfg, const char *section, const char *key);
 
+/* A scenario name from a trace's path: the file's stem (.csv dropped), or
+ * its folder's name for a file called trace.csv; characters other than
+ * letters, digits, '.', '-' and '_' become '_'. run names a trace given in
+ * place of an INI so, analyze its result folder. */
+void stall_config_name_from_path(const char *path, char *name, size_t n);
+
 /* Marks section.key, just applied from a sweep axis, as the axis's value:
  * messages then name "--sweep section.key" (line 0) or the file's [sweep]
  * line (-1: the file's, line unknown), not the file's [section]. */
