@@ -620,8 +620,7 @@ static int cli_sweep_plan(int argc, char **argv, bool plan)
         }
         if (rc == 0) {
             /* The folder before the searches or points run. */
-            stall_run_opts ro = {.outdir = outdir};
-            char *dir = stall_job_outdir(cfg, &ro);
+            char *dir = stall_job_outdir_as(cfg, outdir, plan ? "-plan" : "-sweep");
             rc = cli_check_out(outdir ? "-o" : "result folder", dir, true, plan, &err);
             free(dir);
         }
@@ -630,8 +629,7 @@ static int cli_sweep_plan(int argc, char **argv, bool plan)
         if (rc == 0 && plan) {
             stall_plan_opts po = {.outdir = outdir, .term = quiet ? NULL : stdout};
             rc = stall_plan_run(cfg, &po, &err);
-            stall_run_opts ro = {.outdir = outdir};
-            plan_dir = stall_job_outdir(cfg, &ro);
+            plan_dir = stall_job_outdir_as(cfg, outdir, "-plan");
             drawn = plan_dir;
         } else if (rc == 0) {
             so.outdir = outdir;

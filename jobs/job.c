@@ -24,6 +24,15 @@ char *stall_job_outdir(const stall_config *cfg, const stall_run_opts *opts)
     return opts->outdir ? stall_xstrdup(opts->outdir) : stall_path_join("results", cfg->name);
 }
 
+char *stall_job_outdir_as(const stall_config *cfg, const char *outdir, const char *suffix)
+{
+    if (outdir)
+        return stall_xstrdup(outdir);
+    char name[STALL_NAME_MAX + 16];
+    snprintf(name, sizeof name, "%s%s", cfg->name, suffix);
+    return stall_path_join("results", name);
+}
+
 typedef struct job_manifest {
     const stall_config *cfg;
     const char *outdir;

@@ -108,8 +108,8 @@ int stall_plan_run(const stall_config *cfg, const stall_plan_opts *opts, stall_e
 {
     stall_plan_result *r = stall_xmalloc(sizeof *r);
     int rc = stall_plan_compute(cfg, r, err);
-    stall_run_opts ro = {.outdir = opts->outdir};
-    char *outdir = stall_job_outdir(cfg, &ro), *work = NULL;
+    /* Its own folder, not the run's it would replace. */
+    char *outdir = stall_job_outdir_as(cfg, opts->outdir, "-plan"), *work = NULL;
     /* Built beside the target and renamed whole (job.h). */
     if (rc == 0)
         rc = stall_job_begin(outdir, &work, err);

@@ -494,8 +494,8 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
         stall_sweep_destroy(s);
         return rc;
     }
-    stall_run_opts ro = {.outdir = opts->outdir};
-    char *outdir = stall_job_outdir(cfg, &ro);
+    /* Its own folder: a run of the same INI would replace it. */
+    char *outdir = stall_job_outdir_as(cfg, opts->outdir, "-sweep");
     snprintf(res->outdir, sizeof res->outdir, "%s", outdir);
     res->points = s->points;
     int rank = 0, ranks = 1;

@@ -79,9 +79,7 @@ int stall_validate_check(const stall_config *cfg, stall_err *err)
 char *stall_validate_outdir(const stall_config *cfg, const stall_run_opts *opts)
 {
     /* Its own folder, so that it never mixes with a run's results. */
-    char name[STALL_NAME_MAX + 16];
-    snprintf(name, sizeof name, "%s-validate", cfg->name);
-    return opts->outdir ? stall_xstrdup(opts->outdir) : stall_path_join("results", name);
+    return stall_job_outdir_as(cfg, opts->outdir, "-validate");
 }
 
 int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall_err *err)

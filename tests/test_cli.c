@@ -804,6 +804,23 @@ Test(cli, usage_lines_are_complete_and_help_takes_a_command)
 /* --workers assigns the notebook's batches to workers; a trace that names
  * its workers (tidy) or shows none (a profiler trace) refuses it, saying
  * which, and writes nothing. */
+/* run, plan and sweep of one INI without -o: each its own folder, none
+ * replaced (a new user's finding: plan replaced the run's folder). */
+Test(cli, run_plan_and_sweep_keep_their_own_default_folders)
+{
+    char cmd[3000];
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/own && cd %s/own && " BIN " run " STALL_SOURCE_DIR
+             "/configs/w2.ini -q && " BIN " plan " STALL_SOURCE_DIR
+             "/configs/w2.ini -q --set plan.max_gpus=2 --set plan.max_workers=4 && " BIN
+             " sweep " STALL_SOURCE_DIR "/configs/w2.ini -q --sweep loader.workers=2,4 && test -s "
+             "results/w2-whatif/summary.csv && test -s results/w2-whatif-plan/plan.csv && test -s "
+             "results/w2-whatif-sweep/sweep.csv && test ! -e results/w2-whatif/plan.csv && test ! "
+             "-e results/w2-whatif/sweep.csv",
+             cdir, cdir);
+    cr_assert_eq(sh(cmd, NULL, 0), 0);
+}
+
 /* Two traces of one folder get a result folder each, named as run names
  * them (a new user's finding: both wrote results/analyze-input). */
 Test(cli, analyze_names_its_folder_after_the_trace_file)

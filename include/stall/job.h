@@ -93,6 +93,11 @@ bool stall_job_streams(const stall_config *cfg, const stall_run_opts *opts);
 /* The result folder of a run: opts->outdir, or results/<name>. Caller frees. */
 char *stall_job_outdir(const stall_config *cfg, const stall_run_opts *opts);
 
+/* The result folder of a command that must not mix with a run's: outdir
+ * when given, else results/<scenario name><suffix> (validate "-validate",
+ * plan "-plan", sweep "-sweep"). Free it. */
+char *stall_job_outdir_as(const stall_config *cfg, const char *outdir, const char *suffix);
+
 /* Result folders never mix runs. A job writes into a fresh work folder
  * beside its target, "<final>.tmp.<pid>", registered for removal on
  * SIGINT/SIGTERM (stall/cleanup.h), and stall_job_commit swaps it into
