@@ -145,7 +145,12 @@ stall_trace_kind stall_trace_detect(const char *path, stall_trace_detected *out,
         return STALL_TRACE_UNKNOWN;
     }
     struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+    if (stat(path, &st) != 0) {
+        /* before a name is taken for a kind: nothing to announce */
+        stall_err_set(err, STALL_EIO, "%s: cannot open: %s", path, strerror(errno));
+        return STALL_TRACE_UNKNOWN;
+    }
+    if (S_ISDIR(st.st_mode))
         return det_folder(path, out, err);
     /* The JSON traces' own names: their reader gives the precise error of a
      * file that is cut, empty or malformed. */

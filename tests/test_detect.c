@@ -125,6 +125,16 @@ Test(detect, json_traces_and_their_folders)
     cr_assert_eq(stall_trace_detect(STALL_SOURCE_DIR "/tests/kineto/ddp2_w2", &d, &err),
                  STALL_TRACE_KINETO, "%s", err.msg);
     cr_assert(strstr(d.what, "folder of 2"), "%s", d.what);
+    /* A name of a JSON trace that is not there: cannot open, not "a DLIO
+     * (dftracer) trace" announced from its name first. */
+    const char *gone[] = {"/nonexistent/x.pfw.gz", "/nonexistent/x.json"};
+    for (int i = 0; i < 2; i++) {
+        err = (stall_err){0};
+        cr_expect_eq(stall_trace_detect(gone[i], &d, &err), STALL_TRACE_UNKNOWN, "%s", gone[i]);
+        cr_expect_eq(err.code, STALL_EIO);
+        cr_expect(strstr(err.msg, "cannot open") != NULL, "%s", err.msg);
+        cr_expect_str_empty(d.what);
+    }
     /* The same dftracer events uncompressed, opening with "[". */
     char path[512];
     snprintf(path, sizeof path, "%s/t.pfw", ddir);
