@@ -139,26 +139,26 @@ static void cli_usage(FILE *f)
     for (size_t i = 0; i < sizeof cli_cmds / sizeof *cli_cmds; i++)
         fprintf(f, "%s %s\n", i ? "      " : "usage:", cli_cmds[i].usage);
     fprintf(
-        f,
-        "       stallsim --help [COMMAND] | --version\n"
-        "\n"
-        "Simulates the data pipeline of a DDP training run from a measured trace:\n"
-        "  run        mode = replay | seed: every alignment combination of a measured trace;\n"
-        "             mode = model: the closed-loop what-if (workers, GPUs, cores, storage...)\n"
-        "  validate   simulate a trace's measured configuration (tidy or dsanalyzer); simulated\n"
-        "             vs measured epoch time and stall per epoch (results/<name>-validate/)\n"
-        "  calibrate  from traces of one job with different worker counts, estimate the CPU\n"
-        "             share of a fetch (and the effective cores) and print the INI lines\n"
-        "  analyze    where a measured run's time went: per rank, per worker, over time, the\n"
-        "             slowest batches, the straggler and a verdict (analyze.csv, per_rank.csv,\n"
-        "             per_worker.csv, windows.csv, slowest.csv)\n"
-        "  timeline   a measured run as Chrome Trace Event JSON for ui.perfetto.dev\n"
-        "  plot       the figures that fit a result folder (gnuplot: plots/*.png, *.svg,\n"
-        "             with their data and scripts, written even without gnuplot)\n"
-        "  report     one self-contained report.html of a result folder (tables,\n"
-        "             verdict, figures inline)\n"
-        "\n"
-        "options (stallsim --help COMMAND: one command's):\n");
+        f, "       stallsim --help [COMMAND] | --version\n"
+           "\n"
+           "Simulates the data pipeline of a DDP training run from a measured trace:\n"
+           "  run        mode = replay | seed: every alignment combination of a measured trace;\n"
+           "             mode = model: the closed-loop what-if (workers, GPUs, cores, storage...)\n"
+           "  validate   simulate a trace's measured configuration (tidy, dsanalyzer, kineto or\n"
+           "             dftracer); simulated vs measured epoch time and stall per epoch\n"
+           "             (results/<name>-validate/)\n"
+           "  calibrate  from traces of one job with different worker counts, estimate the CPU\n"
+           "             share of a fetch (and the effective cores) and print the INI lines\n"
+           "  analyze    where a measured run's time went: per rank, per worker, over time, the\n"
+           "             slowest batches, the straggler and a verdict (analyze.csv, per_rank.csv,\n"
+           "             per_worker.csv, windows.csv, slowest.csv)\n"
+           "  timeline   a measured run as Chrome Trace Event JSON for ui.perfetto.dev\n"
+           "  plot       the figures that fit a result folder (gnuplot: plots/*.png, *.svg,\n"
+           "             with their data and scripts, written even without gnuplot)\n"
+           "  report     one self-contained report.html of a result folder (tables,\n"
+           "             verdict, figures inline)\n"
+           "\n"
+           "options (stallsim --help COMMAND: one command's):\n");
     for (size_t k = 0; k < sizeof cli_opts / sizeof *cli_opts; k++)
         fputs(cli_opts[k].text, f);
     fprintf(f,

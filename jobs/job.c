@@ -90,9 +90,12 @@ static const char *job_digest_find(const stall_job_digests *d, const char *path)
     return NULL;
 }
 
-int stall_job_digests_add(stall_job_digests *d, const stall_config *cfg, stall_err *err)
+static int job_inputs(const stall_config *cfg, bool json, stall_err *err);
+
+/* stall_job_digests_add, taking Kineto and dftracer traces when json. */
+static int job_digests_add(stall_job_digests *d, const stall_config *cfg, bool json, stall_err *err)
 {
-    int rc = stall_job_inputs(cfg, err);
+    int rc = job_inputs(cfg, json, err);
     const char *paths[4];
     int n = job_input_paths(cfg, paths);
     for (int i = 0; i < n && rc == 0; i++) {
@@ -114,6 +117,11 @@ int stall_job_digests_add(stall_job_digests *d, const stall_config *cfg, stall_e
     return rc;
 }
 
+int stall_job_digests_add(stall_job_digests *d, const stall_config *cfg, stall_err *err)
+{
+    return job_digests_add(d, cfg, false, err);
+}
+
 void stall_job_digests_free(stall_job_digests *d)
 {
     if (!d)
@@ -128,7 +136,10 @@ void stall_job_digests_free(stall_job_digests *d)
 static void *job_hash_thread(void *arg)
 {
     stall_job_hasher *h = arg;
-    h->rc = stall_job_digests_add(&h->d, h->cfg, &h->err);
+    /* The job has taken or refused cfg's format already: validate and
+     * mode = model read Kineto and dftracer traces, which sweep's
+     * stall_job_digests_add refuses. */
+    h->rc = job_digests_add(&h->d, h->cfg, true, &h->err);
     return NULL;
 }
 

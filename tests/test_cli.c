@@ -1209,3 +1209,73 @@ Test(cli, error_locations_named)
     cli_refused(cmd, ":4: [trace] format = none: validate compares a simulation with a measured "
                      "run and needs its trace");
 }
+
+/* Runs cmd with stdout and stderr into one file; returns its exit status
+ * and the text (caller frees; never NULL). */
+static int sh_text(const char *cmd, char **text)
+{
+    char full[4096], outf[600];
+    snprintf(outf, sizeof outf, "%s/out.txt", cdir);
+    snprintf(full, sizeof full, "%s >%s 2>&1", cmd, outf);
+    int st = system(full);
+    *text = stall_read_file(outf, NULL);
+    if (!*text)
+        *text = calloc(1, 1);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The lines of a file (0 when it cannot be read). */
+static int count_lines(const char *path)
+{
+    char *text = stall_read_file(path, NULL);
+    int n = 0;
+    for (const char *c = text; c && *c; c++)
+        n += *c == '\n';
+    free(text);
+    return n;
+}
+
+#define PUB STALL_SOURCE_DIR "/tests/public/"
+
+/* validate reads Kineto and dftracer traces, as run (mode = model) does,
+ * given directly or through an INI (a new user's trial: the inputs' hash,
+ * taken beside the simulation, checked them by sweep's rule and refused
+ * them with sweep's message, exit 2, after the run). */
+Test(cli, validate_reads_kineto_and_dftracer_traces)
+{
+    char p[600], cmd[2048], *text;
+    snprintf(p, sizeof p, "%s/df.ini", cdir);
+    FILE *f = fopen(p, "w");
+    fprintf(f, "[scenario]\nname = df\nmode = model\n[trace]\nformat = dftracer\npath = %s\n",
+            PUB "dftracer_dlio_unet3d_2023.pfw.gz");
+    fclose(f);
+    const struct {
+        const char *what, *args;
+        int epochs; /* validate.csv's rows */
+    } runs[] = {
+        {"df_trace", PUB "dftracer_dlio_unet3d_2023.pfw.gz", 5},
+        {"df_ini", p, 5},
+        {"kineto", PUB "hta_trace_diff_test.json.gz --set trace.workers=2", 1},
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        snprintf(cmd, sizeof cmd, BIN " validate %s -o %s/%s --no-sync", runs[i].args, cdir,
+                 runs[i].what);
+        int rc = sh_text(cmd, &text);
+        cr_assert_eq(rc, 0, "%s: exit %d:\n%s", runs[i].what, rc, text);
+        cr_assert(strstr(text, "fetch durations: INFERRED"), "%s:\n%s", runs[i].what, text);
+        cr_assert_null(strstr(text, "sweep takes"), "%s:\n%s", runs[i].what, text);
+        free(text);
+        char csv[1200];
+        snprintf(csv, sizeof csv, "%s/%s/validate.csv", cdir, runs[i].what);
+        cr_assert_eq(count_lines(csv), 1 + runs[i].epochs, "%s: rows of validate.csv",
+                     runs[i].what);
+        snprintf(csv, sizeof csv, "%s/%s/fetch_fit.csv", cdir, runs[i].what);
+        cr_assert_gt(count_lines(csv), 1, "%s: fetch_fit.csv", runs[i].what);
+    }
+    /* A Kineto trace with workers that does not say how many: refused
+     * naming the key, before anything runs. */
+    snprintf(cmd, sizeof cmd, BIN " validate " PUB "hta_trace_diff_test.json.gz -o %s/k0", cdir);
+    cli_refused(cmd, "set [trace] workers");
+    snprintf(p, sizeof p, "%s/k0", cdir);
+    cr_assert_eq(count_entries(p), 0, "%s: written", p);
+}

@@ -41,7 +41,9 @@ void stall_job_digests_free(stall_job_digests *d);
  * hashing of cfg's inputs; stall_job_hash_finish waits for it and returns
  * its result (0 or STALL_EIO with err set). Between the two, h->d is not to
  * be touched; after finish it holds the digests until
- * stall_job_digests_free(&h->d). cfg must outlive the hashing. */
+ * stall_job_digests_free(&h->d). cfg must outlive the hashing. Its input
+ * check is stall_job_inputs_json's: the job has taken or refused cfg's
+ * format before it starts the hashing. */
 typedef struct stall_job_hasher {
     const stall_config *cfg;
     stall_job_digests d;
