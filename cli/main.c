@@ -362,7 +362,7 @@ static int cli_run(int argc, char **argv, bool validate)
             else
                 rc = validate ? stall_validate(cfg, &o, &err) : stall_scenario_run(cfg, &o, &err);
             if (rc == 0 && plots) {
-                char *dir = stall_job_outdir(cfg, &o);
+                char *dir = validate ? stall_validate_outdir(cfg, &o) : stall_job_outdir(cfg, &o);
                 stall_plot_opts po = {.term = o.term};
                 rc = stall_plot(dir, &po, NULL, &err);
                 free(dir);

@@ -673,7 +673,8 @@ int stall_run_observed(const stall_config *cfg, const stall_run_opts *opts, bool
     stall_tidy_free(rec.t);
     if (rc == 0 && !sim)
         rc = stall_err_set(err, STALL_EINTERNAL, "the simulated run recorded no iteration");
-    char *dir = stall_job_outdir(cfg, opts);
+    /* The job's own folder: validate's is results/<name>-validate. */
+    char *dir = validate ? stall_validate_outdir(cfg, opts) : stall_job_outdir(cfg, opts);
     if (rc == 0 && timeline)
         rc = stall_timeline_export(sim, tl, timeline, err);
     if (rc == 0 && analyze) {

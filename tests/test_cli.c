@@ -1279,3 +1279,25 @@ Test(cli, validate_reads_kineto_and_dftracer_traces)
     snprintf(p, sizeof p, "%s/k0", cdir);
     cr_assert_eq(count_entries(p), 0, "%s: written", p);
 }
+
+/* validate --analyze and --plots write into validate's own folder,
+ * results/<name>-validate/, not into the run's results/<name>/ (they did:
+ * a folder of analysis files without effective.ini, which the next `run`
+ * of the scenario then refused to replace). */
+Test(cli, validate_analysis_and_plots_go_to_its_own_folder)
+{
+    char cmd[2048], *text;
+    snprintf(cmd, sizeof cmd, "cd %s && " BIN " validate " W2 " --analyze --plots --no-sync", cdir);
+    int rc = sh_text(cmd, &text);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, text);
+    cr_assert(strstr(text, "analysis in results/w2-whatif-validate/"), "%s", text);
+    cr_assert(strstr(text, "plot results/w2-whatif-validate "), "%s", text);
+    free(text);
+    char p[700];
+    snprintf(p, sizeof p, "%s/results/w2-whatif", cdir);
+    cr_assert_eq(count_entries(p), 0, "%s: written", p);
+    snprintf(p, sizeof p, "%s/results/w2-whatif-validate/per_rank.csv", cdir);
+    cr_assert_gt(count_lines(p), 1, "%s", p);
+    snprintf(cmd, sizeof cmd, "cd %s && " BIN " run " W2 " -q --no-sync", cdir);
+    cr_assert_eq(sh(cmd, NULL, 0), 0, "a run after validate --analyze");
+}
