@@ -664,7 +664,9 @@ int stall_run_observed(const stall_config *cfg, const stall_run_opts *opts, bool
                              "trace use stallsim analyze / stallsim timeline",
                              cfg->ini_path);
     stall_an_recorder rec = {0};
+    bool comparable = false;
     stall_run_opts o = *opts;
+    o.comparable = &comparable;
     o.on_params = stall_an_params;
     o.on_iter = stall_an_record;
     o.observer = &rec;
@@ -682,8 +684,11 @@ int stall_run_observed(const stall_config *cfg, const stall_run_opts *opts, bool
         const char *labels[2] = {"simulated", "measured"};
         int n = 1;
         stall_analyze(sim, &a[0]);
+        /* The measured run beside it only where the two can be compared:
+         * summary.csv's rule (vs_measured_pct), which plot follows too. */
         stall_tidy_trace *meas = NULL;
-        if (cfg->format == STALL_FORMAT_TIDY) {
+        bool trace = cfg->format != STALL_FORMAT_NONE;
+        if (trace && comparable && cfg->format == STALL_FORMAT_TIDY) {
             rc = stall_tidy_load(cfg->path, &meas, err);
             if (rc == 0) {
                 stall_analyze(meas, &a[1]);
@@ -699,6 +704,11 @@ int stall_run_observed(const stall_config *cfg, const stall_run_opts *opts, bool
                 io = io || a[j].io;
             }
             fputc('\n', opts->term);
+            if (trace && !comparable)
+                fputs("measured: left out: the what-if changes GPUs, batches or epochs, so the "
+                      "trace's run is not comparable with it (stallsim analyze gives the "
+                      "trace's own)\n",
+                      opts->term);
             stall_analysis_print(a, labels, n, opts->term);
             fprintf(opts->term,
                     "analysis in %s/ (analyze.csv, per_rank.csv, per_worker.csv, windows.csv, "

@@ -784,6 +784,8 @@ int stall_model_job(const stall_config *cfg, const stall_run_opts *opts, stall_e
     double measured = j.have && rc == 0 ? stall_measured_mean_epoch(&j.m) : NAN;
     if (rc == 0 && opts->summary)
         *opts->summary = j.jobs[0].sum;
+    if (rc == 0 && opts->comparable)
+        *opts->comparable = wi_comparable(&j);
     if (rc == 0 && files)
         rc = wi_write_results(&j, measured, err);
     if (rc == 0 && files)

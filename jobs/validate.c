@@ -168,6 +168,8 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
         rc = stall_job_commit(final, outdir, err);
     else
         stall_job_abort(outdir);
+    if (rc == 0 && opts->comparable)
+        *opts->comparable = true; /* the measured configuration, simulated */
     if (rc == 0 && opts->term) {
         FILE *f = opts->term;
         char each[160] = "";

@@ -147,13 +147,12 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
     }
     /* The measured rows of a what-if that is not comparable (other GPUs,
      * batches or epochs: vs_measured_pct empty) are left out, and the
-     * figure says so. */
-    bool comparable = stall_plot_measured_comparable(c->dir), dropped = false;
+     * figure says so, whether the folder holds them (stallsim analyze -o
+     * FOLDER adds them) or not (run --analyze leaves them out). */
+    bool comparable = stall_plot_measured_comparable(c->dir), dropped = !comparable;
     bool *skip = stall_xcalloc(t->nrows + 1, sizeof *skip);
-    for (size_t i = 0; i < t->nrows; i++) {
+    for (size_t i = 0; i < t->nrows; i++)
         skip[i] = !comparable && strcmp(stall_table_get(t, i, cs), "measured") == 0;
-        dropped |= skip[i];
-    }
     /* The sources in order, each with its rows (ranks), and where its
      * group of bars starts: after the previous group and a gap of one bar. */
     char src[4][32];

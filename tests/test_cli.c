@@ -1301,3 +1301,54 @@ Test(cli, validate_analysis_and_plots_go_to_its_own_folder)
     snprintf(cmd, sizeof cmd, "cd %s && " BIN " run " W2 " -q --no-sync", cdir);
     cr_assert_eq(sh(cmd, NULL, 0), 0, "a run after validate --analyze");
 }
+
+/* Whether a result file holds a row whose first field is `source`. */
+static bool has_source(const char *dir, const char *file, const char *source)
+{
+    char p[1200], head[64];
+    snprintf(p, sizeof p, "%s/%s", dir, file);
+    snprintf(head, sizeof head, "\n%s,", source);
+    char *text = stall_read_file(p, NULL);
+    bool has = text && strstr(text, head);
+    free(text);
+    return has;
+}
+
+/* A what-if of other GPUs, batches or epochs is not comparable with the
+ * measured run (summary.csv leaves vs_measured_pct empty, plot draws no
+ * measured bars): --analyze leaves the measured column out of the terminal
+ * and of the files and says why in one line (it printed the trace's 1-GPU
+ * shares beside 64 simulated GPUs as the measured column). A what-if of
+ * the trace's own shape keeps it. */
+Test(cli, analyze_beside_a_whatif_of_other_gpus_leaves_the_measured_run_out)
+{
+    const struct {
+        const char *name, *args;
+        bool comparable;
+    } runs[] = {{"gpus64",
+                 "--set cluster.gpus=64 --set cluster.gpus_per_node=8 --set run.batches=1000 "
+                 "--set run.epochs=2 --set fetch.resample=bootstrap --set loader.workers=2",
+                 false},
+                {"batches", "--set run.batches=30", false},
+                {"workers", "--set loader.workers=4", true}};
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        char cmd[2048], dir[700], *text;
+        snprintf(dir, sizeof dir, "%s/%s", cdir, runs[i].name);
+        snprintf(cmd, sizeof cmd, BIN " run " W2 " %s --analyze -o %s --no-sync", runs[i].args,
+                 dir);
+        int rc = sh_text(cmd, &text);
+        cr_assert_eq(rc, 0, "%s: exit %d:\n%s", runs[i].name, rc, text);
+        bool c = runs[i].comparable;
+        cr_assert_eq(strstr(text, " measured\n") != NULL, c, "%s:\n%s", runs[i].name, text);
+        cr_assert_eq(strstr(text, "verdict (measured)") != NULL, c, "%s:\n%s", runs[i].name, text);
+        cr_assert_eq(strstr(text, "measured: left out: the what-if changes GPUs, batches or "
+                                  "epochs") != NULL,
+                     !c, "%s:\n%s", runs[i].name, text);
+        free(text);
+        cr_assert_eq(has_source(dir, "analyze.csv", "measured"), c, "%s: analyze.csv",
+                     runs[i].name);
+        cr_assert_eq(has_source(dir, "per_rank.csv", "measured"), c, "%s: per_rank.csv",
+                     runs[i].name);
+        cr_assert(has_source(dir, "analyze.csv", "simulated"), "%s", runs[i].name);
+    }
+}

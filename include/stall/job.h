@@ -71,8 +71,12 @@ typedef struct stall_run_opts {
     int sweep_point;   /* 1: a sweep's point (mode = model leaves the keys whose effect the
                           sweep judges over all its points, [run] seed, [storage] batch_mb,
                           to the sweep) */
-    struct stall_summary *summary;    /* not NULL: mode = model stores the first fetch
-                                         alignment's summary here (report.h) */
+    struct stall_summary *summary; /* not NULL: mode = model stores the first fetch
+                                      alignment's summary here (report.h) */
+    bool *comparable; /* not NULL: mode = model and validate store here whether the simulated
+                         run can be set beside the trace's measured one (same GPUs, batches
+                         and epochs: summary.csv's vs_measured_pct is filled; validate always;
+                         false without a trace) */
     const stall_job_digests *digests; /* not NULL: input SHA-256 known to the caller
                                          (a path not in it is hashed) */
     int in_memory; /* how validate and mode = model read a trace (tidy or dsanalyzer),
