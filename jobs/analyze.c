@@ -435,6 +435,32 @@ static int an_load_other(int format, const char *path, stall_tidy_trace **out, s
                                          : stall_dftracer_load(path, out, err);
 }
 
+/* cfg's trace in the tidy shape (workers: stall_an_load's); path names
+ * the INI or trace in the message of a configuration without one. */
+static int an_load_cfg(const stall_config *cfg, const char *path, int workers,
+                       stall_tidy_trace **out, stall_err *err)
+{
+    int rc = 0;
+    if (cfg->format == STALL_FORMAT_TIDY) {
+        rc = stall_tidy_load(cfg->path, out, err);
+    } else if (cfg->format == STALL_FORMAT_DSANALYZER) {
+        stall_ds_trace *d = NULL;
+        rc = stall_ds_load(cfg->fetch, cfg->start, cfg->perf, cfg->epoch, &d, err);
+        if (rc == 0)
+            *out = stall_ds_to_tidy(d, workers > 0 ? workers : -1);
+        stall_ds_free(d);
+    } else if (cfg->format == STALL_FORMAT_KINETO || cfg->format == STALL_FORMAT_DFTRACER) {
+        rc = an_load_other(cfg->format, cfg->path, out, err);
+    } else {
+        rc = stall_err_set(
+            err, STALL_ECONFIG,
+            "%s: [trace] format: analyze needs a measured trace (tidy, dsanalyzer, kineto or "
+            "dftracer)",
+            path);
+    }
+    return rc;
+}
+
 /* stall_an_load, and *format (a STALL_FORMAT_*) the trace's format as the
  * INI names it or detection finds it, so that an INI and its trace given
  * directly are treated alike. */
@@ -447,25 +473,28 @@ static int an_load_format(const char *path, int workers, stall_tidy_trace **out,
     int rc = stall_config_load_any(cfg, path, NULL, 0, err);
     if (format)
         *format = rc == 0 ? (int)cfg->format : -1;
-    if (rc == 0 && cfg->format == STALL_FORMAT_TIDY) {
-        rc = stall_tidy_load(cfg->path, out, err);
-    } else if (rc == 0 && cfg->format == STALL_FORMAT_DSANALYZER) {
-        stall_ds_trace *d = NULL;
-        rc = stall_ds_load(cfg->fetch, cfg->start, cfg->perf, cfg->epoch, &d, err);
-        if (rc == 0)
-            *out = stall_ds_to_tidy(d, workers > 0 ? workers : -1);
-        stall_ds_free(d);
-    } else if (rc == 0 &&
-               (cfg->format == STALL_FORMAT_KINETO || cfg->format == STALL_FORMAT_DFTRACER)) {
-        rc = an_load_other(cfg->format, cfg->path, out, err);
-    } else if (rc == 0) {
-        rc = stall_err_set(
-            err, STALL_ECONFIG,
-            "%s: [trace] format: analyze needs a measured trace (tidy, dsanalyzer, kineto or "
-            "dftracer)",
-            path);
-    }
+    if (rc == 0)
+        rc = an_load_cfg(cfg, path, workers, out, err);
     free(cfg);
+    return rc;
+}
+
+/* The measured trace beside a simulated run, in the tidy shape. A
+ * dsanalyzer trace records no worker ids: its batches go round robin to
+ * [trace] workers, else to the count its fetch starts show, the count the
+ * model's measured run has (stall_measured_from_dsanalyzer); *round_robin
+ * says so. */
+static int an_load_measured(const stall_config *cfg, stall_tidy_trace **out, bool *round_robin,
+                            stall_err *err)
+{
+    *round_robin = false;
+    int rc = an_load_cfg(cfg, cfg->ini_path, -1, out, err);
+    if (rc == 0 && cfg->format == STALL_FORMAT_DSANALYZER) {
+        int w = cfg->trace_workers >= 0 ? (int)cfg->trace_workers
+                                        : stall_measured_infer_workers(*out, NULL);
+        stall_ds_tidy_workers(*out, w);
+        *round_robin = w > 0;
+    }
     return rc;
 }
 
@@ -687,11 +716,12 @@ int stall_run_observed(const stall_config *cfg, const stall_run_opts *opts, bool
         /* The measured run beside it only where the two can be compared:
          * summary.csv's rule (vs_measured_pct), which plot follows too. */
         stall_tidy_trace *meas = NULL;
-        bool trace = cfg->format != STALL_FORMAT_NONE;
-        if (trace && comparable && cfg->format == STALL_FORMAT_TIDY) {
-            rc = stall_tidy_load(cfg->path, &meas, err);
+        bool trace = cfg->format != STALL_FORMAT_NONE, rr = false;
+        if (trace && comparable) {
+            rc = an_load_measured(cfg, &meas, &rr, err);
             if (rc == 0) {
                 stall_analyze(meas, &a[1]);
+                a[1].workers_inferred = rr;
                 n = 2;
             }
         }

@@ -1314,6 +1314,50 @@ static bool has_source(const char *dir, const char *file, const char *source)
     return has;
 }
 
+/* The rows of `file` whose source is `source`, as text (caller frees). */
+static char *source_rows(const char *dir, const char *file, const char *source)
+{
+    char cmd[1600], *text;
+    snprintf(cmd, sizeof cmd, "grep '^%s,' %s/%s", source, dir, file);
+    sh_text(cmd, &text);
+    return text;
+}
+
+/* --analyze sets the measured trace's analysis beside the simulated one
+ * for every trace format analyze reads, not only for a tidy trace (a new
+ * user's trial: the notebook's dsanalyzer trace got the simulated column
+ * alone, silently), with the workers the model's measured run has; the
+ * rows are analyze's own on the same trace. */
+Test(cli, analyze_beside_a_run_has_the_measured_run_of_every_format)
+{
+    char cmd[2048], dir[700], *text;
+    snprintf(cmd, sizeof cmd, BIN " analyze " WHATIF " -o %s/an --no-sync", cdir);
+    cr_assert_eq(sh(cmd, NULL, 0), 0, "%s", cmd);
+    snprintf(dir, sizeof dir, "%s/an", cdir);
+    char *alone = source_rows(dir, "per_rank.csv", "measured");
+    const char *cmds[] = {"validate " WHATIF, "run " WHATIF,
+                          "validate " PUB "hta_trace_diff_test.json.gz --set trace.workers=2",
+                          "validate " PUB "dftracer_dlio_unet3d_2023.pfw.gz"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(dir, sizeof dir, "%s/both%d", cdir, i);
+        snprintf(cmd, sizeof cmd, BIN " %s --analyze -o %s --no-sync", cmds[i], dir);
+        int rc = sh_text(cmd, &text);
+        cr_assert_eq(rc, 0, "%s: exit %d:\n%s", cmds[i], rc, text);
+        cr_assert(strstr(text, "   simulated    measured\n"), "%s:\n%s", cmds[i], text);
+        cr_assert(strstr(text, "\nverdict (measured): "), "%s:\n%s", cmds[i], text);
+        free(text);
+        cr_assert(has_source(dir, "analyze.csv", "measured"), "%s: analyze.csv", cmds[i]);
+        cr_assert(has_source(dir, "per_rank.csv", "simulated"), "%s: per_rank.csv", cmds[i]);
+        if (i < 2) { /* the notebook's trace: analyze's rows, 3 workers inferred */
+            char *rows = source_rows(dir, "per_rank.csv", "measured");
+            cr_assert_str_eq(rows, alone, "%s: measured per_rank.csv rows", cmds[i]);
+            free(rows);
+            cr_assert(has_source(dir, "per_worker.csv", "measured"), "%s", cmds[i]);
+        }
+    }
+    free(alone);
+}
+
 /* A what-if of other GPUs, batches or epochs is not comparable with the
  * measured run (summary.csv leaves vs_measured_pct empty, plot draws no
  * measured bars): --analyze leaves the measured column out of the terminal

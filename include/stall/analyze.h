@@ -198,11 +198,11 @@ int stall_analyze_job(const char *trace_or_ini, const char *outdir, int workers,
 
 /* `stallsim run --analyze`: runs cfg (mode = model) with the recorder on
  * its first fetch alignment, then writes the analysis of the simulated run
- * beside the measured one (when cfg has a tidy trace and the run is
- * comparable with it: same GPUs, batches and epochs, opts->comparable's
- * rule; else the terminal says why it is left out) into the result folder
- * (validate: results/<name>-validate). timeline (may be NULL) writes the
- * simulated run's timeline too. */
+ * beside the measured one (when cfg has a trace, of any format analyze
+ * reads, and the run is comparable with it: same GPUs, batches and
+ * epochs, opts->comparable's rule; else the terminal says why it is left
+ * out) into the result folder (validate: results/<name>-validate).
+ * timeline (may be NULL) writes the simulated run's timeline too. */
 int stall_run_observed(const stall_config *cfg, const stall_run_opts *opts, bool analyze,
                        bool validate, const char *timeline, const stall_tl_opts *tl,
                        stall_err *err);
