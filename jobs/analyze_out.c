@@ -223,7 +223,7 @@ int stall_analysis_write(const stall_analysis *a, const char *const *labels, int
 
 void stall_analysis_print(const stall_analysis *a, const char *const *labels, int n, FILE *f)
 {
-    fprintf(f, "%-48s", "share of the ranks' time");
+    fprintf(f, "%-48s", "share of all ranks' time (mean over ranks)");
     for (int j = 0; j < n; j++)
         fprintf(f, " %11s", labels[j]);
     fputc('\n', f);

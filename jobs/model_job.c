@@ -344,6 +344,12 @@ static void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *
         fprintf(f, "%-5s %11.3f   (measured mean epoch time of the trace%s)\n", "trace", measured,
                 comparable ? ""
                            : "; vs_meas left empty: the what-if changes GPUs, batches or epochs");
+    /* Not the share of all ranks' time that --analyze prints. */
+    if (p->ranks > 1)
+        fprintf(f,
+                "stall_s, stall%%: of the slowest GPU in each iteration (max over the %d GPUs), "
+                "not the mean over GPUs\n",
+                p->ranks);
     if (!samples)
         fprintf(f, "batches/s: batches over all GPUs per second (set [report] samples for "
                    "samples/s)\n");

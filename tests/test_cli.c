@@ -1396,3 +1396,31 @@ Test(cli, analyze_beside_a_whatif_of_other_gpus_leaves_the_measured_run_out)
         cr_assert(has_source(dir, "analyze.csv", "simulated"), "%s", runs[i].name);
     }
 }
+
+/* The run's stall% (the slowest GPU's stall in each iteration) and
+ * --analyze's "waiting for data" (a share of all ranks' time) are
+ * different numbers, 20.61 and 10.2% on the trial's 64-GPU what-if: each
+ * label says which it is. */
+Test(cli, stall_share_and_analysis_shares_say_what_they_are)
+{
+    char cmd[2048], *text;
+    snprintf(cmd, sizeof cmd,
+             BIN " run " W2 " --set cluster.gpus=64 --set cluster.gpus_per_node=8 --set "
+                 "run.batches=1000 --set run.epochs=2 --set fetch.resample=bootstrap --set "
+                 "loader.workers=2 --analyze -o %s/labels --no-sync",
+             cdir);
+    int rc = sh_text(cmd, &text);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, text);
+    cr_assert(strstr(text, "\nstall_s, stall%: of the slowest GPU in each iteration (max over the "
+                           "64 GPUs), not the mean over GPUs\n"),
+              "%s", text);
+    cr_assert(strstr(text, "\nshare of all ranks' time (mean over ranks)         simulated\n"),
+              "%s", text);
+    free(text);
+    /* One GPU: nothing to tell apart. */
+    snprintf(cmd, sizeof cmd, BIN " run " W2 " -o %s/labels1 --no-sync", cdir);
+    rc = sh_text(cmd, &text);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, text);
+    cr_assert_null(strstr(text, "stall_s, stall%"), "%s", text);
+    free(text);
+}
