@@ -252,6 +252,25 @@ static int plan_curve_point(plan_ctx *c, const stall_config *chosen, int gpn, in
     return rc;
 }
 
+/* Whether cfg writes checkpoints: an interval given, or a tidy trace's
+ * recorded ones, and not [checkpoint] mode = off. */
+static bool plan_ckpt_on(const plan_ctx *c, const stall_config *cfg)
+{
+    return cfg->ckpt_mode != 2 && (cfg->ckpt_every > 0 || cfg->ckpt_every_s > 0 || c->trace_ckpt);
+}
+
+/* Makes cfg write no checkpoints: its [checkpoint] keys dropped, and the
+ * trace's own switched off. */
+static void plan_ckpt_none(const plan_ctx *c, stall_config *cfg)
+{
+    static const char *const ck[] = {"checkpoint", NULL};
+    char buf[8];
+    stall_config_drop(cfg, ck, buf, sizeof buf);
+    stall_err e;
+    if (c->trace_ckpt && stall_config_apply(cfg, "checkpoint", "mode", "off", "plan", &e) != 0)
+        abort();
+}
+
 static int plan_scaling(plan_ctx *c, const stall_config *chosen, int gpn, stall_plan_result *r,
                         stall_err *err)
 {
@@ -302,20 +321,28 @@ static int plan_scaling(plan_ctx *c, const stall_config *chosen, int gpn, stall_
                  r->efficiency, r->max_gpus, r->max_gpus);
         return 0;
     }
-    /* What limits it: the failing count without each shared resource. */
+    /* What limits it: the failing count without each shared resource, and
+     * without the checkpoints (a node's ranks share its write bandwidth, or
+     * with target = store its link to the store, with the reads). */
     double eff = 0;
     rc = plan_curve_point(c, chosen, gpn, hi, &p, err);
     eff = p.thr / p1.thr / hi;
-    const char *names[3] = {"storage", "cores", "allreduce"};
-    const char *words[3] = {"shared storage bandwidth", "shared host cores", "the all-reduce"};
-    double gain[3] = {0, 0, 0};
-    for (int k = 0; k < 3 && rc == 0; k++) {
+    enum { PLAN_LIMITERS = 4 };
+    const char *names[PLAN_LIMITERS] = {"storage", "cores", "allreduce", "checkpoint"};
+    const char *words[PLAN_LIMITERS] = {
+        "shared storage bandwidth", "shared host cores", "the all-reduce",
+        chosen->ckpt_target == 1 ? "checkpoint writes sharing the store with the reads"
+                                 : "checkpoint writes sharing each node's write bandwidth"};
+    const char *without[PLAN_LIMITERS] = {"it", "it", "it", "checkpoints"};
+    double gain[PLAN_LIMITERS] = {0, 0, 0, 0};
+    for (int k = 0; k < PLAN_LIMITERS && rc == 0; k++) {
         stall_config *cf = stall_xmalloc(sizeof *cf);
         *cf = *chosen;
         bool tiers = stall_config_tiers(cf);
         bool has = k == 0   ? cf->bandwidth_mb_s > 0 || tiers
                    : k == 1 ? cf->cores > 0
-                            : (cf->allreduce_s > 0 || cf->bandwidth_gb_s > 0);
+                   : k == 2 ? (cf->allreduce_s > 0 || cf->bandwidth_gb_s > 0)
+                            : plan_ckpt_on(c, cf);
         if (has) {
             if (k == 0 && tiers) /* a store that costs nothing (0 would be refused) */
                 plan_tiers_free(cf);
@@ -323,8 +350,10 @@ static int plan_scaling(plan_ctx *c, const stall_config *chosen, int gpn, stall_
                 cf->bandwidth_mb_s = 0;
             else if (k == 1)
                 cf->cores = 0;
-            else
+            else if (k == 2)
                 cf->allreduce_s = cf->bucket_mb = cf->bandwidth_gb_s = cf->latency_us = 0;
+            else
+                plan_ckpt_none(c, cf);
             /* Efficiency against the same counterfactual on 1 GPU. */
             plan_probe q1;
             rc = plan_curve_point(c, cf, gpn, 1, &q1, err);
@@ -338,20 +367,20 @@ static int plan_scaling(plan_ctx *c, const stall_config *chosen, int gpn, stall_
     if (rc)
         return rc;
     int best = -1;
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < PLAN_LIMITERS; k++)
         if (gain[k] >= 0.01 && (best < 0 || gain[k] > gain[best]))
             best = k;
     snprintf(r->gpus.binding, sizeof r->gpus.binding, "%s", best < 0 ? "stragglers" : names[best]);
     if (best < 0)
         snprintf(r->limit, sizeof r->limit,
                  "at %d GPUs efficiency falls to %.3f: stragglers at the barrier (every "
-                 "iteration waits for the slowest of more ranks; no shared resource gives back "
-                 "1%%)",
+                 "iteration waits for the slowest of more ranks; no shared resource and no "
+                 "checkpoint gives back 1%%)",
                  hi, eff);
     else
         snprintf(r->limit, sizeof r->limit,
-                 "at %d GPUs efficiency falls to %.3f: %s (without it, %.3f)", hi, eff, words[best],
-                 eff + gain[best]);
+                 "at %d GPUs efficiency falls to %.3f: %s (without %s, %.3f)", hi, eff, words[best],
+                 without[best], eff + gain[best]);
     return 0;
 }
 
@@ -578,6 +607,26 @@ static int plan_cores(plan_ctx *c, const stall_config *chosen, stall_plan_result
     return 0;
 }
 
+/* The configuration's GPU count as the model reads it, and what its trace
+ * records (c->trace_ckpt, c->trace_cpu). */
+static int plan_trace(plan_ctx *c, int *ranks, stall_err *err)
+{
+    stall_measured m = {0};
+    bool have = c->base.format != STALL_FORMAT_NONE;
+    wi_inputs in;
+    wi_inputs_resolve(&c->base, &in);
+    int rc = have ? wi_load_measured(&in.trace, &m, err) : 0;
+    if (rc == 0) {
+        stall_model_params mp;
+        wi_params(&in.what, have ? &m : NULL, true, &mp);
+        *ranks = mp.ranks;
+        c->trace_ckpt = have && m.ckpt_n > 0;
+        c->trace_cpu = have && m.cpu.has;
+    }
+    stall_measured_free(&m);
+    return rc;
+}
+
 int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err *err)
 {
     memset(r, 0, sizeof *r);
@@ -616,25 +665,15 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
     }
     if (rc == 0)
         rc = stall_config_check(&c->base, err);
+    int ranks = 1;
+    if (rc == 0)
+        rc = plan_trace(c, &ranks, err);
     stall_config *chosen = stall_xmalloc(sizeof *chosen);
     if (rc == 0)
         rc = plan_workers(c, r, err);
-    int ranks = 1;
     if (rc == 0) {
         *chosen = c->base;
         plan_set_int(chosen, "loader", "workers", (long long)r->workers.value);
-        /* The configuration's GPU count, as the model reads it. */
-        stall_measured m = {0};
-        bool have = cfg->format != STALL_FORMAT_NONE;
-        wi_inputs in;
-        wi_inputs_resolve(chosen, &in);
-        rc = have ? wi_load_measured(&in.trace, &m, err) : 0;
-        if (rc == 0) {
-            stall_model_params mp;
-            wi_params(&in.what, have ? &m : NULL, true, &mp);
-            ranks = mp.ranks;
-        }
-        stall_measured_free(&m);
     }
     if (rc == 0) {
         stall_config *curve = stall_xmalloc(sizeof *curve);
@@ -709,13 +748,15 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
                      "Nothing binds at %d GPU%s with %d workers per GPU (stall share %.3f); "
                      "scaling stays efficient up to max_gpus = %d GPUs, the bound of the search.",
                      ranks, ranks == 1 ? "" : "s", w, r->stall_at_workers, r->max_gpus);
-        else
+        else {
+            const char *lim =
+                strcmp(r->gpus.binding, "checkpoint") == 0 ? "checkpoint writes" : r->gpus.binding;
             snprintf(r->sentence, sizeof r->sentence,
                      "Nothing binds at %d GPU%s with %d workers per GPU (stall share %.3f); "
                      "scaling stays efficient up to %.0f GPU%s, then %s limit%s it.",
                      ranks, ranks == 1 ? "" : "s", w, r->stall_at_workers, r->gpus.value,
-                     r->gpus.value == 1 ? "" : "s", r->gpus.binding,
-                     r->gpus.binding[strlen(r->gpus.binding) - 1] == 's' ? "" : "s");
+                     r->gpus.value == 1 ? "" : "s", lim, lim[strlen(lim) - 1] == 's' ? "" : "s");
+        }
     }
     free(chosen);
     free(c);

@@ -22,6 +22,10 @@ typedef struct plan_ctx {
     int64_t eff_batches;
     double base_amount; /* samples (else batches) in one epoch of the planned configuration:
                            the unit of an answer's epoch data */
+    /* What the trace records (false without one): checkpoints (tidy
+     * ckpt_* columns, written where no interval is given) and CPU time
+     * (tidy cpu_* columns, which give the fetches' CPU share). */
+    bool trace_ckpt, trace_cpu;
 } plan_ctx;
 
 typedef struct plan_probe {

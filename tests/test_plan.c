@@ -170,6 +170,25 @@ Test(plan, max_efficient_gpus_agrees_with_brute_force)
     free(cfg);
 }
 
+/* Checkpoints whose write bandwidth a node's ranks share: at 2 GPUs on one
+ * node each write takes twice as long as on 1, and that, not the
+ * stragglers, is what the scaling diagnosis names. */
+Test(plan, shared_checkpoint_bandwidth_is_named_as_the_scaling_limit)
+{
+    stall_config *cfg = pl_config((const char *const[]){
+        "fetch.dist=constant", "compute.dist=constant", "checkpoint.every_iterations=20",
+        "checkpoint.mb_per_rank=20", "checkpoint.bandwidth_mb_s=100", "plan:max_gpus=4", NULL});
+    stall_plan_result *r = malloc(sizeof *r);
+    stall_err e = {0};
+    cr_assert_eq(stall_plan_compute(cfg, r, &e), 0, "%s", e.msg);
+    cr_assert_eq(r->gpus.value, 1, "efficiency at 2 GPUs: %g", r->curve_efficiency[1]);
+    cr_assert_str_eq(r->gpus.binding, "checkpoint", "limit: %s", r->limit);
+    cr_assert(strstr(r->limit, "checkpoint writes") && strstr(r->sentence, "checkpoint writes"),
+              "limit: %s; sentence: %s", r->limit, r->sentence);
+    free(r);
+    free(cfg);
+}
+
 Test(plan, bandwidth_and_cores_sit_at_the_one_percent_boundary)
 {
     stall_config *cfg = pl_config((const char *const[]){"storage.batch_mb=20", NULL});

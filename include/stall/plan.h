@@ -25,8 +25,9 @@
  *     between the last one that holds and the first that does not. What
  *     limits it is found by simulating that first failing count without
  *     each shared resource in turn (storage bandwidth, host cores, the
- *     all-reduce); when none gives back 1% of efficiency, stragglers at the
- *     barrier. A trace with [fetch] resample = none is resampled with
+ *     all-reduce) and without the checkpoint writes (a node's ranks share
+ *     their bandwidth); when none gives back 1% of efficiency, stragglers
+ *     at the barrier. A trace with [fetch] resample = none is resampled with
  *     bootstrap beyond its ranks.
  *  3. bandwidth, cores: for the chosen configuration (question 1's workers,
  *     the configuration's GPUs), the least storage bandwidth per node
@@ -66,8 +67,8 @@ typedef struct stall_plan_answer {
     double data;      /* the data of that epoch, as a multiple of the planned configuration's
                          epoch (weak scaling: GPUs / its GPUs; 1 at its GPUs or strong
                          scaling), so that gpu_h / data compares answers; NAN with gpu_h */
-    char binding[24]; /* one word: met, not_met, storage, cores, allreduce, stragglers,
-                         none, not_modelled; max_gpus: not reached up to
+    char binding[24]; /* one word: met, not_met, storage, cores, allreduce, checkpoint,
+                         stragglers, none, not_modelled; max_gpus: not reached up to
                          the search's bound, the answer is at least it */
     int sims;         /* simulations the answer took */
 } stall_plan_answer;
