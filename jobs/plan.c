@@ -607,6 +607,33 @@ static int plan_cores(plan_ctx *c, const stall_config *chosen, stall_plan_result
     return 0;
 }
 
+/* Checks the configuration planned. With [plan] ckpt_stall_budget and no
+ * interval, the [checkpoint] keys describe the checkpoint whose interval is
+ * the answer (where `run` refuses them, having none): they are checked as
+ * that question runs them, with an interval. */
+static int plan_check(const plan_ctx *c, const stall_plan_result *r, stall_err *err)
+{
+    const stall_config *b = &c->base;
+    if (!(r->ckpt_budget > 0))
+        return stall_config_check(b, err);
+    if (b->ckpt_mode == 2) {
+        char at[STALL_PATH_MAX + 96];
+        stall_config_origin(b, "checkpoint", "mode", at, sizeof at);
+        return stall_err_set(err, STALL_ECONFIG,
+                             "[plan] ckpt_stall_budget: has no effect with %s = off (no "
+                             "checkpoints to plan)",
+                             at);
+    }
+    if (b->ckpt_every > 0 || b->ckpt_every_s > 0)
+        return stall_config_check(b, err);
+    stall_config *ck = stall_xmalloc(sizeof *ck);
+    *ck = *b;
+    plan_set_int(ck, "checkpoint", "every_iterations", 1);
+    int rc = stall_config_check(ck, err);
+    free(ck);
+    return rc;
+}
+
 /* The configuration's GPU count as the model reads it, and what its trace
  * records (c->trace_ckpt, c->trace_cpu). */
 static int plan_trace(plan_ctx *c, int *ranks, stall_err *err)
@@ -664,10 +691,19 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
                            at, cfg->fetch_align.n);
     }
     if (rc == 0)
-        rc = stall_config_check(&c->base, err);
+        rc = plan_check(c, r, err);
     int ranks = 1;
     if (rc == 0)
         rc = plan_trace(c, &ranks, err);
+    /* The checkpoint question without an interval given or recorded: the
+     * interval is its answer, the other answers are the loop's without
+     * checkpoints, and ckbase keeps the [checkpoint] keys for the question. */
+    stall_config *ckbase = NULL;
+    if (rc == 0 && r->ckpt_budget > 0 && !plan_ckpt_on(c, &c->base)) {
+        ckbase = stall_xmalloc(sizeof *ckbase);
+        *ckbase = c->base;
+        plan_ckpt_none(c, &c->base);
+    }
     stall_config *chosen = stall_xmalloc(sizeof *chosen);
     if (rc == 0)
         rc = plan_workers(c, r, err);
@@ -711,13 +747,18 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
         free(curve);
     }
     if (rc == 0 && r->ckpt_budget > 0) {
+        if (ckbase)
+            plan_set_int(ckbase, "loader", "workers", (long long)r->workers.value);
         plan_ckpt_answer ca;
-        rc = plan_ckpt(chosen, r->ckpt_budget, &ca, err);
+        rc = plan_ckpt(ckbase ? ckbase : chosen, r->ckpt_budget, &ca, err);
         r->ckpt_every.value = ca.value;
         r->ckpt_every.gpu_h = NAN;
         r->ckpt_every.sims = ca.sims;
         snprintf(r->ckpt_every.binding, sizeof r->ckpt_every.binding, "%s", ca.binding);
-        snprintf(r->ckpt_why, sizeof r->ckpt_why, "%s", ca.why);
+        int n = snprintf(r->ckpt_why, sizeof r->ckpt_why, "%s", ca.why);
+        if (ckbase && n >= 0 && (size_t)n < sizeof r->ckpt_why)
+            snprintf(r->ckpt_why + n, sizeof r->ckpt_why - (size_t)n,
+                     "; the answers above are without checkpoints (no interval given)");
     }
     if (rc == 0)
         rc = plan_bandwidth(c, chosen, r, err);
@@ -758,6 +799,7 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
                      r->gpus.value == 1 ? "" : "s", lim, lim[strlen(lim) - 1] == 's' ? "" : "s");
         }
     }
+    free(ckbase);
     free(chosen);
     free(c);
     return rc;

@@ -40,14 +40,6 @@ static int ck_sim(stall_config *cfg, int64_t every, ck_probe *p, int *sims, stal
 int plan_ckpt(const stall_config *chosen, double budget, plan_ckpt_answer *a, stall_err *err)
 {
     *a = (plan_ckpt_answer){.value = NAN};
-    if (chosen->ckpt_mode == 2) {
-        char at[STALL_PATH_MAX + 96];
-        stall_config_origin(chosen, "checkpoint", "mode", at, sizeof at);
-        return stall_err_set(err, STALL_ECONFIG,
-                             "[plan] ckpt_stall_budget: has no effect with %s = off (no "
-                             "checkpoints to plan)",
-                             at);
-    }
     stall_config *cfg = stall_xmalloc(sizeof *cfg);
     *cfg = *chosen;
     stall_err e;

@@ -20,8 +20,9 @@ typedef struct plan_ckpt_answer {
 
 /* The shortest checkpoint interval, in iterations, whose checkpoint stall
  * share (the loop's wait for checkpoints over the epoch time) is at most
- * budget, for configuration cfg: galloping from 1, then bisection,
- * assuming the share does not grow with the interval. */
+ * budget, for configuration cfg (not [checkpoint] mode = off: plan.c
+ * refuses that first; its interval keys are replaced): galloping from 1,
+ * then bisection, assuming the share does not grow with the interval. */
 int plan_ckpt(const stall_config *cfg, double budget, plan_ckpt_answer *a, stall_err *err);
 
 #endif

@@ -189,6 +189,56 @@ Test(plan, shared_checkpoint_bandwidth_is_named_as_the_scaling_limit)
     free(cfg);
 }
 
+/* [plan] ckpt_stall_budget with [checkpoint] mb_per_rank and bandwidth_mb_s
+ * and no interval (docs/ini.md): plan takes them, the interval being its
+ * answer (the shortest within the budget, at the worker answer), and the
+ * other answers are those of the plan without checkpoints; run and sweep
+ * still refuse the keys without an interval. */
+Test(plan, checkpoint_budget_takes_size_and_bandwidth_without_an_interval)
+{
+    const char *const ck[] = {"checkpoint.mb_per_rank=20", "checkpoint.bandwidth_mb_s=100",
+                              "plan:ckpt_stall_budget=0.1", "plan:max_gpus=4", NULL};
+    stall_config *cfg = pl_config(ck);
+    stall_plan_result *r = malloc(sizeof *r), *bare = malloc(sizeof *bare);
+    stall_err e = {0};
+    cr_assert_eq(stall_plan_compute(cfg, r, &e), 0, "%s", e.msg);
+    cr_assert_str_eq(r->ckpt_every.binding, "met", "%s", r->ckpt_why);
+    stall_config *none = pl_config((const char *const[]){"plan:max_gpus=4", NULL});
+    cr_assert_eq(stall_plan_compute(none, bare, &e), 0, "%s", e.msg);
+    cr_assert_eq(r->workers.value, bare->workers.value);
+    cr_assert_eq(r->gpus.value, bare->gpus.value);
+    cr_assert_eq(r->cores.value, bare->cores.value);
+    for (int i = 0; i < r->n; i++)
+        cr_assert_eq(r->curve_batches_s[i], bare->curve_batches_s[i], "gpus %d", r->curve_gpus[i]);
+    cr_assert(strstr(r->ckpt_why, "without checkpoints"), "%s", r->ckpt_why);
+    /* The answer sits at the budget: within it, one iteration less is not. */
+    double share[2];
+    for (int k = 0; k < 2; k++) {
+        stall_config *one = pl_config(ck);
+        one->nextra = 0;
+        char set[64];
+        snprintf(set, sizeof set, "loader.workers=%.0f", r->workers.value);
+        cr_assert_eq(stall_config_set(one, set, &e), 0, "%s", e.msg);
+        snprintf(set, sizeof set, "checkpoint.every_iterations=%.0f", r->ckpt_every.value - k);
+        cr_assert_eq(stall_config_set(one, set, &e), 0, "%s", e.msg);
+        stall_summary sum;
+        stall_run_opts o = {.jobs = 1, .no_files = 1, .summary = &sum};
+        cr_assert_eq(stall_scenario_run(one, &o, &e), 0, "%s", e.msg);
+        share[k] = sum.ckpt_share;
+        free(one);
+    }
+    cr_assert(r->ckpt_every.value > 1 && share[0] <= 0.1 && share[1] > 0.1,
+              "every %g: share %g, one less: %g", r->ckpt_every.value, share[0], share[1]);
+    /* Without [plan] (run, sweep), the keys do nothing and are refused. */
+    cfg->nextra = 0;
+    cr_assert_eq(stall_config_check(cfg, &e), STALL_ECONFIG);
+    cr_assert(strstr(e.msg, "every_iterations"), "%s", e.msg);
+    free(none);
+    free(bare);
+    free(r);
+    free(cfg);
+}
+
 Test(plan, bandwidth_and_cores_sit_at_the_one_percent_boundary)
 {
     stall_config *cfg = pl_config((const char *const[]){"storage.batch_mb=20", NULL});

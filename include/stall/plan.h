@@ -95,7 +95,10 @@ typedef struct stall_plan_result {
     char throughput_why[512], epoch_why[512];
     /* [plan] ckpt_stall_budget (0: not asked): the shortest checkpoint
      * interval in iterations whose checkpoint stall share stays within it
-     * (binding met, or not_met with one checkpoint per run), jobs/plan_ckpt.c. */
+     * (binding met, or not_met with one checkpoint per run), jobs/plan_ckpt.c.
+     * [checkpoint] mb_per_rank and bandwidth_mb_s are taken without an
+     * interval; with none given or recorded in the trace, the other answers
+     * are computed without checkpoints (ckpt_why says so). */
     double ckpt_budget;
     stall_plan_answer ckpt_every;
     char ckpt_why[512];
