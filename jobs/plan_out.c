@@ -159,12 +159,6 @@ int stall_plan_run(const stall_config *cfg, const stall_plan_opts *opts, stall_e
                 snprintf(v, sizeof v, "%.1f", ta[i]->value);
             fprintf(f, "%-24s %12s  %-12s %d\n", tn[i], v, ta[i]->binding, ta[i]->sims);
         }
-        if (isnan(r->cores.value) && strcmp(r->cores.binding, "not_met") == 0)
-            fprintf(f,
-                    "cores: not_met: even %d cores per node keep the throughput more than 1%% "
-                    "below the run without [cluster] cores (there a fetch's CPU and read are "
-                    "not split into phases): no core count to answer\n",
-                    1 << 20);
         if (r->tiers && !isnan(r->tier_best_stall))
             fprintf(f,
                     "tiers: not_met: even with the resource unlimited (bandwidth far above the "

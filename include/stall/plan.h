@@ -32,7 +32,9 @@
  *  3. bandwidth, cores: for the chosen configuration (question 1's workers,
  *     the configuration's GPUs), the least storage bandwidth per node
  *     (when [storage] batch_mb is set; resolution 0.1%) and host cores
- *     per node whose throughput is within 1% of unlimited.
+ *     per node whose throughput is within 1% of unlimited (for cores: a
+ *     core for every process of the node, 2^20, not the run without
+ *     [cluster] cores, which splits no fetch into its CPU part).
  *  4. which resource binds, in a sentence.
  *  5. with target_throughput (samples/s, or batches/s where samples per
  *     batch are unknown): the fewest GPUs, in 1..max_gpus under weak
