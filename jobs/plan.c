@@ -606,6 +606,15 @@ static int plan_cores(plan_ctx *c, const stall_config *chosen, stall_plan_result
     r->cores.value = hi;
     snprintf(r->cores.binding, sizeof r->cores.binding, "%s",
              chosen->cores > 0 && chosen->cores < hi ? "binds" : "ok");
+    /* A count that rests on the default share, not on a measurement: said. */
+    if (!c->trace_cpu && !stall_config_given(chosen, "fetch", "cpu_share"))
+        snprintf(r->cores_note, sizeof r->cores_note,
+                 "cores_per_node assumes every fetch is CPU work throughout ([fetch] cpu_share = "
+                 "%g, the default: %s); set [fetch] cpu_share to the share of a fetch spent on a "
+                 "core (stallsim calibrate fits it)",
+                 chosen->cpu_share,
+                 chosen->format == STALL_FORMAT_NONE ? "no trace records CPU time"
+                                                     : "the trace records no CPU time");
     return 0;
 }
 

@@ -159,6 +159,8 @@ int stall_plan_run(const stall_config *cfg, const stall_plan_opts *opts, stall_e
                 snprintf(v, sizeof v, "%.1f", ta[i]->value);
             fprintf(f, "%-24s %12s  %-12s %d\n", tn[i], v, ta[i]->binding, ta[i]->sims);
         }
+        if (r->cores_note[0])
+            fprintf(f, "%s\n", r->cores_note);
         if (r->tiers && !isnan(r->tier_best_stall))
             fprintf(f,
                     "tiers: not_met: even with the resource unlimited (bandwidth far above the "

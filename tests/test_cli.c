@@ -632,6 +632,35 @@ Test(cli, plan_table_is_in_samples_per_second_when_known)
     cr_expect(fabs(shown - csv) < 0.006, "table %.2f against scaling.csv %f", shown, csv);
 }
 
+/* plan's cores_per_node rests on the fetches' CPU share; where neither the
+ * INI nor the trace's CPU columns give it, the default of 1 (every fetch all
+ * CPU) is said in one line (the notebook trace records no CPU: 38 cores per
+ * node, unqualified). Not where the INI or the trace gives the share. */
+Test(cli, plan_says_when_cores_rest_on_the_default_cpu_share)
+{
+    static const struct {
+        const char *args;
+        int lines;
+    } cases[] = {
+        {"configs/example-whatif.ini", 1},
+        {"configs/example-whatif.ini --set cluster.cores=64 --set fetch.cpu_share=0.5", 0},
+        {"configs/w2.ini", 0},                          /* the INI gives it */
+        {"traces/cpushare/sleep_ddp2_r1/trace.csv", 0}, /* its CPU columns give it */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char cmd[4000], line[2048];
+        snprintf(cmd, sizeof cmd,
+                 "cd " STALL_SOURCE_DIR " && " BIN " plan %s -o %s/pc%zu --set plan.max_gpus=2 "
+                 "--set plan.max_workers=16 > %s/pc%zu.txt && { grep -c '^cores_per_node assumes "
+                 "every fetch is CPU work throughout (\\[fetch\\] cpu_share = 1, the default: "
+                 "the trace records no CPU time)' %s/pc%zu.txt >&2; }",
+                 cases[i].args, cdir, i, cdir, i, cdir, i);
+        int rc = sh(cmd, line, sizeof line);
+        cr_assert_eq(rc, cases[i].lines ? 0 : 1, "%s: rc %d, %s", cases[i].args, rc, line);
+        cr_assert_eq(atoi(line), cases[i].lines, "%s: %s", cases[i].args, line);
+    }
+}
+
 Test(cli, plan_and_sweep_take_a_replay_scenario)
 {
     char cmd[4000], line[2048];

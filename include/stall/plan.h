@@ -111,10 +111,13 @@ typedef struct stall_plan_result {
     double curve_batches_s[STALL_PLAN_CURVE_MAX];
     double curve_speedup[STALL_PLAN_CURVE_MAX], curve_efficiency[STALL_PLAN_CURVE_MAX];
     double curve_stall[STALL_PLAN_CURVE_MAX];
-    bool resampled;      /* bootstrap turned on for the curve */
-    char why[1024];      /* why the worker target was not met ("" when met) */
-    char limit[512];     /* what limits the scaling */
-    char sentence[1024]; /* which resource binds */
+    bool resampled;       /* bootstrap turned on for the curve */
+    char why[1024];       /* why the worker target was not met ("" when met) */
+    char cores_note[256]; /* what the cores answer assumes: the default [fetch] cpu_share,
+                             where neither the INI nor the trace's CPU columns give it
+                             ("": they do) */
+    char limit[512];      /* what limits the scaling */
+    char sentence[1024];  /* which resource binds */
 } stall_plan_result;
 
 /* Answers the questions for cfg (its [plan] lines are read, the rest must
