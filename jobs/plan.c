@@ -618,16 +618,16 @@ static int plan_cores(plan_ctx *c, const stall_config *chosen, stall_plan_result
     return 0;
 }
 
-/* Checks the configuration planned. With [plan] ckpt_stall_budget and no
- * interval, the [checkpoint] keys describe the checkpoint whose interval is
- * the answer (where `run` refuses them, having none): they are checked as
- * that question runs them, with an interval. */
+/* Checks the configuration planned, its keys as the questions that read
+ * them run them: the cores question runs with [cluster] cores, so [fetch]
+ * and [compute] cpu_share apply without it (as [storage] batch_mb does for
+ * the bandwidth question); and with [plan] ckpt_stall_budget and no
+ * interval, the [checkpoint] keys describe the checkpoint whose interval
+ * is the answer. `run` refuses both, having no such question. */
 static int plan_check(const plan_ctx *c, const stall_plan_result *r, stall_err *err)
 {
     const stall_config *b = &c->base;
-    if (!(r->ckpt_budget > 0))
-        return stall_config_check(b, err);
-    if (b->ckpt_mode == 2) {
+    if (r->ckpt_budget > 0 && b->ckpt_mode == 2) {
         char at[STALL_PATH_MAX + 96];
         stall_config_origin(b, "checkpoint", "mode", at, sizeof at);
         return stall_err_set(err, STALL_ECONFIG,
@@ -635,11 +635,12 @@ static int plan_check(const plan_ctx *c, const stall_plan_result *r, stall_err *
                              "checkpoints to plan)",
                              at);
     }
-    if (b->ckpt_every > 0 || b->ckpt_every_s > 0)
-        return stall_config_check(b, err);
     stall_config *ck = stall_xmalloc(sizeof *ck);
     *ck = *b;
-    plan_set_int(ck, "checkpoint", "every_iterations", 1);
+    if (ck->cores == 0)
+        plan_set_int(ck, "cluster", "cores", 1 << 20);
+    if (r->ckpt_budget > 0 && b->ckpt_every <= 0 && b->ckpt_every_s <= 0)
+        plan_set_int(ck, "checkpoint", "every_iterations", 1);
     int rc = stall_config_check(ck, err);
     free(ck);
     return rc;

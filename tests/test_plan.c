@@ -308,6 +308,31 @@ Test(plan, cores_with_storage_tiers_are_answered_against_unlimited_cores)
     free(cfg);
 }
 
+/* [fetch] cpu_share without [cluster] cores: run refuses it (no cores to
+ * share), plan takes it for its cores question, which runs with cores, as
+ * the line on the default share advises: a quarter of each fetch on a core
+ * needs fewer cores than every fetch all CPU. */
+Test(plan, fetch_cpu_share_without_cores_is_taken_for_the_cores_question)
+{
+    stall_config *share = pl_config((const char *const[]){"fetch.cpu_share=0.25", NULL});
+    stall_config *all = pl_config(NULL);
+    stall_plan_result *r = malloc(sizeof *r), *r1 = malloc(sizeof *r1);
+    stall_err e = {0};
+    cr_assert_eq(stall_plan_compute(share, r, &e), 0, "%s", e.msg);
+    cr_assert_eq(stall_plan_compute(all, r1, &e), 0, "%s", e.msg);
+    cr_assert_str_eq(r->cores_note, "");
+    cr_assert(strstr(r1->cores_note, "cpu_share = 1, the default"), "%s", r1->cores_note);
+    cr_assert_eq(r->workers.value, r1->workers.value);
+    cr_assert(r->cores.value < r1->cores.value, "cores %g with a share of 0.25, %g with 1",
+              r->cores.value, r1->cores.value);
+    cr_assert_eq(stall_config_check(share, &e), STALL_ECONFIG);
+    cr_assert(strstr(e.msg, "without [cluster] cores"), "%s", e.msg);
+    free(r1);
+    free(r);
+    free(all);
+    free(share);
+}
+
 Test(plan, handover_floor_reported_as_not_met)
 {
     stall_config *cfg =
