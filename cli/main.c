@@ -203,7 +203,8 @@ static void cli_usage(FILE *f)
         "      --set plan.K=V): stall_target (0.05), efficiency (0.80), max_workers (64),\n"
         "      max_gpus (1024), target_throughput and target_epoch_s (the fewest GPUs for\n"
         "      them, with GPU-hours per epoch), ckpt_stall_budget (the shortest checkpoint\n"
-        "      interval within it); plan.csv, scaling.csv, effective.ini\n",
+        "      interval within it), max_requests (2e7: the storage-tier requests one run of\n"
+        "      the curve may simulate); plan.csv, scaling.csv, effective.ini\n",
         f);
 }
 

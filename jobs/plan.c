@@ -36,6 +36,9 @@ static void plan_eff(void *observer, const stall_model_params *p)
     c->eff_startup_s = p->workers > 0 ? stall_ns_to_s(p->startup) : 0;
     c->eff_workers = p->workers;
     c->eff_batches = p->batches;
+    double nreq = floor(p->storage.requests + 0.5);
+    c->eff_tier_requests =
+        p->tiers ? (double)p->batches * p->epochs * (nreq < 1 ? 1 : fmin(nreq, 1e6)) : 0;
 }
 
 int plan_sim(plan_ctx *c, const stall_config *cfg, plan_probe *out, stall_err *err)
@@ -78,6 +81,7 @@ static int plan_keys(const stall_config *cfg, stall_plan_result *r, const char *
     r->efficiency = 0.80;
     r->max_workers = 64;
     r->max_gpus = 1024;
+    r->max_requests = STALL_PLAN_TIER_REQUESTS;
     for (int i = 0; i < cfg->nextra; i++) {
         const struct stall_config_extra *x = &cfg->extra[i];
         char where[STALL_PATH_MAX + 96];
@@ -112,21 +116,29 @@ static int plan_keys(const stall_config *cfg, stall_plan_result *r, const char *
             r->target_epoch_s = v;
         else if (strcmp(x->key, "ckpt_stall_budget") == 0 && num && v > 0 && v < 1)
             r->ckpt_budget = v;
-        else if (strcmp(x->key, "stall_target") == 0 || strcmp(x->key, "efficiency") == 0 ||
-                 strcmp(x->key, "max_workers") == 0 || strcmp(x->key, "max_gpus") == 0 ||
-                 strcmp(x->key, "target_throughput") == 0 ||
-                 strcmp(x->key, "target_epoch_s") == 0 || strcmp(x->key, "ckpt_stall_budget") == 0)
+        else if (strcmp(x->key, "max_requests") == 0 && num && v >= 1 && v <= 1e12) {
+            r->max_requests = v;
+            if (!stall_config_tiers(cfg))
+                return stall_err_set(err, STALL_ECONFIG,
+                                     "%s: has no effect without the storage tiers (it bounds the "
+                                     "requests a run of the scaling curve simulates)",
+                                     where);
+        } else if (strcmp(x->key, "stall_target") == 0 || strcmp(x->key, "efficiency") == 0 ||
+                   strcmp(x->key, "max_workers") == 0 || strcmp(x->key, "max_gpus") == 0 ||
+                   strcmp(x->key, "target_throughput") == 0 ||
+                   strcmp(x->key, "target_epoch_s") == 0 ||
+                   strcmp(x->key, "ckpt_stall_budget") == 0 || strcmp(x->key, "max_requests") == 0)
             return stall_err_set(err, STALL_ECONFIG,
                                  "%s: bad value '%s' (stall_target in [0, 1], efficiency in (0, "
                                  "1], max_workers 1..65536, max_gpus 1..1048576, "
                                  "target_throughput and target_epoch_s > 0, ckpt_stall_budget in "
-                                 "(0, 1))",
+                                 "(0, 1), max_requests 1..1e12)",
                                  where, x->value);
         else
             return stall_err_set(err, STALL_ECONFIG,
                                  "%s: unknown key (expected stall_target, efficiency, max_workers, "
-                                 "max_gpus, target_throughput, target_epoch_s or "
-                                 "ckpt_stall_budget)",
+                                 "max_gpus, target_throughput, target_epoch_s, "
+                                 "ckpt_stall_budget or max_requests)",
                                  where);
     }
     return 0;
@@ -296,7 +308,17 @@ static int plan_scaling(plan_ctx *c, const stall_config *chosen, int gpn, stall_
             first_bad = g;
         if (g == r->max_gpus)
             break;
-        g = g * 2 > r->max_gpus ? r->max_gpus : g * 2;
+        int next = g * 2 > r->max_gpus ? r->max_gpus : g * 2;
+        /* The storage tiers simulate every request of every batch: a run
+         * of `next` GPUs past the limit would take minutes (about 1 us a
+         * request); the curve stops, and says so. */
+        double cost = c->have_eff ? c->eff_tier_requests * next : 0;
+        if (first_bad == 0 && cost > r->max_requests) {
+            r->cut_gpus = g;
+            r->cut_requests = cost;
+            break;
+        }
+        g = next;
     }
     /* Bisect between the last count that holds and the first that fails. */
     int lo = last_ok, hi = first_bad;
@@ -311,6 +333,19 @@ static int plan_scaling(plan_ctx *c, const stall_config *chosen, int gpn, stall_
     if (rc)
         return rc;
     r->gpus.value = lo;
+    if (hi == 0 && r->cut_gpus > 0) {
+        snprintf(r->gpus.binding, sizeof r->gpus.binding, "cost");
+        snprintf(r->limit, sizeof r->limit,
+                 "efficiency stays >= %g up to %d GPUs, where the search stops: with the storage "
+                 "tiers every request is simulated, and a run of %d GPUs would simulate %.3g "
+                 "requests, above [plan] max_requests = %.3g per run (fewer, larger requests: "
+                 "[storage] requests_per_batch; a higher max_requests, about 1 us each): the "
+                 "answer is at least %d",
+                 r->efficiency, r->cut_gpus,
+                 2 * r->cut_gpus > r->max_gpus ? r->max_gpus : 2 * r->cut_gpus, r->cut_requests,
+                 r->max_requests, r->cut_gpus);
+        return 0;
+    }
     if (hi == 0) {
         /* Not reached within the search: the bound is the answer's limit,
          * said so (the answer is at least max_gpus). */
@@ -801,6 +836,12 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
                      "Nothing binds at %d GPU%s with %d workers per GPU (stall share %.3f); "
                      "scaling stays efficient up to max_gpus = %d GPUs, the bound of the search.",
                      ranks, ranks == 1 ? "" : "s", w, r->stall_at_workers, r->max_gpus);
+        else if (strcmp(r->gpus.binding, "cost") == 0)
+            snprintf(r->sentence, sizeof r->sentence,
+                     "Nothing binds at %d GPU%s with %d workers per GPU (stall share %.3f); "
+                     "scaling stays efficient up to %d GPUs, where the search stopped (the "
+                     "storage tiers' simulation cost, above).",
+                     ranks, ranks == 1 ? "" : "s", w, r->stall_at_workers, r->cut_gpus);
         else {
             const char *lim =
                 strcmp(r->gpus.binding, "checkpoint") == 0 ? "checkpoint writes" : r->gpus.binding;

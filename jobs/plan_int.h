@@ -20,6 +20,10 @@ typedef struct plan_ctx {
     double eff_batch_mb, eff_storage_mb_s, eff_per_batch_s, eff_startup_s;
     int eff_workers; /* the workers eff_startup_s was taken at */
     int64_t eff_batches;
+    /* storage-tier requests one rank simulates in a run (batches x epochs x
+     * requests per batch; 0 without the tiers): the cost of a run grows
+     * with this times the GPUs */
+    double eff_tier_requests;
     double base_amount; /* samples (else batches) in one epoch of the planned configuration:
                            the unit of an answer's epoch data */
     /* What the trace records (false without one): checkpoints (tidy

@@ -315,6 +315,7 @@ int stall_plot_plan(plot_ctx *c, stall_err *err)
     }
     double chosen = NAN;
     bool at_bound = false; /* max_efficient_gpus is the search's bound, not a limit found */
+    bool at_cost = false;  /* ... or where the search stopped, its next run too costly */
     if (stall_result_has(c->dir, STALL_RESULTS_PLAN) &&
         stall_plot_read(c->dir, STALL_RESULTS_PLAN, &plan, err) == 0) {
         int cq = stall_table_col(plan, STALL_COL_QUANTITY),
@@ -324,6 +325,7 @@ int stall_plot_plan(plot_ctx *c, stall_err *err)
                 chosen = stall_table_num(plan, i, cv);
                 int cbind = stall_table_col(plan, "binding");
                 at_bound = cbind >= 0 && strcmp(stall_table_get(plan, i, cbind), "max_gpus") == 0;
+                at_cost = cbind >= 0 && strcmp(stall_table_get(plan, i, cbind), "cost") == 0;
             }
         stall_table_free(plan);
     }
@@ -341,6 +343,7 @@ int stall_plot_plan(plot_ctx *c, stall_err *err)
              100 * thr, thr_default ? " (the default)" : "",
              isnan(chosen) ? ""
              : at_bound    ? ", efficient up to the search's bound (marked)"
+             : at_cost     ? ", efficient up to where the search stopped (marked)"
                            : ", the largest efficient count marked");
     stall_plot_begin(c, "scaling", 1100, 440, cap);
     fprintf(c->dat, "# gpus throughput ideal_throughput efficiency_pct (throughput in %s)\n", unit);
@@ -368,8 +371,9 @@ int stall_plot_plan(plot_ctx *c, stall_err *err)
                 "set label 1 sprintf(\"%s\", chosen) at graph 0.03, 0.93 left "
                 "tc rgb \"#D55E00\"\n",
                 chosen,
-                at_bound ? "efficient up to %.0f GPUs, the search's bound (plan max_gpus)"
-                         : "largest efficient: %.0f GPUs (dotted line)");
+                at_bound  ? "efficient up to %.0f GPUs, the search's bound (plan max_gpus)"
+                : at_cost ? "efficient up to %.0f GPUs, where the search stopped (simulation cost)"
+                          : "largest efficient: %.0f GPUs (dotted line)");
     fprintf(c->gp,
             "set title \"Throughput (log-log: ideal scaling is a straight line)\"\n"
             "set logscale y 2\nset format y \"%%.0s%%c\"\nset ylabel \"throughput [%s]\"\n"

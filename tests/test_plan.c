@@ -634,6 +634,49 @@ Test(plan, tier_cache_and_global_bandwidth_agree_with_brute_force)
 
 /* A bandwidth shared by all nodes ([storage] global_mb_s) caps weak
  * scaling, and the scaling question names the storage as the limit. */
+/* [plan] max_requests: the scaling curve with the storage tiers stops where
+ * its next run would simulate more requests than that (here 100 batches x
+ * 4 epochs x 8 requests = 3200 per rank: 6400 at 2 GPUs, 12800 at 4), and
+ * says so; the default lets the same curve run on; without the tiers the
+ * key is refused. (A new user's plan with tiers at max_gpus = 1024 ran past
+ * 12 minutes: 512 requests per batch, a run of 1024 GPUs 4.5e8 of them.) */
+Test(plan, a_tier_curve_stops_at_its_request_limit_and_says_so)
+{
+    const char *lines[32];
+    int k = 0;
+    for (; pl_tier_base[k]; k++)
+        lines[k] = pl_tier_base[k];
+    lines[k] = "plan:max_workers=4";
+    lines[k + 1] = "plan:max_gpus=16";
+    lines[k + 2] = "plan:stall_target=0.5";
+    lines[k + 3] = "plan:max_requests=10000";
+    lines[k + 4] = NULL;
+    stall_config *cfg = pl_config(lines);
+    stall_plan_result *r = malloc(sizeof *r);
+    stall_err e = {0};
+    cr_assert_eq(stall_plan_compute(cfg, r, &e), 0, "%s", e.msg);
+    cr_expect_str_eq(r->gpus.binding, "cost");
+    cr_expect_eq(r->gpus.value, 2);
+    cr_expect_eq(r->n, 2, "the curve ran %d points", r->n);
+    cr_expect_eq(r->cut_requests, 12800);
+    cr_expect(strstr(r->limit, "a run of 4 GPUs would simulate 1.28e+04 requests, above [plan] "
+                               "max_requests = 1e+04") != NULL,
+              "%s", r->limit);
+    free(cfg);
+    lines[k + 3] = NULL;
+    cfg = pl_config(lines);
+    cr_assert_eq(stall_plan_compute(cfg, r, &e), 0, "%s", e.msg);
+    cr_expect_str_neq(r->gpus.binding, "cost");
+    cr_expect_gt(r->n, 2);
+    free(cfg);
+    cfg = pl_config((const char *const[]){"plan:max_requests=10000", NULL});
+    cr_expect_neq(stall_plan_compute(cfg, r, &e), 0);
+    cr_expect(strstr(e.msg, "max_requests: has no effect without the storage tiers") != NULL, "%s",
+              e.msg);
+    free(cfg);
+    free(r);
+}
+
 Test(plan, global_storage_bandwidth_limits_the_gpu_count)
 {
     stall_config *cfg = pl_config((const char *const[]){

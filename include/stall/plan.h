@@ -62,6 +62,9 @@ extern "C" {
 #endif
 
 #define STALL_PLAN_CURVE_MAX 64
+/* The most storage-tier requests one run of the scaling curve may simulate
+ * (about 1 us each): past it the curve stops, binding "cost". */
+#define STALL_PLAN_TIER_REQUESTS 2e7
 
 typedef struct stall_plan_answer {
     double value;     /* NAN: not answered (e.g. bandwidth without batch_mb) */
@@ -78,6 +81,7 @@ typedef struct stall_plan_answer {
 typedef struct stall_plan_result {
     double stall_target, efficiency;
     int max_workers, max_gpus;
+    double max_requests; /* [plan] max_requests: storage-tier requests a curve run may simulate */
     stall_plan_answer workers, gpus, bandwidth, cores;
     /* [plan] target_throughput, target_epoch_s (0: not asked) and their
      * answers: the fewest GPUs that reach them (binding met, or max_gpus
@@ -116,7 +120,9 @@ typedef struct stall_plan_result {
     char cores_note[256]; /* what the cores answer assumes: the default [fetch] cpu_share,
                              where neither the INI nor the trace's CPU columns give it
                              ("": they do) */
-    char limit[512];      /* what limits the scaling */
+    char limit[640];      /* what limits the scaling */
+    int cut_gpus;         /* > 0: the curve stopped after this count, its next run too costly */
+    double cut_requests;  /* the requests that run would have simulated */
     char sentence[1024];  /* which resource binds */
 } stall_plan_result;
 
