@@ -150,14 +150,16 @@ static int fluid_cmp(const void *a, const void *b)
 
 /* Water-filling: each read gets min(link / n_i, level), the level such that
  * the global bandwidth is used up (or every link is full). */
-static void fluid_rates(stall__fluid *f)
+static void fluid_rates(stall__fluid *f, int changed)
 {
     if (f->total == 0)
         return;
     if (f->global <= 0) {
-        for (int i = 0; i < f->nodes; i++)
-            if (f->node[i].n > 0)
-                f->node[i].rate = f->link / f->node[i].n;
+        /* links alone: a node's rate is its own reads' (the others keep
+         * theirs, the same value the loop over every node gave them) */
+        fluid_node *nd = &f->node[changed];
+        if (nd->n > 0)
+            nd->rate = f->link / nd->n;
         return;
     }
     if (f->link <= 0) {
@@ -208,7 +210,7 @@ void stall__fluid_add(stall__fluid *f, stall_time now, int node, double mb, int6
     }
     nd->heap[i] = job;
     f->total++;
-    fluid_rates(f);
+    fluid_rates(f, node);
 }
 
 /* Done: F reached, up to what a thousandth of a ns at the rate gives (the
@@ -242,7 +244,7 @@ bool stall__fluid_pop_done(stall__fluid *f, stall_time now, int64_t *id)
         if (nd->n > 0)
             nd->heap[j] = last;
         f->total--;
-        fluid_rates(f);
+        fluid_rates(f, i);
         return true;
     }
     return false;
