@@ -22,6 +22,7 @@
 #include "plan_int.h"
 #include "stall/io.h"
 #include "stall/job.h"
+#include "stall/limits.h"
 #include "stall/report.h"
 #include "stall/results.h"
 #include "stall/scenario.h"
@@ -106,9 +107,13 @@ static int plan_keys(const stall_config *cfg, stall_plan_result *r, const char *
             r->stall_target = v;
         else if (strcmp(x->key, "efficiency") == 0 && num && v > 0 && v <= 1)
             r->efficiency = v;
-        else if (strcmp(x->key, "max_workers") == 0 && num && v == floor(v) && v >= 1 && v <= 65536)
+        /* the simulator's own limits (stall/limits.h): a search past them
+         * would set a count the configuration refuses */
+        else if (strcmp(x->key, "max_workers") == 0 && num && v == floor(v) && v >= 1 &&
+                 v <= STALL_LIMIT_WORKERS)
             r->max_workers = (int)v;
-        else if (strcmp(x->key, "max_gpus") == 0 && num && v == floor(v) && v >= 1 && v <= 1 << 20)
+        else if (strcmp(x->key, "max_gpus") == 0 && num && v == floor(v) && v >= 1 &&
+                 v <= STALL_LIMIT_RANKS)
             r->max_gpus = (int)v;
         else if (strcmp(x->key, "target_throughput") == 0 && num && v > 0)
             r->target_throughput = v;
@@ -130,7 +135,7 @@ static int plan_keys(const stall_config *cfg, stall_plan_result *r, const char *
                    strcmp(x->key, "ckpt_stall_budget") == 0 || strcmp(x->key, "max_requests") == 0)
             return stall_err_set(err, STALL_ECONFIG,
                                  "%s: bad value '%s' (stall_target in [0, 1], efficiency in (0, "
-                                 "1], max_workers 1..65536, max_gpus 1..1048576, "
+                                 "1], max_workers 1..1024, max_gpus 1..65536, "
                                  "target_throughput and target_epoch_s > 0, ckpt_stall_budget in "
                                  "(0, 1), max_requests 1..1e12)",
                                  where, x->value);

@@ -353,8 +353,13 @@ Test(plan, bad_plan_keys_and_modes_refused)
                             {"plan:max_gpus=0", "--set plan.max_gpus: bad value"},
                             {"plan:nope=1", "--set plan.nope: unknown key"},
                             {"scenario.mode=replay", "plan simulates mode = model"},
-                            {"sweep:loader.workers=1, 2", "--sweep loader.workers: only"}};
-    for (int i = 0; i < 5; i++) {
+                            {"sweep:loader.workers=1, 2", "--sweep loader.workers: only"},
+                            /* past the simulator's limits (1024 workers, 65536 GPUs) the
+                             * search would set a count the configuration refuses: plan
+                             * aborted there (a new user's finding) */
+                            {"plan:max_workers=1025", "--set plan.max_workers: bad value"},
+                            {"plan:max_gpus=65537", "--set plan.max_gpus: bad value"}};
+    for (int i = 0; i < 7; i++) {
         stall_config *cfg = pl_config((const char *const[]){bad[i][0], NULL});
         stall_plan_result r;
         stall_err e = {0};
