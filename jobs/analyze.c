@@ -289,7 +289,7 @@ static void an_verdict(stall_analysis *a)
     if (s[best] < STALL_AN_LOSS)
         best = STALL_VERDICT_COMPUTE;
     a->verdict = (stall_verdict)best;
-    char strag[320] = "";
+    char strag[512] = "";
     const stall_an_rank *sr = a->straggler >= 0 ? &a->rank[a->straggler] : NULL;
     /* Named only when it was last at all; its cause only when it has one. */
     if (sr && sr->last > 0 && sr->last_tied == sr->last && sr->last_tie_ranks >= a->ranks - 1) {
@@ -317,11 +317,20 @@ static void an_verdict(stall_analysis *a)
             snprintf(why, sizeof why, " (%s)",
                      a->straggler_compute_s > a->straggler_input_s ? "compute-bound: longer compute"
                                                                    : "input-bound: longer stalls");
+        double share =
+            (double)sr->last / (double)((int64_t)a->epochs * (a->batches > 1 ? a->batches - 1 : 1));
+        /* Last no more than twice as often as chance among equal ranks
+         * gives: no slow rank, the waits come from each iteration's spread. */
+        char chance[200] = "";
+        if (a->ranks >= 3 && share < 2.0 / a->ranks)
+            snprintf(chance, sizeof chance,
+                     ", about as often as chance gives each of %d equal ranks (%.1f%%): no rank "
+                     "is persistently last, the barrier waits come from the spread of each "
+                     "iteration's times",
+                     a->ranks, 100.0 / a->ranks);
         snprintf(strag, sizeof strag,
-                 "; rank %d is last at the barrier in %.0f%% of iterations%s%s", a->straggler,
-                 100.0 * (double)sr->last /
-                     (double)((int64_t)a->epochs * (a->batches > 1 ? a->batches - 1 : 1)),
-                 tied, why);
+                 "; rank %d is last at the barrier in %.0f%% of iterations%s%s%s", a->straggler,
+                 100.0 * share, tied, why, chance);
     }
     char ckpt[64] = "";
     if (a->share_checkpoint > 0)

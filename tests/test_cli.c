@@ -833,6 +833,33 @@ Test(cli, usage_lines_are_complete_and_help_takes_a_command)
 /* --workers assigns the notebook's batches to workers; a trace that names
  * its workers (tidy) or shows none (a profiler trace) refuses it, saying
  * which, and writes nothing. */
+/* 64 resampled ranks: the rank last most often is last about as often as
+ * chance gives 64 equal ranks, and the verdict says no rank is persistently
+ * last (a new user's finding: "straggler-bound ... rank 7 is last in 3%"
+ * read as a slow rank); the 2-rank trace with a slow rank is not told so. */
+Test(cli, a_verdict_tells_chance_from_a_persistent_straggler)
+{
+    char cmd[3000], line[2048];
+    snprintf(cmd, sizeof cmd,
+             "cd " STALL_SOURCE_DIR " && { " BIN " run configs/w2.ini --set cluster.gpus=64 --set "
+             "cluster.gpus_per_node=8 --set run.batches=1000 --set run.epochs=2 --set "
+             "fetch.resample=bootstrap --set loader.workers=2 --analyze -o %s/chance | grep "
+             "'^verdict (simulated)' >&2; }",
+             cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    cr_expect(strstr(line, "about as often as chance gives each of 64 equal ranks") &&
+                  strstr(line, "no rank is persistently last"),
+              "%s", line);
+    snprintf(cmd, sizeof cmd,
+             "cd " STALL_SOURCE_DIR " && { " BIN " analyze traces/ddp2_straggler/trace.csv -o "
+             "%s/strag | grep '^verdict' >&2; }",
+             cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    cr_expect(strstr(line, "rank 1 is last at the barrier in 100%") &&
+                  !strstr(line, "persistently"),
+              "%s", line);
+}
+
 /* run, plan and sweep of one INI without -o: each its own folder, none
  * replaced (a new user's finding: plan replaced the run's folder). */
 Test(cli, run_plan_and_sweep_keep_their_own_default_folders)
