@@ -426,14 +426,26 @@ int wi_load_json(const wi_trace_src *src, stall_measured *m, stall_err *err)
         if (rc == 0)
             rc = wi_infer_measured(t, w, src->prefetch > 0 ? (int)src->prefetch : 2,
                                    src->persistent, m, err);
-        if (rc == 0)
+        if (rc == 0) {
             m->workers_from = src->workers_given ? STALL_WORKERS_GIVEN : STALL_WORKERS_TRACE;
+            m->workers_trace =
+                src->workers_given && t->workers > 0 && t->workers != w ? t->workers : 0;
+        }
     }
     stall_tidy_free(t);
     return rc;
 }
 
 /* ---- what is said ---- */
+
+const char *wi_workers_trace_say(const stall_measured *m)
+{
+    static _Thread_local char buf[64];
+    if (!m || m->workers_trace <= 0)
+        return "";
+    snprintf(buf, sizeof buf, "; the trace reports %d", m->workers_trace);
+    return buf;
+}
 
 void wi_fit_say(const wi_fit *f, char *buf, size_t n)
 {

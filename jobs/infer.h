@@ -86,6 +86,10 @@ stall_tidy_trace *wi_infer_hide(const stall_tidy_trace *t);
  * INFERRED ..."), into buf. */
 void wi_fit_say(const wi_fit *f, char *buf, size_t n);
 
+/* ", the trace reports N" where [trace] workers overrode what a Kineto or
+ * dftracer trace reported (m->workers_trace), else "". Static storage. */
+const char *wi_workers_trace_say(const stall_measured *m);
+
 /* fetch_fit.csv: the fit as key,value,low,high rows. */
 int wi_fit_write(const char *dir, const wi_fit *f, stall_err *err);
 

@@ -227,12 +227,12 @@ static void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *
             p->workers, p->prefetch, (long long)p->batches, p->epochs,
             p->cores ? "" : ", no CPU contention");
     if (m && m->workers_from != STALL_WORKERS_TRACE)
-        fprintf(f, "measured run: %d GPUs x %d workers per GPU (%s), prefetch factor %d%s\n",
+        fprintf(f, "measured run: %d GPUs x %d workers per GPU (%s%s), prefetch factor %d%s\n",
                 m->ranks, m->workers,
                 m->workers_from == STALL_WORKERS_GIVEN
                     ? "from [trace] workers"
                     : "inferred from the fetch starts; set [trace] workers if wrong",
-                m->prefetch >= 1 ? m->prefetch : 2,
+                wi_workers_trace_say(m), m->prefetch >= 1 ? m->prefetch : 2,
                 stall_config_given(cfg, "trace", "prefetch_factor") ? "" : " (PyTorch's default)");
     if (m && p->ranks != m->ranks) {
         /* Which scaling: it sets the batches per rank of every number below. */

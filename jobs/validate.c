@@ -192,12 +192,12 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
                 m.persistent ? " of epoch 0, paid once: persistent workers" : "",
                 stall_ns_to_s(p.handover), m.fetch_fit ? "in the fetch" : "the run's mean", each);
         if (m.workers_from != STALL_WORKERS_TRACE)
-            fprintf(f, "workers per GPU: %d, %s; prefetch factor %d%s\n", m.workers,
+            fprintf(f, "workers per GPU: %d, %s%s; prefetch factor %d%s\n", m.workers,
                     m.workers_from == STALL_WORKERS_GIVEN
                         ? "from [trace] workers"
                         : "inferred from the fetch starts (the first batch of each GPU to start "
                           "after an earlier one finished; set [trace] workers if wrong)",
-                    p.prefetch,
+                    wi_workers_trace_say(&m), p.prefetch,
                     stall_config_given(cfg, "trace", "prefetch_factor") ? " (from [trace])"
                                                                         : " (PyTorch's default)");
         if (m.fetch_fit) {

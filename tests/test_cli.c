@@ -860,6 +860,24 @@ Test(cli, a_verdict_tells_chance_from_a_persistent_straggler)
               "%s", line);
 }
 
+/* [trace] workers over a dftracer trace's own count: said, not silent (a
+ * new user's finding: 2 replaced the trace's 4 without a word). */
+Test(cli, trace_workers_over_a_dftracer_count_says_what_the_trace_reported)
+{
+    char cmd[3000], line[2048];
+    const char *w[] = {"2", "4"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(cmd, sizeof cmd,
+                 "{ " BIN " run " STALL_SOURCE_DIR "/tests/public/dftracer_dlio_unet3d_2023.pfw.gz "
+                 "--set trace.workers=%s -o %s/dfw%d | grep '^measured run:' >&2; }",
+                 w[i], cdir, i);
+        cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+        bool said = strstr(line, "from [trace] workers; the trace reports 4") != NULL;
+        cr_expect(i == 0 ? said : !said && strstr(line, "from [trace] workers") != NULL, "%s",
+                  line);
+    }
+}
+
 /* run, plan and sweep of one INI without -o: each its own folder, none
  * replaced (a new user's finding: plan replaced the run's folder). */
 Test(cli, run_plan_and_sweep_keep_their_own_default_folders)
