@@ -712,9 +712,18 @@ static void wi_print(const wi_model_run *j, double measured)
     const stall_model_params *p = &j->p;
     /* The floor's first fetch of each rank, as the run was fed it. */
     stall_time *first = stall_xmalloc((size_t)p->ranks * sizeof *first);
-    for (int r = 0; r < p->ranks; r++)
+    /* With a shared bandwidth (no tiers) a fetch lasts at least its read
+     * and its CPU part (2.3: the read comes out of the waiting part only). */
+    stall_time read = p->storage_mb_s > 0 && !p->tiers && p->batch_mb > 0
+                          ? stall_s_to_ns(p->batch_mb / p->storage_mb_s)
+                          : 0;
+    for (int r = 0; r < p->ranks; r++) {
         first[r] = j->ws ? wi_xform_fetch(&j->x, wi_stream_first_fetch(j->ws, r))
                          : j->w.fetch[(size_t)r * (size_t)j->w.n];
+        stall_time cpu = p->cores > 0 ? llround(p->cpu_share * (double)first[r]) : 0;
+        if (read > 0 && first[r] < read + cpu)
+            first[r] = read + cpu;
+    }
     wi_term(f, j->cfg, p, j->have ? &j->m : NULL, first, j->whole, j->jobs, j->fl.n, measured,
             wi_comparable(j), j->contention, &j->cpufit, j->samples > 0);
     free(first);

@@ -159,6 +159,13 @@ int stall_plan_run(const stall_config *cfg, const stall_plan_opts *opts, stall_e
                 snprintf(v, sizeof v, "%.1f", ta[i]->value);
             fprintf(f, "%-24s %12s  %-12s %d\n", tn[i], v, ta[i]->binding, ta[i]->sims);
         }
+        /* Two bandwidths side by side answer two questions. */
+        if (r->tiers && !isnan(r->bandwidth.value))
+            fprintf(f,
+                    "storage_bandwidth_mb_s keeps the throughput within 1%% of an unlimited "
+                    "store; tier_link_mb_s and tier_global_mb_s keep the stall share within "
+                    "stall_target = %g\n",
+                    r->stall_target);
         if (r->cores_note[0])
             fprintf(f, "%s\n", r->cores_note);
         if (r->tiers && !isnan(r->tier_best_stall))
