@@ -412,25 +412,6 @@ static int cli_calibrate(int argc, char **argv)
             paths[n++] = argv[i];
         }
     }
-    /* Tidy traces only (a capture folder holds one): say so for another
-     * format rather than fail on its header as if the file were cut. */
-    for (int i = 0; i < n; i++) {
-        stall_trace_detected d;
-        stall_err e = {0};
-        char csv[STALL_DETECT_PATH_MAX];
-        if (stall_trace_capture_folder(paths[i], csv, sizeof csv))
-            continue;
-        stall_trace_kind k = stall_trace_detect(paths[i], &d, &e);
-        if (k != STALL_TRACE_UNKNOWN && k != STALL_TRACE_TIDY) {
-            fprintf(stderr,
-                    "stallsim: %s: calibrate reads tidy traces only (this is %s): capture "
-                    "the runs with tools/stallsim_capture.py (docs/capture.md), or give "
-                    "[fetch] cpu_share by hand\n",
-                    paths[i], d.what);
-            free(paths);
-            return 2;
-        }
-    }
     stall_err err = {0};
     int rc = stall_calibrate(paths, n, cores, gpn, stdout, &err);
     free(paths);

@@ -97,6 +97,19 @@ int stall_calibrate_fit(const char *const *paths, int n, int cores, int gpus_per
         /* A capture folder: its trace.csv. */
         char csv[STALL_DETECT_PATH_MAX];
         const char *path = stall_trace_capture_folder(paths[i], csv, sizeof csv) ? csv : paths[i];
+        /* Another format is named for what it is, not failed on its header
+         * as if a tidy file were cut. */
+        stall_trace_detected d;
+        stall_err e = {0};
+        stall_trace_kind k = stall_trace_detect(path, &d, &e);
+        if (k != STALL_TRACE_UNKNOWN && k != STALL_TRACE_TIDY) {
+            rc = stall_err_set(err, STALL_EPARSE,
+                               "%s: calibrate reads tidy traces only (this is %s): capture the "
+                               "runs with tools/stallsim_capture.py (docs/capture.md), or give "
+                               "[fetch] cpu_share by hand",
+                               paths[i], d.what);
+            break;
+        }
         rc = stall_tidy_load(path, &t, err);
         if (rc == 0)
             rc = stall_measured_from_tidy(t, &ms[i], err);

@@ -21,7 +21,7 @@
 
 char *stall_job_outdir(const stall_config *cfg, const stall_run_opts *opts)
 {
-    return opts->outdir ? stall_xstrdup(opts->outdir) : stall_path_join("results", cfg->name);
+    return stall_job_outdir_as(cfg, opts->outdir, "");
 }
 
 char *stall_job_outdir_as(const stall_config *cfg, const char *outdir, const char *suffix)

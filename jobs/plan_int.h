@@ -43,6 +43,26 @@ typedef struct plan_probe {
 int plan_sim(plan_ctx *c, const stall_config *cfg, plan_probe *out, stall_err *err);
 /* Sets a real key as given, as the file would. */
 void plan_set_real(stall_config *cfg, const char *section, const char *key, double v);
+/* Sets an integer key as given (values in range by construction). */
+void plan_set_int(stall_config *cfg, const char *section, const char *key, long long v);
+
+/* The GPU-count questions (plan_gpus.c). */
+/* One run of the chosen configuration at g GPUs, nodes of gpn, weak scaling. */
+int plan_curve_point(plan_ctx *c, const stall_config *chosen, int gpn, int g, plan_probe *p,
+                     stall_err *err);
+/* Whether cfg writes checkpoints; makes it write none. */
+bool plan_ckpt_on(const plan_ctx *c, const stall_config *cfg);
+void plan_ckpt_none(const plan_ctx *c, stall_config *cfg);
+/* The weak-scaling curve and max_efficient_gpus with what limits it. */
+int plan_scaling(plan_ctx *c, const stall_config *chosen, int gpn, stall_plan_result *r,
+                 stall_err *err);
+/* The data one epoch of probe p holds (samples, else batches), and that as
+ * a multiple of the planned configuration's epoch. */
+double plan_epoch_amount(const plan_probe *p);
+double plan_epoch_data(const plan_ctx *c, const plan_probe *p);
+/* The fewest GPUs for the throughput target, or (strong) the epoch deadline. */
+int plan_target(plan_ctx *c, const stall_config *chosen, int gpn, bool strong, stall_plan_result *r,
+                stall_plan_answer *a, char *why, size_t nwhy, stall_err *err);
 
 /* With the storage tiers on (stall_config_tiers): the least link
  * bandwidth, global bandwidth and cache per node for which the chosen

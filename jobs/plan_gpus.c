@@ -1,0 +1,306 @@
+/*
+ * plan_gpus.c - the plan's GPU-count questions (stall/plan.h): the weak-
+ * scaling curve with what limits it (max_efficient_gpus), and the fewest
+ * GPUs for a throughput or an epoch deadline (gpus_for_throughput,
+ * gpus_for_epoch_s). Split from plan.c, which asks the other questions and
+ * puts the answers together.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan_int.h"
+#include "stall/plan.h"
+
+/* ---- 2. scaling ---- */
+
+int plan_curve_point(plan_ctx *c, const stall_config *chosen, int gpn, int g, plan_probe *p,
+                     stall_err *err)
+{
+    stall_config *cfg = stall_xmalloc(sizeof *cfg);
+    *cfg = *chosen;
+    plan_set_int(cfg, "cluster", "gpus", g);
+    plan_set_int(cfg, "cluster", "gpus_per_node", g < gpn ? g : gpn);
+    /* The curve is weak scaling (per-GPU batches fixed, docs/model.md 9),
+     * whatever [cluster] scaling says. */
+    stall_err e;
+    if (stall_config_apply(cfg, "cluster", "scaling", "weak", "plan", &e) != 0)
+        abort();
+    int rc = plan_sim(c, cfg, p, err);
+    free(cfg);
+    return rc;
+}
+
+/* Whether cfg writes checkpoints: an interval given, or a tidy trace's
+ * recorded ones, and not [checkpoint] mode = off. */
+bool plan_ckpt_on(const plan_ctx *c, const stall_config *cfg)
+{
+    return cfg->ckpt_mode != 2 && (cfg->ckpt_every > 0 || cfg->ckpt_every_s > 0 || c->trace_ckpt);
+}
+
+/* Makes cfg write no checkpoints: its [checkpoint] keys dropped, and the
+ * trace's own switched off. */
+void plan_ckpt_none(const plan_ctx *c, stall_config *cfg)
+{
+    static const char *const ck[] = {"checkpoint", NULL};
+    char buf[8];
+    stall_config_drop(cfg, ck, buf, sizeof buf);
+    stall_err e;
+    if (c->trace_ckpt && stall_config_apply(cfg, "checkpoint", "mode", "off", "plan", &e) != 0)
+        abort();
+}
+
+int plan_scaling(plan_ctx *c, const stall_config *chosen, int gpn, stall_plan_result *r,
+                 stall_err *err)
+{
+    c->sims = &r->gpus.sims;
+    plan_probe p, p1 = {0};
+    int rc = 0, last_ok = 0, first_bad = 0;
+    for (int g = 1; rc == 0 && r->n < STALL_PLAN_CURVE_MAX;) {
+        rc = plan_curve_point(c, chosen, gpn, g, &p, err);
+        if (rc)
+            break;
+        if (g == 1)
+            p1 = p;
+        int i = r->n++;
+        r->curve_gpus[i] = g;
+        r->curve_batches_s[i] = p.thr;
+        r->curve_samples_s[i] = p.samples_s;
+        r->curve_speedup[i] = p.thr / p1.thr;
+        r->curve_efficiency[i] = r->curve_speedup[i] / g;
+        r->curve_stall[i] = p.stall;
+        if (first_bad == 0 && r->curve_efficiency[i] >= r->efficiency)
+            last_ok = g;
+        else if (first_bad == 0)
+            first_bad = g;
+        if (g == r->max_gpus)
+            break;
+        int next = g * 2 > r->max_gpus ? r->max_gpus : g * 2;
+        /* The storage tiers simulate every request of every batch: a run
+         * of `next` GPUs past the limit would take minutes (about 1 us a
+         * request); the curve stops, and says so. */
+        double cost = c->have_eff ? c->eff_tier_requests * next : 0;
+        if (first_bad == 0 && cost > r->max_requests) {
+            r->cut_gpus = g;
+            r->cut_requests = cost;
+            break;
+        }
+        g = next;
+    }
+    /* Bisect between the last count that holds and the first that fails. */
+    int lo = last_ok, hi = first_bad;
+    while (rc == 0 && hi > 0 && hi - lo > 1) {
+        int mid = lo + (hi - lo) / 2;
+        rc = plan_curve_point(c, chosen, gpn, mid, &p, err);
+        if (rc == 0 && p.thr / p1.thr / mid >= r->efficiency)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    if (rc)
+        return rc;
+    r->gpus.value = lo;
+    if (hi == 0 && r->cut_gpus > 0) {
+        snprintf(r->gpus.binding, sizeof r->gpus.binding, "cost");
+        snprintf(r->limit, sizeof r->limit,
+                 "efficiency stays >= %g up to %d GPUs, where the search stops: with the storage "
+                 "tiers every request is simulated, and a run of %d GPUs would simulate %.3g "
+                 "requests, above [plan] max_requests = %.3g per run (fewer, larger requests: "
+                 "[storage] requests_per_batch; a higher max_requests, about 1 us each): the "
+                 "answer is at least %d",
+                 r->efficiency, r->cut_gpus,
+                 2 * r->cut_gpus > r->max_gpus ? r->max_gpus : 2 * r->cut_gpus, r->cut_requests,
+                 r->max_requests, r->cut_gpus);
+        return 0;
+    }
+    if (hi == 0) {
+        /* Not reached within the search: the bound is the answer's limit,
+         * said so (the answer is at least max_gpus). */
+        snprintf(r->gpus.binding, sizeof r->gpus.binding, "max_gpus");
+        snprintf(r->limit, sizeof r->limit,
+                 "efficiency stays >= %g up to max_gpus = %d, the bound of the search: the "
+                 "answer is at least %d (raise [plan] max_gpus to search further)",
+                 r->efficiency, r->max_gpus, r->max_gpus);
+        return 0;
+    }
+    /* What limits it: the failing count without each shared resource, and
+     * without the checkpoints (a node's ranks share its write bandwidth, or
+     * with target = store its link to the store, with the reads). */
+    double eff = 0;
+    rc = plan_curve_point(c, chosen, gpn, hi, &p, err);
+    eff = p.thr / p1.thr / hi;
+    enum { PLAN_LIMITERS = 4 };
+    const char *names[PLAN_LIMITERS] = {"storage", "cores", "allreduce", "checkpoint"};
+    const char *words[PLAN_LIMITERS] = {
+        "shared storage bandwidth", "shared host cores", "the all-reduce",
+        chosen->ckpt_target == 1 ? "checkpoint writes sharing the store with the reads"
+                                 : "checkpoint writes sharing each node's write bandwidth"};
+    const char *without[PLAN_LIMITERS] = {"it", "it", "it", "checkpoints"};
+    double gain[PLAN_LIMITERS] = {0, 0, 0, 0};
+    for (int k = 0; k < PLAN_LIMITERS && rc == 0; k++) {
+        stall_config *cf = stall_xmalloc(sizeof *cf);
+        *cf = *chosen;
+        bool tiers = stall_config_tiers(cf);
+        bool has = k == 0   ? cf->bandwidth_mb_s > 0 || tiers
+                   : k == 1 ? cf->cores > 0
+                   : k == 2 ? (cf->allreduce_s > 0 || cf->bandwidth_gb_s > 0)
+                            : plan_ckpt_on(c, cf);
+        if (has) {
+            if (k == 0 && tiers) /* a store that costs nothing (0 would be refused) */
+                plan_tiers_free(cf);
+            else if (k == 0)
+                cf->bandwidth_mb_s = 0;
+            else if (k == 1)
+                cf->cores = 0;
+            else if (k == 2)
+                cf->allreduce_s = cf->bucket_mb = cf->bandwidth_gb_s = cf->latency_us = 0;
+            else
+                plan_ckpt_none(c, cf);
+            /* Efficiency against the same counterfactual on 1 GPU. */
+            plan_probe q1;
+            rc = plan_curve_point(c, cf, gpn, 1, &q1, err);
+            if (rc == 0)
+                rc = plan_curve_point(c, cf, gpn, hi, &p, err);
+            if (rc == 0)
+                gain[k] = p.thr / q1.thr / hi - eff;
+        }
+        free(cf);
+    }
+    if (rc)
+        return rc;
+    int best = -1;
+    for (int k = 0; k < PLAN_LIMITERS; k++)
+        if (gain[k] >= 0.01 && (best < 0 || gain[k] > gain[best]))
+            best = k;
+    snprintf(r->gpus.binding, sizeof r->gpus.binding, "%s", best < 0 ? "stragglers" : names[best]);
+    if (best < 0)
+        snprintf(r->limit, sizeof r->limit,
+                 "at %d GPUs efficiency falls to %.3f: stragglers at the barrier (every "
+                 "iteration waits for the slowest of more ranks; no shared resource and no "
+                 "checkpoint gives back 1%%)",
+                 hi, eff);
+    else
+        snprintf(r->limit, sizeof r->limit,
+                 "at %d GPUs efficiency falls to %.3f: %s (without %s, %.3f)", hi, eff, words[best],
+                 without[best], eff + gain[best]);
+    return 0;
+}
+
+/* ---- 2b. GPU counts for a throughput or an epoch deadline ---- */
+
+/* One GPU count of a target's search: weak scaling for a throughput (the
+ * curve's configuration), strong for an epoch deadline (the configuration's
+ * dataset split over g GPUs, docs/model.md 2.4). */
+static int plan_target_point(plan_ctx *c, const stall_config *chosen, int gpn, int g, bool strong,
+                             plan_probe *p, stall_err *err)
+{
+    stall_config *cfg = stall_xmalloc(sizeof *cfg);
+    *cfg = *chosen;
+    plan_set_int(cfg, "cluster", "gpus", g);
+    plan_set_int(cfg, "cluster", "gpus_per_node", g < gpn ? g : gpn);
+    stall_err e;
+    if (stall_config_apply(cfg, "cluster", "scaling", strong ? "strong" : "weak", "plan", &e) != 0)
+        abort();
+    int rc = plan_sim(c, cfg, p, err);
+    free(cfg);
+    return rc;
+}
+
+/* Whether probe p meets the target: throughput (samples/s when known, else
+ * batches/s) at least target_throughput, or epoch time at most
+ * target_epoch_s. */
+static bool plan_meets(const stall_plan_result *r, const plan_probe *p, bool strong)
+{
+    if (strong)
+        return p->epoch_s <= r->target_epoch_s;
+    double thr = isnan(p->samples_s) ? p->thr : p->samples_s;
+    return thr >= r->target_throughput;
+}
+
+/* The data one epoch of probe p holds: samples (else batches) of all its
+ * GPUs, its throughput x its epoch time (the summary's throughput is every
+ * iteration of every GPU over the epochs' time). */
+double plan_epoch_amount(const plan_probe *p)
+{
+    /* A whole number of samples or batches, up to the rounding of the
+     * summary's quotients. */
+    return round((isnan(p->samples_s) ? p->thr : p->samples_s) * p->epoch_s);
+}
+
+/* That of p as a multiple of the planned configuration's epoch. */
+double plan_epoch_data(const plan_ctx *c, const plan_probe *p)
+{
+    return c->base_amount > 0 ? plan_epoch_amount(p) / c->base_amount : NAN;
+}
+
+/* The fewest GPUs in 1..max_gpus that meet the target: the powers of two,
+ * then bisection between the last that fails and the first that meets
+ * (throughput grows and the epoch shrinks with the GPUs; the brute-force
+ * test holds the answer against every count). Not reached: binding
+ * max_gpus, and `why` says what the last count gave. */
+int plan_target(plan_ctx *c, const stall_config *chosen, int gpn, bool strong, stall_plan_result *r,
+                stall_plan_answer *a, char *why, size_t nwhy, stall_err *err)
+{
+    c->sims = &a->sims;
+    plan_probe p = {0}, best = {0};
+    int rc = 0, lo = 0, hi = 0;
+    for (int g = 1;; g = g * 2 > r->max_gpus ? r->max_gpus : g * 2) {
+        rc = plan_target_point(c, chosen, gpn, g, strong, &p, err);
+        if (rc)
+            return rc;
+        if (plan_meets(r, &p, strong)) {
+            hi = g;
+            best = p;
+            break;
+        }
+        lo = g;
+        if (g == r->max_gpus)
+            break;
+    }
+    if (hi == 0) {
+        a->value = NAN;
+        a->gpu_h = NAN;
+        snprintf(a->binding, sizeof a->binding, "max_gpus");
+        double thr = isnan(p.samples_s) ? p.thr : p.samples_s;
+        if (strong)
+            snprintf(why, nwhy,
+                     "not reached up to max_gpus = %d: there an epoch takes %.6g s, above the "
+                     "%g s asked (stall share %.3f); raise [plan] max_gpus, or see what limits "
+                     "the scaling above",
+                     r->max_gpus, p.epoch_s, r->target_epoch_s, p.stall);
+        else
+            snprintf(why, nwhy,
+                     "not reached up to max_gpus = %d: there throughput is %.6g %s, below the "
+                     "%g asked (stall share %.3f); raise [plan] max_gpus, or see what limits "
+                     "the scaling above",
+                     r->max_gpus, thr, isnan(p.samples_s) ? "batches/s" : "samples/s",
+                     r->target_throughput, p.stall);
+        return 0;
+    }
+    while (hi - lo > 1) {
+        int mid = lo + (hi - lo) / 2;
+        rc = plan_target_point(c, chosen, gpn, mid, strong, &p, err);
+        if (rc)
+            return rc;
+        if (plan_meets(r, &p, strong)) {
+            hi = mid;
+            best = p;
+        } else {
+            lo = mid;
+        }
+    }
+    a->value = hi;
+    snprintf(a->binding, sizeof a->binding, "met");
+    a->gpu_h = hi * best.epoch_s / 3600.0;
+    a->data = plan_epoch_data(c, &best);
+    if (fabs(a->data - 1.0) < 1e-4)
+        snprintf(why, nwhy, "%d GPU%s: epoch %.6g s, %.6g GPU-hours per epoch", hi,
+                 hi == 1 ? "" : "s", best.epoch_s, a->gpu_h);
+    else
+        snprintf(why, nwhy,
+                 "%d GPU%s: epoch %.6g s of %.6g times the configuration's data, %.6g GPU-hours "
+                 "per epoch, %.6g per epoch of the configuration's data",
+                 hi, hi == 1 ? "" : "s", best.epoch_s, a->data, a->gpu_h, a->gpu_h / a->data);
+    return 0;
+}
