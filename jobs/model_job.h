@@ -1,0 +1,42 @@
+/*
+ * model_job.h - what mode = model's job (model_job.c) shares with its
+ * terminal summary (model_term.c). Private to jobs/.
+ */
+#ifndef STALL_JOBS_MODEL_JOB_H
+#define STALL_JOBS_MODEL_JOB_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "feed.h"
+#include "stall/config.h"
+#include "stall/model.h"
+#include "stall/report.h"
+
+/* One fetch alignment of the run: its summary, the engine's counts, and
+ * its replications. */
+typedef struct wi_alignment {
+    stall_align fa;
+    stall_summary sum;
+    stall_model_stats st;
+    double *rep; /* [3 * replications]: epoch_time_s, throughput, stall_share */
+    /* its folder while its files are written: held here, in memory that
+     * stays reachable, not only in a frame that a signal may cut short
+     * (a run killed on purpose must show valgrind no lost block) */
+    char *dir;
+} wi_alignment;
+
+/* A mean for the terminal, as %.4f: "-" where there was nothing to average
+ * (NaN). buf holds it. */
+const char *wi_mean_text(char *buf, size_t n, double v);
+
+/* The terminal summary of a run: its configuration, what the trace gave
+ * and what was assumed, one row per fetch alignment (jobs[0..n-1]), the
+ * measured epoch (comparable: whether vs_meas is filled), the stall floor
+ * (first_fetch: each rank's first fetch as the run was fed it). */
+void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *p, const stall_measured *m,
+             const stall_time *first_fetch, const char *whole, const wi_alignment *jobs, int n,
+             double measured, bool comparable, double contention, const wi_cpu_fit *fit,
+             bool samples);
+
+#endif
