@@ -810,6 +810,34 @@ Test(plot, real_plan_at_the_search_bound_says_so)
     free(gp);
 }
 
+/* A real plan whose tier curve stopped at [plan] max_requests (binding
+ * cost): the figure marks where the search stopped, not "largest
+ * efficient" nor the max_gpus bound. */
+Test(plot, real_plan_stopped_by_its_request_limit_says_so)
+{
+    NEED_GNUPLOT();
+    char *r = res_dir("plancost");
+    cr_assert_eq(sh("%s plan configs/w2.ini --set storage.cache_mb=1 --set "
+                    "storage.bandwidth_mb_s=100 --set plan.max_requests=12000 --set "
+                    "plan.max_gpus=16 --set plan.max_workers=4 -o %s -q",
+                    BIN, r),
+                 0);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/plan.csv", r);
+    char *csv = rd_slurp(p);
+    cr_assert(strstr(csv, "max_efficient_gpus,4,cost,"), "%s", csv);
+    free(csv);
+    const char *want[] = {"scaling"};
+    check_figures(r, want, 1);
+    snprintf(p, sizeof p, "%s/plots/scaling.gp", r);
+    char *gp = rd_slurp(p);
+    cr_assert(strstr(gp, "efficient up to %.0f GPUs, where the search stopped (simulation cost)"),
+              "%s", gp);
+    cr_assert_null(strstr(gp, "largest efficient"), "%s", gp);
+    cr_assert_null(strstr(gp, "the search's bound"), "%s", gp);
+    free(gp);
+}
+
 Test(plot, plan_marks_threshold_and_chosen_count)
 {
     /* A real plan folder (its plan.csv and scaling.csv as plan writes them),
