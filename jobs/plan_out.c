@@ -183,12 +183,13 @@ int stall_plan_run(const stall_config *cfg, const stall_plan_opts *opts, stall_e
         /* in the unit of the figure and of the throughput target: samples/s
          * when the samples per batch are known, else batches/s */
         bool samples = r->n > 0 && !isnan(r->curve_samples_s[0]);
-        fprintf(f, "%6s %14s %9s %10s %7s\n", "gpus", samples ? "samples/s" : "batches/s",
-                "speedup", "efficiency", "stall%");
+        /* efficiency in % as the figure draws it (plan.csv keeps the fraction of the key) */
+        fprintf(f, "%6s %14s %9s %12s %7s\n", "gpus", samples ? "samples/s" : "batches/s",
+                "speedup", "efficiency%", "stall%");
         for (int i = 0; i < r->n; i++)
-            fprintf(f, "%6d %14.2f %9.2f %10.3f %7.2f\n", r->curve_gpus[i],
+            fprintf(f, "%6d %14.2f %9.2f %12.2f %7.2f\n", r->curve_gpus[i],
                     samples ? r->curve_samples_s[i] : r->curve_batches_s[i], r->curve_speedup[i],
-                    r->curve_efficiency[i], 100 * r->curve_stall[i]);
+                    100 * r->curve_efficiency[i], 100 * r->curve_stall[i]);
         fprintf(f, "%s\n", r->sentence);
         if (r->target_throughput > 0)
             fprintf(f, "gpus_for_throughput (target %g %s, weak scaling): %s\n",
