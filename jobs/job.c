@@ -68,7 +68,8 @@ static int job_fill_manifest(FILE *f, void *arg, stall_err *err)
     return m->tail(f, m->tail_ctx, err);
 }
 
-/* The input files of cfg's format into paths (at most 3); their count. */
+/* The input files of cfg's format into paths (at most 3; a Kineto or
+ * dftracer trace is one); their count. */
 static int job_input_paths(const stall_config *cfg, const char *paths[4])
 {
     int n = 0;
@@ -76,7 +77,8 @@ static int job_input_paths(const stall_config *cfg, const char *paths[4])
         paths[n++] = cfg->fetch;
         paths[n++] = cfg->start;
         paths[n++] = cfg->perf;
-    } else if (cfg->format == STALL_FORMAT_TIDY) {
+    } else if (cfg->format == STALL_FORMAT_TIDY || cfg->format == STALL_FORMAT_KINETO ||
+               cfg->format == STALL_FORMAT_DFTRACER) {
         paths[n++] = cfg->path;
     }
     return n;

@@ -1354,11 +1354,14 @@ Test(cli, validate_reads_kineto_and_dftracer_traces)
     fclose(f);
     const struct {
         const char *what, *args;
-        int epochs; /* validate.csv's rows */
+        int epochs;        /* validate.csv's rows */
+        const char *input; /* its effective.ini names it with its SHA-256 */
     } runs[] = {
-        {"df_trace", PUB "dftracer_dlio_unet3d_2023.pfw.gz", 5},
-        {"df_ini", p, 5},
-        {"kineto", PUB "hta_trace_diff_test.json.gz --set trace.workers=2", 1},
+        {"df_trace", PUB "dftracer_dlio_unet3d_2023.pfw.gz", 5,
+         PUB "dftracer_dlio_unet3d_2023.pfw.gz"},
+        {"df_ini", p, 5, PUB "dftracer_dlio_unet3d_2023.pfw.gz"},
+        {"kineto", PUB "hta_trace_diff_test.json.gz --set trace.workers=2", 1,
+         PUB "hta_trace_diff_test.json.gz"},
     };
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
         snprintf(cmd, sizeof cmd, BIN " validate %s -o %s/%s --no-sync", runs[i].args, cdir,
@@ -1374,6 +1377,14 @@ Test(cli, validate_reads_kineto_and_dftracer_traces)
                      runs[i].what);
         snprintf(csv, sizeof csv, "%s/%s/fetch_fit.csv", cdir, runs[i].what);
         cr_assert_gt(count_lines(csv), 1, "%s: fetch_fit.csv", runs[i].what);
+        /* effective.ini records the trace's SHA-256, as for tidy and
+         * dsanalyzer inputs (it recorded none for these two formats). */
+        snprintf(cmd, sizeof cmd,
+                 "h=$(sha256sum %s | cut -c1-64) && grep -q \"^;   sha256 $h$\" "
+                 "%s/%s/effective.ini",
+                 runs[i].input, cdir, runs[i].what);
+        cr_assert_eq(sh(cmd, NULL, 0), 0, "%s: effective.ini has no sha256 of %s", runs[i].what,
+                     runs[i].input);
     }
     /* A Kineto trace with workers that does not say how many: refused
      * naming the key, before anything runs. */
