@@ -342,7 +342,7 @@ static int cli_run(int argc, char **argv, bool validate)
         char note[3 * STALL_PATH_MAX];
         rc = stall_config_load_any(cfg, ini, note, sizeof note, &err);
         if (rc == 0 && note[0] && !quiet)
-            printf("stallsim: %s\n", note);
+            printf("stallsim: %s\n", note), fflush(stdout);
         for (int i = 0; rc == 0 && i < nsets; i++)
             rc = stall_config_set(cfg, sets[i], &err);
         if (rc == 0)
@@ -462,7 +462,7 @@ static int cli_trace_cmd(int argc, char **argv, bool timeline)
         /* A tidy trace needs no word: analyze reads it as written. */
         if (stall_config_load_any(c, path, note, sizeof note, &err) == 0 && note[0] &&
             c->format != STALL_FORMAT_TIDY)
-            printf("stallsim: %s\n", note);
+            printf("stallsim: %s\n", note), fflush(stdout);
         free(c);
         err = (stall_err){0};
     }
@@ -502,7 +502,7 @@ static int cli_load(stall_config *cfg, const char *ini, const char **sets, const
     char note[3 * STALL_PATH_MAX];
     int rc = stall_config_load_any(cfg, ini, note, sizeof note, err);
     if (rc == 0 && note[0] && !quiet && stall_sweep_launch_rank() == 0)
-        printf("stallsim: %s\n", note);
+        printf("stallsim: %s\n", note), fflush(stdout);
     for (int i = 0; rc == 0 && i < nsets; i++) {
         if (!is_sweep[i]) {
             rc = stall_config_set(cfg, sets[i], err);
@@ -598,7 +598,7 @@ static int cli_sweep_plan(int argc, char **argv, bool plan)
             char note[2 * STALL_PATH_MAX];
             rc = stall_config_as_model(cfg, plan ? "plan" : "sweep", note, sizeof note, &err);
             if (rc == 0 && note[0] && !quiet && root)
-                printf("stallsim: %s\n", note);
+                printf("stallsim: %s\n", note), fflush(stdout);
         }
         if (rc == 0) {
             /* The folder before the searches or points run. */

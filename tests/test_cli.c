@@ -1538,3 +1538,17 @@ Test(cli, stall_share_and_analysis_shares_say_what_they_are)
     cr_assert_null(strstr(text, "stall_s, stall%"), "%s", text);
     free(text);
 }
+
+/* The detection note (stdout) is flushed before the input is read, so a
+ * later input error (stderr) comes after it when both go to one pipe (a
+ * new user saw the error first, then "assumed: ...", as if the run went on). */
+Test(cli, the_detection_note_comes_before_a_later_input_error)
+{
+    char cmd[3000], line[2048];
+    snprintf(cmd, sizeof cmd,
+             "sed '5s/^0,0,/0,nan,/' " STALL_SOURCE_DIR "/traces/w2/trace.csv > %s/nan.csv && "
+             "{ " BIN " run %s/nan.csv -o %s/nan_out 2>&1 | tail -1 >&2; }",
+             cdir, cdir, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    cr_expect(strstr(line, "nan.csv:5:") && strstr(line, "not an integer"), "last line: %s", line);
+}
