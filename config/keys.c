@@ -85,7 +85,8 @@ const cfg_key cfg_keys[] = {
           "keep workers alive across epochs (no start-up cost after the first)"),
     CFG_K("loader", "drop_last", CFG_BOOL, drop_last, "false", 0, 0, NULL,
           "drop each rank's last incomplete batch (strong scaling: batches per rank = "
-          "floor instead of ceil of its samples / batch size)"),
+          "floor instead of ceil of its samples / batch size; refused where no rank's share "
+          "ends in a partial batch)"),
     CFG_K("loader", "startup_s", CFG_DOUBLE, startup_s, "0", 0, CFG_DUR, NULL,
           "seconds for a worker to start before its first fetch (from a trace: its own, x the "
           "what-if's worker processes per node over the trace's)"),

@@ -42,6 +42,15 @@ void wi_effects(const stall_measured *m, const wi_whatif *what, const stall_mode
     /* strong and weak scaling differ only in the batches per GPU of another
      * GPU count (feed.c: the trace's dataset split, or the trace's batches) */
     fx->rescales = m && what->batches <= 0 && p->ranks != m->ranks;
+    /* drop_last acts where the batches per GPU come from the trace's dataset
+     * split (strong scaling, feed.c) and a rank's share of it is not whole
+     * batches */
+    fx->drops = false;
+    if (m && what->batches <= 0 && what->scaling == STALL_SCALING_STRONG && p->ranks > 0) {
+        int64_t b = wi_batch_samples(what, m);
+        __int128 per = ((__int128)wi_dataset_samples(what, m) + p->ranks - 1) / p->ranks;
+        fx->drops = b > 1 && per % b != 0;
+    }
 }
 
 int wi_grid_check(const stall_config *cfg, const wi_whatif *what, const stall_measured *m,
@@ -110,9 +119,13 @@ int stall_model_effects_check(const stall_config *cfg, const stall_model_effects
         {"cluster", "scaling",
          "the what-if keeps the trace's GPU count (or sets [run] batches), where strong and "
          "weak scaling give the same batches per GPU; it matters with another [cluster] gpus"},
+        {"loader", "drop_last",
+         "no rank's share of the dataset ends in a partial batch: it acts under [cluster] "
+         "scaling = strong (the trace's dataset split over the GPUs, no [run] batches) where a "
+         "rank's samples are not a whole number of batches"},
     };
-    const bool idle[STALL_MODEL_EFFECT_KEYS] = {!fx->draws, !fx->reads, !fx->cpu_waits, !fx->beyond,
-                                                !fx->rescales};
+    const bool idle[STALL_MODEL_EFFECT_KEYS] = {!fx->draws,  !fx->reads,    !fx->cpu_waits,
+                                                !fx->beyond, !fx->rescales, !fx->drops};
     for (int i = 0; i < STALL_MODEL_EFFECT_KEYS; i++) {
         if (!idle[i] || !stall_config_given(cfg, keys[i].section, keys[i].key))
             continue;

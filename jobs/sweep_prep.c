@@ -159,7 +159,7 @@ int stall__sweep_model_check(const stall_sweep *s, stall_err *err)
     char last[4 * STALL_PATH_MAX + 64] = "", id[sizeof last];
     int grc = 1, rc = 0;
     bool have = false;
-    stall_model_effects any = {false, false, false, false, false};
+    stall_model_effects any = {0};
     for (size_t i = 0; i < s->points && rc == 0; i++) {
         stall_sweep_config(s, i, pc);
         if (i == 0)
@@ -178,7 +178,7 @@ int stall__sweep_model_check(const stall_sweep *s, stall_err *err)
         }
         if (grc == 1 && pc->format != STALL_FORMAT_NONE) {
             /* told when the point runs */
-            any.draws = any.reads = any.cpu_waits = any.beyond = any.rescales = true;
+            any.draws = any.reads = any.cpu_waits = any.beyond = any.rescales = any.drops = true;
             continue;
         }
         stall_err e = {0};
@@ -193,12 +193,13 @@ int stall__sweep_model_check(const stall_sweep *s, stall_err *err)
         any.cpu_waits |= fx.cpu_waits;
         any.beyond |= fx.beyond;
         any.rescales |= fx.rescales;
+        any.drops |= fx.drops;
     }
     if (rc == 0) {
         /* the keys of stall_model_effects_check, in its order */
         static const char *const axis[STALL_MODEL_EFFECT_KEYS] = {
-            "run.seed", "storage.batch_mb", "cluster.cpu_waits_out", "fetch.resample",
-            "cluster.scaling"};
+            "run.seed",       "storage.batch_mb", "cluster.cpu_waits_out",
+            "fetch.resample", "cluster.scaling",  "loader.drop_last"};
         char where[STALL_MODEL_EFFECT_KEYS][STALL_PATH_MAX + 128];
         const char *where_of[STALL_MODEL_EFFECT_KEYS];
         for (int k = 0; k < STALL_MODEL_EFFECT_KEYS; k++) {

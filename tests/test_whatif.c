@@ -668,7 +668,7 @@ Test(whatif, strong_scaling_splits_the_traces_dataset_weak_keeps_the_batches_per
              {"cluster.gpus=4", "cluster.scaling=weak", NULL, 60},
              {"cluster.gpus=7", "cluster.scaling=strong", NULL, 18},
              {"cluster.gpus=7", "cluster.scaling=strong", "loader.drop_last=true", 17},
-             {"cluster.gpus=2", NULL, "loader.drop_last=true", 60}};
+             {"cluster.gpus=2", NULL, "loader.in_order=true", 60}};
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         char out[700];
         snprintf(out, sizeof out, "%s/scaling%zu", wdir, i);
@@ -689,6 +689,34 @@ Test(whatif, strong_scaling_splits_the_traces_dataset_weak_keeps_the_batches_per
                                     : "scaling: strong") != NULL,
                       "the terminal says which scaling: %s", t);
         free(t);
+    }
+    /* Where every rank's share is whole batches (2 ranks: 960 samples, 60
+     * batches; 4: 30; weak scaling) drop_last drops nothing: refused as
+     * having no effect (a new user's finding: accepted, the same run). */
+    static const char *const idle[][2] = {{"cluster.gpus=2", "cluster.gpus_per_node=0"},
+                                          {"cluster.gpus=4", "cluster.gpus_per_node=0"},
+                                          {"cluster.gpus=7", "cluster.scaling=weak"}};
+    for (size_t i = 0; i < sizeof idle / sizeof idle[0]; i++) {
+        stall_config cfg;
+        stall_err err = {0};
+        stall_config_defaults(&cfg);
+        char out[700], set[800];
+        snprintf(out, sizeof out, "%s/idle_drop%zu", wdir, i);
+        snprintf(set, sizeof set, "trace.path=%s/traces/ddp2_w2/trace.csv", STALL_SOURCE_DIR);
+        const char *sets[] = {"scenario.mode=model",
+                              "trace.format=tidy",
+                              set,
+                              idle[i][0],
+                              idle[i][1],
+                              "loader.drop_last=true",
+                              i ? "fetch.resample=bootstrap" : "loader.in_order=true",
+                              NULL};
+        for (const char *const *q = sets; *q; q++)
+            cr_assert_eq(stall_config_set(&cfg, *q, &err), 0, "%s: %s", *q, err.msg);
+        stall_run_opts o = {.outdir = out, .jobs = 1};
+        cr_expect_eq(stall_scenario_run(&cfg, &o, &err), STALL_ECONFIG, "%s %s: ran", idle[i][0],
+                     idle[i][1]);
+        cr_expect(strstr(err.msg, "loader.drop_last: has no effect"), "%s", err.msg);
     }
 }
 
