@@ -287,6 +287,16 @@ static int wi_prepare(wi_model_run *j, stall_err *err)
                              "%s: [storage] batch_mb: must be > 0 when bandwidth_mb_s or a tier "
                              "key is set (the trace has no bytes column)",
                              cfg->ini_path);
+    /* A read's time is a duration (limits.md): name the key that made it
+     * one past the limit (the model's own check names none). */
+    if (p->storage_mb_s > 0 && p->batch_mb / p->storage_mb_s > 1e6) {
+        char where[STALL_PATH_MAX + 64];
+        stall_config_origin(cfg, "storage", "bandwidth_mb_s", where, sizeof where);
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: %g MB/s reads a batch of %g MB in %g s, past the limit of 1e6 s "
+                             "for one duration (docs/limits.md)",
+                             where, p->storage_mb_s, p->batch_mb, p->batch_mb / p->storage_mb_s);
+    }
     stall_model_effects fx;
     wi_effects(j->have ? &j->m : NULL, &j->in.what, p, &fx);
     rc = wi_reps_check(cfg, &fx, err);

@@ -315,10 +315,20 @@ static const char *scen_basename(const char *p)
 
 int stall_replay_job(const stall_config *cfg, const stall_run_opts *opts, stall_err *err)
 {
-    if (cfg->format != STALL_FORMAT_DSANALYZER)
+    if (cfg->format != STALL_FORMAT_DSANALYZER) {
+        /* named where the mode was set (an INI's line, or --set on a trace
+         * given directly, which has no INI to name) */
+        char where[STALL_PATH_MAX + 64];
+        stall_config_origin(cfg, "scenario", "mode", where, sizeof where);
         return stall_err_set(err, STALL_ECONFIG,
-                             "%s: [trace] format: replay and seed modes read dsanalyzer traces",
-                             cfg->ini_path);
+                             "%s: replay and seed modes read dsanalyzer traces; this [trace] is "
+                             "format = %s (mode = model simulates it)",
+                             where,
+                             cfg->format == STALL_FORMAT_TIDY       ? "tidy"
+                             : cfg->format == STALL_FORMAT_KINETO   ? "kineto"
+                             : cfg->format == STALL_FORMAT_DFTRACER ? "dftracer"
+                                                                    : "none");
+    }
     stall_ds_trace *ds = NULL;
     int rc = stall_job_inputs(cfg, err);
     if (rc)

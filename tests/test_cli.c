@@ -1552,3 +1552,28 @@ Test(cli, the_detection_note_comes_before_a_later_input_error)
     cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
     cr_expect(strstr(line, "nan.csv:5:") && strstr(line, "not an integer"), "last line: %s", line);
 }
+
+/* Errors the model and replay jobs found named no key (a new user's
+ * findings): "model: batch_mb / storage_mb_s = 1.97e+299 s per read is out
+ * of range" and ": [trace] format: ..." with an empty location. */
+Test(cli, job_errors_name_the_key_that_caused_them)
+{
+    static const struct {
+        const char *args, *want;
+    } c[] = {
+        {"configs/w2.ini --set storage.bandwidth_mb_s=1e-300",
+         "stallsim: --set storage.bandwidth_mb_s: 1e-300 MB/s reads a batch of"},
+        {"traces/w2/trace.csv --set scenario.mode=replay",
+         "stallsim: --set scenario.mode: replay and seed modes read dsanalyzer traces; this "
+         "[trace] is format = tidy"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char cmd[3000], line[2048];
+        snprintf(cmd, sizeof cmd, "cd " STALL_SOURCE_DIR " && " BIN " run %s -o %s/keyerr%zu",
+                 c[i].args, cdir, i);
+        cr_expect_eq(sh(cmd, line, sizeof line), 2, "%s: %s", c[i].args, line);
+        cr_expect(strncmp(line, c[i].want, strlen(c[i].want)) == 0, "%s: %s", c[i].args, line);
+        snprintf(cmd, sizeof cmd, "test ! -e %s/keyerr%zu", cdir, i);
+        cr_expect_eq(sh(cmd, NULL, 0), 0, "%s: wrote its folder", c[i].args);
+    }
+}
