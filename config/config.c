@@ -469,16 +469,24 @@ int stall_config_extra_add(stall_config *cfg, const char *section, const char *k
     return 0;
 }
 
-/* A scenario name from a trace's file name: its stem, or its folder's name
- * for a file called trace.csv; characters other than letters, digits, '.',
- * '-' and '_' become '_'. */
+/* A scenario name from a trace's file name: its stem (without the first of
+ * the trace suffixes below that it ends in), or its folder's name for a
+ * file called trace.csv; characters other than letters, digits, '.', '-'
+ * and '_' become '_'. */
 void stall_config_name_from_path(const char *path, char *name, size_t n)
 {
+    static const char *const suffix[] = {".pt.trace.json.gz", ".pt.trace.json", ".json.gz", ".json",
+                                         ".pfw.gz",           ".pfw",           ".csv.gz",  ".csv"};
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
     size_t len = strlen(base);
-    if (len > 4 && strcmp(base + len - 4, ".csv") == 0)
-        len -= 4;
+    for (size_t i = 0; i < sizeof suffix / sizeof suffix[0]; i++) {
+        size_t k = strlen(suffix[i]);
+        if (len > k && strcmp(base + len - k, suffix[i]) == 0) {
+            len -= k;
+            break;
+        }
+    }
     const char *from = base;
     if (len == 5 && strncmp(base, "trace", 5) == 0 && base > path + 1) {
         const char *end = base - 1, *start = end;

@@ -537,3 +537,27 @@ Test(config, a_round_trip_after_one_that_passed_still_reads_the_text)
     cr_assert_eq(stall_config_roundtrip(&bad, cfg_dir, &err), STALL_ECONFIG,
                  "workers = -5 passed the round trip after a pass");
 }
+
+/* A trace's default name is its stem without the trace suffix, for every
+ * format (a new user saw results/analyze-hta_trace_diff_test.json.gz/ where
+ * outputs.md promises the stem), and the folder's name for a trace.csv. */
+Test(config, a_traces_name_is_its_stem_without_the_format_suffix)
+{
+    static const char *const c[][2] = {
+        {"/a/b/run3.csv", "run3"},
+        {"/a/b/run3.csv.gz", "run3"},
+        {"x/rank-3.1623143089861.pt.trace.json", "rank-3.1623143089861"},
+        {"x/rank-3.pt.trace.json.gz", "rank-3"},
+        {"hta_trace_diff_test.json.gz", "hta_trace_diff_test"},
+        {"p/dftracer_dlio_unet3d_2023.pfw.gz", "dftracer_dlio_unet3d_2023"},
+        {"p/app-1.pfw", "app-1"},
+        {"traces/w2/trace.csv", "w2"},
+        {"my trace.json", "my_trace"},
+        {".json", "_json"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char name[128];
+        stall_config_name_from_path(c[i][0], name, sizeof name);
+        cr_expect_str_eq(name, c[i][1], "%s", c[i][0]);
+    }
+}
