@@ -711,3 +711,39 @@ int dsa_extra_step(const char *path, long line, const dsa_cols *c, int64_t step,
                          "that Index number in %s",
                          path, line, c->cs + 1, (long long)step, g, (long long)epoch, fetch_path);
 }
+
+/* The cross-file check of the two clocks (dsanalyzer.h): a fetch cannot end
+ * after the loop received its batch, nor start before the GPU's DataLoader
+ * iterator existed. Found last, after every other check, by both readers. */
+int dsa_clock(const char *start_path, long start_line, const dsa_cols *sc, const char *perf_path,
+              const long *perf_line, const stall_ds_trace *b, size_t k, const stall_time *q0,
+              const long *q0_line, stall_err *err)
+{
+    const stall_time late = (stall_time)(STALL_DS_CLOCK_LATE_S * 1e9);
+    const stall_time early = (stall_time)(STALL_DS_CLOCK_EARLY_S * 1e9);
+    for (int g = 0; g < b->gpus; g++) {
+        size_t i = k * (size_t)b->gpus + (size_t)g;
+        stall_time s = b->start_ns[i];
+        if (s < q0[g] - early)
+            return stall_err_set(err, STALL_EPARSE,
+                                 "%s:%ld:%zu: '" DSA_START_GPU
+                                 "%d': Index number %lld's fetch starts %.3f s before GPU %d's "
+                                 "first request of Epoch %lld (%s:%ld, Time - stall), when no "
+                                 "DataLoader ran: the two files' clocks disagree (UTC vs local "
+                                 "time?); tolerance %g s",
+                                 start_path, start_line, sc->gpu[g] + 1, g, (long long)b->index[k],
+                                 (double)(q0[g] - s) / 1e9, g, (long long)b->epoch, perf_path,
+                                 q0_line[g], STALL_DS_CLOCK_EARLY_S);
+        stall_time end = s + stall_s_to_ns(b->fetch_s[i]);
+        if (end > b->time_ns[i] + late)
+            return stall_err_set(err, STALL_EPARSE,
+                                 "%s:%ld:%zu: '" DSA_START_GPU
+                                 "%d': Index number %lld's fetch (start + %.6f s) ends %.3f s "
+                                 "after GPU %d received the batch (%s:%ld, Time): the two files' "
+                                 "clocks disagree (UTC vs local time?); tolerance %g s",
+                                 start_path, start_line, sc->gpu[g] + 1, g, (long long)b->index[k],
+                                 b->fetch_s[i], (double)(end - b->time_ns[i]) / 1e9, g, perf_path,
+                                 perf_line[g], STALL_DS_CLOCK_LATE_S);
+    }
+    return 0;
+}

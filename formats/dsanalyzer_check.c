@@ -23,6 +23,10 @@
  * file order, except for duplicates and perf problems, which are kept as the
  * third check pass kept them (the smallest (Epoch, GPU, Step), the smallest
  * GPU's first problem) and given at the end.
+ * The clock check of start against perf (dsa_clock) comes after all of
+ * these, as in stall_ds_load: it runs on each batch about to be handed out,
+ * and the first batch that fails it stops the handing out and is given
+ * only when nothing else was found.
  *
  * Memory: O(G) beside a line of each file.
  */
@@ -80,7 +84,7 @@ struct dsa_check {
     /* the cursor: the pair of the selected epoch being matched */
     int cvalid, cdone;
     int64_t cix;
-    long cline;
+    long cline, csline; /* the pair's fetch and start lines */
     double *cf;
     stall_time *cs;
     /* perf */
@@ -94,6 +98,11 @@ struct dsa_check {
     dsa_prow cur, dup;
     long dup_line, dup_first;
     int gmatch, have_dup;
+    /* the clocks of start and perf (the last check) */
+    stall_time *q0;
+    long *q0_line;
+    int have_clock;
+    stall_err clock_err;
     /* the batch handed out next */
     int ready;
     size_t handed;
@@ -118,7 +127,7 @@ static void dsc_set_rc(dsa_check *c, int slot, int rc, const stall_err *scratch)
 
 static int dsc_clean(const dsa_check *c)
 {
-    return c->best == DSC_NONE && !c->have_dup && c->nprob == 0;
+    return c->best == DSC_NONE && !c->have_dup && c->nprob == 0 && !c->have_clock;
 }
 
 /* ---- fetch and start -------------------------------------------------- */
@@ -189,6 +198,7 @@ static void dsc_cursor(dsa_check *c)
             c->cvalid = 1;
             c->cix = c->fk.ix;
             c->cline = c->fk.line;
+            c->csline = c->sk.line;
             return;
         }
         if (c->fk.ep > c->epoch)
@@ -226,7 +236,16 @@ static void dsc_close(dsa_check *c, stall_ds_trace *v)
         memcpy(v->iter_s, c->gi, G * sizeof *c->gi);
         memcpy(v->stall_s, c->gs, G * sizeof *c->gs);
         v->label0 = c->lo + c->handed;
-        c->ready = 1;
+        if (c->handed == 0)
+            for (int g = 0; g < c->G; g++) {
+                c->q0[g] = stall_ds_request(v, 0, g);
+                c->q0_line[g] = c->seen_line[g];
+            }
+        if (dsa_clock(c->start_path, c->csline, c->sc, c->perf_path, c->seen_line, v, 0, c->q0,
+                      c->q0_line, &c->clock_err))
+            c->have_clock = 1;
+        else
+            c->ready = 1;
     }
     dsc_cursor(c);
 }
@@ -372,6 +391,8 @@ int dsa_check_open(const char *fetch_csv, const char *start_csv, const char *per
     c->prob = stall_xcalloc(n, sizeof *c->prob);
     c->seen = stall_xcalloc(n, sizeof *c->seen);
     c->seen_line = stall_xcalloc(n, sizeof *c->seen_line);
+    c->q0 = stall_xcalloc(n, sizeof *c->q0);
+    c->q0_line = stall_xcalloc(n, sizeof *c->q0_line);
     if (c->best > DSC_FSVAL)
         dsc_cursor(c);
     *G = c->G;
@@ -417,6 +438,11 @@ static int dsc_finish(dsa_check *c, stall_err *err)
             return c->verr.code;
         }
     }
+    if (c->have_clock) {
+        if (err)
+            *err = c->clock_err;
+        return c->clock_err.code;
+    }
     return 0;
 }
 
@@ -457,5 +483,7 @@ void dsa_check_close(dsa_check *c)
     free(c->prob);
     free(c->seen);
     free(c->seen_line);
+    free(c->q0);
+    free(c->q0_line);
     free(c);
 }

@@ -117,6 +117,13 @@ int dsa_no_row(const char *path, const dsa_cols *c, int g, int64_t index, int64_
 int dsa_extra_step(const char *path, long line, const dsa_cols *c, int64_t step, int g,
                    int64_t epoch, const char *fetch_path, stall_err *err);
 void dsa_trace_alloc(stall_ds_trace *tr, size_t N);
+/* The clocks of start and perf agree for batch k of b (dsanalyzer.h): q0[g]
+ * is GPU g's first request of the epoch (perf line q0_line[g]), start_line
+ * the batch's start line, perf_line[g] GPU g's perf line of the batch.
+ * 0, or STALL_EPARSE naming the first offending GPU column. */
+int dsa_clock(const char *start_path, long start_line, const dsa_cols *sc, const char *perf_path,
+              const long *perf_line, const stall_ds_trace *b, size_t k, const stall_time *q0,
+              const long *q0_line, stall_err *err);
 
 /* The first pass of a stream (dsanalyzer_check.c): every check of
  * stall_ds_load while each file is read once, the batches handed out as

@@ -30,6 +30,7 @@ typedef struct dsa_work {
     int64_t *f_ep, *f_ix, *s_ep, *s_ix;
     dsa_cols fc, sc, pc;
     dsa_prow *prows;
+    long *pline; /* [N*G] the perf line of batch k on GPU g */
 } dsa_work;
 
 static void dsa_work_free(dsa_work *w)
@@ -44,6 +45,7 @@ static void dsa_work_free(dsa_work *w)
     free(w->fc.gpu);
     free(w->sc.gpu);
     free(w->prows);
+    free(w->pline);
 }
 
 /* Fetch CSV: header, G, and keys. */
@@ -111,6 +113,7 @@ static int dsa_load_perf(dsa_work *w, stall_ds_trace *tr, stall_err *err)
     if (rc)
         return rc;
     w->prows = stall_xcalloc(t->nrows, sizeof *w->prows);
+    w->pline = stall_xcalloc(tr->rows * (size_t)G, sizeof *w->pline);
     for (size_t r = 0; r < t->nrows; r++)
         if ((rc = dsa_perf_key(t, r, c, G, w->fetch.path, &w->prows[r], err)))
             return rc;
@@ -136,6 +139,7 @@ static int dsa_load_perf(dsa_work *w, stall_ds_trace *tr, stall_err *err)
                 return dsa_no_row(t->path, c, g, tr->index[k], tr->epoch, w->fetch.path,
                                   w->fetch.line[tr->label0 + k], err);
             size_t o = k * (size_t)G + (size_t)g;
+            w->pline[o] = t->line[p->row];
             if ((rc = dsa_perf_values(t, p->row, c, &tr->time_ns[o], &tr->iter_s[o],
                                       &tr->stall_s[o], err)))
                 return rc;
@@ -147,6 +151,21 @@ static int dsa_load_perf(dsa_work *w, stall_ds_trace *tr, stall_err *err)
         }
     }
     return 0;
+}
+
+/* The clocks of start and perf, batch by batch (the last check). */
+static int dsa_load_clock(const dsa_work *w, const stall_ds_trace *tr, stall_err *err)
+{
+    const size_t G = (size_t)tr->gpus;
+    stall_time *q0 = stall_xcalloc(G, sizeof *q0);
+    for (int g = 0; g < tr->gpus; g++)
+        q0[g] = stall_ds_request(tr, 0, g);
+    int rc = 0;
+    for (size_t k = 0; k < tr->rows && !rc; k++)
+        rc = dsa_clock(w->start.path, w->start.line[tr->label0 + k], &w->sc, w->perf.path,
+                       w->pline + k * G, tr, k, q0, w->pline, err);
+    free(q0);
+    return rc;
 }
 
 void dsa_trace_alloc(stall_ds_trace *tr, size_t N)
@@ -287,6 +306,8 @@ int dsa_load_whole(const char *fetch_csv, const char *start_csv, const char *per
         rc = dsa_read(perf_csv, &w.perf, err);
     if (!rc)
         rc = dsa_load_perf(&w, tr, err);
+    if (!rc)
+        rc = dsa_load_clock(&w, tr, err);
 done:
     dsa_work_free(&w);
     if (rc) {

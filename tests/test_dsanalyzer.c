@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "formats/dsanalyzer_int.h"
@@ -750,4 +752,204 @@ Test(dsanalyzer, stream_passes_equal_the_loaded_trace)
     stall_ds_close(st);
     stall_ds_free(t);
     clean(&fs);
+}
+
+/* ---- the clocks of start and perf (one file in UTC, the other local) ------- */
+
+/* A golden input file's text. */
+static char *golden_text(const char *suffix)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s%s%s", CASE1, STEM, suffix);
+    size_t n;
+    char *s = stall_read_file(path, &n);
+    cr_assert_not_null(s, "cannot read %s", path);
+    return s;
+}
+
+/* The golden start file with every timestamp moved by ns (as a file written
+ * with another clock or time zone): 9 fractional digits, naive UTC. */
+static char *golden_start_shifted(stall_time ns)
+{
+    char *in = golden_text("_simp_fetchstartdifftime.csv");
+    size_t cap = strlen(in) * 2 + 1, len = 0;
+    char *out = malloc(cap);
+    cr_assert_not_null(out);
+    int header = 1;
+    for (char *save = NULL, *line = strtok_r(in, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save)) {
+        int field = 0;
+        for (char *f = line, *next; f; f = next, field++) {
+            next = strchr(f, ',');
+            if (next)
+                *next++ = '\0';
+            char buf[64];
+            stall_time t;
+            if (!header && field >= 3) {
+                cr_assert_eq(stall_parse_timestamp(f, &t), 0, "%s", f);
+                t += ns;
+                time_t sec = (time_t)(t / STALL_NS_PER_S);
+                struct tm tm;
+                gmtime_r(&sec, &tm);
+                char day[32];
+                strftime(day, sizeof day, "%Y-%m-%d %H:%M:%S", &tm);
+                snprintf(buf, sizeof buf, "%s.%09lld", day, (long long)(t % STALL_NS_PER_S));
+                f = buf;
+            }
+            len += (size_t)snprintf(out + len, cap - len, "%s%s", field ? "," : "", f);
+        }
+        len += (size_t)snprintf(out + len, cap - len, "\n");
+        header = 0;
+    }
+    free(in);
+    return out;
+}
+
+/* The golden trace with its start file moved by ns: refused by the clock
+ * check with `where` and `what` in the message (where NULL: loads, every
+ * start moved by exactly ns). */
+static void golden_shifted(stall_time ns, const char *where, const char *what)
+{
+    char *fetch = golden_text("_simp_fetchdifftime.csv"), *perf = golden_text(".csv");
+    char *start = golden_start_shifted(ns);
+    if (where) {
+        expect_fail(fetch, start, perf, where, what);
+    } else {
+        files fs;
+        make(&fs, fetch, start, perf);
+        stall_ds_trace *t = NULL, *ref = NULL;
+        stall_err err = {0};
+        cr_assert_eq(stall_ds_load(fs.fetch, fs.start, fs.perf, 1, &t, &err), 0, "%s", err.msg);
+        cr_assert_eq(stall_ds_load(CASE1 STEM "_simp_fetchdifftime.csv",
+                                   CASE1 STEM "_simp_fetchstartdifftime.csv", CASE1 STEM ".csv", 1,
+                                   &ref, &err),
+                     0, "%s", err.msg);
+        cr_assert_eq(t->rows, ref->rows);
+        for (size_t i = 0; i < t->rows * (size_t)t->gpus; i++)
+            cr_assert_eq(t->start_ns[i], ref->start_ns[i] + ns);
+        stall_ds_free(t);
+        stall_ds_free(ref);
+        clean(&fs);
+    }
+    free(fetch);
+    free(start);
+    free(perf);
+}
+
+Test(dsanalyzer, start_clock_an_hour_ahead_of_perf_is_refused_at_its_first_row)
+{
+    /* Batch 0's fetch would end 3599.7 s after GPU 0 received it. */
+    golden_shifted(3600 * STALL_NS_PER_S, "start.csv:2:4: 'Start time_gpu0': Index number 0's",
+                   "ends 3599.660 s after GPU 0 received the batch (");
+    golden_shifted(3600 * STALL_NS_PER_S, "perf.csv:2, Time)", "tolerance 1 s");
+}
+
+Test(dsanalyzer, start_clock_an_hour_behind_perf_is_refused_at_its_first_row)
+{
+    /* Batch 0's fetch would start an hour before the loop asked for it. */
+    golden_shifted(-3600 * STALL_NS_PER_S, "start.csv:2:4: 'Start time_gpu0': Index number 0's",
+                   "starts 3599.871 s before GPU 0's first request of Epoch 1 (");
+    golden_shifted(-3600 * STALL_NS_PER_S, "perf.csv:2, Time - stall)", "tolerance 60 s");
+}
+
+Test(dsanalyzer, milliseconds_of_clock_jitter_between_the_files_are_accepted)
+{
+    golden_shifted(5 * 1000000, NULL, NULL);
+    golden_shifted(-5 * 1000000, NULL, NULL);
+}
+
+Test(dsanalyzer, clock_tolerances_are_1_s_late_and_60_s_early)
+{
+    /* The golden trace's tightest batch (Index number 402, GPU 0) is received
+     * 0.151 s after its fetch ends: 1.0 s later is within 1 s; 1.2 s is not,
+     * first at Index number 102 on GPU 2 (line 104, column 6). */
+    cr_assert_eq(STALL_DS_CLOCK_LATE_S, 1.0);
+    cr_assert_eq(STALL_DS_CLOCK_EARLY_S, 60.0);
+    golden_shifted(STALL_NS_PER_S, NULL, NULL);
+    golden_shifted(1200 * 1000000, "start.csv:104:6: 'Start time_gpu2': Index number 102's",
+                   "after GPU 2 received");
+    /* Each GPU's first fetch starts 0.12-0.13 s after its first request. */
+    golden_shifted(-60 * STALL_NS_PER_S, NULL, NULL);
+    golden_shifted(-61 * STALL_NS_PER_S, "start.csv:2:4: 'Start time_gpu0': Index number 0's",
+                   "before GPU 0's first request");
+}
+
+/* Runs cmd with stderr to errf; its exit status. */
+static int run_cli(const char *cmd, const char *errf)
+{
+    char full[4096];
+    snprintf(full, sizeof full, "%s >/dev/null 2>%s", cmd, errf);
+    int st = system(full);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+Test(dsanalyzer, cli_refuses_an_hour_offset_start_file_with_exit_2_and_writes_nothing)
+{
+    char dir[] = "/tmp/stall_dsa_cli_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char fetch[256], start[256], perf[256], out[256], errf[256], ini[256];
+    snprintf(fetch, sizeof fetch, "%s/%s_simp_fetchdifftime.csv", dir, STEM);
+    snprintf(start, sizeof start, "%s/%s_simp_fetchstartdifftime.csv", dir, STEM);
+    snprintf(perf, sizeof perf, "%s/%s.csv", dir, STEM);
+    snprintf(out, sizeof out, "%s/out", dir);
+    snprintf(errf, sizeof errf, "%s/stderr.txt", dir);
+    snprintf(ini, sizeof ini, "%s/seed.ini", dir);
+    char *f = golden_text("_simp_fetchdifftime.csv"), *p = golden_text(".csv");
+    char *s = golden_start_shifted(3600 * STALL_NS_PER_S);
+    put(fetch, f);
+    put(start, s);
+    put(perf, p);
+    FILE *ini_f = fopen(ini, "w");
+    cr_assert_not_null(ini_f);
+    fprintf(ini_f,
+            "[scenario]\nname = seed\nmode = seed\n[trace]\nformat = dsanalyzer\nfetch = %s\n"
+            "start = %s\nperf = %s\nepoch = 1\n",
+            fetch, start, perf);
+    fclose(ini_f);
+    char where[400];
+    snprintf(where, sizeof where, "%s:2:4: 'Start time_gpu0'", start);
+    const char *verbs[] = {"run", "validate", "analyze", "run-seed"};
+    for (int v = 0; v < 4; v++) {
+        char cmd[2048];
+        snprintf(cmd, sizeof cmd, STALL_BINARY_DIR "/stallsim %s %s -o %s",
+                 v == 3 ? "run" : verbs[v], v == 3 ? ini : perf, out);
+        cr_assert_eq(run_cli(cmd, errf), 2, "%s: exit status", verbs[v]);
+        size_t n;
+        char *err = stall_read_file(errf, &n);
+        cr_assert_not_null(err);
+        /* One error line (after the detection note on stdout). */
+        char *last = strstr(err, where);
+        cr_assert_not_null(last, "%s: stderr lacks \"%s\": %s", verbs[v], where, err);
+        cr_assert(strchr(last, '\n') == last + strlen(last) - 1, "%s: %s", verbs[v], err);
+        cr_assert_eq(access(out, F_OK), -1, "%s: %s was written", verbs[v], out);
+        free(err);
+    }
+    free(f);
+    free(s);
+    free(p);
+    remove(fetch);
+    remove(start);
+    remove(perf);
+    remove(errf);
+    remove(ini);
+    rmdir(dir);
+}
+
+Test(dsanalyzer, clock_offset_is_found_alike_with_perf_rows_in_any_order)
+{
+    /* GOOD_START an hour later; the perf rows once out of order (read whole)
+     * and once sorted (read in one pass); then only batch 1's GPU 1 moved
+     * (9 s later: its fetch ends 2.35 s after the loop received it). */
+    const char *hour = ",Epoch,Index number,Start time_gpu0,Start time_gpu1\n"
+                       "0,1,0,2021-09-01 20:48:46.731757,2021-09-01 20:48:46.728846\n"
+                       "1,1,1,2021-09-01 20:48:47.5,2021-09-01 20:48:47.25\n"
+                       "2,1,2,2021-09-01 20:48:48.000000001,2021-09-01 20:48:48.1\n";
+    expect_fail(NULL, hour, NULL, "start.csv:2:4: 'Start time_gpu0': Index number 0's",
+                "ends 3593.132 s after GPU 0 received the batch (");
+    const char *one = ",Epoch,Index number,Start time_gpu0,Start time_gpu1\n"
+                      "0,1,0,2021-09-01 19:48:46.731757,2021-09-01 19:48:46.728846\n"
+                      "1,1,1,2021-09-01 19:48:47.5,2021-09-01 19:48:56.25\n"
+                      "2,1,2,2021-09-01 19:48:48.000000001,2021-09-01 19:48:48.1\n";
+    expect_fail(NULL, one, NULL, "start.csv:3:5: 'Start time_gpu1': Index number 1's",
+                "ends 2.350 s after GPU 1 received");
 }

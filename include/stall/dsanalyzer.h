@@ -23,7 +23,15 @@
  *     seed matches perf rows to batches by position after sorting by Step
  *     (quirk Q9); with this check that equals matching Step == Index number;
  *   - the selected epoch has at least one row;
- *   - every record has as many fields as the header.
+ *   - every record has as many fields as the header;
+ *   - the start and perf files' clocks agree (last, after every check above;
+ *     named at the first offending start row and column): on every GPU g, a
+ *     batch's fetch ends (start + fetch time) at most STALL_DS_CLOCK_LATE_S
+ *     after the perf file's Time, when the loop received it, and starts at
+ *     most STALL_DS_CLOCK_EARLY_S before g's first request of the epoch
+ *     (Time - training stall of its first batch), before which g's
+ *     DataLoader iterator did not exist. A start file written in UTC beside
+ *     a perf file in local time (or the reverse) breaks one of the two.
  */
 #ifndef STALL_DSANALYZER_H
 #define STALL_DSANALYZER_H
@@ -37,6 +45,15 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The clock check's tolerances (docs/formats.md, "dsanalyzer"). Both
+ * files' times come from the same host's clock, so they may disagree by the
+ * clock's jitter and timestamp rounding (microseconds to milliseconds);
+ * 1 s is far above that and far below any time-zone or daylight-saving
+ * offset (15 min or more). The early bound allows, besides, a DataLoader
+ * iterator created up to a minute before the loop's first request. */
+#define STALL_DS_CLOCK_LATE_S 1.0
+#define STALL_DS_CLOCK_EARLY_S 60.0
 
 typedef struct stall_ds_trace {
     int gpus;             /* G, from the fetch CSV's `Fetch time (sec)_gpu{i}` columns */

@@ -177,6 +177,22 @@ put("ds_start_one_gpu.csv", "\n".join(",".join(l.split(",")[:4]) for l in start.
     "start", 2, "ds_start_one_gpu.csv")
 put("ds_start_missing_row.csv", "\n".join(start.split("\n")[:2] + start.split("\n")[3:]), "start", 2,
     "ds_start_missing_row.csv")
+# The start file's clock an hour off the perf file's (one written in UTC, the
+# other in local time): refused at the first row (fetch ends after the batch was
+# received; fetch starts an hour before the loop's first request). 5 ms of clock
+# jitter is not refused (tolerance: 1 s late, 60 s early; docs/formats.md).
+def start_shift(hours, ms=0):
+    def one(ts):
+        hh = int(ts[11:13]) + hours
+        sec = float(ts[17:]) + ms / 1000
+        return f"{ts[:11]}{hh:02d}:{ts[14:16]}:{sec:06.3f}"
+    rows = [l.split(",") for l in start.split("\n")[1:-1]]
+    return start.split("\n")[0] + "\n" + "".join(",".join(r[:3] + [one(x) for x in r[3:]]) + "\n" for r in rows)
+
+
+put("ds_start_utc_ahead.csv", start_shift(1), "start", 2, "ds_start_utc_ahead.csv:2:4: 'Start time_gpu0'")
+put("ds_start_utc_behind.csv", start_shift(-1), "start", 2, "ds_start_utc_behind.csv:2:4: 'Start time_gpu0'")
+put("ds_start_jitter_5ms.csv", start_shift(0, 5), "start", 0, "-")
 plines = perf.split("\n")
 put("ds_perf_gpu_out_of_range.csv", perf.replace("\n1,1,0,1,", "\n1,1,0,7,", 1), "perf", 2,
     "ds_perf_gpu_out_of_range.csv:3:4:")
