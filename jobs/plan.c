@@ -408,6 +408,14 @@ static int plan_trace(plan_ctx *c, int *ranks, stall_err *err)
         *ranks = mp.ranks;
         c->trace_ckpt = have && m.ckpt_n > 0;
         c->trace_cpu = have && m.cpu.has;
+        /* The cores the model takes from a trace's CPU columns where the
+         * INI gives none: given here, as --set cluster.cores would, so that
+         * every answer (its binding, the reasons, the scaling's limit)
+         * reads the cores the runs simulate, not whether the key was given
+         * (the same configuration once gave `cores_per_node 3 ok` and,
+         * with --set cluster.cores=2, the trace's own count, `3 binds`). */
+        if (have && mp.cores > 0 && !stall_config_given(&c->base, "cluster", "cores"))
+            plan_set_int(&c->base, "cluster", "cores", mp.cores);
     }
     stall_measured_free(&m);
     return rc;

@@ -796,3 +796,42 @@ Test(plan, not_met_takes_the_least_stalling_worker_count)
     cr_assert_float_eq(r.stall_at_workers, least, 1e-9);
     free(cfg);
 }
+
+/* A new user's report: on a tidy trace whose CPU columns record its
+ * node's cores (cpushare sleep_ddp2_r1: 2), plan compared the cores answer
+ * with [cluster] cores as given (0: not given), not with the cores the
+ * runs simulate (the trace's): `cores_per_node 3 ok`, and with --set
+ * cluster.cores=2, the same runs, `3 binds`; the workers' reason and the
+ * scaling's limit (stragglers, or cores) differed the same way. Both now
+ * give the same answers, the cores binding. */
+Test(plan, cores_a_trace_records_bind_as_the_same_cores_given)
+{
+    const char *const trace[] = {"trace.format=tidy",
+                                 "trace.path=" STALL_SOURCE_DIR
+                                 "/traces/cpushare/sleep_ddp2_r1/trace.csv",
+                                 "plan:max_gpus=16", NULL};
+    stall_config *a = pl_trace_config(trace);
+    stall_config *b = pl_trace_config(trace);
+    pl_apply(b, (const char *const[]){"cluster.cores=2", NULL});
+    stall_plan_result *ra = malloc(sizeof *ra), *rb = malloc(sizeof *rb);
+    stall_err e = {0};
+    cr_assert_eq(stall_plan_compute(a, ra, &e), 0, "%s", e.msg);
+    cr_assert_eq(stall_plan_compute(b, rb, &e), 0, "%s", e.msg);
+    /* the trace's cores are 2, fewer than the answer */
+    cr_assert_gt(rb->cores.value, 2);
+    cr_assert_str_eq(rb->cores.binding, "binds");
+    const stall_plan_answer *qa[] = {&ra->workers, &ra->gpus, &ra->bandwidth, &ra->cores};
+    const stall_plan_answer *qb[] = {&rb->workers, &rb->gpus, &rb->bandwidth, &rb->cores};
+    for (int i = 0; i < 4; i++) {
+        cr_assert_eq(qa[i]->value, qb[i]->value, "answer %d: %g and %g", i, qa[i]->value,
+                     qb[i]->value);
+        cr_assert_str_eq(qa[i]->binding, qb[i]->binding, "answer %d", i);
+    }
+    cr_assert_str_eq(ra->why, rb->why);
+    cr_assert_str_eq(ra->limit, rb->limit);
+    cr_assert_str_eq(ra->sentence, rb->sentence);
+    free(ra);
+    free(rb);
+    free(a);
+    free(b);
+}
