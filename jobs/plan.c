@@ -216,37 +216,19 @@ static int plan_workers(plan_ctx *c, stall_plan_result *r, stall_err *err)
                          ? c->eff_startup_s * (double)best_w / (double)c->eff_workers
                          : 0;
     double floor_s = per_batch * (double)(c->have_eff ? c->eff_batches : 0) + startup;
-    double mb = c->have_eff ? c->eff_batch_mb : b->batch_mb;
-    double mb_s = c->have_eff ? c->eff_storage_mb_s : b->bandwidth_mb_s;
-    /* Every cause that holds, joined: a floor, the storage, the cores. */
-    char cause[640] = "";
-    size_t at = 0;
+    c->why_mb = c->have_eff ? c->eff_batch_mb : b->batch_mb;
+    c->why_mb_s = c->have_eff ? c->eff_storage_mb_s : b->bandwidth_mb_s;
+    /* The floor here, at the runs that found it; the storage and the cores
+     * once their answers say whether they bind (plan_workers_why). */
+    c->why_floor[0] = '\0';
     if (per_batch > 0 &&
         (floor_s <= 0 || p.epoch_s <= 0 || floor_s / p.epoch_s >= r->stall_target * 0.5))
-        at += (size_t)snprintf(cause + at, sizeof cause - at,
-                               "a stall floor: the loop pays the per-batch hand-over and pinning "
-                               "(%g s per batch) and each epoch's empty start (the workers' "
-                               "start-up, %g s at %d per GPU and longer with more, then the first "
-                               "fetch) whatever the workers",
-                               per_batch, startup, best_w);
-    if (mb_s > 0 && mb > 0 && at < sizeof cause)
-        at += (size_t)snprintf(cause + at, sizeof cause - at,
-                               "%sthe storage bandwidth (%g MB/s per node for %g MB per batch) "
-                               "caps the batches that more workers could load",
-                               at ? "; and " : "", mb_s, mb);
-    if (b->cores > 0 && at < sizeof cause)
-        at += (size_t)snprintf(cause + at, sizeof cause - at,
-                               "%sthe %lld host cores per node are shared by every worker: more "
-                               "workers do not load faster",
-                               at ? "; and " : "", (long long)b->cores);
-    if (at == 0)
-        snprintf(cause, sizeof cause,
-                 "a batch takes longer to load than %d workers can hide behind compute",
-                 r->max_workers);
-    snprintf(r->why, sizeof r->why,
-             "no worker count up to max_workers = %d reaches stall_target = %g (the least "
-             "stall share, %.4f, at %d): %s",
-             r->max_workers, r->stall_target, best.stall, best_w, cause);
+        snprintf(c->why_floor, sizeof c->why_floor,
+                 "a stall floor: the loop pays the per-batch hand-over and pinning "
+                 "(%g s per batch) and each epoch's empty start (the workers' "
+                 "start-up, %g s at %d per GPU and longer with more, then the first "
+                 "fetch) whatever the workers",
+                 per_batch, startup, best_w);
     return 0;
 }
 
@@ -363,6 +345,39 @@ static int plan_cores(plan_ctx *c, const stall_config *chosen, stall_plan_result
                  chosen->format == STALL_FORMAT_NONE ? "no trace records CPU time"
                                                      : "the trace records no CPU time");
     return 0;
+}
+
+/* Why no worker count meets the stall target: the floor plan_workers
+ * found, the storage bandwidth where its answer binds (the configuration's
+ * is below what the throughput needs) and the host cores where theirs
+ * does; a resource that does not bind is not blamed (a new user's plan
+ * at 100000 MB/s said that bandwidth capped the batches). */
+static void plan_workers_why(const plan_ctx *c, const stall_config *chosen, stall_plan_result *r)
+{
+    if (strcmp(r->workers.binding, "not_met") != 0)
+        return;
+    char cause[640];
+    size_t at = (size_t)snprintf(cause, sizeof cause, "%s", c->why_floor);
+    if (strcmp(r->bandwidth.binding, "binds") == 0 && c->why_mb_s > 0 && c->why_mb > 0 &&
+        at < sizeof cause)
+        at += (size_t)snprintf(cause + at, sizeof cause - at,
+                               "%sthe storage bandwidth (%g MB/s per node for %g MB per batch, "
+                               "below the %.1f MB/s of storage_bandwidth_mb_s) caps the batches "
+                               "that more workers could load",
+                               at ? "; and " : "", c->why_mb_s, c->why_mb, r->bandwidth.value);
+    if (strcmp(r->cores.binding, "binds") == 0 && at < sizeof cause)
+        at += (size_t)snprintf(cause + at, sizeof cause - at,
+                               "%sthe %lld host cores per node are shared by every worker: more "
+                               "workers do not load faster",
+                               at ? "; and " : "", (long long)chosen->cores);
+    if (at == 0)
+        snprintf(cause, sizeof cause,
+                 "a batch takes longer to load than %d workers can hide behind compute",
+                 r->max_workers);
+    snprintf(r->why, sizeof r->why,
+             "no worker count up to max_workers = %d reaches stall_target = %g (the least "
+             "stall share, %.4f, at %.0f): %s",
+             r->max_workers, r->stall_target, r->stall_at_workers, r->workers.value, cause);
 }
 
 /* Checks the configuration planned, its keys as the questions that read
@@ -531,6 +546,8 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
         rc = plan_bandwidth(c, chosen, r, err);
     if (rc == 0)
         rc = plan_cores(c, chosen, r, err);
+    if (rc == 0)
+        plan_workers_why(c, chosen, r);
     if (rc == 0 && stall_config_tiers(chosen))
         rc = plan_tiers(c, chosen, r, err);
     if (rc == 0) {

@@ -30,6 +30,12 @@ typedef struct plan_ctx {
      * ckpt_* columns, written where no interval is given) and CPU time
      * (tidy cpu_* columns, which give the fetches' CPU share). */
     bool trace_ckpt, trace_cpu;
+    /* Where no worker count meets the stall target: the stall floor found
+     * (empty: none) and the bytes per batch and bandwidth the runs took,
+     * for the reason, which names the storage and the cores only where
+     * their answers bind (plan.c, plan_workers_why). */
+    char why_floor[512];
+    double why_mb, why_mb_s;
 } plan_ctx;
 
 typedef struct plan_probe {

@@ -168,12 +168,13 @@ int stall_plan_run(const stall_config *cfg, const stall_plan_opts *opts, stall_e
                     r->stall_target);
         if (r->cores_note[0])
             fprintf(f, "%s\n", r->cores_note);
-        if (r->tiers && !isnan(r->tier_best_stall))
-            fprintf(f,
-                    "tiers: not_met: even with the resource unlimited (bandwidth far above the "
-                    "demand, or the whole dataset cached) the stall share is %.4f, above "
-                    "stall_target = %g: the store does not bind, see workers below\n",
-                    r->tier_best_stall, r->stall_target);
+        /* one line per not_met tier row, then what they leave */
+        for (const char *l = r->tiers_why; r->tiers && *l;) {
+            const char *nl = strchr(l, '\n');
+            int len = nl ? (int)(nl - l) : (int)strlen(l);
+            fprintf(f, "tiers: %.*s\n", len, l);
+            l += len + (nl ? 1 : 0);
+        }
         if (r->why[0])
             fprintf(f, "workers: %s\n", r->why);
         fprintf(f, "scaling (weak, %s): %s\n",

@@ -18,7 +18,7 @@
 /* The least value of [storage] key in (0, top] (top <= 0: unbounded) with
  * stall share <= target; NAN when not even `top` (or unlimited) meets it. */
 static int tiers_least(plan_ctx *c, const stall_config *chosen, const char *key, double start,
-                       double top, double target, stall_plan_answer *a, double *best,
+                       double top, double target, stall_plan_answer *a, double *best, double *most,
                        stall_err *err)
 {
     stall_config *cfg = stall_xmalloc(sizeof *cfg);
@@ -36,7 +36,8 @@ static int tiers_least(plan_ctx *c, const stall_config *chosen, const char *key,
     /* The best it can be: a bandwidth far above any demand (0, unlimited,
      * could leave a miss costing nothing, which the check refuses), or the
      * whole dataset cached. */
-    plan_set_real(cfg, "storage", key, top > 0 ? top : 1e12);
+    *most = top > 0 ? top : 1e12;
+    plan_set_real(cfg, "storage", key, *most);
     int rc = plan_sim(c, cfg, &p, err);
     if (rc == 0 && p.stall > target) {
         snprintf(a->binding, sizeof a->binding, "not_met");
@@ -84,18 +85,62 @@ static int tiers_least(plan_ctx *c, const stall_config *chosen, const char *key,
     return 0;
 }
 
+/* A bandwidth as configured, in words: 0 is unlimited. */
+static const char *tiers_mb_s(char *buf, size_t n, double v)
+{
+    if (v > 0)
+        snprintf(buf, n, "%g MB/s", v);
+    else
+        snprintf(buf, n, "unlimited");
+    return buf;
+}
+
+/* What a not_met row's best run simulated, and its stall share: row 0 the
+ * link, 1 the global store, 2 the cache. */
+static size_t tiers_say(const stall_config *chosen, const stall_plan_result *r, int row,
+                        double most, bool first, char *out, size_t n)
+{
+    static const char *const names[3] = {"tier_link_mb_s", "tier_global_mb_s", "tier_cache_mb"};
+    char link[32], glob[32], rest[256];
+    tiers_mb_s(link, sizeof link, chosen->bandwidth_mb_s);
+    tiers_mb_s(glob, sizeof glob, chosen->global_mb_s);
+    const char *fifo = chosen->queue == 1 ? ", a fifo store having one bandwidth" : "";
+    if (row == 0)
+        snprintf(rest, sizeof rest,
+                 "the link at %g MB/s per node (the global store %s%s; latency %g ms and cache "
+                 "%g MB as configured)",
+                 most, chosen->queue == 1 ? "off" : glob, fifo, chosen->latency_ms,
+                 chosen->cache_mb);
+    else if (row == 1)
+        snprintf(rest, sizeof rest,
+                 "the global store at %g MB/s (the link %s%s; latency %g ms and cache %g MB as "
+                 "configured)",
+                 most, chosen->queue == 1 ? "off" : link, fifo, chosen->latency_ms,
+                 chosen->cache_mb);
+    else
+        snprintf(rest, sizeof rest,
+                 "a cache of %g MB per node, the whole dataset (link %s, global store %s, "
+                 "latency %g ms as configured)",
+                 most, link, glob, chosen->latency_ms);
+    int k = snprintf(out, n, "%s%s not_met: with %s the stall share is %.4f", first ? "" : "\n",
+                     names[row], rest, r->tier_best_stall[row]);
+    return k > 0 ? (size_t)k : 0;
+}
+
 int plan_tiers(plan_ctx *c, const stall_config *chosen, stall_plan_result *r, stall_err *err)
 {
     r->tiers = true;
-    r->tier_best_stall = NAN;
-    double t = r->stall_target;
+    for (int i = 0; i < 3; i++)
+        r->tier_best_stall[i] = NAN;
+    r->tiers_why[0] = '\0';
+    double t = r->stall_target, most[3] = {0, 0, 0};
     /* Bandwidths gallop from 1 MB/s; the cache from 1 MB up to the
      * dataset's size per node (a replicated dataset: all of it). */
-    int rc =
-        tiers_least(c, chosen, "bandwidth_mb_s", 1, 0, t, &r->tier_link, &r->tier_best_stall, err);
+    int rc = tiers_least(c, chosen, "bandwidth_mb_s", 1, 0, t, &r->tier_link,
+                         &r->tier_best_stall[0], &most[0], err);
     if (rc == 0)
-        rc = tiers_least(c, chosen, "global_mb_s", 1, 0, t, &r->tier_global, &r->tier_best_stall,
-                         err);
+        rc = tiers_least(c, chosen, "global_mb_s", 1, 0, t, &r->tier_global, &r->tier_best_stall[1],
+                         &most[1], err);
     double top = chosen->dataset_mb;
     if (rc == 0 && !(top > 0)) {
         /* dataset_mb = 0: what an epoch reads; the model resolves it, so
@@ -103,9 +148,32 @@ int plan_tiers(plan_ctx *c, const stall_config *chosen, stall_plan_result *r, st
         top = 1e12;
     }
     if (rc == 0)
-        rc =
-            tiers_least(c, chosen, "cache_mb", 1, top, t, &r->tier_cache, &r->tier_best_stall, err);
-    return rc;
+        rc = tiers_least(c, chosen, "cache_mb", 1, top, t, &r->tier_cache, &r->tier_best_stall[2],
+                         &most[2], err);
+    if (rc)
+        return rc;
+    /* Each row's own run, not one figure for them all (the cache's, at the
+     * configured link, was once printed as the stall "with the resource
+     * unlimited", beside a storage bandwidth that binds). */
+    size_t at = 0, n = sizeof r->tiers_why;
+    double least = INFINITY;
+    for (int i = 0; i < 3; i++) {
+        if (isnan(r->tier_best_stall[i]) || at >= n)
+            continue;
+        at += tiers_say(chosen, r, i, most[i], at == 0, r->tiers_why + at, n - at);
+        least = fmin(least, r->tier_best_stall[i]);
+    }
+    /* Every row not met: what none of them alone takes away. */
+    bool all = !isnan(r->tier_best_stall[0]) && !isnan(r->tier_best_stall[1]) &&
+               !isnan(r->tier_best_stall[2]);
+    if (all && at < n)
+        snprintf(r->tiers_why + at, n - at,
+                 "\nno one of them alone brings the stall share (%.4f with the store as "
+                 "configured) to stall_target = %g; the least, %.4f, is what the loop and the "
+                 "store's other keys leave%s",
+                 r->stall_at_workers, t, least,
+                 strcmp(r->workers.binding, "not_met") == 0 ? ": see workers below" : "");
+    return 0;
 }
 
 void plan_tiers_free(stall_config *cfg)

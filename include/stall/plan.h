@@ -45,7 +45,11 @@
  *     and cache size per node for a stall share <= stall_target at the
  *     configuration's GPUs (plan.csv rows tier_link_mb_s, tier_global_mb_s,
  *     tier_cache_mb): galloping then bisection to 0.1%, assuming the stall
- *     share does not grow with either.
+ *     share does not grow with either. A row not met says what its best
+ *     run simulated (that resource at its most, the rest as configured)
+ *     and its stall share (tiers_why); the workers' reason (question 1)
+ *     names the storage bandwidth and the cores only where question 3's
+ *     answer binds.
  *  Every answer that is a GPU count carries its GPU-hours per epoch.
  */
 #ifndef STALL_PLAN_H
@@ -96,8 +100,12 @@ typedef struct stall_plan_result {
      * meets it; value NAN). */
     bool tiers;
     stall_plan_answer tier_link, tier_global, tier_cache;
-    double tier_best_stall; /* a not_met tier row: the stall share with that resource unlimited
-                               (NAN: every tier row met) */
+    /* Each tier row (link, global, cache) not met: the stall share of its
+     * best run, that resource at its most (1e12 MB/s, a cache holding the
+     * dataset) and the rest as configured (NAN: met); and what each such
+     * run simulated, in sentences ("": every row met). */
+    double tier_best_stall[3];
+    char tiers_why[1536];
     char throughput_why[512], epoch_why[512];
     /* [plan] ckpt_stall_budget (0: not asked): the shortest checkpoint
      * interval in iterations whose checkpoint stall share stays within it
