@@ -38,7 +38,8 @@
  * tables may still be being filled behind the run instead (jobs/fill.c,
  * the fill overlapped): d->ready, when set, is called once per epoch start
  * and once per iteration with the last batch the iteration reads. On a
- * failure (a negative duration) the run stops, after the records before
+ * failure (a negative duration, or an iteration ending past the simulated
+ * clock's limit) the run stops, after the records before
  * it, and returns an error; stall_model_run then runs the event engine,
  * which gives the error and its message, skipping those records (all
  * before the failure's point in the run: a refill's fetch or C(r,k) fails
@@ -51,6 +52,7 @@
 #include <string.h>
 
 #include "model_state.h"
+#include "stall/limits.h"
 
 /* What an iteration's record needs besides the per-rank arrays. */
 typedef struct fast_iter_out {
@@ -124,6 +126,8 @@ static int fast_epoch(model_fast *F, int e, stall_time t0)
             if (dur < 0)
                 return -1;
             fast_hand_out(F, so + (size_t)r, wo + (size_t)r, t0, dur);
+            if (F->s_end[so + (size_t)r] > STALL_LIMIT_HORIZON_NS)
+                return -1; /* the clock's limit, as in fast_loop */
         }
     }
     return 0;
@@ -168,6 +172,8 @@ static int fast_iter(model_fast *F, int e, int64_t k, stall_time q, model_part *
             if (dur < 0)
                 return -1;
             fast_hand_out(F, so + (size_t)r, wo + (size_t)r, y, dur);
+            if (F->s_end[so + (size_t)r] > STALL_LIMIT_HORIZON_NS)
+                return -1; /* the clock's limit, as below */
         }
         size_t at = o + (size_t)r;
         stall_time st = y - q, yc = y + c;
@@ -251,6 +257,12 @@ static int fast_loop(model_fast *F)
             stall_time ckw =
                 stall__ckpt_after(&F->ck, (int64_t)e * p->batches + k, bar + a, true, &ckwrite);
             t = bar + a + ckw;
+            /* Past the simulated clock's limit: stop before a later sum can
+             * overflow (every time so far is <= t, a duration <= 1e6 s);
+             * the engine then gives its error, as it does for a negative
+             * duration (above). */
+            if (t > STALL_LIMIT_HORIZON_NS)
+                return -1;
             *it = (fast_iter_out){.epoch = e,
                                   .k = k,
                                   .t0 = t0,

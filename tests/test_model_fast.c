@@ -286,3 +286,37 @@ Test(model_fast, huge_waits_sum_in_rank_order)
     dur d = {.salt = 5, .levels = 3, .unit = 10000 * INT64_C(1000000000), .bad_epoch = -1};
     compare(&p, &d, 5);
 }
+
+/* Runs that pass the simulated clock's limit (5e9 s) stop with the
+ * engine's error after the same records, on the closed form as on the
+ * engine (the closed form ran on: its int64 ns sums overflowed past
+ * 9.2e9 s and a run of 1e6 s fetches printed 9223000003.890 s, exit 0). */
+Test(model_fast, runs_past_the_clock_limit_fail_as_the_engine_does)
+{
+    for (uint64_t seed = 4000; seed < 4016; seed++) {
+        stall_model_params p;
+        dur d;
+        random_params(seed, &p, &d, false);
+        /* fetches of 2.5e5 to 7.5e5 s: the limit falls within the run */
+        d.unit = 250000 * INT64_C(1000000000);
+        d.bad_epoch = -1;
+        p.epochs = 1 + (int)(seed % 2);
+        p.batches = 100000 / p.epochs;
+        p.ranks = 1 + (int)(seed % 3);
+        p.gpus_per_node = p.ranks;
+        cr_assert(model_fast_on(&p), "seed %" PRIu64, seed);
+        compare(&p, &d, seed);
+        stall_durations dd = {
+            .fetch = d_fetch, .compute = d_compute, .tail = d_tail, .epoch_gap = d_gap, .ctx = &d};
+        tape t = {.g = p.ranks};
+        stall_model_stats st;
+        memset(&st, 0, sizeof st);
+        stall_err err;
+        memset(&err, 0, sizeof err);
+        cr_assert_eq(stall_model_run(&p, &dd, on_iter, &t, &st, &err), STALL_ECONFIG,
+                     "seed %" PRIu64 ": ran past the limit", seed);
+        cr_assert(strstr(err.msg, "simulated time passes the limit"), "seed %" PRIu64 ": %s", seed,
+                  err.msg);
+        free(t.b);
+    }
+}
