@@ -11,8 +11,11 @@
 #include <string.h>
 
 #include "htmlfmt.h"
+#include "stall/config.h"
+#include "stall/dsanalyzer.h"
 #include "stall/io.h"
 #include "stall/table.h"
+#include "stall/tidy.h"
 #include "htmlheadline_int.h"
 
 /* The throughput column of a sweep: samples/s when filled, else batches/s. */
@@ -149,6 +152,57 @@ static double hl_plan_key(const char *dir, const char *key)
     return v;
 }
 
+/* The configuration's GPU count as the plan read it (jobs/feed.c,
+ * wi_params): [cluster] gpus when given, else the trace's ranks, else 1;
+ * 0 when effective.ini or its trace cannot be read. A tidy trace is sorted
+ * by (epoch, batch, rank): its first batch names every rank. */
+static int hl_plan_gpus(const char *dir)
+{
+    stall_config *cfg = malloc(sizeof *cfg);
+    if (!cfg)
+        abort();
+    char *ini = stall_path_join(dir, "effective.ini");
+    stall_err err = {0};
+    int g = 0;
+    stall_config_defaults(cfg);
+    if (stall_config_load(cfg, ini, &err) == 0) {
+        if (cfg->gpus > 0) {
+            g = (int)cfg->gpus;
+        } else if (cfg->format == STALL_FORMAT_TIDY) {
+            stall_tidy_stream *s = NULL;
+            stall_tidy_row row;
+            if (stall_tidy_open(cfg->path, &s, &err) == 0) {
+                int64_t k0 = -1;
+                int e0 = -1;
+                while (stall_tidy_next(s, &row, &err) == 1) {
+                    if (e0 < 0) {
+                        e0 = row.epoch;
+                        k0 = row.batch;
+                    }
+                    if (row.epoch != e0 || row.batch != k0)
+                        break;
+                    g = row.rank + 1 > g ? row.rank + 1 : g;
+                }
+            }
+            stall_tidy_close(s);
+        } else if (cfg->format == STALL_FORMAT_DSANALYZER) {
+            stall_ds_stream *s = NULL;
+            if (stall_ds_open(cfg->fetch, cfg->start, cfg->perf, cfg->epoch, &s, &err) == 0) {
+                size_t k;
+                const stall_ds_trace *row;
+                if (stall_ds_next(s, &k, &row, &err) == 1)
+                    g = stall_ds_stream_gpus(s);
+            }
+            stall_ds_close(s);
+        } else {
+            g = 1;
+        }
+    }
+    free(ini);
+    free(cfg);
+    return g;
+}
+
 int hl_plan(FILE *f, const char *dir, stall_err *err)
 {
     stall_table *p = NULL, *s = NULL;
@@ -171,25 +225,50 @@ int hl_plan(FILE *f, const char *dir, stall_err *err)
                 bind[i] = hl_get(p, r, "binding");
             }
     double target = hl_plan_key(dir, "stall_target"), eff = hl_plan_key(dir, "efficiency");
-    double stall1 = s && s->nrows ? hl_num(s, 0, "stall_share") : NAN;
-    char b[6][HF_LEN], claim[700];
+    double maxw = hl_plan_key(dir, "max_workers");
+    /* The plan's answer is at the configuration's GPU count, and so is its
+     * stall share: scaling.csv's row at that count (the curve runs the
+     * chosen workers per GPU), not its first row (1 GPU). */
+    int g = hl_plan_gpus(dir);
+    double stall = NAN;
+    for (size_t r = 0; s && g > 0 && r < s->nrows; r++)
+        if (hl_num(s, r, "gpus") == g)
+            stall = hl_num(s, r, "stall_share");
+    char b[6][HF_LEN], claim[900], at[200];
+    if (!isnan(stall))
+        snprintf(at, sizeof at, "the configuration's %d GPU%s", g, g == 1 ? "" : "s");
     const char *word = strcmp(bind[0], "not_met") == 0 ? "data-bound"
                        : strcmp(bind[2], "binds") == 0 ? "storage-bound"
                        : strcmp(bind[3], "binds") == 0 ? "host-cores-bound"
                                                        : "nothing binds";
-    if (strcmp(bind[0], "not_met") == 0) {
+    /* The counts searched: 1, 2, 4, ... doubling up to max_workers. */
+    char searched[96];
+    snprintf(searched, sizeof searched, "the worker counts searched (1 to %s per GPU, doubling)",
+             hf_fmt(b[4], maxw, HF_INT));
+    if (strcmp(bind[0], "not_met") == 0 && !isnan(stall)) {
         snprintf(claim, sizeof claim,
-                 "stall share remains with %s workers per GPU (the most searched; target %s; "
-                 "scaling.csv at %s GPU): no worker count hides data loading here",
-                 hf_fmt(b[1], v[0], HF_INT), hf_fmt(b[2], target, HF_SHARE),
-                 s && s->nrows ? hl_get(s, 0, "gpus") : "?");
-        hl_lead(f, word, hf_fmt(b[0], stall1, HF_SHARE), claim);
+                 "stall share remains at %s with %s workers per GPU (scaling.csv), the least of "
+                 "%s, above the target %s: no worker count hides data loading here",
+                 at, hf_fmt(b[1], v[0], HF_INT), searched, hf_fmt(b[2], target, HF_SHARE));
+        hl_lead(f, word, hf_fmt(b[0], stall, HF_SHARE), claim);
+    } else if (strcmp(bind[0], "not_met") == 0) {
+        snprintf(claim, sizeof claim,
+                 "workers per GPU give the least stall share of %s, above the target %s: no "
+                 "worker count hides data loading here (the stall share at the configuration's "
+                 "GPU count is not in scaling.csv)",
+                 searched, hf_fmt(b[2], target, HF_SHARE));
+        hl_lead(f, word, hf_fmt(b[0], v[0], HF_INT), claim);
+    } else if (!isnan(stall)) {
+        snprintf(claim, sizeof claim,
+                 "workers per GPU are the fewest that bring the stall share to the target %s "
+                 "or below (%s at %s, scaling.csv)",
+                 hf_fmt(b[1], target, HF_SHARE), hf_fmt(b[2], stall, HF_SHARE), at);
+        hl_lead(f, word, hf_fmt(b[0], v[0], HF_INT), claim);
     } else {
         snprintf(claim, sizeof claim,
                  "workers per GPU are the fewest that bring the stall share to the target %s "
-                 "or below (%s at %s GPU, scaling.csv)",
-                 hf_fmt(b[1], target, HF_SHARE), hf_fmt(b[2], stall1, HF_SHARE),
-                 s && s->nrows ? hl_get(s, 0, "gpus") : "?");
+                 "or below",
+                 hf_fmt(b[1], target, HF_SHARE));
         hl_lead(f, word, hf_fmt(b[0], v[0], HF_INT), claim);
     }
     fprintf(f,

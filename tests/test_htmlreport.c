@@ -637,6 +637,47 @@ Test(htmlreport, plan_headline_is_the_answer)
     free(html);
 }
 
+/* A plan of a 2-rank trace: the headline's stall share is the plan's own
+ * answer (its terminal sentence "the least, X, is at N workers per GPU") at
+ * the configuration's 2 GPUs, not scaling.csv's first row (1 GPU), and it
+ * says which worker counts were searched (it said "the most searched" of
+ * the least-stall count, 8, with up to 64 searched). */
+Test(htmlreport, plan_headline_is_at_the_configurations_gpus)
+{
+    char out[700], cmd[2600];
+    snprintf(out, sizeof out, "%s/pl2", dir);
+    snprintf(cmd, sizeof cmd,
+             "cd %s && %s plan traces/ddp2_w2 --set plan.max_gpus=8 -o %s >%s/plan.txt "
+             "2>/dev/null",
+             SRC, BIN, out, dir);
+    int st = system(cmd);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s failed", cmd);
+    snprintf(cmd, sizeof cmd, "%s/plan.txt", dir);
+    char *txt = rd_slurp(cmd);
+    cr_assert_not_null(txt);
+    const char *at = strstr(txt, "the least, ");
+    cr_assert_not_null(at, "%s", txt);
+    double least = NAN;
+    int w = 0;
+    cr_assert_eq(sscanf(at, "the least, %lf, is at %d workers per GPU", &least, &w), 2, "%s", at);
+    free(txt);
+    char *html = real_report(out);
+    stall_table *s = csv(out, "scaling.csv");
+    cr_assert_str_eq(cell(s, 1, "gpus"), "2");
+    cr_assert_str_neq(pct(num(s, 0, "stall_share"), true), pct(num(s, 1, "stall_share"), true),
+                      "1 and 2 GPUs coincide: the test would not tell them apart");
+    cr_assert_str_eq(key_of(html), pct(num(s, 1, "stall_share"), true));
+    double key = strtod(key_of(html), NULL) / 100;
+    cr_assert(fabs(key - least) <= 0.0006, "headline %s, plan's answer %.3f", key_of(html), least);
+    char want[160];
+    snprintf(want, sizeof want, "at the configuration's 2 GPUs with %d workers per GPU", w);
+    cr_assert(strstr(headline(html), want), "no '%s' in %s", want, headline(html));
+    cr_assert(strstr(headline(html), "1 to 64 per GPU"), "%s", headline(html));
+    cr_assert_null(strstr(headline(html), "most searched"), "%s", headline(html));
+    stall_table_free(s);
+    free(html);
+}
+
 /* A seed-mode folder (total_summary.csv, replay_summary.csv): the headline is
  * the notebook's least mean stall over the alignments, read here from the
  * notebook's own cells ("mean±std"), with the alignment that gives it. */
