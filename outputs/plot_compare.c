@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "plot_int.h"
+#include "stall/config.h"
 #include "stall/io.h"
 
 /* ---- validate, analyze ---- */
@@ -63,6 +64,18 @@ int stall_plot_validate(plot_ctx *c, stall_err *err)
     return 0;
 }
 
+/* Whether the INI at ini runs in mode = model (run --analyze needs it);
+ * false when it cannot be read. */
+static bool plot_ini_model(const char *ini)
+{
+    stall_config *cfg = stall_xmalloc(sizeof *cfg);
+    stall_err e = {0};
+    stall_config_defaults(cfg);
+    bool model = stall_config_load(cfg, ini, &e) == 0 && cfg->mode == STALL_MODE_MODEL;
+    free(cfg);
+    return model;
+}
+
 /* The stacked bar per rank, from per_rank.csv (stallsim analyze or
  * --analyze): one group of bars per source (simulated, measured), side by
  * side with a gap between groups, each bar at an x of its own. */
@@ -82,7 +95,20 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
             char *alt = stall_xmalloc(strlen(c->dir) + 16);
             sprintf(alt, "%s-analyze", c->dir);
             char *w_alt = stall_path_shell(alt);
-            if (stall_plot_measured_comparable(c->dir))
+            if (!plot_ini_model(ini))
+                /* A replay (or seed) run: run --analyze refuses it
+                 * (exit 2), and its alignment lists have no effect in
+                 * mode = model; the model run of the measured
+                 * configuration drops them. */
+                stall_plot_note(c,
+                                "where each rank's time went: no per_rank.csv (a replay "
+                                "simulates no loader, so no ranks' parts of its own; the "
+                                "measured trace's: stallsim analyze %s -o %s; the closed-loop "
+                                "model's of the measured configuration: stallsim run %s --set "
+                                "scenario.mode=model --set align.fetch=none --set "
+                                "align.start=none --analyze -o %s)",
+                                w_ini, w_dir, w_ini, w_alt);
+            else if (stall_plot_measured_comparable(c->dir))
                 stall_plot_note(c,
                                 "where each rank's time went: no per_rank.csv (the simulated "
                                 "ranks: stallsim run %s --analyze -o %s; the measured trace's: "

@@ -1225,3 +1225,35 @@ Test(plot, a_whatif_with_only_measured_ranks_draws_no_breakdown)
     snprintf(p, sizeof p, "%s/plots/breakdown.gp", r);
     cr_assert_neq(access(p, F_OK), 0, "a breakdown was drawn from nothing");
 }
+
+/* A replay run folder without per_rank.csv: every command the note
+ * suggests runs as printed and adds the ranks' breakdown (it suggested run
+ * --analyze, which a replay refuses with exit 2). */
+Test(plot, replay_run_breakdown_note_suggests_commands_that_run)
+{
+    char *r = res_dir("replay_note");
+    cr_assert_eq(sh("%s run configs/example.ini -o %s -q", BIN, r), 0);
+    stall_plot_result res;
+    stall_err err = {0};
+    cr_assert_eq(stall_plot(r, &no_gnuplot, &res, &err), 0, "%s", err.msg);
+    const char *note = NULL;
+    for (int i = 0; i < res.nnote; i++)
+        if (strstr(res.note[i], "each rank's time went"))
+            note = res.note[i];
+    cr_assert_not_null(note, "no note on the ranks' breakdown");
+    int ncmd = 0;
+    for (const char *s = strstr(note, "stallsim "); s; s = strstr(s + 1, "stallsim ")) {
+        size_t n = strcspn(s, ";)");
+        char cmd[2048];
+        snprintf(cmd, sizeof cmd, "%s%.*s", BIN, (int)(n - strlen("stallsim")),
+                 s + strlen("stallsim"));
+        cr_assert_eq(sh("%s", cmd), 0, "suggested command failed: %s", cmd);
+        const char *o = strstr(cmd, " -o ");
+        cr_assert_not_null(o, "%s", cmd);
+        char p[1200];
+        snprintf(p, sizeof p, "%s/" STALL_RESULTS_PER_RANK, o + 4);
+        cr_assert_eq(access(p, F_OK), 0, "%s wrote no %s", cmd, p);
+        ncmd++;
+    }
+    cr_assert_gt(ncmd, 0, "no command in: %s", note);
+}
