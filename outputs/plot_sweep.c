@@ -71,6 +71,77 @@ static void plot_axis_tics(FILE *gp, const char *axis, const plot_axis *a)
     fputs(")\n", gp);
 }
 
+/* A heatmap cell's label. sig 0: the panel's decimals (dec); else sig
+ * significant digits with k (10^3) or M (10^6) from 1000 on, the integer
+ * part of a smaller value kept whole ("3.8k", "16k", "473"). */
+static void plot_cell_label(char *b, size_t n, double v, int dec, int sig)
+{
+    if (!isfinite(v)) {
+        snprintf(b, n, "-");
+        return;
+    }
+    if (sig == 0) {
+        snprintf(b, n, "%.*f", dec, v);
+        return;
+    }
+    static const char *const unit[] = {"", "k", "M", "G"};
+    int u = 0;
+    double m = v;
+    while (u < 3 && fabs(m) >= 1000) {
+        m /= 1000;
+        u++;
+    }
+    for (;;) {
+        int mag = fabs(m) >= 1 ? (int)floor(log10(fabs(m))) : 0;
+        int d = sig - 1 - mag;
+        d = d < 0 ? 0 : d;
+        /* No more decimals than the panel's own (a share of 80 is "80"). */
+        if (u == 0 && d > dec)
+            d = dec;
+        double r = round(m * pow(10, d)) / pow(10, d);
+        if (u < 3 && fabs(r) >= 1000 && u + 1 <= 3 && (u > 0 || fabs(v) >= 1000)) {
+            m /= 1000; /* 999.96k rounds to 1000k: 1.0M */
+            u++;
+            continue;
+        }
+        snprintf(b, n, "%.*f%s", d, m, unit[u]);
+        return;
+    }
+}
+
+/* The label format of a heatmap panel (nx x ny cells): the first of the
+ * panel's decimals, 3 significant digits, 2 (each at font 10, then 8) whose
+ * widest label fits a cell; sig -1 when none does (no labels). A panel's
+ * plot area is about 400 x 345 px of the 1100 x 460 figure (390 x 330
+ * taken); a digit is about 0.62 x font px wide (pngcairo, sans), the box's
+ * margins (2 at font 10, 1 at 8) add 0.7 and 0.4 x font px, and a line is
+ * 1.6 x font px high. */
+static void plot_cell_format(const double *v, size_t nv, int nx, int ny, int dec, int *sig,
+                             int *font)
+{
+    static const int sigs[3] = {0, 3, 2}, fonts[2] = {10, 8};
+    static const double margin[2] = {0.7, 0.4};
+    double cw = 390.0 / nx, ch = 330.0 / ny;
+    for (int k = 0; k < 3; k++) {
+        size_t wide = 0;
+        char b[48];
+        for (size_t i = 0; i < nv; i++) {
+            plot_cell_label(b, sizeof b, v[i], dec, sigs[k]);
+            wide = strlen(b) > wide ? strlen(b) : wide;
+        }
+        for (int f = 0; f < 2; f++) {
+            double w = (0.62 * (double)wide + margin[f]) * fonts[f];
+            if (w <= 0.95 * cw && 1.6 * fonts[f] <= ch) {
+                *sig = sigs[k];
+                *font = fonts[f];
+                return;
+            }
+        }
+    }
+    *sig = -1;
+    *font = 0;
+}
+
 int stall_plot_sweep(plot_ctx *c, stall_err *err)
 {
     stall_table *t = NULL;
@@ -178,18 +249,6 @@ int stall_plot_sweep(plot_ctx *c, stall_err *err)
                  t->header[2],
                  sth < 1 ? " (throughput: every point within 1%, see the panel's title)" : "");
         stall_plot_begin(c, "sweep", 1100, 460, cap);
-        fprintf(c->dat, "# %s_index %s_index throughput stall_share_pct (blocks: one per %s)\n",
-                t->header[1], t->header[2], t->header[1]);
-        for (int x = 0; x < ax[0].n; x++) {
-            for (int y = 0; y < ax[1].n; y++) {
-                size_t k = (size_t)x * (size_t)ax[1].n + (size_t)y;
-                fprintf(c->dat, "%d %d", x, y);
-                stall_plot_num(c->dat, th[k]);
-                stall_plot_num(c->dat, st[k]);
-                fputc('\n', c->dat);
-            }
-            fputc('\n', c->dat);
-        }
         double lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};
         for (size_t k = 0; k < ncell; k++) {
             if (isfinite(th[k]))
@@ -197,18 +256,56 @@ int stall_plot_sweep(plot_ctx *c, stall_err *err)
             if (isfinite(st[k]))
                 lo[1] = fmin(lo[1], st[k]), hi[1] = fmax(hi[1], st[k]);
         }
+        /* Cell labels and the colour bar with the same decimals: enough
+         * to tell a tenth of the panel's span apart; the labels shorter
+         * (3.8k) or smaller where the cells are narrow, none where even
+         * that would not fit (a new user's 15 x 4 grid overlapped 3759 and
+         * 5523 into "375 552"). */
+        int dec[2], sig[2], font[2];
+        const double *vals[2] = {th, st};
+        for (int p = 0; p < 2; p++) {
+            double span = isfinite(lo[p]) ? hi[p] - lo[p] : 0;
+            dec[p] = span > 0 ? (int)ceil(-log10(span / 10)) : 1;
+            dec[p] = dec[p] < 0 ? 0 : dec[p] > 4 ? 4 : dec[p];
+            plot_cell_format(vals[p], ncell, ax[0].n, ax[1].n, dec[p], &sig[p], &font[p]);
+        }
+        fprintf(c->dat,
+                "# %s_index %s_index throughput stall_share_pct throughput_label "
+                "stall_share_label (the cells' labels; blocks: one per %s)\n",
+                t->header[1], t->header[2], t->header[1]);
+        for (int x = 0; x < ax[0].n; x++) {
+            for (int y = 0; y < ax[1].n; y++) {
+                size_t k = (size_t)x * (size_t)ax[1].n + (size_t)y;
+                fprintf(c->dat, "%d %d", x, y);
+                stall_plot_num(c->dat, th[k]);
+                stall_plot_num(c->dat, st[k]);
+                for (int p = 0; p < 2; p++) {
+                    char b[48];
+                    plot_cell_label(b, sizeof b, vals[p][k], dec[p], sig[p] < 0 ? 2 : sig[p]);
+                    fprintf(c->dat, " \"%s\"", b);
+                }
+                fputc('\n', c->dat);
+            }
+            fputc('\n', c->dat);
+        }
         free(th);
         free(st);
+        if (sig[0] < 0 || sig[1] < 0)
+            stall_plot_note(c,
+                            "sweep: the %s cells (%d x %d) are too small for labels: the "
+                            "colours and sweep.csv give the values",
+                            sig[0] < 0 && sig[1] < 0 ? "heatmaps'"
+                            : sig[0] < 0             ? "throughput heatmap's"
+                                                     : "stall share heatmap's",
+                            ax[0].n, ax[1].n);
         plot_axis_tics(c->gp, "x", &ax[0]);
         plot_axis_tics(c->gp, "y", &ax[1]);
         fputs("set xlabel ", c->gp);
         stall_plot_str(c->gp, t->header[1]);
         fputs("\nset ylabel ", c->gp);
         stall_plot_str(c->gp, t->header[2]);
-        bool labels = ax[0].n * ax[1].n <= 120;
         fprintf(c->gp,
                 "\nset xrange [-0.5:%d.5]\nset yrange [-0.5:%d.5]\nunset grid\nunset key\n"
-                "set style textbox opaque fc rgb \"#ffffff\" noborder margins 2, 1\n"
                 "set multiplot layout 1,2 title \"Sweep over two keys\"\n",
                 ax[0].n - 1, ax[1].n - 1);
         static const char *const pal[2] = {
@@ -233,23 +330,20 @@ int stall_plot_sweep(plot_ctx *c, stall_err *err)
                 a -= pad;
                 b += pad;
             }
-            /* Cell labels and the colour bar with the same decimals: enough
-             * to tell a tenth of the panel's span apart. */
-            double span = isfinite(lo[p]) ? hi[p] - lo[p] : 0;
-            int dec = span > 0 ? (int)ceil(-log10(span / 10)) : 1;
-            dec = dec < 0 ? 0 : dec > 4 ? 4 : dec;
             char fmt[16];
-            snprintf(fmt, sizeof fmt, "%%.%df", dec);
+            snprintf(fmt, sizeof fmt, "%%.%df", dec[p]);
             fputs("set title ", c->gp);
             stall_plot_str(c->gp, title);
             fprintf(c->gp, "\n%s\nset cbrange [%.9g:%.9g]\nset format cb \"%s\"\n", pal[p], a, b,
                     fmt);
+            fprintf(c->gp, "set style textbox opaque fc rgb \"#ffffff\" noborder margins %d, 1\n",
+                    font[p] == 8 ? 1 : 2);
             fprintf(c->gp, "plot \"sweep.dat\" using 1:2:%d with image pixels", 3 + p);
-            if (labels)
+            if (sig[p] >= 0)
                 fprintf(c->gp,
-                        ", \"\" using 1:2:(sprintf(\"%s\", $%d)) with labels boxed tc rgb "
+                        ", \"\" using 1:2:%d with labels boxed font \"sans,%d\" tc rgb "
                         "\"#000000\"",
-                        fmt, 3 + p);
+                        5 + p, font[p]);
             fputc('\n', c->gp);
         }
     }

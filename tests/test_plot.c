@@ -206,7 +206,7 @@ Test(plot, sweep_of_two_keys_is_a_grid_and_one_key_lines)
     cr_assert_eq(stall_plot(dir, &no_gnuplot, NULL, &err), 0, "%s", err.msg);
     int fields = 0;
     cr_assert_eq(rd_rows(sub("plots/sweep.dat"), &fields), 3 * 2);
-    cr_assert_eq(fields, 4);
+    cr_assert_eq(fields, 6); /* and the two cells' labels */
     char *gp = rd_slurp(sub("plots/sweep.gp"));
     /* Numeric values sorted as numbers: 1, 2, 10. */
     cr_assert(strstr(gp, "set xtics (\"1\" 0, \"2\" 1, \"10\" 2)"), "%s", gp);
@@ -464,12 +464,15 @@ static int gp_check(const char *fig, const char *gp, const dat_t *d)
                     sscanf(up + 7, "%511s", spec);
                     int cols[32], nc = 0;
                     using_all_cols(spec, cols, &nc);
-                    /* Every column read must be there and finite. */
+                    /* Every column read must be there and finite; with
+                     * labels the last is the label's text (a string). */
+                    bool is_label = strstr(el, " with labels") != NULL;
                     for (int r = 0; r < d->nrows; r++)
                         if (idx < 0 || d->block[r] == idx)
                             for (int k = 0; k < nc; k++)
                                 cr_assert(cols[k] <= d->nf[r] &&
-                                              (cols[k] > 10 || isfinite(d->v[r][cols[k] - 1])),
+                                              (cols[k] > 10 || (is_label && k == nc - 1) ||
+                                               isfinite(d->v[r][cols[k] - 1])),
                                           "%s: row %d has no finite column %d (%s)", fig, r,
                                           cols[k], spec);
                     char sp2[512];
@@ -1256,4 +1259,89 @@ Test(plot, replay_run_breakdown_note_suggests_commands_that_run)
         ncmd++;
     }
     cr_assert_gt(ncmd, 0, "no command in: %s", note);
+}
+
+/* A label's value ("3.8k" -> 3800) and the half step of its last digit. */
+static double label_value(const char *l, double *half)
+{
+    char *end;
+    double x = strtod(l, &end);
+    cr_assert(end != l, "label '%s' is no number", l);
+    const char *dot = strchr(l, '.');
+    int dec = dot ? (int)(end - dot - 1) : 0;
+    double u = *end == 'k' ? 1e3 : *end == 'M' ? 1e6 : *end == 'G' ? 1e9 : 1;
+    cr_assert(*end == '\0' || end[1] == '\0', "label '%s'", l);
+    *half = 0.5 * pow(10, -dec) * u * (1 + 1e-9);
+    return x * u;
+}
+
+/* A new user's 15 x 4 grid (dsanalyzer trace, model mode): the throughput
+ * labels overlapped, 3759 and 5523 reading "375 552". Every cell label
+ * written beside the figure renders its value, and a panel drawing labels
+ * draws them in a font at which the widest fits its cells. */
+Test(plot, real_sweep_grid_labels_render_their_values_and_fit)
+{
+    char *r = res_dir("swgrid");
+    cr_assert_eq(sh("%s sweep configs/seed-case1.ini --set scenario.mode=model --set "
+                    "fetch.resample=bootstrap --set report.samples=512 --set align.fetch=none "
+                    "--set align.start=none --sweep loader.workers=2..16 --sweep "
+                    "cluster.gpus=4,8,16,32 -o %s -q -j 2",
+                    BIN, r),
+                 0);
+    stall_plot_result res;
+    stall_err err = {0};
+    cr_assert_eq(stall_plot(r, &no_gnuplot, &res, &err), 0, "%s", err.msg);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/plots/sweep.dat", r);
+    FILE *f = fopen(p, "r");
+    cr_assert_not_null(f);
+    char line[512];
+    int rows = 0;
+    size_t wide[2] = {0, 0};
+    bool thousands = false;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        int x, y;
+        double v[2];
+        char l[2][64];
+        cr_assert_eq(sscanf(line, "%d %d %lf %lf \"%63[^\"]\" \"%63[^\"]\"", &x, &y, &v[0], &v[1],
+                            l[0], l[1]),
+                     6, "%s", line);
+        for (int k = 0; k < 2; k++) {
+            double half, lv = label_value(l[k], &half);
+            cr_assert(fabs(lv - v[k]) <= half, "label '%s' for %.9g", l[k], v[k]);
+            wide[k] = strlen(l[k]) > wide[k] ? strlen(l[k]) : wide[k];
+        }
+        thousands |= v[0] >= 1000;
+        rows++;
+    }
+    fclose(f);
+    cr_assert_eq(rows, 15 * 4);
+    cr_assert(thousands, "no throughput of 1000 or more: the test would not see 3.8k");
+    snprintf(p, sizeof p, "%s/plots/sweep.gp", r);
+    char *gp = rd_slurp(p);
+    int drawn = 0;
+    for (int k = 0; k < 2; k++) {
+        char use[64];
+        snprintf(use, sizeof use, "using 1:2:%d with labels boxed font \"sans,", 5 + k);
+        const char *u = strstr(gp, use);
+        if (!u)
+            continue;
+        int font = atoi(u + strlen(use));
+        cr_assert(font == 8 || font == 10, "font %d", font);
+        /* 15 cells across a plot area of about 400 px; a digit 0.62 x font
+         * px and the box's margins (2 at font 10, 1 at 8). */
+        double w = (0.62 * (double)wide[k] + (font == 10 ? 0.7 : 0.4)) * font;
+        cr_assert_leq(w, 400.0 / 15, "panel %d: %zu characters at font %d are %.1f px", k, wide[k],
+                      font, w);
+        drawn++;
+    }
+    cr_assert_eq(drawn, 2, "both panels fit labels here: %s", gp);
+    cr_assert_null(strstr(gp, "sprintf(\"%"), "labels formatted in gnuplot, not the .dat's");
+    free(gp);
+    if (rd_have("gnuplot")) {
+        const char *want[] = {"sweep"};
+        check_figures(r, want, 1);
+    }
 }
