@@ -516,6 +516,62 @@ Test(htmlreport, model_run_with_analyze_takes_the_simulated_verdict)
     free(html);
 }
 
+/* The measured share of a verdict in analyze.csv. */
+static double an_share(const stall_table *a, const char *src, const char *v)
+{
+    const char *metric = strcmp(v, "data-bound") == 0        ? "share_data"
+                         : strcmp(v, "straggler-bound") == 0 ? "share_straggler"
+                         : strcmp(v, "compute-bound") == 0   ? "share_compute"
+                                                             : "share_startup";
+    return strtod(an(a, src, metric), NULL);
+}
+
+/* run of a 2-rank trace, then stallsim analyze into its folder (the
+ * command plot suggests): analyze.csv holds the measured trace only. The
+ * run reproduces that trace (vs_measured_pct 0.0%), so the headline gives
+ * the verdict and share of the page's analysis table; it gave the run
+ * rule's stall share (start-up and every barrier wait included) and a
+ * verdict the table contradicted. A what-if of the same trace keeps its
+ * own verdict and names the table's as the measured trace's. */
+Test(htmlreport, run_with_measured_analyze_agrees_with_its_table)
+{
+    char d[700], cmd[2600];
+    snprintf(d, sizeof d, "%s", make("dd", "run traces/ddp2_w2 -q"));
+    snprintf(cmd, sizeof cmd, "cd %s && %s analyze %s/effective.ini -o %s >/dev/null 2>&1", SRC,
+             BIN, d, d);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    char *html = real_report(d);
+    stall_table *a = csv(d, "analyze.csv"), *t = csv(d, "summary.csv");
+    cr_assert(fabs(num(t, 0, "vs_measured_pct")) <= 2, "the run does not reproduce the trace");
+    const char *v = an(a, "measured", "verdict");
+    cr_assert_str_eq(verdict_of(html), v);
+    cr_assert_str_eq(key_of(html), pct(an_share(a, "measured", v), true));
+    cr_assert(strstr(headline(html), "analyze.csv, measured"), "%s", headline(html));
+    /* The run's own numbers say which quantity each is. */
+    cr_assert(strstr(headline(html), "epoch start-up included"), "%s", headline(html));
+    cr_assert(strstr(headline(html), "every wait for the last rank"), "%s", headline(html));
+    stall_table_free(a);
+    stall_table_free(t);
+    free(html);
+    snprintf(d, sizeof d, "%s", make("dd8", "run traces/ddp2_w2 --set loader.workers=8 -q"));
+    snprintf(cmd, sizeof cmd, "cd %s && %s analyze %s/effective.ini -o %s >/dev/null 2>&1", SRC,
+             BIN, d, d);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    html = real_report(d);
+    a = csv(d, "analyze.csv");
+    t = csv(d, "summary.csv");
+    cr_assert_gt(fabs(num(t, 0, "vs_measured_pct")), 2, "the what-if reproduces the trace");
+    cr_assert_str_eq(key_of(html), pct(num(t, 0, "stall_share"), true));
+    char want[200];
+    snprintf(want, sizeof want,
+             "the measured trace, not this what-if (analyze.csv, measured): <b>%s",
+             an(a, "measured", "verdict"));
+    cr_assert(strstr(headline(html), want), "no '%s' in %s", want, headline(html));
+    stall_table_free(a);
+    stall_table_free(t);
+    free(html);
+}
+
 Test(htmlreport, validate_headline_is_the_largest_epoch_error)
 {
     const char *d = make("val", "validate configs/w2.ini -q");
