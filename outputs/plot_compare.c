@@ -43,12 +43,15 @@ int stall_plot_validate(plot_ctx *c, stall_err *err)
         fputc('\n', c->dat);
     }
     /* Two bars per epoch at x -+ 0.2, each 0.4 wide: never on top of each
-     * other, whatever the number of epochs. */
+     * other, whatever the number of epochs. The key below the plot area, in
+     * one row: inside it covered the tallest bar of the last epoch (the
+     * dftracer UNet3D trace, a new user's report). */
     fprintf(c->gp,
             "set multiplot layout 1,2 title \"Simulated vs measured per epoch\"\n"
             "set style fill solid 0.85 border -1\nset xlabel \"epoch\"\n"
-            "set key top right\nset yrange [0:*]\nset xrange [-0.6:%zu.6]\nset offsets 0, 0, "
-            "graph 0.1, 0\n"
+            "set key below horizontal\nset bmargin 5\nset yrange [0:*]\nset xrange "
+            "[-0.6:%zu.6]\nset offsets 0, "
+            "0, graph 0.1, 0\n"
             "set ylabel \"epoch time [s]\"\n"
             "plot \"epochs.dat\" using ($1-0.2):3:(0.4):xtic(2) with boxes lc 8 title "
             "\"measured\", \"\" using ($1+0.2):4:(0.4) with boxes lc 1 title \"simulated\"\n"

@@ -1345,3 +1345,39 @@ Test(plot, real_sweep_grid_labels_render_their_values_and_fit)
         check_figures(r, want, 1);
     }
 }
+
+/* validate --plots of the dftracer UNet3D trace: the last epoch's bar is
+ * the tallest, and the key inside the plot area (top right) covered it in
+ * both panels. The key is drawn outside the plot area (below it), with the
+ * bottom margin that keeps it off the x label. */
+Test(plot, real_validate_epochs_key_outside_the_bars)
+{
+    char *r = res_dir("unet3d");
+    cr_assert_eq(
+        sh("%s validate tests/public/dftracer_dlio_unet3d_2023.pfw.gz --plots -o %s -q", BIN, r),
+        0);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/plots/epochs.dat", r);
+    dat_t *d = dat_read(p);
+    /* The case the key hid: the tallest simulated bar is the last epoch's. */
+    int last = d->nrows - 1, top = 0;
+    for (int i = 0; i < d->nrows; i++)
+        if (d->v[i][3] > d->v[top][3])
+            top = i;
+    cr_assert_eq(top, last, "the tallest bar is epoch %d, not the last", top);
+    free(d);
+    snprintf(p, sizeof p, "%s/plots/epochs.gp", r);
+    char *gp = rd_slurp(p);
+    const char *k = strstr(gp, "set key ");
+    cr_assert_not_null(k, "%s", gp);
+    cr_assert(strncmp(k, "set key below", 13) == 0 || strncmp(k, "set key outside", 15) == 0 ||
+                  strncmp(k, "set key above", 13) == 0,
+              "the key is inside the plot area: %.40s", k);
+    cr_assert_null(strstr(k + 1, "set key "), "a second key setting");
+    cr_assert(strstr(gp, "set bmargin "), "no room below the x label for the key");
+    free(gp);
+    if (rd_have("gnuplot")) {
+        const char *want[] = {"epochs"};
+        check_figures(r, want, 1);
+    }
+}
