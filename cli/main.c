@@ -40,7 +40,9 @@ enum {
     C_SW = 32,
     C_PLAN = 64,
     C_PLOT = 128,
-    C_REP = 256
+    C_REP = 256,
+    C_FULL = 512, /* an option's text in `stallsim --help` only */
+    C_ONE = 1024  /* an option's text in `stallsim --help COMMAND` only */
 };
 static const struct cli_cmd {
     const char *name;
@@ -76,8 +78,20 @@ static const struct cli_opt {
     int cmds;
     const char *text;
 } cli_opts[] = {
-    {C_RUN | C_VAL | C_AN | C_SW | C_PLAN,
-     "  -o DIR          result folder (default results/<scenario name>/)\n"},
+    {C_FULL,
+     "  -o DIR          result folder (default results/<scenario name>/; validate, plan\n"
+     "                  and sweep add -validate, -plan, -sweep; analyze:\n"
+     "                  results/analyze-<name>/, the INI's file stem or the trace's name)\n"},
+    {C_ONE | C_RUN, "  -o DIR          result folder (default results/<scenario name>/)\n"},
+    {C_ONE | C_VAL,
+     "  -o DIR          result folder (default results/<scenario name>-validate/)\n"},
+    {C_ONE | C_SW, "  -o DIR          result folder (default results/<scenario name>-sweep/)\n"},
+    {C_ONE | C_PLAN, "  -o DIR          result folder (default results/<scenario name>-plan/)\n"},
+    {C_ONE | C_AN,
+     "  -o DIR          result folder (default results/analyze-<name>/: the INI's file\n"
+     "                  stem, e.g. results/analyze-w2/ for configs/w2.ini; for a\n"
+     "                  trace, its name as run gives it); into a folder that holds\n"
+     "                  other files (a run's), the analysis files are added\n"},
     {C_TL, "  -o FILE.json    the timeline's file\n"},
     {C_RUN | C_VAL | C_SW | C_PLAN,
      "  --set S.K=V     override an INI key, e.g. --set align.fetch=min\n"},
@@ -151,7 +165,8 @@ static void cli_usage(FILE *f)
            "             share of a fetch (and the effective cores) and print the INI lines\n"
            "  analyze    where a measured run's time went: per rank, per worker, over time, the\n"
            "             slowest batches, the straggler and a verdict (analyze.csv, per_rank.csv,\n"
-           "             per_worker.csv, windows.csv, slowest.csv)\n"
+           "             per_worker.csv, windows.csv, slowest.csv; checkpoint.csv for a trace\n"
+           "             with checkpoints, storage.csv for a tidy trace with bytes, 2+ epochs)\n"
            "  timeline   a measured run as Chrome Trace Event JSON for ui.perfetto.dev\n"
            "  plot       the figures that fit a result folder (gnuplot: plots/*.png, *.svg,\n"
            "             with their data and scripts, written even without gnuplot)\n"
@@ -160,7 +175,8 @@ static void cli_usage(FILE *f)
            "\n"
            "options (stallsim --help COMMAND: one command's):\n");
     for (size_t k = 0; k < sizeof cli_opts / sizeof *cli_opts; k++)
-        fputs(cli_opts[k].text, f);
+        if (!(cli_opts[k].cmds & C_ONE))
+            fputs(cli_opts[k].text, f);
     fprintf(f,
             "\n"
             "TRACE: a tidy trace CSV or one of the notebook's three CSVs (its companions found\n"
@@ -174,7 +190,8 @@ static void cli_usage(FILE *f)
             "            or --set); what-if keys apply in mode = model only\n"
             "  results   written beside the target and renamed into place: an old result folder\n"
             "            is replaced whole, a folder with other files refused; errors and\n"
-            "            Ctrl-C/SIGTERM leave no temporary files\n"
+            "            Ctrl-C/SIGTERM leave no temporary files; analyze writes each of its\n"
+            "            files into place in the folder and keeps the folder's other files\n"
             "  storage   a measured fetch already contains its read: [storage] adds only the time\n"
             "            a read loses to sharing the node's bandwidth (batch_mb: trace bytes)\n"
             "  nodes     gpus_per_node = 0: the trace's layout (its GPUs on one node), 8 without\n"
@@ -193,10 +210,11 @@ static void cli_usage(FILE *f)
         "sweeps and capacity planning:\n"
         "  stallsim sweep TRACE|CONFIG.ini [-o DIR] [-j N] [--set S.K=V]... [--sweep S.K=LIST]...\n"
         "                 [--keep iterations] [--max-points N] [--max-point-mb MB] [-q] [--plots]\n"
+        "                 [--no-sync]\n"
         "      one run per point of the [sweep] grid (section.key = LIST; LIST: v1, v2 | A..B |\n"
         "      A..B xF | A..B +S; zip = a.b, c.d steps keys together) into DIR/sweep.csv;\n"
         "      resumable; under mpirun the points are split across the ranks\n"
-        "  stallsim plan TRACE|CONFIG.ini [-o DIR] [--set S.K=V]... [-q] [--plots]\n"
+        "  stallsim plan TRACE|CONFIG.ini [-o DIR] [--set S.K=V]... [-q] [--plots] [--no-sync]\n"
         "      mode = model (a replay scenario's trace is the model's input): fewest workers per "
         "GPU for the stall target, the weak-scaling\n"
         "      curve, the storage bandwidth and cores per node needed; [plan] keys (or\n"
@@ -323,12 +341,13 @@ static int cli_run(int argc, char **argv, bool validate)
         } else if (!ini) {
             ini = a;
         } else {
-            rc = cli_bad_usage("more than one CONFIG.ini given");
+            rc = cli_bad_usage("more than one TRACE or CONFIG.ini given");
             goto done;
         }
     }
     if (!ini) {
-        rc = cli_bad_usage("run needs a CONFIG.ini");
+        rc = cli_bad_usage(validate ? "validate needs a TRACE or CONFIG.ini"
+                                    : "run needs a TRACE or CONFIG.ini");
         goto done;
     }
     {
@@ -445,11 +464,12 @@ static int cli_trace_cmd(int argc, char **argv, bool timeline)
         } else if (!path) {
             path = a;
         } else {
-            return cli_bad_usage("more than one trace given");
+            return cli_bad_usage("more than one TRACE or CONFIG.ini given");
         }
     }
     if (!path)
-        return cli_bad_usage("needs a TRACE.csv or CONFIG.ini");
+        return cli_bad_usage(timeline ? "timeline needs a TRACE or CONFIG.ini"
+                                      : "analyze needs a TRACE or CONFIG.ini");
     stall_err err = {0};
     int rc;
     {
@@ -579,11 +599,12 @@ static int cli_sweep_plan(int argc, char **argv, bool plan)
         } else if (!ini) {
             ini = a;
         } else {
-            rc = cli_bad_usage("more than one CONFIG.ini given");
+            rc = cli_bad_usage("more than one TRACE or CONFIG.ini given");
         }
     }
     if (rc == 0 && !ini)
-        rc = cli_bad_usage(plan ? "plan needs a CONFIG.ini" : "sweep needs a CONFIG.ini");
+        rc = cli_bad_usage(plan ? "plan needs a TRACE or CONFIG.ini"
+                                : "sweep needs a TRACE or CONFIG.ini");
     stall_config *cfg = rc == 0 ? malloc(sizeof *cfg) : NULL;
     if (rc == 0 && !cfg)
         rc = 1;
@@ -654,7 +675,8 @@ static int cli_result_cmd(int argc, char **argv, bool report)
 {
     if (argc != 1 || argv[0][0] == '-')
         return cli_bad_usage(argc == 1 ? "unknown option (plot and report take RESULT_DIR only)"
-                                       : "needs one RESULT_DIR");
+                             : report  ? "report needs one RESULT_DIR"
+                                       : "plot needs one RESULT_DIR");
     stall_err err = {0};
     int rc = report ? stall_html_report(argv[0], stdout, &err)
                     : stall_plot(argv[0], &(stall_plot_opts){.term = stdout}, NULL, &err);
