@@ -271,9 +271,16 @@ static void df_rank(df_vec *v, tb_rank *r, df_stats *st)
     }
 }
 
+static const char *const dftracer_exts[] = {".pfw", ".pfw.gz", NULL};
+
+int stall_dftracer_files(const char *path, char ***files, int *n, stall_err *err)
+{
+    return tb_files(path, dftracer_exts, files, n, err);
+}
+
 int stall_dftracer_load(const char *path, stall_tidy_trace **out, stall_err *err)
 {
-    static const char *const exts[] = {".pfw", ".pfw.gz", NULL};
+    const char *const *exts = dftracer_exts;
     char **files = NULL;
     int nf = 0;
     *out = NULL;

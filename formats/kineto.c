@@ -248,9 +248,16 @@ bool stall_kineto_probe(const char *head, size_t n)
     return false;
 }
 
+static const char *const kineto_exts[] = {".json", ".json.gz", NULL};
+
+int stall_kineto_files(const char *path, char ***files, int *n, stall_err *err)
+{
+    return tb_files(path, kineto_exts, files, n, err);
+}
+
 int stall_kineto_load(const char *path, stall_tidy_trace **out, stall_err *err)
 {
-    static const char *const exts[] = {".json", ".json.gz", NULL};
+    const char *const *exts = kineto_exts;
     char **files = NULL;
     int nf = 0;
     *out = NULL;

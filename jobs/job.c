@@ -15,8 +15,10 @@
 
 #include "stall/cleanup.h"
 
+#include "stall/dftracer.h"
 #include "stall/digest.h"
 #include "stall/io.h"
+#include "stall/kineto.h"
 #include "stall/results.h"
 
 char *stall_job_outdir(const stall_config *cfg, const stall_run_opts *opts)
@@ -33,12 +35,52 @@ char *stall_job_outdir_as(const stall_config *cfg, const char *outdir, const cha
     return stall_path_join("results", name);
 }
 
+/* The input files of a job: paths, and each one's SHA-256 once hashed. */
+typedef struct job_files {
+    char **paths;
+    char (*hex)[65];
+    int n;
+} job_files;
+
+static void job_files_free(job_files *l)
+{
+    stall_trace_files_free(l->paths, l->n);
+    free(l->hex);
+    memset(l, 0, sizeof *l);
+}
+
+/* The input files of cfg's format into *l: a dsanalyzer trace's three, a
+ * tidy trace, a Kineto or dftracer trace's file or the trace files of its
+ * folder (as their readers take them). */
+static int job_input_files(const stall_config *cfg, job_files *l, stall_err *err)
+{
+    memset(l, 0, sizeof *l);
+    int rc = 0;
+    if (cfg->format == STALL_FORMAT_KINETO)
+        rc = stall_kineto_files(cfg->path, &l->paths, &l->n, err);
+    else if (cfg->format == STALL_FORMAT_DFTRACER)
+        rc = stall_dftracer_files(cfg->path, &l->paths, &l->n, err);
+    else {
+        const char *one[3] = {cfg->path};
+        int n = cfg->format == STALL_FORMAT_TIDY ? 1 : 0;
+        if (cfg->format == STALL_FORMAT_DSANALYZER) {
+            one[0] = cfg->fetch, one[1] = cfg->start, one[2] = cfg->perf;
+            n = 3;
+        }
+        l->paths = stall_xmalloc((size_t)(n ? n : 1) * sizeof *l->paths);
+        for (int i = 0; i < n; i++)
+            l->paths[i] = stall_xstrdup(one[i]);
+        l->n = n;
+    }
+    if (rc == 0)
+        l->hex = stall_xcalloc((size_t)(l->n ? l->n : 1), sizeof *l->hex);
+    return rc;
+}
+
 typedef struct job_manifest {
     const stall_config *cfg;
     const char *outdir;
-    const char *paths[4];
-    char hex[4][65];
-    int n;
+    const job_files *in;
     stall_fill_fn tail;
     void *tail_ctx;
 } job_manifest;
@@ -55,9 +97,9 @@ static int job_fill_manifest(FILE *f, void *arg, stall_err *err)
         fprintf(f, "; config %s\n", rel);
         free(rel);
     }
-    for (int i = 0; i < m->n; i++) {
-        char *rel = stall_path_relative(m->outdir, m->paths[i]);
-        fprintf(f, "; input %s\n;   sha256 %s\n", rel, m->hex[i]);
+    for (int i = 0; i < m->in->n; i++) {
+        char *rel = stall_path_relative(m->outdir, m->in->paths[i]);
+        fprintf(f, "; input %s\n;   sha256 %s\n", rel, m->in->hex[i]);
         free(rel);
     }
     fputc('\n', f);
@@ -66,22 +108,6 @@ static int job_fill_manifest(FILE *f, void *arg, stall_err *err)
         return 0;
     fputc('\n', f);
     return m->tail(f, m->tail_ctx, err);
-}
-
-/* The input files of cfg's format into paths (at most 3; a Kineto or
- * dftracer trace is one); their count. */
-static int job_input_paths(const stall_config *cfg, const char *paths[4])
-{
-    int n = 0;
-    if (cfg->format == STALL_FORMAT_DSANALYZER) {
-        paths[n++] = cfg->fetch;
-        paths[n++] = cfg->start;
-        paths[n++] = cfg->perf;
-    } else if (cfg->format == STALL_FORMAT_TIDY || cfg->format == STALL_FORMAT_KINETO ||
-               cfg->format == STALL_FORMAT_DFTRACER) {
-        paths[n++] = cfg->path;
-    }
-    return n;
 }
 
 static const char *job_digest_find(const stall_job_digests *d, const char *path)
@@ -98,9 +124,11 @@ static int job_inputs(const stall_config *cfg, bool json, stall_err *err);
 static int job_digests_add(stall_job_digests *d, const stall_config *cfg, bool json, stall_err *err)
 {
     int rc = job_inputs(cfg, json, err);
-    const char *paths[4];
-    int n = job_input_paths(cfg, paths);
-    for (int i = 0; i < n && rc == 0; i++) {
+    job_files l = {0};
+    if (rc == 0)
+        rc = job_input_files(cfg, &l, err);
+    const char *const *paths = (const char *const *)l.paths;
+    for (int i = 0; i < l.n && rc == 0; i++) {
         if (job_digest_find(d, paths[i]))
             continue;
         char hex[65];
@@ -116,6 +144,7 @@ static int job_digests_add(stall_job_digests *d, const stall_config *cfg, bool j
         memcpy(d->hex[d->n], hex, sizeof hex);
         d->n++;
     }
+    job_files_free(&l);
     return rc;
 }
 
@@ -169,16 +198,18 @@ bool stall_job_streams(const stall_config *cfg, const stall_run_opts *opts)
         return false; /* read whole by their readers (jobs/infer.h) */
     if (opts->in_memory)
         return opts->in_memory < 0;
-    const char *paths[4];
-    int n = job_input_paths(cfg, paths);
+    job_files l;
+    if (job_input_files(cfg, &l, NULL) != 0)
+        return true;
     long long bytes = 0;
-    for (int i = 0; i < n; i++) {
+    bool gone = false;
+    for (int i = 0; i < l.n && !gone; i++) {
         struct stat st;
-        if (stat(paths[i], &st) != 0)
-            return true;
-        bytes += (long long)st.st_size;
+        gone = stat(l.paths[i], &st) != 0;
+        bytes += gone ? 0 : (long long)st.st_size;
     }
-    return bytes >= STALL_STREAM_MIN_BYTES;
+    job_files_free(&l);
+    return gone || bytes >= STALL_STREAM_MIN_BYTES;
 }
 
 int stall_job_manifest_with(const stall_config *cfg, const char *outdir, const stall_job_digests *d,
@@ -189,19 +220,20 @@ int stall_job_manifest_with(const stall_config *cfg, const char *outdir, const s
     int rrc = stall_config_roundtrip(cfg, outdir, err);
     if (rrc)
         return rrc;
-    job_manifest m = {.cfg = cfg, .outdir = outdir, .tail = tail, .tail_ctx = tail_ctx};
-    m.n = job_input_paths(cfg, m.paths);
-    for (int i = 0; i < m.n; i++) {
-        const char *known = job_digest_find(d, m.paths[i]);
-        if (known) {
-            memcpy(m.hex[i], known, sizeof m.hex[i]);
-            continue;
-        }
-        int rc = stall_sha256_file(m.paths[i], m.hex[i], err);
-        if (rc)
-            return rc;
+    job_files in;
+    int rc = job_input_files(cfg, &in, err);
+    for (int i = 0; i < in.n && rc == 0; i++) {
+        const char *known = job_digest_find(d, in.paths[i]);
+        if (known)
+            memcpy(in.hex[i], known, sizeof in.hex[i]);
+        else
+            rc = stall_sha256_file(in.paths[i], in.hex[i], err);
     }
-    return stall_write_atomic_in(outdir, "effective.ini", job_fill_manifest, &m, err);
+    job_manifest m = {.cfg = cfg, .outdir = outdir, .in = &in, .tail = tail, .tail_ctx = tail_ctx};
+    if (rc == 0)
+        rc = stall_write_atomic_in(outdir, "effective.ini", job_fill_manifest, &m, err);
+    job_files_free(&in);
+    return rc;
 }
 
 int stall_job_manifest(const stall_config *cfg, const char *outdir, stall_err *err)

@@ -1386,6 +1386,16 @@ Test(cli, validate_reads_kineto_and_dftracer_traces)
         cr_assert_eq(sh(cmd, NULL, 0), 0, "%s: effective.ini has no sha256 of %s", runs[i].what,
                      runs[i].input);
     }
+    /* A folder of per-rank Kineto traces: each file with its SHA-256 (the
+     * folder itself was hashed, "read error", when the digests came in). */
+    snprintf(cmd, sizeof cmd,
+             BIN " validate " STALL_SOURCE_DIR "/tests/kineto/ddp2_w2 --set trace.workers=2 -q "
+                 "-o %s/kdir && for f in " STALL_SOURCE_DIR "/tests/kineto/ddp2_w2/*.json.gz; do "
+                 "grep -q \"^;   sha256 $(sha256sum $f | cut -c1-64)$\" %s/kdir/effective.ini || "
+                 "{ echo \"no sha256 of $f\" >&2; exit 1; }; done",
+             cdir, cdir);
+    char line[2048];
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
     /* A Kineto trace with workers that does not say how many: refused
      * naming the key, before anything runs. */
     snprintf(cmd, sizeof cmd, BIN " validate " PUB "hta_trace_diff_test.json.gz -o %s/k0", cdir);
