@@ -134,7 +134,13 @@ static int tidy_fail(stall_tidy_stream *t, int col, const char *fmt, ...)
     return t->rc;
 }
 
-int stall_parse_seconds_ns(const char *s, stall_time *ns)
+/* An exact decimal, optionally with an exponent ("1763700000.123456789",
+ * "-0.5", "12", "1.795224177e+09", "4e-06"), times 10^scale (scale 0: the
+ * value, 9: ns), to the nearest integer, halves away from zero. Returns 0,
+ * -1 when s is not such a number in full, -2 when it is one whose magnitude
+ * does not fit (*out then holds its sign: -1 or 1). *exact: no nonzero digit
+ * was rounded off. The digits are taken as text, never through a double. */
+static int tidy_decimal(const char *s, int scale, int64_t *out, bool *exact)
 {
     const char *p = s;
     int neg = 0;
@@ -142,31 +148,77 @@ int stall_parse_seconds_ns(const char *s, stall_time *ns)
         neg = *p++ == '-';
     if (!(*p >= '0' && *p <= '9') && !(*p == '.' && p[1] >= '0' && p[1] <= '9'))
         return -1;
-    int64_t whole = 0;
-    for (; *p >= '0' && *p <= '9'; p++) {
-        if (whole > (INT64_MAX / STALL_NS_PER_S - 9) / 10)
-            return -1;
-        whole = whole * 10 + (*p - '0');
-    }
-    int64_t frac = 0;
-    int digits = 0, round_up = 0;
+    const char *wd = p; /* whole digits */
+    while (*p >= '0' && *p <= '9')
+        p++;
+    int64_t nw = p - wd, nf = 0;
+    const char *fd = p; /* fraction digits */
     if (*p == '.') {
-        for (p++; *p >= '0' && *p <= '9'; p++) {
-            if (digits < 9) {
-                frac = frac * 10 + (*p - '0');
-                digits++;
-            } else if (digits == 9) {
-                round_up = *p >= '5';
-                digits++;
-            }
-        }
+        fd = ++p;
+        while (*p >= '0' && *p <= '9')
+            p++;
+        nf = p - fd;
+    }
+    int64_t exp = 0;
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        int eneg = 0;
+        if (*p == '-' || *p == '+')
+            eneg = *p++ == '-';
+        if (!(*p >= '0' && *p <= '9'))
+            return -1;
+        for (; *p >= '0' && *p <= '9'; p++)
+            if (exp < INT64_C(1) << 40) /* past any digit count: the same value */
+                exp = exp * 10 + (*p - '0');
+        if (eneg)
+            exp = -exp;
     }
     if (*p != '\0')
         return -1;
-    for (int d = digits < 9 ? digits : 9; d < 9; d++)
-        frac *= 10;
-    int64_t v = whole * STALL_NS_PER_S + frac + round_up;
-    *ns = neg ? -v : v;
+    /* Digit i of the digits (whole then fraction) has the weight
+     * 10^(point - 1 - i) in value * 10^scale. */
+    int64_t n = nw + nf, point = nw + exp + scale;
+#define TIDY_DIGIT(i) ((i) < 0 || (i) >= n ? 0 : ((i) < nw ? wd[i] : fd[(i)-nw]) - '0')
+    int64_t v = 0;
+    for (int64_t i = 0; i < point; i++) {
+        int d = TIDY_DIGIT(i);
+        if (v == 0 && d == 0 && i >= n)
+            break; /* zeros times 10^k */
+        if (v > (INT64_MAX - 9) / 10) {
+            *out = neg ? -1 : 1;
+            return -2;
+        }
+        v = v * 10 + d;
+    }
+    int64_t from = point < 0 ? 0 : point; /* the first digit rounded off */
+    bool rest = false;
+    for (int64_t i = from; i < n && !rest; i++)
+        rest = TIDY_DIGIT(i) != 0;
+    if (exact)
+        *exact = !rest;
+    v += TIDY_DIGIT(point) >= 5;
+#undef TIDY_DIGIT
+    *out = neg ? -v : v;
+    return 0;
+}
+
+int stall_parse_seconds_ns(const char *s, stall_time *ns)
+{
+    return tidy_decimal(s, 9, ns, NULL) == 0 ? 0 : -1;
+}
+
+/* A byte count: decimal text (an exponent allowed), 0 to 1e300; returns 0
+ * or -1. strtod alone would also take hexadecimal, "inf" and "nan". */
+static int tidy_byte_count(const char *s, double *out)
+{
+    int64_t ignored;
+    if (tidy_decimal(s, 0, &ignored, NULL) == -1)
+        return -1;
+    char *end = NULL;
+    double b = strtod(s, &end);
+    if (*end != '\0' || !(b >= 0) || b > 1e300)
+        return -1;
+    *out = b;
     return 0;
 }
 
@@ -203,16 +255,19 @@ static int tidy_int(stall_tidy_stream *t, int c, int64_t lo, int64_t *out)
     const char *s = t->field[t->col[c]];
     /* Up to 18 plain digits cannot overflow: read here; anything else
      * (sign, spaces strtoll skips, more digits) as strtoll reads it. */
-    long long x = 0;
+    int64_t x = 0;
     const char *p = s;
     while (*p >= '0' && *p <= '9' && p - s < 18)
         x = x * 10 + (*p++ - '0');
     if (p == s || *p != '\0') {
-        char *end = NULL;
-        errno = 0;
-        x = strtoll(s, &end, 10);
-        if (s[0] == '\0' || *end != '\0' || errno == ERANGE)
+        /* Any other decimal text whose value is whole ("+3", "1e3",
+         * "16.0"); past int64 it is out of range either way. */
+        bool exact = false;
+        int rc = tidy_decimal(s, 0, &x, &exact);
+        if (rc == -1 || (rc == 0 && !exact))
             return tidy_fail(t, t->col[c], "'%s': not an integer: \"%s\"", tidy_names[c], s);
+        if (rc == -2)
+            x = x < 0 ? INT64_MIN : INT64_MAX;
     }
     if (x < lo)
         return tidy_fail(t, t->col[c], "'%s': negative value \"%s\"", tidy_names[c], s);
@@ -226,8 +281,11 @@ static int tidy_int(stall_tidy_stream *t, int c, int64_t lo, int64_t *out)
 static int tidy_time(stall_tidy_stream *t, int c, stall_time *out)
 {
     const char *s = t->field[t->col[c]];
-    if (stall_parse_seconds_ns(s, out) != 0)
+    int rc = tidy_decimal(s, 9, out, NULL);
+    if (rc == -1)
         return tidy_fail(t, t->col[c], "'%s': not a time in seconds: \"%s\"", tidy_names[c], s);
+    if (rc == -2) /* past int64 ns: its sign says which limit */
+        *out = *out < 0 ? -1 : STALL_LIMIT_CLOCK_NS + 1;
     if (*out < 0)
         return tidy_fail(t, t->col[c], "'%s': negative time \"%s\"", tidy_names[c], s);
     if (*out > STALL_LIMIT_CLOCK_NS)
@@ -466,12 +524,9 @@ static int tidy_ckpt(stall_tidy_stream *t, stall_time *start, stall_time *end, d
         return tidy_fail(t, t->col[TC_CKEND], "'%s' is before '%s'", "ckpt_end", "ckpt_start");
     if (t->col[TC_CKBYTES] >= 0 && t->field[t->col[TC_CKBYTES]][0] != '\0') {
         const char *s = t->field[t->col[TC_CKBYTES]];
-        char *e = NULL;
-        double b = strtod(s, &e);
-        if (*e != '\0' || !(b >= 0) || b > 1e300)
+        if (tidy_byte_count(s, bytes) != 0)
             return tidy_fail(t, t->col[TC_CKBYTES], "'%s': not a byte count: \"%s\"", "ckpt_bytes",
                              s);
-        *bytes = b;
     }
     return 0;
 }
@@ -525,13 +580,10 @@ static void tidy_row(stall_tidy_stream *t)
     t->bytes = 0;
     if (t->col[TC_BYTES] >= 0) {
         const char *s = t->field[t->col[TC_BYTES]];
-        char *end = NULL;
-        double b = strtod(s, &end);
-        if (s[0] == '\0' || *end != '\0' || !(b >= 0) || b > 1e300) {
+        if (tidy_byte_count(s, &t->bytes) != 0) {
             tidy_fail(t, t->col[TC_BYTES], "'%s': not a byte count: \"%s\"", "bytes", s);
             return;
         }
-        t->bytes = b;
     }
     stall_time cks = -1, cke = -1;
     double ckb = 0;

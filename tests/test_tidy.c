@@ -62,7 +62,7 @@ Test(tidy, seconds_parse_exactly_to_ns)
     cr_assert_eq(stall_parse_seconds_ns("nan", &ns), -1);
     cr_assert_eq(stall_parse_seconds_ns("1.2.3", &ns), -1);
     cr_assert_eq(stall_parse_seconds_ns("", &ns), -1);
-    cr_assert_eq(stall_parse_seconds_ns("1e3", &ns), -1);
+    cr_assert_eq(stall_parse_seconds_ns("1..5", &ns), -1);
 }
 
 Test(tidy, loads_two_ranks_two_epochs_with_optional_columns)
@@ -448,4 +448,197 @@ Test(tidy, persistent_column_is_read_and_must_agree_between_rows)
     expect_error(HDR ",persistent\n0,0,0,0,1,2,1,2,3,1\n0,0,1,0,3,4,3,4,5,0\n", STALL_EPARSE,
                  ":3:10:", "one loader configuration");
     expect_error(HDR ",persistent\n0,0,0,0,1,2,1,2,3,2\n", STALL_EPARSE, ":2:10:", "limit of 1");
+}
+
+/* ---- exponent notation (Python's repr writes 1e-06, 1.795224177e+09) ---- */
+
+Test(tidy, exponent_notation_parses_exactly_to_ns)
+{
+    stall_time ns;
+    cr_assert_eq(stall_parse_seconds_ns("1.795224177e+09", &ns), 0);
+    cr_assert_eq(ns, 1795224177000000000LL, "%lld", (long long)ns);
+    cr_assert_eq(stall_parse_seconds_ns("1e-06", &ns), 0);
+    cr_assert_eq(ns, 1000);
+    cr_assert_eq(stall_parse_seconds_ns("4E-6", &ns), 0);
+    cr_assert_eq(ns, 4000);
+    cr_assert_eq(stall_parse_seconds_ns("1e3", &ns), 0);
+    cr_assert_eq(ns, 1000000000000LL);
+    /* the nearest ns of the decimal value, halves away from zero, as without an exponent */
+    cr_assert_eq(stall_parse_seconds_ns("15e-10", &ns), 0);
+    cr_assert_eq(ns, 2);
+    cr_assert_eq(stall_parse_seconds_ns("1.4999e-9", &ns), 0);
+    cr_assert_eq(ns, 1);
+    cr_assert_eq(stall_parse_seconds_ns("-5e-10", &ns), 0);
+    cr_assert_eq(ns, -1);
+    cr_assert_eq(stall_parse_seconds_ns("4.9999999999999999e-10", &ns), 0);
+    cr_assert_eq(ns, 0);
+    /* more digits than a double holds: exact, from the text */
+    cr_assert_eq(stall_parse_seconds_ns("17637000001234567894e-10", &ns), 0);
+    cr_assert_eq(ns, 1763700000123456789LL, "%lld", (long long)ns);
+    cr_assert_eq(stall_parse_seconds_ns("0.00017637000001234567895e+13", &ns), 0);
+    cr_assert_eq(ns, 1763700000123456790LL, "%lld", (long long)ns);
+    cr_assert_eq(stall_parse_seconds_ns("0e999999999999", &ns), 0);
+    cr_assert_eq(ns, 0);
+    cr_assert_eq(stall_parse_seconds_ns("1e-999999999999", &ns), 0);
+    cr_assert_eq(ns, 0);
+    cr_assert_eq(stall_parse_seconds_ns("1e400", &ns), -1);
+    cr_assert_eq(stall_parse_seconds_ns("1e", &ns), -1);
+    cr_assert_eq(stall_parse_seconds_ns("1e+", &ns), -1);
+    cr_assert_eq(stall_parse_seconds_ns("e3", &ns), -1);
+    cr_assert_eq(stall_parse_seconds_ns("1e3.5", &ns), -1);
+    cr_assert_eq(stall_parse_seconds_ns("1e3x", &ns), -1);
+    cr_assert_eq(stall_parse_seconds_ns("inf", &ns), -1);
+    cr_assert_eq(stall_parse_seconds_ns("0x1p3", &ns), -1);
+}
+
+/* Plain decimal text d (digits, one optional point, an optional sign) written with its
+ * point moved `shift` digits left (right when negative) and the exponent that undoes it. */
+static void to_exponent(const char *d, int shift, char *out, size_t cap)
+{
+    char sign[2] = "", digits[96];
+    if (*d == '-' || *d == '+')
+        sign[0] = *d++;
+    size_t n = 0, nw = 0;
+    for (const char *p = d; *p && n + 1 < sizeof digits; p++)
+        if (*p == '.')
+            nw = n;
+        else
+            digits[n++] = *p;
+    if (!strchr(d, '.'))
+        nw = n;
+    digits[n] = '\0';
+    /* the new point: nw - shift digits in, zeros padded on either side */
+    long q = (long)nw - shift;
+    char m[160] = "";
+    if (q < 0)
+        snprintf(m, sizeof m, "0.%0*d%s", (int)-q, 0, digits);
+    else if (q == 0)
+        snprintf(m, sizeof m, "0.%s", digits);
+    else if ((size_t)q > n)
+        snprintf(m, sizeof m, "%s%0*d", digits, (int)((size_t)q - n), 0);
+    else if ((size_t)q == n)
+        snprintf(m, sizeof m, "%s", digits);
+    else {
+        snprintf(m, sizeof m, "%.*s.%s", (int)q, digits, digits + q);
+    }
+    snprintf(out, cap, "%s%se%s%d", sign, m, shift >= 0 ? "+" : "", shift);
+}
+
+Test(tidy, a_trace_in_exponent_notation_reads_as_in_plain_decimals)
+{
+    /* every field of a trace with all the columns (checkpoint and CPU ones too), its point
+     * moved by a different number of digits per column */
+    const char *plain = STALL_SOURCE_DIR "/traces/ckpt_s10_n12_r1/trace.csv";
+    char expo[700];
+    snprintf(expo, sizeof expo, "%s/expo.csv", tdir);
+    FILE *in = fopen(plain, "r"), *f = fopen(expo, "w");
+    cr_assert(in && f);
+    char line[4096];
+    int lines = 0, changed = 0;
+    while (fgets(line, sizeof line, in)) {
+        if (lines++ == 0) {
+            fputs(line, f);
+            continue;
+        }
+        line[strcspn(line, "\n")] = '\0';
+        int col = 0;
+        for (char *s = line, *e;; s = e + 1, col++) {
+            e = s + strcspn(s, ",");
+            char end = *e, field[96], x[200];
+            *e = '\0';
+            snprintf(field, sizeof field, "%.95s", s);
+            if (field[0]) {
+                to_exponent(field, col % 13 - 4, x, sizeof x);
+                changed++;
+            }
+            fprintf(f, "%s%s", col ? "," : "", field[0] ? x : "");
+            if (!end)
+                break;
+        }
+        fputc('\n', f);
+    }
+    fclose(in);
+    fclose(f);
+    cr_assert_gt(changed, 1000);
+
+    stall_tidy_trace *a = NULL, *b = NULL;
+    stall_err err = {0};
+    cr_assert_eq(stall_tidy_load(plain, &a, &err), 0, "%s", err.msg);
+    cr_assert_eq(stall_tidy_load(expo, &b, &err), 0, "%s", err.msg);
+    cr_assert_eq(a->ranks, b->ranks);
+    cr_assert_eq(a->epochs, b->epochs);
+    cr_assert_eq(a->batches, b->batches);
+    cr_assert_eq(a->workers, b->workers);
+    cr_assert_eq(a->prefetch, b->prefetch);
+    size_t n = (size_t)a->epochs * (size_t)a->ranks * (size_t)a->batches;
+    for (size_t i = 0; i < n; i++) {
+        cr_assert_eq(a->fetch_start[i], b->fetch_start[i]);
+        cr_assert_eq(a->fetch_end[i], b->fetch_end[i]);
+        cr_assert_eq(a->request[i], b->request[i]);
+        cr_assert_eq(a->ready[i], b->ready[i]);
+        cr_assert_eq(a->iter_end[i], b->iter_end[i]);
+        cr_assert_eq(a->compute_end[i], b->compute_end[i]);
+        cr_assert_eq(a->worker[i], b->worker[i]);
+        cr_assert_eq(a->samples[i], b->samples[i]);
+        cr_assert_eq(a->bytes[i], b->bytes[i]);
+        if (a->ckpt_start) {
+            cr_assert_eq(a->ckpt_start[i], b->ckpt_start[i]);
+            cr_assert_eq(a->ckpt_end[i], b->ckpt_end[i]);
+        }
+    }
+    for (size_t i = 0; i < (size_t)a->epochs * (size_t)a->ranks; i++)
+        cr_assert_eq(a->epoch_start[i], b->epoch_start[i]);
+    cr_assert(a->cpu.has && b->cpu.has);
+    cr_assert_eq(memcmp(&a->cpu, &b->cpu, sizeof a->cpu), 0, "the CPU columns differ");
+    stall_tidy_free(a);
+    stall_tidy_free(b);
+}
+
+Test(tidy, integers_in_exponent_notation_must_be_whole)
+{
+    const char *text = HDR ",samples,workers\n"
+                           "0e0,0,0,1e0,1,2,1,2,3,1.6e1,2E+0\n"
+                           "0,0,1,0,1,2,3,3,4,160e-1,2.0\n";
+    stall_tidy_trace *t = NULL;
+    stall_err err = {0};
+    cr_assert_eq(stall_tidy_load(put(text), &t, &err), 0, "%s", err.msg);
+    cr_assert_eq(t->worker[0], 1);
+    cr_assert_eq(t->samples[0], 16);
+    cr_assert_eq(t->samples[1], 16);
+    cr_assert_eq(t->workers, 2);
+    stall_tidy_free(t);
+    expect_error(HDR ",samples\n0,0,0,0,1,2,1,2,3,1.65e1\n", STALL_EPARSE,
+                 ":2:10:", "not an integer");
+    expect_error(HDR ",samples\n0,0,0,0,1,2,1,2,3,-1e1\n", STALL_EPARSE, ":2:10:", "negative");
+    expect_error(HDR ",samples\n0,0,0,0,1,2,1,2,3,1e400\n", STALL_EPARSE, ":2:10:", "limit");
+    expect_error(HDR ",workers\n0,0,0,0,1,2,1,2,3,1e4\n", STALL_EPARSE, ":2:10:", "limit of 1024");
+}
+
+Test(tidy, invalid_values_in_exponent_notation_are_still_refused)
+{
+    expect_error(HDR "\n0,0,0,0,-1e-3,2,1,2,3\n", STALL_EPARSE, ":2:5:", "negative");
+    expect_error(HDR "\n0,0,0,0,1,2,1,2,5e9\n", STALL_EPARSE, ":2:9:", "clock limit");
+    expect_error(HDR "\n0,0,0,0,1,2,1,2,1e400\n", STALL_EPARSE, ":2:9:", "clock limit");
+    expect_error(HDR "\n0,0,0,0,1,2,1,2,-1e400\n", STALL_EPARSE, ":2:9:", "negative");
+    expect_error(HDR "\n0,0,0,0,1,2,1,2,1e\n", STALL_EPARSE, ":2:9:", "not a time");
+    expect_error(HDR "\n0,0,0,0,1,2,1,2,3e+inf\n", STALL_EPARSE, ":2:9:", "not a time");
+    expect_error(HDR ",fetch_wait\n0,0,0,0,1,2,1,2,3,2e6\n", STALL_EPARSE,
+                 ":2:10:", "not a CPU time");
+    expect_error(HDR ",fetch_wait\n0,0,0,0,1,2,1,2,3,-1e-6\n", STALL_EPARSE,
+                 ":2:10:", "not a CPU time");
+    expect_error(HDR ",bytes\n0,0,0,0,1,2,1,2,3,-5e0\n", STALL_EPARSE, ":2:10:", "byte count");
+    expect_error(HDR ",bytes\n0,0,0,0,1,2,1,2,3,0x10\n", STALL_EPARSE, ":2:10:", "byte count");
+    expect_error(HDR ",bytes\n0,0,0,0,1,2,1,2,3,inf\n", STALL_EPARSE, ":2:10:", "byte count");
+}
+
+Test(tidy, a_cpu_time_in_exponent_notation_is_read)
+{
+    const char *text = HDR ",fetch_wait\n0,0,0,0,1,2,1,2,3,1e-06\n0,0,1,0,1,2,3,3,4,4e-06\n";
+    stall_tidy_trace *t = NULL;
+    stall_err err = {0};
+    cr_assert_eq(stall_tidy_load(put(text), &t, &err), 0, "%s", err.msg);
+    /* batch 0 is left out of the sums */
+    cr_assert_eq(t->cpu.sum[STALL_TIDY_CPU_FETCH_WAIT], 4000.0);
+    cr_assert_eq(t->cpu.n[STALL_TIDY_CPU_FETCH_WAIT], 1);
+    stall_tidy_free(t);
 }

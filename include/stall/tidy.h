@@ -137,9 +137,11 @@ void stall_tidy_free(stall_tidy_trace *t);
  * when any row has a checkpoint and checkpoint_s is not set. */
 void stall_tidy_ckpt_sums(stall_tidy_trace *t);
 
-/* Exact decimal seconds ("1763700000.123456789", "-0.5", "12") to ns,
- * rounding half away from zero beyond 9 decimals; returns 0 or -1 when s
- * is not such a number in full. */
+/* Exact decimal seconds ("1763700000.123456789", "-0.5", "12", and with an
+ * exponent "1.795224177e+09", "4e-06") to ns at the nearest ns of the
+ * decimal value, halves away from zero (from the digits, never through a
+ * double); returns 0, or -1 when s is not such a number in full or its ns
+ * do not fit in int64. */
 int stall_parse_seconds_ns(const char *s, stall_time *ns);
 
 #ifdef __cplusplus
