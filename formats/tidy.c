@@ -605,6 +605,12 @@ static void tidy_row(stall_tidy_stream *t)
                   "fetch_end", "ready");
     if (t->rc == 0)
         tidy_consistent(t, e, k, r);
+    /* Ids run from 0 to workers - 1 (-1: the main process); with workers
+     * = 0 the main process may also be called 0. */
+    if (t->rc == 0 && t->col[TC_WORKERS] >= 0 && w >= (t->setting[0] > 0 ? t->setting[0] : 1))
+        tidy_fail(t, t->col[TC_WORKER],
+                  "'worker' is %lld but 'workers' is %lld (ids run from 0 to %lld)", (long long)w,
+                  (long long)t->setting[0], (long long)(t->setting[0] > 0 ? t->setting[0] - 1 : 0));
     if (t->rc == 0)
         tidy_cpu(t, k);
     if (t->rc)

@@ -642,3 +642,23 @@ Test(tidy, a_cpu_time_in_exponent_notation_is_read)
     cr_assert_eq(t->cpu.n[STALL_TIDY_CPU_FETCH_WAIT], 1);
     stall_tidy_free(t);
 }
+
+/* A worker id beyond the workers column is refused at its line and column (it was refused
+ * later, by the decomposition, with the file name alone). */
+Test(tidy, a_worker_id_beyond_the_workers_column_names_line_and_column)
+{
+    expect_error(HDR ",workers\n0,0,0,0,1,2,1,2,3,2\n0,0,1,9,1,2,3,3,4,2\n", STALL_EPARSE,
+                 ":3:4:", "'worker' is 9 but 'workers' is 2");
+    expect_error(HDR ",workers\n0,0,0,2,1,2,1,2,3,2\n", STALL_EPARSE, ":2:4:", "'workers' is 2");
+    expect_error(HDR ",workers\n0,0,0,1,1,2,1,2,3,0\n", STALL_EPARSE, ":2:4:", "'workers' is 0");
+    /* -1 (no worker) and, with workers = 0, 0 (the main process) are ids */
+    stall_tidy_trace *t = NULL;
+    stall_err err = {0};
+    cr_assert_eq(
+        stall_tidy_load(put(HDR ",workers\n0,0,0,-1,1,2,1,2,3,0\n0,0,1,0,1,2,3,3,4,0\n"), &t, &err),
+        0, "%s", err.msg);
+    stall_tidy_free(t);
+    /* without the column, ids are not checked here */
+    cr_assert_eq(stall_tidy_load(put(HDR "\n0,0,0,9,1,2,1,2,3\n"), &t, &err), 0, "%s", err.msg);
+    stall_tidy_free(t);
+}
