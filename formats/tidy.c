@@ -95,6 +95,7 @@ struct stall_tidy_stream {
     bool have_t0;
     stall_time t0;               /* the first time read: every time lies within the span of it */
     int64_t setting[4];          /* workers, prefetch, pin_memory, persistent of the first row */
+    bool compute_empty;          /* compute_end is empty on the first row (and so on every row) */
     long setting_line;           /* line of the first row */
     int nrank_cap;               /* per rank: */
     stall_time *last_iter_end;   /*   iter_end of its previous row (-1: none) */
@@ -567,8 +568,22 @@ static void tidy_row(stall_tidy_stream *t)
     for (int c = TC_FSTART; c <= TC_ITEREND; c++)
         if (tidy_time(t, c, &t->v[c]))
             return;
-    if (t->col[TC_COMPUTE] >= 0 && tidy_time(t, TC_COMPUTE, &t->v[TC_COMPUTE]))
-        return;
+    /* compute_end empty on every row (a capture whose loop never marked it)
+     * is as if the column were absent; empty on some rows only is refused. */
+    if (t->col[TC_COMPUTE] >= 0) {
+        bool empty = t->field[t->col[TC_COMPUTE]][0] == '\0';
+        if (t->rows == 0)
+            t->compute_empty = empty;
+        if (empty != t->compute_empty) {
+            tidy_fail(t, t->col[TC_COMPUTE],
+                      "'compute_end' is %sempty here but %sempty on line %ld", empty ? "" : "not ",
+                      empty ? "not " : "", t->setting_line);
+            return;
+        }
+        if (!empty && tidy_time(t, TC_COMPUTE, &t->v[TC_COMPUTE]))
+            return;
+    }
+    bool has_compute = t->col[TC_COMPUTE] >= 0 && !t->compute_empty;
     if (t->col[TC_ESTART] >= 0 && tidy_time(t, TC_ESTART, &t->v[TC_ESTART]))
         return;
     for (int c = TC_SAMPLES; c <= TC_PERSISTENT; c++) {
@@ -597,7 +612,7 @@ static void tidy_row(stall_tidy_stream *t)
         tidy_fail(t, t->col[TC_READY], "'%s' is before '%s'", "ready", "request");
     else if (ie < rd)
         tidy_fail(t, t->col[TC_ITEREND], "'%s' is before '%s'", "iter_end", "ready");
-    else if (t->col[TC_COMPUTE] >= 0 && (t->v[TC_COMPUTE] < rd || t->v[TC_COMPUTE] > ie))
+    else if (has_compute && (t->v[TC_COMPUTE] < rd || t->v[TC_COMPUTE] > ie))
         tidy_fail(t, t->col[TC_COMPUTE], "'%s' is not between '%s' and iter_end", "compute_end",
                   "ready");
     else if (fe > rd)
@@ -620,7 +635,7 @@ static void tidy_row(stall_tidy_stream *t)
         t->info.prefetch = t->col[TC_PREFETCH] >= 0 ? (int)t->setting[1] : -1;
         t->info.pin_memory = t->col[TC_PIN] >= 0 ? (int)t->setting[2] : -1;
         t->info.persistent = t->col[TC_PERSISTENT] >= 0 ? (int)t->setting[3] : -1;
-        t->info.has_compute = t->col[TC_COMPUTE] >= 0;
+        t->info.has_compute = has_compute;
         t->info.has_samples = t->col[TC_SAMPLES] >= 0;
         t->info.has_bytes = t->col[TC_BYTES] >= 0;
         t->info.has_ckpt = t->col[TC_CKSTART] >= 0 && t->col[TC_CKEND] >= 0;
@@ -635,7 +650,7 @@ static void tidy_row(stall_tidy_stream *t)
                           .request = rq,
                           .ready = rd,
                           .iter_end = ie,
-                          .compute_end = t->col[TC_COMPUTE] >= 0 ? t->v[TC_COMPUTE] : -1,
+                          .compute_end = has_compute ? t->v[TC_COMPUTE] : -1,
                           .epoch_start = t->cur_epoch_start[r],
                           .samples = t->col[TC_SAMPLES] >= 0 ? t->v[TC_SAMPLES] : 0,
                           .bytes = t->bytes,

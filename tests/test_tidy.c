@@ -662,3 +662,21 @@ Test(tidy, a_worker_id_beyond_the_workers_column_names_line_and_column)
     cr_assert_eq(stall_tidy_load(put(HDR "\n0,0,0,9,1,2,1,2,3\n"), &t, &err), 0, "%s", err.msg);
     stall_tidy_free(t);
 }
+
+/* A capture whose loop never calls rec.compute_end() writes the column empty on every row
+ * (capture.md): read as if the column were absent, as `stallsim_capture.py check` accepts it. */
+Test(tidy, compute_end_empty_on_every_row_is_as_if_absent)
+{
+    stall_tidy_trace *t = NULL;
+    stall_err err = {0};
+    cr_assert_eq(stall_tidy_load(put(HDR ",compute_end\n0,0,0,0,1,2,1,2,3,\n0,0,1,0,1,2,3,3,4,\n"),
+                                 &t, &err),
+                 0, "%s", err.msg);
+    cr_assert_null(t->compute_end);
+    cr_assert_eq(t->iter_end[1], 4000000000LL);
+    stall_tidy_free(t);
+    expect_error(HDR ",compute_end\n0,0,0,0,1,2,1,2,3,2.5\n0,0,1,0,1,2,3,3,4,\n", STALL_EPARSE,
+                 ":3:10:", "'compute_end' is empty here");
+    expect_error(HDR ",compute_end\n0,0,0,0,1,2,1,2,3,\n0,0,1,0,1,2,3,3,4,3.5\n", STALL_EPARSE,
+                 ":3:10:", "not empty here");
+}
