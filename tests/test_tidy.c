@@ -207,6 +207,12 @@ Test(tidy, capture_check_agrees_with_the_reader)
         {"text", "", 40, 0, ",17952", ",x17952", false},
         {"ragged", "", 40, 0, ",0,0", ",0", false},
         {"partial_batch", "", 41, 0, NULL, NULL, false},
+        {"worker_beyond_workers", "", 40, 0, "0,0,1,1,", "0,0,1,9,", false},
+        {"bytes_negative", "", 40, 0, ",196736,", ",-5,", false},
+        {"request_before_iter_end", "", 40, 0, ",1795224194.893904,", ",1795224194.893000,", false},
+        {"exponent", "", 40, 0, ",1795224194.893904,", ",1.795224194893904e+09,", true},
+        {"exponent_bytes", "", 40, 0, ",196736,", ",1.96736e+05,", true},
+        {"exponent_huge", "", 40, 0, ",1795224194.893904,", ",1e400,", false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char path[700], cmd[1600];

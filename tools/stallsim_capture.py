@@ -36,8 +36,10 @@ Every time is time.time() (the wall clock shared by all processes on a host), wr
 
 import contextlib
 import csv
+import decimal
 import math
 import os
+import re
 import sys
 import time
 
@@ -520,7 +522,304 @@ def _fmt(v):
 # ---------------------------------------------------------------------------------------------
 # Merge and check.
 
-_INT_COLS = ("rank", "epoch", "batch", "worker")
+_ALL_COLUMNS = frozenset(COLUMNS)
+
+
+# What stallsim's tidy reader (formats/tidy.c) checks, in its order and with its messages
+# ("FILE:LINE:COLUMN: ..."), so that `check` rejects what stallsim rejects and accepts what it
+# accepts. The limits are include/stall/limits.h's.
+
+_NS_PER_S = 10**9
+_LIMIT_CLOCK_NS = 4_000_000_000 * _NS_PER_S
+_LIMIT_SPAN_NS = 10_000_000 * _NS_PER_S
+_LIMIT_DURATION_NS = 1_000_000 * _NS_PER_S
+_INT_MAX = {"rank": 65535, "epoch": 1048575, "batch": 999_999_999, "worker": 1023,
+            "workers": 1024, "prefetch": 65536, "pin_memory": 1, "persistent": 1,
+            "cores": 1 << 20, "ranks_per_node": 65536, "samples": 1 << 40}
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+_INT64_MAX = 2**63 - 1
+
+
+def _decimal(s, scale):
+    """stallsim's exact decimal (tidy_decimal): s times 10**scale to the nearest integer, halves
+    away from zero, from the digits. Returns (rc, value, exact): rc 0, -1 (not a decimal) or -2
+    (past int64: value is the sign)."""
+    if not _DECIMAL.match(s):
+        return -1, 0, False
+    d = decimal.Decimal(s)
+    if d.is_zero():
+        return 0, 0, True
+    neg = d.is_signed()
+    if d.adjusted() + scale >= 19:  # at least 10**19: past int64
+        return -2, -1 if neg else 1, False
+    if d.adjusted() + scale < -2:  # under 0.01: rounds to 0
+        return 0, 0, False
+    with decimal.localcontext() as ctx:
+        ctx.prec = len(s) + 40
+        x = d.scaleb(scale)
+        v = int(x.to_integral_value(rounding=decimal.ROUND_HALF_UP))
+        exact = x == v
+    if abs(v) > _INT64_MAX - 9:
+        return -2, -1 if neg else 1, False
+    return 0, v, exact
+
+
+def _byte_count(s):
+    if _decimal(s, 0)[0] == -1:
+        return None
+    b = float(s)
+    return b if 0 <= b <= 1e300 else None
+
+
+class _Bad(Exception):
+    pass
+
+
+def reader_checks(path):
+    """The first problem stallsim's tidy reader finds in the file, as it words it
+    ("FILE:LINE[:COLUMN]: ..."), or None when it reads the file."""
+    try:
+        _read_like_stallsim(path)
+    except _Bad as e:
+        return str(e)
+    return None
+
+
+def _read_like_stallsim(path):
+    csv.field_size_limit(1 << 24)
+    where = {"line": 1}
+
+    def fail(col, msg):
+        if col is None:
+            raise _Bad(f"{path}:{where['line']}: {msg}")
+        raise _Bad(f"{path}:{where['line']}:{col + 1}: {msg}")
+
+    # surrogateescape: bytes that are not UTF-8 fail as numbers do in stallsim, at their column
+    with open(path, newline="", encoding="utf-8-sig", errors="surrogateescape") as fh:
+        rd = csv.reader(fh, strict=True)
+        head = None
+        col = {}
+        st = {"rows": 0, "ranks": 0, "batches": 0, "e": 0, "k": 0, "r": 0, "t0": None}
+        setting = {}
+        setting_line = 0
+        last_iter_end, epoch_start, last_line = {}, {}, {}
+        compute_empty = None
+        cpu_once = {}
+        prev_end = 0
+        last_row_line = 0
+        while True:
+            try:
+                fields = next(rd)
+            except StopIteration:
+                break
+            except csv.Error as e:
+                where["line"] = prev_end + 1
+                fail(None, f"malformed CSV: {e}")
+            where["line"] = prev_end + 1
+            prev_end = rd.line_num
+            if fields == []:
+                continue  # a blank line
+            fields = [f.strip(" \t") for f in fields]
+            if any("\0" in f for f in fields):
+                fail(next(i for i, f in enumerate(fields) if "\0" in f), "NUL byte in the field")
+            if head is None:
+                head = fields
+                skip = 1 if len(head) > 1 and head[0] == "" else 0
+                for i in range(skip, len(head)):
+                    if head[i] in _ALL_COLUMNS:
+                        if head[i] in col:
+                            fail(i, f"column '{head[i]}' appears twice")
+                        col[head[i]] = i
+                for j, name in enumerate(COLUMNS[:9]):
+                    if col.get(name) != j + skip:
+                        fail(j + skip if j + skip < len(head) else None,
+                             f"expected column '{name}' here (header must start "
+                             f"{','.join(COLUMNS[:9])})")
+                continue
+            if fields == [""] and head is not None:
+                continue  # a line of spaces
+            if len(fields) != len(head):
+                fail(None, f"row has {len(fields)} fields, the header {len(head)}")
+
+            def integer(name, lo):
+                s = fields[col[name]]
+                rc, x, exact = _decimal(s, 0)
+                if rc == -1 or (rc == 0 and not exact):
+                    fail(col[name], f"'{name}': not an integer: \"{s}\"")
+                if rc == -2:
+                    x = -2**63 if x < 0 else _INT64_MAX
+                if x < lo:
+                    fail(col[name], f"'{name}': negative value \"{s}\"")
+                if x > _INT_MAX[name]:
+                    fail(col[name], f"'{name}': {s} is more than the limit of {_INT_MAX[name]}")
+                return x
+
+            def time_ns(name):
+                s = fields[col[name]]
+                rc, v, _ = _decimal(s, 9)
+                if rc == -1:
+                    fail(col[name], f"'{name}': not a time in seconds: \"{s}\"")
+                if rc == -2:
+                    v = -1 if v < 0 else _LIMIT_CLOCK_NS + 1
+                if v < 0:
+                    fail(col[name], f"'{name}': negative time \"{s}\"")
+                if v > _LIMIT_CLOCK_NS:
+                    fail(col[name], f"'{name}': {s} s is past the clock limit of 4000000000 s")
+                if st["t0"] is None:
+                    st["t0"] = v
+                elif abs(v - st["t0"]) > _LIMIT_SPAN_NS:
+                    fail(col[name], f"'{name}': {s} s is more than 10000000 s from the trace's "
+                         "first time (the span limit)")
+                return v
+
+            r, e, k, w = (integer("rank", 0), integer("epoch", 0), integer("batch", 0),
+                          integer("worker", -1))
+            _place(st, e, k, r, fail, col)
+            v = {c: time_ns(c) for c in COLUMNS[4:9]}
+            if "compute_end" in col:
+                empty = fields[col["compute_end"]] == ""
+                if compute_empty is None:
+                    compute_empty = empty
+                if empty != compute_empty:
+                    fail(col["compute_end"],
+                         f"'compute_end' is {'' if empty else 'not '}empty here but "
+                         f"{'not ' if empty else ''}empty on line {setting_line}")
+                if not empty:
+                    v["compute_end"] = time_ns("compute_end")
+            if "epoch_start" in col:
+                v["epoch_start"] = time_ns("epoch_start")
+            for c in ("samples", "workers", "prefetch", "pin_memory", "persistent"):
+                if c in col:
+                    v[c] = integer(c, 0)
+            if "bytes" in col and _byte_count(fields[col["bytes"]]) is None:
+                fail(col["bytes"], f"'bytes': not a byte count: \"{fields[col['bytes']]}\"")
+            if "ckpt_start" in col and "ckpt_end" in col:
+                hs, he = fields[col["ckpt_start"]] != "", fields[col["ckpt_end"]] != ""
+                if hs != he:
+                    a, b = ("ckpt_end", "ckpt_start") if hs else ("ckpt_start", "ckpt_end")
+                    fail(col[a], f"'{a}' is empty but '{b}' is not")
+                if hs:
+                    cs, ce = time_ns("ckpt_start"), time_ns("ckpt_end")
+                    if ce < cs:
+                        fail(col["ckpt_end"], "'ckpt_end' is before 'ckpt_start'")
+                    if "ckpt_bytes" in col and fields[col["ckpt_bytes"]] != "" and \
+                            _byte_count(fields[col["ckpt_bytes"]]) is None:
+                        fail(col["ckpt_bytes"],
+                             f"'ckpt_bytes': not a byte count: \"{fields[col['ckpt_bytes']]}\"")
+            has_compute = "compute_end" in col and not compute_empty
+            if v["fetch_end"] < v["fetch_start"]:
+                fail(col["fetch_end"], "'fetch_end' is before 'fetch_start'")
+            if v["ready"] < v["request"]:
+                fail(col["ready"], "'ready' is before 'request'")
+            if v["iter_end"] < v["ready"]:
+                fail(col["iter_end"], "'iter_end' is before 'ready'")
+            if has_compute and not v["ready"] <= v["compute_end"] <= v["iter_end"]:
+                fail(col["compute_end"], "'compute_end' is not between 'ready' and iter_end")
+            if v["fetch_end"] > v["ready"]:
+                fail(col["fetch_end"], "'fetch_end' is after 'ready' (a batch is ready once "
+                     "fetched)")
+            # one loader configuration; per rank, batches follow each other; epoch_start
+            for c in ("workers", "prefetch", "pin_memory", "persistent"):
+                if c not in col:
+                    continue
+                if st["rows"] == 0:
+                    setting[c] = v[c]
+                elif v[c] != setting[c]:
+                    fail(col[c], f"'{c}' is {v[c]} here but {setting[c]} on line {setting_line} "
+                         "(one loader configuration per trace)")
+            if st["rows"] == 0:
+                setting_line = where["line"]
+            req = v["request"]
+            if r in last_iter_end and req < last_iter_end[r]:
+                fail(col["request"], f"'request' is before the 'iter_end' of rank {r}'s previous "
+                     f"batch on line {last_line[r]} (batches must follow each other)")
+            if "epoch_start" in col:
+                es = v["epoch_start"]
+                if k == 0:
+                    epoch_start[r] = es
+                if es > req:
+                    fail(col["epoch_start"], "'epoch_start' is after this batch's 'request'")
+                if es != epoch_start.get(r):
+                    fail(col["epoch_start"],
+                         f"'epoch_start' differs from batch 0 of epoch {e} on rank {r}")
+                if k == 0 and r in last_iter_end and es < last_iter_end[r]:
+                    fail(col["epoch_start"], "'epoch_start' is before the previous epoch's last "
+                         f"'iter_end' (line {last_line[r]})")
+            last_iter_end[r] = v["iter_end"]
+            last_line[r] = where["line"]
+            if "workers" in col and w >= max(setting["workers"], 1):
+                fail(col["worker"], f"'worker' is {w} but 'workers' is {setting['workers']} (ids "
+                     f"run from 0 to {max(setting['workers'] - 1, 0)})")
+            for c in CPU_COLUMNS[:-2]:
+                if c in col and fields[col[c]] != "":
+                    rc, ns, _ = _decimal(fields[col[c]], 9)
+                    if rc != 0 or ns < 0 or ns > _LIMIT_DURATION_NS:
+                        fail(col[c], f"'{c}': not a CPU time in seconds (0 to 1e6): "
+                             f"\"{fields[col[c]]}\"")
+            for c in CPU_COLUMNS[-2:]:
+                if c in col and fields[col[c]] != "":
+                    x = integer(c, 1)
+                    if cpu_once.setdefault(c, x) != x:
+                        fail(col[c], f"'{c}' is {x} here but {cpu_once[c]} above (one value per "
+                             "trace)")
+            st["rows"] += 1
+            last_row_line = where["line"]
+        if head is None:
+            raise _Bad(f"{path}:1: empty file (no header)")
+        if st["rows"] == 0:
+            raise _Bad(f"{path}:2: empty trace (no rows)")
+        ranks = st["ranks"] or st["r"] + 1
+        if st["r"] + 1 != ranks:
+            raise _Bad(f"{path}:{last_row_line}: the last batch has {st['r'] + 1} rows for "
+                       f"{ranks} ranks")
+        batches = st["batches"] or st["k"] + 1
+        if st["k"] + 1 != batches:
+            raise _Bad(f"{path}:{last_row_line}: the last epoch has {st['k'] + 1} batches, "
+                       f"epoch 0 has {batches}")
+
+
+def _place(st, e, k, r, fail, col):
+    """The row's place in the (epoch, batch, rank) grid (tidy_place)."""
+    if st["rows"] == 0:
+        if (e, k, r) != (0, 0, 0):
+            fail(None, "the first row must be rank 0, epoch 0, batch 0")
+    elif (e, k, r) == (st["e"], st["k"], st["r"] + 1):
+        if st["ranks"] and r >= st["ranks"]:
+            fail(col["rank"], f"rank {r} is beyond the known ranks of the first batch")
+    elif (e, k, r) == (st["e"], st["k"] + 1, 0):
+        if st["ranks"] == 0:
+            st["ranks"] = st["r"] + 1
+        elif st["r"] + 1 != st["ranks"]:
+            fail(None, "batch before this line has fewer rows than there are ranks (ranks "
+                 "disagree on batches, or rows are unsorted)")
+    elif (e, k, r) == (st["e"] + 1, 0, 0):
+        if st["ranks"] == 0:
+            st["ranks"] = st["r"] + 1
+        elif st["r"] + 1 != st["ranks"]:
+            fail(None, "batch before this line has fewer rows than there are ranks")
+        if st["batches"] == 0:
+            st["batches"] = st["k"] + 1
+        elif st["k"] + 1 != st["batches"]:
+            fail(None, "the epoch before this line has a different batch count than epoch 0 "
+                 "(ranks must agree on batches per epoch)")
+    elif r != st["r"] and (e < st["e"] or (e == st["e"] and k < st["k"])):
+        fail(col["rank"], f"rank {r} starts over at epoch {e}, batch {k}: rows are in per-rank "
+             "order (per-rank files concatenated?); merge the per-rank files with `python3 "
+             "tools/stallsim_capture.py merge trace.csv trace_rank*.csv`")
+    else:
+        fail(None, f"row (rank {r}, epoch {e}, batch {k}) out of order or duplicated: rows must "
+             "be sorted by (epoch, batch, rank) with no gaps")
+    st["e"], st["k"], st["r"] = e, k, r
+
+
+def _as_int(s):
+    """An integer column's value (any notation the reader takes: 16, 1.6e1, 16.0)."""
+    try:
+        return int(decimal.Decimal(s.strip(" \t")))
+    except (decimal.InvalidOperation, ValueError, TypeError):
+        raise ValueError(f"not an integer: {s!r}") from None
+
+
 
 
 def read_rows(path):
@@ -548,7 +847,7 @@ def merge(out_path, in_paths):
         rows.extend(rs)
     if header is None:
         raise ValueError("merge: no input files")
-    rows.sort(key=lambda r: (int(r["epoch"]), int(r["batch"]), int(r["rank"])))
+    rows.sort(key=lambda r: (_as_int(r["epoch"]), _as_int(r["batch"]), _as_int(r["rank"])))
     d = os.path.dirname(out_path)
     if d:
         os.makedirs(d, exist_ok=True)
@@ -563,106 +862,29 @@ def merge(out_path, in_paths):
 
 
 def check(path):
-    """Consistency checks on a merged trace; returns (problems, epoch_times per epoch).
+    """Checks a merged trace as stallsim's reader does; returns (problems, epoch_times per epoch).
 
-    Checks: ready >= request, fetch_end >= fetch_start, iter_end >= ready,
-    compute_end in [ready, iter_end] when present, batches 0..N-1 on every rank of an epoch with
-    the same N, and one epoch_start per (rank, epoch).
-    Epoch time = max over ranks of (last iter_end - epoch_start).
+    problems: the first problem stallsim's tidy reader would report, worded as it words it
+    ("FILE:LINE:COLUMN: ..."), or []. Epoch time = max over ranks of (last iter_end -
+    epoch_start), when the trace has epoch_start.
     """
-    head, rows = read_rows(path)
-    bad = []
-    per = {}
-    bad.extend(_check_values_and_order(head, rows))
+    bad = reader_checks(path)
     if bad:
-        return bad, []
-    for i, r in enumerate(rows, start=2):
-        f = {c: float(r[c]) for c in ("fetch_start", "fetch_end", "request", "ready", "iter_end")}
-        if f["ready"] < f["request"]:
-            bad.append(f"line {i}: ready < request")
-        if f["fetch_end"] < f["fetch_start"]:
-            bad.append(f"line {i}: fetch_end < fetch_start")
-        if f["iter_end"] < f["ready"]:
-            bad.append(f"line {i}: iter_end < ready")
-        if r.get("compute_end"):
-            c = float(r["compute_end"])
-            if not (f["ready"] <= c <= f["iter_end"]):
-                bad.append(f"line {i}: compute_end outside [ready, iter_end]")
-        key = (int(r["epoch"]), int(r["rank"]))
-        e = per.setdefault(key, {"batches": [], "starts": set(), "last": -math.inf})
-        e["batches"].append(int(r["batch"]))
-        if "epoch_start" in r and r["epoch_start"]:
-            e["starts"].add(r["epoch_start"])
-        e["last"] = max(e["last"], f["iter_end"])
+        return [bad], []
+    head, rows = read_rows(path)
+    per = {}
+    for r in rows:
+        key = (_as_int(r["epoch"]), _as_int(r["rank"]))
+        e = per.setdefault(key, {"start": None, "last": -math.inf})
+        if r.get("epoch_start"):
+            e["start"] = float(r["epoch_start"])
+        e["last"] = max(e["last"], float(r["iter_end"]))
     epochs = {}
-    for (ep, rank), e in sorted(per.items()):
-        n = len(e["batches"])
-        if sorted(e["batches"]) != list(range(n)):
-            bad.append(f"epoch {ep} rank {rank}: batches are not 0..{n - 1}")
-        if len(e["starts"]) > 1:
-            bad.append(f"epoch {ep} rank {rank}: more than one epoch_start")
-        epochs.setdefault(ep, []).append((rank, n, e))
-    times = []
-    for ep, lst in sorted(epochs.items()):
-        counts = {n for _, n, _ in lst}
-        if len(counts) != 1:
-            bad.append(f"epoch {ep}: batch counts differ across ranks: {sorted(counts)}")
-        if all(e["starts"] for _, _, e in lst):
-            times.append(max(e["last"] - float(next(iter(e["starts"]))) for _, _, e in lst))
-    return bad, times
-
-
-def _check_values_and_order(head, rows):
-    """What stallsim's reader (formats/tidy.c) also rejects: rows with a different field count,
-    values that are not non-negative integers / times, and rows that are not sorted by
-    (epoch, batch, rank) starting at (0, 0, 0) with every rank in every batch."""
-    bad = []
-    prev = None
-    ranks = nb = None
-    times = ["fetch_start", "fetch_end", "request", "ready", "iter_end"]
-    times += [c for c in ("compute_end", "epoch_start") if c in head]
-    times += [c for c in CPU_COLUMNS if c in head]
-    optional = {"compute_end"} | set(CPU_COLUMNS)
-    for i, r in enumerate(rows, start=2):
-        if None in r or any(v is None for v in r.values()):
-            bad.append(f"line {i}: row has a different number of fields than the header")
-            return bad
-        try:
-            rank, ep, b = int(r["rank"]), int(r["epoch"]), int(r["batch"])
-            if int(r["worker"]) < -1 or min(rank, ep, b) < 0:
-                raise ValueError
-            # compute_end may be empty (not marked); the CPU columns where not measured
-            if any(not math.isfinite(float(r[c])) or float(r[c]) < 0 for c in times
-                   if r[c] != "" or c not in optional):
-                raise ValueError
-        except ValueError:
-            bad.append(f"line {i}: a value is not a non-negative integer or time")
-            return bad
-        cur = (ep, b, rank)
-        if prev is None:
-            ok = cur == (0, 0, 0)
-        elif cur == (prev[0], prev[1], prev[2] + 1):
-            ok = ranks is None or rank < ranks
-        elif cur[2] == 0 and (cur[:2] == (prev[0], prev[1] + 1) or cur[:2] == (prev[0] + 1, 0)):
-            if ranks is None:
-                ranks = prev[2] + 1
-            ok = prev[2] + 1 == ranks
-            if cur[:2] == (prev[0] + 1, 0):
-                nb = prev[1] + 1 if nb is None else nb
-                ok = ok and prev[1] + 1 == nb
-        else:
-            ok = False
-            if rank != prev[2] and (ep, b) < (prev[0], prev[1]):
-                bad.append(f"line {i}: rank {rank} starts over at epoch {ep}, batch {b}: rows are "
-                           "in per-rank order; merge the per-rank files with "
-                           "`stallsim_capture.py merge`")
-                return bad
-        if not ok:
-            bad.append(f"line {i}: row (rank {rank}, epoch {ep}, batch {b}) out of order, missing "
-                       "or duplicated: rows must be sorted by (epoch, batch, rank)")
-            return bad
-        prev = cur
-    return bad
+    for (ep, _), e in sorted(per.items()):
+        epochs.setdefault(ep, []).append(e)
+    times = [max(e["last"] - e["start"] for e in lst) for _, lst in sorted(epochs.items())
+             if all(e["start"] is not None for e in lst)]
+    return [], times
 
 
 def summary(path, skip=1):
@@ -674,8 +896,8 @@ def summary(path, skip=1):
     prev = {}
     for r in rows:
         f = lambda c: float(r[c])
-        key = (r["rank"], r["epoch"])
-        if int(r["batch"]) >= skip:
+        key = (_as_int(r["rank"]), _as_int(r["epoch"]))
+        if _as_int(r["batch"]) >= skip:
             acc["fetch"].append(f("fetch_end") - f("fetch_start"))
             acc["stall"].append(f("ready") - f("request"))
             if r.get("compute_end"):
@@ -697,7 +919,7 @@ def main(argv):
     if len(argv) == 2 and argv[0] == "check":
         try:
             bad, times = check(argv[1])
-        except (ValueError, OSError) as e:
+        except (ValueError, OSError, csv.Error) as e:
             print(e)
             print("1 problem(s)")
             return 1

@@ -2,7 +2,9 @@
 """Tests for stallsim_capture (CPU, a few seconds): /usr/bin/python3 tools/test_stallsim_capture.py"""
 
 import csv
+import decimal
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -237,7 +239,124 @@ class CpuColumnsTest(unittest.TestCase):
         with open(merged, "w") as fh:
             fh.write("\n".join(text) + "\n")
         bad, _ = sc.check(merged)
-        self.assertEqual(bad, ["line 2: a value is not a non-negative integer or time"])
+        col = head.index("compute_cpu") + 1
+        self.assertEqual(bad, [f"{merged}:2:{col}: 'compute_cpu': not a CPU time in seconds "
+                               "(0 to 1e6): \"-0.001\""])
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DDP2 = os.path.join(ROOT, "traces", "ddp2_w2", "trace.csv")  # 2 ranks, 2 workers, real capture
+STALLSIM = os.environ.get("STALLSIM", os.path.join(ROOT, "build", "stallsim"))
+
+
+def stallsim_reader(path):
+    """stallsim's own verdict on a trace: None when it reads it, else its error line
+    (FILE:LINE:COLUMN: ...); skipped (returns "skip") without a built binary."""
+    if not os.access(STALLSIM, os.X_OK):
+        return "skip"
+    out = tempfile.mkdtemp()
+    p = subprocess.run([STALLSIM, "validate", path, "-o", out, "-q"], capture_output=True,
+                       text=True)
+    errs = [ln[len("stallsim: "):] for ln in p.stderr.splitlines()
+            if ln.startswith("stallsim: ") and "a tidy trace; assumed" not in ln]
+    if p.returncode == 0:
+        return None
+    return errs[0] if errs else f"exit {p.returncode}"
+
+
+def edited(lines, line, column, value):
+    """A copy of the trace's lines with the field at (1-based) line and column set to value."""
+    out = list(lines)
+    f = out[line - 1].split(",")
+    f[column - 1] = value
+    out[line - 1] = ",".join(f)
+    return out
+
+
+def write(lines, name):
+    d = tempfile.mkdtemp()
+    path = os.path.join(d, name)
+    with open(path, "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+    return path
+
+
+class CheckAgreesWithStallsimTest(unittest.TestCase):
+    """`check` rejects what stallsim's reader rejects, with its message, and accepts what it
+    accepts (docs/formats.md): each case runs both on the same file."""
+
+    @classmethod
+    def setUpClass(cls):
+        with open(DDP2) as fh:
+            cls.lines = fh.read().splitlines()
+        cls.head = cls.lines[0].split(",")
+
+    def col(self, name):
+        return self.head.index(name) + 1
+
+    def agree(self, lines, name, expect):
+        """expect: None (valid) or the text after FILE: of the one problem both must report."""
+        path = write(lines, name)
+        bad, _ = sc.check(path)
+        want = [] if expect is None else [f"{path}:{expect}"]
+        self.assertEqual(bad, want)
+        rc = subprocess.run([sys.executable, sc.__file__, "check", path],
+                            capture_output=True, text=True).returncode
+        self.assertEqual(rc, 0 if expect is None else 1)
+        got = stallsim_reader(path)
+        if got != "skip":
+            self.assertEqual(got, None if expect is None else want[0])
+        return path
+
+    def test_the_shipped_trace_is_valid(self):
+        self.agree(self.lines, "plain.csv", None)
+
+    def test_a_worker_id_beyond_workers(self):
+        # line 4 is rank 0, batch 1 (worker 1)
+        c = self.col("worker")
+        self.agree(edited(self.lines, 4, c, "9"), "w9.csv",
+                   f"4:{c}: 'worker' is 9 but 'workers' is 2 (ids run from 0 to 1)")
+
+    def test_a_negative_byte_count(self):
+        c = self.col("bytes")
+        self.agree(edited(self.lines, 4, c, "-5"), "bytes.csv",
+                   f"4:{c}: 'bytes': not a byte count: \"-5\"")
+
+    def test_a_request_before_the_previous_iter_end(self):
+        # rank 0's batch 1 (line 4) requested 1 ms before its batch 0 (line 2) ended
+        c = self.col("request")
+        prev_end = decimal.Decimal(self.lines[1].split(",")[self.col("iter_end") - 1])
+        lines = edited(self.lines, 4, c, str(prev_end - decimal.Decimal("0.001")))
+        self.agree(lines, "request.csv",
+                   f"4:{c}: 'request' is before the 'iter_end' of rank 0's previous batch on "
+                   "line 2 (batches must follow each other)")
+
+    def test_exponent_notation_is_accepted_and_reads_the_same(self):
+        times = {"fetch_start", "fetch_end", "request", "ready", "iter_end", "compute_end",
+                 "epoch_start", "bytes"}
+        lines = [self.lines[0]]
+        for ln in self.lines[1:]:
+            f = ln.split(",")
+            f = [f"{float(v):.15e}" if h in times and v else v
+                 for h, v in zip(self.head, f)]
+            lines.append(",".join(f))
+        self.assertIn("e+09", lines[1])
+        path = self.agree(lines, "expo.csv", None)
+        self.assertEqual(sc.check(path)[1], sc.check(DDP2)[1])
+        self.assertEqual(sc.summary(path), sc.summary(DDP2))
+
+    def test_invalid_values_in_exponent_notation_are_refused(self):
+        c = self.col("iter_end")
+        self.agree(edited(self.lines, 4, c, "1e400"), "huge.csv",
+                   f"4:{c}: 'iter_end': 1e400 s is past the clock limit of 4000000000 s")
+        c = self.col("fetch_start")
+        self.agree(edited(self.lines, 4, c, "-1e-3"), "neg.csv",
+                   f"4:{c}: 'fetch_start': negative time \"-1e-3\"")
+        self.agree(edited(self.lines, 4, c, "nan"), "nan.csv",
+                   f"4:{c}: 'fetch_start': not a time in seconds: \"nan\"")
+        c = self.col("samples")
+        self.agree(edited(self.lines, 4, c, "1.65e1"), "samples.csv",
+                   f"4:{c}: 'samples': not an integer: \"1.65e1\"")
 
 
 if __name__ == "__main__":
