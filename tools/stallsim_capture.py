@@ -835,29 +835,84 @@ def read_rows(path):
 
 
 def merge(out_path, in_paths):
-    """Merge per-rank CSVs into one tidy CSV sorted by (epoch, batch, rank). Returns row count."""
+    """Merge per-rank CSVs into one tidy CSV sorted by (epoch, batch, rank). Returns row count.
+
+    Refuses (ValueError, nothing written) inputs that cannot be one run's ranks: headers that
+    differ, a rank in more than one input (the same file twice, or a merged trace again), loader
+    settings that differ, or inputs further apart in time than either lasts (the ranks of one run
+    train at the same time; the format carries no run id). The output is written whole or not at
+    all."""
     header = None
     rows = []
+    owner = {}  # rank -> the input it came from
+    spans = []  # per input: (first time, last time, path)
+    settings = None
     for p in in_paths:
         head, rs = read_rows(p)
         if header is None:
             header = head
         elif head != header:
             raise ValueError(f"{p}: header differs from {in_paths[0]}")
+        mine = set()
+        for i, r in enumerate(rs, start=2):
+            try:
+                rank = _as_int(r["rank"])
+            except ValueError as e:
+                raise ValueError(f"{p}:{i}: 'rank': {e}") from None
+            mine.add(rank)
+        for rank in sorted(mine):
+            if rank in owner:
+                same = os.path.abspath(owner[rank]) == os.path.abspath(p)
+                raise ValueError(f"{p}: rank {rank} is also in {owner[rank]}"
+                                 + (" (the same file given twice)" if same else "")
+                                 + ": each rank once, from one run")
+            owner[rank] = p
+        if rs:
+            got = {c: rs[0][c] for c in ("workers", "prefetch", "pin_memory", "persistent")
+                   if c in head}
+            if settings is None:
+                settings = (got, p)
+            else:
+                for c, v in got.items():
+                    if _as_int(v) != _as_int(settings[0][c]):
+                        raise ValueError(f"{p}: '{c}' is {v} but {settings[0][c]} in "
+                                         f"{settings[1]}: files from different runs?")
+            try:
+                lo = min(float(r[c]) for r in rs for c in ("fetch_start", "request"))
+                hi = max(float(r["iter_end"]) for r in rs)
+            except (ValueError, TypeError):
+                lo = hi = None  # check and stallsim name the bad value
+            if lo is not None:
+                for lo2, hi2, q in spans:
+                    # the ranks of one run train together: their spans overlap (or, for ranks
+                    # recorded one after the other, nearly meet)
+                    if max(lo, lo2) - min(hi, hi2) > max(hi - lo, hi2 - lo2):
+                        raise ValueError(f"{p}: its times ({lo:.6f} to {hi:.6f} s) are further "
+                                         f"from those of {q} ({lo2:.6f} to {hi2:.6f} s) than "
+                                         "either lasts: files from different runs?")
+                spans.append((lo, hi, p))
         rows.extend(rs)
     if header is None:
         raise ValueError("merge: no input files")
-    rows.sort(key=lambda r: (_as_int(r["epoch"]), _as_int(r["batch"]), _as_int(r["rank"])))
+    try:
+        rows.sort(key=lambda r: (_as_int(r["epoch"]), _as_int(r["batch"]), _as_int(r["rank"])))
+    except ValueError as e:
+        raise ValueError(f"merge: {e} in an epoch, batch or rank column") from None
     d = os.path.dirname(out_path)
     if d:
         os.makedirs(d, exist_ok=True)
-    tmp = out_path + ".tmp"
-    with open(tmp, "w", newline="") as fh:
-        w = csv.writer(fh, lineterminator="\n")
-        w.writerow(header)
-        for r in rows:
-            w.writerow([r[c] for c in header])
-    os.replace(tmp, out_path)
+    tmp = f"{out_path}.tmp{os.getpid()}"
+    try:
+        with open(tmp, "w", newline="") as fh:
+            w = csv.writer(fh, lineterminator="\n")
+            w.writerow(header)
+            for r in rows:
+                w.writerow([r[c] for c in header])
+        os.replace(tmp, out_path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
     return len(rows)
 
 
@@ -913,7 +968,11 @@ def main(argv):
     usage = ("usage: stallsim_capture.py merge OUT.csv IN.csv [IN.csv ...]\n"
              "       stallsim_capture.py check TRACE.csv")
     if len(argv) >= 3 and argv[0] == "merge":
-        n = merge(argv[1], argv[2:])
+        try:
+            n = merge(argv[1], argv[2:])
+        except (ValueError, OSError, csv.Error) as e:
+            print(f"stallsim_capture.py merge: {e}; nothing written", file=sys.stderr)
+            return 1
         print(f"wrote {argv[1]}: {n} rows")
         return 0
     if len(argv) == 2 and argv[0] == "check":

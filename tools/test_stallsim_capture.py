@@ -359,6 +359,72 @@ class CheckAgreesWithStallsimTest(unittest.TestCase):
                    f"4:{c}: 'samples': not an integer: \"1.65e1\"")
 
 
+class MergeRefusesTest(unittest.TestCase):
+    """merge writes one run's ranks, each once, or nothing."""
+
+    def setUp(self):
+        self.d = tempfile.mkdtemp()
+
+    def split(self, trace, tag):
+        """The trace's per-rank files."""
+        with open(trace) as fh:
+            lines = fh.read().splitlines()
+        out = []
+        for r in ("0", "1"):
+            p = os.path.join(self.d, f"{tag}_rank{r}.csv")
+            with open(p, "w") as fh:
+                fh.write("\n".join([lines[0]] + [ln for ln in lines[1:]
+                                                 if ln.split(",")[0] == r]) + "\n")
+            out.append(p)
+        return out
+
+    def merge_cli(self, *paths):
+        out = os.path.join(self.d, "out.csv")
+        p = subprocess.run([sys.executable, sc.__file__, "merge", out, *paths],
+                           capture_output=True, text=True)
+        return p, out
+
+    def test_the_ranks_of_one_run_merge_back_to_the_trace(self):
+        r0, r1 = self.split(DDP2, "a")
+        p, out = self.merge_cli(r1, r0)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out) as a, open(DDP2) as b:
+            self.assertEqual(a.read(), b.read())
+
+    def refused(self, paths, words):
+        p, out = self.merge_cli(*paths)
+        self.assertEqual(p.returncode, 1, p.stdout)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        for w in words:
+            self.assertIn(w, p.stderr)
+        self.assertFalse(os.path.exists(out))
+        self.assertEqual([f for f in os.listdir(self.d) if f.startswith("out.csv")], [])
+
+    def test_the_same_rank_file_twice(self):
+        r0, _ = self.split(DDP2, "a")
+        self.refused([r0, r0], ["rank 0 is also in", "the same file given twice"])
+
+    def test_a_rank_file_with_another_runs_trace(self):
+        r0, _ = self.split(DDP2, "a")
+        self.refused([r0, os.path.join(ROOT, "traces", "ddp2_straggler", "trace.csv")],
+                     ["rank 0 is also in"])
+
+    def test_rank_files_of_different_runs(self):
+        r0, _ = self.split(DDP2, "a")
+        _, r1 = self.split(os.path.join(ROOT, "traces", "ddp2_straggler", "trace.csv"), "b")
+        self.refused([r0, r1], ["than either lasts", "different runs"])
+
+    def test_an_existing_output_is_left_as_it_was(self):
+        r0, _ = self.split(DDP2, "a")
+        out = os.path.join(self.d, "out.csv")
+        with open(out, "w") as fh:
+            fh.write("before\n")
+        p, _ = self.merge_cli(r0, r0)
+        self.assertEqual(p.returncode, 1)
+        with open(out) as fh:
+            self.assertEqual(fh.read(), "before\n")
+
+
 if __name__ == "__main__":
     print("torch", torch.__version__)
     unittest.main()
