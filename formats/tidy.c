@@ -191,21 +191,57 @@ static int tidy_decimal(const char *s, int scale, int64_t *out, bool *exact)
         }
         v = v * 10 + d;
     }
-    int64_t from = point < 0 ? 0 : point; /* the first digit rounded off */
-    bool rest = false;
-    for (int64_t i = from; i < n && !rest; i++)
-        rest = TIDY_DIGIT(i) != 0;
-    if (exact)
+    if (exact) { /* no nonzero digit from the first one rounded off */
+        bool rest = false;
+        for (int64_t i = point < 0 ? 0 : point; i < n && !rest; i++)
+            rest = TIDY_DIGIT(i) != 0;
         *exact = !rest;
+    }
     v += TIDY_DIGIT(point) >= 5;
 #undef TIDY_DIGIT
     *out = neg ? -v : v;
     return 0;
 }
 
+/* Seconds to ns (tidy_decimal's rule): plain "[-+]digits[.digits]", the
+ * text a capture writes, read in one pass; anything else, an exponent
+ * included, by tidy_decimal. */
+static int tidy_seconds(const char *s, stall_time *ns)
+{
+    const char *p = s;
+    int neg = 0;
+    if (*p == '-' || *p == '+')
+        neg = *p++ == '-';
+    int64_t whole = 0;
+    const char *w0 = p;
+    for (; *p >= '0' && *p <= '9' && p - w0 < 10; p++)
+        whole = whole * 10 + (*p - '0');
+    int64_t frac = 0;
+    int digits = 0, round_up = 0;
+    if (*p == '.' && p > w0) {
+        for (p++; *p >= '0' && *p <= '9'; p++) {
+            if (digits < 9) {
+                frac = frac * 10 + (*p - '0');
+                digits++;
+            } else if (digits == 9) {
+                round_up = *p >= '5';
+                digits++;
+            }
+        }
+    }
+    /* more whole digits than int64 ns surely holds, an exponent, not a number */
+    if (p == w0 || *p != '\0' || whole > INT64_MAX / STALL_NS_PER_S - 1)
+        return tidy_decimal(s, 9, ns, NULL);
+    for (int d = digits < 9 ? digits : 9; d < 9; d++)
+        frac *= 10;
+    int64_t v = whole * STALL_NS_PER_S + frac + round_up;
+    *ns = neg ? -v : v;
+    return 0;
+}
+
 int stall_parse_seconds_ns(const char *s, stall_time *ns)
 {
-    return tidy_decimal(s, 9, ns, NULL) == 0 ? 0 : -1;
+    return tidy_seconds(s, ns) == 0 ? 0 : -1;
 }
 
 /* A byte count: decimal text (an exponent allowed), 0 to 1e300; returns 0
@@ -282,7 +318,7 @@ static int tidy_int(stall_tidy_stream *t, int c, int64_t lo, int64_t *out)
 static int tidy_time(stall_tidy_stream *t, int c, stall_time *out)
 {
     const char *s = t->field[t->col[c]];
-    int rc = tidy_decimal(s, 9, out, NULL);
+    int rc = tidy_seconds(s, out);
     if (rc == -1)
         return tidy_fail(t, t->col[c], "'%s': not a time in seconds: \"%s\"", tidy_names[c], s);
     if (rc == -2) /* past int64 ns: its sign says which limit */
