@@ -5,8 +5,6 @@
  */
 #include "tracebuild.h"
 
-#include "stall/kineto.h"
-
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -280,9 +278,4 @@ uint64_t tb_hash(const char *a, const char *b)
     for (; *b; b++)
         h = (h ^ (unsigned char)*b) * 1099511628211ULL;
     return h ? h : 1;
-}
-
-void stall_trace_files_free(char **files, int n)
-{
-    tb_files_free(files, n);
 }

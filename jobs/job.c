@@ -44,7 +44,9 @@ typedef struct job_files {
 
 static void job_files_free(job_files *l)
 {
-    stall_trace_files_free(l->paths, l->n);
+    for (int i = 0; i < l->n; i++)
+        free(l->paths[i]);
+    free(l->paths);
     free(l->hex);
     memset(l, 0, sizeof *l);
 }

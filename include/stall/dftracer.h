@@ -45,9 +45,8 @@ bool stall_dftracer_probe(const char *head, size_t n);
 int stall_dftracer_load(const char *path, stall_tidy_trace **out, stall_err *err);
 
 /* The trace files stall_dftracer_load reads for path (the file, or a folder's
- * files in name order) into *files (free with stall_trace_files_free). */
+ * files in name order) into *files: free() each of the *n and the array. */
 int stall_dftracer_files(const char *path, char ***files, int *n, stall_err *err);
-void stall_trace_files_free(char **files, int n);
 
 #ifdef __cplusplus
 }
