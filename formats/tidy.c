@@ -654,6 +654,23 @@ static void tidy_row(stall_tidy_stream *t)
     else if (fe > rd)
         tidy_fail(t, t->col[TC_FEND], "'%s' is after '%s' (a batch is ready once fetched)",
                   "fetch_end", "ready");
+    /* A duration is at most 1e6 s (limits.md), as in the notebook's CSVs:
+     * the fetch, the wait for it and the rest of the iteration. */
+    else if (fe - fs > STALL_LIMIT_DURATION_NS)
+        tidy_fail(t, t->col[TC_FEND],
+                  "'%s': the fetch takes %.6f s, more than the duration limit "
+                  "of 1e6 s",
+                  "fetch_end", (double)(fe - fs) / 1e9);
+    else if (rd - rq > STALL_LIMIT_DURATION_NS)
+        tidy_fail(t, t->col[TC_READY],
+                  "'%s': the wait takes %.6f s, more than the duration limit "
+                  "of 1e6 s",
+                  "ready", (double)(rd - rq) / 1e9);
+    else if (ie - rd > STALL_LIMIT_DURATION_NS)
+        tidy_fail(t, t->col[TC_ITEREND],
+                  "'%s': the iteration takes %.6f s after 'ready', more "
+                  "than the duration limit of 1e6 s",
+                  "iter_end", (double)(ie - rd) / 1e9);
     if (t->rc == 0)
         tidy_consistent(t, e, k, r);
     /* Ids run from 0 to workers - 1 (-1: the main process); with workers

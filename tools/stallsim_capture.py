@@ -718,6 +718,13 @@ def _read_like_stallsim(path):
             if v["fetch_end"] > v["ready"]:
                 fail(col["fetch_end"], "'fetch_end' is after 'ready' (a batch is ready once "
                      "fetched)")
+            for a, b, c, what, rest in (("fetch_start", "fetch_end", "fetch_end", "fetch", ""),
+                                        ("request", "ready", "ready", "wait", ""),
+                                        ("ready", "iter_end", "iter_end", "iteration",
+                                         " after 'ready'")):
+                if v[b] - v[a] > _LIMIT_DURATION_NS:
+                    fail(col[c], f"'{c}': the {what} takes {(v[b] - v[a]) / 1e9:.6f} s{rest}, "
+                         "more than the duration limit of 1e6 s")
             # one loader configuration; per rank, batches follow each other; epoch_start
             for c in ("workers", "prefetch", "pin_memory", "persistent"):
                 if c not in col:

@@ -331,6 +331,22 @@ class CheckAgreesWithStallsimTest(unittest.TestCase):
                    f"4:{c}: 'request' is before the 'iter_end' of rank 0's previous batch on "
                    "line 2 (batches must follow each other)")
 
+    def test_durations_past_the_limit(self):
+        # a fetch, or the rest of an iteration, of more than 1e6 s (docs/limits.md): the
+        # tidy reader took them (a docs audit's finding; the notebook's CSVs refused them)
+        d = decimal.Decimal
+        f = self.lines[1].split(",")
+        c = self.col("fetch_start")
+        start = d(f[self.col("fetch_end") - 1]) - d("1000000.5")
+        self.agree(edited(self.lines, 2, c, str(start)), "fetch_long.csv",
+                   f"2:{self.col('fetch_end')}: 'fetch_end': the fetch takes 1000000.500000 s, "
+                   "more than the duration limit of 1e6 s")
+        c = self.col("iter_end")
+        end = d(f[self.col("ready") - 1]) + d("1000001")
+        self.agree(edited(self.lines, 2, c, str(end)), "iter_long.csv",
+                   f"2:{c}: 'iter_end': the iteration takes 1000001.000000 s after 'ready', more "
+                   "than the duration limit of 1e6 s")
+
     def test_exponent_notation_is_accepted_and_reads_the_same(self):
         times = {"fetch_start", "fetch_end", "request", "ready", "iter_end", "compute_end",
                  "epoch_start", "bytes"}
