@@ -45,14 +45,14 @@ static void causes_storage(const stall_tidy_trace *t, stall_analysis *a)
 {
     int g = t->ranks, ne = t->epochs;
     size_t nf = (size_t)g * (size_t)t->batches; /* fetches per epoch */
-    double *fe = stall_xmalloc((size_t)ne * nf * sizeof *fe),
-           *var = stall_xcalloc((size_t)ne, sizeof *var);
     double bytes_all = 0;
     size_t cells = (size_t)ne * (size_t)t->batches * (size_t)g;
     for (size_t i = 0; i < cells; i++)
         bytes_all += t->bytes[i];
     if (bytes_all <= 0)
-        return;
+        return; /* nothing read: no storage attribution (and nothing allocated) */
+    double *fe = stall_xmalloc((size_t)ne * nf * sizeof *fe),
+           *var = stall_xcalloc((size_t)ne, sizeof *var);
     a->io = stall_xcalloc((size_t)ne, sizeof *a->io);
     for (int e = 0; e < ne; e++) {
         stall_an_io *x = &a->io[e];
