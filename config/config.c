@@ -477,6 +477,15 @@ void stall_config_name_from_path(const char *path, char *name, size_t n)
 {
     static const char *const suffix[] = {".pt.trace.json.gz", ".pt.trace.json", ".json.gz", ".json",
                                          ".pfw.gz",           ".pfw",           ".csv.gz",  ".csv"};
+    /* a folder given as "ddp2_w2/" is named as "ddp2_w2" */
+    char trimmed[STALL_PATH_MAX];
+    size_t plen = strlen(path);
+    if (plen > 1 && path[plen - 1] == '/' && plen < sizeof trimmed) {
+        memcpy(trimmed, path, plen + 1);
+        while (plen > 1 && trimmed[plen - 1] == '/')
+            trimmed[--plen] = '\0';
+        path = trimmed;
+    }
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
     size_t len = strlen(base);

@@ -601,7 +601,12 @@ stall_tidy_trace *stall_an_recorder_take(stall_an_recorder *r)
 
 static char *an_default_outdir(const char *path)
 {
-    /* results/analyze-<name>: the INI's file name, or the trace's folder. */
+    /* results/analyze-<name>: the INI's file name, or the trace's folder
+     * (named without its trailing '/': "ddp2_w2/" is ddp2_w2). */
+    char *trimmed = stall_xstrdup(path);
+    for (size_t n = strlen(trimmed); n > 1 && trimmed[n - 1] == '/'; n--)
+        trimmed[n - 1] = '\0';
+    path = trimmed;
     char *dir = stall_path_dir(path);
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     char name[STALL_NAME_MAX];
@@ -617,6 +622,7 @@ static char *an_default_outdir(const char *path)
         stall_config_name_from_path(path, name, sizeof name);
     }
     free(dir);
+    free(trimmed);
     char buf[STALL_NAME_MAX + 32];
     snprintf(buf, sizeof buf, "results/analyze-%s", name);
     return stall_xstrdup(buf);

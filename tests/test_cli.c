@@ -1587,3 +1587,17 @@ Test(cli, job_errors_name_the_key_that_caused_them)
         cr_expect_eq(sh(cmd, NULL, 0), 0, "%s: wrote its folder", c[i].args);
     }
 }
+
+/* A folder given with a trailing '/' is named as without it: analyze wrote
+ * results/analyze-trace/ and run results/trace/ for "ddp2_w2/". */
+Test(cli, a_folder_with_a_trailing_slash_names_its_results)
+{
+    char cmd[3000];
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/slash && cd %s/slash && " BIN " analyze " STALL_SOURCE_DIR
+             "/tests/kineto/ddp2_w2/ && " BIN " run " STALL_SOURCE_DIR
+             "/tests/kineto/ddp2_w2/ --set trace.workers=2 -q && test -d results/analyze-ddp2_w2 "
+             "&& test -d results/ddp2_w2 && test $(ls results | wc -l) = 2",
+             cdir, cdir);
+    cr_assert_eq(sh(cmd, NULL, 0), 0, "results: not analyze-ddp2_w2 and ddp2_w2");
+}

@@ -552,6 +552,8 @@ Test(config, a_traces_name_is_its_stem_without_the_format_suffix)
         {"p/dftracer_dlio_unet3d_2023.pfw.gz", "dftracer_dlio_unet3d_2023"},
         {"p/app-1.pfw", "app-1"},
         {"traces/w2/trace.csv", "w2"},
+        {"tests/kineto/ddp2_w2/", "ddp2_w2"},
+        {"tests/kineto/ddp2_w2//", "ddp2_w2"},
         {"my trace.json", "my_trace"},
         {".json", "_json"},
     };
