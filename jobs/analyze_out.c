@@ -10,10 +10,12 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "stall/dftracer.h"
 #include "stall/io.h"
@@ -218,6 +220,22 @@ int stall_analysis_write(const stall_analysis *a, const char *const *labels, int
         rc = stall_write_atomic_in(dir, "checkpoint.csv", an_fill_checkpoints, &o, err);
     if (rc == 0)
         rc = stall_analysis_write_storage(a, labels, n, dir, err);
+    /* An older analysis's file of a kind this one does not write goes: the
+     * folder's analysis files are this analysis's alone (analyze -o into a
+     * folder keeps the folder's other files, outputs.md). */
+    bool io = false;
+    for (int j = 0; j < n; j++)
+        io = io || a[j].io;
+    const char *gone[2] = {ckpt ? NULL : "checkpoint.csv", io ? NULL : "storage.csv"};
+    for (int i = 0; i < 2 && rc == 0; i++) {
+        if (!gone[i])
+            continue;
+        char *p = stall_path_join(dir, gone[i]);
+        if (unlink(p) != 0 && errno != ENOENT)
+            rc = stall_err_set(err, STALL_EIO, "%s: cannot remove an older analysis's file: %s", p,
+                               strerror(errno));
+        free(p);
+    }
     return rc;
 }
 
