@@ -1601,3 +1601,34 @@ Test(cli, a_folder_with_a_trailing_slash_names_its_results)
              cdir, cdir);
     cr_assert_eq(sh(cmd, NULL, 0), 0, "results: not analyze-ddp2_w2 and ddp2_w2");
 }
+
+/* validate writes validate.csv (epoch times, total stalls): the [report]
+ * keys shape none of it. They were taken silently (exit 0, the same
+ * output); they are left out and listed, as the what-if and [replay] keys
+ * are, and effective.ini does not give them. */
+Test(cli, validate_lists_report_keys_as_left_out)
+{
+    static const char *const set[] = {"report.warmup=3", "report.delay_threshold=0.5",
+                                      "report.samples=8", "report.per_rank=true"};
+    static const char *const said[] = {"[report] warmup", "[report] delay_threshold",
+                                       "[report] samples", "[report] per_rank"};
+    for (size_t i = 0; i < sizeof set / sizeof set[0]; i++) {
+        char cmd[3000], *text;
+        snprintf(cmd, sizeof cmd, BIN " validate " W2 " --set %s -o %s/vrep%zu", set[i], cdir, i);
+        cr_assert_eq(sh_text(cmd, &text), 0, "%s: %s", set[i], text);
+        const char *left =
+            strstr(text, "left out (validate simulates the measured configuration): ");
+        cr_expect(left && strstr(left, said[i]) && strchr(left, '\n') > strstr(left, said[i]),
+                  "%s: %s", set[i], text);
+        free(text);
+        char eff[700];
+        snprintf(eff, sizeof eff, "%s/vrep%zu/effective.ini", cdir, i);
+        char *ini_text = stall_read_file(eff, NULL);
+        cr_assert(ini_text, "%s", eff);
+        /* given, a key is written uncommented */
+        char line[80];
+        snprintf(line, sizeof line, "\n%s = ", said[i] + strlen("[report] "));
+        cr_expect(!strstr(ini_text, line), "%s gives %s", eff, said[i]);
+        free(ini_text);
+    }
+}

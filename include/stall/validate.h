@@ -16,7 +16,8 @@ extern "C" {
 
 /* The keys validate leaves out: the what-if and replay sections (it
  * simulates the measured configuration, as mode = model would without
- * what-ifs). NULL-terminated. */
+ * what-ifs) and [report] (validate.csv holds epoch times and total
+ * stalls, none of what its keys shape). NULL-terminated. */
 extern const char *const stall_validate_ignored[];
 
 /* stall_config_check for validate: cfg's what-if and replay keys (listed by
