@@ -250,10 +250,11 @@ static int sweep_build(const stall_sweep *s, size_t i, stall_config *cfg, stall_
 
 int stall__sweep_point_err(const stall_sweep *s, size_t i, const stall_err *inner, stall_err *err)
 {
-    /* Drop the "file: " or ": " the inner message starts with. */
+    /* Drop the "file: " or ": " the inner message starts with; a
+     * "file:line: " names a line and stays whole. */
     const char *m = inner->msg;
     size_t sl = strlen(s->src);
-    if (strncmp(m, s->src, sl) == 0 && m[sl] == ':')
+    if (strncmp(m, s->src, sl) == 0 && m[sl] == ':' && m[sl + 1] == ' ')
         m += sl + 1;
     else if (m[0] == ':')
         m += 1;

@@ -1632,3 +1632,25 @@ Test(cli, validate_lists_report_keys_as_left_out)
         free(ini_text);
     }
 }
+
+/* A point's error that names a [sweep] line kept its number but lost its
+ * file ("...: 6: [sweep] loader.prefetch_factor: ..."): the point's prefix
+ * dropped the INI's name from the inner message, meant for "s.ini: ". */
+Test(cli, sweep_point_error_names_the_file_of_its_lines)
+{
+    char cmd[3000], line[2048];
+    snprintf(
+        cmd, sizeof cmd,
+        "cd %s && printf '[scenario]\\nmode = model\\n[trace]\\nformat = tidy\\npath = "
+        "%s\\n[sweep]\\nloader.workers = 0..1\\nloader.prefetch_factor = 1..2\\n' > s.ini && " BIN
+        " sweep s.ini -o %s/s6 -q",
+        cdir, STALL_SOURCE_DIR "/traces/w2/trace.csv", cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2, "%s", line);
+    const char *want =
+        "stallsim: s.ini: [sweep] point 0 (loader.workers=0, loader.prefetch_factor=1): s.ini:8: "
+        "[sweep] loader.prefetch_factor: needs workers > 0, and s.ini:7: [sweep] loader.workers = "
+        "0 (PyTorch rejects a prefetch factor without workers)\n";
+    cr_expect_str_eq(line, want);
+    snprintf(cmd, sizeof cmd, "test ! -e %s/s6", cdir);
+    cr_expect_eq(sh(cmd, NULL, 0), 0, "wrote its folder");
+}
