@@ -484,6 +484,20 @@ static int an_load_format(const char *path, int workers, stall_tidy_trace **out,
         *format = rc == 0 ? (int)cfg->format : -1;
     if (rc == 0)
         rc = an_load_cfg(cfg, path, workers, out, err);
+    /* --workers assigns a dsanalyzer trace's batches; a tidy trace names
+     * its workers whichever way it was given, a Kineto or dftracer trace
+     * does not show them. Refused for both, by analyze and timeline. */
+    if (rc == 0 && workers > 0 && (cfg->format == STALL_FORMAT_TIDY || (*out)->summary)) {
+        bool json = (*out)->summary != NULL;
+        stall_tidy_free(*out);
+        *out = NULL;
+        rc = stall_err_set(err, STALL_ECONFIG,
+                           json ? "--workers: for dsanalyzer traces only (Kineto and "
+                                  "dftracer traces do not show which worker fetched a "
+                                  "batch: nothing to assign)"
+                                : "--workers: a tidy trace names its workers; --workers "
+                                  "is for dsanalyzer traces only");
+    }
     free(cfg);
     return rc;
 }
@@ -635,19 +649,10 @@ int stall_analyze_job(const char *path, const char *outdir, int workers, FILE *t
     int rc = an_load_format(path, workers, &t, &format, err);
     if (rc)
         return rc;
-    /* The format from the INI's [trace] as from the trace itself: a tidy
-     * trace names its workers whichever way it was given. */
+    /* The format from the INI's [trace] as from the trace itself
+     * (an_load_format refused --workers for a tidy one). */
     bool tidy = format == STALL_FORMAT_TIDY;
     bool json = t->summary != NULL; /* a Kineto or dftracer trace */
-    if (workers > 0 && (tidy || json)) {
-        stall_tidy_free(t);
-        return stall_err_set(err, STALL_ECONFIG,
-                             json ? "--workers: for dsanalyzer traces only (Kineto and "
-                                    "dftracer traces do not show which worker fetched a "
-                                    "batch: nothing to assign)"
-                                  : "--workers: a tidy trace names its workers; --workers "
-                                    "is for dsanalyzer traces only");
-    }
     /* A dsanalyzer trace without --workers: the count its fetch starts
      * show, as validate infers it (it said "0 workers per rank"). */
     bool inferred = false;

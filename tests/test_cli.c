@@ -957,6 +957,39 @@ Test(cli, analyze_refuses_workers_where_there_is_nothing_to_assign)
     cr_assert_eq(sh(cmd, line, sizeof line), 0, "a refused run wrote its folder");
 }
 
+/* timeline took --workers on a tidy trace (exit 0, a byte-identical file)
+ * though commands.md says it is refused there, as analyze refuses it: the
+ * trace given directly, as a folder or through an INI, and a Kineto trace. */
+Test(cli, timeline_refuses_workers_where_there_is_nothing_to_assign)
+{
+    static const struct {
+        const char *trace, *want;
+    } c[] = {
+        {"traces/w2/trace.csv", "stallsim: --workers: a tidy trace names its workers; --workers "
+                                "is for dsanalyzer traces only"},
+        {"traces/w2", "a tidy trace names its workers"},
+        {"configs/w2.ini", "a tidy trace names its workers"},
+        {"tests/public/hta_trace_diff_test.json.gz", "nothing to assign"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char cmd[2000], line[2048];
+        snprintf(cmd, sizeof cmd,
+                 "cd " STALL_SOURCE_DIR " && " BIN " timeline %s -o %s/tlw%zu.json --workers 3",
+                 c[i].trace, cdir, i);
+        cr_expect_eq(sh(cmd, line, sizeof line), 2, "%s: %s", c[i].trace, line);
+        cr_expect(strstr(line, c[i].want), "%s: %s", c[i].trace, line);
+        snprintf(cmd, sizeof cmd, "test ! -e %s/tlw%zu.json", cdir, i);
+        cr_expect_eq(sh(cmd, NULL, 0), 0, "%s: wrote its file", c[i].trace);
+    }
+    /* A dsanalyzer trace's batches are assigned. */
+    char cmd[2000];
+    snprintf(cmd, sizeof cmd,
+             "cd " STALL_SOURCE_DIR " && " BIN " timeline configs/example.ini -o %s/tlw_ds.json "
+             "--workers 3 > /dev/null && test -s %s/tlw_ds.json",
+             cdir, cdir);
+    cr_expect_eq(sh(cmd, NULL, 0), 0);
+}
+
 /* Issue 17 item 5: a sweep folder holds exactly what its sweep.csv
  * describes: another sweep's points are moved aside and named, figures and
  * report.html drawn from an old sweep.csv are removed when it changes (kept

@@ -148,8 +148,9 @@ const char *stall_verdict_name(stall_verdict v);
 /* Loads what `stallsim analyze` and `stallsim timeline` take: a tidy CSV,
  * a PyTorch profiler trace (.json, .json.gz) or DLIO dftracer trace (.pfw,
  * .pfw.gz) or a folder of per-rank ones, or an INI whose [trace] is tidy,
- * dsanalyzer, kineto or dftracer (workers: as above, for dsanalyzer).
- * Returns 0, STALL_EIO, STALL_EPARSE or STALL_ECONFIG. */
+ * dsanalyzer, kineto or dftracer (workers: as above, for dsanalyzer;
+ * workers > 0 for any other format is refused, STALL_ECONFIG naming
+ * --workers). Returns 0, STALL_EIO, STALL_EPARSE or STALL_ECONFIG. */
 int stall_an_load(const char *trace_or_ini, int workers, stall_tidy_trace **out, stall_err *err);
 
 /* Collects a simulated run in the tidy shape: pass stall_an_record as the
