@@ -25,6 +25,15 @@ static const char *mc_where(const stall_config *cfg)
     return cfg->path[0] ? cfg->path : "config";
 }
 
+/* Whether l holds a policy other than none. */
+static bool mc_aligns(const stall_align_list *l)
+{
+    for (int i = 0; i < l->n; i++)
+        if (l->v[i] != STALL_ALIGN_NONE)
+            return true;
+    return false;
+}
+
 void wi_effects(const stall_measured *m, const wi_whatif *what, const stall_model_params *p,
                 stall_model_effects *fx)
 {
@@ -51,6 +60,17 @@ void wi_effects(const stall_measured *m, const wi_whatif *what, const stall_mode
         __int128 per = ((__int128)wi_dataset_samples(what, m) + p->ranks - 1) / p->ranks;
         fx->drops = b > 1 && per % b != 0;
     }
+    /* Persistent workers skip the start-up of every epoch after the first
+     * (model.c); the trace's setting also says how its start-up is
+     * estimated (from epoch 0 only), and is the run's unless [loader]
+     * persistent_workers is given (feed.c). */
+    fx->epochs = p->epochs > 1;
+    fx->trace_epochs = m && (m->epochs > 1 || (p->epochs > 1 && !what->persistent_given));
+    /* A partitioned node reads its share of the dataset: all of it on one
+     * node (model_tier.c) */
+    fx->nodes = p->gpus_per_node > 0 && p->ranks > p->gpus_per_node;
+    /* alignment across GPUs (align.c) leaves one GPU's durations as they are */
+    fx->ranks = p->ranks > 1;
 }
 
 int wi_grid_check(const stall_config *cfg, const wi_whatif *what, const stall_measured *m,
@@ -123,11 +143,28 @@ int stall_model_effects_check(const stall_config *cfg, const stall_model_effects
          "no rank's share of the dataset ends in a partial batch: it acts under [cluster] "
          "scaling = strong (the trace's dataset split over the GPUs, no [run] batches) where a "
          "rank's samples are not a whole number of batches"},
+        {"loader", "persistent_workers",
+         "the run has one epoch: persistent workers skip the start-up of the epochs after the "
+         "first; it needs [run] epochs > 1 or a trace of several epochs"},
+        {"trace", "persistent_workers",
+         "the trace and the run have one epoch each (or the run's own [loader] "
+         "persistent_workers is given): it says the measured start-up came from epoch 0 only, "
+         "and keeps workers for the run's later epochs"},
+        {"storage", "layout",
+         "the run's GPUs are on one node, whose cache sees the whole dataset either way; it "
+         "needs more GPUs than [cluster] gpus_per_node"},
+        {"align", "fetch",
+         "the run has one GPU, whose fetch durations no alignment across GPUs changes (every "
+         "policy runs as none); it needs more GPUs ([cluster] gpus), or align.fetch = none"},
     };
-    const bool idle[STALL_MODEL_EFFECT_KEYS] = {!fx->draws,  !fx->reads,    !fx->cpu_waits,
-                                                !fx->beyond, !fx->rescales, !fx->drops};
+    const bool idle[STALL_MODEL_EFFECT_KEYS] = {
+        !fx->draws, !fx->reads,  !fx->cpu_waits,    !fx->beyond, !fx->rescales,
+        !fx->drops, !fx->epochs, !fx->trace_epochs, !fx->nodes,  !fx->ranks};
     for (int i = 0; i < STALL_MODEL_EFFECT_KEYS; i++) {
         if (!idle[i] || !stall_config_given(cfg, keys[i].section, keys[i].key))
+            continue;
+        /* [align] fetch = none says what one GPU does anyway */
+        if (strcmp(keys[i].section, "align") == 0 && !mc_aligns(&cfg->fetch_align))
             continue;
         char where[STALL_PATH_MAX + 64];
         if (where_of && where_of[i])
@@ -165,6 +202,7 @@ int stall_model_grid(const stall_config *cfg, stall_measured *grid, stall_err *e
     grid->batches = m.batches;
     grid->samples = m.samples;
     grid->samples_last = m.samples_last;
+    grid->ranks_per_node = m.ranks_per_node;
     /* whether its CPU columns share cores (stall_model_effects.cpu_waits) */
     grid->cpu.has = m.cpu.has;
     grid->cpu.cores = m.cpu.cores;

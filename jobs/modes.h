@@ -31,10 +31,15 @@ typedef struct stall_model_effects {
     bool beyond;    /* more ranks, epochs or batches than the trace ([fetch] resample) */
     bool rescales;  /* another GPU count, batches per GPU not given ([cluster] scaling) */
     bool drops; /* strong scaling leaves a rank's share a partial last batch ([loader] drop_last) */
+    bool epochs;       /* the run has more than one epoch ([loader] persistent_workers) */
+    bool trace_epochs; /* the trace has more than one epoch, or the run has and takes the
+                        * trace's setting ([trace] persistent_workers) */
+    bool nodes;        /* the run spans more than one node ([storage] layout) */
+    bool ranks;        /* the run has more than one GPU ([align] fetch other than none) */
 } stall_model_effects;
 
 /* The keys stall_model_effects_check judges, in this order. */
-#define STALL_MODEL_EFFECT_KEYS 6
+#define STALL_MODEL_EFFECT_KEYS 10
 
 /* mode = model's checks of one configuration that need the trace's grid
  * (from stall_model_grid; NULL without a trace), as stall_model_job makes
@@ -45,7 +50,9 @@ int stall_model_point_check(const stall_config *cfg, const stall_measured *grid,
                             stall_model_effects *fx, stall_err *err);
 
 /* Refuses [run] seed, [storage] batch_mb, [cluster] cpu_waits_out, [fetch]
- * resample, [cluster] scaling and [loader] drop_last given in cfg where fx says they have no
+ * resample, [cluster] scaling, [loader] drop_last, [loader] and [trace]
+ * persistent_workers, [storage] layout and an [align] fetch list with a
+ * policy other than none given in cfg where fx says they have no
  * effect, naming where they were given: where_of[i] (may be NULL, or
  * where_of itself) replaces stall_config_origin's words for key i in that
  * order (a sweep axis). Returns 0 or STALL_ECONFIG. */

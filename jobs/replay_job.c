@@ -313,6 +313,30 @@ static const char *scen_basename(const char *p)
     return s ? s + 1 : p;
 }
 
+/* A trace of one GPU: alignment across GPUs leaves its values as they are,
+ * so an [align] list given with a policy other than none changes nothing
+ * (every row the same); refused, naming where it was given. */
+static int scen_align_check(const stall_config *cfg, stall_err *err)
+{
+    static const char *const key[2] = {"fetch", "start"};
+    const stall_align_list *l[2] = {&cfg->fetch_align, &cfg->start_align};
+    for (int k = 0; k < 2; k++) {
+        bool acts = false;
+        for (int i = 0; i < l[k]->n; i++)
+            acts |= l[k]->v[i] != STALL_ALIGN_NONE;
+        if (!acts || !stall_config_given(cfg, "align", key[k]))
+            continue;
+        char where[STALL_PATH_MAX + 64];
+        stall_config_origin(cfg, "align", key[k], where, sizeof where);
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: has no effect: the trace has one GPU, whose %s no alignment "
+                             "across GPUs changes (every policy runs as none); give align.%s = "
+                             "none",
+                             where, k == 0 ? "fetch durations" : "fetch starts", key[k]);
+    }
+    return 0;
+}
+
 int stall_replay_job(const stall_config *cfg, const stall_run_opts *opts, stall_err *err)
 {
     if (cfg->format != STALL_FORMAT_DSANALYZER) {
@@ -339,6 +363,8 @@ int stall_replay_job(const stall_config *cfg, const stall_run_opts *opts, stall_
     if (!opts->digests)
         stall_job_hash_start(&hasher, cfg);
     rc = stall_ds_load(cfg->fetch, cfg->start, cfg->perf, cfg->epoch, &ds, err);
+    if (rc == 0 && ds->gpus == 1 && !opts->sweep_point)
+        rc = scen_align_check(cfg, err);
     char *final = NULL, *outdir = NULL;
     if (rc == 0) {
         final = stall_job_outdir(cfg, opts);

@@ -568,6 +568,7 @@ void wi_stream_grid(const wi_stream *s, stall_measured *m)
     m->batches = s->info.batches;
     m->samples = s->samples;
     m->samples_last = s->samples_last;
+    m->ranks_per_node = s->info.ranks; /* as wi_stream_measure says it */
 }
 
 int wi_stream_measure(wi_stream *s, const wi_xform *x, const stall_model_params *p,

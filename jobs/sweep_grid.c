@@ -268,7 +268,13 @@ int stall__sweep_point_err(const stall_sweep *s, size_t i, const stall_err *inne
 void stall__sweep_axis_where(const stall_sweep *s, int a, char *buf, size_t n)
 {
     const sweep_axis *x = &s->ax[a];
-    if (x->command_line)
+    if (x->from_base) {
+        /* an [align] list of the scenario: where the scenario gave it */
+        char sec[64];
+        const char *dot = strchr(x->key, '.');
+        snprintf(sec, sizeof sec, "%.*s", (int)(dot - x->key), x->key);
+        stall_config_origin(&s->base, sec, dot + 1, buf, n);
+    } else if (x->command_line)
         snprintf(buf, n, "--sweep %s", x->key);
     else if (x->line > 0)
         snprintf(buf, n, "%s:%d: [sweep] %s", s->src, x->line, x->key);

@@ -13,6 +13,7 @@
 
 #include "modes.h"
 #include "stall/cleanup.h"
+#include "stall/dsanalyzer.h"
 #include "stall/io.h"
 #include "sweep_int.h"
 
@@ -150,16 +151,61 @@ void stall__sweep_drop_drawn(const char *outdir)
  * (each distinct one once, with a [trace] axis), as its first point would
  * read it; Kineto and dftracer traces, whose fetches are inferred, are
  * checked when their points run. */
+/* Replay and seed mode: an [align] list given with a policy other than
+ * none is refused where every point's trace has one GPU (alignment across
+ * GPUs changes nothing there: every row the same), as stall_replay_job
+ * refuses it on a run. Each distinct trace is read once. */
+static int sweep_replay_align_check(const stall_sweep *s, stall_err *err)
+{
+    static const char *const key[2] = {"fetch", "start"};
+    const stall_align_list *l[2] = {&s->base.fetch_align, &s->base.start_align};
+    int given = -1;
+    for (int k = 1; k >= 0; k--)
+        for (int i = 0; i < l[k]->n; i++)
+            if (l[k]->v[i] != STALL_ALIGN_NONE && stall_config_given(&s->base, "align", key[k]))
+                given = k;
+    if (given < 0 || s->base.format != STALL_FORMAT_DSANALYZER)
+        return 0;
+    stall_config *pc = stall_xmalloc(sizeof *pc);
+    char last[4 * STALL_PATH_MAX + 64] = "", id[sizeof last];
+    int rc = 0;
+    bool many = false;
+    for (size_t i = 0; i < s->points && rc == 0 && !many; i++) {
+        stall_sweep_config(s, i, pc);
+        snprintf(id, sizeof id, "%s|%s|%s|%lld", pc->fetch, pc->start, pc->perf,
+                 (long long)pc->epoch);
+        if (i > 0 && strcmp(id, last) == 0)
+            continue;
+        snprintf(last, sizeof last, "%s", id);
+        stall_ds_trace *ds = NULL;
+        rc = stall_ds_load(pc->fetch, pc->start, pc->perf, pc->epoch, &ds, err);
+        many = rc == 0 && ds->gpus > 1;
+        stall_ds_free(ds);
+    }
+    free(pc);
+    if (rc || many)
+        return rc;
+    char where[STALL_PATH_MAX + 64];
+    stall_config_origin(&s->base, "align", key[given], where, sizeof where);
+    return stall_err_set(err, STALL_ECONFIG,
+                         "%s: has no effect: the trace has one GPU, whose %s no alignment across "
+                         "GPUs changes (every policy runs as none); give align.%s = none",
+                         where, given == 0 ? "fetch durations" : "fetch starts", key[given]);
+}
+
 int stall__sweep_model_check(const stall_sweep *s, stall_err *err)
 {
-    if (s->base.mode != STALL_MODE_MODEL || s->points == 0)
+    if (s->points == 0)
         return 0;
+    if (s->base.mode != STALL_MODE_MODEL)
+        return sweep_replay_align_check(s, err);
     stall_config *pc = stall_xmalloc(sizeof *pc), *first = stall_xmalloc(sizeof *first);
     stall_measured grid;
     char last[4 * STALL_PATH_MAX + 64] = "", id[sizeof last];
     int grc = 1, rc = 0;
     bool have = false;
     stall_model_effects any = {0};
+    bool aligns = false; /* a point aligns its fetches (a policy other than none) */
     for (size_t i = 0; i < s->points && rc == 0; i++) {
         stall_sweep_config(s, i, pc);
         if (i == 0)
@@ -179,6 +225,7 @@ int stall__sweep_model_check(const stall_sweep *s, stall_err *err)
         if (grc == 1 && pc->format != STALL_FORMAT_NONE) {
             /* told when the point runs */
             any.draws = any.reads = any.cpu_waits = any.beyond = any.rescales = any.drops = true;
+            any.epochs = any.trace_epochs = any.nodes = any.ranks = true;
             continue;
         }
         stall_err e = {0};
@@ -194,12 +241,26 @@ int stall__sweep_model_check(const stall_sweep *s, stall_err *err)
         any.beyond |= fx.beyond;
         any.rescales |= fx.rescales;
         any.drops |= fx.drops;
+        any.epochs |= fx.epochs;
+        any.trace_epochs |= fx.trace_epochs;
+        any.nodes |= fx.nodes;
+        any.ranks |= fx.ranks;
+        for (int k = 0; k < pc->fetch_align.n; k++)
+            aligns |= stall_config_given(pc, "align", "fetch") &&
+                      pc->fetch_align.v[k] != STALL_ALIGN_NONE;
     }
     if (rc == 0) {
         /* the keys of stall_model_effects_check, in its order */
-        static const char *const axis[STALL_MODEL_EFFECT_KEYS] = {
-            "run.seed",       "storage.batch_mb", "cluster.cpu_waits_out",
-            "fetch.resample", "cluster.scaling",  "loader.drop_last"};
+        static const char *const axis[STALL_MODEL_EFFECT_KEYS] = {"run.seed",
+                                                                  "storage.batch_mb",
+                                                                  "cluster.cpu_waits_out",
+                                                                  "fetch.resample",
+                                                                  "cluster.scaling",
+                                                                  "loader.drop_last",
+                                                                  "loader.persistent_workers",
+                                                                  "trace.persistent_workers",
+                                                                  "storage.layout",
+                                                                  "align.fetch"};
         char where[STALL_MODEL_EFFECT_KEYS][STALL_PATH_MAX + 128];
         const char *where_of[STALL_MODEL_EFFECT_KEYS];
         for (int k = 0; k < STALL_MODEL_EFFECT_KEYS; k++) {
@@ -209,6 +270,9 @@ int stall__sweep_model_check(const stall_sweep *s, stall_err *err)
                 stall__sweep_axis_where(s, a, where[k], sizeof where[k]);
             where_of[k] = where[k][0] ? where[k] : NULL;
         }
+        /* [align] fetch: an axis's points each hold one policy; judged on
+         * whether any point aligns (first stands for them all). */
+        first->fetch_align = (stall_align_list){1, {aligns ? STALL_ALIGN_AVG : STALL_ALIGN_NONE}};
         rc = stall_model_effects_check(first, &any, where_of, err);
     }
     free(pc);

@@ -1687,3 +1687,104 @@ Test(cli, sweep_point_error_names_the_file_of_its_lines)
     snprintf(cmd, sizeof cmd, "test ! -e %s/s6", cdir);
     cr_expect_eq(sh(cmd, NULL, 0), 0, "wrote its folder");
 }
+
+/* Keys accepted silently where they change nothing (exit 0, the same
+ * outputs): [loader] and [trace] persistent_workers on a one-epoch run,
+ * [storage] layout on one node, an [align] fetch list on one GPU. Each is
+ * refused, naming where it was given and why, writing nothing; where it
+ * acts it runs; a sweep judges it over all its points. */
+Test(cli, keys_refused_where_the_run_leaves_them_nothing_to_do)
+{
+    static const struct {
+        const char *cmd, *args, *want; /* want NULL: runs */
+    } c[] = {
+        {"run", "configs/example-whatif.ini --set loader.persistent_workers=true",
+         "stallsim: --set loader.persistent_workers: has no effect: the run has one epoch"},
+        {"run", "configs/example-whatif.ini --set trace.persistent_workers=true",
+         "stallsim: --set trace.persistent_workers: has no effect: the trace and the run have "
+         "one epoch each"},
+        {"run", "configs/store-tiers.ini --set storage.layout=partitioned",
+         "stallsim: --set storage.layout: has no effect: the run's GPUs are on one node"},
+        {"run", "configs/w2.ini --set align.fetch=avg,none",
+         "stallsim: --set align.fetch: has no effect: the run has one GPU"},
+        {"run", "configs/w2.ini --set align.fetch=min", "stallsim: --set align.fetch: has no "},
+        {"sweep", "configs/w2.ini --set align.fetch=none,avg --sweep loader.workers=1,2",
+         "stallsim: --set align.fetch: has no effect: the run has one GPU"},
+        {"sweep", "configs/example-whatif.ini --sweep loader.persistent_workers=true,false",
+         "stallsim: --sweep loader.persistent_workers: has no effect: the run has one epoch"},
+        {"sweep", "configs/store-tiers.ini --sweep storage.layout=partitioned,replicated",
+         "stallsim: --sweep storage.layout: has no effect: the run's GPUs are on one node"},
+        /* where they act */
+        {"run", "configs/w2.ini --set align.fetch=none", NULL},
+        {"run", "configs/w2.ini --set loader.persistent_workers=true", NULL},
+        {"run",
+         "configs/example-whatif.ini --set loader.persistent_workers=true --set run.epochs=2 "
+         "--set fetch.resample=bootstrap",
+         NULL},
+        {"run",
+         "configs/store-tiers.ini --set storage.layout=partitioned --set cluster.gpus=2 --set "
+         "cluster.gpus_per_node=1 --set fetch.resample=bootstrap",
+         NULL},
+        {"run", "configs/example-whatif.ini --set align.fetch=avg,none", NULL},
+        {"sweep",
+         "configs/w2.ini --set align.fetch=avg,none --sweep cluster.gpus=1,2 --set "
+         "fetch.resample=bootstrap",
+         NULL},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char cmd[3000], line[2048];
+        snprintf(cmd, sizeof cmd, "cd " STALL_SOURCE_DIR " && " BIN " %s %s -q -o %s/idle%zu",
+                 c[i].cmd, c[i].args, cdir, i);
+        int rc = sh(cmd, line, sizeof line);
+        if (!c[i].want) {
+            cr_expect_eq(rc, 0, "%s: %s", c[i].args, line);
+            continue;
+        }
+        cr_expect_eq(rc, 2, "%s: %s", c[i].args, line);
+        cr_expect(strncmp(line, c[i].want, strlen(c[i].want)) == 0, "%s: %s", c[i].args, line);
+        snprintf(cmd, sizeof cmd, "test ! -e %s/idle%zu", cdir, i);
+        cr_expect_eq(sh(cmd, NULL, 0), 0, "%s: wrote its folder", c[i].args);
+    }
+    /* Given in an INI: its file and line. */
+    char cmd[3000], line[2048];
+    snprintf(cmd, sizeof cmd,
+             "cp " STALL_SOURCE_DIR "/configs/w2.ini %s/al.ini && sed -i "
+             "'s#\\.\\./traces#" STALL_SOURCE_DIR "/traces#' %s/al.ini && printf "
+             "'[align]\\nfetch = avg, none\\n' >> %s/al.ini && " BIN " run %s/al.ini -q -o %s/al",
+             cdir, cdir, cdir, cdir, cdir);
+    cr_expect_eq(sh(cmd, line, sizeof line), 2, "%s", line);
+    cr_expect(strstr(line, "al.ini:29: [align] fetch: has no effect: the run has one GPU"), "%s",
+              line);
+    /* Replay and seed mode on a dsanalyzer trace of one GPU (the golden
+     * trace's GPU 0): every (fetch, start) row was the same. */
+    snprintf(cmd, sizeof cmd,
+             "cd %s && G=" GOLD STEM " && cut -d, -f1-4 ${G}_simp_fetchdifftime.csv > f1.csv && "
+             "cut -d, -f1-4 ${G}_simp_fetchstartdifftime.csv > s1.csv && awk -F, 'NR == 1 || $4 "
+             "== 0' $G.csv > p1.csv && printf '[scenario]\\nmode = replay\\n[trace]\\nformat = "
+             "dsanalyzer\\nfetch = f1.csv\\nstart = s1.csv\\nperf = p1.csv\\nepoch = 1\\n' > "
+             "r1.ini && true",
+             cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    static const struct {
+        const char *cmd, *args, *want;
+    } r[] = {
+        {"run", "--set align.fetch=avg,none",
+         "stallsim: --set align.fetch: has no effect: the trace has one GPU"},
+        {"run", "--set align.start=min",
+         "stallsim: --set align.start: has no effect: the trace has one GPU"},
+        {"run", "--set scenario.mode=seed --set align.fetch=avg",
+         "stallsim: --set align.fetch: has no effect: the trace has one GPU"},
+        {"sweep", "--set align.fetch=avg,none",
+         "stallsim: --set align.fetch: has no effect: the trace has one GPU"},
+        {"run", "", NULL},
+        {"run", "--set align.fetch=none --set align.start=none", NULL},
+    };
+    for (size_t i = 0; i < sizeof r / sizeof r[0]; i++) {
+        snprintf(cmd, sizeof cmd, "cd %s && " BIN " %s r1.ini %s -q -o %s/r1_%zu", cdir, r[i].cmd,
+                 r[i].args, cdir, i);
+        int rc = sh(cmd, line, sizeof line);
+        cr_expect_eq(rc, r[i].want ? 2 : 0, "%s %s: %s", r[i].cmd, r[i].args, line);
+        if (r[i].want)
+            cr_expect(strncmp(line, r[i].want, strlen(r[i].want)) == 0, "%s: %s", r[i].args, line);
+    }
+}
