@@ -35,7 +35,8 @@ struct stall_sweep {
  * inner's message" (its own "src: " left out). Returns STALL_ECONFIG. */
 int stall__sweep_point_err(const stall_sweep *s, size_t i, const stall_err *inner, stall_err *err);
 
-/* Where axis a was given: "--sweep key" or "src:line: [sweep] key". */
+/* Where axis a was given: "--sweep key" or "src:line: [sweep] key"; an
+ * [align] list of the scenario, where the scenario gave it. */
 void stall__sweep_axis_where(const stall_sweep *s, int a, char *buf, size_t n);
 
 /* The axis of section.key, or -1. */
@@ -47,7 +48,8 @@ int stall__sweep_prepare(const stall_sweep *s, const char *outdir, char *note, s
                          stall_err *err);
 /* Drops the figures and report drawn from an older sweep.csv. */
 void stall__sweep_drop_drawn(const char *outdir);
-/* mode = model's checks that need the trace's grid, on every point. */
+/* mode = model's checks that need the trace's grid, on every point; in
+ * replay and seed mode, [align] lists on traces of one GPU. */
 int stall__sweep_model_check(const stall_sweep *s, stall_err *err);
 
 #endif

@@ -143,14 +143,6 @@ void stall__sweep_drop_drawn(const char *outdir)
     free(p);
 }
 
-/* mode = model's checks that need the trace's grid, on every point before
- * any runs (stall_model_point_check: a point beyond the trace without
- * resampling, replications where nothing is drawn), and the keys whose
- * effect a sweep judges over all its points: [run] seed where no point
- * draws, [storage] batch_mb where no point reads. The trace is read once
- * (each distinct one once, with a [trace] axis), as its first point would
- * read it; Kineto and dftracer traces, whose fetches are inferred, are
- * checked when their points run. */
 /* Replay and seed mode: an [align] list given with a policy other than
  * none is refused where every point's trace has one GPU (alignment across
  * GPUs changes nothing there: every row the same), as stall_replay_job
@@ -193,6 +185,16 @@ static int sweep_replay_align_check(const stall_sweep *s, stall_err *err)
                          where, given == 0 ? "fetch durations" : "fetch starts", key[given]);
 }
 
+/* mode = model's checks that need the trace's grid, on every point before
+ * any runs (stall_model_point_check: a point beyond the trace without
+ * resampling, replications where nothing is drawn), and the keys whose
+ * effect a sweep judges over all its points (stall_model_effects_check:
+ * [run] seed where no point draws, [storage] batch_mb where no point
+ * reads, [storage] layout where no point spans nodes, ...). The trace is
+ * read once (each distinct one once, with a [trace] axis), as its first
+ * point would read it; Kineto and dftracer traces, whose fetches are
+ * inferred, are checked when their points run. Replay and seed mode:
+ * sweep_replay_align_check. */
 int stall__sweep_model_check(const stall_sweep *s, stall_err *err)
 {
     if (s->points == 0)
