@@ -1788,3 +1788,21 @@ Test(cli, keys_refused_where_the_run_leaves_them_nothing_to_do)
             cr_expect(strncmp(line, r[i].want, strlen(r[i].want)) == 0, "%s: %s", r[i].args, line);
     }
 }
+
+/* validate of a one-epoch trace took [trace] persistent_workers silently
+ * (start-up from epoch 0 only, paid once: what one epoch does anyway). */
+Test(cli, validate_refuses_trace_persistent_workers_on_one_epoch)
+{
+    char cmd[3000], line[2048];
+    snprintf(cmd, sizeof cmd,
+             BIN " validate " WHATIF " --set trace.persistent_workers=true -q -o %s/vpw", cdir);
+    cr_expect_eq(sh(cmd, line, sizeof line), 2, "%s", line);
+    cr_expect_str_eq(line, "stallsim: --set trace.persistent_workers: has no effect: the trace "
+                           "has one epoch, whose start-up is estimated and paid once either way\n");
+    snprintf(cmd, sizeof cmd, "test ! -e %s/vpw", cdir);
+    cr_expect_eq(sh(cmd, NULL, 0), 0, "wrote its folder");
+    /* w2's three epochs: it acts */
+    snprintf(cmd, sizeof cmd,
+             BIN " validate " W2 " --set trace.persistent_workers=false -q -o %s/vpw2", cdir);
+    cr_expect_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+}
