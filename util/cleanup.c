@@ -118,19 +118,25 @@ static void cleanup_on_signal(int sig)
 {
     cleanup_dying = 1;
     /* A thread that passed its stall_cleanup_check before the flag was set
-     * may still create a file (or, through mkdir -p, a folder again): go
-     * round until every registered path is gone. */
-    for (int round = 0; round < 200; round++) {
+     * may still create a file (or, through mkdir -p, a folder again), also
+     * after a round that found every path gone: go round until every
+     * registered path has stayed gone for 50 rounds of 1 ms (50 ms after
+     * the last removal; at most 2 s). One clean round was not enough: under
+     * valgrind, which runs one thread at a time, the run's thread made its
+     * work folder again between that round and the process's end (CI,
+     * test_cli's interrupted runs). */
+    for (int round = 0, quiet = 0; round < 2000 && quiet < 50; round++) {
         int left = 0;
         for (int i = 0; i < STALL_CLEANUP_SLOTS; i++) {
             if (!cleanup_used[i])
                 continue;
-            stall_remove_tree(cleanup_paths[i]);
             struct stat st;
-            left |= lstat(cleanup_paths[i], &st) == 0;
+            if (lstat(cleanup_paths[i], &st) != 0)
+                continue;
+            left = 1;
+            stall_remove_tree(cleanup_paths[i]);
         }
-        if (!left)
-            break;
+        quiet = left ? 0 : quiet + 1;
         struct timespec pause_1ms = {0, 1000000};
         nanosleep(&pause_1ms, NULL);
     }
