@@ -56,9 +56,10 @@ void wi_effects(const stall_measured *m, const wi_whatif *what, const stall_mode
      * batches */
     fx->drops = false;
     if (m && what->batches <= 0 && what->scaling == STALL_SCALING_STRONG && p->ranks > 0) {
-        int64_t b = wi_batch_samples(what, m);
-        __int128 per = ((__int128)wi_dataset_samples(what, m) + p->ranks - 1) / p->ranks;
-        fx->drops = b > 1 && per % b != 0;
+        /* feed.c's own split, with and without it */
+        int64_t l = wi_dataset_samples(what, m), b = wi_batch_samples(what, m);
+        fx->drops =
+            wi_strong_batches(l, p->ranks, b, true) != wi_strong_batches(l, p->ranks, b, false);
     }
     /* Persistent workers skip the start-up of every epoch after the first
      * (model.c); the trace's setting also says how its start-up is
