@@ -30,8 +30,18 @@
                                                        as stallsim takes it), and per worker
                                                        process on the node (s)
 
+  python3 tools/cpushare_fit.py ring TRACE.csv...      the tail's rest against a ring all-reduce
+                                                       of 2 (G-1) steps whose waits for a core are
+                                                       random: each rank's step starts when its
+                                                       own and its left peer's previous steps are
+                                                       done, and takes post_cpu / steps + an
+                                                       exponential wait of mean post_wait / steps
+                                                       (Monte Carlo, fixed seed): the rest the
+                                                       peers' waits alone would leave (ms)
+
 Rows of batch >= 1 (batch 0 carries start-up), as stallsim's CPU demand. Standard library only."""
 import csv
+import random
 import sys
 
 ACTS = [("fetch", "fetch_cpu", "fetch_wait"), ("next", "next_cpu", "next_wait"),
@@ -153,6 +163,18 @@ def startup(path):
     return out
 
 
+def ring(g, cpu, wait, draws=1500, seed=1):
+    """Mean over draws of the last rank's end (ms) in a ring of 2 (g-1) dependent steps."""
+    rnd, steps, tot = random.Random(seed), 2 * (g - 1), 0.0
+    for _ in range(draws):
+        end = [0.0] * g
+        for _ in range(steps):
+            end = [max(end[r], end[r - 1]) + cpu / steps + rnd.expovariate(steps / wait)
+                   if wait > 0 else max(end[r], end[r - 1]) + cpu / steps for r in range(g)]
+        tot += max(end)
+    return tot / draws
+
+
 def main(argv):
     if len(argv) >= 2 and argv[0] == "rows":
         print("trace activity rows mean_cpu_ms mean_wait_ms intercept_ms slope r2 slope*wait/cpu "
@@ -187,6 +209,16 @@ def main(argv):
             a, pc, pw, sc = tail(path)
             name = path.rstrip("/").split("/")[-2] if "/" in path else path
             print(f"{name} {a:.2f} {pc:.2f} {pw:.2f} {a - pc - pw:.2f} {sc:.2f}")
+        return 0
+    if len(argv) >= 2 and argv[0] == "ring":
+        print("trace G rest_ms ring_rest_ms")
+        for path in argv[1:]:
+            with open(path, newline="") as fh:
+                g = len({r["rank"] for r in csv.DictReader(fh)})
+            a, pc, pw, _ = tail(path)
+            name = path.rstrip("/").split("/")[-2] if "/" in path else path
+            if g > 1:
+                print(f"{name} {g} {a - pc - pw:.2f} {ring(g, pc, pw) - pc - pw:.2f}")
         return 0
     if len(argv) >= 3 and argv[0] == "sync":
         def ranks(path):
