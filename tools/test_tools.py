@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tests of tools/tier_fit.py and tools/validate_all.py against the shipped
+"""Tests of tools/tier_fit.py, tools/validate_all.py and tools/cpushare_fit.py ring against the shipped
 captures and the built stallsim (run from the repository root by ctest):
 the fit meets the reference's cold epoch and reproduces a prediction of
 docs/validation.md; bad input is one line on stderr and exit 2."""
@@ -65,5 +65,18 @@ out = v.stdout.splitlines()
 check(v.returncode == 0 and out[0].startswith("| trace | ranks x workers"), "validate_all table")
 check(any(line.startswith("| w2 | 1 x 2 |") for line in out), "validate_all has w2")
 check(out[-3].startswith("all: ") and "traces/*:" in out[-2], "validate_all summaries")
+
+# cpushare_fit.py ring (docs/model.md 2.3): without waits the ring leaves no rest; with the
+# 8-rank trace's waits it leaves more than the measured rest (the rule docs/model.md rejects).
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import cpushare_fit  # noqa: E402
+check(abs(cpushare_fit.ring(8, 6.0, 0.0) - 6.0) < 1e-9, "ring without waits: its CPU alone")
+check(cpushare_fit.ring(8, 6.0, 14.0) > 6.0 + 14.0 + 2.0, "ring with waits: a rest on top")
+r = subprocess.run([PY, os.path.join(ROOT, "tools", "cpushare_fit.py"), "ring",
+                    "traces/cpushare/sleep_ddp8_r1/trace.csv"], capture_output=True, text=True,
+                   cwd=ROOT)
+cells = r.stdout.splitlines()[-1].split() if r.returncode == 0 and r.stdout else []
+check(len(cells) == 4 and cells[1] == "8" and float(cells[3]) > 1.5 * float(cells[2]) > 0,
+      f"ring on sleep_ddp8_r1: {cells}")
 
 sys.exit(1 if failures else 0)
