@@ -85,6 +85,22 @@ static double *plot_rank_stalls(plot_ctx *c, const plot_combo *k, int *ranks, in
     return m;
 }
 
+/* A figure said instead of drawn: the files an earlier `plot` of this
+ * folder left under its name would contradict the note. */
+static void plot_drop(plot_ctx *c, const char *fig)
+{
+    char *plots = stall_path_join(c->dir, "plots");
+    static const char *const ext[] = {"png", "svg", "dat", "gp"};
+    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s.%s", fig, ext[i]);
+        char *f = stall_path_join(plots, name);
+        remove(f);
+        free(f);
+    }
+    free(plots);
+}
+
 /* Stall per rank over iterations: a panel per rank, or a heatmap. */
 static int plot_stall_ranks(plot_ctx *c, const plot_combo *k, stall_err *err)
 {
@@ -96,6 +112,15 @@ static int plot_stall_ranks(plot_ctx *c, const plot_combo *k, stall_err *err)
         return rc;
     if (n == 0) {
         stall_plot_note(c, "stall per rank: %s has no rows", t->path);
+        free(sr);
+        return 0;
+    }
+    if (n == 1) {
+        /* A line over one iteration is an empty field (gnuplot refuses its
+         * x range outright). */
+        stall_plot_note(c, "stall per rank: the run has one iteration, nothing to draw over "
+                           "iterations (its stall is in iterations.csv and ranks.csv)");
+        plot_drop(c, "stall_ranks");
         free(sr);
         return 0;
     }
@@ -119,18 +144,7 @@ static int plot_stall_ranks(plot_ctx *c, const plot_combo *k, stall_err *err)
                         "(largest first-batch stall %.3f s), nothing to draw; where the time "
                         "went: --analyze (breakdown.png)",
                         ymax);
-        /* A stall_ranks figure left by an earlier `plot` of this folder
-         * would contradict the note. */
-        char *plots = stall_path_join(c->dir, "plots");
-        static const char *const ext[] = {"png", "svg", "dat", "gp"};
-        for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
-            char name[32];
-            snprintf(name, sizeof name, "stall_ranks.%s", ext[i]);
-            char *f = stall_path_join(plots, name);
-            remove(f);
-            free(f);
-        }
-        free(plots);
+        plot_drop(c, "stall_ranks");
         free(sr);
         return 0;
     }
@@ -309,6 +323,23 @@ static void plot_cdf(plot_ctx *c, plot_combo *k, int nk)
         qsort(v[j].it, v[j].m, sizeof *v[j].it, stall_plot_cmp_double);
         qsort(v[j].st, v[j].m, sizeof *v[j].st, stall_plot_cmp_double);
     }
+    size_t most = 0;
+    for (int j = 0; j < nk; j++)
+        most = v[j].m > most ? v[j].m : most;
+    if (most < 2) {
+        /* One iteration is a step no line draws (a blank figure). */
+        stall_plot_note(c,
+                        "distribution (CDF) of iteration time and stall: the run has %s, "
+                        "nothing to draw (iterations.csv has it)",
+                        most ? "one iteration" : "no iteration with finite times");
+        plot_drop(c, "cdf");
+        for (int j = 0; j < nk; j++) {
+            free(v[j].it);
+            free(v[j].st);
+        }
+        free(v);
+        return;
+    }
     /* Alignments whose CDFs coincide (within PLOT_SAME_PCT of scale) with an
      * earlier one are drawn as that one's line, which names them. */
     int *rep = stall_xcalloc((size_t)nk + 1, sizeof *rep);
@@ -485,6 +516,29 @@ static void plot_gpu_util(plot_ctx *c, plot_combo *k, int nk)
         fclose(d);
     }
     free(first);
+    /* The shortest epoch no longer than the window (at least 5 iterations)
+     * leaves one window: a single point, which a line does not draw (a
+     * blank figure). */
+    size_t most = 0;
+    for (int j = 0; j < nk; j++)
+        most = nwin[j] > most ? nwin[j] : most;
+    if (most < 2) {
+        stall_plot_note(c,
+                        "GPU utilisation over the epoch: the shortest epoch has %zu "
+                        "iteration%s, one moving window, nothing to draw over its progress "
+                        "(gpu_busy_share in summary.csv has the mean)",
+                        window_shown, window_shown == 1 ? "" : "s");
+        plot_drop(c, "gpu_util");
+        for (int j = 0; j < nk; j++) {
+            free(body[j]);
+            free(util[j]);
+        }
+        free(body);
+        free(bodyn);
+        free(util);
+        free(nwin);
+        return;
+    }
     /* Alignments whose curves coincide (mean distance within PLOT_SAME_PCT
      * points of the 0-100% axis) with an earlier one share its line. */
     int *rep = stall_xcalloc((size_t)nk + 1, sizeof *rep);

@@ -946,6 +946,41 @@ Test(plot, real_straggler_run_without_stall_says_so_instead_of_a_blank_heatmap)
     cr_assert_neq(access(p, F_OK), 0, "a stale stall_ranks.png was left");
 }
 
+/* A run too short for a figure over iterations gets a note, not a blank
+ * figure: one iteration (gnuplot refused stall_ranks' empty x range, and
+ * `run --plots` exited 1 after a good run), and epochs of one batch (the
+ * public DLIO trace: gpu_util drew a single point, an empty field). */
+Test(plot, real_runs_too_short_to_draw_say_so_instead_of_blank_figures)
+{
+    NEED_GNUPLOT();
+    char p[1200];
+    snprintf(p, sizeof p, "%s/cmd.log", dir);
+    char *one = sub("one_batch.csv");
+    cr_assert_eq(sh("head -2 traces/w2/trace.csv | tee %s", one), 0);
+    char *r = res_dir("one");
+    cr_assert_eq(sh("%s run %s --set scenario.mode=model -o %s -q --plots", BIN, one, r), 0);
+    const char *want1[] = {"epochs"};
+    check_figures(r, want1, 1);
+    char *log = rd_slurp(p);
+    cr_assert(log && strstr(log, "stall per rank: the run has one iteration") &&
+                  strstr(log, "(CDF) of iteration time and stall: the run has one iteration") &&
+                  strstr(log, "the shortest epoch has 1 iteration, one moving window"),
+              "%s", log ? log : "");
+    free(log);
+
+    char *d = res_dir("dlio");
+    cr_assert_eq(sh("%s run tests/public/dftracer_dlio_unet3d_2023.pfw.gz "
+                    "--set scenario.mode=model -o %s -q",
+                    BIN, d),
+                 0);
+    const char *want5[] = {"cdf", "epochs"};
+    check_figures(d, want5, 2);
+    log = rd_slurp(p);
+    cr_assert(log && strstr(log, "the shortest epoch has 1 iteration, one moving window"), "%s",
+              log ? log : "");
+    free(log);
+}
+
 Test(plot, real_seed_folder_is_a_result_folder)
 {
     NEED_GNUPLOT();
