@@ -178,7 +178,20 @@ static void tl_loop(stall_tl *w, const tl_ctx *c, int r)
                 if (flow)
                     stall_tl_flow(w, pid, TL_LOOP, fs - c->origin, tl_flow_id(t, e, r, k), false);
                 tl_slice(w, c, pid, "barrier wait", "barrier", ce, ce + bw, args);
-                tl_slice(w, c, pid, "all-reduce + step", "allreduce", ce + bw, nx, args);
+                /* A recorded checkpoint is its own slice, as analyze counts
+                 * it: its duration, cut to the rest of the iteration, from
+                 * its start (or as late as that duration allows). */
+                stall_time cs = nx, ck = 0;
+                if (t->ckpt_start && t->ckpt_start[i] >= 0) {
+                    ck = t->ckpt_end[i] - t->ckpt_start[i];
+                    ck = ck < nx - ce - bw ? ck : nx - ce - bw;
+                    ck = ck < 0 ? 0 : ck;
+                    cs = t->ckpt_start[i] > ce + bw ? t->ckpt_start[i] : ce + bw;
+                    cs = cs < nx - ck ? cs : nx - ck;
+                }
+                tl_slice(w, c, pid, "all-reduce + step", "allreduce", ce + bw, cs, args);
+                tl_slice(w, c, pid, "checkpoint", "checkpoint", cs, cs + ck, args);
+                tl_slice(w, c, pid, "all-reduce + step", "allreduce", cs + ck, nx, args);
             } else {
                 /* dsanalyzer: the barrier wait (for data) comes first, then
                  * compute with the all-reduce inside. */

@@ -7,6 +7,7 @@
  */
 #include <criterion/criterion.h>
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -356,6 +357,43 @@ Test(timeline, measured_ddp_trace_is_valid_and_complete)
     cr_expect_gt(count(&w, 's', NULL), 0);
     cr_expect_eq(count(&w, 's', NULL), count(&w, 'f', NULL));
     free(w.evs);
+    stall_tidy_free(t);
+}
+
+static double total_dur_s(const js *j, const char *name)
+{
+    double us = 0;
+    for (size_t a = 0; a < j->nev; a++)
+        if (j->evs[a].ph == 'X' && strcmp(j->evs[a].name, name) == 0)
+            us += j->evs[a].dur;
+    return us * 1e-6;
+}
+
+/* A recorded checkpoint write is its own slice, as analyze counts it: it
+ * was drawn as 'all-reduce + step' (0.26 s after batch 13 of
+ * ckpt_w2_n14), measured and simulated alike. */
+Test(timeline, checkpoints_are_their_own_slices_as_analyze_counts_them)
+{
+    stall_tidy_trace *t = load("traces/ckpt_w2_n14/trace.csv", 0);
+    size_t writes = 0, rows = (size_t)t->ranks * (size_t)t->epochs * (size_t)t->batches;
+    for (size_t i = 0; i < rows; i++)
+        writes += t->ckpt_start[i] >= 0;
+    cr_assert_gt(writes, 0);
+    stall_analysis a;
+    stall_analyze(t, &a);
+    char out[512];
+    snprintf(out, sizeof out, "%s/ck.json", tdir);
+    stall_err err = {0};
+    cr_assert_eq(stall_timeline_export(t, NULL, out, &err), 0, "%s", err.msg);
+    js j = check_file(out, true);
+    cr_expect_eq(count(&j, 'X', "checkpoint"), writes);
+    double ck = total_dur_s(&j, "checkpoint"), post = total_dur_s(&j, "all-reduce + step");
+    cr_expect(fabs(ck - a.rank[0].ckpt_s) < 1e-5, "checkpoint %.6f s, analyze %.6f s", ck,
+              a.rank[0].ckpt_s);
+    cr_expect(fabs(post - a.rank[0].post_s) < 1e-5, "all-reduce + step %.6f s, analyze post %.6f s",
+              post, a.rank[0].post_s);
+    free(j.evs);
+    stall_analysis_free(&a);
     stall_tidy_free(t);
 }
 

@@ -6,7 +6,9 @@
  *
  * One process per rank; per rank a track "training loop" with, per
  * iteration, the slices start-up (epoch start to the first batch), wait for
- * data, hand-over, compute, barrier wait and all-reduce + step; a track per
+ * data, hand-over, compute, barrier wait and all-reduce + step, with a
+ * checkpoint slice cut out of the last where the trace records one inside
+ * the iteration (ckpt_start/ckpt_end, as analyze counts it); a track per
  * DataLoader worker with its fetches (or, when worker ids are unknown or
  * overlap, "fetch lane" tracks filled greedily); a flow arrow from each
  * fetch to the compute of the iteration that took it; counters "prefetch
