@@ -414,14 +414,17 @@ static int cli_calibrate(int argc, char **argv)
         return 1;
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--cores") == 0) {
-            if (cli_int_arg(i + 1 < argc ? argv[++i] : NULL, 1, 1 << 20, &cores)) {
+            /* The bounds of [cluster] cores and gpus_per_node, which the
+             * printed INI lines set. */
+            if (cli_int_arg(i + 1 < argc ? argv[++i] : NULL, 1, 1 << 24, &cores)) {
                 free(paths);
-                return cli_bad_usage("--cores needs a count >= 1");
+                return cli_bad_usage("--cores needs a count from 1 to 16777216 ([cluster] cores)");
             }
         } else if (strcmp(argv[i], "--gpus-per-node") == 0) {
-            if (cli_int_arg(i + 1 < argc ? argv[++i] : NULL, 1, 1 << 20, &gpn)) {
+            if (cli_int_arg(i + 1 < argc ? argv[++i] : NULL, 1, STALL_LIMIT_RANKS, &gpn)) {
                 free(paths);
-                return cli_bad_usage("--gpus-per-node needs a count >= 1");
+                return cli_bad_usage(
+                    "--gpus-per-node needs a count from 1 to 65536 (the GPU limit)");
             }
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
             fprintf(stderr, "stallsim: unknown option %s (try stallsim --help)\n", argv[i]);

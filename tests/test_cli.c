@@ -188,6 +188,19 @@ Test(cli, calibrate_prints_ini_lines_and_rejects_one_trace)
     cr_assert(strstr(line, "calibrate reads tidy traces only (this is the notebook's perf CSV") !=
                   NULL,
               "stderr: %s", line);
+    /* A count above the bound states the bound (it said "needs a count >=
+     * 1" of 2000000). */
+    snprintf(cmd, sizeof cmd,
+             BIN " calibrate --cores 99999999 " STALL_SOURCE_DIR
+                 "/traces/w1/trace.csv " STALL_SOURCE_DIR "/traces/w4/trace.csv");
+    cr_assert_eq(sh(cmd, line, sizeof line), 2);
+    cr_assert(strstr(line, "--cores needs a count from 1 to 16777216") != NULL, "stderr: %s", line);
+    snprintf(cmd, sizeof cmd,
+             BIN " calibrate --gpus-per-node 70000 --cores 2 " STALL_SOURCE_DIR
+                 "/traces/w1/trace.csv " STALL_SOURCE_DIR "/traces/w4/trace.csv");
+    cr_assert_eq(sh(cmd, line, sizeof line), 2);
+    cr_assert(strstr(line, "--gpus-per-node needs a count from 1 to 65536") != NULL, "stderr: %s",
+              line);
 }
 
 /* effective.ini runs again, from its own folder, to the same results: in
