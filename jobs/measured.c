@@ -193,7 +193,11 @@ int stall_measured_from_tidy_p(const stall_tidy_trace *t, bool persistent, stall
                 ymax = t->ready[i] > ymax ? t->ready[i] : ymax;
                 stall_time ce = t->compute_end ? t->compute_end[i] : 0;
                 cemax = ce > cemax ? ce : cemax;
-                stall_time st = t->ready[i] - t->request[i];
+                /* The first batch is waited for from the epoch's start
+                 * (iter(loader) starts the workers): the model's Q(r,0) = e0
+                 * (docs/model.md 2.2 and 5). */
+                stall_time q = k == 0 ? e0 : t->request[i];
+                stall_time st = t->ready[i] - q;
                 smax = st > smax ? st : smax;
             }
             stall_sum += stall_ns_to_s(smax);

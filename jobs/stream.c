@@ -112,7 +112,8 @@ static void wi_dec_finish(wi_dec *d, const stall_tidy_row *b, const stall_tidy_r
         ymax = b[r].ready > ymax ? b[r].ready : ymax;
         stall_time ce = d->has_compute ? b[r].compute_end : 0;
         cemax = ce > cemax ? ce : cemax;
-        stall_time st = b[r].ready - b[r].request;
+        /* The first batch from the epoch's start, as measured.c. */
+        stall_time st = b[r].ready - (k == 0 ? d->e0 : b[r].request);
         smax = st > smax ? st : smax;
     }
     d->stall_sum += stall_ns_to_s(smax);
