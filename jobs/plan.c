@@ -509,6 +509,8 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
         c->sims = &r->workers.sims;
         if (rc == 0 && (rc = plan_sim(c, chosen, &p0, err)) == 0) {
             r->workers.gpu_h = ranks * p0.epoch_s / 3600.0;
+            r->workers.gpus = ranks;
+            r->workers.stall = r->stall_at_workers;
             c->base_amount = plan_epoch_amount(&p0);
             r->workers.data = 1.0;
         }
@@ -524,6 +526,8 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
         c->sims = &r->gpus.sims;
         if (rc == 0 && (rc = plan_curve_point(c, curve, gpn, (int)r->gpus.value, &p, err)) == 0) {
             r->gpus.gpu_h = r->gpus.value * p.epoch_s / 3600.0;
+            r->gpus.gpus = (int)r->gpus.value;
+            r->gpus.stall = p.stall;
             r->gpus.data = plan_epoch_data(c, &p);
         }
         free(curve);

@@ -293,6 +293,8 @@ int plan_target(plan_ctx *c, const stall_config *chosen, int gpn, bool strong, s
     a->value = hi;
     snprintf(a->binding, sizeof a->binding, "met");
     a->gpu_h = hi * best.epoch_s / 3600.0;
+    a->gpus = hi;
+    a->stall = best.stall;
     a->data = plan_epoch_data(c, &best);
     if (fabs(a->data - 1.0) < 1e-4)
         snprintf(why, nwhy, "%d GPU%s: epoch %.6g s, %.6g GPU-hours per epoch", hi,

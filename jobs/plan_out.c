@@ -63,6 +63,13 @@ static int plan_fill_plan(FILE *f, void *arg, stall_err *err)
         bool h = !isnan(a[i]->gpu_h) && a[i]->data > 0;
         plan_num(f, h ? a[i]->data : NAN);
         plan_num(f, h ? a[i]->gpu_h / a[i]->data : NAN);
+        /* the run behind the GPU-hours: its GPUs and stall share */
+        bool run = !isnan(a[i]->gpu_h) && a[i]->gpus > 0;
+        if (run)
+            fprintf(f, ",%d", a[i]->gpus);
+        else
+            fputc(',', f);
+        plan_num(f, run ? a[i]->stall : NAN);
         fputc('\n', f);
     }
     return 0;

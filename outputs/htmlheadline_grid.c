@@ -11,11 +11,9 @@
 #include <string.h>
 
 #include "htmlfmt.h"
-#include "stall/config.h"
-#include "stall/dsanalyzer.h"
 #include "stall/io.h"
+#include "stall/results.h"
 #include "stall/table.h"
-#include "stall/tidy.h"
 #include "htmlheadline_int.h"
 
 /* The throughput column of a sweep: samples/s when filled, else batches/s. */
@@ -152,91 +150,42 @@ static double hl_plan_key(const char *dir, const char *key)
     return v;
 }
 
-/* The configuration's GPU count as the plan read it (jobs/feed.c,
- * wi_params): [cluster] gpus when given, else the trace's ranks, else 1;
- * 0 when effective.ini or its trace cannot be read. A tidy trace is sorted
- * by (epoch, batch, rank): its first batch names every rank. */
-static int hl_plan_gpus(const char *dir)
-{
-    stall_config *cfg = malloc(sizeof *cfg);
-    if (!cfg)
-        abort();
-    char *ini = stall_path_join(dir, "effective.ini");
-    stall_err err = {0};
-    int g = 0;
-    stall_config_defaults(cfg);
-    if (stall_config_load(cfg, ini, &err) == 0) {
-        if (cfg->gpus > 0) {
-            g = (int)cfg->gpus;
-        } else if (cfg->format == STALL_FORMAT_TIDY) {
-            stall_tidy_stream *s = NULL;
-            stall_tidy_row row;
-            if (stall_tidy_open(cfg->path, &s, &err) == 0) {
-                int64_t k0 = -1;
-                int e0 = -1;
-                while (stall_tidy_next(s, &row, &err) == 1) {
-                    if (e0 < 0) {
-                        e0 = row.epoch;
-                        k0 = row.batch;
-                    }
-                    if (row.epoch != e0 || row.batch != k0)
-                        break;
-                    g = row.rank + 1 > g ? row.rank + 1 : g;
-                }
-            }
-            stall_tidy_close(s);
-        } else if (cfg->format == STALL_FORMAT_DSANALYZER) {
-            stall_ds_stream *s = NULL;
-            if (stall_ds_open(cfg->fetch, cfg->start, cfg->perf, cfg->epoch, &s, &err) == 0) {
-                size_t k;
-                const stall_ds_trace *row;
-                if (stall_ds_next(s, &k, &row, &err) == 1)
-                    g = stall_ds_stream_gpus(s);
-            }
-            stall_ds_close(s);
-        } else {
-            g = 1;
-        }
-    }
-    free(ini);
-    free(cfg);
-    return g;
-}
-
 int hl_plan(FILE *f, const char *dir, stall_err *err)
 {
-    stall_table *p = NULL, *s = NULL;
+    stall_table *p = NULL;
     int rc = hl_read(dir, "plan.csv", &p, err);
-    if (rc == 0)
-        rc = hl_read(dir, "scaling.csv", &s, err);
-    if (rc || !p) {
-        stall_table_free(p);
-        stall_table_free(s);
+    if (rc || !p)
         return rc;
-    }
     double v[4] = {NAN, NAN, NAN, NAN};
     const char *bind[4] = {"", "", "", ""};
-    static const char *const q[4] = {"min_workers_per_gpu", "max_efficient_gpus",
+    static const char *const q[4] = {STALL_PLAN_MIN_WORKERS, STALL_PLAN_MAX_EFFICIENT,
                                      "storage_bandwidth_mb_s", "cores_per_node"};
+    /* The plan's answer is at the configuration's GPU count, and so is its
+     * stall share: both in plan.csv's row of the answer (gpus,
+     * stall_share), as plan ran them. Neither the trace (once read here
+     * for its ranks, which a moved trace made unreadable) nor scaling.csv
+     * (only the counts its curve ran: not 3) is read for them. */
+    double g = NAN, stall = NAN;
     for (size_t r = 0; r < p->nrows; r++)
         for (int i = 0; i < 4; i++)
-            if (strcmp(hl_get(p, r, "quantity"), q[i]) == 0) {
-                v[i] = hl_num(p, r, "value");
+            if (strcmp(hl_get(p, r, STALL_COL_QUANTITY), q[i]) == 0) {
+                v[i] = hl_num(p, r, STALL_COL_VALUE);
                 bind[i] = hl_get(p, r, "binding");
+                if (i == 0) {
+                    g = hl_num(p, r, STALL_COL_GPUS);
+                    stall = hl_num(p, r, STALL_COL_STALL_SHARE);
+                }
             }
+    /* A plan.csv from before those columns: the headline without the stall
+     * share, and what gives it. */
+    bool old = stall_table_col(p, STALL_COL_STALL_SHARE) < 0;
+    if (isnan(g) || !(g >= 1))
+        stall = NAN;
     double target = hl_plan_key(dir, "stall_target"), eff = hl_plan_key(dir, "efficiency");
     double maxw = hl_plan_key(dir, "max_workers");
-    /* The plan's answer is at the configuration's GPU count, and so is its
-     * stall share: scaling.csv's row at that count (the curve runs the
-     * chosen workers per GPU), not its first row (1 GPU). */
-    int g = hl_plan_gpus(dir);
-    double stall = NAN;
-    for (size_t r = 0; s && g > 0 && r < s->nrows; r++)
-        if (hl_num(s, r, "gpus") == g)
-            stall = hl_num(s, r, "stall_share");
     char b[6][HF_LEN], claim[900], at[200];
     if (!isnan(stall))
-        snprintf(at, sizeof at, "the configuration's %d GPU%s", g, g == 1 ? "" : "s");
+        snprintf(at, sizeof at, "the configuration's %.0f GPU%s", g, g == 1 ? "" : "s");
     const char *word = strcmp(bind[0], "not_met") == 0 ? "data-bound"
                        : strcmp(bind[2], "binds") == 0 ? "storage-bound"
                        : strcmp(bind[3], "binds") == 0 ? "host-cores-bound"
@@ -247,21 +196,20 @@ int hl_plan(FILE *f, const char *dir, stall_err *err)
              hf_fmt(b[4], maxw, HF_INT));
     if (strcmp(bind[0], "not_met") == 0 && !isnan(stall)) {
         snprintf(claim, sizeof claim,
-                 "stall share remains at %s with %s workers per GPU (scaling.csv), the least of "
+                 "stall share remains at %s with %s workers per GPU (plan.csv), the least of "
                  "%s, above the target %s: no worker count hides data loading here",
                  at, hf_fmt(b[1], v[0], HF_INT), searched, hf_fmt(b[2], target, HF_SHARE));
         hl_lead(f, word, hf_fmt(b[0], stall, HF_SHARE), claim);
     } else if (strcmp(bind[0], "not_met") == 0) {
         snprintf(claim, sizeof claim,
                  "workers per GPU give the least stall share of %s, above the target %s: no "
-                 "worker count hides data loading here (the stall share at the configuration's "
-                 "GPU count is not in scaling.csv)",
+                 "worker count hides data loading here",
                  searched, hf_fmt(b[2], target, HF_SHARE));
         hl_lead(f, word, hf_fmt(b[0], v[0], HF_INT), claim);
     } else if (!isnan(stall)) {
         snprintf(claim, sizeof claim,
                  "workers per GPU are the fewest that bring the stall share to the target %s "
-                 "or below (%s at %s, scaling.csv)",
+                 "or below (%s at %s, plan.csv)",
                  hf_fmt(b[1], target, HF_SHARE), hf_fmt(b[2], stall, HF_SHARE), at);
         hl_lead(f, word, hf_fmt(b[0], v[0], HF_INT), claim);
     } else {
@@ -271,6 +219,12 @@ int hl_plan(FILE *f, const char *dir, stall_err *err)
                  hf_fmt(b[1], target, HF_SHARE));
         hl_lead(f, word, hf_fmt(b[0], v[0], HF_INT), claim);
     }
+    if (old)
+        fputs("<p class=\"change\"><b>Older plan:</b> this plan.csv has no gpus and stall_share "
+              "columns (written by an older stallsim), so the headline cannot give the stall "
+              "share at the configuration's GPU count; run <code>stallsim plan</code> on its "
+              "effective.ini again to get it.</p>\n",
+              f);
     fprintf(f,
             "<p class=\"facts\">weak scaling stays at efficiency %s or more up to <b>%s</b> "
             "GPUs (limit: ",
@@ -290,7 +244,6 @@ int hl_plan(FILE *f, const char *dir, stall_err *err)
                 "(cores_per_node, plan.csv) keep throughput within 1%% of unlimited cores.</p>\n",
                 hf_fmt(b[0], v[3], HF_INT));
     stall_table_free(p);
-    stall_table_free(s);
     return 0;
 }
 

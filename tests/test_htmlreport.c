@@ -734,6 +734,79 @@ Test(htmlreport, plan_headline_is_at_the_configurations_gpus)
     free(html);
 }
 
+/* The plan's GPU count and least stall share come from its own folder
+ * (plan.csv's gpus and stall_share on the min_workers_per_gpu row), not
+ * from the trace: report once read the trace named in effective.ini for
+ * its ranks, so a plan whose trace had moved, or of 3 GPUs, a count
+ * scaling.csv does not hold, lost its stall share. Here the trace is a
+ * copy, removed before the report. A plan.csv without those columns (an
+ * older stallsim's; made here by cutting them off a real one) is still
+ * reported, with a line saying to run plan again. */
+Test(htmlreport, plan_headline_reads_the_plan_folder_not_the_trace)
+{
+    char out[700], cmd[2600];
+    snprintf(out, sizeof out, "%s/pl3", dir);
+    snprintf(
+        cmd, sizeof cmd,
+        "mkdir %s/t && cp %s/traces/ddp2_w2/trace.csv %s/t/ && cd %s && %s plan %s/t/trace.csv "
+        "--set cluster.gpus=3 --set fetch.resample=bootstrap --set plan.max_gpus=8 -o %s "
+        ">%s/plan.txt 2>/dev/null && rm -r %s/t",
+        dir, SRC, dir, SRC, BIN, dir, out, dir, dir);
+    int st = system(cmd);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s failed", cmd);
+    snprintf(cmd, sizeof cmd, "%s/plan.txt", dir);
+    char *txt = rd_slurp(cmd);
+    cr_assert_not_null(txt);
+    const char *at = strstr(txt, "the least, ");
+    cr_assert_not_null(at, "%s", txt);
+    double least = NAN;
+    int w = 0;
+    cr_assert_eq(sscanf(at, "the least, %lf, is at %d workers per GPU", &least, &w), 2, "%s", at);
+    free(txt);
+    stall_table *p = csv(out, "plan.csv"), *s = csv(out, "scaling.csv");
+    cr_assert_str_eq(cell(p, 0, "quantity"), "min_workers_per_gpu");
+    cr_assert_str_eq(cell(p, 0, "gpus"), "3");
+    double share = num(p, 0, "stall_share");
+    cr_assert(fabs(share - least) <= 0.0005, "plan.csv %.9g, the terminal's least %.3f", share,
+              least);
+    for (size_t r = 0; r < s->nrows; r++)
+        cr_assert_str_neq(cell(s, r, "gpus"), "3", "scaling.csv has 3 GPUs: not the case here");
+    char *html = real_report(out);
+    cr_assert_str_eq(verdict_of(html), "data-bound");
+    cr_assert_str_eq(key_of(html), pct(share, true), "headline %s, plan.csv %.9g", key_of(html),
+                     share);
+    char want[160];
+    snprintf(want, sizeof want, "at the configuration's 3 GPUs with %d workers per GPU (plan.csv)",
+             w);
+    cr_assert(strstr(headline(html), want), "no '%s' in %s", want, headline(html));
+    cr_assert_null(strstr(headline(html), "Older plan"), "%s", headline(html));
+    free(html);
+    /* The same folder as an older stallsim wrote it: plan.csv without its
+     * last two columns. */
+    snprintf(
+        cmd, sizeof cmd,
+        "cp -r %s %s/old && cut -d, -f1-7 %s/plan.csv >%s/old/plan.csv && rm %s/old/report.html "
+        "&& head -1 %s/old/plan.csv | grep -qx '%s'",
+        out, dir, out, dir, dir, dir,
+        "quantity,value,binding,simulations,gpu_hours_per_epoch,epoch_data,"
+        "gpu_hours_per_base_epoch");
+    st = system(cmd);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s failed", cmd);
+    snprintf(out, sizeof out, "%s/old", dir);
+    html = real_report(out);
+    cr_assert_str_eq(verdict_of(html), "data-bound");
+    snprintf(want, sizeof want, "%d", w);
+    cr_assert_str_eq(key_of(html), want, "headline %s", key_of(html));
+    cr_assert(strstr(headline(html), "<b>Older plan:</b> this plan.csv has no gpus and "
+                                     "stall_share columns"),
+              "%s", headline(html));
+    cr_assert(strstr(headline(html), "run <code>stallsim plan</code> on its effective.ini again"),
+              "%s", headline(html));
+    stall_table_free(p);
+    stall_table_free(s);
+    free(html);
+}
+
 /* A seed-mode folder (total_summary.csv, replay_summary.csv): the headline is
  * the notebook's least mean stall over the alignments, read here from the
  * notebook's own cells ("mean±std"), with the alignment that gives it. */

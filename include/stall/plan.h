@@ -80,6 +80,12 @@ typedef struct stall_plan_answer {
                          stragglers, none, not_modelled; max_gpus: not reached up to
                          the search's bound, the answer is at least it */
     int sims;         /* simulations the answer took */
+    /* The run behind gpu_h (where gpu_h is not NAN): its GPU count (for
+     * the workers' answer the configuration's, else the answer) and its
+     * stall share (for the workers' answer stall_at_workers, the least
+     * found where not_met). plan.csv's gpus and stall_share columns. */
+    int gpus;
+    double stall;
 } stall_plan_answer;
 
 typedef struct stall_plan_result {

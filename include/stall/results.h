@@ -110,7 +110,12 @@ typedef enum stall_result_kind {
 #define STALL_PLAN_MAX_EFFICIENT "max_efficient_gpus"
 /* plan.csv's header, as plan.c writes it (no newline). */
 #define STALL_PLAN_HEADER                                                                          \
-    "quantity,value,binding,simulations,gpu_hours_per_epoch,epoch_data,gpu_hours_per_base_epoch"
+    "quantity,value,binding,simulations,gpu_hours_per_epoch,epoch_data,gpu_hours_per_base_epoch,"  \
+    "gpus,stall_share"
+/* plan.csv's row of the workers' answer: its gpus and stall_share are the
+ * configuration's GPU count and the stall share there with the answer's
+ * workers (binding not_met: the least stall share the plan found). */
+#define STALL_PLAN_MIN_WORKERS "min_workers_per_gpu"
 
 /* total_summary.csv (seed mode, the notebook's layout). */
 #define STALL_COL_SEED_ALIGN "Align"
