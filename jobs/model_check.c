@@ -66,7 +66,14 @@ void wi_effects(const stall_measured *m, const wi_whatif *what, const stall_mode
      * estimated (from epoch 0 only), and is the run's unless [loader]
      * persistent_workers is given (feed.c). */
     fx->epochs = p->epochs > 1;
-    fx->trace_epochs = m && (m->epochs > 1 || (p->epochs > 1 && !what->persistent_given));
+    fx->trace_epochs =
+        m && (m->epochs > 1 || (p->epochs > 1 && !what->persistent_given && p->workers > 0));
+    /* ... and only where there are worker processes to keep: the run's
+     * ([loader] workers, else the trace's), the measured run's (a trace of
+     * 0 workers estimates no start-up, and PyTorch refuses
+     * persistent_workers=True without workers). */
+    fx->workers = p->workers > 0;
+    fx->trace_workers = m && m->workers > 0;
     /* A partitioned node reads its share of the dataset: all of it on one
      * node (model_tier.c) */
     fx->nodes = p->gpus_per_node > 0 && p->ranks > p->gpus_per_node;
@@ -149,8 +156,16 @@ int stall_model_effects_check(const stall_config *cfg, const stall_model_effects
          "first; it needs [run] epochs > 1 or a trace of several epochs"},
         {"trace", "persistent_workers",
          "the trace and the run have one epoch each (or the run's own [loader] "
-         "persistent_workers is given): it says the measured start-up came from epoch 0 only, "
-         "and keeps workers for the run's later epochs"},
+         "persistent_workers is given, or the run has no workers): it says the measured "
+         "start-up came from epoch 0 only, and keeps workers for the run's later epochs"},
+        {"loader", "persistent_workers",
+         "the run has no DataLoader workers (workers = 0: the training process loads its own "
+         "batches), so there are no worker processes to keep across epochs; it needs [loader] "
+         "workers > 0"},
+        {"trace", "persistent_workers",
+         "the trace's run has no DataLoader workers (its workers = 0), so no worker processes "
+         "were kept and no start-up was measured (PyTorch refuses persistent_workers=True "
+         "without workers); for the what-if's own workers, set [loader] persistent_workers"},
         {"storage", "layout",
          "the run's GPUs are on one node, whose cache sees the whole dataset either way; it "
          "needs more GPUs than [cluster] gpus_per_node"},
@@ -159,8 +174,9 @@ int stall_model_effects_check(const stall_config *cfg, const stall_model_effects
          "policy runs as none); it needs more GPUs ([cluster] gpus), or align.fetch = none"},
     };
     const bool idle[STALL_MODEL_EFFECT_KEYS] = {
-        !fx->draws, !fx->reads,  !fx->cpu_waits,    !fx->beyond, !fx->rescales,
-        !fx->drops, !fx->epochs, !fx->trace_epochs, !fx->nodes,  !fx->ranks};
+        !fx->draws,    !fx->reads,         !fx->cpu_waits, !fx->beyond,
+        !fx->rescales, !fx->drops,         !fx->epochs,    !fx->trace_epochs,
+        !fx->workers,  !fx->trace_workers, !fx->nodes,     !fx->ranks};
     for (int i = 0; i < STALL_MODEL_EFFECT_KEYS; i++) {
         if (!idle[i] || !stall_config_given(cfg, keys[i].section, keys[i].key))
             continue;
@@ -201,6 +217,7 @@ int stall_model_grid(const stall_config *cfg, stall_measured *grid, stall_err *e
     grid->ranks = m.ranks;
     grid->epochs = m.epochs;
     grid->batches = m.batches;
+    grid->workers = m.workers;
     grid->samples = m.samples;
     grid->samples_last = m.samples_last;
     grid->ranks_per_node = m.ranks_per_node;

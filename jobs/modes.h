@@ -17,8 +17,10 @@ int stall_replay_job(const stall_config *cfg, const stall_run_opts *opts, stall_
 int stall_model_job(const stall_config *cfg, const stall_run_opts *opts, stall_err *err);
 
 /* The grid of cfg's trace, read as stall_model_job would (every check of
- * its first pass runs), without its durations: ranks, epochs, batches and
- * samples in *grid, every other field zero. Returns 0, 1 where it cannot
+ * its first pass runs), without its durations: ranks, epochs, batches,
+ * samples and workers (the count the job would take: the trace's column,
+ * [trace] workers, else inferred) in *grid, every other field zero but
+ * what stall_model_effects reads. Returns 0, 1 where it cannot
  * be told before the job (no trace; Kineto and dftracer traces, whose
  * fetches are inferred), or the error reading the trace gives. */
 int stall_model_grid(const stall_config *cfg, stall_measured *grid, stall_err *err);
@@ -31,15 +33,17 @@ typedef struct stall_model_effects {
     bool beyond;    /* more ranks, epochs or batches than the trace ([fetch] resample) */
     bool rescales;  /* another GPU count, batches per GPU not given ([cluster] scaling) */
     bool drops; /* strong scaling leaves a rank's share a partial last batch ([loader] drop_last) */
-    bool epochs;       /* the run has more than one epoch ([loader] persistent_workers) */
-    bool trace_epochs; /* the trace has more than one epoch, or the run has and takes the
-                        * trace's setting ([trace] persistent_workers) */
-    bool nodes;        /* the run spans more than one node ([storage] layout) */
-    bool ranks;        /* the run has more than one GPU ([align] fetch other than none) */
+    bool epochs;        /* the run has more than one epoch ([loader] persistent_workers) */
+    bool trace_epochs;  /* the trace has more than one epoch, or the run has, with workers,
+                         * and takes the trace's setting ([trace] persistent_workers) */
+    bool workers;       /* the run has DataLoader workers ([loader] persistent_workers) */
+    bool trace_workers; /* the trace's run had DataLoader workers ([trace] persistent_workers) */
+    bool nodes;         /* the run spans more than one node ([storage] layout) */
+    bool ranks;         /* the run has more than one GPU ([align] fetch other than none) */
 } stall_model_effects;
 
 /* The keys stall_model_effects_check judges, in this order. */
-#define STALL_MODEL_EFFECT_KEYS 10
+#define STALL_MODEL_EFFECT_KEYS 12
 
 /* mode = model's checks of one configuration that need the trace's grid
  * (from stall_model_grid; NULL without a trace), as stall_model_job makes
@@ -51,7 +55,8 @@ int stall_model_point_check(const stall_config *cfg, const stall_measured *grid,
 
 /* Refuses [run] seed, [storage] batch_mb, [cluster] cpu_waits_out, [fetch]
  * resample, [cluster] scaling, [loader] drop_last, [loader] and [trace]
- * persistent_workers, [storage] layout and an [align] fetch list with a
+ * persistent_workers (twice each: one epoch, no workers), [storage] layout
+ * and an [align] fetch list with a
  * policy other than none given in cfg where fx says they have no
  * effect, naming where they were given: where_of[i] (may be NULL, or
  * where_of itself) replaces stall_config_origin's words for key i in that

@@ -567,6 +567,7 @@ void wi_stream_grid(const wi_stream *s, stall_measured *m)
     m->ranks = s->info.ranks;
     m->epochs = s->info.epochs;
     m->batches = s->info.batches;
+    m->workers = s->workers; /* as decided after pass 1 */
     m->samples = s->samples;
     m->samples_last = s->samples_last;
     m->ranks_per_node = s->info.ranks; /* as wi_stream_measure says it */

@@ -47,8 +47,9 @@ int wi_stream_start(const wi_trace_src *src, wi_stream **out, stall_err *err);
 /* The terminal's words for it. */
 const char *wi_stream_whole_why(void);
 
-/* The trace's ranks, epochs and batches in *m, every other field zero (for
- * wi_params to size a what-if before the trace is decomposed). */
+/* The trace's ranks, epochs, batches, samples and worker count in *m,
+ * every other field zero (for wi_params to size a what-if before the trace
+ * is decomposed, and for the checks of a sweep's points). */
 void wi_stream_grid(const wi_stream *s, stall_measured *m);
 
 /* Passes 2 and 3. Fills *m as wi_load_measured does, except its per-cell

@@ -212,9 +212,11 @@ int stall__sweep_model_check(const stall_sweep *s, stall_err *err)
         stall_sweep_config(s, i, pc);
         if (i == 0)
             *first = *pc;
-        /* What the grid depends on: the trace's format, files and epoch. */
-        snprintf(id, sizeof id, "%d|%s|%s|%s|%s|%lld", pc->format, pc->path, pc->fetch, pc->start,
-                 pc->perf, (long long)pc->epoch);
+        /* What the grid depends on: the trace's format, files and epoch,
+         * and the worker count [trace] workers gives it (the trace's
+         * workers, read against its worker ids). */
+        snprintf(id, sizeof id, "%d|%s|%s|%s|%s|%lld|%lld", pc->format, pc->path, pc->fetch,
+                 pc->start, pc->perf, (long long)pc->epoch, (long long)pc->trace_workers);
         if (!have || strcmp(id, last) != 0) {
             grc = stall_model_grid(pc, &grid, err);
             if (grc < 0) {
@@ -227,7 +229,8 @@ int stall__sweep_model_check(const stall_sweep *s, stall_err *err)
         if (grc == 1 && pc->format != STALL_FORMAT_NONE) {
             /* told when the point runs */
             any.draws = any.reads = any.cpu_waits = any.beyond = any.rescales = any.drops = true;
-            any.epochs = any.trace_epochs = any.nodes = any.ranks = true;
+            any.epochs = any.trace_epochs = any.workers = any.trace_workers = true;
+            any.nodes = any.ranks = true;
             continue;
         }
         stall_err e = {0};
@@ -245,6 +248,8 @@ int stall__sweep_model_check(const stall_sweep *s, stall_err *err)
         any.drops |= fx.drops;
         any.epochs |= fx.epochs;
         any.trace_epochs |= fx.trace_epochs;
+        any.workers |= fx.workers;
+        any.trace_workers |= fx.trace_workers;
         any.nodes |= fx.nodes;
         any.ranks |= fx.ranks;
         for (int k = 0; k < pc->fetch_align.n; k++)
@@ -259,6 +264,8 @@ int stall__sweep_model_check(const stall_sweep *s, stall_err *err)
                                                                   "fetch.resample",
                                                                   "cluster.scaling",
                                                                   "loader.drop_last",
+                                                                  "loader.persistent_workers",
+                                                                  "trace.persistent_workers",
                                                                   "loader.persistent_workers",
                                                                   "trace.persistent_workers",
                                                                   "storage.layout",

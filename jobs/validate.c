@@ -121,14 +121,22 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
         rc = wi_json_format(cfg->format) ? wi_load_json(&in.trace, &m, err)
                                          : wi_load_measured(&in.trace, &m, err);
     /* The measured run's persistent workers: start-up estimated from epoch
-     * 0 only and paid once, which one epoch does anyway. */
-    if (rc == 0 && m.epochs == 1 && stall_config_given(cfg, "trace", "persistent_workers")) {
+     * 0 only and paid once, which one epoch does anyway; and kept workers,
+     * which a run of 0 workers has none of. */
+    if (rc == 0 && (m.epochs == 1 || m.workers == 0) &&
+        stall_config_given(cfg, "trace", "persistent_workers")) {
         char where[STALL_PATH_MAX + 64];
         stall_config_origin(cfg, "trace", "persistent_workers", where, sizeof where);
-        rc = stall_err_set(err, STALL_ECONFIG,
-                           "%s: has no effect: the trace has one epoch, whose start-up is "
-                           "estimated and paid once either way",
-                           where);
+        rc = m.workers == 0 ? stall_err_set(err, STALL_ECONFIG,
+                                            "%s: has no effect: the trace's run has no DataLoader "
+                                            "workers (its workers = 0), so no worker processes "
+                                            "were kept and no start-up was measured (PyTorch "
+                                            "refuses persistent_workers=True without workers)",
+                                            where)
+                            : stall_err_set(err, STALL_ECONFIG,
+                                            "%s: has no effect: the trace has one epoch, whose "
+                                            "start-up is estimated and paid once either way",
+                                            where);
     }
     stall_model_params p;
     stall_durations dur;

@@ -1850,3 +1850,73 @@ Test(cli, validate_measured_stall_counts_the_first_batch_from_the_epoch_start)
         cr_expect_eq(sh(cmd, line, sizeof line), 0, "%s: %s", traces[i], line);
     }
 }
+
+/* persistent_workers with 0 workers was taken silently: the run's
+ * ([loader] workers = 0) has no worker processes to keep, and a trace of 0
+ * workers ([trace] workers = 0) kept none and measured no start-up
+ * (PyTorch refuses persistent_workers=True without workers). Refused,
+ * naming where the key was given, writing nothing; a sweep refuses it only
+ * where no point has workers (a [trace] workers axis reads each count's
+ * grid). */
+Test(cli, persistent_workers_refused_without_workers)
+{
+    static const struct {
+        const char *cmd, *args, *want; /* want NULL: runs */
+    } c[] = {
+        {"run", W2 " --set loader.workers=0 --set loader.persistent_workers=true",
+         "stallsim: --set loader.persistent_workers: has no effect: the run has no DataLoader "
+         "workers (workers = 0: the training process loads its own batches)"},
+        {"run",
+         WHATIF " --set trace.workers=0 --set trace.persistent_workers=true --set run.epochs=2 "
+                "--set fetch.resample=bootstrap",
+         "stallsim: --set trace.persistent_workers: has no effect: the trace's run has no "
+         "DataLoader workers (its workers = 0)"},
+        {"validate", WHATIF " --set trace.workers=0 --set trace.persistent_workers=true",
+         "stallsim: --set trace.persistent_workers: has no effect: the trace's run has no "
+         "DataLoader workers (its workers = 0)"},
+        {"sweep", W2 " --set loader.persistent_workers=true --sweep loader.workers=0",
+         "stallsim: --set loader.persistent_workers: has no effect: the run has no DataLoader "
+         "workers"},
+        {"sweep",
+         WHATIF " --sweep trace.workers=0 --set trace.persistent_workers=true --set run.epochs=2 "
+                "--set fetch.resample=bootstrap",
+         "stallsim: --set trace.persistent_workers: has no effect: the trace's run has no "
+         "DataLoader workers"},
+        /* where they act: workers at some point */
+        {"run", W2 " --set loader.workers=1 --set loader.persistent_workers=true", NULL},
+        {"run",
+         WHATIF " --set trace.workers=0 --set loader.persistent_workers=true --set run.epochs=2 "
+                "--set fetch.resample=bootstrap",
+         NULL},
+        {"sweep", W2 " --set loader.persistent_workers=true --sweep loader.workers=0,1", NULL},
+        {"sweep",
+         WHATIF " --sweep trace.workers=0,3 --set trace.persistent_workers=true --set "
+                "run.epochs=2 --set fetch.resample=bootstrap",
+         NULL},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char cmd[3000], line[2048];
+        snprintf(cmd, sizeof cmd, BIN " %s %s -q -o %s/pw%zu", c[i].cmd, c[i].args, cdir, i);
+        int rc = sh(cmd, line, sizeof line);
+        if (!c[i].want) {
+            cr_expect_eq(rc, 0, "%s: %s", c[i].args, line);
+            continue;
+        }
+        cr_expect_eq(rc, 2, "%s: %s", c[i].args, line);
+        cr_expect(strncmp(line, c[i].want, strlen(c[i].want)) == 0, "%s: %s", c[i].args, line);
+        snprintf(cmd, sizeof cmd, "test ! -e %s/pw%zu", cdir, i);
+        cr_expect_eq(sh(cmd, NULL, 0), 0, "%s: wrote its folder", c[i].args);
+    }
+    /* Given in an INI: its file and line (w2.ini's [loader] workers = 4 on
+     * line 15 made 0, the key on line 16). */
+    char cmd[3000], line[2048];
+    snprintf(cmd, sizeof cmd,
+             "sed -e 's#\\.\\./traces#" STALL_SOURCE_DIR "/traces#' -e 's#^workers = 4$#workers "
+             "= 0\\npersistent_workers = true#' " W2 " > %s/pw.ini && " BIN
+             " run %s/pw.ini -q -o %s/pwi",
+             cdir, cdir, cdir);
+    cr_expect_eq(sh(cmd, line, sizeof line), 2, "%s", line);
+    cr_expect(strstr(line, "pw.ini:16: [loader] persistent_workers: has no effect: the run has "
+                           "no DataLoader workers"),
+              "%s", line);
+}
