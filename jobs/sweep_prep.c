@@ -146,43 +146,74 @@ void stall__sweep_drop_drawn(const char *outdir)
 /* Replay and seed mode: an [align] list given with a policy other than
  * none is refused where every point's trace has one GPU (alignment across
  * GPUs changes nothing there: every row the same), as stall_replay_job
- * refuses it on a run. Each distinct trace is read once. */
+ * refuses it on a run; one point of more GPUs gives it an effect (a
+ * [trace] axis may mix them). Given means in the scenario, with --set, or
+ * as a [sweep] line or --sweep: replay runs the default lists as axes too,
+ * which are not given. Each distinct trace is read once, until one of more
+ * GPUs is found. */
 static int sweep_replay_align_check(const stall_sweep *s, stall_err *err)
 {
     static const char *const key[2] = {"fetch", "start"};
-    const stall_align_list *l[2] = {&s->base.fetch_align, &s->base.start_align};
-    int given = -1;
-    for (int k = 1; k >= 0; k--)
-        for (int i = 0; i < l[k]->n; i++)
-            if (l[k]->v[i] != STALL_ALIGN_NONE && stall_config_given(&s->base, "align", key[k]))
-                given = k;
-    if (given < 0 || s->base.format != STALL_FORMAT_DSANALYZER)
+    static const char *const axis_key[2] = {"align.fetch", "align.start"};
+    int axis[2];
+    bool given[2];
+    for (int k = 0; k < 2; k++) {
+        axis[k] = stall__sweep_axis_of(s, axis_key[k]);
+        given[k] = axis[k] >= 0 && !s->ax[axis[k]].from_base
+                       ? true
+                       : stall_config_given(&s->base, "align", key[k]);
+    }
+    if ((!given[0] && !given[1]) || s->base.format != STALL_FORMAT_DSANALYZER)
         return 0;
     stall_config *pc = stall_xmalloc(sizeof *pc);
-    char last[4 * STALL_PATH_MAX + 64] = "", id[sizeof last];
+    char id[4 * STALL_PATH_MAX + 64];
+    char **seen = NULL;
+    size_t nseen = 0;
     int rc = 0;
-    bool many = false;
-    for (size_t i = 0; i < s->points && rc == 0 && !many; i++) {
+    bool many = false, acts[2] = {false, false};
+    for (size_t i = 0; i < s->points && rc == 0; i++) {
         stall_sweep_config(s, i, pc);
+        const stall_align_list *l[2] = {&pc->fetch_align, &pc->start_align};
+        for (int k = 0; k < 2; k++)
+            for (int j = 0; j < l[k]->n; j++)
+                acts[k] |= given[k] && l[k]->v[j] != STALL_ALIGN_NONE;
+        if (many)
+            continue;
+        if (pc->format != STALL_FORMAT_DSANALYZER) {
+            many = true; /* told when the point runs */
+            continue;
+        }
         snprintf(id, sizeof id, "%s|%s|%s|%lld", pc->fetch, pc->start, pc->perf,
                  (long long)pc->epoch);
-        if (i > 0 && strcmp(id, last) == 0)
+        bool known = false;
+        for (size_t j = 0; j < nseen && !known; j++)
+            known = strcmp(seen[j], id) == 0;
+        if (known)
             continue;
-        snprintf(last, sizeof last, "%s", id);
+        seen = stall_xrealloc(seen, (nseen + 1) * sizeof *seen);
+        seen[nseen++] = stall_xstrdup(id);
         stall_ds_trace *ds = NULL;
         rc = stall_ds_load(pc->fetch, pc->start, pc->perf, pc->epoch, &ds, err);
         many = rc == 0 && ds->gpus > 1;
         stall_ds_free(ds);
     }
+    for (size_t j = 0; j < nseen; j++)
+        free(seen[j]);
+    free(seen);
     free(pc);
-    if (rc || many)
+    int k = acts[0] ? 0 : 1;
+    if (rc || many || !acts[k])
         return rc;
-    char where[STALL_PATH_MAX + 64];
-    stall_config_origin(&s->base, "align", key[given], where, sizeof where);
+    char where[STALL_PATH_MAX + 128];
+    if (axis[k] >= 0)
+        stall__sweep_axis_where(s, axis[k], where, sizeof where);
+    else
+        stall_config_origin(&s->base, "align", key[k], where, sizeof where);
     return stall_err_set(err, STALL_ECONFIG,
-                         "%s: has no effect: the trace has one GPU, whose %s no alignment across "
-                         "GPUs changes (every policy runs as none); give align.%s = none",
-                         where, given == 0 ? "fetch durations" : "fetch starts", key[given]);
+                         "%s: has no effect: %s one GPU, whose %s no alignment across GPUs "
+                         "changes (every policy runs as none); give align.%s = none",
+                         where, nseen > 1 ? "every trace of the sweep has" : "the trace has",
+                         k == 0 ? "fetch durations" : "fetch starts", key[k]);
 }
 
 /* mode = model's checks that need the trace's grid, on every point before

@@ -1920,3 +1920,91 @@ Test(cli, persistent_workers_refused_without_workers)
                            "no DataLoader workers"),
               "%s", line);
 }
+
+/* An [align] list with a policy other than none is refused only where no
+ * point of a sweep has more than one GPU: a [trace] axis mixing 1-GPU and
+ * multi-GPU traces runs it. Replay sweeps judged only an [align] list of
+ * the scenario (or --set): one given as a [sweep] line or --sweep ran on
+ * 1-GPU traces, every row the same. Here a and b are the golden trace's
+ * GPU 0 and GPU 1 alone, c the golden trace (4 GPUs); in model mode (which
+ * judged every form already) w1 and w2 are real 1-rank traces, ddp2_w2 a
+ * 2-rank one. */
+Test(cli, sweep_judges_align_over_every_traces_gpus)
+{
+    char cmd[3000], line[2048];
+    snprintf(
+        cmd, sizeof cmd,
+        "cd %s && G=" GOLD STEM " && mkdir a b c && cut -d, -f1-4 ${G}_simp_fetchdifftime.csv "
+        "> a/f.csv && cut -d, -f1-4 ${G}_simp_fetchstartdifftime.csv > a/s.csv && awk -F, "
+        "'NR == 1 || $4 == 0' $G.csv > a/p.csv && cut -d, -f1-3,5 "
+        "${G}_simp_fetchdifftime.csv | sed '1s/_gpu1/_gpu0/' > b/f.csv && cut -d, -f1-3,5 "
+        "${G}_simp_fetchstartdifftime.csv | sed '1s/_gpu1/_gpu0/' > b/s.csv && awk -F, -v "
+        "OFS=, 'NR == 1 {print} NR > 1 && $4 == 1 {$4 = 0; print}' $G.csv > b/p.csv && cp "
+        "${G}_simp_fetchdifftime.csv c/f.csv && cp ${G}_simp_fetchstartdifftime.csv c/s.csv "
+        "&& cp $G.csv c/p.csv && for x in ab:a:b ac:a:c; do set -- $(echo $x | tr : ' '); for "
+        "al in 'fetch = avg, none\\nstart = none' 'start = none'; do printf '[scenario]\\nmode = "
+        "replay\\n[trace]\\nformat = dsanalyzer\\nepoch = 1\\n[align]\\n%%b\\n[sweep]\\n"
+        "trace.fetch = %%s/f.csv, %%s/f.csv\\ntrace.start = %%s/s.csv, %%s/s.csv\\n"
+        "trace.perf = %%s/p.csv, %%s/p.csv\\nzip = trace.fetch, trace.start, trace.perf\\n' "
+        "\"$al\" $2 $3 $2 $3 $2 $3 > $1_${al%%%% *}.ini; done; done && test $(wc -l < b/p.csv) "
+        "= 851",
+        cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    static const struct {
+        const char *args, *want; /* want NULL: runs */
+    } c[] = {
+        {"ab_fetch.ini",
+         "stallsim: ab_fetch.ini:7: [align] fetch: has no effect: every trace of the sweep has "
+         "one GPU"},
+        {"ab_start.ini --sweep align.fetch=avg,none",
+         "stallsim: --sweep align.fetch: has no effect: every trace of the sweep has one GPU"},
+        {"ab_start.ini --sweep align.start=min,none",
+         "stallsim: --sweep align.start: has no effect: every trace of the sweep has one GPU"},
+        {"ab_start.ini --set scenario.mode=seed --sweep align.fetch=min",
+         "stallsim: --sweep align.fetch: has no effect: every trace of the sweep has one GPU"},
+        {"ab_start.ini --sweep trace.fetch=a/f.csv --sweep trace.start=a/s.csv --sweep "
+         "trace.perf=a/p.csv --sweep align.fetch=avg,none",
+         "stallsim: --sweep align.fetch: has no effect: the trace has one GPU"},
+        {"ab_start.ini --set align.fetch=avg,none",
+         "stallsim: --set align.fetch: has no effect: every trace of the sweep has one GPU"},
+        /* the 4-GPU trace at one point gives the list an effect */
+        {"ac_fetch.ini", NULL},
+        {"ac_start.ini --sweep align.fetch=avg,none", NULL},
+        /* none, or the default lists (not given), run on 1-GPU traces */
+        {"ab_start.ini", NULL},
+        {"ab_start.ini --sweep align.fetch=none", NULL},
+        /* model mode */
+        {STALL_SOURCE_DIR
+         "/traces/w2 --sweep align.fetch=avg,none --sweep trace.path=" STALL_SOURCE_DIR
+         "/traces/w1/trace.csv," STALL_SOURCE_DIR "/traces/w2/trace.csv",
+         "stallsim: --sweep align.fetch: has no effect: the run has one GPU"},
+        {STALL_SOURCE_DIR
+         "/traces/w2 --sweep align.fetch=avg,none --sweep trace.path=" STALL_SOURCE_DIR
+         "/traces/w1/trace.csv," STALL_SOURCE_DIR "/traces/ddp2_w2/trace.csv",
+         NULL},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        snprintf(cmd, sizeof cmd, "cd %s && " BIN " sweep %s -q -o %s/al%zu", cdir, c[i].args, cdir,
+                 i);
+        int rc = sh(cmd, line, sizeof line);
+        if (!c[i].want) {
+            cr_expect_eq(rc, 0, "%s: %s", c[i].args, line);
+            continue;
+        }
+        cr_expect_eq(rc, 2, "%s: %s", c[i].args, line);
+        cr_expect(strncmp(line, c[i].want, strlen(c[i].want)) == 0, "%s: %s", c[i].args, line);
+        snprintf(cmd, sizeof cmd, "test ! -e %s/al%zu", cdir, i);
+        cr_expect_eq(sh(cmd, NULL, 0), 0, "%s: wrote its folder", c[i].args);
+    }
+    /* Where it runs, the 4-GPU trace's rows differ by alignment and the
+     * 1-GPU trace's do not (point order: align.fetch, then the traces). */
+    snprintf(cmd, sizeof cmd,
+             "cd %s/al6 && test $(wc -l < sweep.csv) = 5 && a0=$(sed -n 2p sweep.csv | cut -d, "
+             "-f2,3,7-) && a1=$(sed -n 4p sweep.csv | cut -d, -f2,3,7-) && c0=$(sed -n 3p "
+             "sweep.csv | cut -d, -f7-) && c1=$(sed -n 5p sweep.csv | cut -d, -f7-) && test "
+             "\"${a0%%%%,none,*}\" = avg,a/f.csv && test \"${a0#avg,a/f.csv,}\" = "
+             "\"${a1#none,a/f.csv,}\" "
+             "&& test \"$c0\" != \"$c1\" || { head -5 sweep.csv >&2; exit 1; }",
+             cdir);
+    cr_expect_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+}
