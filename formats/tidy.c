@@ -96,6 +96,8 @@ struct stall_tidy_stream {
     bool have_t0;
     stall_time t0;               /* the first time read: every time lies within the span of it */
     int64_t setting[4];          /* workers, prefetch, pin_memory, persistent of the first row */
+    int expect_workers;          /* without a workers column: the count given (-1: none) */
+    char *expect_origin;         /* where it was given */
     bool compute_empty;          /* compute_end is empty on the first row (and so on every row) */
     long setting_line;           /* line of the first row */
     int nrank_cap;               /* per rank: */
@@ -123,7 +125,7 @@ static int tidy_fail(stall_tidy_stream *t, int col, const char *fmt, ...)
 {
     if (t->rc)
         return t->rc;
-    char what[256];
+    char what[STALL_ERR_MSG]; /* it may quote where a key was given */
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
@@ -561,6 +563,14 @@ static void tidy_row(stall_tidy_stream *t)
         tidy_fail(t, t->col[TC_WORKER],
                   "'worker' is %lld but 'workers' is %lld (ids run from 0 to %lld)", (long long)w,
                   (long long)t->setting[0], (long long)(t->setting[0] > 0 ? t->setting[0] - 1 : 0));
+    /* Without the column, against the count the reader was given. */
+    else if (t->rc == 0 && t->col[TC_WORKERS] < 0 && t->expect_workers >= 0 &&
+             w >= (t->expect_workers > 0 ? t->expect_workers : 1))
+        tidy_fail(t, t->col[TC_WORKER],
+                  "'worker' is %lld but the trace has no 'workers' column and %s = %d (ids run "
+                  "from 0 to %d)",
+                  (long long)w, t->expect_origin, t->expect_workers,
+                  t->expect_workers > 0 ? t->expect_workers - 1 : 0);
     if (t->rc == 0)
         tidy_cpu(t, k);
     if (t->rc)
@@ -686,6 +696,7 @@ int stall_tidy_open(const char *path, stall_tidy_stream **out, stall_err *err)
     t->f = f;
     t->buf = stall_xmalloc(TIDY_BUF);
     t->info.workers = t->info.prefetch = t->info.pin_memory = t->info.persistent = -1;
+    t->expect_workers = -1;
     csv_init(&t->p, CSV_STRICT);
     /* libcsv grows a field by blk_size bytes at a time: with its default
      * of 128, a long field costs quadratic copying. */
@@ -802,6 +813,14 @@ void stall_tidy_close(stall_tidy_stream *t)
     free(t->last_iter_end);
     free(t->cur_epoch_start);
     free(t->last_row_line);
+    free(t->expect_origin);
     free(t->path);
     free(t);
+}
+
+void stall_tidy_expect_workers(stall_tidy_stream *t, int workers, const char *origin)
+{
+    t->expect_workers = workers;
+    free(t->expect_origin);
+    t->expect_origin = stall_xstrdup(origin ? origin : "the worker count given");
 }

@@ -68,11 +68,19 @@ static void tidy_cols_add(tidy_cols *c, const stall_tidy_info *in, const stall_t
 
 int stall_tidy_load(const char *path, stall_tidy_trace **out, stall_err *err)
 {
+    return stall_tidy_load_workers(path, -1, NULL, out, err);
+}
+
+int stall_tidy_load_workers(const char *path, int workers, const char *origin,
+                            stall_tidy_trace **out, stall_err *err)
+{
     *out = NULL;
     stall_tidy_stream *s = NULL;
     int rc = stall_tidy_open(path, &s, err);
     if (rc)
         return rc;
+    if (workers >= 0)
+        stall_tidy_expect_workers(s, workers, origin);
     const stall_tidy_info *in = stall_tidy_stream_info(s);
     tidy_cols c = {0};
     stall_tidy_row row;

@@ -494,7 +494,10 @@ int wi_load_measured(const wi_trace_src *src, stall_measured *m, stall_err *err)
         return rc;
     }
     stall_tidy_trace *t = NULL;
-    int rc = stall_tidy_load(src->path, &t, err);
+    /* Its worker ids against [trace] workers where it has no workers
+     * column: refused at the line of the first past it. */
+    int rc = stall_tidy_load_workers(src->path, src->workers >= 0 ? (int)src->workers : -1,
+                                     src->workers_at, &t, err);
     int from = STALL_WORKERS_TRACE;
     if (rc == 0) {
         int maxid = -1;

@@ -21,6 +21,9 @@ void wi_inputs_resolve(const stall_config *cfg, wi_inputs *in)
     t->epoch = cfg->epoch;
     t->workers = cfg->trace_workers;
     t->workers_given = stall_config_given(cfg, "trace", "workers");
+    t->workers_at[0] = '\0';
+    if (t->workers_given)
+        stall_config_origin(cfg, "trace", "workers", t->workers_at, sizeof t->workers_at);
     t->prefetch = cfg->trace_prefetch;
     t->persistent = cfg->trace_persistent;
     t->persistent_given = stall_config_given(cfg, "trace", "persistent_workers");

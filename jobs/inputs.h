@@ -24,10 +24,12 @@ typedef struct wi_trace_src {
     int64_t epoch;                    /* dsanalyzer: the epoch read */
     int64_t workers;                  /* [trace] workers; -1: infer from the fetch starts */
     bool workers_given;               /* set explicitly: must agree with a trace that records it */
-    int64_t prefetch;                 /* [trace] prefetch_factor; 0: PyTorch's default 2 */
-    bool persistent;                  /* [trace] persistent_workers */
-    bool persistent_given;            /* set explicitly: must agree with the trace's column */
-    const char *ini;                  /* the INI file, for messages ("" when none) */
+    char workers_at[STALL_PATH_MAX + 64]; /* where [trace] workers was given ("": not given), for
+                                             a tidy trace's worker ids past it */
+    int64_t prefetch;                     /* [trace] prefetch_factor; 0: PyTorch's default 2 */
+    bool persistent;                      /* [trace] persistent_workers */
+    bool persistent_given;                /* set explicitly: must agree with the trace's column */
+    const char *ini;                      /* the INI file, for messages ("" when none) */
 } wi_trace_src;
 
 /* What a what-if sets ([loader] [cluster] [fetch] [compute] [storage]

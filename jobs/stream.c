@@ -217,6 +217,8 @@ struct wi_stream {
     int workers, prefetch; /* as decided in pass 1 */
     int workers_from;      /* STALL_WORKERS_* */
     bool persistent;       /* [trace] persistent_workers: start-up from epoch 0 only */
+    int expect_workers;    /* [trace] workers, the tidy reader's check of the worker ids (-1) */
+    char *workers_at;      /* where it was given */
     int epoch0;            /* the trace's label of epoch 0 (a dsanalyzer trace's epoch) */
     int64_t samples;       /* the first row's samples (0: absent), from pass 1 */
     int64_t samples_last;  /* rank 0's last batch of epoch 0: its samples, from pass 1 */
@@ -246,8 +248,12 @@ static int wi_src_open(wi_stream *s, wi_src *src, int workers, stall_err *err)
         src->workers = workers;
         return 0;
     }
-    if (!s->ds)
-        return stall_tidy_open(s->path, &src->ts, err);
+    if (!s->ds) {
+        int rc = stall_tidy_open(s->path, &src->ts, err);
+        if (rc == 0 && s->expect_workers >= 0)
+            stall_tidy_expect_workers(src->ts, s->expect_workers, s->workers_at);
+        return rc;
+    }
     src->ds = s->ds;
     src->g = stall_ds_stream_gpus(s->ds);
     src->r = src->g;
@@ -307,6 +313,7 @@ void wi_stream_close(wi_stream *s)
     wi_spill_free(s->spill);
     free(s->gap);
     free(s->first);
+    free(s->workers_at);
     free(s->path);
     free(s);
 }
@@ -520,6 +527,8 @@ int wi_stream_start(const wi_trace_src *src, wi_stream **out, stall_err *err)
     *out = NULL;
     wi_stream *s = stall_xcalloc(1, sizeof *s);
     s->persistent = src->persistent;
+    s->expect_workers = src->workers >= 0 ? (int)src->workers : -1;
+    s->workers_at = stall_xstrdup(src->workers_at);
     int rc = 0;
     if (src->format == STALL_FORMAT_DSANALYZER) {
         /* Its checks run in pass 1, which reads each of its files once

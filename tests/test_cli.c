@@ -2008,3 +2008,64 @@ Test(cli, sweep_judges_align_over_every_traces_gpus)
              cdir);
     cr_expect_eq(sh(cmd, line, sizeof line), 0, "%s", line);
 }
+
+/* A tidy trace without a workers column read with [trace] workers: a
+ * worker id past the count was refused with the file name alone and "the
+ * trace says workers = N", which the INI had said. Now the trace's
+ * line:column of the first such id, and where the count was given (the
+ * INI's line, --set, --sweep), on every path that reads the trace: run
+ * (streamed, and whole for a what-if beyond the trace), validate, sweep,
+ * plan. The trace is w2's without its loader columns (ids 0 and 1). */
+Test(cli, worker_id_past_trace_workers_names_line_column_and_key)
+{
+    char cmd[3000], line[2048];
+    snprintf(cmd, sizeof cmd,
+             "cd %s && cut -d, -f1-13 " STALL_SOURCE_DIR "/traces/w2/trace.csv > nw.csv && head -1 "
+             "nw.csv | grep -qx 'rank,epoch,batch,worker,fetch_start,fetch_end,request,ready,"
+             "iter_end,compute_end,bytes,samples,epoch_start' && printf '[scenario]\\nmode = "
+             "model\\n[trace]\\nformat = tidy\\npath = nw.csv\\nworkers = 1\\n' > nw.ini && { awk "
+             "-F, 'NR > 1 && $4 >= 1 {print NR; exit}' nw.csv >&2; }",
+             cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    int at = atoi(line);
+    cr_assert_gt(at, 1, "%s", line);
+    char want[256], wantset[256];
+    snprintf(want, sizeof want,
+             "nw.csv:%d:4: 'worker' is 1 but the trace has no 'workers' column and %s/nw.ini:6: "
+             "[trace] workers = 1 (ids run from 0 to 0)\n",
+             at, cdir);
+    snprintf(wantset, sizeof wantset,
+             "nw.csv:%d:4: 'worker' is 1 but the trace has no 'workers' column and --set "
+             "trace.workers = 1 (ids run from 0 to 0)\n",
+             at);
+    static const struct {
+        const char *cmd, *args;
+        bool set;
+    } c[] = {
+        {"run", "nw.ini", false},
+        {"run", "nw.ini --set cluster.gpus=2 --set fetch.resample=bootstrap", false},
+        {"validate", "nw.ini", false},
+        {"sweep", "nw.ini --sweep loader.workers=1,2", false},
+        {"plan", "nw.ini --set plan.max_gpus=2", false},
+        {"run", "nw.csv --set trace.workers=1", true},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        snprintf(cmd, sizeof cmd, BIN " %s %s/%s -q -o %s/nw%zu", c[i].cmd, cdir, c[i].args, cdir,
+                 i);
+        cr_expect_eq(sh(cmd, line, sizeof line), 2, "%s %s: %s", c[i].cmd, c[i].args, line);
+        const char *w = c[i].set ? wantset : want;
+        size_t ll = strlen(line), wl = strlen(w);
+        cr_expect(ll >= wl && strcmp(line + ll - wl, w) == 0, "%s %s: %s, not ...%s", c[i].cmd,
+                  c[i].args, line, w);
+    }
+    /* A sweep over [trace] workers names its axis. */
+    snprintf(cmd, sizeof cmd, BIN " sweep %s/nw.csv --sweep trace.workers=2,1 -q -o %s/nws", cdir,
+             cdir);
+    cr_expect_eq(sh(cmd, line, sizeof line), 2, "%s", line);
+    cr_expect(strstr(line, "'worker' is 1 but the trace has no 'workers' column and --sweep "
+                           "trace.workers = 1"),
+              "%s", line);
+    /* With enough workers it runs. */
+    snprintf(cmd, sizeof cmd, BIN " run %s/nw.ini --set trace.workers=2 -q -o %s/nwok", cdir, cdir);
+    cr_expect_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+}

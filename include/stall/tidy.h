@@ -120,6 +120,14 @@ typedef struct stall_tidy_stream stall_tidy_stream;
 
 /* Opens path. Returns 0 or STALL_EIO (cannot open). */
 int stall_tidy_open(const char *path, stall_tidy_stream **out, stall_err *err);
+/* The worker count the trace is read with where it has no workers column
+ * (an INI's [trace] workers): a worker id >= workers (>= 1 with 0) then
+ * fails at its line and column, its message naming `origin`, where the
+ * count was given (copied; e.g. "run.ini:6: [trace] workers" or "--set
+ * trace.workers"). workers < 0: none (the default). A trace with the
+ * column is checked against the column. Call before the first
+ * stall_tidy_next. */
+void stall_tidy_expect_workers(stall_tidy_stream *s, int workers, const char *origin);
 /* The next row into *row: returns 1, 0 at the end of a valid trace, or
  * STALL_EPARSE / STALL_EIO (err names file:line:column); after an error
  * every call returns it again. */
@@ -132,6 +140,9 @@ void stall_tidy_close(stall_tidy_stream *s);
 /* Reads a tidy CSV, streaming, into memory (O(rows)). Returns 0, STALL_EIO (cannot open) or
  * STALL_EPARSE with err naming "file:line:column: 'name': problem". */
 int stall_tidy_load(const char *path, stall_tidy_trace **out, stall_err *err);
+/* stall_tidy_load with stall_tidy_expect_workers(workers, origin). */
+int stall_tidy_load_workers(const char *path, int workers, const char *origin,
+                            stall_tidy_trace **out, stall_err *err);
 void stall_tidy_free(stall_tidy_trace *t);
 /* Fills checkpoint_s (per epoch and rank, seconds) from the ckpt columns
  * when any row has a checkpoint and checkpoint_s is not set. */
