@@ -38,6 +38,8 @@
 #include "stall/scenario.h"
 #include "stall/validate.h"
 
+#include "inputs.h"
+
 const char *stall_verdict_name(stall_verdict v)
 {
     switch (v) {
@@ -445,16 +447,48 @@ static int an_load_other(int format, const char *path, stall_tidy_trace **out, s
 }
 
 /* cfg's trace in the tidy shape (workers: stall_an_load's); path names
- * the INI or trace in the message of a configuration without one. */
+ * the INI or trace in the message of a configuration without one.
+ * [trace] workers is read as run reads it (wi_load_measured): a tidy
+ * trace's worker ids past it are refused at their line:column where the
+ * trace has no workers column, a count that contradicts the column is
+ * refused, and otherwise it is the measured run's count; a dsanalyzer
+ * trace's batches go round robin to it unless workers > 0 gives the same
+ * (another is refused: which one the run had would be a guess). *given:
+ * where it was given ("" when not), so that the first line says so. */
 static int an_load_cfg(const stall_config *cfg, const char *path, int workers,
-                       stall_tidy_trace **out, stall_err *err)
+                       stall_tidy_trace **out, char given[STALL_PATH_MAX + 64], stall_err *err)
 {
+    wi_inputs *in = stall_xmalloc(sizeof *in);
+    wi_inputs_resolve(cfg, in);
+    const wi_trace_src *src = &in->trace;
+    bool has = src->workers_given && src->workers >= 0;
+    given[0] = '\0';
     int rc = 0;
     if (cfg->format == STALL_FORMAT_TIDY) {
-        rc = stall_tidy_load(cfg->path, out, err);
+        rc = stall_tidy_load_workers(cfg->path, has ? (int)src->workers : -1, src->workers_at, out,
+                                     err);
+        if (rc == 0 && has) {
+            /* wi_trace_workers infers nothing when the count is given. */
+            int w, from;
+            rc = wi_trace_workers(src, (*out)->workers, -1, NULL, NULL, &w, &from, err);
+            if (rc == 0 && (*out)->workers < 0) {
+                (*out)->workers = w;
+                snprintf(given, STALL_PATH_MAX + 64, "%s", src->workers_at);
+            }
+        }
     } else if (cfg->format == STALL_FORMAT_DSANALYZER) {
+        if (has && workers > 0 && workers != src->workers)
+            rc = stall_err_set(err, STALL_ECONFIG,
+                               "--workers: %d, but %s = %lld (the measured run's workers; give "
+                               "one of them)",
+                               workers, src->workers_at, (long long)src->workers);
         stall_ds_trace *d = NULL;
-        rc = stall_ds_load(cfg->fetch, cfg->start, cfg->perf, cfg->epoch, &d, err);
+        if (rc == 0)
+            rc = stall_ds_load(cfg->fetch, cfg->start, cfg->perf, cfg->epoch, &d, err);
+        if (rc == 0 && has && workers <= 0 && src->workers > 0) {
+            workers = (int)src->workers;
+            snprintf(given, STALL_PATH_MAX + 64, "%s", src->workers_at);
+        }
         if (rc == 0)
             *out = stall_ds_to_tidy(d, workers > 0 ? workers : -1);
         stall_ds_free(d);
@@ -467,15 +501,20 @@ static int an_load_cfg(const stall_config *cfg, const char *path, int workers,
             "dftracer)",
             path);
     }
+    free(in);
     return rc;
 }
 
 /* stall_an_load, and *format (a STALL_FORMAT_*) the trace's format as the
  * INI names it or detection finds it, so that an INI and its trace given
- * directly are treated alike. */
+ * directly are treated alike; given as an_load_cfg's (NULL: not wanted). */
 static int an_load_format(const char *path, int workers, stall_tidy_trace **out, int *format,
-                          stall_err *err)
+                          char *given, stall_err *err)
 {
+    char unused[STALL_PATH_MAX + 64];
+    if (!given)
+        given = unused;
+    given[0] = '\0';
     /* An INI or a trace of any format (stall_config_load_any detects it). */
     stall_config *cfg = stall_xmalloc(sizeof *cfg);
     stall_config_defaults(cfg);
@@ -483,7 +522,7 @@ static int an_load_format(const char *path, int workers, stall_tidy_trace **out,
     if (format)
         *format = rc == 0 ? (int)cfg->format : -1;
     if (rc == 0)
-        rc = an_load_cfg(cfg, path, workers, out, err);
+        rc = an_load_cfg(cfg, path, workers, out, given, err);
     /* --workers assigns a dsanalyzer trace's batches; a tidy trace names
      * its workers whichever way it was given, a Kineto or dftracer trace
      * does not show them. Refused for both, by analyze and timeline. */
@@ -511,7 +550,8 @@ static int an_load_measured(const stall_config *cfg, stall_tidy_trace **out, boo
                             stall_err *err)
 {
     *round_robin = false;
-    int rc = an_load_cfg(cfg, cfg->ini_path, -1, out, err);
+    char given[STALL_PATH_MAX + 64];
+    int rc = an_load_cfg(cfg, cfg->ini_path, -1, out, given, err);
     if (rc == 0 && cfg->format == STALL_FORMAT_DSANALYZER) {
         int w = cfg->trace_workers >= 0 ? (int)cfg->trace_workers
                                         : stall_measured_infer_workers(*out, NULL);
@@ -523,7 +563,7 @@ static int an_load_measured(const stall_config *cfg, stall_tidy_trace **out, boo
 
 int stall_an_load(const char *path, int workers, stall_tidy_trace **out, stall_err *err)
 {
-    return an_load_format(path, workers, out, NULL, err);
+    return an_load_format(path, workers, out, NULL, NULL, err);
 }
 
 /* ---- a simulated run in the tidy shape ---- */
@@ -646,7 +686,8 @@ int stall_analyze_job(const char *path, const char *outdir, int workers, FILE *t
 {
     stall_tidy_trace *t = NULL;
     int format = -1;
-    int rc = an_load_format(path, workers, &t, &format, err);
+    char given[STALL_PATH_MAX + 64]; /* where [trace] workers gave the count ("": not) */
+    int rc = an_load_format(path, workers, &t, &format, given, err);
     if (rc)
         return rc;
     /* The format from the INI's [trace] as from the trace itself
@@ -656,7 +697,7 @@ int stall_analyze_job(const char *path, const char *outdir, int workers, FILE *t
     /* A dsanalyzer trace without --workers: the count its fetch starts
      * show, as validate infers it (it said "0 workers per rank"). */
     bool inferred = false;
-    if (workers <= 0 && !tidy && !json) {
+    if (workers <= 0 && !given[0] && !tidy && !json) {
         int w = stall_measured_infer_workers(t, NULL);
         if (w > 0) {
             stall_tidy_free(t);
@@ -670,7 +711,7 @@ int stall_analyze_job(const char *path, const char *outdir, int workers, FILE *t
     }
     stall_analysis a;
     stall_analyze(t, &a);
-    a.workers_inferred = workers > 0;
+    a.workers_inferred = workers > 0 || (given[0] && !tidy && a.workers > 0);
     char *dir = outdir ? stall_xstrdup(outdir) : an_default_outdir(path);
     const char *label = "measured";
     rc = stall_analysis_write(&a, &label, 1, dir, err);
@@ -682,10 +723,13 @@ int stall_analyze_job(const char *path, const char *outdir, int workers, FILE *t
             snprintf(wk, sizeof wk, "workers unknown");
         else
             snprintf(wk, sizeof wk, "%d workers per rank", a.workers);
+        char gave[STALL_PATH_MAX + 96];
+        snprintf(gave, sizeof gave, " (%s%s)", a.workers_inferred ? "round robin, " : "", given);
         fprintf(term, "stallsim %s: analyze %s: %d ranks x %d epochs x %lld batches, %s%s\n",
                 stall_version(), path, a.ranks, a.epochs, (long long)a.batches, wk,
-                inferred ? " (inferred from the fetch starts, round robin; --workers N says "
-                           "otherwise)"
+                inferred   ? " (inferred from the fetch starts, round robin; --workers N says "
+                             "otherwise)"
+                : given[0] ? gave
                 : a.workers_inferred ? " (round robin, as given)"
                 : tidy               ? " (the trace's worker column)"
                                      : "");

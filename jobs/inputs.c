@@ -119,8 +119,9 @@ int wi_trace_workers(const wi_trace_src *src, int column, int maxid, int (*infer
     if (column >= 0) {
         if (src->workers_given && src->workers != column)
             return stall_err_set(err, STALL_ECONFIG,
-                                 "%s: [trace] workers: %lld, but the trace records workers = %d",
-                                 src->ini, (long long)src->workers, column);
+                                 "%s = %lld, but the trace records workers = %d (its 'workers' "
+                                 "column)",
+                                 src->workers_at, (long long)src->workers, column);
         return 0;
     }
     *from = src->workers >= 0 ? STALL_WORKERS_GIVEN : STALL_WORKERS_INFERRED;

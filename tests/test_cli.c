@@ -2069,3 +2069,76 @@ Test(cli, worker_id_past_trace_workers_names_line_column_and_key)
     snprintf(cmd, sizeof cmd, BIN " run %s/nw.ini --set trace.workers=2 -q -o %s/nwok", cdir, cdir);
     cr_expect_eq(sh(cmd, line, sizeof line), 0, "%s", line);
 }
+
+/* analyze and timeline read [trace] workers as run does. They read a tidy
+ * trace without it: a worker id past the INI's count exited 0 (run,
+ * validate, sweep and plan refuse it at the trace's line:column), a count
+ * contradicting the trace's workers column was taken silently (run refuses
+ * it), a larger count was ignored ("2 workers per rank"); and a dsanalyzer
+ * INI's count was replaced by the one the fetch starts show (3, not 5).
+ * The tidy trace is w2's without its loader columns (ids 0 and 1). */
+Test(cli, analyze_and_timeline_read_trace_workers_as_run_does)
+{
+    char cmd[3000], line[2048];
+    snprintf(cmd, sizeof cmd,
+             "cd %s && cut -d, -f1-13 " STALL_SOURCE_DIR "/traces/w2/trace.csv > anw.csv && for w "
+             "in 1 4; do printf '[scenario]\\nmode = model\\n[trace]\\nformat = tidy\\npath = "
+             "anw.csv\\nworkers = %%s\\n' $w > anw$w.ini; done && printf '[scenario]\\nmode = "
+             "model\\n[trace]\\nformat = tidy\\npath = " STALL_SOURCE_DIR
+             "/traces/w2/trace.csv\\nworkers = 3\\n' > aw3.ini && { awk -F, 'NR > 1 && $4 >= 1 "
+             "{print NR; exit}' anw.csv >&2; }",
+             cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    int at = atoi(line);
+    cr_assert_gt(at, 1, "%s", line);
+    char want[512];
+    snprintf(want, sizeof want,
+             "stallsim: %s/anw.csv:%d:4: 'worker' is 1 but the trace has no 'workers' column and "
+             "%s/anw1.ini:6: [trace] workers = 1 (ids run from 0 to 0)\n",
+             cdir, at, cdir);
+    for (int i = 0; i < 2; i++) {
+        if (i == 0)
+            snprintf(cmd, sizeof cmd, BIN " analyze %s/anw1.ini -o %s/anw_a", cdir, cdir);
+        else
+            snprintf(cmd, sizeof cmd, BIN " timeline %s/anw1.ini -o %s/anw.json", cdir, cdir);
+        cr_expect_eq(sh(cmd, line, sizeof line), 2, "%s: %s", cmd, line);
+        cr_expect_str_eq(line, want, "%s", cmd);
+    }
+    /* Against the workers column, as run refuses it. */
+    snprintf(want, sizeof want,
+             "stallsim: %s/aw3.ini:6: [trace] workers = 3, but the trace records workers = 2 (its "
+             "'workers' column)\n",
+             cdir);
+    for (int i = 0; i < 3; i++) {
+        if (i == 0)
+            snprintf(cmd, sizeof cmd, BIN " analyze %s/aw3.ini -o %s/aw3_a", cdir, cdir);
+        else if (i == 1)
+            snprintf(cmd, sizeof cmd, BIN " timeline %s/aw3.ini -o %s/aw3.json", cdir, cdir);
+        else
+            snprintf(cmd, sizeof cmd, BIN " run %s/aw3.ini -q -o %s/aw3_r", cdir, cdir);
+        cr_expect_eq(sh(cmd, line, sizeof line), 2, "%s: %s", cmd, line);
+        cr_expect_str_eq(line, want, "%s", cmd);
+    }
+    /* A count above the ids is the measured run's, as run takes it. */
+    snprintf(cmd, sizeof cmd,
+             BIN " timeline %s/anw4.ini -o %s/anw4.json > /dev/null && { " BIN
+                 " analyze %s/anw4.ini -o %s/anw4 | head -1 >&2; }",
+             cdir, cdir, cdir, cdir);
+    cr_expect_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    cr_expect(strstr(line, "4 workers per rank (") && strstr(line, "anw4.ini:6: [trace] workers)"),
+              "%s", line);
+    /* A dsanalyzer INI's count, round robin; --workers may not contradict it. */
+    ini("aw5", "replay", "workers = 5\n");
+    snprintf(cmd, sizeof cmd, "{ " BIN " analyze %s/aw5.ini -o %s/aw5 | head -1 >&2; }", cdir,
+             cdir);
+    cr_expect_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    cr_expect(strstr(line, "5 workers per rank (round robin, ") &&
+                  strstr(line, "aw5.ini:8: [trace] workers)"),
+              "%s", line);
+    snprintf(cmd, sizeof cmd, BIN " analyze %s/aw5.ini --workers 2 -o %s/aw5b", cdir, cdir);
+    cr_expect_eq(sh(cmd, line, sizeof line), 2, "%s", line);
+    cr_expect(strstr(line, "--workers: 2, but ") && strstr(line, "aw5.ini:8: [trace] workers = 5"),
+              "%s", line);
+    snprintf(cmd, sizeof cmd, BIN " analyze %s/aw5.ini --workers 5 -o %s/aw5c", cdir, cdir);
+    cr_expect_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+}
