@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "feed.h"
+#include "model_check.h"
 #include "plan_ckpt.h"
 #include "plan_int.h"
 #include "stall/io.h"
@@ -408,9 +409,97 @@ static int plan_check(const plan_ctx *c, const stall_plan_result *r, stall_err *
     return rc;
 }
 
+/* The what-if of cfg at g GPUs (g <= 0: cfg's own count) with one worker
+ * per GPU, under `scaling` (NULL: cfg's own), as the model reads it. Every
+ * run of a plan has workers (1..max_workers), and the effects judged here
+ * need only that there are some. */
+static void plan_fx_at(const stall_config *cfg, const stall_measured *m, int g, int gpn,
+                       const char *scaling, stall_model_effects *fx)
+{
+    stall_config *x = stall_xmalloc(sizeof *x);
+    *x = *cfg;
+    plan_set_int(x, "loader", "workers", 1);
+    stall_err e;
+    if (g > 0) {
+        plan_set_int(x, "cluster", "gpus", g);
+        plan_set_int(x, "cluster", "gpus_per_node", g < gpn ? g : gpn);
+        if (x->format != STALL_FORMAT_NONE && x->resample == STALL_RESAMPLE_NONE &&
+            stall_config_apply(x, "fetch", "resample", "bootstrap", "plan", &e) != 0)
+            abort();
+    }
+    if (scaling && stall_config_apply(x, "cluster", "scaling", scaling, "plan", &e) != 0)
+        abort();
+    wi_inputs *in = stall_xmalloc(sizeof *in);
+    wi_inputs_resolve(x, in);
+    stall_model_params p;
+    wi_params(&in->what, m, true, &p);
+    wi_effects(m, &in->what, &p, fx);
+    free(in);
+    free(x);
+}
+
+/* The what-if keys that `run` refuses where they change nothing
+ * (stall_model_effects_check), judged over every run the plan can make, as
+ * a sweep judges them over its points: the configuration's GPUs, and 1 to
+ * max_gpus GPUs under weak scaling (the curve, gpus_for_throughput) and,
+ * with target_epoch_s, strong scaling, each with 1 to max_workers workers
+ * (a key with an effect in any of them is taken). The effects are
+ * monotone in the GPU count (more ranks than the trace, than a node, than
+ * one) or, under strong scaling, in the batches per GPU, so 1 and max_gpus
+ * stand for the counts between, except a partial last batch, which is
+ * looked for at every count. Not judged: [storage] batch_mb (the bandwidth
+ * question reads it), [cluster] cpu_waits_out (each probe refuses it where
+ * no cores are shared with a trace's CPU columns). [cluster] scaling is
+ * judged at the configuration's GPUs only: the curve and the GPU targets
+ * set their own. m: the trace's grid (NULL without a trace). */
+static int plan_effects(const stall_config *cfg, const stall_measured *m, int ranks,
+                        const stall_plan_result *r, stall_err *err)
+{
+    int gpn = cfg->gpus_per_node > 0 ? (int)cfg->gpus_per_node : ranks;
+    stall_model_effects any, fx;
+    plan_fx_at(cfg, m, 0, gpn, NULL, &any);
+    bool rescales = any.rescales;
+    const int gs[2] = {1, r->max_gpus};
+    for (int s = 0; s < (r->target_epoch_s > 0 ? 2 : 1); s++)
+        for (int i = 0; i < 2; i++) {
+            plan_fx_at(cfg, m, gs[i], gpn, s ? "strong" : "weak", &fx);
+            any.draws |= fx.draws;
+            any.beyond |= fx.beyond;
+            any.drops |= fx.drops;
+            any.epochs |= fx.epochs;
+            any.trace_epochs |= fx.trace_epochs;
+            any.workers |= fx.workers;
+            any.trace_workers |= fx.trace_workers;
+            any.nodes |= fx.nodes;
+            any.ranks |= fx.ranks;
+        }
+    /* A partial last batch at any count the epoch target may try (strong
+     * scaling over the trace's dataset, no [run] batches). */
+    if (r->target_epoch_s > 0 && m && !any.drops && cfg->batches <= 0) {
+        wi_inputs *in = stall_xmalloc(sizeof *in);
+        wi_inputs_resolve(cfg, in);
+        int64_t l = wi_dataset_samples(&in->what, m), b = wi_batch_samples(&in->what, m);
+        for (int g = 1; g <= r->max_gpus && !any.drops; g++)
+            any.drops = wi_strong_batches(l, g, b, true) != wi_strong_batches(l, g, b, false);
+        free(in);
+    }
+    any.rescales = rescales;
+    any.reads = any.cpu_waits = true;
+    int rc = stall_model_effects_check(cfg, &any, NULL, err);
+    if (rc && err) {
+        size_t n = strlen(err->msg);
+        snprintf(err->msg + n, sizeof err->msg - n,
+                 " (plan judges it over all its runs: %d GPU%s as configured, and GPU counts 1 "
+                 "to %d ([plan] max_gpus), with 1 to %d workers per GPU ([plan] max_workers))",
+                 ranks, ranks == 1 ? "" : "s", r->max_gpus, r->max_workers);
+    }
+    return rc;
+}
+
 /* The configuration's GPU count as the model reads it, and what its trace
- * records (c->trace_ckpt, c->trace_cpu). */
-static int plan_trace(plan_ctx *c, int *ranks, stall_err *err)
+ * records (c->trace_ckpt, c->trace_cpu); the keys without effect in any of
+ * the plan's runs refused (plan_effects). */
+static int plan_trace(plan_ctx *c, const stall_plan_result *r, int *ranks, stall_err *err)
 {
     stall_measured m = {0};
     bool have = c->base.format != STALL_FORMAT_NONE;
@@ -421,6 +510,7 @@ static int plan_trace(plan_ctx *c, int *ranks, stall_err *err)
         stall_model_params mp;
         wi_params(&in.what, have ? &m : NULL, true, &mp);
         *ranks = mp.ranks;
+        rc = plan_effects(&c->base, have ? &m : NULL, mp.ranks, r, err);
         c->trace_ckpt = have && m.ckpt_n > 0;
         c->trace_cpu = have && m.cpu.has;
         /* The cores the model takes from a trace's CPU columns where the
@@ -429,7 +519,7 @@ static int plan_trace(plan_ctx *c, int *ranks, stall_err *err)
          * reads the cores the runs simulate, not whether the key was given
          * (the same configuration once gave `cores_per_node 3 ok` and,
          * with --set cluster.cores=2, the trace's own count, `3 binds`). */
-        if (have && mp.cores > 0 && !stall_config_given(&c->base, "cluster", "cores"))
+        if (rc == 0 && have && mp.cores > 0 && !stall_config_given(&c->base, "cluster", "cores"))
             plan_set_int(&c->base, "cluster", "cores", mp.cores);
     }
     stall_measured_free(&m);
@@ -476,7 +566,7 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
         rc = plan_check(c, r, err);
     int ranks = 1;
     if (rc == 0)
-        rc = plan_trace(c, &ranks, err);
+        rc = plan_trace(c, r, &ranks, err);
     /* The checkpoint question without an interval given or recorded: the
      * interval is its answer, the other answers are the loop's without
      * checkpoints, and ckbase keeps the [checkpoint] keys for the question. */

@@ -2142,3 +2142,63 @@ Test(cli, analyze_and_timeline_read_trace_workers_as_run_does)
     snprintf(cmd, sizeof cmd, BIN " analyze %s/aw5.ini --workers 5 -o %s/aw5c", cdir, cdir);
     cr_expect_eq(sh(cmd, line, sizeof line), 0, "%s", line);
 }
+
+/* plan ran none of run's checks of keys that change nothing (its probes
+ * skip them), so a key without effect in every run it makes was taken
+ * silently. Now judged over all its runs, as a sweep judges its points:
+ * the configuration's GPUs and 1..max_gpus GPUs with 1..max_workers
+ * workers. The real 1-GPU trace w2 (3 epochs, 60 batches of 16 samples). */
+Test(cli, plan_refuses_keys_without_effect_in_any_of_its_runs)
+{
+    char cmd[3000], line[2048];
+    snprintf(
+        cmd, sizeof cmd,
+        "printf '[scenario]\\nmode = model\\n[trace]\\nformat = tidy\\npath = " STALL_SOURCE_DIR
+        "/traces/w2/trace.csv\\n[loader]\\npersistent_workers = true\\n' > %s/pe.ini && test -s "
+        "%s/pe.ini",
+        cdir, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    static const struct {
+        const char *set, *where, *why;
+        int rc;
+    } c[] = {
+        /* one epoch in every run: persistent workers keep nothing */
+        {"--set run.epochs=1 --set plan.max_gpus=2", "pe.ini:7: [loader] persistent_workers",
+         "the run has one epoch", 2},
+        /* 0 workers given: plan's runs have 1..max_workers */
+        {"--set loader.workers=0 --set plan.max_gpus=2", NULL, NULL, 0},
+        {"--set align.fetch=avg --set plan.max_gpus=1", "--set align.fetch", "the run has one GPU",
+         2},
+        {"--set align.fetch=avg --set plan.max_gpus=2", NULL, NULL, 0},
+        {"--set storage.layout=partitioned --set storage.latency_ms=1 --set storage.cache_mb=4 "
+         "--set plan.max_gpus=1",
+         "--set storage.layout", "on one node", 2},
+        {"--set storage.layout=partitioned --set storage.latency_ms=1 --set storage.cache_mb=4 "
+         "--set plan.max_gpus=2",
+         NULL, NULL, 0},
+        {"--set run.seed=3 --set plan.max_gpus=1", "--set run.seed", "nothing is drawn", 2},
+        {"--set run.seed=3 --set plan.max_gpus=2", NULL, NULL, 0},
+        /* a partial batch: strong scaling at no count up to 6 (960
+         * samples split in whole batches of 16), at 7 with the epoch
+         * target, which tries every count up to max_gpus */
+        {"--set loader.drop_last=true --set plan.max_gpus=8", "--set loader.drop_last",
+         "no rank's share", 2},
+        {"--set loader.drop_last=true --set plan.target_epoch_s=1 --set plan.max_gpus=6",
+         "--set loader.drop_last", "no rank's share", 2},
+        {"--set loader.drop_last=true --set plan.target_epoch_s=1 --set plan.max_gpus=8", NULL,
+         NULL, 0},
+        {"--set cluster.scaling=weak --set plan.max_gpus=2", "--set cluster.scaling",
+         "keeps the trace's GPU count", 2},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        snprintf(cmd, sizeof cmd, BIN " plan %s/pe.ini %s --set plan.max_workers=2 -q -o %s/pe%zu",
+                 cdir, c[i].set, cdir, i);
+        int rc = sh(cmd, line, sizeof line);
+        cr_expect_eq(rc, c[i].rc, "%s: %d: %s", c[i].set, rc, line);
+        if (c[i].rc == 0)
+            continue;
+        cr_expect(strstr(line, c[i].where) && strstr(line, ": has no effect: ") &&
+                      strstr(line, c[i].why) && strstr(line, "plan judges it over all its runs"),
+                  "%s: %s", c[i].set, line);
+    }
+}
