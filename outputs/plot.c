@@ -108,6 +108,13 @@ void stall_plot_num(FILE *f, double v)
         fprintf(f, " %.9g", v);
 }
 
+void stall_plot_int_tics(FILE *gp, const char *axis, double lo, double hi)
+{
+    /* gnuplot steps 0.5 up to a range of 4, 1 from 5 to 9, 2 from 10 */
+    if (hi - lo < 10)
+        fprintf(gp, "set %stics 1\n", axis);
+}
+
 void stall_plot_str(FILE *f, const char *s)
 {
     fputc('"', f);

@@ -49,6 +49,11 @@ void stall_plot_end(plot_ctx *c);
 void stall_plot_num(FILE *f, double v);
 /* A gnuplot string literal of s. */
 void stall_plot_str(FILE *f, const char *s);
+/* Tics on a whole-number axis (iterations, ranks) of range [lo, hi]:
+ * one per unit where the range is short, where gnuplot's own steps of
+ * 0.5 or 0.2 would label 0.5, 1.5 (no iteration 1.5); longer ranges keep
+ * gnuplot's steps, whole numbers there (axis: "x", "y"). */
+void stall_plot_int_tics(FILE *gp, const char *axis, double lo, double hi);
 int stall_plot_cmp_double(const void *a, const void *b);
 /* The spread (max - min) / max |v| of the finite values of v[0..n), in
  * percent; NAN when none is finite. */

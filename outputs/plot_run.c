@@ -168,6 +168,7 @@ static int plot_stall_ranks(plot_ctx *c, const plot_combo *k, stall_err *err)
                 "set xrange [0:%zu]\nset yrange [0:%.9g]\nunset key\n",
                 ranks, k->label, 60.0 / (140 + 120 * ranks), 1 - 40.0 / (140 + 120 * ranks), n - 1,
                 ymax > 0 ? ymax * 1.05 : 1.0);
+        stall_plot_int_tics(c->gp, "x", 0, (double)(n - 1));
         /* Epoch boundaries as dashed lines (only when few enough to read). */
         int ep = 0;
         for (size_t i = 1; i < n && ep < 50; i++)
@@ -233,10 +234,11 @@ static int plot_stall_ranks(plot_ctx *c, const plot_combo *k, stall_err *err)
             "set palette defined (0 \"#ffffff\", 1 \"#fdd49e\", 2 \"#fc8d59\", 3 \"#d7301f\", "
             "4 \"#7f0000\")\n"
             "set cbrange [0:%.9g]\nset xrange [-0.5:%zu]\nset yrange [-0.5:%d.5] reverse\n"
-            "unset grid\nunset key\n"
-            "plot \"stall_ranks.dat\" using 1:2:3 with image\n",
+            "unset grid\nunset key\n",
             k->label, per, capped ? "; colour capped at the 99th percentile" : "",
             ymax > 0 ? ymax : 1.0, n, ranks - 1);
+    stall_plot_int_tics(c->gp, "x", -0.5, (double)n);
+    fputs("plot \"stall_ranks.dat\" using 1:2:3 with image\n", c->gp);
     stall_plot_end(c);
     free(sr);
     return 0;

@@ -1416,3 +1416,57 @@ Test(plot, real_validate_epochs_key_outside_the_bars)
         check_figures(r, want, 1);
     }
 }
+
+/* The numeric labels of an svg's middle-anchored texts (the x tics; the y
+ * and colour-bar tics are anchored at an end): how many, and how many are
+ * not whole numbers (the first in *frac). */
+static int svg_x_tics(const char *svg, int *fractional, char *frac, size_t nfrac)
+{
+    int n = 0;
+    *fractional = 0;
+    frac[0] = '\0';
+    const char *key = "text-anchor=\"middle\">";
+    for (const char *s = strstr(svg, key); s; s = strstr(s + 1, key)) {
+        const char *t = strstr(s, "<text>");
+        if (!t || strchr(s + strlen(key), '<') != t)
+            continue;
+        t += 6;
+        char *end = NULL;
+        double v = strtod(t, &end);
+        if (end == t || *end != '<')
+            continue; /* a title or an axis label */
+        n++;
+        if (v != floor(v) && (*fractional)++ == 0)
+            snprintf(frac, nfrac, "%.*s", (int)(end - t), t);
+    }
+    return n;
+}
+
+/* A run of 3 iterations drew stall_ranks' iteration axis with gnuplot's
+ * own tics, 0, 0.5, 1, 1.5, 2: there is no iteration 0.5. Whole numbers
+ * now, on a run of one rank (a panel per rank) and of 20 (a heatmap). */
+Test(plot, short_runs_label_iterations_with_whole_numbers)
+{
+    NEED_GNUPLOT();
+    const char *set[] = {"", "--set cluster.gpus=20 --set fetch.resample=bootstrap"};
+    for (int i = 0; i < 2; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "short%d", i);
+        char *r = res_dir(name);
+        cr_assert_eq(sh("%s run configs/w2.ini --set run.batches=3 --set run.epochs=1 %s -o %s -q "
+                        "--plots",
+                        BIN, set[i], r),
+                     0);
+        char p[1200];
+        snprintf(p, sizeof p, "%s/plots/stall_ranks.svg", r);
+        char *svg = rd_slurp(p);
+        cr_assert(svg, "%s", p);
+        int fractional;
+        char frac[32];
+        int n = svg_x_tics(svg, &fractional, frac, sizeof frac);
+        cr_expect_geq(n, 3, "%s: %d x tics", p, n);
+        cr_expect_eq(fractional, 0, "%s: %d of %d x tics not whole, e.g. %s", p, fractional, n,
+                     frac);
+        free(svg);
+    }
+}
