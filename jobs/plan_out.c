@@ -141,6 +141,17 @@ int stall_plan_run(const stall_config *cfg, const stall_plan_opts *opts, stall_e
     FILE *f = opts->term;
     if (rc == 0 && f) {
         fprintf(f, "stallsim %s plan: scenario '%s'\n", stall_version(), cfg->name);
+        /* Every run of the plan takes its workers per GPU from the search
+         * (answer 1, then the runs built on it): a given count is not one of
+         * them, and is said so, as validate lists what it leaves out. */
+        if (stall_config_given(cfg, "loader", "workers")) {
+            char where[600];
+            stall_config_origin(cfg, "loader", "workers", where, sizeof where);
+            fprintf(f,
+                    "left out (plan searches the workers per GPU, 1 to max_workers, and builds "
+                    "on its answer): %s = %lld\n",
+                    where, (long long)cfg->workers);
+        }
         fprintf(f, "%-24s %12s  %-12s %s\n", "question", "answer", "binding", "simulations");
         fprintf(f, "%-24s %12.0f  %-12s %d\n", "min_workers_per_gpu", r->workers.value,
                 r->workers.binding, r->workers.sims);

@@ -2202,3 +2202,27 @@ Test(cli, plan_refuses_keys_without_effect_in_any_of_its_runs)
                   "%s: %s", c[i].set, line);
     }
 }
+
+/* plan searches the workers per GPU: a given [loader] workers is none of its
+ * runs' counts, and it was taken without a word (configs/w2.ini's 4). */
+Test(cli, plan_says_a_given_worker_count_is_left_out)
+{
+    char cmd[3000], *text;
+    snprintf(cmd, sizeof cmd,
+             BIN " plan " STALL_SOURCE_DIR "/configs/w2.ini --set plan.max_gpus=2 "
+                 "--set plan.max_workers=4 -o %s/plw",
+             cdir);
+    cr_assert_eq(sh_text(cmd, &text), 0, "%s", text);
+    cr_expect(strstr(text, "left out (plan searches the workers per GPU, 1 to max_workers, and "
+                           "builds on its answer): ") &&
+                  strstr(text, "configs/w2.ini:15: [loader] workers = 4\n"),
+              "%s", text);
+    free(text);
+    snprintf(cmd, sizeof cmd,
+             BIN " plan " STALL_SOURCE_DIR "/traces/w2/trace.csv --set plan.max_gpus=2 "
+                 "--set plan.max_workers=4 -o %s/plw2",
+             cdir);
+    cr_assert_eq(sh_text(cmd, &text), 0, "%s", text);
+    cr_expect(!strstr(text, "left out"), "no count given, nothing left out: %s", text);
+    free(text);
+}
