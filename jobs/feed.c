@@ -360,10 +360,15 @@ int wi_tables_build_x(const wi_whatif *what, const stall_measured *m, int g, int
                  * applies to every duration. */
                 w->fetch[o] = wi_xform_fetch(&x, f);
                 w->compute[o] = wi_xform_compute(&x, c);
-                if (k == n - 1 && m) {
+                if (m) {
+                    /* The samples this batch holds over those of the batch
+                     * its duration came from: the trace's own partial last
+                     * batch taken for a full one (more batches per rank
+                     * than the trace's) is charged as full. */
                     bool own = e < m->epochs && r < m->ranks && k == m->batches - 1;
-                    w->fetch[o] = wi_part(w->fetch[o], lnum, own ? mlast : lb);
-                    w->compute[o] = wi_part(w->compute[o], lnum, own ? mlast : lb);
+                    int64_t num = k == n - 1 ? lnum : lb, den = own ? mlast : lb;
+                    w->fetch[o] = wi_part(w->fetch[o], num, den);
+                    w->compute[o] = wi_part(w->compute[o], num, den);
                 }
             }
     stall_time ddp = x.ddp;

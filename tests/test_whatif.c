@@ -1155,6 +1155,68 @@ Test(whatif, throughput_counts_the_samples_of_a_partial_last_batch)
     }
 }
 
+/* iteration_s of (epoch 0, batch k) in DIR's iterations.csv. */
+static double iteration_of(const char *dir, int64_t k)
+{
+    char p[800];
+    snprintf(p, sizeof p, "%s/fetch-none_start-none/iterations.csv", dir);
+    char *s = slurp(p), *line = strchr(s, '\n');
+    double v = -1;
+    for (; line && line[1]; line = strchr(line + 1, '\n')) {
+        long e;
+        long long b;
+        double end, it;
+        if (sscanf(line + 1, "%ld,%lld,%lf,%lf", &e, &b, &end, &it) == 4 && e == 0 && b == k)
+            v = it;
+    }
+    free(s);
+    return v;
+}
+
+Test(whatif, the_traces_partial_last_batch_taken_for_a_full_one_is_charged_as_full)
+{
+    /* The trace of part54 above (16, 16, 16, 6 samples; 40 + 8 ms per full
+     * batch, 15 + 3 ms for the 6), on 1 and on 2 ranks. Loading in the main
+     * process, one rank: iteration k is its fetch + compute. Where the
+     * what-if has more batches per rank than the trace, batch 3 holds 16
+     * samples and its duration, taken from the trace's batch of 6, is
+     * charged 16/6 of it: 48 ms, whatever the later (drawn) batches are.
+     * Explicit [run] batches 5..8 on the 1-rank trace, and the 2-rank trace
+     * on 1 GPU (strong: 108 samples, 7 batches, the last of 12). Until this
+     * was fixed batch 3 kept the 6 samples' 18 ms while counted as 16. */
+    for (int ranks = 1; ranks <= 2; ranks++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/partfull%d.csv", wdir, ranks);
+        FILE *f = fopen(path, "w");
+        fputs("rank,epoch,batch,worker,fetch_start,fetch_end,request,ready,iter_end,compute_end,"
+              "samples,workers,prefetch\n",
+              f);
+        double q = 0;
+        for (int k = 0; k < 4; k++) {
+            double d = k < 3 ? 0.040 : 0.015, c = k < 3 ? 0.008 : 0.003;
+            for (int r = 0; r < ranks; r++)
+                fprintf(f, "%d,0,%d,-1,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%d,0,2\n", r, k, q, q + d, q,
+                        q + d, q + d + c, q + d + c, k < 3 ? 16 : 6);
+            q += d + c;
+        }
+        fclose(f);
+        for (int n = 5; n <= (ranks == 1 ? 8 : 5); n++) {
+            char out[700], nb[64];
+            snprintf(out, sizeof out, "%s/partfull%d_%d", wdir, ranks, n);
+            snprintf(nb, sizeof nb, "run.batches=%d", n);
+            const char *sets[] = {"fetch.resample=bootstrap", ranks == 1 ? nb : "cluster.gpus=1",
+                                  NULL};
+            run_path(path, sets, out);
+            for (int64_t k = 0; k < 4; k++) {
+                double it = iteration_of(out, k);
+                cr_expect(fabs(it - 0.048) < 1e-9,
+                          "%d-rank trace, %s: batch %lld took %.9f s, want 0.048 (a full batch)",
+                          ranks, sets[1], (long long)k, it);
+            }
+        }
+    }
+}
+
 Test(whatif, accumulation_stall_share_is_the_most_one_rank_waited_per_window)
 {
     /* 2 ranks loading in the main process; in iteration k rank k mod 2
