@@ -475,6 +475,10 @@ static int an_load_cfg(const stall_config *cfg, const char *path, int workers,
                 (*out)->workers = w;
                 snprintf(given, STALL_PATH_MAX + 64, "%s", src->workers_at);
             }
+            if (rc) { /* the count contradicts the trace's: nothing loaded */
+                stall_tidy_free(*out);
+                *out = NULL;
+            }
         }
     } else if (cfg->format == STALL_FORMAT_DSANALYZER) {
         if (has && workers > 0 && workers != src->workers)
