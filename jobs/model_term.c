@@ -218,6 +218,11 @@ void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *p, cons
                  "first fetch %.4f s; the workers' start-up, %.4f s, in epoch 0 only: persistent "
                  "workers",
                  first, su);
+    else if (p->workers == 0)
+        snprintf(empty, sizeof empty,
+                 "first fetch %.4f s; no worker processes to start: the loop loads each batch "
+                 "itself",
+                 first);
     else
         snprintf(empty, sizeof empty, "worker start-up %.4f s + first fetch %.4f s", su, first);
     fprintf(f,

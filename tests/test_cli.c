@@ -2226,3 +2226,20 @@ Test(cli, plan_says_a_given_worker_count_is_left_out)
     cr_expect(!strstr(text, "left out"), "no count given, nothing left out: %s", text);
     free(text);
 }
+
+/* With 0 workers the stall floor spoke of a worker start-up the loader does
+ * not have ("worker start-up 0.0000 s + first fetch"). */
+Test(cli, stall_floor_without_workers_names_no_start_up)
+{
+    char cmd[3000], *text;
+    snprintf(cmd, sizeof cmd,
+             BIN " run " STALL_SOURCE_DIR "/traces/w2/trace.csv --set scenario.mode=model "
+                 "--set loader.workers=0 -o %s/fl0",
+             cdir);
+    cr_assert_eq(sh_text(cmd, &text), 0, "%s", text);
+    const char *fl = strstr(text, "stall floor: ");
+    cr_expect(fl && strstr(fl, "no worker processes to start: the loop loads each batch itself") &&
+                  !strstr(fl, "worker start-up"),
+              "%s", text);
+    free(text);
+}
