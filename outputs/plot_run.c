@@ -225,19 +225,22 @@ static int plot_stall_ranks(plot_ctx *c, const plot_combo *k, stall_err *err)
     double cap99 = ncell ? cells[(size_t)(0.99 * (double)(ncell - 1))] : 0;
     free(cells);
     bool capped = cap99 > 0 && cap99 < ymax;
+    /* The cells' right edge: the last bin's, so no blank strip follows it. */
+    double xend = (double)(bins * per) - 0.5;
     if (capped)
         ymax = cap99;
     fprintf(c->gp,
-            "set title \"Training stall per rank (alignment %s)\"\n"
+            "set title \"Training stall per rank (alignment %s)\\n"
+            "colour: the largest stall in each bin of %zu iteration%s%s\"\n"
             "set xlabel \"iteration (epochs in order)\"\nset ylabel \"rank\"\n"
-            "set cblabel \"stall [s] (largest in each bin of %zu iterations%s)\"\n"
+            "set cblabel \"stall [s]\"\n"
             "set palette defined (0 \"#ffffff\", 1 \"#fdd49e\", 2 \"#fc8d59\", 3 \"#d7301f\", "
             "4 \"#7f0000\")\n"
-            "set cbrange [0:%.9g]\nset xrange [-0.5:%zu]\nset yrange [-0.5:%d.5] reverse\n"
+            "set cbrange [0:%.9g]\nset xrange [-0.5:%.1f]\nset yrange [-0.5:%d.5] reverse\n"
             "unset grid\nunset key\n",
-            k->label, per, capped ? "; colour capped at the 99th percentile" : "",
-            ymax > 0 ? ymax : 1.0, n, ranks - 1);
-    stall_plot_int_tics(c->gp, "x", -0.5, (double)n);
+            k->label, per, per == 1 ? "" : "s", capped ? ", capped at the 99th percentile" : "",
+            ymax > 0 ? ymax : 1.0, xend, ranks - 1);
+    stall_plot_int_tics(c->gp, "x", -0.5, xend);
     fputs("plot \"stall_ranks.dat\" using 1:2:3 with image\n", c->gp);
     stall_plot_end(c);
     free(sr);

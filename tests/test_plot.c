@@ -1470,3 +1470,26 @@ Test(plot, short_runs_label_iterations_with_whole_numbers)
         free(svg);
     }
 }
+
+/* The stall heatmap (more than 8 ranks) ends at its last cell's edge (it
+ * ended half an iteration after it, a blank strip), and its colour key's
+ * label is short enough to stay in the figure: "stall [s] (largest in each
+ * bin of 1 iterations; colour capped at the 99th percentile)" ran off the
+ * PNG's right edge. The binning is said in the title instead. */
+Test(plot, stall_heatmap_ends_at_its_cells_and_keeps_its_key_label_inside)
+{
+    NEED_GNUPLOT();
+    char *r = res_dir("heat7");
+    cr_assert_eq(sh("%s run configs/w2.ini --set run.batches=7 --set run.epochs=1 --set "
+                    "cluster.gpus=20 --set fetch.resample=bootstrap -o %s -q --plots",
+                    BIN, r),
+                 0);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/plots/stall_ranks.gp", r);
+    char *gp = rd_slurp(p);
+    cr_assert(gp, "%s", p);
+    cr_expect(strstr(gp, "set xrange [-0.5:6.5]\n"), "7 iterations, cells -0.5..6.5: %s", gp);
+    cr_expect(strstr(gp, "set cblabel \"stall [s]\"\n"), "%s", gp);
+    cr_expect(strstr(gp, "colour: the largest stall in each bin of 1 iteration"), "%s", gp);
+    free(gp);
+}
