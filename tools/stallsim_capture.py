@@ -279,19 +279,29 @@ class TimedLoader:
     def __iter__(self):
         rec = self.recorder
         rec._begin_epoch()
+        epoch = rec.epoch
         it = iter(self.loader)  # with non-persistent workers this starts the worker processes
-        while True:
-            t_req = now()
-            c_req = cpu_clock()
-            rec._close_current(t_req, c_req)
-            try:
-                item = next(it)
-            except StopIteration:
+        try:
+            while True:
+                t_req = now()
+                c_req = cpu_clock()
+                rec._close_current(t_req, c_req)
+                try:
+                    item = next(it)
+                except StopIteration:
+                    rec._end_epoch()
+                    return
+                t_ready = now()
+                c_ready = cpu_clock()
+                yield rec._got(item, t_req, t_ready, c_req, c_ready)
+        finally:
+            # The loop left the epoch early (break, an exception): CPython closes this generator
+            # as the loop lets go of it, so the epoch ends here, not at the next iter(loader) or
+            # close(): the last iteration (without iter_end) must not run on through whatever
+            # the script does in between (evaluation, a sleep), nor the write delay the next
+            # epoch_start.
+            if rec.epoch == epoch and rec.rows:
                 rec._end_epoch()
-                return
-            t_ready = now()
-            c_ready = cpu_clock()
-            yield rec._got(item, t_req, t_ready, c_req, c_ready)
 
 
 class Recorder:

@@ -128,6 +128,29 @@ class CaptureTest(unittest.TestCase):
         by = {(r["epoch"], int(r["batch"])): r for r in rows}
         self.assertEqual(by[("0", 0)]["iter_end"], by[("0", 1)]["request"])
 
+    def test_break_ends_the_epoch_when_the_loop_is_left(self):
+        # Without iter_end, a break used to leave the epoch open until the next iter(loader) or
+        # close(): its last iteration ran on through what the script did in between (here a
+        # 0.3 s sleep, e.g. an evaluation) and the rows stayed unwritten.
+        for workers in (0, 2):
+            d = tempfile.mkdtemp()
+            path = os.path.join(d, "trace_rank0.csv")
+            rec = sc.Recorder(rank=0, path=path)
+            loader = rec.dataloader(Squares(), batch_size=4, num_workers=workers)
+            for k, _ in enumerate(loader):
+                if k == 2:
+                    break
+            left = sc.now()
+            self.assertEqual(len(rows_of(path)), 3, f"workers={workers}: written at the break")
+            time.sleep(0.3)
+            for _ in loader:
+                rec.iter_end()
+            rec.close()
+            rows = rows_of(path)
+            last = max(float(r["iter_end"]) for r in rows if r["epoch"] == "0")
+            self.assertLessEqual(last, left, f"workers={workers}: the last iteration ends at "
+                                 "the break")
+
     def test_loader_exposes_user_objects(self):
         ds = Squares()
         _, _, _, loader = self.run_loader(0, epochs=1, dataset=ds)
