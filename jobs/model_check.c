@@ -123,6 +123,22 @@ int stall_model_point_check(const stall_config *cfg, const stall_measured *m,
     return rc ? rc : wi_reps_check(cfg, fx, err);
 }
 
+void stall_model_effects_or(stall_model_effects *into, const stall_model_effects *fx)
+{
+    into->draws |= fx->draws;
+    into->reads |= fx->reads;
+    into->cpu_waits |= fx->cpu_waits;
+    into->beyond |= fx->beyond;
+    into->rescales |= fx->rescales;
+    into->drops |= fx->drops;
+    into->epochs |= fx->epochs;
+    into->trace_epochs |= fx->trace_epochs;
+    into->workers |= fx->workers;
+    into->trace_workers |= fx->trace_workers;
+    into->nodes |= fx->nodes;
+    into->ranks |= fx->ranks;
+}
+
 int stall_model_effects_check(const stall_config *cfg, const stall_model_effects *fx,
                               const char *const where_of[STALL_MODEL_EFFECT_KEYS], stall_err *err)
 {

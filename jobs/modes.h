@@ -42,6 +42,10 @@ typedef struct stall_model_effects {
     bool ranks;         /* the run has more than one GPU ([align] fetch other than none) */
 } stall_model_effects;
 
+/* into |= fx, field by field: a key has an effect where any of the runs
+ * judged together (a sweep's points, a plan's counts) gives it one. */
+void stall_model_effects_or(stall_model_effects *into, const stall_model_effects *fx);
+
 /* The keys stall_model_effects_check judges, in this order. */
 #define STALL_MODEL_EFFECT_KEYS 12
 

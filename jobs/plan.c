@@ -463,15 +463,7 @@ static int plan_effects(const stall_config *cfg, const stall_measured *m, int ra
     for (int s = 0; s < (r->target_epoch_s > 0 ? 2 : 1); s++)
         for (int i = 0; i < 2; i++) {
             plan_fx_at(cfg, m, gs[i], gpn, s ? "strong" : "weak", &fx);
-            any.draws |= fx.draws;
-            any.beyond |= fx.beyond;
-            any.drops |= fx.drops;
-            any.epochs |= fx.epochs;
-            any.trace_epochs |= fx.trace_epochs;
-            any.workers |= fx.workers;
-            any.trace_workers |= fx.trace_workers;
-            any.nodes |= fx.nodes;
-            any.ranks |= fx.ranks;
+            stall_model_effects_or(&any, &fx); /* rescales, reads, cpu_waits: set below */
         }
     /* A partial last batch at any count the epoch target may try (strong
      * scaling over the trace's dataset, no [run] batches). */

@@ -271,18 +271,7 @@ int stall__sweep_model_check(const stall_sweep *s, stall_err *err)
             rc = stall__sweep_point_err(s, i, &e, err);
             break;
         }
-        any.draws |= fx.draws;
-        any.reads |= fx.reads;
-        any.cpu_waits |= fx.cpu_waits;
-        any.beyond |= fx.beyond;
-        any.rescales |= fx.rescales;
-        any.drops |= fx.drops;
-        any.epochs |= fx.epochs;
-        any.trace_epochs |= fx.trace_epochs;
-        any.workers |= fx.workers;
-        any.trace_workers |= fx.trace_workers;
-        any.nodes |= fx.nodes;
-        any.ranks |= fx.ranks;
+        stall_model_effects_or(&any, &fx);
         for (int k = 0; k < pc->fetch_align.n; k++)
             aligns |= stall_config_given(pc, "align", "fetch") &&
                       pc->fetch_align.v[k] != STALL_ALIGN_NONE;
