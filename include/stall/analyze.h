@@ -153,6 +153,23 @@ const char *stall_verdict_name(stall_verdict v);
  * --workers). Returns 0, STALL_EIO, STALL_EPARSE or STALL_ECONFIG. */
 int stall_an_load(const char *trace_or_ini, int workers, stall_tidy_trace **out, stall_err *err);
 
+/* stall_an_load's parts (jobs/analyze_load.c). Whether path names an INI
+ * file (ends in .ini). */
+bool stall_an_is_ini(const char *path);
+
+/* stall_an_load, and *format (a STALL_FORMAT_*; may be NULL) the trace's
+ * format as the INI names it or detection finds it; given (may be NULL,
+ * else STALL_PATH_MAX + 64 bytes) gets where [trace] workers was given, ""
+ * when not, so that the first line can say so. */
+int stall_an_load_format(const char *path, int workers, stall_tidy_trace **out, int *format,
+                         char *given, stall_err *err);
+
+/* The measured trace beside a simulated run, in the tidy shape; a
+ * dsanalyzer trace's batches go round robin to its workers (*round_robin
+ * says so). */
+int stall_an_load_measured(const stall_config *cfg, stall_tidy_trace **out, bool *round_robin,
+                           stall_err *err);
+
 /* Collects a simulated run in the tidy shape: pass stall_an_record as the
  * model's per-iteration hook. */
 typedef struct stall_an_recorder {

@@ -1,0 +1,152 @@
+/*
+ * analyze_load.c - the sources of an analysis in the tidy shape
+ * (stall/analyze.h, docs/model.md section 8): an INI or a trace of any
+ * format (tidy, dsanalyzer, Kineto, dftracer), with [trace] workers read as
+ * run reads it. The analysis itself: analyze.c.
+ */
+#include "stall/analyze.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "stall/dftracer.h"
+#include "stall/kineto.h"
+#include "stall/measured.h"
+
+#include "inputs.h"
+
+bool stall_an_is_ini(const char *path)
+{
+    size_t n = strlen(path);
+    return n > 4 && strcmp(path + n - 4, ".ini") == 0;
+}
+
+static int an_load_other(int format, const char *path, stall_tidy_trace **out, stall_err *err)
+{
+    return format == STALL_FORMAT_KINETO ? stall_kineto_load(path, out, err)
+                                         : stall_dftracer_load(path, out, err);
+}
+
+/* cfg's trace in the tidy shape (workers: stall_an_load's); path names
+ * the INI or trace in the message of a configuration without one.
+ * [trace] workers is read as run reads it (wi_load_measured): a tidy
+ * trace's worker ids past it are refused at their line:column where the
+ * trace has no workers column, a count that contradicts the column is
+ * refused, and otherwise it is the measured run's count; a dsanalyzer
+ * trace's batches go round robin to it unless workers > 0 gives the same
+ * (another is refused: which one the run had would be a guess). *given:
+ * where it was given ("" when not), so that the first line says so. */
+static int an_load_cfg(const stall_config *cfg, const char *path, int workers,
+                       stall_tidy_trace **out, char given[STALL_PATH_MAX + 64], stall_err *err)
+{
+    wi_inputs *in = stall_xmalloc(sizeof *in);
+    wi_inputs_resolve(cfg, in);
+    const wi_trace_src *src = &in->trace;
+    bool has = src->workers_given && src->workers >= 0;
+    given[0] = '\0';
+    int rc = 0;
+    if (cfg->format == STALL_FORMAT_TIDY) {
+        rc = stall_tidy_load_workers(cfg->path, has ? (int)src->workers : -1, src->workers_at, out,
+                                     err);
+        if (rc == 0 && has) {
+            /* wi_trace_workers infers nothing when the count is given. */
+            int w, from;
+            rc = wi_trace_workers(src, (*out)->workers, -1, NULL, NULL, &w, &from, err);
+            if (rc == 0 && (*out)->workers < 0) {
+                (*out)->workers = w;
+                snprintf(given, STALL_PATH_MAX + 64, "%s", src->workers_at);
+            }
+            if (rc) { /* the count contradicts the trace's: nothing loaded */
+                stall_tidy_free(*out);
+                *out = NULL;
+            }
+        }
+    } else if (cfg->format == STALL_FORMAT_DSANALYZER) {
+        if (has && workers > 0 && workers != src->workers)
+            rc = stall_err_set(err, STALL_ECONFIG,
+                               "--workers: %d, but %s = %lld (the measured run's workers; give "
+                               "one of them)",
+                               workers, src->workers_at, (long long)src->workers);
+        stall_ds_trace *d = NULL;
+        if (rc == 0)
+            rc = stall_ds_load(cfg->fetch, cfg->start, cfg->perf, cfg->epoch, &d, err);
+        if (rc == 0 && has && workers <= 0 && src->workers > 0) {
+            workers = (int)src->workers;
+            snprintf(given, STALL_PATH_MAX + 64, "%s", src->workers_at);
+        }
+        if (rc == 0)
+            *out = stall_ds_to_tidy(d, workers > 0 ? workers : -1);
+        stall_ds_free(d);
+    } else if (cfg->format == STALL_FORMAT_KINETO || cfg->format == STALL_FORMAT_DFTRACER) {
+        rc = an_load_other(cfg->format, cfg->path, out, err);
+    } else {
+        rc = stall_err_set(
+            err, STALL_ECONFIG,
+            "%s: [trace] format: analyze needs a measured trace (tidy, dsanalyzer, kineto or "
+            "dftracer)",
+            path);
+    }
+    free(in);
+    return rc;
+}
+
+/* stall_an_load, and *format (a STALL_FORMAT_*) the trace's format as the
+ * INI names it or detection finds it, so that an INI and its trace given
+ * directly are treated alike; given as an_load_cfg's (NULL: not wanted). */
+int stall_an_load_format(const char *path, int workers, stall_tidy_trace **out, int *format,
+                         char *given, stall_err *err)
+{
+    char unused[STALL_PATH_MAX + 64];
+    if (!given)
+        given = unused;
+    given[0] = '\0';
+    /* An INI or a trace of any format (stall_config_load_any detects it). */
+    stall_config *cfg = stall_xmalloc(sizeof *cfg);
+    stall_config_defaults(cfg);
+    int rc = stall_config_load_any(cfg, path, NULL, 0, err);
+    if (format)
+        *format = rc == 0 ? (int)cfg->format : -1;
+    if (rc == 0)
+        rc = an_load_cfg(cfg, path, workers, out, given, err);
+    /* --workers assigns a dsanalyzer trace's batches; a tidy trace names
+     * its workers whichever way it was given, a Kineto or dftracer trace
+     * does not show them. Refused for both, by analyze and timeline. */
+    if (rc == 0 && workers > 0 && (cfg->format == STALL_FORMAT_TIDY || (*out)->summary)) {
+        bool json = (*out)->summary != NULL;
+        stall_tidy_free(*out);
+        *out = NULL;
+        rc = stall_err_set(err, STALL_ECONFIG,
+                           json ? "--workers: for dsanalyzer traces only (Kineto and "
+                                  "dftracer traces do not show which worker fetched a "
+                                  "batch: nothing to assign)"
+                                : "--workers: a tidy trace names its workers; --workers "
+                                  "is for dsanalyzer traces only");
+    }
+    free(cfg);
+    return rc;
+}
+
+/* The measured trace beside a simulated run, in the tidy shape. A
+ * dsanalyzer trace records no worker ids: its batches go round robin to
+ * [trace] workers, else to the count its fetch starts show, the count the
+ * model's measured run has (stall_measured_from_dsanalyzer); *round_robin
+ * says so. */
+int stall_an_load_measured(const stall_config *cfg, stall_tidy_trace **out, bool *round_robin,
+                           stall_err *err)
+{
+    *round_robin = false;
+    char given[STALL_PATH_MAX + 64];
+    int rc = an_load_cfg(cfg, cfg->ini_path, -1, out, given, err);
+    if (rc == 0 && cfg->format == STALL_FORMAT_DSANALYZER) {
+        int w = cfg->trace_workers >= 0 ? (int)cfg->trace_workers
+                                        : stall_measured_infer_workers(*out, NULL);
+        stall_ds_tidy_workers(*out, w);
+        *round_robin = w > 0;
+    }
+    return rc;
+}
+
+int stall_an_load(const char *path, int workers, stall_tidy_trace **out, stall_err *err)
+{
+    return stall_an_load_format(path, workers, out, NULL, NULL, err);
+}
