@@ -38,6 +38,15 @@
                                                        exponential wait of mean post_wait / steps
                                                        (Monte Carlo, fixed seed): the rest the
                                                        peers' waits alone would leave (ms)
+  python3 tools/cpushare_fit.py hops TRACE.csv...      the tail's rest as a chain of woken ranks:
+                                                       after the last rank arrives, its data
+                                                       passes 2 (G-1) hops, each waking a rank
+                                                       that waits w for a core; every rank is
+                                                       itself woken at its 2 (G-1) steps and c
+                                                       more times (post_wait = (2 (G-1) + c) w),
+                                                       and 2 of the chain's hops are the rank's
+                                                       own: rest = 2 (G-2) w. Prints rest /
+                                                       post_wait, and the w and c it implies
 
 Rows of batch >= 1 (batch 0 carries start-up), as stallsim's CPU demand. Standard library only."""
 import csv
@@ -175,6 +184,15 @@ def ring(g, cpu, wait, draws=1500, seed=1):
     return tot / draws
 
 
+def hops(g, rest, post_wait):
+    """(w ms, c) that rest = 2 (g-2) w and post_wait = (2 (g-1) + c) w imply; None below 3 ranks
+    (the rule's rest is 0 there) or without a rest."""
+    if g < 3 or rest <= 0:
+        return None
+    w = rest / (2 * (g - 2))
+    return w, post_wait / w - 2 * (g - 1)
+
+
 def main(argv):
     if len(argv) >= 2 and argv[0] == "rows":
         print("trace activity rows mean_cpu_ms mean_wait_ms intercept_ms slope r2 slope*wait/cpu "
@@ -219,6 +237,17 @@ def main(argv):
             name = path.rstrip("/").split("/")[-2] if "/" in path else path
             if g > 1:
                 print(f"{name} {g} {a - pc - pw:.2f} {ring(g, pc, pw) - pc - pw:.2f}")
+        return 0
+    if len(argv) >= 2 and argv[0] == "hops":
+        print("trace G rest_ms post_wait_ms rest/post_wait w_ms c")
+        for path in argv[1:]:
+            with open(path, newline="") as fh:
+                g = len({r["rank"] for r in csv.DictReader(fh)})
+            a, pc, pw, _ = tail(path)
+            name = path.rstrip("/").split("/")[-2] if "/" in path else path
+            h = hops(g, a - pc - pw, pw)
+            tailcells = f"{h[0]:.2f} {h[1]:.1f}" if h else "- -"
+            print(f"{name} {g} {a - pc - pw:.2f} {pw:.2f} {(a - pc - pw) / pw:.2f} {tailcells}")
         return 0
     if len(argv) >= 3 and argv[0] == "sync":
         def ranks(path):

@@ -79,4 +79,18 @@ cells = r.stdout.splitlines()[-1].split() if r.returncode == 0 and r.stdout else
 check(len(cells) == 4 and cells[1] == "8" and float(cells[3]) > 1.5 * float(cells[2]) > 0,
       f"ring on sleep_ddp8_r1: {cells}")
 
+# cpushare_fit.py hops: rest = 2 (G-2) w, post_wait = (2 (G-1) + c) w; no rest below 3 ranks.
+check(cpushare_fit.hops(2, 0.5, 2.0) is None, "hops: 2 ranks have no chain beyond their own")
+w, c = cpushare_fit.hops(8, 12.0, 22.0)
+check(abs(w - 1.0) < 1e-12 and abs(c - 8.0) < 1e-12, f"hops(8, 12, 22) = {w}, {c}")
+r = subprocess.run([PY, os.path.join(ROOT, "tools", "cpushare_fit.py"), "hops",
+                    "traces/cpushare/sleep_ddp2_r1/trace.csv",
+                    "traces/cpushare/sleep_ddp8_r1/trace.csv"], capture_output=True, text=True,
+                   cwd=ROOT)
+rows8 = [ln.split() for ln in r.stdout.splitlines() if ln.startswith("sleep_ddp8_r1 ")]
+rows2 = [ln.split() for ln in r.stdout.splitlines() if ln.startswith("sleep_ddp2_r1 ")]
+check(r.returncode == 0 and len(rows8) == 1 and len(rows2) == 1 and rows2[0][5] == "-"
+      and abs(float(rows8[0][5]) - float(rows8[0][2]) / 12) < 0.01,
+      f"hops on sleep_ddp2_r1, sleep_ddp8_r1: {r.stdout!r}")
+
 sys.exit(1 if failures else 0)
