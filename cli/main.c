@@ -453,8 +453,10 @@ static int cli_trace_cmd(int argc, char **argv, bool timeline)
                 return cli_bad_usage(timeline ? "-o needs FILE.json" : "-o needs a folder");
             out = argv[i];
         } else if (strcmp(a, "--workers") == 0) {
-            if (cli_int_arg(i + 1 < argc ? argv[++i] : NULL, 1, 4096, &workers))
-                return cli_bad_usage("--workers needs a count between 1 and 4096");
+            _Static_assert(STALL_LIMIT_WORKERS == 1024, "the message below names the limit");
+            if (cli_int_arg(i + 1 < argc ? argv[++i] : NULL, 1, STALL_LIMIT_WORKERS, &workers))
+                return cli_bad_usage("--workers needs a count between 1 and 1024 (workers per "
+                                     "GPU, the limit of [loader] workers)");
         } else if (timeline && strcmp(a, "--window") == 0) {
             if (++i >= argc || stall_tl_parse_window(argv[i], &tl))
                 return cli_bad_usage("--window needs START:END seconds, START < END");

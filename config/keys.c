@@ -44,7 +44,7 @@ const cfg_key cfg_keys[] = {
           "folder of per-rank files"),
     CFG_K("trace", "epoch", CFG_INT, epoch, "1", 0, CFG_BIG, NULL,
           "dsanalyzer: the epoch to replay (the notebook uses 1)"),
-    CFG_K("trace", "workers", CFG_INT, trace_workers, "-1", -1, 65536, NULL,
+    CFG_K("trace", "workers", CFG_INT, trace_workers, "-1", -1, STALL_LIMIT_WORKERS, NULL,
           "the measured run's DataLoader workers per GPU when the trace does not record them "
           "(dsanalyzer; tidy without a workers column; kineto, dftracer: the loader the fetch "
           "inference assumes); -1: inferred from the fetch starts (dftracer: its reader threads)"),

@@ -2243,3 +2243,26 @@ Test(cli, stall_floor_without_workers_names_no_start_up)
               "%s", text);
     free(text);
 }
+
+/* The measured run's workers past the stated limit of workers per GPU
+ * (1024, docs/limits.md): [trace] workers took up to 65536 and analyze's
+ * and timeline's --workers up to 4096, so `validate configs/example.ini
+ * --set trace.workers=2000` simulated 2000 workers per GPU and analyze
+ * --workers 2000 wrote a table of them, exit 0. Refused now, naming the key
+ * or the option. */
+Test(cli, measured_workers_past_the_workers_limit_are_refused)
+{
+    char cmd[2000], line[2048];
+    const char *ex = STALL_SOURCE_DIR "/configs/example.ini";
+    snprintf(cmd, sizeof cmd, BIN " validate %s --set trace.workers=2000 -q -o %s/lw", ex, cdir);
+    cr_expect_eq(sh(cmd, line, sizeof line), 2, "%s: %s", cmd, line);
+    cr_expect(strstr(line, "trace.workers") && strstr(line, "out of range [-1, 1024]"), "%s", line);
+    snprintf(cmd, sizeof cmd, BIN " analyze %s --workers 2000 -o %s/lwa", ex, cdir);
+    cr_expect_eq(sh(cmd, line, sizeof line), 2, "%s: %s", cmd, line);
+    cr_expect(strstr(line, "--workers needs a count between 1 and 1024"), "%s", line);
+    snprintf(cmd, sizeof cmd, BIN " timeline %s --workers 1025 -o %s/lw.json", ex, cdir);
+    cr_expect_eq(sh(cmd, line, sizeof line), 2, "%s: %s", cmd, line);
+    /* the limit itself is taken */
+    snprintf(cmd, sizeof cmd, BIN " validate %s --set trace.workers=1024 -q -o %s/lw2", ex, cdir);
+    cr_expect_eq(sh(cmd, line, sizeof line), 0, "%s: %s", cmd, line);
+}
