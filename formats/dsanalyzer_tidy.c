@@ -17,6 +17,7 @@
  */
 #include "stall/dsanalyzer.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,4 +79,37 @@ void stall_ds_tidy_workers(stall_tidy_trace *t, int workers)
     t->workers = workers >= 0 ? workers : -1;
     for (size_t i = 0; i < cells; i++)
         t->worker[i] = stall_ds_worker((int64_t)(i / (size_t)t->ranks), workers);
+}
+
+int stall_ds_workers_err(const char *start_path, int64_t epoch, int64_t k, int g,
+                         stall_time early_ns, int workers, const char *given, stall_err *err)
+{
+    int64_t step = workers > 0 ? workers : 1;
+    return stall_err_set(
+        err, STALL_ECONFIG,
+        "%s: Epoch %" PRId64 ", batch %" PRId64 " (0-based), Start time_gpu%d: starts %.6f s "
+        "before batch %" PRId64 " ended, which the same %s fetched with %s = %d (%s; it fetches "
+        "one batch at a time): the run had another worker count; give it, or leave the key out "
+        "to infer it from the fetch starts",
+        start_path, epoch, k, g, (double)early_ns / 1e9, k - step,
+        workers > 0 ? "worker" : "training process", given, workers,
+        workers > 0 ? "PyTorch hands batch k to worker k mod workers"
+                    : "0 workers: the training process loads its own batches");
+}
+
+int stall_ds_check_workers(const stall_ds_trace *t, int workers, const char *given, stall_err *err)
+{
+    if (workers < 0)
+        return 0;
+    size_t step = workers > 0 ? (size_t)workers : 1, G = (size_t)t->gpus;
+    stall_time slack = stall_s_to_ns(STALL_DS_WORKER_SLACK_S);
+    for (size_t k = step; k < t->rows; k++)
+        for (size_t g = 0; g < G; g++) {
+            size_t i = k * G + g, j = (k - step) * G + g;
+            stall_time end = t->start_ns[j] + stall_s_to_ns(t->fetch_s[j]);
+            if (t->start_ns[i] + slack < end)
+                return stall_ds_workers_err(t->start_path, t->epoch, (int64_t)k, (int)g,
+                                            end - t->start_ns[i], workers, given, err);
+        }
+    return 0;
 }

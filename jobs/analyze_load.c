@@ -74,6 +74,12 @@ static int an_load_cfg(const stall_config *cfg, const char *path, int workers,
             workers = (int)src->workers;
             snprintf(given, STALL_PATH_MAX + 64, "%s", src->workers_at);
         }
+        /* A count given (--workers, or [trace] workers, 0 included) must fit
+         * the fetch starts: one batch at a time per worker. */
+        if (rc == 0 && workers > 0)
+            rc = stall_ds_check_workers(d, workers, given[0] ? given : "--workers", err);
+        else if (rc == 0 && has && src->workers == 0)
+            rc = stall_ds_check_workers(d, 0, src->workers_at, err);
         if (rc == 0)
             *out = stall_ds_to_tidy(d, workers > 0 ? workers : -1);
         stall_ds_free(d);

@@ -492,6 +492,8 @@ int wi_load_measured(const wi_trace_src *src, stall_measured *m, stall_err *err)
         stall_ds_trace *d = NULL;
         int rc = stall_ds_load(src->fetch, src->start, src->perf, src->epoch, &d, err);
         if (rc == 0)
+            rc = stall_ds_check_workers(d, (int)src->workers, src->workers_at, err);
+        if (rc == 0)
             rc = stall_measured_from_dsanalyzer(d, (int)src->workers, (int)src->prefetch, m, err);
         if (rc == 0)
             m->persistent = src->persistent; /* one epoch: only the model's later ones use it */

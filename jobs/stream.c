@@ -219,6 +219,7 @@ struct wi_stream {
     bool persistent;       /* [trace] persistent_workers: start-up from epoch 0 only */
     int expect_workers;    /* [trace] workers, the tidy reader's check of the worker ids (-1) */
     char *workers_at;      /* where it was given */
+    char *start_path;      /* a dsanalyzer trace's start file (its worker check) */
     int epoch0;            /* the trace's label of epoch 0 (a dsanalyzer trace's epoch) */
     int64_t samples;       /* the first row's samples (0: absent), from pass 1 */
     int64_t samples_last;  /* rank 0's last batch of epoch 0: its samples, from pass 1 */
@@ -314,6 +315,7 @@ void wi_stream_close(wi_stream *s)
     free(s->gap);
     free(s->first);
     free(s->workers_at);
+    free(s->start_path);
     free(s->path);
     free(s);
 }
@@ -413,8 +415,12 @@ static int wi_pass2(wi_stream *s, stall_err *err)
     }
     int g = s->info.ranks, w = s->workers, pf = s->prefetch > 0 ? s->prefetch : 2;
     size_t pw = w > 0 ? (size_t)pf * (size_t)w : 1, ww = w > 0 ? (size_t)w : 1;
-    /* Per rank: fetch_end of the last W batches, ready of the last P*W. */
-    stall_time *fe = w > 0 ? stall_xmalloc((size_t)g * ww * sizeof *fe) : NULL;
+    /* A count given for a dsanalyzer trace, against its fetch starts
+     * (stall_ds_check_workers's rule, batch by batch). */
+    bool check = s->ds && s->workers_from == STALL_WORKERS_GIVEN && w >= 0;
+    stall_time slack = stall_s_to_ns(STALL_DS_WORKER_SLACK_S);
+    /* Per rank: fetch_end of the last max(W, 1) batches, ready of the last P*W. */
+    stall_time *fe = w > 0 || check ? stall_xmalloc((size_t)g * ww * sizeof *fe) : NULL;
     stall_time *rd = w > 0 ? stall_xmalloc((size_t)g * pw * sizeof *rd) : NULL;
     __int128 tsum = 0;
     size_t tn = 0;
@@ -426,8 +432,19 @@ static int wi_pass2(wi_stream *s, stall_err *err)
                               s->path, row.worker, w);
             break;
         }
-        if (w <= 0)
+        if (check && row.batch >= (int64_t)ww) {
+            stall_time end = fe[(size_t)row.rank * ww + (size_t)(row.batch % (int64_t)ww)];
+            if (row.fetch_start + slack < end) {
+                rc = stall_ds_workers_err(s->start_path, s->epoch0, row.batch, row.rank,
+                                          end - row.fetch_start, w, s->workers_at, err);
+                break;
+            }
+        }
+        if (w <= 0) {
+            if (check)
+                fe[(size_t)row.rank] = row.fetch_end;
             continue;
+        }
         size_t r = (size_t)row.rank;
         int64_t j = row.batch, k = j - w, from = j - (int64_t)pf * w;
         if (k >= 0) {
@@ -534,6 +551,7 @@ int wi_stream_start(const wi_trace_src *src, wi_stream **out, stall_err *err)
         /* Its checks run in pass 1, which reads each of its files once
          * (dsanalyzer_check.c); the later passes read the spill. */
         s->path = stall_xstrdup(src->perf);
+        s->start_path = stall_xstrdup(src->start);
         s->epoch0 = (int)src->epoch;
         rc = stall_ds_open(src->fetch, src->start, src->perf, src->epoch, &s->ds, err);
     } else {

@@ -1858,6 +1858,42 @@ Test(cli, validate_measured_stall_counts_the_first_batch_from_the_epoch_start)
  * naming where the key was given, writing nothing; a sweep refuses it only
  * where no point has workers (a [trace] workers axis reads each count's
  * grid). */
+/* A 1-GPU dsanalyzer trace of a run without workers (each fetch starts
+ * after the one before ended; 30 batches, 0.1 s apart) and its model
+ * scenario, s0.ini in dir (8 workers in the what-if). */
+static void write_serial_ds(const char *dir)
+{
+    char path[700];
+    const char *name[3] = {"s0_simp_fetchdifftime.csv", "s0_simp_fetchstartdifftime.csv", "s0.csv"};
+    FILE *f[3];
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, name[i]);
+        f[i] = fopen(path, "w");
+        cr_assert_not_null(f[i], "%s", path);
+    }
+    fputs(",Epoch,Index number,Fetch time (sec)_gpu0\n", f[0]);
+    fputs(",Epoch,Index number,Start time_gpu0\n", f[1]);
+    fputs(",Epoch,Step,GPU,Time,Iteration time (sec),Training stall time (sec)\n", f[2]);
+    for (int k = 0; k < 30; k++) {
+        long us = 100000L * k; /* the request; the fetch starts 1 ms later for 50 ms */
+        fprintf(f[0], "%d,1,%d,0.05\n", k, k);
+        fprintf(f[1], "%d,1,%d,2021-09-01 10:%02ld:%02ld.%06ld\n", k, k, (us + 1000) / 60000000,
+                (us + 1000) / 1000000 % 60, (us + 1000) % 1000000);
+        fprintf(f[2], "%d,1,%d,0,2021-09-01 10:%02ld:%02ld.%06ld,0.1,0.061\n", k, k,
+                (us + 61000) / 60000000, (us + 61000) / 1000000 % 60, (us + 61000) % 1000000);
+    }
+    for (int i = 0; i < 3; i++)
+        fclose(f[i]);
+    snprintf(path, sizeof path, "%s/s0.ini", dir);
+    FILE *fi = fopen(path, "w");
+    cr_assert_not_null(fi);
+    fprintf(fi,
+            "[scenario]\nmode = model\n[trace]\nformat = dsanalyzer\nfetch = %s\nstart = "
+            "%s\nperf = %s\n[loader]\nworkers = 8\n",
+            name[0], name[1], name[2]);
+    fclose(fi);
+}
+
 Test(cli, persistent_workers_refused_without_workers)
 {
     static const struct {
@@ -1867,36 +1903,38 @@ Test(cli, persistent_workers_refused_without_workers)
          "stallsim: --set loader.persistent_workers: has no effect: the run has no DataLoader "
          "workers (workers = 0: the training process loads its own batches)"},
         {"run",
-         WHATIF " --set trace.workers=0 --set trace.persistent_workers=true --set run.epochs=2 "
-                "--set fetch.resample=bootstrap",
+         "s0.ini --set trace.workers=0 --set trace.persistent_workers=true --set run.epochs=2 "
+         "--set fetch.resample=bootstrap",
          "stallsim: --set trace.persistent_workers: has no effect: the trace's run has no "
          "DataLoader workers (its workers = 0)"},
-        {"validate", WHATIF " --set trace.workers=0 --set trace.persistent_workers=true",
+        {"validate", "s0.ini --set trace.workers=0 --set trace.persistent_workers=true",
          "stallsim: --set trace.persistent_workers: has no effect: the trace's run has no "
          "DataLoader workers (its workers = 0)"},
         {"sweep", W2 " --set loader.persistent_workers=true --sweep loader.workers=0",
          "stallsim: --set loader.persistent_workers: has no effect: the run has no DataLoader "
          "workers"},
         {"sweep",
-         WHATIF " --sweep trace.workers=0 --set trace.persistent_workers=true --set run.epochs=2 "
-                "--set fetch.resample=bootstrap",
+         "s0.ini --sweep trace.workers=0 --set trace.persistent_workers=true --set run.epochs=2 "
+         "--set fetch.resample=bootstrap",
          "stallsim: --set trace.persistent_workers: has no effect: the trace's run has no "
          "DataLoader workers"},
         /* where they act: workers at some point */
         {"run", W2 " --set loader.workers=1 --set loader.persistent_workers=true", NULL},
         {"run",
-         WHATIF " --set trace.workers=0 --set loader.persistent_workers=true --set run.epochs=2 "
-                "--set fetch.resample=bootstrap",
+         "s0.ini --set trace.workers=0 --set loader.persistent_workers=true --set run.epochs=2 "
+         "--set fetch.resample=bootstrap",
          NULL},
         {"sweep", W2 " --set loader.persistent_workers=true --sweep loader.workers=0,1", NULL},
         {"sweep",
-         WHATIF " --sweep trace.workers=0,3 --set trace.persistent_workers=true --set "
-                "run.epochs=2 --set fetch.resample=bootstrap",
+         "s0.ini --sweep trace.workers=0,3 --set trace.persistent_workers=true --set "
+         "run.epochs=2 --set fetch.resample=bootstrap",
          NULL},
     };
+    write_serial_ds(cdir);
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         char cmd[3000], line[2048];
-        snprintf(cmd, sizeof cmd, BIN " %s %s -q -o %s/pw%zu", c[i].cmd, c[i].args, cdir, i);
+        snprintf(cmd, sizeof cmd, "cd %s && " BIN " %s %s -q -o %s/pw%zu", cdir, c[i].cmd,
+                 c[i].args, cdir, i);
         int rc = sh(cmd, line, sizeof line);
         if (!c[i].want) {
             cr_expect_eq(rc, 0, "%s: %s", c[i].args, line);
@@ -2127,20 +2165,43 @@ Test(cli, analyze_and_timeline_read_trace_workers_as_run_does)
     cr_expect_eq(sh(cmd, line, sizeof line), 0, "%s", line);
     cr_expect(strstr(line, "4 workers per rank (") && strstr(line, "anw4.ini:6: [trace] workers)"),
               "%s", line);
-    /* A dsanalyzer INI's count, round robin; --workers may not contradict it. */
-    ini("aw5", "replay", "workers = 5\n");
-    snprintf(cmd, sizeof cmd, "{ " BIN " analyze %s/aw5.ini -o %s/aw5 | head -1 >&2; }", cdir,
+    /* A dsanalyzer INI's count, round robin (6: twice the trace's 3, which
+     * fits its fetch starts); --workers may not contradict it. */
+    ini("aw6", "replay", "workers = 6\n");
+    snprintf(cmd, sizeof cmd, "{ " BIN " analyze %s/aw6.ini -o %s/aw6 | head -1 >&2; }", cdir,
              cdir);
     cr_expect_eq(sh(cmd, line, sizeof line), 0, "%s", line);
-    cr_expect(strstr(line, "5 workers per rank (round robin, ") &&
-                  strstr(line, "aw5.ini:8: [trace] workers)"),
+    cr_expect(strstr(line, "6 workers per rank (round robin, ") &&
+                  strstr(line, "aw6.ini:8: [trace] workers)"),
               "%s", line);
-    snprintf(cmd, sizeof cmd, BIN " analyze %s/aw5.ini --workers 2 -o %s/aw5b", cdir, cdir);
+    snprintf(cmd, sizeof cmd, BIN " analyze %s/aw6.ini --workers 2 -o %s/aw6b", cdir, cdir);
     cr_expect_eq(sh(cmd, line, sizeof line), 2, "%s", line);
-    cr_expect(strstr(line, "--workers: 2, but ") && strstr(line, "aw5.ini:8: [trace] workers = 5"),
+    cr_expect(strstr(line, "--workers: 2, but ") && strstr(line, "aw6.ini:8: [trace] workers = 6"),
               "%s", line);
-    snprintf(cmd, sizeof cmd, BIN " analyze %s/aw5.ini --workers 5 -o %s/aw5c", cdir, cdir);
+    snprintf(cmd, sizeof cmd, BIN " analyze %s/aw6.ini --workers 6 -o %s/aw6c", cdir, cdir);
     cr_expect_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    /* A count its fetch starts refute (batch k and k + 5 on one worker
+     * overlap) is refused by both, naming the INI line: analyze wrote
+     * per_worker.csv with 5 workers, and with --workers 1 a busy share of
+     * 290% per worker, exit 0. */
+    ini("aw5", "replay", "workers = 5\n");
+    char refuse[3][1000];
+    snprintf(refuse[0], sizeof refuse[0], BIN " analyze %s/aw5.ini -o %s/aw5", cdir, cdir);
+    snprintf(refuse[1], sizeof refuse[1], BIN " timeline %s/aw5.ini -o %s/aw5.json", cdir, cdir);
+    snprintf(refuse[2], sizeof refuse[2],
+             BIN " analyze " STALL_SOURCE_DIR "/configs/example.ini --workers 1 -o %s/aw1", cdir);
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(cmd, sizeof cmd, "%s", refuse[i]);
+        cr_expect_eq(sh(cmd, line, sizeof line), 2, "%s: %s", cmd, line);
+        cr_expect(
+            strstr(line, "_simp_fetchstartdifftime.csv: Epoch 1, batch ") &&
+                strstr(line, i < 2 ? "aw5.ini:8: [trace] workers = 5 (" : "--workers = 1 (") &&
+                strstr(line, "the run had another worker count"),
+            "%s: %s", cmd, line);
+    }
+    snprintf(cmd, sizeof cmd, "test ! -e %s/aw5 && test ! -e %s/aw5.json && test ! -e %s/aw1", cdir,
+             cdir, cdir);
+    cr_expect_eq(sh(cmd, NULL, 0), 0, "a refused count wrote its output");
 }
 
 /* plan ran none of run's checks of keys that change nothing (its probes

@@ -423,10 +423,54 @@ Test(measured, streaming_validate_equals_in_memory_on_dsanalyzer_traces)
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
         for (int scramble = 0; scramble < 2; scramble++) {
             write_ds(mdir, shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3], scramble, false);
+            /* A count given: the trace's, or a multiple of it (both fit
+             * its fetch starts, stall_ds_check_workers). */
+            char given[64], twice[64];
+            snprintf(given, sizeof given, "trace.workers=%d", shapes[i][3]);
+            snprintf(twice, sizeof twice, "trace.workers=%d", 2 * shapes[i][3]);
             expect_same_validate(ini, NULL);
-            expect_same_validate(ini, shapes[i][1] > 1 ? "trace.epoch=2" : "trace.workers=0");
-            expect_same_validate(ini, scramble ? "trace.workers=5" : "trace.prefetch_factor=3");
+            expect_same_validate(ini, shapes[i][1] > 1 ? "trace.epoch=2" : given);
+            expect_same_validate(ini, scramble ? twice : "trace.prefetch_factor=3");
         }
+}
+
+/* validate of ini with set, streamed (in_memory 0) or whole (1): its exit
+ * code and message. */
+static int validate_err(const char *ini, const char *set, int in_memory, stall_err *err)
+{
+    stall_config cfg;
+    stall_config_defaults(&cfg);
+    cr_assert_eq(stall_config_load(&cfg, ini, err), 0, "%s", err->msg);
+    cr_assert_eq(stall_config_set(&cfg, set, err), 0, "%s: %s", set, err->msg);
+    cr_assert_eq(stall_config_check(&cfg, err), 0, "%s", err->msg);
+    char out[600];
+    snprintf(out, sizeof out, "%s/vr%d", mdir, in_memory);
+    stall_run_opts o = {.outdir = out, .jobs = 1, .term = NULL, .in_memory = in_memory ? 1 : -1};
+    return stall_validate(&cfg, &o, err);
+}
+
+/* [trace] workers below the fetches a GPU has in flight (here 3 workers,
+ * given 2 or 0) would have a worker fetch two batches at once: validate
+ * simulated it, +81% and +237% on configs/example.ini, exit 0. Refused,
+ * streamed or whole, with the same message naming the start file, the
+ * batch, its column and the key. */
+Test(measured, a_worker_count_that_overlaps_a_workers_fetches_is_refused_streamed_or_whole)
+{
+    char ini[700];
+    snprintf(ini, sizeof ini, "%s/ds.ini", mdir);
+    write_ds(mdir, 3, 1, 40, 3, false, false);
+    const char *sets[] = {"trace.workers=2", "trace.workers=0", "trace.workers=4"};
+    for (size_t i = 0; i < sizeof sets / sizeof *sets; i++) {
+        stall_err es = {0}, em = {0};
+        int rs = validate_err(ini, sets[i], 0, &es), rm = validate_err(ini, sets[i], 1, &em);
+        cr_expect_eq(rs, STALL_ECONFIG, "%s streamed: %s", sets[i], es.msg);
+        cr_expect_eq(rm, STALL_ECONFIG, "%s whole: %s", sets[i], em.msg);
+        cr_expect_str_eq(es.msg, em.msg, "%s", sets[i]);
+        cr_expect(strstr(em.msg, "/s.csv: Epoch 1, batch ") && strstr(em.msg, ", Start time_gpu") &&
+                      strstr(em.msg, "--set trace.workers = ") &&
+                      strstr(em.msg, "the run had another worker count"),
+                  "%s: %s", sets[i], em.msg);
+    }
 }
 
 Test(measured, dsanalyzer_perf_rows_by_gpu_are_read_whole_and_said_so)

@@ -146,6 +146,26 @@ static inline int32_t stall_ds_worker(int64_t k, int workers)
  * worker to k mod W as PyTorch dispatches within an epoch (-1 otherwise). */
 void stall_ds_tidy_workers(stall_tidy_trace *t, int workers);
 
+/* A worker fetches one batch at a time, and PyTorch hands batch k of an
+ * epoch to worker k mod W: with W workers given for a trace that does not
+ * record them, batch k starts no earlier than batch k - W (k - 1 for W =
+ * 0, the training process) ended, on every GPU, up to this slack (the
+ * timestamps' rounding; a wrong count overlaps them by a share of a fetch,
+ * docs/formats.md). */
+#define STALL_DS_WORKER_SLACK_S 0.001
+
+/* The error for GPU g's batch k (0-based in the epoch) starting early_ns
+ * before batch k - max(W, 1) ended, with W = workers given at `given`
+ * ("file:line: [trace] workers", "--set trace.workers", "--workers").
+ * Returns STALL_ECONFIG. */
+int stall_ds_workers_err(const char *start_path, int64_t epoch, int64_t k, int g,
+                         stall_time early_ns, int workers, const char *given, stall_err *err);
+
+/* Checks a worker count given for t (workers < 0: none given, 0) against
+ * its fetch starts as above; the first offending batch, in file order, is
+ * named by stall_ds_workers_err. Returns 0 or STALL_ECONFIG. */
+int stall_ds_check_workers(const stall_ds_trace *t, int workers, const char *given, stall_err *err);
+
 #ifdef __cplusplus
 }
 #endif
