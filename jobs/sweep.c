@@ -224,10 +224,9 @@ static int sweep_point(sweep_run *r, size_t i, bool *skipped, stall_err *err)
                             .digests = &r->digests};
         stall_err e = {0};
         rc = stall_scenario_run(cfg, &o, &e);
-        if (rc != 0 && rc == STALL_ECONFIG)
+        /* Any error names the point it stopped at (its trace's too). */
+        if (rc != 0)
             stall__sweep_point_err(r->s, i, &e, err);
-        else if (rc != 0)
-            *err = e;
         /* A model job told no_iterations makes no sub-folder (model_job.c). */
         if (rc == 0 && !r->opts->keep_iterations && cfg->mode != STALL_MODE_MODEL)
             sweep_drop_subdirs(tmp);

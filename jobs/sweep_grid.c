@@ -262,7 +262,9 @@ int stall__sweep_point_err(const stall_sweep *s, size_t i, const stall_err *inne
         m++;
     char desc[STALL_ERR_MSG / 2];
     sweep_describe(s, i, desc, sizeof desc);
-    return stall_err_set(err, STALL_ECONFIG, "%s: [sweep] point %zu (%s): %s", s->src, i, desc, m);
+    /* The inner code stays: bad data in a point's trace is still bad data. */
+    int code = inner->code != 0 ? inner->code : STALL_ECONFIG;
+    return stall_err_set(err, code, "%s: [sweep] point %zu (%s): %s", s->src, i, desc, m);
 }
 
 void stall__sweep_axis_where(const stall_sweep *s, int a, char *buf, size_t n)

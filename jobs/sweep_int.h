@@ -32,7 +32,8 @@ struct stall_sweep {
 };
 
 /* Sets *err to point i's error: "src: [sweep] point i (key=value, ...):
- * inner's message" (its own "src: " left out). Returns STALL_ECONFIG. */
+ * inner's message" (its own "src: " left out). Returns inner's code
+ * (STALL_ECONFIG where it has none). */
 int stall__sweep_point_err(const stall_sweep *s, size_t i, const stall_err *inner, stall_err *err);
 
 /* Where axis a was given: "--sweep key" or "src:line: [sweep] key"; an

@@ -249,9 +249,10 @@ int stall__sweep_model_check(const stall_sweep *s, stall_err *err)
         snprintf(id, sizeof id, "%d|%s|%s|%s|%s|%lld|%lld", pc->format, pc->path, pc->fetch,
                  pc->start, pc->perf, (long long)pc->epoch, (long long)pc->trace_workers);
         if (!have || strcmp(id, last) != 0) {
-            grc = stall_model_grid(pc, &grid, err);
+            stall_err ge = {0};
+            grc = stall_model_grid(pc, &grid, &ge);
             if (grc < 0) {
-                rc = grc;
+                rc = stall__sweep_point_err(s, i, &ge, err);
                 break;
             }
             have = true;

@@ -1230,6 +1230,30 @@ Test(cli, sweep_point_failing_at_run_time_leaves_no_empty_folder)
     cr_assert_eq(stat(p, &st), 0);
 }
 
+Test(cli, sweep_point_whose_trace_fails_is_named)
+{
+    /* A dsanalyzer trace without the point's epoch: in replay mode the
+     * point fails when it runs (point 0 stays), in model mode before any
+     * point runs (nothing written); both name the point and the trace's
+     * file:line:col, exit 2. */
+    char cmd[2048], out[600];
+    snprintf(out, sizeof out, "%s/te_replay", cdir);
+    snprintf(cmd, sizeof cmd,
+             BIN " sweep %s --sweep trace.epoch=1,2 --set align.fetch=none "
+                 "--set align.start=none -o %s -q",
+             ini("te_r", "replay", "epoch = 1\n"), out);
+    cli_refused(cmd, "[sweep] point 1 (trace.epoch=2): ");
+    cli_refused(cmd, STEM "_simp_fetchdifftime.csv:1:2: no rows with Epoch 2");
+    cr_assert_eq(count_entries(out), 1, "only point-000000");
+    snprintf(out, sizeof out, "%s/te_model", cdir);
+    snprintf(cmd, sizeof cmd, BIN " sweep %s --sweep trace.epoch=1,3 -o %s -q",
+             ini("te_m", "model", "epoch = 1\n"), out);
+    cli_refused(cmd, "[sweep] point 1 (trace.epoch=3): ");
+    cli_refused(cmd, "no rows with Epoch 3");
+    struct stat st;
+    cr_assert_neq(stat(out, &st), 0, "%s: nothing written", out);
+}
+
 Test(cli, keys_without_effect_refused)
 {
     char cmd[2048];
