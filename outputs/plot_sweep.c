@@ -226,9 +226,12 @@ int stall_plot_sweep(plot_ctx *c, stall_err *err)
                   "title \"stall share\"\n",
                   c->gp);
     } else {
-        /* Two heatmaps of discrete cells (with image pixels: one
-         * rectangle per cell in the svg, never smoothed by a browser),
-         * each with the colour scale of its own values. */
+        /* Two heatmaps of discrete cells, each with the colour scale of
+         * its own values: a filled box per cell (one rectangle each in the
+         * svg, never smoothed by a browser), which any grid draws; "with
+         * image" draws nothing for an axis of one value (gnuplot wants a
+         * 2 x 2 grid: `--sweep loader.prefetch_factor=2` drew labels on
+         * white). */
         size_t ncell = (size_t)ax[0].n * (size_t)ax[1].n;
         double *th = stall_xcalloc(ncell + 1, sizeof *th),
                *st = stall_xcalloc(ncell + 1, sizeof *st);
@@ -338,7 +341,10 @@ int stall_plot_sweep(plot_ctx *c, stall_err *err)
                     fmt);
             fprintf(c->gp, "set style textbox opaque fc rgb \"#ffffff\" noborder margins %d, 1\n",
                     font[p] == 8 ? 1 : 2);
-            fprintf(c->gp, "plot \"sweep.dat\" using 1:2:%d with image pixels", 3 + p);
+            fprintf(c->gp,
+                    "plot \"sweep.dat\" using 1:2:(0.5):(0.5):%d with boxxyerror fs solid 1 "
+                    "noborder fc palette z",
+                    3 + p);
             if (sig[p] >= 0)
                 fprintf(c->gp,
                         ", \"\" using 1:2:%d with labels boxed font \"sans,%d\" tc rgb "

@@ -537,6 +537,29 @@ static int svg_marks(const char *svg, int *polygons, int *images)
     return n + *polygons + *images;
 }
 
+/* Filled polygons of an svg wider than w pixels (heatmap cells; the
+ * colour bar is drawn in narrow strips). */
+static int svg_wide_polygons(const char *svg, double w)
+{
+    int n = 0;
+    for (const char *p = strstr(svg, "<polygon"); p; p = strstr(p + 1, "<polygon")) {
+        const char *pts = strstr(p, "points = '"), *e = strchr(p, '>');
+        if (!pts || !e || pts > e)
+            continue;
+        pts += strlen("points = '");
+        double lo = INFINITY, hi = -INFINITY, x, y;
+        int used;
+        while (pts < e && sscanf(pts, "%lf,%lf%n", &x, &y, &used) == 2) {
+            lo = fmin(lo, x);
+            hi = fmax(hi, x);
+            pts += used;
+            pts += strspn(pts, " ");
+        }
+        n += hi - lo > w;
+    }
+    return n;
+}
+
 /* Width and height from a png's IHDR. */
 static void png_size(const char *path, long *size, int *w, int *h)
 {
@@ -580,6 +603,19 @@ static void check_figures(const char *res, const char *const *want, int nwant)
         cr_assert(pw == w && ph == h, "%s: png %dx%d, script %dx%d", want[i], pw, ph, w, h);
         /* A flat picture of this size compresses to well under 4 KB. */
         cr_assert_gt(size, 4096, "%s: the png is (nearly) one flat colour (%ld B)", want[i], size);
+        /* gnuplot renders the script without a warning: a warning is a
+         * plot element it skipped (a sweep heatmap with an axis of one
+         * value drew no cell: "Image grid must be at least 4 points"). */
+        snprintf(p, sizeof p,
+                 "cd %s/plots && gnuplot -e \"out='%s/rerender'\" %s.gp > %s/gp.log 2>&1", res, dir,
+                 want[i], dir);
+        cr_assert_eq(system(p), 0, "gnuplot %s.gp failed", want[i]);
+        snprintf(p, sizeof p, "%s/gp.log", dir);
+        char *msg = rd_slurp(p);
+        for (char *q = msg; q && *q; q++)
+            *q = (char)tolower((unsigned char)*q);
+        cr_assert(msg && !strstr(msg, "warning"), "%s: gnuplot warns: %s", want[i], msg);
+        free(msg);
         free(svg);
         free(gp);
         free(d);
@@ -761,6 +797,34 @@ Test(plot, real_sweep_over_two_keys_discrete_cells_own_scales)
     char *gp = rd_slurp(p);
     cr_assert(strstr(gp, "all within "), "%s", gp);
     free(gp);
+}
+
+/* A sweep over two keys, one of them a single value (a grid of 3 x 1, and
+ * of 1 x 1): gnuplot's "with image" needs a 2 x 2 grid and drew no cell,
+ * only the labels on white, warning "Image grid must be at least 4 points
+ * (2 x 2)". Every cell is a filled box now, whatever the grid. */
+Test(plot, real_sweep_with_one_value_on_an_axis_draws_its_cells)
+{
+    NEED_GNUPLOT();
+    const char *sweeps[] = {"--sweep loader.workers=1,2,4", "--sweep loader.workers=4"};
+    for (int i = 0; i < 2; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "sw1v%d", i);
+        char *r = res_dir(name);
+        cr_assert_eq(sh("%s sweep configs/w2.ini %s --sweep loader.prefetch_factor=2 -o %s -q", BIN,
+                        sweeps[i], r),
+                     0);
+        const char *want[] = {"sweep"};
+        check_figures(r, want, 1);
+        char p[1200];
+        snprintf(p, sizeof p, "%s/plots/sweep.svg", r);
+        char *svg = rd_slurp(p);
+        cr_assert(svg, "%s", p);
+        /* A filled polygon per cell and panel, each far wider than any
+         * of the colour bars' strips. */
+        cr_expect_eq(svg_wide_polygons(svg, 60), i == 0 ? 2 * 3 : 2, "%s: cells drawn", p);
+        free(svg);
+    }
 }
 
 Test(plot, real_sweep_of_many_values_labels_about_twelve)
