@@ -3,8 +3,9 @@
  * iterations.csv and ranks.csv (plot_int.h).
  *
  * Legibility rules: at most 8 ranks get a panel each, more ranks a heatmap
- * of at most PLOT_BINS iteration bins; CDFs keep at most PLOT_CDF_POINTS
- * quantiles per line, and alignments whose CDFs coincide (within
+ * of at most PLOT_BINS iteration bins; a CDF is its iterations' empirical
+ * distribution (steps) up to PLOT_CDF_POINTS of them, else PLOT_CDF_POINTS
+ * quantiles (a line), and alignments whose CDFs coincide (within
  * PLOT_SAME_PCT of the axis on average) are drawn as one line that says so.
  * Time and memory O(iterations x ranks x combinations).
  */
@@ -248,7 +249,6 @@ static int plot_stall_ranks(plot_ctx *c, const plot_combo *k, stall_err *err)
 #undef SR
 }
 
-/* Writes at most PLOT_CDF_POINTS quantiles of sorted v[0..n). */
 /* The legend of line j, which stands for every alignment o with rep[o] == j
  * (their curves lie within gap of it, in unit): its own label alone, "all N
  * (within gap)", or "a = b = c (within gap)". */
@@ -305,6 +305,27 @@ static double plot_cdf_gap(const plot_sorted *a, const plot_sorted *b, double si
     gi = si > 0 ? 100 * gi / PLOT_SAME_QUANTILES / si : 0;
     gs = ss > 0 ? 100 * gs / PLOT_SAME_QUANTILES / ss : 0;
     return fmax(gi, gs);
+}
+
+/* The x tics of a CDF panel over [lo, hi]: a step of 1, 2 or 5 x 10^k
+ * giving at most 7 labels. gnuplot's own put 12 labels of 6 characters
+ * on a panel of 3 iterations within 5 ms of each other ("0.50950.510.5105"
+ * run together). Values all equal: a range around them, the step at
+ * its middle. */
+static void plot_cdf_xtics(FILE *gp, double lo, double hi)
+{
+    if (!isfinite(lo) || !isfinite(hi))
+        return;
+    if (hi <= lo) {
+        double pad = lo != 0 ? 0.05 * fabs(lo) : 1.0;
+        fprintf(gp, "set xrange [%.9g:%.9g]\n", lo - pad, hi + pad);
+        lo -= pad;
+        hi += pad;
+    } else
+        fputs("set xrange [*:*]\n", gp);
+    double raw = (hi - lo) / 6, e = pow(10, floor(log10(raw))), f = raw / e;
+    double step = (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * e;
+    fprintf(gp, "set xtics %.9g\n", step);
 }
 
 static void plot_cdf(plot_ctx *c, plot_combo *k, int nk)
@@ -382,7 +403,11 @@ static void plot_cdf(plot_ctx *c, plot_combo *k, int nk)
     for (int j = 0; j < nk; j++)
         if (rep[j] == j)
             fprintf(c->dat, "%s%s", b++ ? ", " : "", k[j].label);
-    fputs(")\n", c->dat);
+    fprintf(c->dat,
+            "; up to %d iterations the empirical distribution, drawn as steps: a row per "
+            "iteration, the fraction at or below its value, after a first row at fraction 0; "
+            "more: %d interpolated quantiles)\n",
+            PLOT_CDF_POINTS, PLOT_CDF_POINTS);
     /* Each line's title: its alignment and those drawn by it. */
     char(*title)[256] = stall_xcalloc((size_t)nk + 1, sizeof *title);
     for (int j = 0; j < nk; j++) {
@@ -390,19 +415,43 @@ static void plot_cdf(plot_ctx *c, plot_combo *k, int nk)
             continue;
         plot_merged_title(title[j], sizeof title[j], k, rep, nk, j, gap[j], "%");
     }
+    /* Up to PLOT_CDF_POINTS iterations, the empirical distribution itself:
+     * a step of 1/m at each value (a row (0, v0) for the foot of the
+     * first, then ((i+1)/m, v_i)), drawn "with steps". A line between
+     * plotting positions i/(m-1) drew 3 iterations as two slopes through
+     * fractions no iteration has. More iterations: PLOT_CDF_POINTS
+     * interpolated quantiles, a line. */
+    double lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};
     for (int j = 0; j < nk; j++) {
         if (rep[j] != j)
             continue;
         size_t m = v[j].m;
         fprintf(c->dat, "# %s\n", title[j]);
-        size_t pts = m < PLOT_CDF_POINTS ? m : PLOT_CDF_POINTS;
-        for (size_t i = 0; i < pts; i++) {
-            double q = pts > 1 ? (double)i / (double)(pts - 1) : 1.0;
-            fprintf(c->dat, "%.9g", q);
-            stall_plot_num(c->dat, pts == m ? v[j].it[i] : plot_quantile(v[j].it, m, q));
-            stall_plot_num(c->dat, pts == m ? v[j].st[i] : plot_quantile(v[j].st, m, q));
-            fputc('\n', c->dat);
+        if (m == 0) {
+            fputs("\n\n", c->dat);
+            continue;
         }
+        lo[0] = fmin(lo[0], v[j].it[0]), hi[0] = fmax(hi[0], v[j].it[m - 1]);
+        lo[1] = fmin(lo[1], v[j].st[0]), hi[1] = fmax(hi[1], v[j].st[m - 1]);
+        if (m <= PLOT_CDF_POINTS) {
+            fprintf(c->dat, "0");
+            stall_plot_num(c->dat, v[j].it[0]);
+            stall_plot_num(c->dat, v[j].st[0]);
+            fputc('\n', c->dat);
+            for (size_t i = 0; i < m; i++) {
+                fprintf(c->dat, "%.9g", (double)(i + 1) / (double)m);
+                stall_plot_num(c->dat, v[j].it[i]);
+                stall_plot_num(c->dat, v[j].st[i]);
+                fputc('\n', c->dat);
+            }
+        } else
+            for (size_t i = 0; i < PLOT_CDF_POINTS; i++) {
+                double q = (double)i / (double)(PLOT_CDF_POINTS - 1);
+                fprintf(c->dat, "%.9g", q);
+                stall_plot_num(c->dat, plot_quantile(v[j].it, m, q));
+                stall_plot_num(c->dat, plot_quantile(v[j].st, m, q));
+                fputc('\n', c->dat);
+            }
         fputs("\n\n", c->dat);
     }
     fputs("set multiplot layout 1,2 title ", c->gp);
@@ -419,16 +468,18 @@ static void plot_cdf(plot_ctx *c, plot_combo *k, int nk)
           "set key bottom right title \"fetch/start\"\n",
           c->gp);
     for (int panel = 0; panel < 2; panel++) {
-        fputs(panel == 0 ? "set xlabel \"iteration time [s]\"\nplot "
-                         : "set xlabel \"training stall per iteration (max over ranks) [s]\"\n"
-                           "plot ",
+        fputs(panel == 0 ? "set xlabel \"iteration time [s]\"\n"
+                         : "set xlabel \"training stall per iteration (max over ranks) [s]\"\n",
               c->gp);
+        plot_cdf_xtics(c->gp, lo[panel], hi[panel]);
+        fputs("plot ", c->gp);
         b = 0;
         for (int j = 0; j < nk; j++) {
             if (rep[j] != j)
                 continue;
-            fprintf(c->gp, "%s\"cdf.dat\" index %d using %d:1 with lines lt %d title ",
-                    b ? ", \\\n     " : "", b, 2 + panel, (b % 16) + 1);
+            fprintf(c->gp, "%s\"cdf.dat\" index %d using %d:1 with %s lt %d title ",
+                    b ? ", \\\n     " : "", b, 2 + panel,
+                    v[j].m <= PLOT_CDF_POINTS ? "steps" : "lines", (b % 16) + 1);
             stall_plot_str(c->gp, title[j]);
             b++;
         }

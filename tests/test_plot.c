@@ -76,8 +76,8 @@ Test(plot, run_folder_data_matches_iterations_csv)
     }
     fclose(f);
     stall_table_free(it);
-    /* The CDF: every iteration once, sorted. */
-    cr_assert_eq(rd_rows(sub("plots/cdf.dat"), &fields), 20);
+    /* The CDF: every iteration once, sorted, after the first step's foot. */
+    cr_assert_eq(rd_rows(sub("plots/cdf.dat"), &fields), 1 + 20);
     cr_assert_eq(fields, 3);
     /* Simulated epoch time per epoch: last iter_end - epoch start. */
     cr_assert_eq(rd_rows(sub("plots/epochs.dat"), &fields), 2);
@@ -119,8 +119,8 @@ Test(plot, more_than_8_ranks_draw_a_heatmap_of_bins)
     char *gp = rd_slurp(sub("plots/stall_ranks.gp"));
     cr_assert(strstr(gp, "with image"));
     free(gp);
-    /* The CDF keeps at most 1000 points. */
-    cr_assert_eq(rd_rows(sub("plots/cdf.dat"), NULL), 1000);
+    /* The CDF of 1000 iterations: each one, after the first step's foot. */
+    cr_assert_eq(rd_rows(sub("plots/cdf.dat"), NULL), 1 + 1000);
 }
 
 Test(plot, without_gnuplot_says_so_in_one_line)
@@ -482,10 +482,11 @@ static int gp_check(const char *fig, const char *gp, const dat_t *d)
                     for (char *t = strtok(sp2, ":"); t && nt < 8; t = strtok(NULL, ":"))
                         tk[nt++] = t;
                     bool image = strstr(el, "with image") != NULL;
+                    bool palz = strstr(el, "palette z") != NULL; /* colour: the last column */
                     bool y2ax = strstr(el, "axes x1y2") != NULL;
-                    for (int a = 0; a < (image ? 3 : 2) && a < nt; a++) {
+                    for (int a = 0; a < (image || palz ? 3 : 2) && a < nt; a++) {
                         int col;
-                        if (!using_col(tk[a], &col) || col > 10)
+                        if (!using_col(tk[a == 2 && palz ? nt - 1 : a], &col) || col > 10)
                             continue;
                         double *vals = calloc((size_t)d->nrows + 1, sizeof *vals);
                         int nv = 0;
@@ -674,8 +675,9 @@ Test(plot, real_replay_run_every_figure_and_ranks_csv_drawn)
     snprintf(p, sizeof p, "%s/plots/cdf.gp", r);
     char *gp = rd_slurp(p);
     int lines = 0;
-    for (char *s = strstr(gp, "with lines"); s; s = strstr(s + 1, "with lines"))
+    for (char *s = strstr(gp, "with steps"); s; s = strstr(s + 1, "with steps"))
         lines++;
+    cr_assert_gt(lines, 0, "850 iterations: the distribution's steps");
     cr_assert_lt(lines, 2 * 9, "nine alignments, one line each");
     cr_assert(strstr(gp, "(within "), "%s", gp);
     free(gp);
@@ -1556,4 +1558,100 @@ Test(plot, stall_heatmap_ends_at_its_cells_and_keeps_its_key_label_inside)
     cr_expect(strstr(gp, "set cblabel \"stall [s]\"\n"), "%s", gp);
     cr_expect(strstr(gp, "colour: the largest stall in each bin of 1 iteration"), "%s", gp);
     free(gp);
+}
+
+/* A run of 2 iterations: its CDF is the empirical distribution, a step of
+ * 1/2 at each iteration time (drawn "with steps"), not a line between the
+ * plotting positions 0 and 1, which said half the iterations took the
+ * mean of the two. */
+Test(plot, real_cdf_of_few_iterations_is_drawn_as_steps)
+{
+    NEED_GNUPLOT();
+    char *r = res_dir("cdf2");
+    cr_assert_eq(
+        sh("%s run configs/w2.ini --set run.batches=2 --set run.epochs=1 -o %s -q", BIN, r), 0);
+    const char *want[] = {"stall_ranks", "cdf", "epochs"};
+    check_figures(r, want, 3);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/fetch-none_start-none/" STALL_RESULTS_ITERATIONS, r);
+    stall_table *it = NULL;
+    stall_err err = {0};
+    cr_assert_eq(stall_table_read(p, &it, &err), 0, "%s", err.msg);
+    cr_assert_eq(it->nrows, 2u);
+    int ci = stall_table_col(it, STALL_COL_ITERATION);
+    double a = stall_table_num(it, 0, ci), b = stall_table_num(it, 1, ci);
+    double t[2] = {fmin(a, b), fmax(a, b)};
+    stall_table_free(it);
+    snprintf(p, sizeof p, "%s/plots/cdf.dat", r);
+    dat_t *d = dat_read(p);
+    /* The foot of the first step, then each iteration at its fraction. */
+    cr_assert_eq(d->nrows, 3);
+    const double frac[3] = {0, 0.5, 1}, val[3] = {t[0], t[0], t[1]};
+    for (int i = 0; i < 3; i++) {
+        cr_expect_float_eq(d->v[i][0], frac[i], 1e-12, "row %d", i);
+        cr_expect_float_eq(d->v[i][1], val[i], 1e-9, "row %d", i);
+    }
+    free(d);
+    snprintf(p, sizeof p, "%s/plots/cdf.gp", r);
+    char *gp = rd_slurp(p);
+    cr_expect(strstr(gp, "using 2:1 with steps") && strstr(gp, "using 3:1 with steps"), "%s", gp);
+    cr_expect_null(strstr(gp, "with lines"), "%s", gp);
+    free(gp);
+}
+
+/* The middle-anchored numeric labels of an svg (x tics) in the half
+ * [x0, x1) of the figure: their centres and lengths, in drawing order. */
+static int svg_x_labels(const char *svg, double x0, double x1, double *cx, int *len, int cap)
+{
+    int n = 0;
+    const char *key = "<g transform=\"translate(";
+    for (const char *s = strstr(svg, key); s && n < cap; s = strstr(s + 1, key)) {
+        double x, y;
+        if (sscanf(s + strlen(key), "%lf,%lf", &x, &y) != 2)
+            continue;
+        const char *gt = strchr(s, '>'), *t = strstr(s, "<text>");
+        if (!gt || !t || !strstr(s, "text-anchor=\"middle\"") ||
+            strstr(s, "text-anchor=\"middle\"") > gt || strchr(gt + 1, '<') != t)
+            continue;
+        t += 6;
+        t += strspn(t, " ");
+        char *end = NULL;
+        strtod(t, &end);
+        if (end == t || *end != '<' || x < x0 || x >= x1)
+            continue;
+        cx[n] = x;
+        len[n++] = (int)(end - t);
+    }
+    return n;
+}
+
+/* 64 GPUs of the w2 trace: 3 iterations within 5 ms. gnuplot's own x
+ * tics put 12 labels of 6 characters on each CDF panel, run together
+ * ("0.50950.510.51050.511"); at most 7 now, each clear of the next. */
+Test(plot, real_cdf_x_tics_stay_apart_on_a_narrow_range)
+{
+    NEED_GNUPLOT();
+    char *r = res_dir("cdf64");
+    cr_assert_eq(sh("%s run configs/w2.ini --set cluster.gpus=64 --set cluster.gpus_per_node=8 "
+                    "--set fetch.resample=bootstrap -o %s -q",
+                    BIN, r),
+                 0);
+    const char *want[] = {"cdf", "epochs"};
+    check_figures(r, want, 2);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/plots/cdf.svg", r);
+    char *svg = rd_slurp(p);
+    cr_assert(svg, "%s", p);
+    for (int panel = 0; panel < 2; panel++) {
+        double cx[64];
+        int len[64];
+        int n = svg_x_labels(svg, panel * 500.0, (panel + 1) * 500.0, cx, len, 64);
+        cr_expect(n >= 3 && n <= 7, "panel %d: %d x labels", panel, n);
+        /* About 6 px a character at the 10 pt font, and a gap of 8 px. */
+        for (int i = 1; i < n; i++)
+            cr_expect_geq(fabs(cx[i] - cx[i - 1]), 6.0 * (len[i] + len[i - 1]) / 2 + 8,
+                          "panel %d: labels %d and %d overlap (%.1f px apart)", panel, i - 1, i,
+                          fabs(cx[i] - cx[i - 1]));
+    }
+    free(svg);
 }
