@@ -43,7 +43,9 @@ int stall_plot_validate(plot_ctx *c, stall_err *err)
         fputc('\n', c->dat);
     }
     /* Two bars per epoch at x -+ 0.2, each 0.4 wide: never on top of each
-     * other, whatever the number of epochs. The key below the plot area, in
+     * other, whatever the number of epochs; the epoch's label at x, under
+     * the pair (on the measured bar, it sat under that bar alone: a third
+     * element draws no point, only the labels). The key below the plot area, in
      * one row: inside it covered the tallest bar of the last epoch (the
      * dftracer UNet3D trace, a new user's report). */
     fprintf(c->gp,
@@ -53,11 +55,13 @@ int stall_plot_validate(plot_ctx *c, stall_err *err)
             "[-0.6:%zu.6]\nset offsets 0, "
             "0, graph 0.1, 0\n"
             "set ylabel \"epoch time [s]\"\n"
-            "plot \"epochs.dat\" using ($1-0.2):3:(0.4):xtic(2) with boxes lc 8 title "
-            "\"measured\", \"\" using ($1+0.2):4:(0.4) with boxes lc 1 title \"simulated\"\n"
+            "plot \"epochs.dat\" using ($1-0.2):3:(0.4) with boxes lc 8 title "
+            "\"measured\", \"\" using ($1+0.2):4:(0.4) with boxes lc 1 title \"simulated\", \"\" "
+            "using 1:(NaN):xtic(2) with points notitle\n"
             "set ylabel \"mean training stall per iteration [s]\"\n"
-            "plot \"epochs.dat\" using ($1-0.2):5:(0.4):xtic(2) with boxes lc 8 title "
-            "\"measured\", \"\" using ($1+0.2):6:(0.4) with boxes lc 1 title \"simulated\"\n",
+            "plot \"epochs.dat\" using ($1-0.2):5:(0.4) with boxes lc 8 title "
+            "\"measured\", \"\" using ($1+0.2):6:(0.4) with boxes lc 1 title \"simulated\", \"\" "
+            "using 1:(NaN):xtic(2) with points notitle\n",
             t->nrows ? t->nrows - 1 : 0);
     stall_plot_end(c);
     stall_table_free(t);
@@ -358,11 +362,13 @@ int stall_plot_seed(plot_ctx *c, stall_err *err)
             "set key top right\nset yrange [0:*]\nset offsets 0, 0, graph 0.15, 0\n"
             "set xrange [-0.6:%zu.6]\nset xtics rotate by -30\n"
             "set ylabel \"mean iteration time [s]\"\n"
-            "plot \"alignments.dat\" using ($1-0.2):3:(0.4):xtic(2) with boxes lc 8 title "
-            "\"notebook\", \"\" using ($1+0.2):4:(0.4) with boxes lc 1 title \"replay\"\n"
+            "plot \"alignments.dat\" using ($1-0.2):3:(0.4) with boxes lc 8 title "
+            "\"notebook\", \"\" using ($1+0.2):4:(0.4) with boxes lc 1 title \"replay\", \"\" "
+            "using 1:(NaN):xtic(2) with points notitle\n"
             "set ylabel \"mean training stall [s]\"\n"
-            "plot \"alignments.dat\" using ($1-0.2):5:(0.4):xtic(2) with boxes lc 8 title "
-            "\"notebook\", \"\" using ($1+0.2):6:(0.4) with boxes lc 1 title \"replay\"\n",
+            "plot \"alignments.dat\" using ($1-0.2):5:(0.4) with boxes lc 8 title "
+            "\"notebook\", \"\" using ($1+0.2):6:(0.4) with boxes lc 1 title \"replay\", \"\" "
+            "using 1:(NaN):xtic(2) with points notitle\n",
             nb->nrows - 1);
     stall_plot_end(c);
     stall_plot_note(c, "seed mode writes no iterations.csv: stall per rank, CDFs and GPU "

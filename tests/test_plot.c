@@ -1655,3 +1655,45 @@ Test(plot, real_cdf_x_tics_stay_apart_on_a_narrow_range)
     }
     free(svg);
 }
+
+/* validate's epochs (and a seed folder's alignments): each label under
+ * its pair of bars, where the measured (black) bar meets the simulated
+ * one; it sat under the middle of the measured bar alone. */
+Test(plot, real_validate_epoch_labels_under_the_pair_of_bars)
+{
+    NEED_GNUPLOT();
+    char *r = res_dir("valpair");
+    cr_assert_eq(sh("%s validate configs/w2.ini -o %s -q", BIN, r), 0);
+    const char *want[] = {"epochs"};
+    check_figures(r, want, 1);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/plots/epochs.svg", r);
+    char *svg = rd_slurp(p);
+    cr_assert(svg, "%s", p);
+    double cx[64];
+    int len[64];
+    int n = svg_x_labels(svg, 0, 500, cx, len, 64);
+    cr_assert_eq(n, 3, "3 epochs, %d labels", n);
+    /* The measured bars of the first panel: black polygons taller than the
+     * key's sample, their right edges. */
+    int bars = 0;
+    const char *key = "<polygon fill = 'rgb(  0,   0,   0)'";
+    for (const char *s = strstr(svg, key); s; s = strstr(s + 1, key)) {
+        double x[4], y[4];
+        const char *pts = strstr(s, "points = '");
+        cr_assert(pts);
+        cr_assert_eq(sscanf(pts + 10, "%lf,%lf %lf,%lf %lf,%lf %lf,%lf", &x[0], &y[0], &x[1], &y[1],
+                            &x[2], &y[2], &x[3], &y[3]),
+                     8);
+        double right = fmax(x[0], x[1]);
+        if (fabs(y[0] - y[2]) < 20 || right > 500)
+            continue;
+        bool under = false;
+        for (int i = 0; i < n; i++)
+            under |= fabs(cx[i] - right) < 1.5;
+        cr_expect(under, "no label at the pair's middle x = %.2f", right);
+        bars++;
+    }
+    cr_expect_eq(bars, 3);
+    free(svg);
+}
