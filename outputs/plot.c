@@ -281,7 +281,8 @@ static int plot_render(const char *gnuplot, const char *plots, const char *name,
     return rc;
 }
 
-int stall_plot(const char *dir, const stall_plot_opts *opts, stall_plot_result *res, stall_err *err)
+static int plot_folder(const char *dir, const stall_plot_opts *opts, stall_plot_result *res,
+                       stall_err *err)
 {
     stall_plot_opts none = {0};
     stall_plot_result local;
@@ -369,5 +370,21 @@ int stall_plot(const char *dir, const stall_plot_opts *opts, stall_plot_result *
         free(c.fig[i].dat);
         free(c.fig[i].gp);
     }
+    return rc;
+}
+
+int stall_plot(const char *dir, const stall_plot_opts *opts, stall_plot_result *res, stall_err *err)
+{
+    /* The folder without trailing slashes: `plot results/x/` suggested
+     * `-o results/x/-analyze`, a folder inside the result folder, and
+     * named results/x//fetch-none_start-none/ranks.csv. */
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    char *d = stall_xmalloc(n + 1);
+    memcpy(d, dir, n);
+    d[n] = '\0';
+    int rc = plot_folder(d, opts, res, err);
+    free(d);
     return rc;
 }

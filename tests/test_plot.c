@@ -1697,3 +1697,41 @@ Test(plot, real_validate_epoch_labels_under_the_pair_of_bars)
     cr_expect_eq(bars, 3);
     free(svg);
 }
+
+/* `run ... -o DIR/ --plots` (a folder named with its trailing slash, as a
+ * shell completes it): the note's command wrote the simulated ranks to
+ * DIR/-analyze, a folder inside the result folder, and a 256-rank run's
+ * note named DIR//fetch-none_start-none/ranks.csv. The folder is named
+ * without the slash; the suggested -o is DIR-analyze, beside it. */
+Test(plot, folder_named_with_a_trailing_slash_suggests_a_folder_beside_it)
+{
+    char *r = res_dir("slash");
+    char *r2 = res_dir("slash256");
+    cr_assert_eq(sh("%s run traces/ddp2_w2/trace.csv -o %s/ -q", BIN, r), 0);
+    cr_assert_eq(sh("%s run traces/ddp2_w2/trace.csv --set cluster.gpus=80 --set "
+                    "cluster.gpus_per_node=8 --set fetch.resample=bootstrap -o %s/ -q",
+                    BIN, r2),
+                 0);
+    for (int k = 0; k < 2; k++) {
+        char slashed[1100];
+        snprintf(slashed, sizeof slashed, "%s/", k ? r2 : r);
+        stall_plot_result res;
+        stall_err err = {0};
+        cr_assert_eq(stall_plot(slashed, &no_gnuplot, &res, &err), 0, "%s", err.msg);
+        bool named = false;
+        for (int i = 0; i < res.nnote; i++) {
+            cr_expect_null(strstr(res.note[i], "/-analyze"), "%s", res.note[i]);
+            cr_expect_null(strstr(res.note[i], "//"), "%s", res.note[i]);
+            named |= strstr(res.note[i], k ? "ranks.csv" : "-analyze") != NULL;
+        }
+        cr_expect(named, "%s: no note names the folder", slashed);
+        if (k == 0) {
+            char want[1200];
+            snprintf(want, sizeof want, "-o %s-analyze", r);
+            bool beside = false;
+            for (int i = 0; i < res.nnote; i++)
+                beside |= strstr(res.note[i], want) != NULL;
+            cr_expect(beside, "no note suggests %s", want);
+        }
+    }
+}
