@@ -448,6 +448,20 @@ int stall_plot_plan(plot_ctx *c, stall_err *err)
     stall_plot_begin(c, "scaling", 1100, 440, cap);
     fprintf(c->dat, "# gpus throughput ideal_throughput efficiency_pct (throughput in %s)\n", unit);
     double base = stall_table_num(t, 0, cth) / stall_table_num(t, 0, cg);
+    /* The throughput axis's range: gnuplot's own where it spans values;
+     * a factor of 2 each side of a single one (a plan of one GPU count
+     * left gnuplot an empty range to widen, with a warning). */
+    double tlo = INFINITY, thi = -INFINITY;
+    for (size_t i = 0; i < t->nrows; i++) {
+        double v = stall_table_num(t, i, cth), g = stall_table_num(t, i, cg);
+        if (isfinite(v) && v > 0)
+            tlo = fmin(tlo, v), thi = fmax(thi, v);
+        if (isfinite(base * g) && base * g > 0)
+            tlo = fmin(tlo, base * g), thi = fmax(thi, base * g);
+    }
+    char trange[64] = "[*:*]";
+    if (isfinite(tlo) && thi <= tlo)
+        snprintf(trange, sizeof trange, "[%.9g:%.9g]", tlo / 2, tlo * 2);
     double gmin = stall_table_num(t, 0, cg), gmax = stall_table_num(t, t->nrows - 1, cg);
     for (size_t i = 0; i < t->nrows; i++) {
         double g = stall_table_num(t, i, cg);
@@ -468,19 +482,20 @@ int stall_plot_plan(plot_ctx *c, stall_err *err)
                 "chosen = %.9g\n"
                 "set arrow 1 from chosen, graph 0 to chosen, graph 1 nohead dt 3 lw 2 lc rgb "
                 "\"#D55E00\"\n"
-                "set label 1 sprintf(\"%s\", chosen) at graph 0.03, 0.93 left "
-                "tc rgb \"#D55E00\"\n",
+                "set style textbox opaque fc rgb \"#ffffff\" noborder\n"
+                "set label 1 sprintf(\"%s\", chosen, chosen == 1 ? \"\" : \"s\") at graph "
+                "0.03, 0.93 left tc rgb \"#D55E00\" boxed front\n",
                 chosen,
-                at_bound  ? "efficient up to %.0f GPUs, the search's bound (plan max_gpus)"
-                : at_cost ? "efficient up to %.0f GPUs, where the search stopped (simulation cost)"
-                          : "largest efficient: %.0f GPUs (dotted line)");
+                at_bound  ? "efficient up to %.0f GPU%s, the search's bound (plan max_gpus)"
+                : at_cost ? "efficient up to %.0f GPU%s, where the search stopped (simulation cost)"
+                          : "largest efficient: %.0f GPU%s (dotted line)");
     fprintf(c->gp,
             "set title \"Throughput (log-log: ideal scaling is a straight line)\"\n"
             "set logscale y 2\nset format y \"%%.0s%%c\"\nset ylabel \"throughput [%s]\"\n"
-            "set yrange [*:*]\n"
+            "set yrange %s\n"
             "plot \"scaling.dat\" using 1:2 with linespoints pt 7 lc 1 title \"simulated\", "
             "\"\" using 1:3 with lines dt 2 lc rgb \"#888888\" title \"ideal (linear)\"\n",
-            unit);
+            unit, trange);
     if (!isnan(chosen))
         fputs("set label 1 at graph 0.03, 0.35 left\n", c->gp); /* below the curve, above 0 */
     fprintf(c->gp,

@@ -874,7 +874,7 @@ Test(plot, real_plan_at_the_search_bound_says_so)
     check_figures(r, want, 1);
     snprintf(p, sizeof p, "%s/plots/scaling.gp", r);
     char *gp = rd_slurp(p);
-    cr_assert(strstr(gp, "efficient up to %.0f GPUs, the search's bound"), "%s", gp);
+    cr_assert(strstr(gp, "efficient up to %.0f GPU%s, the search's bound"), "%s", gp);
     cr_assert_null(strstr(gp, "largest efficient"), "%s", gp);
     free(gp);
 }
@@ -900,7 +900,7 @@ Test(plot, real_plan_stopped_by_its_request_limit_says_so)
     check_figures(r, want, 1);
     snprintf(p, sizeof p, "%s/plots/scaling.gp", r);
     char *gp = rd_slurp(p);
-    cr_assert(strstr(gp, "efficient up to %.0f GPUs, where the search stopped (simulation cost)"),
+    cr_assert(strstr(gp, "efficient up to %.0f GPU%s, where the search stopped (simulation cost)"),
               "%s", gp);
     cr_assert_null(strstr(gp, "largest efficient"), "%s", gp);
     cr_assert_null(strstr(gp, "the search's bound"), "%s", gp);
@@ -1734,4 +1734,30 @@ Test(plot, folder_named_with_a_trailing_slash_suggests_a_folder_beside_it)
             cr_expect(beside, "no note suggests %s", want);
         }
     }
+}
+
+/* A plan searched up to 1 GPU said "efficient up to 1 GPUs", and its
+ * label was crossed by the dotted line at the chosen count (at 3 GPUs of
+ * the ddp2 trace too): "1 GPU", on an opaque box in front of the line. */
+Test(plot, real_plan_of_one_gpu_says_gpu_on_a_box_over_the_line)
+{
+    NEED_GNUPLOT();
+    char *r = res_dir("plan1");
+    cr_assert_eq(sh("%s plan configs/w2.ini --set plan.max_gpus=1 -o %s -q", BIN, r), 0);
+    const char *want[] = {"scaling"};
+    check_figures(r, want, 1);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/plots/scaling.svg", r);
+    char *svg = rd_slurp(p);
+    cr_assert(svg, "%s", p);
+    cr_expect(strstr(svg, "efficient up to 1 GPU,"), "no \"1 GPU,\" in %s", p);
+    cr_expect_null(strstr(svg, "1 GPUs"), "%s says \"1 GPUs\"", p);
+    free(svg);
+    snprintf(p, sizeof p, "%s/plots/scaling.gp", r);
+    char *gp = rd_slurp(p);
+    const char *l = strstr(gp, "set label 1 ");
+    cr_assert_not_null(l, "%s", gp);
+    cr_expect(strstr(l, " boxed") && strstr(l, " boxed") < strchr(l, '\n'), "%.200s", l);
+    cr_expect(strstr(gp, "set style textbox opaque"), "%s", gp);
+    free(gp);
 }
