@@ -500,7 +500,11 @@ static int cli_trace_cmd(int argc, char **argv, bool timeline)
         if (!out)
             return cli_bad_usage("timeline needs -o FILE.json");
         stall_tidy_trace *t = NULL;
-        rc = stall_an_load(path, workers, &t, &err);
+        stall_an_src *src = calloc(1, sizeof *src);
+        if (!src)
+            return 1;
+        src->timeline = true;
+        rc = stall_an_load_src(path, workers, &t, src, &err);
         if (rc == 0)
             rc = stall_timeline_export(t, &tl, out, &err);
         if (rc == 0) {
@@ -514,6 +518,9 @@ static int cli_trace_cmd(int argc, char **argv, bool timeline)
                        "ui.perfetto.dev)\n",
                        stall_version(), path, lo, hi, t->ranks, out);
         }
+        if (rc == 0 && src->left[0])
+            printf("left out (timeline draws what the trace recorded): %s\n", src->left);
+        free(src);
         stall_tidy_free(t);
     }
     return rc ? cli_fail(&err) : 0;

@@ -177,6 +177,19 @@ static int cfg_check_applies(const stall_config *cfg, stall_err *err)
     return 0;
 }
 
+int stall_config_check_trace_keys(const stall_config *cfg, stall_err *err)
+{
+    stall_config *c = stall_xmalloc(sizeof *c);
+    *c = *cfg;
+    c->mode = STALL_MODE_MODEL; /* every [trace] key applies in it */
+    for (size_t k = 0; k < cfg_nkeys; k++)
+        if (strcmp(cfg_keys[k].section, "trace") != 0)
+            c->given[k] = 0;
+    int rc = cfg_check_applies(c, err);
+    free(c);
+    return rc;
+}
+
 /* Where section.key came from, for messages (stall_config_origin). */
 static const char *cfg_at(const stall_config *cfg, const char *section, const char *key, char *buf,
                           size_t n)

@@ -550,13 +550,17 @@ static char *an_default_outdir(const char *path)
 int stall_analyze_job(const char *path, const char *outdir, int workers, FILE *term, stall_err *err)
 {
     stall_tidy_trace *t = NULL;
-    int format = -1;
-    char given[STALL_PATH_MAX + 64]; /* where [trace] workers gave the count ("": not) */
-    int rc = stall_an_load_format(path, workers, &t, &format, given, err);
-    if (rc)
+    stall_an_src *src = stall_xcalloc(1, sizeof *src); /* src->given: where [trace] workers
+                                                          gave the count ("": not) */
+    int rc = stall_an_load_src(path, workers, &t, src, err);
+    if (rc) {
+        free(src);
         return rc;
+    }
+    const char *given = src->given;
+    int format = src->format;
     /* The format from the INI's [trace] as from the trace itself
-     * (an_load_format refused --workers for a tidy one). */
+     * (stall_an_load_src refused --workers for a tidy one). */
     bool tidy = format == STALL_FORMAT_TIDY;
     bool json = t->summary != NULL; /* a Kineto or dftracer trace */
     /* A dsanalyzer trace without --workers: the count its fetch starts
@@ -568,15 +572,19 @@ int stall_analyze_job(const char *path, const char *outdir, int workers, FILE *t
             stall_tidy_free(t);
             t = NULL;
             rc = stall_an_load(path, w, &t, err);
-            if (rc)
+            if (rc) {
+                free(src);
                 return rc;
+            }
             workers = w;
             inferred = true;
         }
     }
     stall_analysis a;
     stall_analyze(t, &a);
-    a.workers_inferred = workers > 0 || (given[0] && !tidy && a.workers > 0);
+    /* A Kineto or dftracer trace's count given is its run's, no worker ids
+     * assigned (it has none). */
+    a.workers_inferred = workers > 0 || (given[0] && !tidy && !json && a.workers > 0);
     char *dir = outdir ? stall_xstrdup(outdir) : an_default_outdir(path);
     const char *label = "measured";
     rc = stall_analysis_write(&a, &label, 1, dir, err);
@@ -588,7 +596,7 @@ int stall_analyze_job(const char *path, const char *outdir, int workers, FILE *t
             snprintf(wk, sizeof wk, "workers unknown");
         else
             snprintf(wk, sizeof wk, "%d workers per rank", a.workers);
-        char gave[STALL_PATH_MAX + 96];
+        char gave[sizeof src->given + 32];
         snprintf(gave, sizeof gave, " (%s%s)", a.workers_inferred ? "round robin, " : "", given);
         fprintf(term, "stallsim %s: analyze %s: %d ranks x %d epochs x %lld batches, %s%s\n",
                 stall_version(), path, a.ranks, a.epochs, (long long)a.batches, wk,
@@ -598,6 +606,8 @@ int stall_analyze_job(const char *path, const char *outdir, int workers, FILE *t
                 : a.workers_inferred ? " (round robin, as given)"
                 : tidy               ? " (the trace's worker column)"
                                      : "");
+        if (src->left[0])
+            fprintf(term, "left out (analyze reads what the trace recorded): %s\n", src->left);
         stall_analysis_print(&a, &label, 1, term);
         fprintf(term,
                 "results in %s/ (analyze.csv, per_rank.csv, per_worker.csv, windows.csv, "
@@ -605,6 +615,7 @@ int stall_analyze_job(const char *path, const char *outdir, int workers, FILE *t
                 dir, a.checkpoint_s ? ", checkpoint.csv" : "", a.io ? ", storage.csv" : "");
     }
     free(dir);
+    free(src);
     stall_analysis_free(&a);
     stall_tidy_free(t);
     return rc;

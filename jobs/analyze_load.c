@@ -13,6 +13,7 @@
 #include "stall/kineto.h"
 #include "stall/measured.h"
 
+#include "infer.h"
 #include "inputs.h"
 
 bool stall_an_is_ini(const char *path)
@@ -27,6 +28,39 @@ static int an_load_other(int format, const char *path, stall_tidy_trace **out, s
                                          : stall_dftracer_load(path, out, err);
 }
 
+/* The keys of cfg that src's reading leaves out, listed into src->left
+ * (validate's "left out" line): [trace] prefetch_factor and
+ * persistent_workers (the measured loader of run's model: the trace shows
+ * what its loader did, start-ups included), [trace] workers where it
+ * changes nothing (timeline of a Kineto or dftracer trace: no worker ids,
+ * so no worker tracks to give it; a count the trace contradicts is
+ * refused first), and every key of the what-if, [align],
+ * [replay] and [report] sections. */
+static void an_left_out(const stall_config *cfg, stall_an_src *src)
+{
+    static const char *const sections[] = {
+        "align",   "replay", "report", "loader",     "cluster", "fetch",     "compute",
+        "storage", "ddp",    "run",    "checkpoint", "ranks",   "straggler", NULL};
+    const char *keys[3];
+    int nk = 0;
+    bool json = cfg->format == STALL_FORMAT_KINETO || cfg->format == STALL_FORMAT_DFTRACER;
+    if (stall_config_given(cfg, "trace", "workers") && src->timeline && json)
+        keys[nk++] = "workers";
+    if (stall_config_given(cfg, "trace", "prefetch_factor"))
+        keys[nk++] = "prefetch_factor";
+    if (stall_config_given(cfg, "trace", "persistent_workers"))
+        keys[nk++] = "persistent_workers";
+    size_t n = sizeof src->left, len = 0;
+    src->left[0] = '\0';
+    for (int i = 0; i < nk; i++) {
+        int w = snprintf(src->left + len, n - len, "%s[trace] %s", i ? ", " : "", keys[i]);
+        len += w > 0 && len + (size_t)w < n ? (size_t)w : 0;
+    }
+    char rest[sizeof src->left];
+    if (stall_config_list_given(cfg, sections, rest, sizeof rest))
+        snprintf(src->left + len, n - len, "%s%s", len ? ", " : "", rest);
+}
+
 /* cfg's trace in the tidy shape (workers: stall_an_load's); path names
  * the INI or trace in the message of a configuration without one.
  * [trace] workers is read as run reads it (wi_load_measured): a tidy
@@ -34,18 +68,28 @@ static int an_load_other(int format, const char *path, stall_tidy_trace **out, s
  * trace has no workers column, a count that contradicts the column is
  * refused, and otherwise it is the measured run's count; a dsanalyzer
  * trace's batches go round robin to it unless workers > 0 gives the same
- * (another is refused: which one the run had would be a guess). *given:
- * where it was given ("" when not), so that the first line says so. */
+ * (another is refused: which one the run had would be a guess); a Kineto or
+ * dftracer trace's run has it as its count (wi_json_workers: 0 where the
+ * trace records the fetches, in the main process, another count refused;
+ * else the count given, 0 refused) where the trace records none or
+ * another. src->given: where it was given ("" when not), so that the first
+ * line says so. */
 static int an_load_cfg(const stall_config *cfg, const char *path, int workers,
-                       stall_tidy_trace **out, char given[STALL_PATH_MAX + 64], stall_err *err)
+                       stall_tidy_trace **out, stall_an_src *src_out, stall_err *err)
 {
     wi_inputs *in = stall_xmalloc(sizeof *in);
     wi_inputs_resolve(cfg, in);
     const wi_trace_src *src = &in->trace;
     bool has = src->workers_given && src->workers >= 0;
+    char *given = src_out->given;
+    const size_t ngiven = sizeof src_out->given;
     given[0] = '\0';
     int rc = 0;
-    if (cfg->format == STALL_FORMAT_TIDY) {
+    if (cfg->format != STALL_FORMAT_NONE)
+        rc = stall_config_check_trace_keys(cfg, err);
+    if (rc) {
+        /* a [trace] key of another format: refused as run refuses it */
+    } else if (cfg->format == STALL_FORMAT_TIDY) {
         rc = stall_tidy_load_workers(cfg->path, has ? (int)src->workers : -1, src->workers_at, out,
                                      err);
         if (rc == 0 && has) {
@@ -54,7 +98,7 @@ static int an_load_cfg(const stall_config *cfg, const char *path, int workers,
             rc = wi_trace_workers(src, (*out)->workers, -1, NULL, NULL, &w, &from, err);
             if (rc == 0 && (*out)->workers < 0) {
                 (*out)->workers = w;
-                snprintf(given, STALL_PATH_MAX + 64, "%s", src->workers_at);
+                snprintf(given, ngiven, "%s", src->workers_at);
             }
             if (rc) { /* the count contradicts the trace's: nothing loaded */
                 stall_tidy_free(*out);
@@ -72,7 +116,7 @@ static int an_load_cfg(const stall_config *cfg, const char *path, int workers,
             rc = stall_ds_load(cfg->fetch, cfg->start, cfg->perf, cfg->epoch, &d, err);
         if (rc == 0 && has && workers <= 0 && src->workers > 0) {
             workers = (int)src->workers;
-            snprintf(given, STALL_PATH_MAX + 64, "%s", src->workers_at);
+            snprintf(given, ngiven, "%s", src->workers_at);
         }
         /* A count given (--workers, or [trace] workers, 0 included) must fit
          * the fetch starts: one batch at a time per worker. */
@@ -85,6 +129,23 @@ static int an_load_cfg(const stall_config *cfg, const char *path, int workers,
         stall_ds_free(d);
     } else if (cfg->format == STALL_FORMAT_KINETO || cfg->format == STALL_FORMAT_DFTRACER) {
         rc = an_load_other(cfg->format, cfg->path, out, err);
+        int w = -1;
+        if (rc == 0)
+            rc = wi_json_workers(src, *out, false, &w, err);
+        if (rc == 0 && has && !src_out->timeline) {
+            /* The run's count, which analyze reports; the trace's own
+             * (dftracer's reader threads) said beside it where another. */
+            int own = (*out)->workers;
+            (*out)->workers = w;
+            if (own > 0 && own != w)
+                snprintf(given, ngiven, "%s; the trace reports %d", src->workers_at, own);
+            else
+                snprintf(given, ngiven, "%s", src->workers_at);
+        }
+        if (rc) {
+            stall_tidy_free(*out);
+            *out = NULL;
+        }
     } else {
         rc = stall_err_set(
             err, STALL_ECONFIG,
@@ -92,28 +153,23 @@ static int an_load_cfg(const stall_config *cfg, const char *path, int workers,
             "dftracer)",
             path);
     }
+    if (rc == 0)
+        an_left_out(cfg, src_out);
     free(in);
     return rc;
 }
 
-/* stall_an_load, and *format (a STALL_FORMAT_*) the trace's format as the
- * INI names it or detection finds it, so that an INI and its trace given
- * directly are treated alike; given as an_load_cfg's (NULL: not wanted). */
-int stall_an_load_format(const char *path, int workers, stall_tidy_trace **out, int *format,
-                         char *given, stall_err *err)
+int stall_an_load_src(const char *path, int workers, stall_tidy_trace **out, stall_an_src *src,
+                      stall_err *err)
 {
-    char unused[STALL_PATH_MAX + 64];
-    if (!given)
-        given = unused;
-    given[0] = '\0';
+    src->given[0] = src->left[0] = '\0';
     /* An INI or a trace of any format (stall_config_load_any detects it). */
     stall_config *cfg = stall_xmalloc(sizeof *cfg);
     stall_config_defaults(cfg);
     int rc = stall_config_load_any(cfg, path, NULL, 0, err);
-    if (format)
-        *format = rc == 0 ? (int)cfg->format : -1;
+    src->format = rc == 0 ? (int)cfg->format : -1;
     if (rc == 0)
-        rc = an_load_cfg(cfg, path, workers, out, given, err);
+        rc = an_load_cfg(cfg, path, workers, out, src, err);
     /* --workers assigns a dsanalyzer trace's batches; a tidy trace names
      * its workers whichever way it was given, a Kineto or dftracer trace
      * does not show them. Refused for both, by analyze and timeline. */
@@ -141,8 +197,9 @@ int stall_an_load_measured(const stall_config *cfg, stall_tidy_trace **out, bool
                            stall_err *err)
 {
     *round_robin = false;
-    char given[STALL_PATH_MAX + 64];
-    int rc = an_load_cfg(cfg, cfg->ini_path, -1, out, given, err);
+    stall_an_src *src = stall_xcalloc(1, sizeof *src);
+    int rc = an_load_cfg(cfg, cfg->ini_path, -1, out, src, err);
+    free(src);
     if (rc == 0 && cfg->format == STALL_FORMAT_DSANALYZER) {
         int w = cfg->trace_workers >= 0 ? (int)cfg->trace_workers
                                         : stall_measured_infer_workers(*out, NULL);
@@ -154,5 +211,8 @@ int stall_an_load_measured(const stall_config *cfg, stall_tidy_trace **out, bool
 
 int stall_an_load(const char *path, int workers, stall_tidy_trace **out, stall_err *err)
 {
-    return stall_an_load_format(path, workers, out, NULL, NULL, err);
+    stall_an_src *src = stall_xcalloc(1, sizeof *src);
+    int rc = stall_an_load_src(path, workers, out, src, err);
+    free(src);
+    return rc;
 }

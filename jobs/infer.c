@@ -394,6 +394,41 @@ int wi_infer_measured(const stall_tidy_trace *t, int workers, int prefetch, bool
 
 /* ---- Kineto and dftracer traces ---- */
 
+int wi_json_workers(const wi_trace_src *src, const stall_tidy_trace *t, bool need, int *w,
+                    stall_err *err)
+{
+    const char *ini = wi_where(src->ini);
+    bool given = src->workers_given && src->workers >= 0;
+    char at[STALL_PATH_MAX + 96]; /* "file:line: [trace] workers" */
+    snprintf(at, sizeof at, "%s", src->workers_at[0] ? src->workers_at : "[trace] workers");
+    if (!src->workers_at[0] && src->ini && src->ini[0])
+        snprintf(at, sizeof at, "%s: [trace] workers", src->ini);
+    if (!t->fetch_unknown) {
+        /* The loader's call is the whole fetch, in the main process. */
+        *w = 0;
+        if (given && src->workers != 0)
+            return stall_err_set(err, STALL_ECONFIG,
+                                 "%s: %lld, but the trace's DataLoader loads in the main process "
+                                 "(0 workers)",
+                                 at, (long long)src->workers);
+        return 0;
+    }
+    *w = given ? (int)src->workers : t->workers;
+    if (given && *w < 1)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: 0, but %s holds only the loop's waits, not its fetches: its "
+                             "DataLoader had workers (give their count, docs/model.md 8.2)",
+                             at, src->path);
+    if (need && *w < 1)
+        return stall_err_set(
+            err, STALL_ECONFIG,
+            "%s: %s: the trace holds only the loop's waits and does not record how many "
+            "DataLoader workers fed it: set [trace] workers (and prefetch_factor when not "
+            "PyTorch's 2) so that the fetch durations can be inferred (docs/model.md 8.2)",
+            ini, src->path);
+    return 0;
+}
+
 int wi_load_json(const wi_trace_src *src, stall_measured *m, stall_err *err)
 {
     stall_tidy_trace *t = NULL;
@@ -402,30 +437,15 @@ int wi_load_json(const wi_trace_src *src, stall_measured *m, stall_err *err)
         kineto ? stall_kineto_load(src->path, &t, err) : stall_dftracer_load(src->path, &t, err);
     if (rc)
         return rc;
-    const char *ini = wi_where(src->ini);
-    if (!t->fetch_unknown) {
-        /* The loader's call is the whole fetch, in the main process. */
-        if (src->workers_given && src->workers != 0)
-            rc = stall_err_set(err, STALL_ECONFIG,
-                               "%s: [trace] workers: %lld, but the trace's DataLoader loads in the "
-                               "main process (0 workers)",
-                               ini, (long long)src->workers);
+    int w;
+    rc = wi_json_workers(src, t, true, &w, err);
+    if (rc == 0 && !t->fetch_unknown) {
         t->workers = 0;
         t->prefetch = -1;
-        if (rc == 0)
-            rc = stall_measured_from_tidy_p(t, src->persistent, m, err);
-    } else {
-        int w = src->workers_given && src->workers >= 0 ? (int)src->workers : t->workers;
-        if (w < 1)
-            rc = stall_err_set(
-                err, STALL_ECONFIG,
-                "%s: %s: the trace holds only the loop's waits and does not record how many "
-                "DataLoader workers fed it: set [trace] workers (and prefetch_factor when not "
-                "PyTorch's 2) so that the fetch durations can be inferred (docs/model.md 8.2)",
-                ini, src->path);
-        if (rc == 0)
-            rc = wi_infer_measured(t, w, src->prefetch > 0 ? (int)src->prefetch : 2,
-                                   src->persistent, m, err);
+        rc = stall_measured_from_tidy_p(t, src->persistent, m, err);
+    } else if (rc == 0) {
+        rc = wi_infer_measured(t, w, src->prefetch > 0 ? (int)src->prefetch : 2, src->persistent, m,
+                               err);
         if (rc == 0) {
             m->workers_from = src->workers_given ? STALL_WORKERS_GIVEN : STALL_WORKERS_TRACE;
             m->workers_trace =

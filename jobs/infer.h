@@ -64,6 +64,17 @@ typedef struct wi_fit {
 int wi_infer_measured(const stall_tidy_trace *t, int workers, int prefetch, bool persistent,
                       stall_measured *m, stall_err *err);
 
+/* The DataLoader workers per GPU of a Kineto or dftracer trace's run, as
+ * run and validate read them (*w): 0 where its fetch times are known (the
+ * loader's call is the whole fetch, in the main process: a [trace] workers
+ * other than 0 is refused); else [trace] workers where given (0 is
+ * refused: a trace of the loop's waits alone had workers), else the
+ * trace's own count (dftracer's reader threads; 0 when not recorded,
+ * refused when need, as the fetch inference needs it). Returns 0 or
+ * STALL_ECONFIG. */
+int wi_json_workers(const wi_trace_src *src, const stall_tidy_trace *t, bool need, int *w,
+                    stall_err *err);
+
 /* Loads a Kineto or dftracer trace (src->format) into *m: decomposed as
  * measured when its fetch times are known (Kineto with 0 workers), else
  * with the fetch durations inferred (wi_infer_measured; the workers: the

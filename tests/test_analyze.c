@@ -547,3 +547,90 @@ Test(analyze, an_ini_naming_a_tidy_trace_takes_its_worker_column)
                  "--workers on an INI naming a tidy trace must be refused as on the trace");
     cr_expect(strstr(err.msg, "a tidy trace names its workers"), "%s", err.msg);
 }
+
+/* Writes an INI for a Kineto or dftracer trace with extra [trace] lines;
+ * returns its path (static). */
+static const char *json_ini(const char *name, const char *format, const char *trace,
+                            const char *extra)
+{
+    static char path[700];
+    snprintf(path, sizeof path, "%s/%s.ini", adir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "[trace]\nformat = %s\npath = %s/%s\n%s", format, STALL_SOURCE_DIR, trace, extra);
+    fclose(f);
+    return path;
+}
+
+/* analyze read an INI's [trace] section but did not pass [trace] workers
+ * to the Kineto and dftracer readers ("workers unknown", analyze.csv
+ * workers 0, and a count a 0-worker trace contradicts taken), and took
+ * [trace] prefetch_factor and persistent_workers (and the what-if keys)
+ * without a word. Now the count is the run's, as run and validate read it
+ * (the trace's own said beside it), a contradiction is refused, a key of
+ * another format is refused as run refuses it, and the keys analyze does
+ * not use are listed in a "left out" line. */
+Test(analyze, kineto_and_dftracer_inis_take_trace_workers_and_say_what_is_left_out)
+{
+    const char *p = json_ini("kw2", "kineto", "tests/kineto/w2_nosched",
+                             "workers = 2\nprefetch_factor = 4\npersistent_workers = true\n"
+                             "[loader]\nworkers = 8\n");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *term = open_memstream(&text, &len);
+    char out[700], want[1000];
+    snprintf(out, sizeof out, "%s/kw2", adir);
+    stall_err err = {0};
+    cr_assert_eq(stall_analyze_job(p, out, 0, term, &err), 0, "%s", err.msg);
+    fclose(term);
+    snprintf(want, sizeof want, "2 workers per rank (%s:4: [trace] workers)\n", p);
+    cr_expect(strstr(text, want), "%s", text);
+    cr_expect(strstr(text, "\nleft out (analyze reads what the trace recorded): [trace] "
+                           "prefetch_factor, [trace] persistent_workers, [loader] workers\n"),
+              "%s", text);
+    free(text);
+    char csv[800];
+    snprintf(csv, sizeof csv, "%s/analyze.csv", out);
+    const char *s = slurp(csv); /* its own buffer */
+    cr_expect(strstr(s, "measured,workers,2\nmeasured,workers_inferred,0\n"), "%s", s);
+
+    /* dftracer: the count given is the run's; its reader threads beside it. */
+    p = json_ini("dw4", "dftracer", "tests/dftracer/gen2025", "workers = 4\n");
+    text = NULL;
+    term = open_memstream(&text, &len);
+    snprintf(out, sizeof out, "%s/dw4", adir);
+    cr_assert_eq(stall_analyze_job(p, out, 0, term, &err), 0, "%s", err.msg);
+    fclose(term);
+    snprintf(want, sizeof want, "4 workers per rank (%s:4: [trace] workers; the trace reports 2)",
+             p);
+    cr_expect(strstr(text, want), "%s", text);
+    cr_expect(!strstr(text, "left out"), "%s", text);
+    free(text);
+
+    /* Refused, nothing written: a count the trace contradicts (0 workers:
+     * the loader's call is the whole fetch; a trace of the loop's waits
+     * alone had workers), and a dsanalyzer key. */
+    static const struct {
+        const char *trace, *extra, *want;
+    } bad[] = {
+        {"tests/kineto/w0_nosched", "workers = 2\n",
+         ":4: [trace] workers: 2, but the trace's DataLoader loads in the main process"},
+        {"tests/kineto/w2_nosched", "workers = 0\n", ":4: [trace] workers: 0, but "},
+        {"tests/kineto/w2_nosched", "epoch = 2\n",
+         ":4: [trace] epoch: has no effect with [trace] format = kineto"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "bad%zu", i);
+        p = json_ini(name, "kineto", bad[i].trace, bad[i].extra);
+        snprintf(out, sizeof out, "%s/%s", adir, name);
+        err = (stall_err){0};
+        cr_expect_eq(stall_analyze_job(p, out, 0, NULL, &err), STALL_ECONFIG, "%s", bad[i].extra);
+        cr_expect(strstr(err.msg, bad[i].want), "%s", err.msg);
+        cr_expect(!strchr(err.msg, '\n'), "one line: %s", err.msg);
+        FILE *o = fopen(out, "r");
+        cr_expect_null(o, "%s: a refused analysis wrote its folder", bad[i].extra);
+        if (o)
+            fclose(o);
+    }
+}

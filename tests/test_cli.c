@@ -2351,3 +2351,35 @@ Test(cli, measured_workers_past_the_workers_limit_are_refused)
     snprintf(cmd, sizeof cmd, BIN " validate %s --set trace.workers=1024 -q -o %s/lw2", ex, cdir);
     cr_expect_eq(sh(cmd, line, sizeof line), 0, "%s: %s", cmd, line);
 }
+
+/* timeline took an INI's [trace] workers, prefetch_factor and
+ * persistent_workers for a Kineto trace without a word, though its file
+ * shows none of them (no worker ids: no worker tracks), and a count the
+ * trace contradicts. Now they are listed in a "left out" line, and the
+ * contradiction is refused as run and analyze refuse it. */
+Test(cli, timeline_says_the_trace_keys_it_leaves_out)
+{
+    char path[700], cmd[3000], line[2048];
+    snprintf(path, sizeof path, "%s/tlk.ini", cdir);
+    FILE *f = fopen(path, "w");
+    fprintf(f, "[trace]\nformat = kineto\npath = " STALL_SOURCE_DIR "/tests/kineto/w2_nosched\n"
+               "workers = 2\nprefetch_factor = 4\npersistent_workers = true\n");
+    fclose(f);
+    snprintf(cmd, sizeof cmd,
+             BIN " timeline %s -o %s/tlk.json | grep -qx 'left out (timeline draws what the "
+                 "trace recorded): \\[trace\\] workers, \\[trace\\] prefetch_factor, \\[trace\\] "
+                 "persistent_workers'",
+             path, cdir);
+    cr_expect_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    f = fopen(path, "w");
+    fprintf(f, "[trace]\nformat = kineto\npath = " STALL_SOURCE_DIR
+               "/tests/kineto/w0_nosched\nworkers = 2\n");
+    fclose(f);
+    snprintf(cmd, sizeof cmd, BIN " timeline %s -o %s/tlk0.json", path, cdir);
+    cr_expect_eq(sh(cmd, line, sizeof line), 2, "%s", line);
+    cr_expect(strstr(line, "tlk.ini:4: [trace] workers: 2, but the trace's DataLoader loads in "
+                           "the main process"),
+              "%s", line);
+    snprintf(cmd, sizeof cmd, "test ! -e %s/tlk0.json", cdir);
+    cr_expect_eq(sh(cmd, NULL, 0), 0, "a refused timeline wrote its file");
+}

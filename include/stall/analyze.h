@@ -157,12 +157,22 @@ int stall_an_load(const char *trace_or_ini, int workers, stall_tidy_trace **out,
  * file (ends in .ini). */
 bool stall_an_is_ini(const char *path);
 
-/* stall_an_load, and *format (a STALL_FORMAT_*; may be NULL) the trace's
- * format as the INI names it or detection finds it; given (may be NULL,
- * else STALL_PATH_MAX + 64 bytes) gets where [trace] workers was given, ""
- * when not, so that the first line can say so. */
-int stall_an_load_format(const char *path, int workers, stall_tidy_trace **out, int *format,
-                         char *given, stall_err *err);
+/* What stall_an_load_src says of its source, for the first lines. */
+typedef struct stall_an_src {
+    bool timeline; /* in: read for stallsim timeline, which shows no worker count */
+    int format;    /* the trace's STALL_FORMAT_* as the INI names it or detection finds
+                      it, so that an INI and its trace given directly are treated alike
+                      (-1: not read) */
+    char given[STALL_PATH_MAX + 96]; /* where [trace] workers gave the count, "" when
+                                        not (and the trace's own where it differs) */
+    char left[1024];                 /* the INI's keys the reading leaves out ("[section] key, ...",
+                                        "" when none), for a "left out" line as validate's */
+} stall_an_src;
+
+/* stall_an_load, saying in *src what it read (src->timeline set by the
+ * caller). */
+int stall_an_load_src(const char *path, int workers, stall_tidy_trace **out, stall_an_src *src,
+                      stall_err *err);
 
 /* The measured trace beside a simulated run, in the tidy shape; a
  * dsanalyzer trace's batches go round robin to its workers (*round_robin

@@ -239,6 +239,12 @@ bool stall_config_wants_model(const stall_config *cfg);
 int stall_config_as_model(stall_config *cfg, const char *command, char *note, size_t n,
                           stall_err *err);
 
+/* The part of stall_config_check that refuses a [trace] key given for
+ * another trace format ([trace] epoch with format = kineto), for analyze
+ * and timeline, which read the trace whatever the mode. Returns 0 or
+ * STALL_ECONFIG, with the message stall_config_check gives. */
+int stall_config_check_trace_keys(const stall_config *cfg, stall_err *err);
+
 /* Lists the keys given explicitly in any of `sections` (NULL-terminated)
  * as "[section] key, ..." into buf (truncated to n); returns their count. */
 size_t stall_config_list_given(const stall_config *cfg, const char *const *sections, char *buf,
