@@ -290,10 +290,27 @@ int wi_tables_build_x(const wi_whatif *what, const stall_measured *m, int g, int
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(rng, (unsigned long)what->seed);
     size_t mcells = m ? (size_t)m->epochs * m->ranks * (size_t)m->batches : 0;
+    int64_t lb = m ? wi_batch_samples(what, m) : 1, mlast = m ? wi_trace_last(what, m) : 1;
+    /* The pools the cells beyond the trace are drawn from, bootstrap or
+     * fitted: the measured durations, each for a full batch of lb samples,
+     * so that a draw is charged by the samples its own batch holds (below)
+     * and the trace's partial last batch is never taken for a full one. */
+    const stall_time *pf = m ? m->fetch : NULL, *pc = m ? m->compute : NULL;
+    stall_time *full = NULL;
+    if (beyond && mlast != lb) {
+        full = stall_xmalloc_big(2 * mcells * sizeof *full);
+        for (size_t i = 0; i < mcells; i++) {
+            bool last = i % (size_t)m->batches == (size_t)m->batches - 1;
+            full[i] = last ? wi_part(m->fetch[i], lb, mlast) : m->fetch[i];
+            full[mcells + i] = last ? wi_part(m->compute[i], lb, mlast) : m->compute[i];
+        }
+        pf = full;
+        pc = full + mcells;
+    }
     stall_dist ffit = what->fetch_dist, cfit = what->compute_dist;
     if (m) {
-        ffit = wi_fit_pool(what->resample, m->fetch, mcells);
-        cfit = wi_fit_pool(what->resample, m->compute, mcells);
+        ffit = wi_fit_pool(what->resample, pf, mcells);
+        cfit = wi_fit_pool(what->resample, pc, mcells);
     }
     wi_draw fdraw, cdraw;
     wi_draw_init(&fdraw, &ffit);
@@ -303,7 +320,6 @@ int wi_tables_build_x(const wi_whatif *what, const stall_measured *m, int g, int
     /* A partial last batch is charged by its samples: lnum of the batch
      * its duration came from (the trace's last batch: its own samples). */
     int64_t lnum = m ? wi_last_samples(what, m, g, n, whatif) : 1;
-    int64_t lb = m ? wi_batch_samples(what, m) : 1, mlast = m ? wi_trace_last(what, m) : 1;
     bool fill = !m && wi_tables_fill_on(rng, &fdraw, &cdraw);
     if (!fill || cdraw.kind != STALL_DIST_CONSTANT)
         w->compute = stall_xmalloc_big(cells * sizeof *w->compute);
@@ -330,6 +346,7 @@ int wi_tables_build_x(const wi_whatif *what, const stall_measured *m, int g, int
         int r = (int)(bad / (size_t)n % (size_t)g), e = (int)(bad / (size_t)n / (size_t)g);
         if (rng)
             gsl_rng_free(rng);
+        free(full);
         wi_tables_free(w);
         memset(w, 0, sizeof *w);
         return wi_drew_too_long(what, f, e, r, k, err);
@@ -347,11 +364,12 @@ int wi_tables_build_x(const wi_whatif *what, const stall_measured *m, int g, int
                     f = m->fetch[i];
                     c = m->compute[i];
                 } else {
-                    f = wi_resample(rng, what->resample, m->fetch, mcells, &fdraw);
-                    c = wi_resample(rng, what->resample, m->compute, mcells, &cdraw);
+                    f = wi_resample(rng, what->resample, pf, mcells, &fdraw);
+                    c = wi_resample(rng, what->resample, pc, mcells, &cdraw);
                 }
                 if (f < 0 || c < 0) {
                     gsl_rng_free(rng);
+                    free(full);
                     wi_tables_free(w);
                     memset(w, 0, sizeof *w);
                     return wi_drew_too_long(what, f < 0, e, r, k, err);
@@ -364,13 +382,15 @@ int wi_tables_build_x(const wi_whatif *what, const stall_measured *m, int g, int
                     /* The samples this batch holds over those of the batch
                      * its duration came from: the trace's own partial last
                      * batch taken for a full one (more batches per rank
-                     * than the trace's) is charged as full. */
+                     * than the trace's) is charged as full; a drawn one
+                     * came from the pools of full batches. */
                     bool own = e < m->epochs && r < m->ranks && k == m->batches - 1;
                     int64_t num = k == n - 1 ? lnum : lb, den = own ? mlast : lb;
                     w->fetch[o] = wi_part(w->fetch[o], num, den);
                     w->compute[o] = wi_part(w->compute[o], num, den);
                 }
             }
+    free(full);
     stall_time ddp = x.ddp;
     int xrc = wi_xform_check(what, &x, g, err);
     if (xrc) {

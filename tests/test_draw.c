@@ -209,3 +209,77 @@ Test(draw, tables_on_threads_equal_the_serial_draws)
     ttables_same(huge, flat, 3, 1, 100000, 46); /* some draw past the limit */
     ttables_same(logn, huge, 3, 1, 100000, 47); /* ... in compute */
 }
+
+/* A measured trace whose batches all take the same time per sample (1
+ * rank, 1 epoch, 4 batches of 16, 16, 16 and 6 samples; fetch 2.5 ms and
+ * compute 0.5 ms per sample): every cell of a what-if's tables, replayed
+ * or drawn beyond the trace, must be its own batch's samples times that
+ * (docs/model.md 2.4, 7). A drawn cell took any measured duration, the
+ * partial batch's 15 ms included, for a full batch of 16 (40 ms). */
+Test(draw, resampled_batches_take_the_trace_time_per_sample_of_their_own_samples)
+{
+    enum { NB = 4 };
+    const int64_t samples[NB] = {16, 16, 16, 6};
+    const stall_time fps = 2500000, cps = 500000; /* ns per sample */
+    stall_time fetch[NB], compute[NB], tail[NB] = {0}, gap[1] = {0};
+    for (int k = 0; k < NB; k++) {
+        fetch[k] = samples[k] * fps;
+        compute[k] = samples[k] * cps;
+    }
+    stall_measured m;
+    memset(&m, 0, sizeof m);
+    m.ranks = m.epochs = 1;
+    m.batches = NB;
+    m.samples = 16;
+    m.samples_last = 6;
+    m.fetch = fetch;
+    m.compute = compute;
+    m.tail = tail;
+    m.gap = gap;
+    /* g ranks x ne epochs x n batches; [run] batches; the samples of each
+     * rank's last batch (strong scaling: ceil(54 / g) - (n - 1) x 16). */
+    static const struct {
+        int g, ne;
+        int64_t n, run_batches, last;
+    } c[] = {
+        {1, 3, NB, 0, 6},   /* drawn epochs: 16, 16, 16, 6 */
+        {1, 2, 12, 12, 16}, /* [run] batches = 12: all full */
+        {3, 2, 2, 0, 2},    /* 3 GPUs: 18 samples each, 16 + 2 */
+        {2, 4, 2, 0, 11},   /* 2 GPUs: 27 each, 16 + 11 */
+    };
+    const int kinds[] = {STALL_RESAMPLE_BOOTSTRAP, STALL_RESAMPLE_LOGNORMAL, STALL_RESAMPLE_GAMMA};
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+        for (size_t j = 0; j < sizeof kinds / sizeof kinds[0]; j++)
+            for (int64_t seed = 1; seed <= 20; seed++) {
+                wi_whatif what;
+                memset(&what, 0, sizeof what);
+                what.ini = "t.ini";
+                what.seed = seed;
+                what.resample = kinds[j];
+                what.scaling = STALL_SCALING_STRONG;
+                what.batches = c[i].run_batches;
+                what.fetch_dist.scale = what.compute_dist.scale = 1;
+                wi_tables w;
+                stall_err err = {0};
+                cr_assert_eq(wi_tables_build(&what, &m, c[i].g, c[i].ne, c[i].n, true, &w, &err), 0,
+                             "%s", err.msg);
+                for (int e = 0; e < c[i].ne; e++)
+                    for (int r = 0; r < c[i].g; r++)
+                        for (int64_t k = 0; k < c[i].n; k++) {
+                            size_t o = ((size_t)e * c[i].g + r) * (size_t)c[i].n + (size_t)k;
+                            int64_t s = k == c[i].n - 1 ? c[i].last : 16;
+                            stall_time f = w.fetch[o], cc = w.compute ? w.compute[o] : -1;
+                            /* bootstrap exact; a fit to a pool of one value
+                             * within 1 us (sigma or sd 0 up to rounding) */
+                            stall_time tol = kinds[j] == STALL_RESAMPLE_BOOTSTRAP ? 1 : 1000;
+                            cr_expect(llabs(f - s * fps) <= tol && llabs(cc - s * cps) <= tol,
+                                      "resample %d, %d ranks x %d epochs x %lld batches, seed "
+                                      "%lld: epoch %d rank %d batch %lld (%lld samples): fetch "
+                                      "%lld ns, compute %lld ns; want %lld, %lld",
+                                      kinds[j], c[i].g, c[i].ne, (long long)c[i].n, (long long)seed,
+                                      e, r, (long long)k, (long long)s, (long long)f, (long long)cc,
+                                      (long long)(s * fps), (long long)(s * cps));
+                        }
+                wi_tables_free(&w);
+            }
+}
