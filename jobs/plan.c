@@ -447,11 +447,15 @@ static void plan_fx_at(const stall_config *cfg, const stall_measured *m, int g, 
  * monotone in the GPU count (more ranks than the trace, than a node, than
  * one) or, under strong scaling, in the batches per GPU, so 1 and max_gpus
  * stand for the counts between, except a partial last batch, which is
- * looked for at every count. Not judged: [storage] batch_mb (the bandwidth
- * question reads it), [cluster] cpu_waits_out (each probe refuses it where
- * no cores are shared with a trace's CPU columns). [cluster] scaling is
- * judged at the configuration's GPUs only: the curve and the GPU targets
- * set their own. m: the trace's grid (NULL without a trace). */
+ * looked for at every count. [storage] batch_mb is taken: the bandwidth
+ * question, which every plan asks, runs with a bandwidth and reads it.
+ * [cluster] cpu_waits_out acts wherever a run shares cores with a trace's
+ * CPU columns: the cores question runs with cores, so it is taken with any
+ * trace that has them and refused without (before, the first probe refused
+ * it at the configuration's cores = 0, though the cores question used it).
+ * [cluster] scaling is judged at the configuration's GPUs only: the curve
+ * and the GPU targets set their own. m: the trace's grid (NULL without a
+ * trace). */
 static int plan_effects(const stall_config *cfg, const stall_measured *m, int ranks,
                         const stall_plan_result *r, stall_err *err)
 {
@@ -476,7 +480,8 @@ static int plan_effects(const stall_config *cfg, const stall_measured *m, int ra
         free(in);
     }
     any.rescales = rescales;
-    any.reads = any.cpu_waits = true;
+    any.reads = true;
+    any.cpu_waits = m && m->cpu.has;
     int rc = stall_model_effects_check(cfg, &any, NULL, err);
     if (rc && err) {
         size_t n = strlen(err->msg);

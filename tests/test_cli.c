@@ -2383,3 +2383,47 @@ Test(cli, timeline_says_the_trace_keys_it_leaves_out)
     snprintf(cmd, sizeof cmd, "test ! -e %s/tlk0.json", cdir);
     cr_expect_eq(sh(cmd, NULL, 0), 0, "a refused timeline wrote its file");
 }
+
+/* [cluster] cpu_waits_out acts where a run shares cores with a trace's CPU
+ * columns. plan's cores question runs with cores, so plan takes it for any
+ * trace with CPU columns: before, its first probe (the configuration's
+ * cores = 0, a trace without a cores column) refused it ("[cluster] cores =
+ * 0 shares no cores"), though the cores question's runs change with it.
+ * Without CPU columns no run of the plan uses it: refused as plan refuses
+ * its other keys, judged over all its runs. [storage] batch_mb is read by
+ * the bandwidth question, which every plan asks: taken without a bandwidth. */
+Test(cli, plan_judges_cpu_waits_out_over_its_runs)
+{
+    char cmd[3000], line[2048];
+    /* traces/cpushare/cpu_ddp2_r1 without its cores column (28th) */
+    snprintf(cmd, sizeof cmd,
+             "awk -F, -v OFS=, '{ s = $1; for (i = 2; i <= NF; i++) if (i != 28) s = s OFS $i; "
+             "print s }' " STALL_SOURCE_DIR "/traces/cpushare/cpu_ddp2_r1/trace.csv > "
+             "%s/nocores.csv && head -1 %s/nocores.csv | grep -q fetch_cpu && ! head -1 "
+             "%s/nocores.csv | grep -q ',cores,'",
+             cdir, cdir, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    const char *small = "--set plan.max_gpus=2 --set plan.max_workers=2 -q";
+    snprintf(cmd, sizeof cmd,
+             BIN " plan %s/nocores.csv --set cluster.cpu_waits_out=0.5 %s -o %s/pw_cpu && test -s "
+                 "%s/pw_cpu/plan.csv",
+             cdir, small, cdir, cdir);
+    cr_expect_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    snprintf(cmd, sizeof cmd,
+             BIN " plan " STALL_SOURCE_DIR "/traces/w2/trace.csv --set cluster.cpu_waits_out=0.5 "
+                 "%s -o %s/pw_nocpu",
+             small, cdir);
+    cr_expect_eq(sh(cmd, line, sizeof line), 2, "%s", line);
+    cr_expect(strstr(line, "--set cluster.cpu_waits_out: has no effect: ") &&
+                  strstr(line, "plan judges it over all its runs"),
+              "%s", line);
+    /* the bandwidth answer with it (283.3 MB/s) is not the trace's bytes
+     * column's (27.9) */
+    snprintf(cmd, sizeof cmd,
+             BIN " plan " STALL_SOURCE_DIR "/traces/w2/trace.csv --set storage.batch_mb=2 %s -o "
+                 "%s/pw_mb && " BIN " plan " STALL_SOURCE_DIR "/traces/w2/trace.csv %s -o "
+                 "%s/pw_mb0 && test \"$(grep '^storage_bandwidth_mb_s,[0-9]' %s/pw_mb/plan.csv)\" "
+                 "!= \"$(grep '^storage_bandwidth_mb_s,[0-9]' %s/pw_mb0/plan.csv)\"",
+             small, cdir, small, cdir, cdir, cdir);
+    cr_expect_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+}
