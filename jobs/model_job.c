@@ -328,7 +328,7 @@ static int wi_prepare(wi_model_run *j, stall_err *err)
     /* A sweep judges it over all its points (stall__sweep_model_check), plan
      * over all its runs (plan_effects: its cores question runs with cores,
      * where a probe of the others may have none). */
-    if (rc == 0 && !cpu_trace && !j->opts->sweep_point && !j->opts->no_files &&
+    if (rc == 0 && !cpu_trace && !j->opts->sweep_point && !j->opts->plan_probe &&
         stall_config_given(cfg, "cluster", "cpu_waits_out")) {
         char where[STALL_PATH_MAX + 64];
         stall_config_origin(cfg, "cluster", "cpu_waits_out", where, sizeof where);

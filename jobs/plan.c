@@ -46,8 +46,12 @@ static void plan_eff(void *observer, const stall_model_params *p)
 int plan_sim(plan_ctx *c, const stall_config *cfg, plan_probe *out, stall_err *err)
 {
     stall_summary sum;
-    stall_run_opts o = {
-        .jobs = 1, .no_files = 1, .summary = &sum, .on_params = plan_eff, .observer = c};
+    stall_run_opts o = {.jobs = 1,
+                        .no_files = 1,
+                        .plan_probe = 1,
+                        .summary = &sum,
+                        .on_params = plan_eff,
+                        .observer = c};
     (*c->sims)++;
     int rc = stall_scenario_run(cfg, &o, err);
     if (rc == 0) {

@@ -25,7 +25,7 @@ static int ck_sim(stall_config *cfg, int64_t every, ck_probe *p, int *sims, stal
     if (stall_config_apply(cfg, "checkpoint", "every_iterations", buf, "plan", &e) != 0)
         abort(); /* in range by construction */
     stall_summary sum;
-    stall_run_opts o = {.jobs = 1, .no_files = 1, .summary = &sum};
+    stall_run_opts o = {.jobs = 1, .no_files = 1, .plan_probe = 1, .summary = &sum};
     (*sims)++;
     int rc = stall_scenario_run(cfg, &o, err);
     if (rc == 0) {

@@ -71,6 +71,8 @@ typedef struct stall_run_opts {
     int sweep_point;   /* 1: a sweep's point (mode = model leaves the keys whose effect the
                           sweep judges over all its points, [run] seed, [storage] batch_mb,
                           to the sweep) */
+    int plan_probe;    /* 1: a run of stallsim plan's (mode = model leaves [cluster]
+                          cpu_waits_out, which plan judges over all its runs, to plan) */
     struct stall_summary *summary; /* not NULL: mode = model stores the first fetch
                                       alignment's summary here (report.h) */
     bool *comparable; /* not NULL: mode = model and validate store here whether the simulated
