@@ -20,6 +20,8 @@
 #define PLOT_BINS 400
 #define PLOT_CDF_POINTS 1000
 #define PLOT_PANEL_RANKS 8
+/* Up to this many iterations the stall panels mark each value. */
+#define PLOT_MARK_ITERS 60
 #define PLOT_UTIL_WINDOWS 20
 #define PLOT_SAME_PCT 1.0
 #define PLOT_SAME_QUANTILES 101
@@ -185,9 +187,12 @@ static int plot_stall_ranks(plot_ctx *c, const plot_combo *k, stall_err *err)
                 "  set ylabel sprintf(\"rank %%d\\nstall [s]\", r)\n"
                 "  if (r == %d) { set xlabel \"iteration (epochs in order%s)\"; "
                 "set format x \"%%g\" } else { unset xlabel; set format x \"\" }\n"
-                "  plot \"stall_ranks.dat\" using 1:(column(4 + r)) with lines lw 1 lc 1\n"
+                "  plot \"stall_ranks.dat\" using 1:(column(4 + r)) with %s lw 1 lc 1\n"
                 "}\n",
-                ranks - 1, ranks - 1, ep ? "; dashed: epoch start" : "");
+                ranks - 1, ranks - 1, ep ? "; dashed: epoch start" : "",
+                /* A few iterations: each value marked, not only a line
+                 * between them (2 iterations were one straight line). */
+                n <= PLOT_MARK_ITERS ? "linespoints pt 7 ps 0.6" : "lines");
         stall_plot_end(c);
         free(sr);
         return 0;

@@ -1537,6 +1537,35 @@ Test(plot, short_runs_label_iterations_with_whole_numbers)
     }
 }
 
+/* The stall panels of a short run mark each iteration's value (2
+ * iterations were drawn as one straight line between them); a long run's
+ * stay lines. */
+Test(plot, stall_panels_of_a_short_run_mark_each_iteration)
+{
+    NEED_GNUPLOT();
+    const char *batches[] = {"2", "60"};
+    const char *style[] = {"with linespoints pt 7", "with lines lw 1"};
+    for (int i = 0; i < 2; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "mark%d", i);
+        char *r = res_dir(name);
+        cr_assert_eq(sh("%s run configs/w2.ini --set run.batches=%s --set run.epochs=%d -o %s -q "
+                        "--plots",
+                        BIN, batches[i], i == 0 ? 1 : 3, r),
+                     0);
+        char p[1200];
+        snprintf(p, sizeof p, "%s/plots/stall_ranks.gp", r);
+        char *gp = rd_slurp(p);
+        cr_assert(gp, "%s", p);
+        cr_expect(strstr(gp, style[i]), "%s: %s", style[i], gp);
+        free(gp);
+        snprintf(p, sizeof p, "%s/plots/stall_ranks.svg", r);
+        char *svg = rd_slurp(p);
+        cr_assert(svg, "%s", p);
+        free(svg);
+    }
+}
+
 /* The stall heatmap (more than 8 ranks) ends at its last cell's edge (it
  * ended half an iteration after it, a blank strip), and its colour key's
  * label is short enough to stay in the figure: "stall [s] (largest in each
