@@ -214,6 +214,12 @@ int stall_plot_sweep(plot_ctx *c, stall_err *err)
             }
             fputs(")\n", c->gp);
         }
+        if (ax[0].numeric && ax[0].n == 1) {
+            /* One value: an x range around it (gnuplot warned of an
+             * empty range and widened it by 1% on its own). */
+            double v = strtod(ax[0].val[0], NULL), h = v != 0 ? fabs(v) * 0.5 : 1.0;
+            fprintf(c->gp, "set xrange [%.9g:%.9g]\n", v - h, v + h);
+        }
         if (ax[0].numeric)
             fputs("plot \"sweep.dat\" using 2:3 with linespoints pt 7 lc 1 title "
                   "\"throughput\", \"\" using 2:4 axes x1y2 with linespoints pt 5 lc 4 "

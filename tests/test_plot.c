@@ -778,6 +778,17 @@ Test(plot, real_sweep_over_one_key)
     check_figures(r, want, 1);
 }
 
+/* A sweep of one key with one value: gnuplot warned of an empty x range
+ * [2:2] (check_figures fails on any warning); the range is set around it. */
+Test(plot, real_sweep_of_one_value_has_an_x_range_around_it)
+{
+    NEED_GNUPLOT();
+    char *r = res_dir("sw1v");
+    cr_assert_eq(sh("%s sweep configs/w2.ini --sweep loader.workers=2 -o %s -q", BIN, r), 0);
+    const char *want[] = {"sweep"};
+    check_figures(r, want, 1);
+}
+
 Test(plot, real_sweep_over_two_keys_discrete_cells_own_scales)
 {
     NEED_GNUPLOT();
