@@ -34,8 +34,8 @@ static int an_load_other(int format, const char *path, stall_tidy_trace **out, s
  * what its loader did, start-ups included), [trace] workers where it
  * changes nothing (timeline of a Kineto or dftracer trace: no worker ids,
  * so no worker tracks to give it; a count the trace contradicts is
- * refused first), and every key of the what-if, [align],
- * [replay] and [report] sections. */
+ * refused first), every key of the what-if, [align],
+ * [replay] and [report] sections, and the [sweep] and [plan] lines. */
 static void an_left_out(const stall_config *cfg, stall_an_src *src)
 {
     static const char *const sections[] = {
@@ -57,8 +57,17 @@ static void an_left_out(const stall_config *cfg, stall_an_src *src)
         len += w > 0 && len + (size_t)w < n ? (size_t)w : 0;
     }
     char rest[sizeof src->left];
-    if (stall_config_list_given(cfg, sections, rest, sizeof rest))
-        snprintf(src->left + len, n - len, "%s%s", len ? ", " : "", rest);
+    if (stall_config_list_given(cfg, sections, rest, sizeof rest)) {
+        int w = snprintf(src->left + len, n - len, "%s%s", len ? ", " : "", rest);
+        len += w > 0 && len + (size_t)w < n ? (size_t)w : 0;
+    }
+    /* [sweep] and [plan] lines: read by sweep and plan alone (run and
+     * validate refuse them). */
+    for (int i = 0; i < cfg->nextra; i++) {
+        int w = snprintf(src->left + len, n - len, "%s[%s] %s", len ? ", " : "",
+                         cfg->extra[i].section, cfg->extra[i].key);
+        len += w > 0 && len + (size_t)w < n ? (size_t)w : 0;
+    }
 }
 
 /* cfg's trace in the tidy shape (workers: stall_an_load's); path names

@@ -634,3 +634,24 @@ Test(analyze, kineto_and_dftracer_inis_take_trace_workers_and_say_what_is_left_o
             fclose(o);
     }
 }
+
+/* An INI's [sweep] and [plan] lines (read by sweep and plan alone; run and
+ * validate refuse them) were taken by analyze without a word: neither
+ * listed in its "left out" line nor refused. Now they are listed. */
+Test(analyze, sweep_and_plan_lines_are_listed_as_left_out)
+{
+    const char *p = json_ini("swpl", "tidy", "traces/w2/trace.csv",
+                             "[sweep]\nloader.workers = 1, 2\n[plan]\nstall_target = 0.1\n");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *term = open_memstream(&text, &len);
+    char out[700];
+    snprintf(out, sizeof out, "%s/swpl", adir);
+    stall_err err = {0};
+    cr_assert_eq(stall_analyze_job(p, out, 0, term, &err), 0, "%s", err.msg);
+    fclose(term);
+    cr_expect(strstr(text, "\nleft out (analyze reads what the trace recorded): [sweep] "
+                           "loader.workers, [plan] stall_target\n"),
+              "%s", text);
+    free(text);
+}

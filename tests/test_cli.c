@@ -2363,12 +2363,13 @@ Test(cli, timeline_says_the_trace_keys_it_leaves_out)
     snprintf(path, sizeof path, "%s/tlk.ini", cdir);
     FILE *f = fopen(path, "w");
     fprintf(f, "[trace]\nformat = kineto\npath = " STALL_SOURCE_DIR "/tests/kineto/w2_nosched\n"
-               "workers = 2\nprefetch_factor = 4\npersistent_workers = true\n");
+               "workers = 2\nprefetch_factor = 4\npersistent_workers = true\n"
+               "[plan]\nmax_gpus = 4\n");
     fclose(f);
     snprintf(cmd, sizeof cmd,
              BIN " timeline %s -o %s/tlk.json | grep -qx 'left out (timeline draws what the "
                  "trace recorded): \\[trace\\] workers, \\[trace\\] prefetch_factor, \\[trace\\] "
-                 "persistent_workers'",
+                 "persistent_workers, \\[plan\\] max_gpus'",
              path, cdir);
     cr_expect_eq(sh(cmd, line, sizeof line), 0, "%s", line);
     f = fopen(path, "w");
