@@ -135,8 +135,10 @@ static int cli_help_command(const char *name, FILE *f)
             if (cli_opts[k].cmds & cli_cmds[i].bit)
                 fputs(cli_opts[k].text, f);
         if (cli_cmds[i].bit & (C_RUN | C_VAL | C_AN | C_TL | C_SW | C_PLAN))
-            fputs("\nTRACE: a tidy trace CSV or one of the notebook's three CSVs (its companions\n"
-                  "found beside it); the format is detected from the content. An INI sets more.\n",
+            fputs("\nTRACE: a tidy trace CSV (or a capture folder: its trace.csv), one of the\n"
+                  "notebook's three CSVs (its companions found beside it), or a PyTorch profiler\n"
+                  "(.json[.gz]) or DLIO (.pfw[.gz]) trace or a folder of them; the format is\n"
+                  "detected from the content. An INI sets more.\n",
                   f);
         fputs("\nstallsim --help: every command, the semantics and the INI keys\n", f);
         return 0;
@@ -179,9 +181,10 @@ static void cli_usage(FILE *f)
             fputs(cli_opts[k].text, f);
     fprintf(f,
             "\n"
-            "TRACE: a tidy trace CSV or one of the notebook's three CSVs (its companions found\n"
-            "beside it by their suffixes); the format is detected from the content, and one line\n"
-            "says what was detected and assumed. An INI sets more.\n"
+            "TRACE: a tidy trace CSV (or a capture folder: its trace.csv), one of the notebook's\n"
+            "three CSVs (its companions found beside it by their suffixes), or a PyTorch profiler\n"
+            "(.json[.gz]) or DLIO (.pfw[.gz]) trace or a folder of them; the format is detected\n"
+            "from the content, and one line says what was detected and assumed. An INI sets more.\n"
             "\n"
             "exit status: 0 ok, 2 bad input or configuration, 1 internal error\n"
             "\n"

@@ -496,9 +496,17 @@ Test(cli, help_states_the_semantics_a_user_relies_on)
                              "batches/s when samples per batch are unknown",
                              "inferred from the fetch starts",
                              "replaced whole",
-                             "a key with no effect in the mode or trace format is an error"};
+                             "a key with no effect in the mode or trace format is an error",
+                             "PyTorch profiler\n(.json[.gz]) or DLIO (.pfw[.gz]) trace"};
     for (size_t i = 0; i < sizeof needles / sizeof *needles; i++)
         cr_expect(strstr(buf, needles[i]) != NULL, "--help lacks '%s'", needles[i]);
+    /* One command's help names every input it takes (it named the tidy and
+     * dsanalyzer CSVs alone, though every command reads Kineto and dftracer
+     * traces and capture folders directly). */
+    char line[2048];
+    cr_expect_eq(sh(BIN " --help analyze | grep -q 'or DLIO (.pfw\\[.gz\\]) trace or a folder'",
+                    line, sizeof line),
+                 0, "%s", line);
 }
 
 Test(cli, no_sync_changes_no_byte_of_the_results)
