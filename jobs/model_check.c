@@ -79,6 +79,9 @@ void wi_effects(const stall_measured *m, const wi_whatif *what, const stall_mode
     fx->nodes = p->gpus_per_node > 0 && p->ranks > p->gpus_per_node;
     /* alignment across GPUs (align.c) leaves one GPU's durations as they are */
     fx->ranks = p->ranks > 1;
+    /* one worker (or none) fetches a rank's batches one after another, so
+     * they are ready in index order whatever in_order says (model.c) */
+    fx->orders = p->workers > 1;
 }
 
 int wi_grid_check(const stall_config *cfg, const wi_whatif *what, const stall_measured *m,
@@ -137,6 +140,7 @@ void stall_model_effects_or(stall_model_effects *into, const stall_model_effects
     into->trace_workers |= fx->trace_workers;
     into->nodes |= fx->nodes;
     into->ranks |= fx->ranks;
+    into->orders |= fx->orders;
 }
 
 int stall_model_effects_check(const stall_config *cfg, const stall_model_effects *fx,
@@ -188,11 +192,15 @@ int stall_model_effects_check(const stall_config *cfg, const stall_model_effects
         {"align", "fetch",
          "the run has one GPU, whose fetch durations no alignment across GPUs changes (every "
          "policy runs as none); it needs more GPUs ([cluster] gpus), or align.fetch = none"},
+        {"loader", "in_order",
+         "the run has at most one DataLoader worker per GPU, which fetches its batches one "
+         "after another, so they are ready in index order either way; it needs [loader] "
+         "workers > 1"},
     };
     const bool idle[STALL_MODEL_EFFECT_KEYS] = {
-        !fx->draws,    !fx->reads,         !fx->cpu_waits, !fx->beyond,
-        !fx->rescales, !fx->drops,         !fx->epochs,    !fx->trace_epochs,
-        !fx->workers,  !fx->trace_workers, !fx->nodes,     !fx->ranks};
+        !fx->draws, !fx->reads,  !fx->cpu_waits,    !fx->beyond,  !fx->rescales,
+        !fx->drops, !fx->epochs, !fx->trace_epochs, !fx->workers, !fx->trace_workers,
+        !fx->nodes, !fx->ranks,  !fx->orders};
     for (int i = 0; i < STALL_MODEL_EFFECT_KEYS; i++) {
         if (!idle[i] || !stall_config_given(cfg, keys[i].section, keys[i].key))
             continue;

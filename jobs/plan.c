@@ -486,6 +486,9 @@ static int plan_effects(const stall_config *cfg, const stall_measured *m, int ra
     any.rescales = rescales;
     any.reads = true;
     any.cpu_waits = m && m->cpu.has;
+    /* its probes run one worker per GPU; the workers question tries up to
+     * max_workers */
+    any.orders = r->max_workers > 1;
     int rc = stall_model_effects_check(cfg, &any, NULL, err);
     if (rc && err) {
         size_t n = strlen(err->msg);

@@ -1733,6 +1733,51 @@ Test(cli, sweep_point_error_names_the_file_of_its_lines)
     cr_expect_eq(sh(cmd, NULL, 0), 0, "wrote its folder");
 }
 
+/* [loader] in_order = false with one worker per GPU (or none) was taken
+ * silently: that worker fetches its batches one after another, so they are
+ * ready in index order either way (summary.csv byte-identical with true and
+ * false on configs/w2.ini --set loader.workers=1). Refused as the other
+ * keys without effect, by run, by a sweep over all its points and by plan
+ * over its worker counts (1 to max_workers); taken where a run has more. */
+Test(cli, in_order_is_refused_where_one_worker_leaves_it_nothing_to_do)
+{
+    static const struct {
+        const char *cmd, *args, *want; /* want NULL: runs */
+    } c[] = {
+        {"run", "--set loader.in_order=false --set loader.workers=1",
+         "stallsim: --set loader.in_order: has no effect: the run has at most one DataLoader "
+         "worker per GPU"},
+        {"run", "--set loader.in_order=false --set loader.workers=0",
+         "stallsim: --set loader.in_order: has no effect: "},
+        {"sweep", "--set loader.in_order=false --sweep loader.workers=0,1",
+         "stallsim: --set loader.in_order: has no effect: "},
+        {"sweep", "--sweep loader.in_order=true,false --set loader.workers=1",
+         "stallsim: --sweep loader.in_order: has no effect: "},
+        {"plan", "--set loader.in_order=false --set plan.max_workers=1 --set plan.max_gpus=1",
+         "stallsim: --set loader.in_order: has no effect: "},
+        /* where it acts */
+        {"run", "--set loader.in_order=false", NULL},
+        {"sweep", "--set loader.in_order=false --sweep loader.workers=1,2", NULL},
+        {"plan", "--set loader.in_order=false --set plan.max_workers=2 --set plan.max_gpus=1",
+         NULL},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char cmd[3000], line[2048];
+        snprintf(cmd, sizeof cmd,
+                 "cd " STALL_SOURCE_DIR " && " BIN " %s configs/w2.ini %s -q -o %s/inord%zu",
+                 c[i].cmd, c[i].args, cdir, i);
+        int rc = sh(cmd, line, sizeof line);
+        if (!c[i].want) {
+            cr_expect_eq(rc, 0, "%s: %s", c[i].args, line);
+            continue;
+        }
+        cr_expect_eq(rc, 2, "%s: %s", c[i].args, line);
+        cr_expect(strncmp(line, c[i].want, strlen(c[i].want)) == 0, "%s: %s", c[i].args, line);
+        snprintf(cmd, sizeof cmd, "test ! -e %s/inord%zu", cdir, i);
+        cr_expect_eq(sh(cmd, NULL, 0), 0, "%s: wrote its folder", c[i].args);
+    }
+}
+
 /* Keys accepted silently where they change nothing (exit 0, the same
  * outputs): [loader] and [trace] persistent_workers on a one-epoch run,
  * [storage] layout on one node, an [align] fetch list on one GPU. Each is
