@@ -395,6 +395,7 @@ int stall_kineto_load(const char *path, stall_tidy_trace **out, stall_err *err)
         if (shifted)
             tb_say(&s, "  profiling windows with times relative to their own start placed back to "
                        "back (the gap between them is not in the trace)\n");
+        t->clocks_unaligned = relative && nr > 1;
         if (relative)
             tb_say(&s,
                    "  times: relative to the profiler's start (no baseTimeNanoseconds, not "

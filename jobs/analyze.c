@@ -128,6 +128,8 @@ static void an_ranks(const stall_tidy_trace *t, stall_analysis *a, double *wait_
                 ar->compute_s += stall_ns_to_s(ce - y);
                 stall_time rem = nx - ce > 0 ? nx - ce : 0;
                 stall_time w = latest - ce < rem ? latest - ce : rem;
+                if (t->clocks_unaligned)
+                    w = 0; /* unknown: the wait stays in post (compute) */
                 ar->barrier_s += stall_ns_to_s(w);
                 if (t->compute_end && t->ckpt_start && t->ckpt_start[i] >= 0) {
                     /* A recorded checkpoint after the barrier is its own part. */
@@ -149,7 +151,7 @@ static void an_ranks(const stall_tidy_trace *t, stall_analysis *a, double *wait_
                     oth_comp += stall_ns_to_s(ce - y);
                 }
             }
-            if (g < 2 || k == 0) {
+            if (g < 2 || k == 0 || t->clocks_unaligned) {
                 *wait_input += sumw; /* the first batch's waits are start-up */
                 continue;
             }
@@ -336,12 +338,19 @@ static void an_verdict(stall_analysis *a)
     char ckpt[64] = "";
     if (a->share_checkpoint > 0)
         snprintf(ckpt, sizeof ckpt, ", %.0f%% writes checkpoints", 100 * a->share_checkpoint);
+    char barrier[160];
+    if (isnan(a->share_straggler))
+        snprintf(barrier, sizeof barrier,
+                 "the waits at the barrier for a slower rank are unknown (the ranks' clocks are "
+                 "not aligned; they are inside the next share)");
+    else
+        snprintf(barrier, sizeof barrier, "%.0f%% waits at the barrier for a slower rank",
+                 100 * a->share_straggler);
     snprintf(a->sentence, sizeof a->sentence,
-             "%s: %.0f%% of the ranks' time waits for data, %.0f%% waits at the barrier for a "
-             "slower rank, %.0f%% computes (incl. all-reduce), %.0f%% is epoch "
-             "start-up%s%s",
-             stall_verdict_name(a->verdict), 100 * a->share_data, 100 * a->share_straggler,
-             100 * a->share_compute, 100 * a->share_startup, ckpt, strag);
+             "%s: %.0f%% of the ranks' time waits for data, %s, %.0f%% computes (incl. "
+             "all-reduce), %.0f%% is epoch start-up%s%s",
+             stall_verdict_name(a->verdict), 100 * a->share_data, barrier, 100 * a->share_compute,
+             100 * a->share_startup, ckpt, strag);
 }
 
 void stall_analyze(const stall_tidy_trace *t, stall_analysis *a)
@@ -352,6 +361,7 @@ void stall_analyze(const stall_tidy_trace *t, stall_analysis *a)
     a->batches = t->batches;
     a->have_compute_end = t->compute_end != NULL;
     a->fetch_unknown = t->fetch_unknown;
+    a->clocks_unaligned = t->clocks_unaligned && t->ranks > 1;
     a->no_workers = t->workers == 0;
     a->straggler = -1;
     a->ckpt_inside = t->compute_end && t->ckpt_start;
@@ -385,12 +395,14 @@ void stall_analyze(const stall_tidy_trace *t, stall_analysis *a)
     epoch_sum = tot / t->ranks;
     if (tot > 0) {
         a->share_data = (data + win) / tot;
-        a->share_straggler = wcomp / tot;
+        a->share_straggler = a->clocks_unaligned ? NAN : wcomp / tot;
         a->share_compute = comp / tot;
         a->share_startup = start / tot;
         a->share_checkpoint = ckpt / tot;
     }
-    if (t->ranks > 1) {
+    for (int r = 0; r < t->ranks && a->clocks_unaligned; r++)
+        a->rank[r].barrier_s = NAN;
+    if (t->ranks > 1 && !a->clocks_unaligned) {
         int s = 0;
         for (int r = 1; r < t->ranks; r++)
             if (a->rank[r].caused_s > a->rank[s].caused_s)

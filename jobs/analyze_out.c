@@ -56,6 +56,8 @@ static int an_fill_summary(FILE *f, void *ctx, stall_err *err)
                 l, a->workers_inferred, l, a->have_compute_end);
         if (a->fetch_unknown)
             fprintf(f, "%s,fetch_known,0\n", l);
+        if (a->clocks_unaligned)
+            fprintf(f, "%s,clocks_aligned,0\n", l);
         fprintf(f, "%s,verdict,%s\n", l, stall_verdict_name(a->verdict));
         fprintf(f, "%s,share_data", l);
         an_num(f, a->share_data);
@@ -108,10 +110,15 @@ static int an_fill_ranks(FILE *f, void *ctx, stall_err *err)
                     x->data_s);
             if (!isnan(x->handover_s)) /* empty: the trace cannot tell it from the wait */
                 fprintf(f, "%.9f", x->handover_s);
-            fprintf(f, ",%.9f,%.9f,%.9f,", x->compute_s, x->barrier_s, x->post_s);
+            fprintf(f, ",%.9f", x->compute_s);
+            an_num(f, x->barrier_s); /* empty: the ranks' clocks are not aligned */
+            fprintf(f, ",%.9f,", x->post_s);
             if (o->a[j].ckpt_inside) /* empty: no checkpoints recorded inside the epochs */
                 fprintf(f, "%.9f", x->ckpt_s);
-            fprintf(f, ",%lld,%.9f\n", (long long)x->last, x->caused_s);
+            if (o->a[j].clocks_unaligned)
+                fputs(",,\n", f);
+            else
+                fprintf(f, ",%lld,%.9f\n", (long long)x->last, x->caused_s);
         }
     return 0;
 }
@@ -256,7 +263,10 @@ void stall_analysis_print(const stall_analysis *a, const char *const *labels, in
         for (int j = 0; j < n; j++) {
             double v[4] = {a[j].share_data, a[j].share_straggler, a[j].share_compute,
                            a[j].share_startup};
-            fprintf(f, " %10.1f%%", 100 * v[i]);
+            if (isnan(v[i]))
+                fprintf(f, " %11s", "-");
+            else
+                fprintf(f, " %10.1f%%", 100 * v[i]);
         }
         fputc('\n', f);
         if (i == 0 && io) { /* a part of the data wait, where the trace records its bytes */
@@ -304,14 +314,18 @@ void stall_analysis_print(const stall_analysis *a, const char *const *labels, in
         for (int i = 0; i < show; i++) {
             int r = order[i];
             const stall_an_rank *x = &a[j].rank[r];
-            char ho[32] = "-", cp[32] = "";
+            char ho[32] = "-", ba[32] = "-", cp[32] = "", la[32] = "-";
             if (!isnan(x->handover_s))
                 snprintf(ho, sizeof ho, "%.3f", x->handover_s);
+            if (!isnan(x->barrier_s))
+                snprintf(ba, sizeof ba, "%.3f", x->barrier_s);
             if (ck)
                 snprintf(cp, sizeof cp, " %10.3f", x->ckpt_s);
-            fprintf(f, "%4d %10.3f %9.3f %9.3f %9s %9.3f %9.3f %9.3f%s %6.1f\n", r, x->total_s,
-                    x->startup_s, x->data_s, ho, x->compute_s, x->barrier_s, x->post_s, cp,
-                    a[j].ranks > 1 ? 100.0 * (double)x->last / (double)its : 100.0);
+            if (!a[j].clocks_unaligned)
+                snprintf(la, sizeof la, "%.1f",
+                         a[j].ranks > 1 ? 100.0 * (double)x->last / (double)its : 100.0);
+            fprintf(f, "%4d %10.3f %9.3f %9.3f %9s %9.3f %9s %9.3f%s %6s\n", r, x->total_s,
+                    x->startup_s, x->data_s, ho, x->compute_s, ba, x->post_s, cp, la);
         }
         if (show < nr)
             fprintf(f,
@@ -348,10 +362,18 @@ void stall_analysis_print(const stall_analysis *a, const char *const *labels, in
                         a[j].ranks);
         }
         stall_analysis_print_storage(&a[j], f);
-        if (!a[j].have_compute_end)
+        if (!a[j].have_compute_end && a[j].clocks_unaligned)
+            fputs("(no compute_end in this trace: compute includes the all-reduce)\n", f);
+        else if (!a[j].have_compute_end)
             fputs("(no compute_end in this trace: compute includes the all-reduce, and the "
                   "barrier wait is the wait for the other ranks' data only)\n",
                   f);
+        if (a[j].clocks_unaligned)
+            fprintf(f,
+                    "(the ranks' clocks are not aligned (times relative to each profiler's "
+                    "start): the waits at the barrier, the last rank and the straggler are "
+                    "unknown ('-'); each rank's wait for the others is inside its %s)\n",
+                    a[j].have_compute_end ? "post" : "compute");
         if (a[j].fetch_unknown)
             fputs("(fetch times are not in this trace, only the loop's waits: the whole wait "
                   "counts as data, hand-over ('-') and the per-worker table are unknown)\n",

@@ -157,12 +157,13 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
     const char *parts7[] = {
         parts[0], parts[1], parts[2], parts[3], parts[4], parts[5], STALL_COL_CHECKPOINT};
     col[6] = stall_table_col(t, STALL_COL_CHECKPOINT);
-    bool blank[7] = {false};
+    bool blank[7] = {false}, unknown[7] = {true, true, true, true, true, true, true};
     int nparts = 6;
     for (size_t i = 0; i < t->nrows; i++)
         for (int j = 0; j < 7; j++) {
             bool empty = col[j] < 0 || !*stall_table_get(t, i, col[j]);
             blank[j] |= empty;
+            unknown[j] &= empty; /* empty in every row: the key says so */
             if (j == 6 && !empty)
                 nparts = 7;
         }
@@ -233,7 +234,8 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
             fprintf(c->dat, "%s %s",
                     said ? ""
                          : "# drawn as 0 where per_rank.csv leaves it empty "
-                           "(hand-over: unknown, inside data_s; checkpoint: "
+                           "(hand-over: unknown, inside data_s; barrier: unknown, the ranks' "
+                           "clocks not aligned, inside compute_s or post_s; checkpoint: "
                            "none recorded):",
                     parts7[j]);
             said = true;
@@ -292,7 +294,7 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
                     j == 0 ? ":xtic(int($2) % every == 0 ? stringcolumn(2) : \"\")" : "",
                     stall_plot_colors[j]);
             if (g == 0)
-                fprintf(c->gp, "title \"%s\"", words[j]);
+                fprintf(c->gp, "title \"%s%s\"", words[j], unknown[j] && j < 6 ? " (unknown)" : "");
             else
                 fputs("notitle", c->gp);
             first = false;

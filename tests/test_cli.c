@@ -2481,3 +2481,27 @@ Test(cli, plan_judges_cpu_waits_out_over_its_runs)
              small, cdir, small, cdir, cdir, cdir);
     cr_expect_eq(sh(cmd, line, sizeof line), 0, "%s", line);
 }
+
+/* analyze of ranks on clocks of their own (torch's legacy exporter): the
+ * terminal and per_rank.csv leave the barrier and last% unknown ('-',
+ * empty), and analyze.csv names no straggler; they were printed as
+ * measured ("last% 80.0", straggler_rank 0). */
+Test(cli, analyze_of_unaligned_clocks_prints_no_barrier_or_straggler)
+{
+    char cmd[3000], *text;
+    snprintf(cmd, sizeof cmd, BIN " analyze " STALL_SOURCE_DIR "/tests/kineto/ddp2_w2 -o %s/akc",
+             cdir);
+    cr_assert_eq(sh_text(cmd, &text), 0, "%s", text);
+    cr_expect(strstr(text, "barrier wait for a slower rank                             -\n"), "%s",
+              text);
+    cr_expect(strstr(text, "the waits at the barrier, the last rank and the straggler are "
+                           "unknown ('-')"),
+              "%s", text);
+    free(text);
+    snprintf(cmd, sizeof cmd,
+             "awk -F, 'NR > 1 && ($8 != \"\" || $11 != \"\" || $12 != \"\") { bad = 1 } END { "
+             "exit bad || NR != 3 }' %s/akc/per_rank.csv && grep -qx 'measured,straggler_rank,' "
+             "%s/akc/analyze.csv && grep -qx 'measured,clocks_aligned,0' %s/akc/analyze.csv",
+             cdir, cdir, cdir);
+    cr_expect_eq(sh(cmd, NULL, 0), 0, "per_rank.csv, analyze.csv");
+}

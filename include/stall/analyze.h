@@ -104,6 +104,8 @@ typedef struct stall_analysis {
     bool workers_inferred; /* round robin from a given count (dsanalyzer) */
     bool have_compute_end; /* else compute holds all-reduce, barrier only data waits */
     bool no_workers;       /* the trace says 0 workers: fetches in the main process */
+    bool clocks_unaligned; /* the ranks' clocks are not aligned (stall_tidy_trace): the barrier
+                              waits, the last rank and the straggler are unknown (NaN, -1) */
     bool fetch_unknown;    /* the trace holds waits only (Kineto with workers, dftracer): the
                               whole wait is data, hand-over NaN, no per-worker table */
     double *checkpoint_s;  /* [e * ranks + r] checkpoint time (dftracer); NULL: none */

@@ -71,6 +71,9 @@ typedef struct stall_tidy_trace {
                              fetch_start = fetch_end = ready (no fetch drawn, the whole wait
                              counts as waiting for data), worker -1 */
     double *checkpoint_s; /* [e * ranks + r]: checkpoint time in epoch e; NULL: none in the trace */
+    bool clocks_unaligned; /* each rank's times on a clock of its own (Kineto's times relative to
+                              each profiler's start, several ranks): a time of one rank says
+                              nothing of another's, so the barrier's waits are unknown */
     /* Tidy ckpt_start, ckpt_end, ckpt_bytes columns, per row (NULL when
      * absent; times -1 where the row has no checkpoint): a checkpoint
      * written after the row's iteration. */
