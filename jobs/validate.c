@@ -84,6 +84,29 @@ char *stall_validate_outdir(const stall_config *cfg, const stall_run_opts *opts)
     return stall_job_outdir_as(cfg, opts->outdir, "-validate");
 }
 
+int stall_validate_persistent_check(const stall_config *cfg, const struct stall_measured *m,
+                                    stall_err *err)
+{
+    /* The measured run's persistent workers: start-up estimated from epoch
+     * 0 only and paid once, which one epoch does anyway; and kept workers,
+     * which a run of 0 workers has none of. */
+    if ((m->epochs != 1 && m->workers != 0) ||
+        !stall_config_given(cfg, "trace", "persistent_workers"))
+        return 0;
+    char where[STALL_PATH_MAX + 64];
+    stall_config_origin(cfg, "trace", "persistent_workers", where, sizeof where);
+    return m->workers == 0 ? stall_err_set(err, STALL_ECONFIG,
+                                           "%s: has no effect: the trace's run has no DataLoader "
+                                           "workers (its workers = 0), so no worker processes "
+                                           "were kept and no start-up was measured (PyTorch "
+                                           "refuses persistent_workers=True without workers)",
+                                           where)
+                           : stall_err_set(err, STALL_ECONFIG,
+                                           "%s: has no effect: the trace has one epoch, whose "
+                                           "start-up is estimated and paid once either way",
+                                           where);
+}
+
 int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall_err *err)
 {
     /* What-if keys are left out, and said so below. */
@@ -120,24 +143,8 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
     if (rc == 0 && !ws)
         rc = wi_json_format(cfg->format) ? wi_load_json(&in.trace, &m, err)
                                          : wi_load_measured(&in.trace, &m, err);
-    /* The measured run's persistent workers: start-up estimated from epoch
-     * 0 only and paid once, which one epoch does anyway; and kept workers,
-     * which a run of 0 workers has none of. */
-    if (rc == 0 && (m.epochs == 1 || m.workers == 0) &&
-        stall_config_given(cfg, "trace", "persistent_workers")) {
-        char where[STALL_PATH_MAX + 64];
-        stall_config_origin(cfg, "trace", "persistent_workers", where, sizeof where);
-        rc = m.workers == 0 ? stall_err_set(err, STALL_ECONFIG,
-                                            "%s: has no effect: the trace's run has no DataLoader "
-                                            "workers (its workers = 0), so no worker processes "
-                                            "were kept and no start-up was measured (PyTorch "
-                                            "refuses persistent_workers=True without workers)",
-                                            where)
-                            : stall_err_set(err, STALL_ECONFIG,
-                                            "%s: has no effect: the trace has one epoch, whose "
-                                            "start-up is estimated and paid once either way",
-                                            where);
-    }
+    if (rc == 0)
+        rc = stall_validate_persistent_check(cfg, &m, err);
     stall_model_params p;
     stall_durations dur;
     wi_tables w = {0};

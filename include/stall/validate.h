@@ -25,6 +25,13 @@ extern const char *const stall_validate_ignored[];
  * checked as mode = model; [trace] workers and prefetch_factor apply. */
 int stall_validate_check(const stall_config *cfg, stall_err *err);
 
+/* [trace] persistent_workers given where it has no effect on the trace of
+ * m (one epoch, or a run of 0 workers): refused (STALL_ECONFIG) naming the
+ * key, by validate and calibrate; else 0. */
+struct stall_measured;
+int stall_validate_persistent_check(const stall_config *cfg, const struct stall_measured *m,
+                                    stall_err *err);
+
 /* Simulates the measured configuration of cfg's trace (tidy or dsanalyzer) and writes
  * validate.csv (epoch,measured_s,simulated_s,error_pct, then the same for the
  * mean stall) into the result folder; prints the table to opts->term. */
