@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Tests of tools/tier_fit.py, tools/validate_all.py and tools/cpushare_fit.py ring against the shipped
+"""Tests of tools/tier_fit.py, tools/validate_all.py, tools/cpushare_fit.py and
+tools/tidy_to_dsanalyzer.py against the shipped
 captures and the built stallsim (run from the repository root by ctest):
 the fit meets the reference's cold epoch and reproduces a prediction of
 docs/validation.md; bad input is one line on stderr and exit 2."""
@@ -92,5 +93,59 @@ rows2 = [ln.split() for ln in r.stdout.splitlines() if ln.startswith("sleep_ddp2
 check(r.returncode == 0 and len(rows8) == 1 and len(rows2) == 1 and rows2[0][5] == "-"
       and abs(float(rows8[0][5]) - float(rows8[0][2]) / 12) < 0.01,
       f"hops on sleep_ddp2_r1, sleep_ddp8_r1: {r.stdout!r}")
+
+# tidy_to_dsanalyzer.py: the notebook's three CSVs laid out as the real ones
+# (tests/golden/seed-case1/input/), times carried exactly, read by stallsim.
+import csv  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from decimal import Decimal  # noqa: E402
+import tidy_to_dsanalyzer as t2d  # noqa: E402
+
+check(t2d.stamp(1_000_000_001) == "1970-01-01 00:00:01.000000001", "stamp: ns kept")
+check(t2d.stamp(1795224160_120357000) == "2026-11-21 01:22:40.120357", "stamp: us as %f")
+check(t2d.seconds(86_792_000) == "0.086792" and t2d.seconds(1500) == "0.0000015",
+      "seconds: 6 digits at least, 9 at most")
+CONV = os.path.join(ROOT, "tools", "tidy_to_dsanalyzer.py")
+GOLD = os.path.join(ROOT, "tests", "golden", "seed-case1", "input",
+                    "fsNprepNloadNtrain_Imagenet_default_resnet50_epoch1_b2048_worker12_thread0")
+with tempfile.TemporaryDirectory() as tmp:
+    c = subprocess.run([PY, CONV, "--ini", "traces/w2", tmp], capture_output=True, text=True,
+                       cwd=ROOT)
+    check(c.returncode == 0 and "3 epochs x 60 batches x 1 GPUs" in c.stdout
+          and "not carried (the notebook's format has no column for them): worker, workers"
+          in c.stdout, f"converts traces/w2: {c.stdout!r} {c.stderr!r}")
+    for suffix in (".csv", "_simp_fetchdifftime.csv", "_simp_fetchstartdifftime.csv"):
+        with open(GOLD + suffix) as g, open(os.path.join(tmp, "w2" + suffix)) as o:
+            gold = g.readline().rstrip("\n").split(",")
+            mine = o.readline().rstrip("\n").split(",")
+        want = [h for h in gold if "_gpu" not in h or h.endswith("_gpu0")]
+        check(mine == want, f"w2{suffix} header {mine} as the notebook's {want}")
+    with open("traces/w2/trace.csv") as f:
+        tidy = [r for r in csv.DictReader(f) if r["epoch"] == "1"]
+    with open(os.path.join(tmp, "w2_simp_fetchstartdifftime.csv")) as f:
+        starts = [r for r in csv.reader(f)][1:]
+    with open(os.path.join(tmp, "w2.csv")) as f:
+        perf = [r for r in csv.reader(f)][1:]
+    ok = len(starts) == 180 and len(perf) == 180
+    for r in tidy:
+        k = int(r["batch"])
+        sec, frac = r["fetch_start"].split(".")
+        text = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(int(sec))) + "." + frac
+        row = perf[60 + k]
+        ok = ok and starts[60 + k][1:3] == ["1", str(k)] and starts[60 + k][3] == text
+        ok = ok and row[1:4] == ["1", str(k), "0"]
+        ok = ok and Decimal(row[6]) == Decimal(r["ready"]) - Decimal(r["request"])
+    check(ok, "w2 epoch 1: starts as the tidy text, stalls as ready - request")
+    v = subprocess.run([BIN, "validate", os.path.join(tmp, "w2.ini"), "-o",
+                        os.path.join(tmp, "val")], capture_output=True, text=True, cwd=ROOT)
+    check(v.returncode == 0 and "workers per GPU: 2, inferred from the fetch starts" in v.stdout,
+          f"stallsim validate reads the converted w2: {v.stdout[-300:]!r} {v.stderr!r}")
+    for args, want in [(["traces/nope", tmp], "no tidy trace there"),
+                       ([GOLD + ".csv", tmp], "not a tidy trace (no column rank")]:
+        q = subprocess.run([PY, CONV] + args, capture_output=True, text=True, cwd=ROOT)
+        err = q.stderr.strip()
+        check(q.returncode == 2 and want in err and len(err.splitlines()) == 1,
+              f"tidy_to_dsanalyzer {args[0]}: exit {q.returncode}, '{err}'")
 
 sys.exit(1 if failures else 0)
