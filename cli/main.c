@@ -58,7 +58,7 @@ static const struct cli_cmd {
      "             [--analyze] [--timeline FILE.json [--window S:E] [--ranks R|LO-HI]] [--plots]\n"
      "             [--no-sync]"},
     {"calibrate", C_CAL,
-     "stallsim calibrate [--cores N] [--gpus-per-node N] TRACE.csv TRACE.csv..."},
+     "stallsim calibrate [--cores N] [--gpus-per-node N] TRACE|CONFIG.ini TRACE|CONFIG.ini..."},
     {"analyze", C_AN, "stallsim analyze TRACE|CONFIG.ini [-o DIR] [--workers N] [--no-sync]"},
     {"timeline", C_TL,
      "stallsim timeline TRACE|CONFIG.ini -o FILE.json [--window S:E] [--ranks R|LO-HI]\n"
@@ -163,8 +163,9 @@ static void cli_usage(FILE *f)
            "  validate   simulate a trace's measured configuration (tidy, dsanalyzer, kineto or\n"
            "             dftracer); simulated vs measured epoch time and stall per epoch\n"
            "             (results/<name>-validate/)\n"
-           "  calibrate  from traces of one job with different worker counts, estimate the CPU\n"
-           "             share of a fetch (and the effective cores) and print the INI lines\n"
+           "  calibrate  from traces of one job with different worker counts (tidy or dsanalyzer,\n"
+           "             or INIs of them), estimate the CPU share of a fetch (and the effective\n"
+           "             cores) and print the INI lines\n"
            "  analyze    where a measured run's time went: per rank, per worker, over time, the\n"
            "             slowest batches, the straggler and a verdict (analyze.csv, per_rank.csv,\n"
            "             per_worker.csv, windows.csv, slowest.csv; checkpoint.csv for a trace\n"

@@ -10,8 +10,11 @@
 #include <string.h>
 
 #include "feed.h"
+#include "inputs.h"
+#include "stall/config.h"
 #include "stall/detect.h"
 #include "stall/tidy.h"
+#include "stall/validate.h"
 
 /* ---- calibrate ---- */
 
@@ -71,6 +74,126 @@ static int wi_cores_fit(const stall_measured *ms, int n, int cores, int gpn, sta
     return 0;
 }
 
+/* The keys of an INI that calibrate does not use: everything but [trace]
+ * (it reads the measured run, as validate does, and takes the cores and
+ * GPUs per node from its options), and the [sweep] and [plan] lines. */
+static const char *const cal_ignored[] = {"scenario", "report", "align",      "replay",    "loader",
+                                          "cluster",  "fetch",  "compute",    "storage",   "ddp",
+                                          "run",      "ranks",  "checkpoint", "straggler", NULL};
+
+/* A Kineto or dftracer trace's fetch durations, with workers, are inferred
+ * from the loop's waits by the model calibrate fits (docs/model.md 8.2):
+ * nothing to calibrate it on. */
+static int cal_refuse_json(const char *path, const char *what, stall_err *err)
+{
+    return stall_err_set(err, STALL_EPARSE,
+                         "%s: calibrate reads measured fetch durations, which %s does not hold "
+                         "(with workers they are inferred from the loop's waits by the model "
+                         "calibrate fits): give tidy traces (tools/stallsim_capture.py, "
+                         "docs/capture.md) or the notebook's (dsanalyzer) traces, or [fetch] "
+                         "cpu_share by hand",
+                         path, what);
+}
+
+/* One input of calibrate, decomposed into *m: a tidy trace or a capture
+ * folder holding one (its workers column gives the count, as before); an
+ * INI whose [trace] is a tidy or a dsanalyzer trace, or one of the
+ * notebook's CSVs with its companions beside it, read as validate reads
+ * them (wi_load_measured: [trace] workers, else the count inferred from the
+ * fetch starts; [trace] prefetch_factor and persistent_workers). *note gets
+ * (allocated, or NULL) what calibrate says of it: where its worker count
+ * came from, and the INI's keys it leaves out. */
+static int cal_load(const char *arg, stall_measured *m, char **note, stall_err *err)
+{
+    char csv[STALL_DETECT_PATH_MAX];
+    const char *path = stall_trace_capture_folder(arg, csv, sizeof csv) ? csv : arg;
+    stall_trace_detected *d = stall_xmalloc(sizeof *d);
+    stall_err e = {0};
+    stall_trace_kind k = stall_trace_detect(path, d, &e);
+    int rc = 0;
+    if (k == STALL_TRACE_KINETO || k == STALL_TRACE_DFTRACER)
+        rc = cal_refuse_json(arg, d->what, err);
+    bool ini = k == STALL_TRACE_INI;
+    if (rc == 0 && (k == STALL_TRACE_UNKNOWN || k == STALL_TRACE_TIDY)) {
+        /* A tidy file (or one that is not a trace: the tidy reader says
+         * where it breaks). */
+        stall_tidy_trace *t = NULL;
+        rc = stall_tidy_load(path, &t, err);
+        if (rc == 0)
+            rc = stall_measured_from_tidy(t, m, err);
+        if (rc == 0 && m->workers < 1)
+            rc = stall_err_set(err, STALL_EPARSE,
+                               "%s: calibrate needs traces with a workers column and workers >= 1",
+                               arg);
+        stall_tidy_free(t);
+        free(d);
+        return rc;
+    }
+    free(d);
+    if (rc)
+        return rc;
+    stall_config *cfg = stall_xmalloc(sizeof *cfg);
+    stall_config_defaults(cfg);
+    rc = stall_config_load_any(cfg, path, NULL, 0, err);
+    if (rc == 0 && (cfg->format == STALL_FORMAT_KINETO || cfg->format == STALL_FORMAT_DFTRACER))
+        rc = cal_refuse_json(
+            arg, cfg->format == STALL_FORMAT_KINETO ? "its Kineto trace" : "its dftracer trace",
+            err);
+    if (rc == 0 && cfg->format == STALL_FORMAT_NONE) {
+        char where[STALL_PATH_MAX + 64];
+        stall_config_origin(cfg, "trace", "format", where, sizeof where);
+        rc = stall_err_set(err, STALL_ECONFIG,
+                           "%s = none: calibrate fits measured runs and needs their traces "
+                           "(format = tidy or dsanalyzer)",
+                           where);
+    }
+    /* A [trace] key of another format (path with format = dsanalyzer):
+     * refused as run refuses it. */
+    if (rc == 0)
+        rc = stall_config_check_trace_keys(cfg, err);
+    wi_inputs *in = stall_xmalloc(sizeof *in);
+    if (rc == 0) {
+        wi_inputs_resolve(cfg, in);
+        rc = wi_load_measured(&in->trace, m, err);
+    }
+    if (rc == 0)
+        rc = stall_validate_persistent_check(cfg, m, err);
+    if (rc == 0 && m->workers < 1)
+        rc = stall_err_set(err, STALL_ECONFIG,
+                           "%s: calibrate needs runs with workers >= 1 (this one has %d%s)", arg,
+                           m->workers,
+                           m->workers_from == STALL_WORKERS_GIVEN      ? ", from [trace] workers"
+                           : m->workers_from == STALL_WORKERS_INFERRED ? ", inferred from the "
+                                                                         "fetch starts"
+                                                                       : "");
+    if (rc == 0) {
+        char left[1024] = "";
+        size_t nl = ini ? stall_config_list_given(cfg, cal_ignored, left, sizeof left) : 0;
+        for (int x = 0; ini && x < cfg->nextra; x++) {
+            size_t len = strlen(left);
+            snprintf(left + len, sizeof left - len, "%s[%s] %s", nl++ ? ", " : "",
+                     cfg->extra[x].section, cfg->extra[x].key);
+        }
+        char say[1400];
+        int w = 0;
+        if (m->workers_from == STALL_WORKERS_GIVEN)
+            w = snprintf(say, sizeof say, "workers per GPU %d from [trace] workers", m->workers);
+        else if (m->workers_from == STALL_WORKERS_INFERRED)
+            w = snprintf(say, sizeof say,
+                         "workers per GPU %d inferred from the fetch starts (set [trace] "
+                         "workers if wrong)",
+                         m->workers);
+        if (nl)
+            snprintf(say + w, sizeof say - (size_t)w,
+                     "%sleft out (calibrate reads the measured run of [trace]): %s", w ? "; " : "",
+                     left);
+        *note = say[0] ? stall_xstrdup(say) : NULL;
+    }
+    free(in);
+    free(cfg);
+    return rc;
+}
+
 void stall_calibration_free(stall_calibration *c)
 {
     if (!c)
@@ -80,6 +203,10 @@ void stall_calibration_free(stall_calibration *c)
     free(c->contention);
     free(c->measured_s);
     free(c->predicted_s);
+    free(c->workers_from);
+    for (int i = 0; c->note && i < c->n; i++)
+        free(c->note[i]);
+    free(c->note);
     memset(c, 0, sizeof *c);
 }
 
@@ -90,34 +217,14 @@ int stall_calibrate_fit(const char *const *paths, int n, int cores, int gpus_per
     if (n < 2)
         return stall_err_set(err, STALL_EINVAL,
                              "calibrate needs two or more traces of the same job");
+    c->n = n;
     stall_measured *ms = stall_xcalloc((size_t)n, sizeof *ms);
     int rc = 0;
+    c->workers_from = stall_xcalloc((size_t)n, sizeof *c->workers_from);
+    c->note = stall_xcalloc((size_t)n, sizeof *c->note);
     for (int i = 0; i < n && rc == 0; i++) {
-        stall_tidy_trace *t = NULL;
-        /* A capture folder: its trace.csv. */
-        char csv[STALL_DETECT_PATH_MAX];
-        const char *path = stall_trace_capture_folder(paths[i], csv, sizeof csv) ? csv : paths[i];
-        /* Another format is named for what it is, not failed on its header
-         * as if a tidy file were cut. */
-        stall_trace_detected d;
-        stall_err e = {0};
-        stall_trace_kind k = stall_trace_detect(path, &d, &e);
-        if (k != STALL_TRACE_UNKNOWN && k != STALL_TRACE_TIDY) {
-            rc = stall_err_set(err, STALL_EPARSE,
-                               "%s: calibrate reads tidy traces only (this is %s): capture the "
-                               "runs with tools/stallsim_capture.py (docs/capture.md), or give "
-                               "[fetch] cpu_share by hand",
-                               paths[i], d.what);
-            break;
-        }
-        rc = stall_tidy_load(path, &t, err);
-        if (rc == 0)
-            rc = stall_measured_from_tidy(t, &ms[i], err);
-        if (rc == 0 && ms[i].workers < 1)
-            rc = stall_err_set(err, STALL_EPARSE,
-                               "%s: calibrate needs traces with a workers column and workers >= 1",
-                               paths[i]);
-        stall_tidy_free(t);
+        rc = cal_load(paths[i], &ms[i], &c->note[i], err);
+        c->workers_from[i] = ms[i].workers_from;
     }
     int distinct = 0;
     for (int i = 0; i < n && rc == 0; i++) {
@@ -133,7 +240,6 @@ int stall_calibrate_fit(const char *const *paths, int n, int cores, int gpus_per
         rc = stall_err_set(
             err, STALL_EINVAL,
             "calibrate: with two worker counts the core count cannot be estimated; give --cores N");
-    c->n = n;
     c->cores_given = cores > 0;
     c->gpus_per_node = gpus_per_node;
     if (rc == 0)
@@ -316,6 +422,11 @@ void stall_calibration_print(const stall_calibration *c, const char *const *path
     for (int i = 0; i < n; i++)
         fprintf(out, "%-40s %7d %12.6f %10.3fx\n", paths[i], c->workers[i], c->mean_fetch_s[i],
                 c->contention[i]);
+    /* What was assumed of a trace that does not record its workers, and
+     * the keys of an INI left out. */
+    for (int i = 0; c->note && i < n; i++)
+        if (c->note[i])
+            fprintf(out, "%s: %s\n", paths[i], c->note[i]);
     fprintf(out,
             "\nINI lines for a scenario built on any of these traces (mode = model deflates "
             "the trace's CPU work by the contention it met, as above):\n[cluster]\ncores = "

@@ -178,15 +178,16 @@ Test(cli, calibrate_prints_ini_lines_and_rejects_one_trace)
     cr_assert_eq(sh(cmd, line, sizeof line), 2,
                  "two worker counts without --cores must be refused");
     cr_assert(strstr(line, "--cores") != NULL, "stderr: %s", line);
-    /* The notebook's CSV: named for what it is, not a cut file's parse
-     * error ("expected column 'rank' here"). */
+    /* A Kineto trace: named for what it is and why it cannot serve (its
+     * fetch durations are inferred by the model calibrate fits), not a cut
+     * file's parse error ("expected column 'rank' here"). The notebook's
+     * CSVs are read (test_calibrate.c). */
     snprintf(cmd, sizeof cmd,
-             BIN " calibrate " STALL_SOURCE_DIR "/tests/golden/seed-case1/input/"
-                 "fsNprepNloadNtrain_Imagenet_default_resnet50_epoch1_b2048_worker12_thread0."
-                 "csv " STALL_SOURCE_DIR "/traces/w4/trace.csv --cores 2");
+             BIN " calibrate " STALL_SOURCE_DIR "/tests/kineto/w2_nosched " STALL_SOURCE_DIR
+                 "/traces/w4/trace.csv --cores 2");
     cr_assert_eq(sh(cmd, line, sizeof line), 2);
-    cr_assert(strstr(line, "calibrate reads tidy traces only (this is the notebook's perf CSV") !=
-                  NULL,
+    cr_assert(strstr(line, "calibrate reads measured fetch durations, which a folder of 1 PyTorch "
+                           "profiler (Kineto) file does not hold") != NULL,
               "stderr: %s", line);
     /* A count above the bound states the bound (it said "needs a count >=
      * 1" of 2000000). */
@@ -819,7 +820,7 @@ Test(cli, usage_lines_are_complete_and_help_takes_a_command)
          {"-o DIR", "--set", "-j N", "-q", "--analyze", "--timeline", "--window", "--ranks",
           "--plots", "--no-sync", "TRACE|CONFIG.ini", NULL}},
         {"validate", {"-o DIR", "--set", "-q", "--analyze", "--timeline", "--plots", NULL}},
-        {"calibrate", {"--cores N", "--gpus-per-node N", NULL}},
+        {"calibrate", {"--cores N", "--gpus-per-node N", "TRACE|CONFIG.ini", NULL}},
         {"analyze", {"-o DIR", "--workers N", "TRACE|CONFIG.ini", NULL}},
         {"timeline", {"-o FILE.json", "--window", "--ranks", "--workers N", NULL}},
         {"sweep",

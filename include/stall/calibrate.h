@@ -33,10 +33,15 @@ typedef struct stall_calibration {
     double compute_share_lo, compute_share_hi; /* (rms within 0.5 points) */
     double fit_io_s, fit_cpu_s;                /* the first (linear) mean-fetch fit */
     int *workers;
+    int *workers_from; /* stall_workers_from: the trace's, [trace] workers, inferred */
+    char **note;       /* per trace: where its workers came from and the INI keys left
+                          out (NULL: nothing to say) */
     double *mean_fetch_s, *contention, *measured_s, *predicted_s;
 } stall_calibration;
 
-/* From two or more tidy traces of the same job with different worker counts,
+/* From two or more traces of the same job with different worker counts
+ * (paths: tidy traces or capture folders, the notebook's CSVs, or INIs whose
+ * [trace] is a tidy or a dsanalyzer trace, read as validate reads it),
  * estimates the CPU share of a fetch and of a compute (and the core count
  * when cores <= 0 and three or more worker counts are given): the shares
  * that minimise the error of predicting every trace's epoch time from every
