@@ -1734,6 +1734,31 @@ Test(cli, sweep_point_error_names_the_file_of_its_lines)
     cr_expect_eq(sh(cmd, NULL, 0), 0, "wrote its folder");
 }
 
+/* A refusal table: each command (cd'ed to the source tree, -q, its own
+ * folder tag%zu under cdir) exits 2 with `want` starting its first stderr
+ * line and writes nothing, or (want NULL) runs. */
+typedef struct refusal_case {
+    const char *cmd, *args, *want; /* want NULL: runs */
+} refusal_case;
+
+static void refusal_cases(const refusal_case *c, size_t n, const char *tag)
+{
+    for (size_t i = 0; i < n; i++) {
+        char cmd[3000], line[2048];
+        snprintf(cmd, sizeof cmd, "cd " STALL_SOURCE_DIR " && " BIN " %s %s -q -o %s/%s%zu",
+                 c[i].cmd, c[i].args, cdir, tag, i);
+        int rc = sh(cmd, line, sizeof line);
+        if (!c[i].want) {
+            cr_expect_eq(rc, 0, "%s: %s", c[i].args, line);
+            continue;
+        }
+        cr_expect_eq(rc, 2, "%s: %s", c[i].args, line);
+        cr_expect(strncmp(line, c[i].want, strlen(c[i].want)) == 0, "%s: %s", c[i].args, line);
+        snprintf(cmd, sizeof cmd, "test ! -e %s/%s%zu", cdir, tag, i);
+        cr_expect_eq(sh(cmd, NULL, 0), 0, "%s: wrote its folder", c[i].args);
+    }
+}
+
 /* [loader] in_order = false with one worker per GPU (or none) was taken
  * silently: that worker fetches its batches one after another, so they are
  * ready in index order either way (summary.csv byte-identical with true and
@@ -1742,41 +1767,29 @@ Test(cli, sweep_point_error_names_the_file_of_its_lines)
  * over its worker counts (1 to max_workers); taken where a run has more. */
 Test(cli, in_order_is_refused_where_one_worker_leaves_it_nothing_to_do)
 {
-    static const struct {
-        const char *cmd, *args, *want; /* want NULL: runs */
-    } c[] = {
-        {"run", "--set loader.in_order=false --set loader.workers=1",
+    static const refusal_case c[] = {
+        {"run", "configs/w2.ini --set loader.in_order=false --set loader.workers=1",
          "stallsim: --set loader.in_order: has no effect: the run has at most one DataLoader "
          "worker per GPU"},
-        {"run", "--set loader.in_order=false --set loader.workers=0",
+        {"run", "configs/w2.ini --set loader.in_order=false --set loader.workers=0",
          "stallsim: --set loader.in_order: has no effect: "},
-        {"sweep", "--set loader.in_order=false --sweep loader.workers=0,1",
+        {"sweep", "configs/w2.ini --set loader.in_order=false --sweep loader.workers=0,1",
          "stallsim: --set loader.in_order: has no effect: "},
-        {"sweep", "--sweep loader.in_order=true,false --set loader.workers=1",
+        {"sweep", "configs/w2.ini --sweep loader.in_order=true,false --set loader.workers=1",
          "stallsim: --sweep loader.in_order: has no effect: "},
-        {"plan", "--set loader.in_order=false --set plan.max_workers=1 --set plan.max_gpus=1",
+        {"plan",
+         "configs/w2.ini --set loader.in_order=false --set plan.max_workers=1 --set "
+         "plan.max_gpus=1",
          "stallsim: --set loader.in_order: has no effect: "},
         /* where it acts */
-        {"run", "--set loader.in_order=false", NULL},
-        {"sweep", "--set loader.in_order=false --sweep loader.workers=1,2", NULL},
-        {"plan", "--set loader.in_order=false --set plan.max_workers=2 --set plan.max_gpus=1",
+        {"run", "configs/w2.ini --set loader.in_order=false", NULL},
+        {"sweep", "configs/w2.ini --set loader.in_order=false --sweep loader.workers=1,2", NULL},
+        {"plan",
+         "configs/w2.ini --set loader.in_order=false --set plan.max_workers=2 --set "
+         "plan.max_gpus=1",
          NULL},
     };
-    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
-        char cmd[3000], line[2048];
-        snprintf(cmd, sizeof cmd,
-                 "cd " STALL_SOURCE_DIR " && " BIN " %s configs/w2.ini %s -q -o %s/inord%zu",
-                 c[i].cmd, c[i].args, cdir, i);
-        int rc = sh(cmd, line, sizeof line);
-        if (!c[i].want) {
-            cr_expect_eq(rc, 0, "%s: %s", c[i].args, line);
-            continue;
-        }
-        cr_expect_eq(rc, 2, "%s: %s", c[i].args, line);
-        cr_expect(strncmp(line, c[i].want, strlen(c[i].want)) == 0, "%s: %s", c[i].args, line);
-        snprintf(cmd, sizeof cmd, "test ! -e %s/inord%zu", cdir, i);
-        cr_expect_eq(sh(cmd, NULL, 0), 0, "%s: wrote its folder", c[i].args);
-    }
+    refusal_cases(c, sizeof c / sizeof c[0], "inord");
 }
 
 /* Keys accepted silently where they change nothing (exit 0, the same
@@ -1786,9 +1799,7 @@ Test(cli, in_order_is_refused_where_one_worker_leaves_it_nothing_to_do)
  * acts it runs; a sweep judges it over all its points. */
 Test(cli, keys_refused_where_the_run_leaves_them_nothing_to_do)
 {
-    static const struct {
-        const char *cmd, *args, *want; /* want NULL: runs */
-    } c[] = {
+    static const refusal_case c[] = {
         {"run", "configs/example-whatif.ini --set loader.persistent_workers=true",
          "stallsim: --set loader.persistent_workers: has no effect: the run has one epoch"},
         {"run", "configs/example-whatif.ini --set trace.persistent_workers=true",
@@ -1822,20 +1833,7 @@ Test(cli, keys_refused_where_the_run_leaves_them_nothing_to_do)
          "fetch.resample=bootstrap",
          NULL},
     };
-    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
-        char cmd[3000], line[2048];
-        snprintf(cmd, sizeof cmd, "cd " STALL_SOURCE_DIR " && " BIN " %s %s -q -o %s/idle%zu",
-                 c[i].cmd, c[i].args, cdir, i);
-        int rc = sh(cmd, line, sizeof line);
-        if (!c[i].want) {
-            cr_expect_eq(rc, 0, "%s: %s", c[i].args, line);
-            continue;
-        }
-        cr_expect_eq(rc, 2, "%s: %s", c[i].args, line);
-        cr_expect(strncmp(line, c[i].want, strlen(c[i].want)) == 0, "%s: %s", c[i].args, line);
-        snprintf(cmd, sizeof cmd, "test ! -e %s/idle%zu", cdir, i);
-        cr_expect_eq(sh(cmd, NULL, 0), 0, "%s: wrote its folder", c[i].args);
-    }
+    refusal_cases(c, sizeof c / sizeof c[0], "idle");
     /* Given in an INI: its file and line. */
     char cmd[3000], line[2048];
     snprintf(cmd, sizeof cmd,

@@ -66,6 +66,16 @@ def col(rs, name):
     return [float(r[name]) * 1e3 for r in rs if r.get(name, "") != ""]
 
 
+def label(path):
+    """The trace's folder name (its CSV's parent), else the path."""
+    return path.rstrip("/").split("/")[-2] if "/" in path else path
+
+
+def ranks(path):
+    with open(path, newline="") as fh:
+        return len({r["rank"] for r in csv.DictReader(fh)})
+
+
 def mean(v):
     return sum(v) / len(v) if v else 0.0
 
@@ -127,7 +137,7 @@ def overlap(path, cores):
             busy += sp[j][2] / (sp[j][1] - sp[j][0]) * max(0.0, min(e, sp[j][1]) - sp[j][0])
             j += 1
         u.append(min(busy / (e - s), max(cores - 1, 1)))
-    name = path.rstrip("/").split("/")[-2] if "/" in path else path
+    name = label(path)
     for act, _, _ in ACTS:
         idx = [i for i, x in enumerate(sp) if x[3] == act and x[4] >= 1]
         x, y = [u[i] for i in idx], [sp[i][2] * 1e3 for i in idx]
@@ -199,7 +209,7 @@ def main(argv):
               "| on q = wait/(cpu+wait): intercept_ms slope_ms r2")
         for path in argv[1:]:
             rs = rows(path)
-            name = path.rstrip("/").split("/")[-2] if "/" in path else path
+            name = label(path)
             for act, c, w in ACTS:
                 pairs = [(float(r[w]) * 1e3, float(r[c]) * 1e3) for r in rs
                          if r.get(w, "") != "" and r.get(c, "") != ""]
@@ -225,34 +235,29 @@ def main(argv):
         print("trace A_ms post_cpu_ms post_wait_ms rest_ms sync_cpu_ms")
         for path in argv[1:]:
             a, pc, pw, sc = tail(path)
-            name = path.rstrip("/").split("/")[-2] if "/" in path else path
+            name = label(path)
             print(f"{name} {a:.2f} {pc:.2f} {pw:.2f} {a - pc - pw:.2f} {sc:.2f}")
         return 0
     if len(argv) >= 2 and argv[0] == "ring":
         print("trace G rest_ms ring_rest_ms")
         for path in argv[1:]:
-            with open(path, newline="") as fh:
-                g = len({r["rank"] for r in csv.DictReader(fh)})
+            g = ranks(path)
             a, pc, pw, _ = tail(path)
-            name = path.rstrip("/").split("/")[-2] if "/" in path else path
+            name = label(path)
             if g > 1:
                 print(f"{name} {g} {a - pc - pw:.2f} {ring(g, pc, pw) - pc - pw:.2f}")
         return 0
     if len(argv) >= 2 and argv[0] == "hops":
         print("trace G rest_ms post_wait_ms rest/post_wait w_ms c")
         for path in argv[1:]:
-            with open(path, newline="") as fh:
-                g = len({r["rank"] for r in csv.DictReader(fh)})
+            g = ranks(path)
             a, pc, pw, _ = tail(path)
-            name = path.rstrip("/").split("/")[-2] if "/" in path else path
+            name = label(path)
             h = hops(g, a - pc - pw, pw)
             tailcells = f"{h[0]:.2f} {h[1]:.1f}" if h else "- -"
             print(f"{name} {g} {a - pc - pw:.2f} {pw:.2f} {(a - pc - pw) / pw:.2f} {tailcells}")
         return 0
     if len(argv) >= 3 and argv[0] == "sync":
-        def ranks(path):
-            with open(path, newline="") as fh:
-                return len({r["rank"] for r in csv.DictReader(fh)})
         r0 = rows(argv[1])
         g0, s0 = ranks(argv[1]), mean(col(r0, "sync_cpu"))
         f = mean(col(r0, "post_cpu")) - s0
@@ -262,14 +267,14 @@ def main(argv):
             g, s = ranks(path), mean(col(rows(path), "sync_cpu"))
             laws = [s0 * ((g - 1) / g) / ((g0 - 1) / g0), s0 * (g - 1) / (g0 - 1),
                     f + (s0 - f) * (g - 1) / (g0 - 1)]
-            name = path.rstrip("/").split("/")[-2] if "/" in path else path
+            name = label(path)
             print(f"{name} {g} {s:.2f} " + " ".join(f"{v:.2f} ({100 * (v / s - 1):+.0f}%)"
                                                       for v in laws))
         return 0
     if len(argv) >= 2 and argv[0] == "startup":
         print("trace epoch batch0_s startup_s workers_on_node startup_per_worker_s")
         for path in argv[1:]:
-            name = path.rstrip("/").split("/")[-2] if "/" in path else path
+            name = label(path)
             for e, (b0, su, nw) in enumerate(startup(path)):
                 print(f"{name} {e} {b0:.3f} {su:.3f} {nw} {su / nw:.4f}")
         return 0
