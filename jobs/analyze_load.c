@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "stall/dftracer.h"
+#include "stall/job.h"
 #include "stall/kineto.h"
 #include "stall/measured.h"
 
@@ -96,6 +97,8 @@ static int an_load_cfg(const stall_config *cfg, const char *path, int workers,
     int rc = 0;
     if (cfg->format != STALL_FORMAT_NONE)
         rc = stall_config_check_trace_keys(cfg, err);
+    if (rc == 0) /* a missing trace file names its INI line, as run's does */
+        rc = stall_job_inputs_json(cfg, err);
     if (rc) {
         /* a [trace] key of another format: refused as run refuses it */
     } else if (cfg->format == STALL_FORMAT_TIDY) {

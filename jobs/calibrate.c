@@ -13,6 +13,7 @@
 #include "inputs.h"
 #include "stall/config.h"
 #include "stall/detect.h"
+#include "stall/job.h"
 #include "stall/tidy.h"
 #include "stall/validate.h"
 
@@ -151,6 +152,8 @@ static int cal_load(const char *arg, stall_measured *m, char **note, stall_err *
      * refused as run refuses it. */
     if (rc == 0)
         rc = stall_config_check_trace_keys(cfg, err);
+    if (rc == 0) /* a missing trace file names its INI line, as run's does */
+        rc = stall_job_inputs(cfg, err);
     wi_inputs *in = stall_xmalloc(sizeof *in);
     if (rc == 0) {
         wi_inputs_resolve(cfg, in);

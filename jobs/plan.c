@@ -568,6 +568,8 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
     }
     if (rc == 0)
         rc = plan_check(c, r, err);
+    if (rc == 0) /* a missing trace file names its INI line, as run's does */
+        rc = stall_job_inputs_json(cfg, err);
     int ranks = 1;
     if (rc == 0)
         rc = plan_trace(c, r, &ranks, err);

@@ -2504,3 +2504,37 @@ Test(cli, analyze_of_unaligned_clocks_prints_no_barrier_or_straggler)
              cdir, cdir, cdir);
     cr_expect_eq(sh(cmd, NULL, 0), 0, "per_rank.csv, analyze.csv");
 }
+
+/* An INI whose trace file is missing: every command names the INI line and
+ * key that point at it, as run does (plan, analyze, timeline and calibrate
+ * printed "stallsim: PATH: cannot open" alone). */
+Test(cli, a_missing_trace_file_is_named_by_its_ini_line_in_every_command)
+{
+    char tidy[700], ds[700];
+    snprintf(tidy, sizeof tidy, "%s/mt.ini", cdir);
+    FILE *f = fopen(tidy, "w");
+    fprintf(f, "[scenario]\nmode = model\n[trace]\nformat = tidy\npath = %s/none.csv\n", cdir);
+    fclose(f);
+    snprintf(ds, sizeof ds, "%s/md.ini", cdir);
+    f = fopen(ds, "w");
+    fprintf(f,
+            "[scenario]\nmode = model\n[trace]\nfetch = " GOLD STEM "_simp_fetchdifftime.csv\n"
+            "start = " GOLD STEM "_simp_fetchstartdifftime.csv\nperf = %s/none.csv\n",
+            cdir);
+    fclose(f);
+    const char *verbs[] = {"plan", "analyze", "timeline", "calibrate", "run"};
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++) {
+            char extra[1000], cmd[2000], want[1000];
+            if (i == 2)
+                snprintf(extra, sizeof extra, "-o %s/o%d.json", cdir, k);
+            else if (i == 3)
+                snprintf(extra, sizeof extra, "%s", STALL_SOURCE_DIR "/traces/w1/trace.csv");
+            else
+                snprintf(extra, sizeof extra, "-o %s/o%d%zu", cdir, k, i);
+            snprintf(cmd, sizeof cmd, BIN " %s %s %s", verbs[i], k ? ds : tidy, extra);
+            snprintf(want, sizeof want, "stallsim: %s:%d: [trace] %s: %s/none.csv: cannot open",
+                     k ? ds : tidy, k ? 6 : 5, k ? "perf" : "path", cdir);
+            cli_refused(cmd, want);
+        }
+}
