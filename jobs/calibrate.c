@@ -88,9 +88,11 @@ static const char *const cal_ignored[] = {"scenario", "report", "align",      "r
 static int cal_refuse_json(const char *path, const char *what, stall_err *err)
 {
     return stall_err_set(err, STALL_EPARSE,
-                         "%s: calibrate reads measured fetch durations, which %s does not hold "
-                         "(with workers they are inferred from the loop's waits by the model "
-                         "calibrate fits): give tidy traces (tools/stallsim_capture.py, "
+                         "%s: calibrate reads measured fetch durations of runs with workers, "
+                         "which %s does not hold (with workers its fetches are not in it, the "
+                         "model calibrate fits would infer them from the loop's waits; without, "
+                         "it has no worker count to fit): give tidy traces "
+                         "(tools/stallsim_capture.py, "
                          "docs/capture.md) or the notebook's (dsanalyzer) traces, or [fetch] "
                          "cpu_share by hand",
                          path, what);

@@ -309,7 +309,8 @@ Test(calds, what_it_cannot_take_is_refused)
          ":4: [trace] format = none: calibrate fits measured runs and needs their traces"},
         {"[trace]\nformat = kineto\npath = " STALL_SOURCE_DIR "/tests/kineto/w2_nosched\n"
          "workers = 2\n",
-         "calibrate reads measured fetch durations, which its Kineto trace does not hold"},
+         "calibrate reads measured fetch durations of runs with workers, which its Kineto trace "
+         "does not hold"},
     };
     for (size_t i = 0; i < sizeof other / sizeof *other; i++) {
         snprintf(err_ini, sizeof err_ini, "%s/other%zu.ini", tdir, i);

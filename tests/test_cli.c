@@ -186,9 +186,16 @@ Test(cli, calibrate_prints_ini_lines_and_rejects_one_trace)
              BIN " calibrate " STALL_SOURCE_DIR "/tests/kineto/w2_nosched " STALL_SOURCE_DIR
                  "/traces/w4/trace.csv --cores 2");
     cr_assert_eq(sh(cmd, line, sizeof line), 2);
-    cr_assert(strstr(line, "calibrate reads measured fetch durations, which a folder of 1 PyTorch "
-                           "profiler (Kineto) file does not hold") != NULL,
+    cr_assert(strstr(line, "calibrate reads measured fetch durations of runs with workers, which "
+                           "a folder of 1 PyTorch profiler (Kineto) file does not hold") != NULL,
               "stderr: %s", line);
+    /* Without workers a Kineto trace holds its fetches, but no worker count
+     * to fit: the reason says both cases (it spoke of workers only). */
+    snprintf(cmd, sizeof cmd,
+             BIN " calibrate " STALL_SOURCE_DIR "/tests/kineto/w0_sched " STALL_SOURCE_DIR
+                 "/traces/w4/trace.csv");
+    cr_assert_eq(sh(cmd, line, sizeof line), 2);
+    cr_assert(strstr(line, "without, it has no worker count to fit") != NULL, "stderr: %s", line);
     /* A count above the bound states the bound (it said "needs a count >=
      * 1" of 2000000). */
     snprintf(cmd, sizeof cmd,
