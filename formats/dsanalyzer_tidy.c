@@ -85,16 +85,19 @@ int stall_ds_workers_err(const char *start_path, int64_t epoch, int64_t k, int g
                          stall_time early_ns, int workers, const char *given, stall_err *err)
 {
     int64_t step = workers > 0 ? workers : 1;
+    /* An option (analyze --workers N) or a key (where = N). */
+    bool option = strncmp(given, "--", 2) == 0 && !strchr(given, '=') && !strchr(given, '.');
     return stall_err_set(
         err, STALL_ECONFIG,
         "%s: Epoch %" PRId64 ", batch %" PRId64 " (0-based), Start time_gpu%d: starts %.6f s "
-        "before batch %" PRId64 " ended, which the same %s fetched with %s = %d (%s; it fetches "
-        "one batch at a time): the run had another worker count; give it, or leave the key out "
+        "before batch %" PRId64 " ended, which the same %s fetched with %s%s%d (%s; it fetches "
+        "one batch at a time): the run had another worker count; give it, or leave the %s out "
         "to infer it from the fetch starts",
         start_path, epoch, k, g, (double)early_ns / 1e9, k - step,
-        workers > 0 ? "worker" : "training process", given, workers,
+        workers > 0 ? "worker" : "training process", given, option ? " " : " = ", workers,
         workers > 0 ? "PyTorch hands batch k to worker k mod workers"
-                    : "0 workers: the training process loads its own batches");
+                    : "0 workers: the training process loads its own batches",
+        option ? "option" : "key");
 }
 
 int stall_ds_check_workers(const stall_ds_trace *t, int workers, const char *given, stall_err *err)

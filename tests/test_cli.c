@@ -2276,11 +2276,11 @@ Test(cli, analyze_and_timeline_read_trace_workers_as_run_does)
     for (size_t i = 0; i < 3; i++) {
         snprintf(cmd, sizeof cmd, "%s", refuse[i]);
         cr_expect_eq(sh(cmd, line, sizeof line), 2, "%s: %s", cmd, line);
-        cr_expect(
-            strstr(line, "_simp_fetchstartdifftime.csv: Epoch 1, batch ") &&
-                strstr(line, i < 2 ? "aw5.ini:8: [trace] workers = 5 (" : "--workers = 1 (") &&
-                strstr(line, "the run had another worker count"),
-            "%s: %s", cmd, line);
+        cr_expect(strstr(line, "_simp_fetchstartdifftime.csv: Epoch 1, batch ") &&
+                      strstr(line, i < 2 ? "aw5.ini:8: [trace] workers = 5 (" : "--workers 1 (") &&
+                      strstr(line, i < 2 ? "leave the key out" : "leave the option out") &&
+                      strstr(line, "the run had another worker count"),
+                  "%s: %s", cmd, line);
     }
     snprintf(cmd, sizeof cmd, "test ! -e %s/aw5 && test ! -e %s/aw5.json && test ! -e %s/aw1", cdir,
              cdir, cdir);
