@@ -119,18 +119,23 @@ static int cal_load(const char *arg, stall_measured *m, char **note, stall_err *
     bool ini = k == STALL_TRACE_INI;
     if (rc == 0 && (k == STALL_TRACE_UNKNOWN || k == STALL_TRACE_TIDY)) {
         /* A tidy file (or one that is not a trace: the tidy reader says
-         * where it breaks). */
+         * where it breaks). Without a workers column the count is inferred
+         * from the fetch starts below, as validate infers it. */
         stall_tidy_trace *t = NULL;
         rc = stall_tidy_load(path, &t, err);
-        if (rc == 0)
+        bool infer = rc == 0 && t->workers < 0;
+        if (rc == 0 && !infer)
             rc = stall_measured_from_tidy(t, m, err);
-        if (rc == 0 && m->workers < 1)
+        if (rc == 0 && !infer && m->workers < 1)
             rc = stall_err_set(err, STALL_EPARSE,
-                               "%s: calibrate needs traces with a workers column and workers >= 1",
-                               arg);
+                               "%s: calibrate needs runs with workers >= 1 (its workers column "
+                               "says %d)",
+                               arg, m->workers);
         stall_tidy_free(t);
-        free(d);
-        return rc;
+        if (rc || !infer) {
+            free(d);
+            return rc;
+        }
     }
     free(d);
     if (rc)

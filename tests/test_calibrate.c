@@ -325,3 +325,31 @@ Test(calds, what_it_cannot_take_is_refused)
         cr_assert(strstr(err.msg, other[i].want), "%s", err.msg);
     }
 }
+
+/* A tidy trace without a workers column (nor the loader's other columns):
+ * calibrate infers the count from the fetch starts, as validate does, and
+ * gives the traces' own answer figure for figure (it refused: "needs
+ * traces with a workers column"). */
+Test(calds, tidy_traces_without_a_workers_column_give_the_same_answer)
+{
+    char cut[3][600];
+    const char *pc[3], *po[3];
+    char orig[3][600];
+    for (int i = 0; i < 3; i++) {
+        snprintf(orig[i], sizeof orig[i], "%s/traces/%s/trace.csv", STALL_SOURCE_DIR, W[i]);
+        snprintf(cut[i], sizeof cut[i], "%s/nw_%s.csv", tdir, W[i]);
+        char cmd[1200];
+        snprintf(cmd, sizeof cmd,
+                 "cut -d, -f1-13 " STALL_SOURCE_DIR
+                 "/traces/%s/trace.csv > %s/nw_%s.csv && head -1 %s/nw_%s.csv | grep -qv workers",
+                 W[i], tdir, W[i], tdir, W[i]);
+        cr_assert_eq(system(cmd), 0, "%s", cmd);
+        pc[i] = cut[i], po[i] = orig[i];
+    }
+    stall_calibration c = fit(pc, 3), o = fit(po, 3);
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(c.workers_from[i], STALL_WORKERS_INFERRED, "%s", W[i]);
+    same(&c, &o, 1e-9);
+    stall_calibration_free(&c);
+    stall_calibration_free(&o);
+}
