@@ -388,3 +388,17 @@ int stall_plot(const char *dir, const stall_plot_opts *opts, stall_plot_result *
     free(d);
     return rc;
 }
+
+void stall__plot_drop(plot_ctx *c, const char *fig)
+{
+    char *plots = stall_path_join(c->dir, "plots");
+    static const char *const ext[] = {"png", "svg", "dat", "gp"};
+    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s.%s", fig, ext[i]);
+        char *f = stall_path_join(plots, name);
+        remove(f);
+        free(f);
+    }
+    free(plots);
+}

@@ -68,6 +68,22 @@ bool stall_plot_measured_comparable(const char *dir);
 /* What a figure says in place of the measured line or bars it leaves out. */
 #define PLOT_NOT_COMPARABLE "measured not drawn: the what-if changes GPUs, batches or epochs"
 
+/* One alignment of a run folder: its iterations.csv and where its columns
+ * are (plot_run.c). */
+typedef struct plot_combo {
+    char label[64]; /* fetch/start */
+    char dir[160];  /* fetch-<fa>_start-<sa> */
+    stall_table *it;
+    int c_epoch, c_end, c_iter, c_stall, c_compute;
+    double measured_s; /* summary.csv's measured_epoch_time_s (NAN: none) */
+} plot_combo;
+
+/* A figure said instead of drawn: removes the files an earlier `plot` of
+ * the folder left under its name, which would contradict the note. */
+void stall__plot_drop(plot_ctx *c, const char *fig);
+/* stall_ranks.png of alignment k (plot_ranks.c). */
+int stall__plot_stall_ranks(plot_ctx *c, const plot_combo *k, stall_err *err);
+
 int stall_plot_run(plot_ctx *c, stall_err *err);
 int stall_plot_validate(plot_ctx *c, stall_err *err);
 int stall_plot_breakdown(plot_ctx *c, stall_err *err);
