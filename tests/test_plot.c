@@ -766,6 +766,26 @@ Test(plot, real_analyze_of_straggler_trace)
     check_breakdown_apart(r);
 }
 
+/* analyze of ranks on clocks of their own (tests/kineto/ddp2_w2): the
+ * barrier and hand-over are unknown, empty in per_rank.csv; the breakdown
+ * still draws its bars and its key says the two parts are unknown. */
+Test(plot, real_analyze_of_unaligned_clocks_marks_unknown_parts)
+{
+    NEED_GNUPLOT();
+    char *r = res_dir("anu");
+    cr_assert_eq(sh("%s analyze tests/kineto/ddp2_w2 -o %s", BIN, r), 0);
+    const char *want[] = {"breakdown"};
+    check_figures(r, want, 1);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/plots/breakdown.gp", r);
+    char *gp = rd_slurp(p);
+    cr_assert(gp, "%s", p);
+    cr_expect(strstr(gp, "title \"barrier wait (unknown)\"") &&
+                  strstr(gp, "title \"hand-over (unknown)\"") && strstr(gp, "title \"compute\""),
+              "%s", gp);
+    free(gp);
+}
+
 Test(plot, real_sweep_over_one_key)
 {
     NEED_GNUPLOT();
