@@ -181,6 +181,27 @@ Test(traces, every_new_capture_validates_within_2_percent_in_every_epoch)
     }
 }
 
+Test(traces, gpu_captures_validate_within_1_5_percent_in_every_epoch)
+{
+    /* traces/gpu: the model on an H100, batches pinned (pin_memory column
+     * 1), torch 2.11; the pinning sits in the hand-over (docs/model.md
+     * 2.4), and CUDA's one-off start in epoch 0's first compute. */
+    static const char *const names[] = {"h100_w1", "h100_w2", "h100_w4", "h100_w2_wide"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char folder[64], p[800];
+        snprintf(folder, sizeof folder, "gpu/%s", names[i]);
+        src_path(p, sizeof p, folder);
+        double meas[MAXE], sim[MAXE], errp[MAXE];
+        int ne = validate(p, names[i], meas, sim, errp);
+        cr_assert_eq(ne, 3, "%s: %d epochs", names[i], ne);
+        for (int e = 0; e < ne; e++) {
+            cr_log_info("%s epoch %d: measured %.4f s, simulated %.4f s, %+.2f%%", names[i], e,
+                        meas[e], sim[e], errp[e]);
+            cr_expect(fabs(errp[e]) <= 1.5, "%s epoch %d: error %+.2f%%", names[i], e, errp[e]);
+        }
+    }
+}
+
 Test(traces, spawn_persistent_pays_its_start_up_once_from_its_persistent_column)
 {
     /* Workers started by spawn take seconds to start (a fresh interpreter

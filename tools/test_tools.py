@@ -65,7 +65,8 @@ v = subprocess.run([PY, os.path.join(ROOT, "tools", "validate_all.py"), "--bin",
 out = v.stdout.splitlines()
 check(v.returncode == 0 and out[0].startswith("| trace | ranks x workers"), "validate_all table")
 check(any(line.startswith("| w2 | 1 x 2 |") for line in out), "validate_all has w2")
-check(out[-3].startswith("all: ") and "traces/*:" in out[-2], "validate_all summaries")
+check(out[-4].startswith("all: ") and out[-3].startswith("traces/*:")
+      and out[-1].startswith("traces/gpu/*: 4 traces, 12 epochs"), "validate_all summaries")
 
 # cpushare_fit.py ring (docs/model.md 2.3): without waits the ring leaves no rest; with the
 # 8-rank trace's waits it leaves more than the measured rest (the rule docs/model.md rejects).

@@ -7,7 +7,9 @@ worker: a sleep standing for I/O (--io-ms) and real CPU work standing for decodi
 much CPU time per sample). --ddp N runs N ranks on CPU with the gloo backend, each with a
 DistributedSampler, and all-reduces gradients by hand after the local backward (--sync manual,
 the default) so that compute_end is a clean pre-synchronisation time; --sync ddp uses
-DistributedDataParallel and takes compute_end from its communication hook instead.
+DistributedDataParallel and takes compute_end from its communication hook instead. --device cuda
+trains on the GPU (one process: no --ddp), copies each batch with non_blocking=True and
+synchronises before compute_end, as docs/capture.md asks of GPU runs.
 
     /usr/bin/python3 tools/train_example.py --workers 2 --batches 60 --epochs 3 --out traces/w2
 
@@ -317,7 +319,8 @@ def run_rank(rank, a, reps):
                   multiprocessing_context=a.mp_context)
     loader = rec.dataloader(ds, **kw)
 
-    model = SmallCNN(a.width)
+    dev = torch.device(a.device)
+    model = SmallCNN(a.width).to(dev)
     sync = a.sync if a.ddp >= 1 else "none"
     if sync == "ddp":
         model = nn.parallel.DistributedDataParallel(model)   # no buffers: no forward broadcast
@@ -335,9 +338,13 @@ def run_rank(rank, a, reps):
         total, n = 0.0, 0
         for x, y in loader:
             rec_t0 = time.time()
+            if dev.type == "cuda":
+                x, y = x.to(dev, non_blocking=True), y.to(dev, non_blocking=True)
             loss = F.cross_entropy(model(x), y)
             opt.zero_grad(set_to_none=True)
             loss.backward()
+            if dev.type == "cuda":
+                torch.cuda.synchronize()    # the GPU's work is done: compute_end means it
             if a.compute_sleep_ms > 0:
                 # Accelerator time: the host waits, its cores are free for others.
                 time.sleep(a.compute_sleep_ms / 1e3)
@@ -426,9 +433,10 @@ def write_readme(a, meta, nrows):
         "    " + meta["command"],
         "",
         f"- torch {meta['torch']}, numpy {meta['numpy']}, Python {meta['python']}, "
-        f"{meta['cpu_cores']} CPU cores, CPU only.",
+        f"{meta['cpu_cores']} CPU cores, "
+        + (f"training on {meta['gpu']} (CUDA {meta['cuda']})." if meta.get("gpu") else "CPU only."),
         f"- {world} rank(s); {a.workers} DataLoader worker(s) per rank, prefetch_factor "
-        f"{a.prefetch if a.workers else 0}, pin_memory {'on (no CUDA: not pinned)' if a.pin_memory else 'off'}, "
+        f"{a.prefetch if a.workers else 0}, pin_memory {('on (pinned)' if meta.get('gpu') else 'on (no CUDA: not pinned)') if a.pin_memory else 'off'}, "
         f"persistent workers {'on' if a.persistent_workers else 'off'}, worker start method "
         f"{a.mp_context}.",
         (f"- dataset: {a.samples} samples (--samples), split by DistributedSampler: "
@@ -505,6 +513,8 @@ def main():
                    help="sleep MS after each backward: accelerator time, during which the host's "
                         "cores are free (default 0)")
     p.add_argument("--threads", type=int, default=1, help="torch threads per rank")
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                   help="where the model trains: cuda = the first GPU, one process (no --ddp)")
     p.add_argument("--pin-ranks", action="store_true",
                    help="pin each rank (its threads and workers) to one core, rank %% cores")
     p.add_argument("--port", type=int, default=29517)
@@ -536,6 +546,10 @@ def main():
         p.error("--evict and --http need --data-dir")
     if a.http and a.ddp >= 1:
         p.error("--http reads in one process (no --ddp)")
+    if a.device == "cuda" and a.ddp >= 1:
+        p.error("--device cuda trains in one process on one GPU (no --ddp)")
+    if a.device == "cuda" and not torch.cuda.is_available():
+        p.error("--device cuda: torch sees no CUDA device here")
     if a.evict is not None and not 0.0 <= a.evict <= 1.0:
         p.error("--evict must be in [0, 1]")
     if a.slow_factor < 1.0 or (a.slow_rank is not None and not 0 <= a.slow_rank < max(1, a.ddp)):
@@ -614,7 +628,9 @@ def main():
     bad, times = sc.check(merged)
     for b in bad:
         print("CHECK:", b)
-    cmd = " ".join(shlex.quote(x) for x in ["/usr/bin/python3"] + sys.argv)
+    # The interpreter that ran it (Debian's /usr/bin/python3 here; another where torch lives
+    # elsewhere, as on the GPU machine of traces/gpu).
+    cmd = " ".join(shlex.quote(x) for x in [sys.executable or "python3"] + sys.argv)
     meta = {
         "command": cmd,
         "torch": torch.__version__, "numpy": np.__version__, "python": sys.version.split()[0],
@@ -634,6 +650,8 @@ def main():
                         "ddp": "DDP comm-hook call of the last gradient bucket"}[
                             a.sync if a.ddp >= 1 else "none"],
     }
+    if a.device == "cuda":
+        meta["gpu"], meta["cuda"] = torch.cuda.get_device_name(0), torch.version.cuda
     if storage:
         meta["storage"] = storage
     means = sc.summary(merged)

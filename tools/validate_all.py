@@ -3,7 +3,7 @@
 
     tools/validate_all.py [--bin build/stallsim] > /tmp/table.md
 
-Runs `validate traces/<T>/trace.csv` (and traces/cpushare/*) each in its
+Runs `validate traces/<T>/trace.csv` (and traces/cpushare/*, traces/gpu/*) each in its
 measured configuration, prints the markdown table (trace, ranks x workers,
 per-epoch errors, mean measured and simulated epoch, the mean's error) and,
 per group, the median per-epoch |error|, the worst and how many epochs are
@@ -55,7 +55,7 @@ def main():
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     ap.add_argument("--bin", default=os.path.join(root, "build", "stallsim"))
     a = ap.parse_args()
-    groups = {"traces/*": [], "traces/cpushare/*": []}
+    groups = {"traces/*": [], "traces/cpushare/*": [], "traces/gpu/*": []}
     for group in groups:
         for path in sorted(glob.glob(os.path.join(root, group, "trace.csv"))):
             name = os.path.relpath(os.path.dirname(path), os.path.join(root, "traces"))
@@ -69,7 +69,7 @@ def main():
             print(f"| {name} | {ranks} x {workers} | " + ", ".join(f"{e:+.2f}%" for e in errs)
                   + f" | {mean.group(1)} | {mean.group(2)} | {mean.group(3)}% |")
     print()
-    print(summary("all", groups["traces/*"] + groups["traces/cpushare/*"]))
+    print(summary("all", [r for rows in groups.values() for r in rows]))
     for group, rows in groups.items():
         print(summary(group, rows))
 

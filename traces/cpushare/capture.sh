@@ -7,6 +7,9 @@
 #        one core, folders KIND_ddpR_1core_rN (the trace's cores column says 1)
 #   PIN=ranks sh traces/cpushare/capture.sh KIND R REPEAT...  each rank and its workers on one
 #        core, rank % cores (train_example.py --pin-ranks), folders KIND_ddpR_pinned_rN
+#   CPUS=LIST TAG=T sh traces/cpushare/capture.sh ...  the same on the cores LIST (taskset -c LIST),
+#        folders KIND_ddpR_T_rN (traces/gpu/device.sh: 2 of the GPU machine's 16 cores)
+#   PY=PYTHON: the interpreter that has torch (default /usr/bin/python3, Debian's)
 #   QUIET=CMD: a command prefix that holds other work off while it runs (the earlier captures
 #        used one); train_example.py's --wait-idle waits for an idle machine first either way
 # sleep: 2 workers, prefetch 2, 16 samples x 5 ms sleep per batch (80 ms), no transform work,
@@ -24,15 +27,18 @@ pin=; sfx=
 [ "${PIN:-}" = 1 ] && pin="taskset -c 1" && sfx=_1core
 pinr=
 [ "${PIN:-}" = ranks ] && pinr=--pin-ranks && sfx=_pinned
+[ -n "${CPUS:-}" ] && pin="taskset -c $CPUS"
+[ -n "${TAG:-}" ] && sfx=_$TAG
+py=${PY:-/usr/bin/python3}
 for rep in "$@"; do
   out=traces/cpushare/${kind}_ddp${r}${sfx}_r$rep
   ddp="--ddp $r"
   [ "$r" = 1 ] && ddp="--ddp 1"
   for try in 1 2 3; do
-    ${QUIET:-} $pin /usr/bin/python3 tools/train_example.py $ddp --workers 2 --prefetch 2 $work $pinr \
+    ${QUIET:-} $pin $py tools/train_example.py $ddp --workers 2 --prefetch 2 $work $pinr \
       --compute-sleep-ms 25 --batches 80 --epochs 2 --port 29621 --wait-idle 20 --out "$out" \
       | tail -4
-    ok=$(/usr/bin/python3 -c "import json,sys; m=json.load(open('$out/meta.json')); \
+    ok=$($py -c "import json,sys; m=json.load(open('$out/meta.json')); \
 print(int(m['other_cpu_s'] < 0.12 * m['wall_s'] * m['cpu_cores']))")
     [ "$ok" = 1 ] && break
     echo "$out: polluted (try $try), again"
