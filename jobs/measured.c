@@ -26,6 +26,8 @@ void stall_measured_free(stall_measured *m)
     free(m->read_above);
     free(m->handover_epoch);
     free(m->stall_s);
+    free(m->start_spread_s);
+    free(m->start_last);
     free(m->ckpt_s);
     free(m->fetch_fit);
     memset(m, 0, sizeof *m);
@@ -133,6 +135,8 @@ int stall_measured_from_tidy_p(const stall_tidy_trace *t, bool persistent, stall
     m->gap = stall_xcalloc((size_t)ne, sizeof *m->gap);
     m->epoch_s = stall_xcalloc((size_t)ne, sizeof *m->epoch_s);
     m->stall_s = stall_xcalloc((size_t)ne, sizeof *m->stall_s);
+    m->start_spread_s = stall_xcalloc((size_t)ne, sizeof *m->start_spread_s);
+    m->start_last = stall_xcalloc((size_t)ne, sizeof *m->start_last);
     m->epoch_fetch_s = stall_xcalloc((size_t)ne, sizeof *m->epoch_fetch_s);
     m->epoch_fetch_var = stall_xcalloc((size_t)ne, sizeof *m->epoch_fetch_var);
     m->handover_epoch = stall_xcalloc((size_t)ne, sizeof *m->handover_epoch);
@@ -168,10 +172,16 @@ int stall_measured_from_tidy_p(const stall_tidy_trace *t, bool persistent, stall
     double fetch_sum = 0;
     stall_time prev_end = 0;
     for (int e = 0; e < ne; e++) {
-        stall_time e0 = t->epoch_start[(size_t)e * g];
-        for (int r = 1; r < g; r++)
-            if (t->epoch_start[(size_t)e * g + r] < e0)
-                e0 = t->epoch_start[(size_t)e * g + r];
+        stall_time e0 = t->epoch_start[(size_t)e * g], elast = e0;
+        for (int r = 1; r < g; r++) {
+            stall_time es = t->epoch_start[(size_t)e * g + r];
+            e0 = es < e0 ? es : e0;
+            if (es > elast) {
+                elast = es;
+                m->start_last[e] = r;
+            }
+        }
+        m->start_spread_s[e] = stall_ns_to_s(elast - e0);
         m->gap[e] = e > 0 ? e0 - prev_end : 0;
         if (m->gap[e] < 0)
             m->gap[e] = 0;

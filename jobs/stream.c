@@ -41,6 +41,8 @@ typedef struct wi_dec {
     stall_time e0, prev_end;
     double stall_sum;
     double *epoch_s, *stall_s; /* [ne] */
+    double *spread;            /* [ne] latest minus earliest epoch_start, s */
+    int *last;                 /* [ne] the rank that started last */
     double *efetch;            /* [ne] summed fetch, s */
     double *efetch2;           /* [ne] summed squares, s^2 */
     stall_time *gap;           /* [ne] */
@@ -80,6 +82,8 @@ static void wi_dec_init(wi_dec *d, const stall_tidy_info *in, int workers, stall
     d->efetch = stall_xcalloc((size_t)d->ne, sizeof *d->efetch);
     d->efetch2 = stall_xcalloc((size_t)d->ne, sizeof *d->efetch2);
     d->stall_s = stall_xcalloc((size_t)d->ne, sizeof *d->stall_s);
+    d->spread = stall_xcalloc((size_t)d->ne, sizeof *d->spread);
+    d->last = stall_xcalloc((size_t)d->ne, sizeof *d->last);
     d->gap = stall_xcalloc((size_t)d->ne, sizeof *d->gap);
     d->ehand = stall_xcalloc((size_t)d->ne, sizeof *d->ehand);
     d->first = stall_xcalloc((size_t)d->g, sizeof *d->first);
@@ -93,6 +97,8 @@ static void wi_dec_free(wi_dec *d)
     free(d->efetch);
     free(d->efetch2);
     free(d->stall_s);
+    free(d->spread);
+    free(d->last);
     free(d->gap);
     free(d->ehand);
     free(d->startups);
@@ -177,8 +183,15 @@ static void wi_dec_row(wi_dec *d, const stall_tidy_row *row)
     int64_t k = row->batch;
     if (k == 0) {
         d->e0 = d->cur[0].epoch_start;
-        for (int r = 1; r < d->g; r++)
+        stall_time elast = d->e0;
+        for (int r = 1; r < d->g; r++) {
             d->e0 = d->cur[r].epoch_start < d->e0 ? d->cur[r].epoch_start : d->e0;
+            if (d->cur[r].epoch_start > elast) {
+                elast = d->cur[r].epoch_start;
+                d->last[e] = r;
+            }
+        }
+        d->spread[e] = stall_ns_to_s(elast - d->e0);
         d->gap[e] = e > 0 && d->e0 - d->prev_end > 0 ? d->e0 - d->prev_end : 0;
     } else {
         wi_dec_finish(d, d->prev, d->cur);
@@ -519,6 +532,10 @@ static int wi_pass3(wi_stream *s, const wi_xform *x, const stall_model_params *p
         stall_measured_read_above(m);
         m->epoch_s = d.epoch_s;
         m->stall_s = d.stall_s;
+        m->start_spread_s = d.spread;
+        m->start_last = d.last;
+        d.spread = NULL;
+        d.last = NULL;
         m->gap = d.gap;
         d.epoch_s = d.stall_s = NULL;
         d.gap = NULL;

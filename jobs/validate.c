@@ -34,14 +34,15 @@ static int wi_fill_validate(FILE *f, void *arg, stall_err *err)
     (void)err;
     const wi_val *v = arg;
     fputs("epoch,measured_s,simulated_s,error_pct,measured_stall_s,simulated_stall_s,stall_error_"
-          "pct\n",
+          "pct,rank_start_spread_s\n",
           f);
     for (int e = 0; e < v->m->epochs; e++)
-        fprintf(f, "%d,%.6f,%.6f,%.3f,%.6f,%.6f,%.3f\n", v->epoch0 + e, v->m->epoch_s[e],
+        fprintf(f, "%d,%.6f,%.6f,%.3f,%.6f,%.6f,%.3f,%.6f\n", v->epoch0 + e, v->m->epoch_s[e],
                 v->sim_e[e], 100.0 * (v->sim_e[e] - v->m->epoch_s[e]) / v->m->epoch_s[e],
                 v->m->stall_s[e], v->sim_s[e],
                 v->m->stall_s[e] > 0 ? 100.0 * (v->sim_s[e] - v->m->stall_s[e]) / v->m->stall_s[e]
-                                     : 0.0);
+                                     : 0.0,
+                v->m->start_spread_s ? v->m->start_spread_s[e] : 0.0);
     return 0;
 }
 
@@ -260,6 +261,15 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
         }
         fprintf(f, "%5s %11.4f %11.4f %+7.2f%%\n", "mean", ms / m.epochs, ss / m.epochs,
                 stall_pct_nz(100.0 * (ss - ms) / ms));
+        for (int e = 0; m.start_spread_s && e < m.epochs; e++)
+            if (m.start_spread_s[e] > 0.05 * m.epoch_s[e])
+                fprintf(f,
+                        "epoch %d: the ranks began it %.3f s apart (rank %d last, %.0f%% of the "
+                        "measured epoch); the model starts every rank at the earliest one's "
+                        "epoch_start, so the others' wait for it at the first synchronisation "
+                        "is not simulated (docs/model.md 2.4, \"Ranks that start late\")\n",
+                        wi_epoch0(cfg) + e, m.start_spread_s[e], m.start_last[e],
+                        100.0 * m.start_spread_s[e] / m.epoch_s[e]);
         fprintf(f, "results in %s/ (validate.csv, %seffective.ini)\n", final,
                 m.fetch_fit ? "fetch_fit.csv, " : "");
     }

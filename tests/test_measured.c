@@ -267,6 +267,95 @@ Test(measured, streaming_validate_equals_in_memory_on_the_shipped_traces)
     }
 }
 
+/* Latest minus earliest epoch_start of epoch e, read from the trace's text
+ * (the column found by name), seconds. */
+static double spread_from_text(const char *path, int e)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    char line[4096];
+    cr_assert_not_null(fgets(line, sizeof line, f));
+    int ce = -1, cs = -1, c = 0;
+    for (char *tok = strtok(line, ",\n"); tok; tok = strtok(NULL, ",\n"), c++) {
+        ce = strcmp(tok, "epoch") == 0 ? c : ce;
+        cs = strcmp(tok, "epoch_start") == 0 ? c : cs;
+    }
+    cr_assert(ce >= 0 && cs >= 0);
+    double lo = INFINITY, hi = -INFINITY;
+    while (fgets(line, sizeof line, f)) {
+        int ep = -1;
+        double es = NAN;
+        c = 0;
+        for (char *p = line; p; p = strchr(p, ','), p = p ? p + 1 : NULL, c++) {
+            if (c == ce)
+                ep = atoi(p);
+            if (c == cs)
+                es = strtod(p, NULL);
+        }
+        if (ep == e) {
+            lo = fmin(lo, es);
+            hi = fmax(hi, es);
+        }
+    }
+    fclose(f);
+    return hi - lo;
+}
+
+Test(measured, ranks_that_start_an_epoch_late_are_said_streamed_or_whole)
+{
+    /* traces/cpushare/sleep_ddp8_dev16_r1 (torch 2.11): its 8 ranks began
+     * epoch 0 up to 2.74 s apart, which the model does not simulate
+     * (docs/model.md 2.4, "Ranks that start late"). validate says so and
+     * writes the spread, the same streamed and whole. */
+    char set[800], path[600];
+    snprintf(path, sizeof path, "%s/traces/cpushare/sleep_ddp8_dev16_r1/trace.csv",
+             STALL_SOURCE_DIR);
+    snprintf(set, sizeof set, "trace.path=%s", path);
+    /* Its CPU columns make it read whole: a copy without them (the first 17
+     * columns, rank .. persistent) streams, and says the same. */
+    char cut[700], cutset[800];
+    snprintf(cut, sizeof cut, "%s/late_nocpu.csv", mdir);
+    FILE *in = fopen(path, "r"), *out = fopen(cut, "w");
+    cr_assert(in && out);
+    char line[4096];
+    while (fgets(line, sizeof line, in)) {
+        char *p = line;
+        for (int c = 0; c < 17 && p; c++)
+            p = strchr(p + (c > 0), ',');
+        cr_assert_not_null(p);
+        fprintf(out, "%.*s\n", (int)(p - line), line);
+    }
+    fclose(in);
+    fclose(out);
+    snprintf(cutset, sizeof cutset, "trace.path=%s", cut);
+    expect_same_validate(STALL_SOURCE_DIR "/configs/w2.ini", cutset);
+    char *csv;
+    char *term = validate_run(STALL_SOURCE_DIR "/configs/w2.ini", set, 0, &csv);
+    double want0 = spread_from_text(path, 0), want1 = spread_from_text(path, 1);
+    cr_assert_gt(want0, 1.0, "%.3f", want0);
+    cr_assert_not_null(strstr(csv, ",rank_start_spread_s\n"), "%s", csv);
+    char *row0 = strstr(csv, "\n0,"), *row1 = strstr(csv, "\n1,");
+    cr_assert(row0 && row1, "%s", csv);
+    double got[2];
+    char *rows[2] = {row0, row1};
+    for (int i = 0; i < 2; i++) {
+        char *end = strchr(rows[i] + 1, '\n');
+        cr_assert_not_null(end);
+        char *comma = end;
+        while (comma > rows[i] && *comma != ',')
+            comma--;
+        got[i] = strtod(comma + 1, NULL);
+    }
+    cr_expect(fabs(got[0] - want0) < 2e-6, "epoch 0: %.6f, the trace %.6f", got[0], want0);
+    cr_expect(fabs(got[1] - want1) < 2e-6, "epoch 1: %.6f, the trace %.6f", got[1], want1);
+    char say[200];
+    snprintf(say, sizeof say, "epoch 0: the ranks began it %.3f s apart (rank 6 last", want0);
+    cr_expect_not_null(strstr(term, say), "%s", term);
+    cr_expect_null(strstr(term, "epoch 1: the ranks began"), "%s", term);
+    free(csv);
+    free(term);
+}
+
 /* A trace of g ranks x ne epochs x n batches with w workers, uneven fetch
  * times (some batches stall), and optionally the compute_end and loader
  * columns (without them, the worker count is inferred). */

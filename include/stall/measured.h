@@ -46,6 +46,9 @@ typedef struct stall_measured {
     stall_time turnaround;      /* mean worker gap between batches, included in fetch */
     double *epoch_s;            /* [e] measured epoch time */
     double *stall_s;            /* [e] mean over batches of max_r stall */
+    double *start_spread_s;     /* [e] latest minus earliest rank's epoch_start, s (the model
+                                   starts every rank at the earliest; docs/model.md 2.4) */
+    int *start_last;            /* [e] the rank that started epoch e last */
     double *epoch_fetch_s;      /* [e] mean fetch duration of the epoch; NULL when not known */
     double *epoch_fetch_var;    /* [e] variance of the epoch's fetches, s^2; NULL: not known */
     stall_time *read_above;     /* [e] ns: epoch_fetch_s[e] minus the fastest epoch's (the
