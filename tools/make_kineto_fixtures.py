@@ -14,6 +14,9 @@ per case:
                 one gzipped file per rank (distributedInfo in each)
   w0_repeat/    0 workers, schedule(wait=1, warmup=1, active=3, repeat=2): a file per
                 cycle (3 ProfilerStep ranges each: #1..#3, #6..#8 in torch 1.13), gzipped
+  cuda_w2/      only where CUDA is available (not in the default set): w2_sched's loop with
+                the model on the GPU, pin_memory, batches copied non_blocking, the CPU and
+                CUDA activities profiled (kernels and memcpys in the file), gzipped
 
 Every sample's __getitem__ sleeps SAMPLE_MS, so with 0 workers a batch's
 fetch (the _SingleProcessDataLoaderIter.__next__ range) takes about
@@ -52,12 +55,15 @@ class Sleepy(torch.utils.data.Dataset):
         return torch.full((16,), float(i)), torch.tensor(i % 4)
 
 
-def make(workers, n):
+def make(workers, n, pin=False):
     return torch.utils.data.DataLoader(Sleepy(n), batch_size=BATCH, num_workers=workers,
-                                       shuffle=False)
+                                       shuffle=False, pin_memory=pin)
 
 
 def train_step(model, opt, x, y):
+    if x.device != next(model.parameters()).device:
+        dev = next(model.parameters()).device
+        x, y = x.to(dev, non_blocking=True), y.to(dev, non_blocking=True)
     opt.zero_grad()
     loss = torch.nn.functional.cross_entropy(model(x), y)
     loss.backward()
@@ -80,16 +86,20 @@ def run_repeat(out, name):
             p.step()
 
 
-def run(out, name, workers, sched, gzip, model=None, rank_name=None):
+def run(out, name, workers, sched, gzip, model=None, rank_name=None, cuda=False):
     torch.manual_seed(0)
     model = model or torch.nn.Linear(16, 4)
+    acts = [ProfilerActivity.CPU]
+    if cuda:
+        model = model.cuda()
+        acts.append(ProfilerActivity.CUDA)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     os.makedirs(out, exist_ok=True)
     handler = tensorboard_trace_handler(out, worker_name=rank_name or name, use_gzip=gzip)
     if sched:
         steps = WAIT + WARMUP + ACTIVE
-        loader = make(workers, steps * BATCH)
-        with profile(activities=[ProfilerActivity.CPU],
+        loader = make(workers, steps * BATCH, pin=cuda)
+        with profile(activities=acts,
                      schedule=schedule(wait=WAIT, warmup=WARMUP, active=ACTIVE, repeat=1),
                      on_trace_ready=handler) as p:
             for x, y in loader:
@@ -128,6 +138,10 @@ def main():
         out = os.path.join(root, "ddp2_w2")
         shutil.rmtree(out, ignore_errors=True)
         mp.spawn(ddp_rank, args=(2, out), nprocs=2, join=True)
+    if "cuda_w2" in only:
+        out = os.path.join(root, "cuda_w2")
+        shutil.rmtree(out, ignore_errors=True)
+        run(out, "cuda_w2", 2, True, True, cuda=True)
     if not only or "w0_repeat" in only:
         out = os.path.join(root, "w0_repeat")
         shutil.rmtree(out, ignore_errors=True)
