@@ -2,8 +2,10 @@
  * (Kineto layout: traceEvents, baseTimeNanoseconds, distributedInfo,
  * ProfilerStep, a multi-worker DataLoader) and the traces that
  * tools/make_kineto_fixtures.py wrote with Debian's torch (tests/kineto/
- * README.md: 0 and 2 workers, with and without a schedule, 2 DDP ranks);
- * the numbers checked are the ones the traces and the script fix. */
+ * README.md: 0 and 2 workers, with and without a schedule, 2 DDP ranks),
+ * then with torch 2.11 on an H100 (torch211/: CUDA events, 2 DDP ranks on
+ * one clock); the numbers checked are the ones the traces and the script
+ * fix. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -379,4 +381,228 @@ Test(kineto, old_layout_datapipes_and_gpu_copies)
     cr_expect(strstr(t->summary, "gpu_user_annotation copies skipped: 3"), "%s", t->summary);
     cr_expect_null(strstr(t->summary, "relative"), "epoch times: %s", t->summary);
     stall_tidy_free(t);
+}
+
+/* torch 2.11's Kineto layout (tests/kineto/README.md, torch211/): the
+ * ProfilerStep ranges and DataLoader calls below are the files' own
+ * numbers (ts and dur, microseconds with 3 decimals, written here in ns
+ * relative to baseTimeNanoseconds), read with Python's json module. */
+#define K211 KT "/torch211"
+#define K211_BASE INT64_C(1790857026000000000)
+
+typedef struct k211_step {
+    int n;                          /* ProfilerStep#n */
+    int64_t ts, dur, dl_ts, dl_dur; /* the step, its DataLoader call */
+} k211_step;
+
+static const k211_step k211_cuda[6] = {
+    {2, 4941861652289266, 12809518, 4941861652326404, 89263},
+    {3, 4941861665146208, 12386462, 4941861665161980, 78160},
+    {4, 4941861677573302, 12291122, 4941861677607405, 64695},
+    {5, 4941861689916613, 12419501, 4941861689960545, 67103},
+    {6, 4941861702391054, 12637781, 4941861702440436, 78019},
+    {7, 4941861715114171, 12545301, 4941861715150963, 72876},
+};
+static const k211_step k211_w2[6] = {
+    {2, 4941842973914167, 12574333, 4941842973939426, 1343833},
+    {3, 4941842986522863, 12397739, 4941842986547886, 1262092},
+    {4, 4941842998955761, 12219188, 4941842998968422, 1184435},
+    {5, 4941843011211142, 12718492, 4941843011234260, 1424712},
+    {6, 4941843023985342, 13257820, 4941843024019369, 1715888},
+    {7, 4941843037319399, 13269331, 4941843037344159, 1714438},
+};
+static const k211_step k211_ddp[2][6] = {
+    {
+        {2, 4941859485463755, 50450953, 4941859485533176, 3275713},
+        {3, 4941859535959275, 68212218, 4941859535981962, 56445},
+        {4, 4941859604231634, 53128682, 4941859604262122, 6006029},
+        {5, 4941859657402987, 46911005, 4941859657421480, 1287321},
+        {6, 4941859704361978, 47370795, 4941859704382550, 1662162},
+        {7, 4941859751797174, 44427234, 4941859751817220, 1199538},
+    },
+    {
+        {2, 4941859485186742, 50589942, 4941859485253276, 133209},
+        {3, 4941859535811481, 68380329, 4941859535824824, 1075752},
+        {4, 4941859604233280, 53211648, 4941859604249412, 33685},
+        {5, 4941859657476275, 49092690, 4941859657489521, 1240964},
+        {6, 4941859706615253, 45065470, 4941859706636439, 1268445},
+        {7, 4941859751719896, 44386964, 4941859751734544, 1227158},
+    },
+};
+
+/* Rank r's 6 iterations are the file's 6 CPU ProfilerSteps: the request and
+ * ready are the DataLoader call's ends on the epoch clock (baseTimeNanoseconds
+ * added), the iteration ends with its step; each iteration spans its step
+ * but for the few microseconds before the call (p.step() to __next__), and
+ * holds the script's 10 ms sleep. */
+static void k211_expect(const stall_tidy_trace *t, int r, const k211_step *s)
+{
+    cr_expect_eq(t->epoch_start[r], K211_BASE + s[0].ts, "rank %d starts at ProfilerStep#2", r);
+    for (int k = 0; k < 6; k++) {
+        size_t i = stall_tidy_at(t, 0, r, k);
+        cr_expect_eq(t->request[i], K211_BASE + s[k].dl_ts, "rank %d request %d", r, k);
+        cr_expect_eq(t->ready[i] - t->request[i], s[k].dl_dur, "rank %d wait %d", r, k);
+        cr_expect_eq(t->iter_end[i], K211_BASE + s[k].ts + s[k].dur, "rank %d end of step #%d", r,
+                     s[k].n);
+        stall_time span = t->iter_end[i] - t->request[i];
+        cr_expect_leq(span, s[k].dur);
+        cr_expect_lt(s[k].dur - span, 100000, "rank %d iteration %d: %lld ns short of its step", r,
+                     k, (long long)(s[k].dur - span));
+        cr_expect_geq(span, 10 * MS, "the 10 ms step of rank %d iteration %d", r, k);
+        cr_expect_lt(t->ready[i] - t->request[i], s[k].dur / 4, "a wait well inside its step");
+        cr_expect_eq(t->worker[i], -1);
+    }
+}
+
+/* The parts analyze gives a rank, from the same numbers: start-up up to the
+ * first call's end, data = the other waits, total = first step's start to
+ * the last step's end. */
+static void k211_expect_parts(const stall_analysis *a, int r, const k211_step *s)
+{
+    double data = 0;
+    for (int k = 1; k < 6; k++)
+        data += (double)s[k].dl_dur * 1e-9;
+    cr_expect(fabs(a->rank[r].total_s - (double)(s[5].ts + s[5].dur - s[0].ts) * 1e-9) < 1e-9,
+              "rank %d total %.9f", r, a->rank[r].total_s);
+    cr_expect(fabs(a->rank[r].startup_s - (double)(s[0].dl_ts + s[0].dl_dur - s[0].ts) * 1e-9) <
+                  1e-9,
+              "rank %d start-up %.9f", r, a->rank[r].startup_s);
+    cr_expect(fabs(a->rank[r].data_s - data) < 1e-9, "rank %d data %.9f", r, a->rank[r].data_s);
+    cr_expect(isnan(a->rank[r].handover_s));
+}
+
+/* The model on the GPU: the file holds kernels, memcpys and the GPU's
+ * copies of ProfilerStep#2..#7 and Optimizer.step (gpu_user_annotation,
+ * pid 0); these copies are skipped, so they neither become iterations
+ * nor steps without a DataLoader call, nor double the counts. */
+Test(kineto, torch211_cuda_events_are_no_iterations)
+{
+    stall_tidy_trace *t = load(K211 "/cuda_w2");
+    cr_expect_eq(t->ranks, 1);
+    cr_expect_eq(t->epochs, 1);
+    cr_expect_eq(t->batches, 6);
+    cr_expect(t->fetch_unknown, "2 workers: the fetches are not in the trace");
+    cr_expect_eq(t->workers, -1);
+    cr_expect_null(t->compute_end);
+    cr_expect_not(t->clocks_unaligned);
+    k211_expect(t, 0, k211_cuda);
+    /* epoch time: the handler's file-name suffix is time.time_ns() at saving */
+    int64_t saved = INT64_C(1795798887731615825);
+    cr_expect_lt(t->iter_end[5], saved);
+    cr_expect_gt(t->epoch_start[0], saved - 1000 * MS, "%lld", (long long)t->epoch_start[0]);
+    cr_expect(strstr(t->summary, "ProfilerStep# ranges holding a DataLoader call (6; 0 without"),
+              "%s", t->summary);
+    cr_expect(strstr(t->summary, "gpu_user_annotation copies skipped: 12"), "%s", t->summary);
+    cr_expect(strstr(t->summary, "Optimizer.step 6,"), "6 on the CPU, not 12: %s", t->summary);
+    cr_expect(strstr(t->summary, "rank: taken as 0 (no distributedInfo"), "%s", t->summary);
+    cr_expect_null(strstr(t->summary, "relative"), "epoch times: %s", t->summary);
+    stall_analysis a;
+    stall_analyze(t, &a);
+    k211_expect_parts(&a, 0, k211_cuda);
+    cr_expect_eq(a.verdict, STALL_VERDICT_COMPUTE);
+    stall_analysis_free(&a);
+    stall_tidy_free(t);
+}
+
+/* CPU only, 2 workers: torch 2.11 numbers the active steps #2..#7. */
+Test(kineto, torch211_two_workers_with_schedule)
+{
+    stall_tidy_trace *t = load(K211 "/w2_sched");
+    cr_expect_eq(t->ranks, 1);
+    cr_expect_eq(t->batches, 6);
+    cr_expect(t->fetch_unknown);
+    k211_expect(t, 0, k211_w2);
+    cr_expect(strstr(t->summary, "(6; 0 without"), "%s", t->summary);
+    cr_expect(strstr(t->summary, "gpu_user_annotation copies skipped: 0"), "%s", t->summary);
+    cr_expect(strstr(t->summary, "_MultiProcessingDataLoaderIter"), "%s", t->summary);
+    cr_expect_null(strstr(t->summary, "relative"), "%s", t->summary);
+    stall_analysis a;
+    stall_analyze(t, &a);
+    k211_expect_parts(&a, 0, k211_w2);
+    stall_analysis_free(&a);
+    stall_tidy_free(t);
+}
+
+/* Two DDP ranks over gloo: ranks from distributedInfo, one clock
+ * (baseTimeNanoseconds), so the barrier waits are measured. Without
+ * compute_end a rank arrives at the barrier when its batch is ready: at
+ * each iteration the later rank's ready minus this rank's (at most up to
+ * its next request) is its wait; the rank last at it is charged. From the
+ * tables: rank 0 is last at iterations 2 and 5 (of 1..5), rank 1 at 1, 3
+ * and 4; rank 0 waits 2.744025 ms in all (iteration 0's 3.422404 ms wait
+ * is rank 1's), rank 1 waits 9.462514 ms, of which 6.040110 ms at
+ * iterations 1..5 caused by rank 0, the straggler. */
+Test(kineto, torch211_ddp_ranks_on_one_clock)
+{
+    stall_tidy_trace *t = load(K211 "/ddp2_w2");
+    cr_expect_eq(t->ranks, 2);
+    cr_expect_eq(t->epochs, 1);
+    cr_expect_eq(t->batches, 6);
+    cr_expect_not(t->clocks_unaligned, "baseTimeNanoseconds: one clock");
+    for (int r = 0; r < 2; r++)
+        k211_expect(t, r, k211_ddp[r]);
+    cr_expect(strstr(t->summary, "2 files, ranks 0,1 of world size 2 (gloo); rank from "
+                                 "distributedInfo"),
+              "%s", t->summary);
+    cr_expect(strstr(t->summary, "(12; 0 without"), "%s", t->summary);
+    cr_expect(strstr(t->summary, "DistributedDataParallel.forward 12, CPU all_reduce 12"), "%s",
+              t->summary);
+    cr_expect_null(strstr(t->summary, "not aligned"), "%s", t->summary);
+    stall_analysis a;
+    stall_analyze(t, &a);
+    cr_expect_not(a.clocks_unaligned);
+    for (int r = 0; r < 2; r++)
+        k211_expect_parts(&a, r, k211_ddp[r]);
+    cr_expect(fabs(a.rank[0].barrier_s - 0.002744025) < 1e-9, "%.9f", a.rank[0].barrier_s);
+    cr_expect(fabs(a.rank[1].barrier_s - 0.009462514) < 1e-9, "%.9f", a.rank[1].barrier_s);
+    cr_expect_eq(a.rank[0].last, 2);
+    cr_expect_eq(a.rank[1].last, 3);
+    cr_expect(fabs(a.rank[0].caused_s - 0.006040110) < 1e-9, "%.9f", a.rank[0].caused_s);
+    cr_expect(fabs(a.rank[1].caused_s - 0.002744025) < 1e-9, "%.9f", a.rank[1].caused_s);
+    cr_expect_eq(a.straggler, 0);
+    cr_expect_not(isnan(a.share_straggler));
+    cr_expect_gt(a.share_straggler, 0);
+    stall_analysis_free(&a);
+    stall_tidy_free(t);
+}
+
+/* The CLI on it: analyze.csv does not say clocks_aligned,0 (as it does for
+ * the 1.13 ddp2_w2, test_cli), names the straggler, and per_rank.csv holds
+ * the barrier waits; the terminal's verdict names rank 0 last in 2 of the 5
+ * iterations after the first. */
+Test(kineto, torch211_ddp_analyze_cli_measures_the_barrier)
+{
+    char cmd[1600], log[600], p[700];
+    snprintf(log, sizeof log, "%s/ddp.txt", kdir);
+    snprintf(cmd, sizeof cmd,
+             STALL_BINARY_DIR "/stallsim analyze " K211 "/ddp2_w2 -o %s/ddp >%s 2>&1", kdir, log);
+    int st = system(cmd);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
+    size_t len;
+    char *s = stall_read_file(log, &len);
+    cr_assert_not_null(s);
+    cr_expect(strstr(s, "rank 0 is last at the barrier in 40% of iterations"), "%s", s);
+    cr_expect_null(strstr(s, "unknown (the ranks' clocks are not aligned"), "%s", s);
+    free(s);
+    snprintf(p, sizeof p, "%s/ddp/analyze.csv", kdir);
+    s = stall_read_file(p, &len);
+    cr_assert_not_null(s);
+    cr_expect_null(strstr(s, "clocks_aligned,0"), "%s", s);
+    cr_expect(strstr(s, "measured,straggler_rank,0\n"), "%s", s);
+    cr_expect(strstr(s, "measured,fetch_known,0\n"), "%s", s);
+    cr_expect_null(strstr(s, "measured,share_straggler,\n"), "a number: %s", s);
+    /* rank 0's excess wait at the 2 iterations it was last: 6.006029 -
+     * 0.033685 and 1.199538 - 1.227158 ms */
+    cr_expect(strstr(s, "measured,straggler_input_s,0.005944724\n"), "%s", s);
+    free(s);
+    snprintf(p, sizeof p, "%s/ddp/per_rank.csv", kdir);
+    s = stall_read_file(p, &len);
+    cr_assert_not_null(s);
+    cr_expect(
+        strstr(s, "\nmeasured,0,0.310760653,0.003345134,0.010211495,,0.294459999,0.002744025,"),
+        "%s", s);
+    cr_expect(
+        strstr(s, "\nmeasured,1,0.310920118,0.000199743,0.004846004,,0.296411857,0.009462514,"),
+        "%s", s);
+    free(s);
 }
