@@ -532,3 +532,106 @@ Test(cpushare, on_one_core_two_ranks_predict_four_and_eight)
             cr_assert_leq(fabs(err), spread + 0.05, "%s to %d: %+.1f%%", t, g, 100 * err);
         }
 }
+
+/* Epoch e of a tidy trace, read from its text (columns found by name): the
+ * latest iter_end minus the earliest epoch_start. */
+static double cs_epoch_of_text(const char *path, int e)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    char line[4096];
+    cr_assert_not_null(fgets(line, sizeof line, f));
+    int ce = -1, cs = -1, ci = -1, c = 0;
+    for (char *tok = strtok(line, ",\n"); tok; tok = strtok(NULL, ",\n"), c++) {
+        ce = strcmp(tok, "epoch") == 0 ? c : ce;
+        cs = strcmp(tok, "epoch_start") == 0 ? c : cs;
+        ci = strcmp(tok, "iter_end") == 0 ? c : ci;
+    }
+    cr_assert(ce >= 0 && cs >= 0 && ci >= 0);
+    double lo = INFINITY, hi = -INFINITY;
+    while (fgets(line, sizeof line, f)) {
+        int ep = -1;
+        double es = NAN, ie = NAN;
+        c = 0;
+        for (char *p = line; p; p = strchr(p, ','), p = p ? p + 1 : NULL, c++) {
+            ep = c == ce ? atoi(p) : ep;
+            es = c == cs ? strtod(p, NULL) : es;
+            ie = c == ci ? strtod(p, NULL) : ie;
+        }
+        if (ep == e) {
+            lo = fmin(lo, es);
+            hi = fmax(hi, ie);
+        }
+    }
+    fclose(f);
+    return hi - lo;
+}
+
+/* The simulated epoch e of the what-if cs_predict_x ran for trace t and g
+ * ranks (cores0 as it was given): the sum of its iterations
+ * (iterations.csv). */
+static double cs_sim_epoch_x(const char *t, int g, int e, int cores0)
+{
+    char p[900], line[1024];
+    snprintf(p, sizeof p, "%s/%s-%d-%d/fetch-none_start-none/iterations.csv", cdir, t, g, cores0);
+    FILE *f = fopen(p, "r");
+    cr_assert_not_null(f, "%s", p);
+    cr_assert_not_null(fgets(line, sizeof line, f));
+    double sum = 0;
+    while (fgets(line, sizeof line, f)) {
+        char *q = strchr(line, ',');
+        cr_assert_not_null(q);
+        q = strchr(q + 1, ',');
+        cr_assert_not_null(q);
+        q = strchr(q + 1, ',');
+        cr_assert_not_null(q);
+        if (atoi(line) == e)
+            sum += strtod(q + 1, NULL); /* iteration_s, the 4th column */
+    }
+    fclose(f);
+    return sum;
+}
+
+static double cs_sim_epoch(const char *t, int g, int e)
+{
+    return cs_sim_epoch_x(t, g, e, 0);
+}
+
+Test(cpushare, on_a_quiet_machine_two_ranks_predict_four_and_eight_in_epoch_1)
+{
+    /* traces/cpushare/sleep_ddpG_dev2c_rN: the sleep job on 2 cores of the GPU
+     * machine (taskset -c 0,1; 16 cores, nothing else running, torch 2.11),
+     * 2, 4 and 8 ranks, two captures each. Epoch 0 there holds the ranks'
+     * late start (0.3-7.0 s apart, docs/model.md 2.4, not modelled); epoch
+     * 1, which the ranks begin together, is predicted from each 2-rank
+     * trace within the repeats' spread + 5% at 4 and 8 ranks (docs/model.md
+     * 2.3: +11.6% and +1.8% at 4, spread 15%; +2.8% and +2.6% at 8, spread
+     * 20%), closer than without CPU sharing (-14% to -20% at 4, -47% to -53%
+     * at 8). */
+    for (int g = 4; g <= 8; g += 4) {
+        double m[2];
+        for (int r = 1; r <= 2; r++) {
+            char p[800];
+            snprintf(p, sizeof p, "%s/traces/cpushare/sleep_ddp%d_dev2c_r%d/trace.csv",
+                     STALL_SOURCE_DIR, g, r);
+            m[r - 1] = cs_epoch_of_text(p, 1);
+        }
+        double mean = (m[0] + m[1]) / 2, spread = fabs(m[0] - m[1]) / mean;
+        for (int r = 1; r <= 2; r++) {
+            char t[64];
+            double meas;
+            snprintf(t, sizeof t, "sleep_ddp2_dev2c_r%d", r);
+            cs_predict(t, g, false, &meas);
+            double pred = cs_sim_epoch(t, g, 1);
+            cs_predict(t, g, true, &meas);
+            double flat = cs_sim_epoch_x(t, g, 1, 1);
+            double err = (pred - mean) / mean, err0 = (flat - mean) / mean;
+            cr_log_info("%s to %d ranks, epoch 1: %.3f s (without CPU sharing %.3f s), captures "
+                        "%.3f, %.3f s (spread %.1f%%): %+.1f%% (%+.1f%%)",
+                        t, g, pred, flat, m[0], m[1], 100 * spread, 100 * err, 100 * err0);
+            cr_assert_lt(fabs(err), fabs(err0), "%s to %d", t, g);
+            cr_assert_leq(fabs(err), spread + 0.05, "%s to %d: %+.1f%%, bound %.1f%%", t, g,
+                          100 * err, 100 * (spread + 0.05));
+        }
+    }
+}
