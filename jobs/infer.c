@@ -36,9 +36,15 @@
 typedef struct wi_inf {
     const stall_measured *m;
     stall_model_params p;
-    size_t cells;
-    double *z;         /* [cells] standard normals, fixed */
-    stall_time *fetch; /* [cells] the draws of the current parameters */
+    size_t cells;      /* the trace's waits: epochs x ranks x batches */
+    int64_t pre;       /* warm window: batches simulated before each epoch's first (0: cold) */
+    int64_t nb;        /* batches simulated per epoch: pre + the trace's */
+    size_t all;        /* epochs x ranks x nb */
+    stall_time *pre_c; /* [e * ranks + r] compute of the warm-up batches: the window's mean */
+    stall_time *pre_a; /* [e] their tail: the window's mean */
+    stall_time *win0;  /* [e] the simulated window's start: T of the last warm-up batch */
+    double *z;         /* [all] standard normals, fixed */
+    stall_time *fetch; /* [all] the draws of the current parameters */
     const double *obs; /* [cells] observed waits, sorted (s) */
     double *sim_e;     /* [epochs] simulated epoch times (s) */
     double *sim;       /* [cells] simulated waits (s) */
@@ -46,24 +52,33 @@ typedef struct wi_inf {
     int fail; /* a model run failed (cannot happen with valid inputs) */
 } wi_inf;
 
+/* Cell (e, r, k) of the simulated run, k counting the warm-up batches. */
+static size_t wi_inf_at(const wi_inf *f, int e, int r, int64_t k)
+{
+    return ((size_t)e * (size_t)f->m->ranks + (size_t)r) * (size_t)f->nb + (size_t)k;
+}
+
 static stall_time wi_inf_fetch(void *ctx, int e, int r, int64_t k)
 {
     const wi_inf *f = ctx;
-    return f
-        ->fetch[((size_t)e * (size_t)f->m->ranks + (size_t)r) * (size_t)f->m->batches + (size_t)k];
+    return f->fetch[wi_inf_at(f, e, r, k)];
 }
 
 static stall_time wi_inf_compute(void *ctx, int e, int r, int64_t k)
 {
     const wi_inf *f = ctx;
+    if (k < f->pre)
+        return f->pre_c[(size_t)e * (size_t)f->m->ranks + (size_t)r];
     return f->m->compute[((size_t)e * (size_t)f->m->ranks + (size_t)r) * (size_t)f->m->batches +
-                         (size_t)k];
+                         (size_t)(k - f->pre)];
 }
 
 static stall_time wi_inf_tail(void *ctx, int e, int64_t k)
 {
     const wi_inf *f = ctx;
-    return f->m->tail[(size_t)e * (size_t)f->m->batches + (size_t)k];
+    if (k < f->pre)
+        return f->pre_a[e];
+    return f->m->tail[(size_t)e * (size_t)f->m->batches + (size_t)(k - f->pre)];
 }
 
 static stall_time wi_inf_gap(void *ctx, int e)
@@ -75,22 +90,32 @@ static stall_time wi_inf_gap(void *ctx, int e)
 static void wi_inf_iter(void *ctx, const stall_iter_record *rec)
 {
     wi_inf *f = ctx;
-    if (rec->batch == f->m->batches - 1)
-        f->sim_e[rec->epoch] = stall_ns_to_s(rec->iter_end - rec->epoch_start);
+    if (rec->batch < f->pre) {
+        if (rec->batch == f->pre - 1)
+            f->win0[rec->epoch] = rec->iter_end;
+        return;
+    }
+    int64_t k = rec->batch - f->pre;
+    if (k == f->m->batches - 1)
+        f->sim_e[rec->epoch] =
+            stall_ns_to_s(rec->iter_end - (f->pre > 0 ? f->win0[rec->epoch] : rec->epoch_start));
     for (int r = 0; r < f->m->ranks; r++)
         f->sim[((size_t)rec->epoch * (size_t)f->m->ranks + (size_t)r) * (size_t)f->m->batches +
-               (size_t)rec->batch] = stall_ns_to_s(rec->stall[r]);
+               (size_t)k] = stall_ns_to_s(rec->stall[r]);
 }
 
 /* Fills f->fetch from (mu, sigma), runs the model with start-up su and
  * hand-over ho (s), leaves the simulated waits sorted in f->sim. */
 static int wi_inf_sim(wi_inf *f, double mu, double sigma, double su, double ho)
 {
-    for (size_t i = 0; i < f->cells; i++) {
+    for (size_t i = 0; i < f->all; i++) {
         double v = exp(mu + sigma * f->z[i]);
         f->fetch[i] = stall_s_to_ns(v < 1e6 ? v : 1e6);
     }
     stall_model_params p = f->p;
+    p.batches = f->nb;
+    p.handover_epoch = NULL; /* ho, not the decomposition's per-epoch 0s */
+    p.handover_epochs = 0;
     p.startup = stall_s_to_ns(su > 0 ? su : 0);
     p.handover = stall_s_to_ns(ho > 0 ? ho : 0);
     stall_durations d = {.fetch = wi_inf_fetch,
@@ -106,14 +131,19 @@ static int wi_inf_sim(wi_inf *f, double mu, double sigma, double su, double ho)
     return 0;
 }
 
-/* x = (mu, log sigma, start-up s, hand-over s): the mean squared
- * difference of the sorted waits (the squared 2-Wasserstein distance),
- * plus a penalty that keeps the start-up and hand-over >= 0 and sigma in
- * a sane range. */
+/* x = (mu, log sigma, start-up s) of a cold window, (mu, log sigma,
+ * hand-over s) of a warm one (its start-up happened before it): the mean
+ * squared difference of the sorted waits (the squared 2-Wasserstein
+ * distance), plus a penalty that keeps the start-up and hand-over >= 0 and
+ * sigma in a sane range. */
 static double wi_inf_obj(const gsl_vector *x, void *ctx)
 {
     wi_inf *f = ctx;
     double mu = gsl_vector_get(x, 0), ls = gsl_vector_get(x, 1), su = gsl_vector_get(x, 2), ho = 0;
+    if (f->pre > 0) {
+        ho = su;
+        su = 0;
+    }
     if (!isfinite(mu) || !isfinite(ls) || !isfinite(su) || !isfinite(ho) || mu > 10 || mu < -25 ||
         ls > 1.5 || ls < -9)
         return 1e30;
@@ -138,6 +168,11 @@ static double wi_inf_obj(const gsl_vector *x, void *ctx)
         s += su * su * 10;
     if (ho < 0)
         s += ho * ho * 10;
+    /* A loader-bound window's waits do not depend on the hand-over (it
+     * delays the take and the next request alike): the smallest one that
+     * fits is taken. */
+    if (f->pre > 0)
+        s += 0.01 * ho * ho;
     return s;
 }
 
@@ -242,19 +277,14 @@ int wi_infer_measured(const stall_tidy_trace *t, int workers, int prefetch, bool
     m->handover = 0;
     m->turnaround = 0;
     size_t cells = (size_t)m->epochs * (size_t)m->ranks * (size_t)m->batches;
-    wi_inf f = {.m = m, .cells = cells};
+    wi_inf f = {.m = m, .cells = cells, .nb = m->batches, .all = cells};
     wi_whatif what;
     wi_whatif_defaults(&what);
     wi_params(&what, m, false, &f.p);
-    f.z = stall_xmalloc(cells * sizeof *f.z);
-    f.fetch = stall_xmalloc(cells * sizeof *f.fetch);
     f.sim = stall_xmalloc(cells * sizeof *f.sim);
     f.sim_e = stall_xcalloc((size_t)m->epochs, sizeof *f.sim_e);
     double *obs = stall_xmalloc(cells * sizeof *obs), *boot = stall_xmalloc(cells * sizeof *boot);
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(rng, WI_INFER_SEED);
-    for (size_t i = 0; i < cells; i++)
-        f.z[i] = gsl_ran_gaussian_ziggurat(rng, 1.0);
     /* Observed waits, in the measured layout, and the mean iteration. */
     double iter_sum = 0, first_sum = 0;
     size_t waited = 0;
@@ -290,7 +320,50 @@ int wi_infer_measured(const stall_tidy_trace *t, int workers, int prefetch, bool
     double first_med =
         gsl_stats_median_from_sorted_data(firsts, 1, (size_t)m->epochs * (size_t)m->ranks);
     free(firsts);
+    /* An epoch that starts empty waits for a whole fetch (and the start-up)
+     * first, W times the steady wait of a loader-bound run or more: a first
+     * wait under 1.5 times the median one (+ 1 ms) means the window opened
+     * mid-training, its pipeline running (full, or as full as a loader-bound
+     * run keeps it).
+     * Such a window is simulated after 2 W P batches of warm-up (its
+     * pipeline full, as the trace's), and its third parameter is the
+     * hand-over, the floor of its waits, instead of the start-up it does
+     * not hold (docs/model.md 8.2). */
+    bool confounded = m->batches <= workers;
+    bool warm =
+        !confounded && first_med <= 1.5 * gsl_stats_median_from_sorted_data(obs, 1, cells) + 1e-3;
+    if (warm) {
+        int64_t depth = 2 * (int64_t)workers * (int64_t)m->prefetch;
+        f.pre = depth > 4 ? depth : 4;
+        f.nb = m->batches + f.pre;
+        f.all = (size_t)m->epochs * (size_t)m->ranks * (size_t)f.nb;
+        f.pre_c = stall_xcalloc((size_t)m->epochs * (size_t)m->ranks, sizeof *f.pre_c);
+        f.pre_a = stall_xcalloc((size_t)m->epochs, sizeof *f.pre_a);
+        f.win0 = stall_xcalloc((size_t)m->epochs, sizeof *f.win0);
+        for (int e = 0; e < m->epochs; e++) {
+            double asum = 0;
+            for (int64_t k = 0; k < m->batches; k++)
+                asum += (double)m->tail[(size_t)e * (size_t)m->batches + (size_t)k];
+            f.pre_a[e] = (stall_time)llround(asum / (double)m->batches);
+            for (int r = 0; r < m->ranks; r++) {
+                double csum = 0;
+                for (int64_t k = 0; k < m->batches; k++)
+                    csum += (double)m->compute[((size_t)e * (size_t)m->ranks + (size_t)r) *
+                                                   (size_t)m->batches +
+                                               (size_t)k];
+                f.pre_c[(size_t)e * (size_t)m->ranks + (size_t)r] =
+                    (stall_time)llround(csum / (double)m->batches);
+            }
+        }
+    }
+    f.z = stall_xmalloc(f.all * sizeof *f.z);
+    f.fetch = stall_xmalloc(f.all * sizeof *f.fetch);
+    gsl_rng_set(rng, WI_INFER_SEED);
+    for (size_t i = 0; i < f.all; i++)
+        f.z[i] = gsl_ran_gaussian_ziggurat(rng, 1.0);
     double su0 = first > guess ? first - guess : 0;
+    if (warm) /* the hand-over's start: the low end of the waits */
+        su0 = gsl_stats_quantile_from_sorted_data(obs, 1, cells, 0.1);
     double scale = 0.5 * (su0 > guess ? su0 : guess) + 1e-3;
     double x[WI_NP] = {log(guess), log(0.3), su0};
     /* The objective is flat wherever the loader keeps ahead of the loop
@@ -318,23 +391,43 @@ int wi_infer_measured(const stall_tidy_trace *t, int workers, int prefetch, bool
     fit->prefetch = m->prefetch;
     fit->mu = x[0];
     fit->sigma = exp(x[1]);
-    fit->startup_s = x[2] > 0 ? x[2] : 0;
-    fit->handover_s = 0; /* not identifiable from waits: in the fetch */
+    fit->warm_fit = warm;
+    fit->startup_s = !warm && x[2] > 0 ? x[2] : 0;
+    /* A cold window's hand-over cannot be told from its fetches: in them. */
+    fit->handover_s = warm && x[2] > 0 ? x[2] : 0;
     fit->mean_s = exp(fit->mu + fit->sigma * fit->sigma / 2);
     fit->p50_s = exp(fit->mu);
     fit->p95_s = exp(fit->mu + fit->sigma * gsl_cdf_ugaussian_Pinv(0.95));
     fit->obs_wait_s = obs_mean;
     fit->obs_p95_s = gsl_stats_quantile_from_sorted_data(obs, 1, cells, 0.95);
+    /* The waits determine the fetch only where the loop waited for it: a
+     * loader that kept ahead leaves waits of about the hand-over, which any
+     * fetch short enough to keep ahead reproduces. So where under 5% of
+     * batches waited > 1 ms beyond the hand-over, or the mean wait beyond it
+     * is under a tenth of the mean iteration (the torch 2.11 ddp2_w2 window:
+     * 1.5 ms of 52 ms, fitted at 74 ms for a fetch of 20 ms and more), the
+     * trace bounds the fetch from above only: the bound is the largest mean
+     * (the fit's, times 1.1^i) whose simulated mean wait stays within 1 ms
+     * of the observed one. */
+    waited = 0;
+    for (size_t i = 0; i < cells; i++)
+        waited += obs[i] > fit->handover_s + WI_INFER_WAITED_S;
     fit->waited = (double)waited / (double)cells;
-    fit->bounded_only = fit->waited < 0.05;
+    fit->bounded_only = fit->waited < 0.05 || obs_mean - fit->handover_s < 0.1 * it_mean;
+    fit->upper_s = 0;
+    for (int i = 1; fit->bounded_only && i <= 44; i++) {
+        double xc[WI_NP] = {x[0] + (double)i * log(1.1), x[1], x[2]};
+        wi_inf_obj(&(gsl_vector){.size = WI_NP, .stride = 1, .data = xc}, &f);
+        if (gsl_stats_mean(f.sim, 1, cells) > obs_mean + WI_INFER_WAITED_S)
+            break;
+        fit->upper_s = fit->mean_s * pow(1.1, i);
+    }
+    if (fit->bounded_only && fit->upper_s < fit->mean_s)
+        fit->upper_s = fit->mean_s;
     fit->waits = (long long)cells;
-    fit->startup_confounded = m->batches <= workers;
-    /* An epoch that starts empty waits for a whole fetch (and the start-up)
-     * first: a first wait no longer than the median one (+ 1 ms) means the
-     * pipeline was already full (a profiling window opened mid-training). */
+    fit->startup_confounded = confounded;
     fit->first_wait_s = first_med;
-    fit->warm_start = !fit->startup_confounded &&
-                      first_med <= gsl_stats_median_from_sorted_data(obs, 1, cells) + 1e-3;
+    fit->warm_start = warm;
     /* Uncertainty: the fit on bootstrap resamples of the observed waits,
      * each from the estimate. */
     double bm[WI_INFER_BOOT], bp[WI_INFER_BOOT], bs[WI_INFER_BOOT];
@@ -359,8 +452,12 @@ int wi_infer_measured(const stall_tidy_trace *t, int workers, int prefetch, bool
     fit->mean_hi = gsl_stats_quantile_from_sorted_data(bm, 1, WI_INFER_BOOT, 0.95);
     fit->p95_lo = gsl_stats_quantile_from_sorted_data(bp, 1, WI_INFER_BOOT, 0.05);
     fit->p95_hi = gsl_stats_quantile_from_sorted_data(bp, 1, WI_INFER_BOOT, 0.95);
-    fit->startup_lo = gsl_stats_quantile_from_sorted_data(bs, 1, WI_INFER_BOOT, 0.05);
-    fit->startup_hi = gsl_stats_quantile_from_sorted_data(bs, 1, WI_INFER_BOOT, 0.95);
+    double lo3 = gsl_stats_quantile_from_sorted_data(bs, 1, WI_INFER_BOOT, 0.05),
+           hi3 = gsl_stats_quantile_from_sorted_data(bs, 1, WI_INFER_BOOT, 0.95);
+    fit->startup_lo = warm ? 0 : lo3;
+    fit->startup_hi = warm ? 0 : hi3;
+    fit->handover_lo = warm ? lo3 : 0;
+    fit->handover_hi = warm ? hi3 : 0;
     /* The estimate's own draws become the trace's fetch durations. */
     f.obs = obs;
     double v = wi_inf_obj(&(gsl_vector){.size = WI_NP, .stride = 1, .data = x}, &f);
@@ -369,18 +466,27 @@ int wi_infer_measured(const stall_tidy_trace *t, int workers, int prefetch, bool
     fit->sim_p95_s = gsl_stats_quantile_from_sorted_data(f.sim, 1, cells, 0.95);
     fit->evals = fit_evals;
     double fsum = 0;
-    for (size_t i = 0; i < cells; i++) {
-        m->fetch[i] = f.fetch[i];
-        fsum += stall_ns_to_s(f.fetch[i]);
-    }
+    for (int e = 0; e < m->epochs; e++)
+        for (int r = 0; r < m->ranks; r++)
+            for (int64_t k = 0; k < m->batches; k++) {
+                size_t i =
+                    ((size_t)e * (size_t)m->ranks + (size_t)r) * (size_t)m->batches + (size_t)k;
+                m->fetch[i] = f.fetch[wi_inf_at(&f, e, r, k + f.pre)];
+                fsum += stall_ns_to_s(m->fetch[i]);
+            }
     m->mean_fetch_s = fsum / (double)cells;
     m->startup = stall_s_to_ns(fit->startup_s);
     m->handover = stall_s_to_ns(fit->handover_s);
+    free(m->handover_epoch); /* the decomposition's 0s: the fit's hand-over holds */
+    m->handover_epoch = NULL;
     m->fetch_fit = fit;
     if (f.fail)
         rc = stall_err_set(err, STALL_EINVAL, "%s: fetch inference: a model run failed",
                            t->path ? t->path : "trace");
     gsl_rng_free(rng);
+    free(f.pre_c);
+    free(f.pre_a);
+    free(f.win0);
     free(f.z);
     free(f.fetch);
     free(f.sim);
@@ -469,7 +575,14 @@ const char *wi_workers_trace_say(const stall_measured *m)
 
 void wi_fit_say(const wi_fit *f, char *buf, size_t n)
 {
-    char warm[512] = "", poor[256] = "";
+    char warm[512] = "", poor[256] = "", bounded[512] = "";
+    if (f->bounded_only)
+        snprintf(bounded, sizeof bounded,
+                 ". CAUTION: the loop hardly waited for data beyond the hand-over (%.0f%% of its "
+                 "batches over 1 ms more), so the trace bounds the fetch times from above only: "
+                 "any mean up to about %.4f s gives the same waits, and what-ifs with fewer "
+                 "workers or slower fetches are not determined by it",
+                 100 * f->waited, f->upper_s);
     if (f->obs_wait_s > 0 && fabs(f->sim_wait_s - f->obs_wait_s) > 0.25 * f->obs_wait_s)
         snprintf(poor, sizeof poor,
                  ". CAUTION: the fit does not reproduce the waits (mean %.5f s simulated, %.5f s "
@@ -478,33 +591,31 @@ void wi_fit_say(const wi_fit *f, char *buf, size_t n)
     if (f->warm_start)
         snprintf(
             warm, sizeof warm,
-            ". CAUTION: the first wait of the trace's epochs (median %.5f s) is no longer than "
-            "the others: they began with batches already prefetched (profiling windows opened "
-            "mid-training), while the model starts every epoch with empty queues and the "
-            "workers' start-up, so the simulated epochs carry a cold start the trace does "
-            "not show",
+            ". The first wait of the trace's epochs (median %.5f s) is not that of an empty "
+            "start: they are profiling windows opened mid-training, so the fit simulated each "
+            "after a warm-up (its pipeline running) and fitted the hand-over, the floor of the "
+            "waits, where an epoch's start would hold the start-up. CAUTION: the runs below "
+            "start every epoch with empty queues and the workers' start-up (none fitted), a "
+            "cold start the trace does not show",
             f->first_wait_s);
-    snprintf(buf, n,
-             "fetch durations: INFERRED, not measured (the trace holds only the loop's waits): "
-             "lognormal fitted so that %d workers x prefetch %d reproduce the waits: mean %.4f s "
-             "[%.4f, %.4f], p95 %.4f s [%.4f, %.4f], start-up %.4f s [%.4f, %.4f] (bootstrap "
-             "5-95%%, %d refits); waits observed/simulated: mean %.5f/%.5f s, p95 %.5f/%.5f s, "
-             "RMS of the sorted differences %.5f s; %lld waits; every result below is built on "
-             "it%s%s%s%s",
-             f->workers, f->prefetch, f->mean_s, f->mean_lo, f->mean_hi, f->p95_s, f->p95_lo,
-             f->p95_hi, f->startup_s, f->startup_lo, f->startup_hi, WI_INFER_BOOT, f->obs_wait_s,
-             f->sim_wait_s, f->obs_p95_s, f->sim_p95_s, f->rms_s, f->waits,
-             f->startup_confounded
-                 ? ". CAUTION: no epoch has more batches than workers, so every wait is one of "
-                   "an epoch's first: the start-up and the fetch cannot be told apart (their sum "
-                   "is what the trace determines)"
-                 : "",
-             warm, poor,
-             f->bounded_only
-                 ? ". CAUTION: the loop waited (> 1 ms) for under 5% of its batches, so the trace "
-                   "bounds the fetch times from above only: what-ifs with fewer workers or slower "
-                   "fetches are not determined by it"
-                 : "");
+    snprintf(
+        buf, n,
+        "fetch durations: INFERRED, not measured (the trace holds only the loop's waits): "
+        "lognormal fitted so that %d workers x prefetch %d reproduce the waits: mean %.4f s "
+        "[%.4f, %.4f], p95 %.4f s [%.4f, %.4f], %s %.4f s [%.4f, %.4f] (bootstrap "
+        "5-95%%, %d refits); waits observed/simulated: mean %.5f/%.5f s, p95 %.5f/%.5f s, "
+        "RMS of the sorted differences %.5f s; %lld waits; every result below is built on "
+        "it%s%s%s%s",
+        f->workers, f->prefetch, f->mean_s, f->mean_lo, f->mean_hi, f->p95_s, f->p95_lo, f->p95_hi,
+        f->warm_fit ? "hand-over" : "start-up", f->warm_fit ? f->handover_s : f->startup_s,
+        f->warm_fit ? f->handover_lo : f->startup_lo, f->warm_fit ? f->handover_hi : f->startup_hi,
+        WI_INFER_BOOT, f->obs_wait_s, f->sim_wait_s, f->obs_p95_s, f->sim_p95_s, f->rms_s, f->waits,
+        f->startup_confounded
+            ? ". CAUTION: no epoch has more batches than workers, so every wait is one of "
+              "an epoch's first: the start-up and the fetch cannot be told apart (their sum "
+              "is what the trace determines)"
+            : "",
+        warm, poor, bounded);
 }
 
 static int wi_fit_fill(FILE *o, void *ctx, stall_err *err)
@@ -527,6 +638,8 @@ static int wi_fit_fill(FILE *o, void *ctx, stall_err *err)
     fprintf(o, "wait_sorted_rms_s,%.6f,,\n", f->rms_s);
     fprintf(o, "share_of_batches_waited,%.4f,,\n", f->waited);
     fprintf(o, "bounded_only,%d,,\n", f->bounded_only ? 1 : 0);
+    if (f->bounded_only)
+        fprintf(o, "fetch_mean_upper_s,%.6f,,\n", f->upper_s);
     fprintf(o, "waits,%lld,,\n", f->waits);
     fprintf(o, "startup_confounded,%d,,\n", f->startup_confounded ? 1 : 0);
     fprintf(o, "poor_fit,%d,,\n",
@@ -534,6 +647,8 @@ static int wi_fit_fill(FILE *o, void *ctx, stall_err *err)
     fprintf(o, "first_wait_median_s,%.6f,,\nwarm_start,%d,,\n", f->first_wait_s,
             f->warm_start ? 1 : 0);
     fprintf(o, "model_runs_of_the_fit,%d,,\n", f->evals);
+    fprintf(o, "handover_s,%.6f,%.6f,%.6f\nwarm_fit,%d,,\n", f->handover_s, f->handover_lo,
+            f->handover_hi, f->warm_fit ? 1 : 0);
     return 0;
 }
 

@@ -31,28 +31,34 @@
 
 /* The fit and what it rests on. */
 typedef struct wi_fit {
-    int workers, prefetch;         /* the measured loader the fit assumed */
-    double mu, sigma;              /* lognormal of one fetch, log seconds */
-    double startup_s;              /* the workers' start-up at each epoch (s) */
-    double handover_s;             /* per batch, paid even when it was there (s) */
-    double mean_s, p50_s, p95_s;   /* of the fitted fetch distribution */
-    double mean_lo, mean_hi;       /* bootstrap 5%..95% of mean_s */
-    double p95_lo, p95_hi;         /* the same for p95_s */
-    double startup_lo, startup_hi; /* the same for startup_s */
-    double obs_wait_s, sim_wait_s; /* mean wait: observed, simulated with the fit */
-    double obs_p95_s, sim_p95_s;   /* 95th percentile wait: observed, simulated */
-    double rms_s;                  /* RMS of the sorted waits' differences */
-    double waited;                 /* share of batches the loop waited > 1 ms for */
-    int evals;                     /* objective evaluations (model runs) of the fit */
-    bool bounded_only;             /* the loop hardly waited: the fetch times are
-                                      bounded from above, not determined */
-    long long waits;               /* observed waits the fit rests on */
-    bool warm_start;               /* the first waits of the epochs are no longer than the
-                                      others: the trace's epochs (profiling windows) began
-                                      with batches prefetched, the model's start empty */
-    double first_wait_s;           /* median over epochs and ranks of the first wait */
-    bool startup_confounded;       /* batches per epoch <= workers: every wait is one of an
-                                      epoch's first, start-up and fetch inseparable */
+    int workers, prefetch;           /* the measured loader the fit assumed */
+    double mu, sigma;                /* lognormal of one fetch, log seconds */
+    double startup_s;                /* the workers' start-up at each epoch (s) */
+    double handover_s;               /* per batch, paid even when it was there (s) */
+    double mean_s, p50_s, p95_s;     /* of the fitted fetch distribution */
+    double mean_lo, mean_hi;         /* bootstrap 5%..95% of mean_s */
+    double p95_lo, p95_hi;           /* the same for p95_s */
+    double startup_lo, startup_hi;   /* the same for startup_s */
+    double handover_lo, handover_hi; /* the same for handover_s (a warm window's) */
+    double obs_wait_s, sim_wait_s;   /* mean wait: observed, simulated with the fit */
+    double obs_p95_s, sim_p95_s;     /* 95th percentile wait: observed, simulated */
+    double rms_s;                    /* RMS of the sorted waits' differences */
+    double waited;                   /* share of batches the loop waited > 1 ms for */
+    int evals;                       /* objective evaluations (model runs) of the fit */
+    bool bounded_only;               /* the loop hardly waited: the fetch times are
+                                        bounded from above, not determined */
+    double upper_s;                  /* bounded_only: the largest mean fetch that gives the
+                                        same waits (within 1 ms of their mean); else 0 */
+    long long waits;                 /* observed waits the fit rests on */
+    bool warm_start;                 /* the first waits of the epochs are no longer than the
+                                        others: the trace's epochs (profiling windows) began
+                                        with batches prefetched, the model's start empty */
+    double first_wait_s;             /* median over epochs and ranks of the first wait */
+    bool warm_fit;                   /* warm_start: the fit simulated each window after a
+                                        warm-up (its pipeline full) and fitted the hand-over
+                                        where a cold window fits the start-up */
+    bool startup_confounded;         /* batches per epoch <= workers: every wait is one of an
+                                        epoch's first, start-up and fetch inseparable */
 } wi_fit;
 
 /* Decomposes a trace whose fetch times are unknown (t->fetch_unknown) and

@@ -294,7 +294,8 @@ Test(kineto, analyze_job_and_ini)
     cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     s = stall_read_file(log, &len);
     cr_expect(strstr(s, "fetch durations: INFERRED, not measured"), "%s", s);
-    cr_expect(strstr(s, "CAUTION: the loop waited"), "HTA's loop hardly waits: %s", s);
+    cr_expect(strstr(s, "CAUTION: the loop hardly waited for data"), "HTA's loop hardly waits: %s",
+              s);
     cr_expect(strstr(s, "none*"), "the what-if row is marked: %s", s);
     free(s);
     snprintf(p, sizeof p, "%s/r/fetch_fit.csv", kdir);
