@@ -21,6 +21,7 @@
 # Usage: tools/valgrind-cli.sh BUILD_DIR
 #   VALGRIND_JOBS=N           tests run in parallel (default: nproc)
 #   STALL_VALGRIND_TESTS=RE   only the tests of the label matching RE
+#   STALL_VALGRIND_TIMEOUT=S  seconds each test may run (default 1800)
 set -eu
 build=$(cd "$1" && pwd)
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,7 +32,10 @@ fi
 [ -x "$build/stallsim" ] || { echo "valgrind-cli: $build/stallsim not built"; exit 2; }
 command -v valgrind >/dev/null || { echo "valgrind-cli: valgrind not installed"; exit 2; }
 mv "$build/stallsim" "$build/stallsim.real"
-restore() { [ ! -e "$build/stallsim.real" ] || mv -f "$build/stallsim.real" "$build/stallsim"; }
+restore() {
+    [ ! -e "$build/stallsim.real" ] || mv -f "$build/stallsim.real" "$build/stallsim"
+    cmake -S "$src" -B "$build" -DSTALL_TEST_TIMEOUT=600 >/dev/null 2>&1 || true
+}
 trap restore EXIT
 trap 'exit 130' INT TERM
 # --num-callers=50: allocation stacks deep enough to reach OpenMPI's init in
@@ -46,6 +50,10 @@ exec valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=d
     "$build/stallsim.real" "\$@"
 WRAP
 chmod +x "$build/stallsim"
+# Each stallsim process runs 20-50x slower under memcheck: a suite gets
+# STALL_VALGRIND_TIMEOUT seconds (default 1800) instead of its usual 600
+# (test_cli took over 600 s on a 2-core machine under load).
+cmake -S "$src" -B "$build" -DSTALL_TEST_TIMEOUT="${STALL_VALGRIND_TIMEOUT:-1800}" >/dev/null
 jobs=${VALGRIND_JOBS:-$(nproc 2>/dev/null || echo 2)}
 if [ -n "${STALL_VALGRIND_TESTS:-}" ]; then
     ctest --test-dir "$build" --output-on-failure --no-tests=error -j "$jobs" -L binary -R "$STALL_VALGRIND_TESTS"
