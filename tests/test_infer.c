@@ -67,19 +67,27 @@ typedef struct check {
     wi_fit fit;
 } check;
 
+/* The tidy trace at path, decomposed whole into *full and, its worker-side
+ * columns hidden, inferred into *inf; *t and *h (the hidden copy) to free. */
+static void load_hidden(const char *path, stall_tidy_trace **t, stall_tidy_trace **h,
+                        stall_measured *full, stall_measured *inf)
+{
+    stall_err err = {0};
+    cr_assert_eq(stall_tidy_load(path, t, &err), 0, "%s", err.msg);
+    cr_assert_eq(stall_measured_from_tidy(*t, full, &err), 0, "%s", err.msg);
+    *h = wi_infer_hide(*t);
+    cr_assert_eq(wi_infer_measured(*h, (*t)->workers, (*t)->prefetch, false, inf, &err), 0, "%s",
+                 err.msg);
+    cr_assert_not_null(inf->fetch_fit);
+}
+
 static void run_check(check *c)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/traces/%s/trace.csv", STALL_SOURCE_DIR, c->trace);
-    stall_tidy_trace *t = NULL;
-    stall_err err = {0};
-    cr_assert_eq(stall_tidy_load(path, &t, &err), 0, "%s", err.msg);
+    stall_tidy_trace *t = NULL, *h = NULL;
     stall_measured full, inf;
-    cr_assert_eq(stall_measured_from_tidy(t, &full, &err), 0, "%s", err.msg);
-    stall_tidy_trace *h = wi_infer_hide(t);
-    cr_assert_eq(wi_infer_measured(h, t->workers, t->prefetch, false, &inf, &err), 0, "%s",
-                 err.msg);
-    cr_assert_not_null(inf.fetch_fit);
+    load_hidden(path, &t, &h, &full, &inf);
     c->fit = *(const wi_fit *)inf.fetch_fit;
     c->measured = stall_measured_mean_epoch(&full);
     c->handover_full = stall_ns_to_s(full.handover);
@@ -305,14 +313,9 @@ Test(infer, a_window_opened_mid_training_is_fitted_warm)
     char path[512];
     snprintf(path, sizeof path, "/tmp/stall_infer_window_w1_%d.csv", (int)getpid());
     cut_window("w1", 20, 20, path);
-    stall_tidy_trace *t = NULL;
-    stall_err err = {0};
-    cr_assert_eq(stall_tidy_load(path, &t, &err), 0, "%s", err.msg);
+    stall_tidy_trace *t = NULL, *h = NULL;
     stall_measured full, inf;
-    cr_assert_eq(stall_measured_from_tidy(t, &full, &err), 0, "%s", err.msg);
-    stall_tidy_trace *h = wi_infer_hide(t);
-    cr_assert_eq(wi_infer_measured(h, t->workers, t->prefetch, false, &inf, &err), 0, "%s",
-                 err.msg);
+    load_hidden(path, &t, &h, &full, &inf);
     const wi_fit *fit = inf.fetch_fit;
     cr_log_info("w1 window: fit mean %.4f s [%.4f, %.4f], hand-over %.4f s; measured mean fetch "
                 "%.4f s, hand-over %.4f s; warm %d",
