@@ -575,7 +575,17 @@ const char *wi_workers_trace_say(const stall_measured *m)
 
 void wi_fit_say(const wi_fit *f, char *buf, size_t n)
 {
-    char warm[512] = "", poor[256] = "", bounded[512] = "";
+    char warm[512] = "", poor[256] = "", bounded[512] = "", fetch[160];
+    /* A bounded fit's value is one of many that give the same waits: no
+     * range is printed for it (its refits' range is no interval of the
+     * fetch, docs/model.md 8.2). */
+    if (f->bounded_only)
+        snprintf(fetch, sizeof fetch,
+                 "mean %.4f s, p95 %.4f s (one fit of many: the waits bound them, below)",
+                 f->mean_s, f->p95_s);
+    else
+        snprintf(fetch, sizeof fetch, "mean %.4f s [%.4f, %.4f], p95 %.4f s [%.4f, %.4f]",
+                 f->mean_s, f->mean_lo, f->mean_hi, f->p95_s, f->p95_lo, f->p95_hi);
     if (f->bounded_only)
         snprintf(bounded, sizeof bounded,
                  ". CAUTION: the loop hardly waited for data beyond the hand-over (%.0f%% of its "
@@ -598,24 +608,23 @@ void wi_fit_say(const wi_fit *f, char *buf, size_t n)
             "start every epoch with empty queues and the workers' start-up (none fitted), a "
             "cold start the trace does not show",
             f->first_wait_s);
-    snprintf(
-        buf, n,
-        "fetch durations: INFERRED, not measured (the trace holds only the loop's waits): "
-        "lognormal fitted so that %d workers x prefetch %d reproduce the waits: mean %.4f s "
-        "[%.4f, %.4f], p95 %.4f s [%.4f, %.4f], %s %.4f s [%.4f, %.4f] (bootstrap "
-        "5-95%%, %d refits); waits observed/simulated: mean %.5f/%.5f s, p95 %.5f/%.5f s, "
-        "RMS of the sorted differences %.5f s; %lld waits; every result below is built on "
-        "it%s%s%s%s",
-        f->workers, f->prefetch, f->mean_s, f->mean_lo, f->mean_hi, f->p95_s, f->p95_lo, f->p95_hi,
-        f->warm_fit ? "hand-over" : "start-up", f->warm_fit ? f->handover_s : f->startup_s,
-        f->warm_fit ? f->handover_lo : f->startup_lo, f->warm_fit ? f->handover_hi : f->startup_hi,
-        WI_INFER_BOOT, f->obs_wait_s, f->sim_wait_s, f->obs_p95_s, f->sim_p95_s, f->rms_s, f->waits,
-        f->startup_confounded
-            ? ". CAUTION: no epoch has more batches than workers, so every wait is one of "
-              "an epoch's first: the start-up and the fetch cannot be told apart (their sum "
-              "is what the trace determines)"
-            : "",
-        warm, poor, bounded);
+    snprintf(buf, n,
+             "fetch durations: INFERRED, not measured (the trace holds only the loop's waits): "
+             "lognormal fitted so that %d workers x prefetch %d reproduce the waits: %s, %s %.4f s "
+             "[%.4f, %.4f] (bootstrap 5-95%%, %d refits); waits observed/simulated: mean %.5f/%.5f "
+             "s, p95 %.5f/%.5f s, RMS of the sorted differences %.5f s; %lld waits; every result "
+             "below is built on it%s%s%s%s",
+             f->workers, f->prefetch, fetch, f->warm_fit ? "hand-over" : "start-up",
+             f->warm_fit ? f->handover_s : f->startup_s,
+             f->warm_fit ? f->handover_lo : f->startup_lo,
+             f->warm_fit ? f->handover_hi : f->startup_hi, WI_INFER_BOOT, f->obs_wait_s,
+             f->sim_wait_s, f->obs_p95_s, f->sim_p95_s, f->rms_s, f->waits,
+             f->startup_confounded
+                 ? ". CAUTION: no epoch has more batches than workers, so every wait is one of "
+                   "an epoch's first: the start-up and the fetch cannot be told apart (their sum "
+                   "is what the trace determines)"
+                 : "",
+             warm, poor, bounded);
 }
 
 static int wi_fit_fill(FILE *o, void *ctx, stall_err *err)
