@@ -1741,19 +1741,19 @@ Test(cli, sweep_point_error_names_the_file_of_its_lines)
     cr_expect_eq(sh(cmd, NULL, 0), 0, "wrote its folder");
 }
 
-/* A refusal table: each command (cd'ed to the source tree, -q, its own
- * folder tag%zu under cdir) exits 2 with `want` starting its first stderr
- * line and writes nothing, or (want NULL) runs. */
+/* A refusal table: each command (cd'ed to dir, -q, its own folder tag%zu
+ * under cdir) exits 2 with `want` starting its first stderr line and writes
+ * nothing, or (want NULL) runs. */
 typedef struct refusal_case {
     const char *cmd, *args, *want; /* want NULL: runs */
 } refusal_case;
 
-static void refusal_cases(const refusal_case *c, size_t n, const char *tag)
+static void refusal_cases_in(const char *dir, const refusal_case *c, size_t n, const char *tag)
 {
     for (size_t i = 0; i < n; i++) {
         char cmd[3000], line[2048];
-        snprintf(cmd, sizeof cmd, "cd " STALL_SOURCE_DIR " && " BIN " %s %s -q -o %s/%s%zu",
-                 c[i].cmd, c[i].args, cdir, tag, i);
+        snprintf(cmd, sizeof cmd, "cd %s && " BIN " %s %s -q -o %s/%s%zu", dir, c[i].cmd, c[i].args,
+                 cdir, tag, i);
         int rc = sh(cmd, line, sizeof line);
         if (!c[i].want) {
             cr_expect_eq(rc, 0, "%s: %s", c[i].args, line);
@@ -1764,6 +1764,11 @@ static void refusal_cases(const refusal_case *c, size_t n, const char *tag)
         snprintf(cmd, sizeof cmd, "test ! -e %s/%s%zu", cdir, tag, i);
         cr_expect_eq(sh(cmd, NULL, 0), 0, "%s: wrote its folder", c[i].args);
     }
+}
+
+static void refusal_cases(const refusal_case *c, size_t n, const char *tag)
+{
+    refusal_cases_in(STALL_SOURCE_DIR, c, n, tag);
 }
 
 /* [loader] in_order = false with one worker per GPU (or none) was taken
@@ -1979,9 +1984,7 @@ static void write_serial_ds(const char *dir)
 
 Test(cli, persistent_workers_refused_without_workers)
 {
-    static const struct {
-        const char *cmd, *args, *want; /* want NULL: runs */
-    } c[] = {
+    static const refusal_case c[] = {
         {"run", W2 " --set loader.workers=0 --set loader.persistent_workers=true",
          "stallsim: --set loader.persistent_workers: has no effect: the run has no DataLoader "
          "workers (workers = 0: the training process loads its own batches)"},
@@ -2014,20 +2017,7 @@ Test(cli, persistent_workers_refused_without_workers)
          NULL},
     };
     write_serial_ds(cdir);
-    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
-        char cmd[3000], line[2048];
-        snprintf(cmd, sizeof cmd, "cd %s && " BIN " %s %s -q -o %s/pw%zu", cdir, c[i].cmd,
-                 c[i].args, cdir, i);
-        int rc = sh(cmd, line, sizeof line);
-        if (!c[i].want) {
-            cr_expect_eq(rc, 0, "%s: %s", c[i].args, line);
-            continue;
-        }
-        cr_expect_eq(rc, 2, "%s: %s", c[i].args, line);
-        cr_expect(strncmp(line, c[i].want, strlen(c[i].want)) == 0, "%s: %s", c[i].args, line);
-        snprintf(cmd, sizeof cmd, "test ! -e %s/pw%zu", cdir, i);
-        cr_expect_eq(sh(cmd, NULL, 0), 0, "%s: wrote its folder", c[i].args);
-    }
+    refusal_cases_in(cdir, c, sizeof c / sizeof c[0], "pw");
     /* Given in an INI: its file and line (w2.ini's [loader] workers = 4 on
      * line 15 made 0, the key on line 16). */
     char cmd[3000], line[2048];
