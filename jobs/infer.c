@@ -391,7 +391,6 @@ int wi_infer_measured(const stall_tidy_trace *t, int workers, int prefetch, bool
     fit->prefetch = m->prefetch;
     fit->mu = x[0];
     fit->sigma = exp(x[1]);
-    fit->warm_fit = warm;
     fit->startup_s = !warm && x[2] > 0 ? x[2] : 0;
     /* A cold window's hand-over cannot be told from its fetches: in them. */
     fit->handover_s = warm && x[2] > 0 ? x[2] : 0;
@@ -614,10 +613,10 @@ void wi_fit_say(const wi_fit *f, char *buf, size_t n)
              "[%.4f, %.4f] (bootstrap 5-95%%, %d refits); waits observed/simulated: mean %.5f/%.5f "
              "s, p95 %.5f/%.5f s, RMS of the sorted differences %.5f s; %lld waits; every result "
              "below is built on it%s%s%s%s",
-             f->workers, f->prefetch, fetch, f->warm_fit ? "hand-over" : "start-up",
-             f->warm_fit ? f->handover_s : f->startup_s,
-             f->warm_fit ? f->handover_lo : f->startup_lo,
-             f->warm_fit ? f->handover_hi : f->startup_hi, WI_INFER_BOOT, f->obs_wait_s,
+             f->workers, f->prefetch, fetch, f->warm_start ? "hand-over" : "start-up",
+             f->warm_start ? f->handover_s : f->startup_s,
+             f->warm_start ? f->handover_lo : f->startup_lo,
+             f->warm_start ? f->handover_hi : f->startup_hi, WI_INFER_BOOT, f->obs_wait_s,
              f->sim_wait_s, f->obs_p95_s, f->sim_p95_s, f->rms_s, f->waits,
              f->startup_confounded
                  ? ". CAUTION: no epoch has more batches than workers, so every wait is one of "
@@ -656,8 +655,7 @@ static int wi_fit_fill(FILE *o, void *ctx, stall_err *err)
     fprintf(o, "first_wait_median_s,%.6f,,\nwarm_start,%d,,\n", f->first_wait_s,
             f->warm_start ? 1 : 0);
     fprintf(o, "model_runs_of_the_fit,%d,,\n", f->evals);
-    fprintf(o, "handover_s,%.6f,%.6f,%.6f\nwarm_fit,%d,,\n", f->handover_s, f->handover_lo,
-            f->handover_hi, f->warm_fit ? 1 : 0);
+    fprintf(o, "handover_s,%.6f,%.6f,%.6f\n", f->handover_s, f->handover_lo, f->handover_hi);
     return 0;
 }
 

@@ -50,13 +50,11 @@ typedef struct wi_fit {
     double upper_s;                  /* bounded_only: the largest mean fetch that gives the
                                         same waits (within 1 ms of their mean); else 0 */
     long long waits;                 /* observed waits the fit rests on */
-    bool warm_start;                 /* the first waits of the epochs are no longer than the
-                                        others: the trace's epochs (profiling windows) began
-                                        with batches prefetched, the model's start empty */
+    bool warm_start;                 /* the epochs' first waits say they are profiling
+                                        windows opened mid-training: the fit simulated each
+                                        after a warm-up and fitted the hand-over, not the
+                                        start-up */
     double first_wait_s;             /* median over epochs and ranks of the first wait */
-    bool warm_fit;                   /* warm_start: the fit simulated each window after a
-                                        warm-up (its pipeline full) and fitted the hand-over
-                                        where a cold window fits the start-up */
     bool startup_confounded;         /* batches per epoch <= workers: every wait is one of an
                                         epoch's first, start-up and fetch inseparable */
 } wi_fit;
