@@ -176,26 +176,6 @@ Test(plot, renders_png_and_svg_with_gnuplot)
     cr_assert_eq(system(cmd), 0);
 }
 
-Test(plot, validate_folder_draws_per_epoch_and_says_what_it_cannot)
-{
-    rd_write(dir, "validate.csv",
-             "epoch,measured_s,simulated_s,error_pct,measured_stall_s,simulated_stall_s,"
-             "stall_error_pct\n0,2.9,2.8,-1,0.008,0.007,-12\n1,3.0,3.1,1,0.006,0.007,8\n"
-             "2,3.0,3.0,0,0.006,0.006,0\n");
-    stall_plot_result res;
-    stall_err err = {0};
-    cr_assert_eq(stall_plot(dir, &no_gnuplot, &res, &err), 0, "%s", err.msg);
-    cr_assert_eq(res.kind, STALL_RESULT_VALIDATE);
-    cr_assert_eq(res.nfig, 1);
-    int fields = 0;
-    cr_assert_eq(rd_rows(sub("plots/epochs.dat"), &fields), 3);
-    cr_assert_eq(fields, 6); /* x, epoch, the four values */
-    int said = 0;
-    for (int i = 0; i < res.nnote; i++)
-        said |= strstr(res.note[i], "iterations.csv") != NULL;
-    cr_assert(said, "no note on the per-iteration figures");
-}
-
 Test(plot, sweep_of_two_keys_is_a_grid_and_one_key_lines)
 {
     rd_write(dir, "sweep.csv",
@@ -633,6 +613,25 @@ static void check_figures(const char *res, const char *const *want, int nwant)
 static char *res_dir(const char *name)
 {
     return sub(name);
+}
+
+Test(plot, validate_folder_draws_per_epoch_and_says_what_it_cannot)
+{
+    /* a real validate folder: configs/w2.ini's trace has 3 epochs */
+    char *v = res_dir("val3");
+    cr_assert_eq(sh("%s validate configs/w2.ini -o %s -q", BIN, v), 0);
+    stall_plot_result res;
+    stall_err err = {0};
+    cr_assert_eq(stall_plot(v, &no_gnuplot, &res, &err), 0, "%s", err.msg);
+    cr_assert_eq(res.kind, STALL_RESULT_VALIDATE);
+    cr_assert_eq(res.nfig, 1);
+    int fields = 0;
+    cr_assert_eq(rd_rows(sub("val3/plots/epochs.dat"), &fields), 3);
+    cr_assert_eq(fields, 6); /* x, epoch, the four values */
+    int said = 0;
+    for (int i = 0; i < res.nnote; i++)
+        said |= strstr(res.note[i], "iterations.csv") != NULL;
+    cr_assert(said, "no note on the per-iteration figures");
 }
 
 #define NEED_GNUPLOT()                                                                             \
