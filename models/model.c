@@ -477,9 +477,13 @@ static int model_epoch_start(model_state *st, int e, stall_err *err)
         ready += p->startup;
     int64_t first = p->workers > 0 ? (p->batches < st->pw ? p->batches : st->pw) : 0;
     for (int r = 0; r < st->g; r++) {
+        stall_time late = st->d->late_start ? st->d->late_start(st->d->ctx, e, r) : 0;
+        if (late < 0)
+            return model_negative(err, "late_start", e, r, 0, late);
         st->ranks[r] = (model_rank){.next_take = 0, .send = first};
         for (int w = 0; w < st->wn; w++)
-            *model_worker_at(st, r, w) = (model_worker){.free_at = ready, .ready = ready};
+            *model_worker_at(st, r, w) =
+                (model_worker){.free_at = ready + late, .ready = ready + late};
         for (int32_t s = 0; s < st->pw; s++)
             *model_slot_at(st, r, s) = (model_slot){.batch = -1, .arrival = -1};
         for (int64_t j = 0; j < first; j++) {

@@ -111,9 +111,13 @@ static int fast_epoch(model_fast *F, int e, stall_time t0)
     stall_time ready = t0;
     if (p->workers > 0 && (!p->persistent_workers || e == 0))
         ready += p->startup;
-    for (int w = 0; w < F->wn; w++)
-        for (int r = 0; r < F->g; r++)
-            F->free_at[(size_t)w * g + (size_t)r] = ready;
+    for (int r = 0; r < F->g; r++) {
+        stall_time late = d->late_start ? d->late_start(d->ctx, e, r) : 0;
+        if (late < 0)
+            return -1;
+        for (int w = 0; w < F->wn; w++)
+            F->free_at[(size_t)w * g + (size_t)r] = ready + late;
+    }
     if (p->workers == 0)
         return 0;
     int64_t first = p->batches < F->pw ? p->batches : F->pw;

@@ -106,6 +106,12 @@ static stall_time par_compute(void *ctx, int e, int r, int64_t k)
     return G->par->d->compute(G->par->d->ctx, e, r + G->r0, k);
 }
 
+static stall_time par_late(void *ctx, int e, int r)
+{
+    const model_par_group *G = ctx;
+    return G->par->d->late_start(G->par->d->ctx, e, r + G->r0);
+}
+
 /* ---- the barrier -------------------------------------------------------- */
 
 #define PAR_SPIN 4096
@@ -339,7 +345,10 @@ int model_par_run(const stall_model_params *p, const stall_durations *d, stall_t
         G->p = *p;
         G->p.ranks = G->gl;
         G->p.threads = 1;
-        G->d = (stall_durations){.fetch = par_fetch, .compute = par_compute, .ctx = G};
+        G->d = (stall_durations){.fetch = par_fetch,
+                                 .compute = par_compute,
+                                 .late_start = d->late_start ? par_late : NULL,
+                                 .ctx = G};
         model_init(&G->st, &G->p, &G->d);
         free(G->st.it_q);
         free(G->st.it_y);

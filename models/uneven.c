@@ -95,6 +95,12 @@ static stall_time uneven_gap(void *ctx, int e)
     return w->inner.epoch_gap(w->inner.ctx, e);
 }
 
+static stall_time uneven_late(void *ctx, int e, int r)
+{
+    const stall__uneven *w = ctx;
+    return w->inner.late_start(w->inner.ctx, e, r);
+}
+
 static void uneven_ready(void *ctx, int e, int64_t k)
 {
     const stall__uneven *w = ctx;
@@ -117,6 +123,7 @@ void stall__uneven_wrap(stall__uneven *w, const stall_uneven_params *u, int rank
                              .compute = uneven_compute,
                              .tail = inner->tail ? uneven_tail : NULL,
                              .epoch_gap = inner->epoch_gap ? uneven_gap : NULL,
+                             .late_start = inner->late_start ? uneven_late : NULL,
                              .ready = inner->ready ? uneven_ready : NULL,
                              .ctx = w};
 }

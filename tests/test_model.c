@@ -37,6 +37,7 @@ typedef struct tab {
     stall_time *compute; /* [(e * g + r) * n + k] */
     stall_time *tail;    /* [e * n + k] */
     stall_time *gap;     /* [e] */
+    stall_time *late;    /* NULL or [e * g + r]: rank r's late start in epoch e */
 } tab;
 
 static stall_time tab_fetch(void *ctx, int e, int r, int64_t j)
@@ -63,8 +64,15 @@ static stall_time tab_gap(void *ctx, int e)
     return t->gap[e];
 }
 
+static stall_time tab_late(void *ctx, int e, int r)
+{
+    const tab *t = ctx;
+    return t->late[(size_t)e * t->g + r];
+}
+
 static void tab_alloc(tab *t, int g, int64_t n, int epochs)
 {
+    t->late = NULL;
     t->g = g;
     t->n = n;
     t->epochs = epochs;
@@ -81,6 +89,7 @@ static void tab_free(tab *t)
     free(t->compute);
     free(t->tail);
     free(t->gap);
+    free(t->late);
 }
 
 static stall_durations tab_durations(tab *t)
@@ -89,6 +98,7 @@ static stall_durations tab_durations(tab *t)
                              .compute = tab_compute,
                              .tail = tab_tail,
                              .epoch_gap = tab_gap,
+                             .late_start = t->late ? tab_late : NULL,
                              .ctx = t};
 }
 
@@ -204,6 +214,7 @@ static void oracle(const stall_model_params *p, const tab *t, orc *o)
     int *worker = calloc(rn, sizeof(int));
     int64_t *known = calloc((size_t)g, sizeof(int64_t)), *send = calloc((size_t)g, sizeof(int64_t));
     stall_time *pinfree = calloc((size_t)g, sizeof(stall_time));
+    stall_time *rready = calloc((size_t)g, sizeof(stall_time));
     stall_time *wfree = calloc((size_t)g * (w > 0 ? w : 1), sizeof(stall_time));
     stall_time *raw = calloc((size_t)g, sizeof(stall_time)),
                *al = calloc((size_t)g, sizeof(stall_time));
@@ -223,10 +234,13 @@ static void oracle(const stall_model_params *p, const tab *t, orc *o)
         memset(pinned, 0, rn);
         memset(taken, 0, rn);
         for (int r = 0; r < g; r++) {
+            /* a rank that starts late: its workers (with W = 0 its first
+             * fetch) count from its own start */
+            rready[r] = ready + (t->late ? t->late[(size_t)ep * g + r] : 0);
             known[r] = 0;
             pinfree[r] = INT64_MIN;
             for (int x = 0; x < (w > 0 ? w : 1); x++)
-                wfree[(size_t)r * (w > 0 ? w : 1) + x] = ready;
+                wfree[(size_t)r * (w > 0 ? w : 1) + x] = rready[r];
             if (w > 0 && !p->in_order) {
                 send[r] = n < pw ? n : pw;
                 for (int64_t j = 0; j < send[r]; j++) {
@@ -248,15 +262,15 @@ static void oracle(const stall_model_params *p, const tab *t, orc *o)
                 int64_t took = k;
                 stall_time arr;
                 if (w == 0) {
-                    AT(S, r, k) = q;
-                    AT(E, r, k) = q + AT(D, r, k);
+                    AT(S, r, k) = omax(q, rready[r]);
+                    AT(E, r, k) = AT(S, r, k) + AT(D, r, k);
                     arr = AT(E, r, k) + p->pin;
                 } else if (p->in_order) {
                     int64_t lim = k + pw < n ? k + pw : n;
                     for (; known[r] < lim; known[r]++) {
                         int64_t j = known[r];
                         stall_time disp = j < pw ? t0 : AT(Y, r, j - pw);
-                        stall_time prev = j >= w ? AT(E, r, j - w) : ready;
+                        stall_time prev = j >= w ? AT(E, r, j - w) : rready[r];
                         AT(S, r, j) = omax(disp, prev);
                         AT(E, r, j) = AT(S, r, j) + AT(D, r, j);
                     }
@@ -322,6 +336,7 @@ static void oracle(const stall_model_params *p, const tab *t, orc *o)
     free(known);
     free(send);
     free(pinfree);
+    free(rready);
     free(wfree);
     free(raw);
     free(al);
@@ -382,6 +397,11 @@ static void random_case(gsl_rng *rng, stall_model_params *p, tab *t)
         gsl_rng_uniform_int(rng, 2) ? (int)gsl_rng_uniform_int(rng, (unsigned long)p->ranks) : -1;
     double slow_f = 2 + 4 * gsl_rng_uniform(rng);
     bool slow_compute = gsl_rng_uniform_int(rng, 2);
+    if (gsl_rng_uniform_int(rng, 3) == 0) { /* ranks that start an epoch late */
+        t->late = calloc((size_t)p->epochs * p->ranks, sizeof *t->late);
+        for (size_t i = 0; i < (size_t)p->epochs * p->ranks; i++)
+            t->late[i] = gsl_rng_uniform_int(rng, 2) ? rnd_dur(rng, style, 60) : 0;
+    }
     for (int e = 0; e < p->epochs; e++) {
         t->gap[e] = gsl_rng_uniform_int(rng, 2) ? rnd_dur(rng, style, 50) : 0;
         for (int64_t k = 0; k < p->batches; k++) {
@@ -411,8 +431,10 @@ static void describe(char *buf, size_t size, const stall_model_params *p)
  * number; returns the number of iterations compared. */
 static int64_t compare_case(int id, const stall_model_params *p, tab *t)
 {
-    char what[256];
-    describe(what, sizeof what, p);
+    char what[272];
+    describe(what, sizeof what - 16, p);
+    if (t->late)
+        strcat(what, " late ranks");
     int64_t iters = (int64_t)p->epochs * p->batches;
     int g = p->ranks;
     got o;
@@ -499,7 +521,7 @@ static void run_random(unsigned long seed, int cases, int force_in_order)
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(rng, seed);
     int64_t iters = 0;
-    int pinned = 0, ooo = 0, zero_w = 0;
+    int pinned = 0, ooo = 0, zero_w = 0, late = 0;
     for (int i = 0; i < cases; i++) {
         stall_model_params p;
         tab t;
@@ -509,6 +531,7 @@ static void run_random(unsigned long seed, int cases, int force_in_order)
         pinned += p.pin > 0;
         ooo += !p.in_order && p.workers > 0;
         zero_w += p.workers == 0;
+        late += t.late != NULL;
         iters += compare_case(i, &p, &t);
         tab_free(&t);
     }
@@ -516,9 +539,11 @@ static void run_random(unsigned long seed, int cases, int force_in_order)
      * trace behind it (no CUDA on the capture machine): this oracle is
      * what holds it, so a good share of the cases must pin. */
     cr_assert(pinned * 5 >= cases, "only %d of %d random cases pin", pinned, cases);
-    cr_log_info("%d random configurations (%d with pin, %d out of order, %d with W = 0), "
-                "%" PRId64 " iterations, all equal to the oracle",
-                cases, pinned, ooo, zero_w, iters);
+    /* and the late start (docs/model.md 2.4) likewise */
+    cr_assert(late * 5 >= cases, "only %d of %d random cases start ranks late", late, cases);
+    cr_log_info("%d random configurations (%d with pin, %d out of order, %d with W = 0, %d with "
+                "late ranks), %" PRId64 " iterations, all equal to the oracle",
+                cases, pinned, ooo, zero_w, late, iters);
     gsl_rng_free(rng);
 }
 
@@ -977,6 +1002,35 @@ Test(model, negative_tail_from_callback_is_an_error)
     int rc = stall_model_run(&p, &d, NULL, NULL, NULL, &err);
     cr_assert_eq(rc, STALL_EINVAL, "rc %d (%s)", rc, err.msg);
     cr_assert(strstr(err.msg, "tail") != NULL, "message \"%s\" should name tail", err.msg);
+}
+
+static stall_time neg_late(void *ctx, int e, int r)
+{
+    (void)ctx;
+    return e == 1 && r == 2 ? -3 : 0;
+}
+
+Test(model, negative_late_start_from_callback_is_an_error)
+{
+    for (int cores = 0; cores <= 2; cores += 2) { /* the fast path and the event engine */
+        stall_model_params p;
+        stall_model_defaults(&p);
+        p.ranks = 3;
+        p.gpus_per_node = 3;
+        p.workers = 1;
+        p.batches = 4;
+        p.epochs = 2;
+        p.cores = cores;
+        stall_durations d = {.fetch = const_dur, .compute = const_dur, .late_start = neg_late};
+        stall_err err = {0};
+        stall_model_stats stats;
+        int rc = stall_model_run(&p, &d, NULL, NULL, &stats, &err);
+        cr_assert_eq(rc, STALL_EINVAL, "cores %d: rc %d (%s)", cores, rc, err.msg);
+        cr_assert(strstr(err.msg, "late_start(epoch 1, rank 2") != NULL,
+                  "message \"%s\" should name late_start, epoch 1, rank 2", err.msg);
+        cr_assert_eq(stats.iterations, 4, "cores %d: epoch 0 ran, epoch 1 did not: %" PRId64, cores,
+                     stats.iterations);
+    }
 }
 
 /* ---- the steady-state pipeline law ---------------------------------------- */

@@ -35,6 +35,7 @@ typedef struct dur {
     int bad_rank;
     int64_t bad_batch;
     bool bad_compute; /* the negative one is compute's */
+    bool late;        /* ranks start an epoch late (d_late) */
 } dur;
 
 static stall_time cell(const dur *d, uint64_t kind, int e, int r, int64_t k)
@@ -62,6 +63,12 @@ static stall_time d_compute(void *ctx, int e, int r, int64_t k)
 static stall_time d_tail(void *ctx, int e, int64_t k)
 {
     return cell(ctx, 3, e, 0, k) / 2;
+}
+
+/* A rank's late start (docs/model.md 2.4), in a third of the cases. */
+static stall_time d_late(void *ctx, int e, int r)
+{
+    return 3 * cell(ctx, 5, e, r, 0);
 }
 
 static stall_time d_gap(void *ctx, int e)
@@ -153,7 +160,8 @@ static void random_params(uint64_t seed, stall_model_params *p, dur *d)
         p->uneven.straggler_iters = 1 + PICK(3);
         p->uneven.seed = seed;
     }
-    *d = (dur){.salt = seed, .levels = 1 + PICK(3), .unit = MS, .bad_epoch = -1};
+    *d = (dur){
+        .salt = seed, .levels = 1 + PICK(3), .unit = MS, .bad_epoch = -1, .late = PICK(3) == 0};
 #undef PICK
 }
 
@@ -163,6 +171,7 @@ static void compare(const stall_model_params *p0, const dur *dd, uint64_t seed)
                          .compute = d_compute,
                          .tail = d_tail,
                          .epoch_gap = d_gap,
+                         .late_start = dd->late ? d_late : NULL,
                          .ctx = (void *)dd};
     stall_model_params p = *p0;
     p.threads = 1;

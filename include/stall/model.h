@@ -79,6 +79,11 @@ typedef struct stall_durations {
     /* Idle time before epoch e starts, after epoch e-1 ended (for e = 0:
      * after time 0). */
     stall_time (*epoch_gap)(void *ctx, int epoch);
+    /* How long after epoch e's start rank r's loader starts (its
+     * iter(loader): a rank that begins the epoch late, docs/model.md 2.4):
+     * its workers' start-up, or with W = 0 its first fetch, counts from
+     * there. May be NULL (= 0 for every rank). */
+    stall_time (*late_start)(void *ctx, int epoch, int rank);
     void *ctx; /* passed to every callback; not owned */
     /* May be NULL: fetch and compute are then available from the start.
      * Otherwise the model calls ready(ctx, e, k) before it asks fetch or
