@@ -167,6 +167,8 @@ static uint64_t cd_key(const stall_measured *m)
     h = cd_fnv(h, m->fetch, cells * sizeof *m->fetch);
     h = cd_fnv(h, m->compute, cells * sizeof *m->compute);
     h = cd_fnv(h, m->tail, iters * sizeof *m->tail);
+    if (m->late)
+        h = cd_fnv(h, m->late, (size_t)m->epochs * (size_t)m->ranks * sizeof *m->late);
     return h;
 }
 

@@ -25,6 +25,7 @@ void wi_tables_free(wi_tables *w)
     free(w->compute);
     free(w->tail);
     free(w->gap);
+    free(w->late);
 }
 
 static stall_time wi_cb_fetch(void *ctx, int e, int r, int64_t k)
@@ -50,6 +51,12 @@ static stall_time wi_cb_gap(void *ctx, int e)
 {
     const wi_tables *w = ctx;
     return w->gap[e];
+}
+
+static stall_time wi_cb_late(void *ctx, int e, int r)
+{
+    const wi_tables *w = ctx;
+    return w->late[(size_t)e * w->g + r];
 }
 
 static void wi_cb_ready(void *ctx, int e, int64_t k)
@@ -415,6 +422,14 @@ int wi_tables_build_x(const wi_whatif *what, const stall_measured *m, int g, int
         w->gap[e] =
             m && e < m->epochs ? m->gap[e] : (m && m->epochs > 1 ? m->gap[m->epochs - 1] : 0);
     }
+    /* Ranks that began an epoch late begin it late (docs/model.md 2.4), at
+     * the trace's own rank count: another count has no per-rank start to
+     * take (the epochs beyond the trace begin together). */
+    if (m && m->late && g == m->ranks) {
+        w->late = stall_xcalloc((size_t)ne * (size_t)g, sizeof *w->late);
+        int me = ne < m->epochs ? ne : m->epochs;
+        memcpy(w->late, m->late, (size_t)me * (size_t)g * sizeof *w->late);
+    }
     if (rng)
         gsl_rng_free(rng);
     /* Rank 0 computes its batches one after the other: the sum of its
@@ -491,6 +506,7 @@ int wi_run(const stall_model_params *p, wi_tables *w, wi_collect *c, stall_model
                          .compute = wi_cb_compute,
                          .tail = wi_cb_tail,
                          .epoch_gap = wi_cb_gap,
+                         .late_start = w->late ? wi_cb_late : NULL,
                          .ready = w->ovl ? wi_cb_ready : NULL,
                          .ctx = w};
     int rc = wi_run_with(p, &d, c, st, err);

@@ -31,6 +31,8 @@ typedef struct wi_tables {
     int g, ne;
     int64_t n;
     stall_time *fetch, *compute, *tail, *gap;
+    stall_time *late; /* [e * g + r] a rank's late start (the trace's, at its own ranks); NULL:
+                         none */
     stall_time compute_ns;
     struct wi_ovl *ovl; /* fetch and compute still being filled (fill.c), or NULL */
 } wi_tables;

@@ -27,6 +27,7 @@ void stall_measured_free(stall_measured *m)
     free(m->handover_epoch);
     free(m->stall_s);
     free(m->start_spread_s);
+    free(m->late);
     free(m->start_last);
     free(m->ckpt_s);
     free(m->fetch_fit);
@@ -137,6 +138,7 @@ int stall_measured_from_tidy_p(const stall_tidy_trace *t, bool persistent, stall
     m->stall_s = stall_xcalloc((size_t)ne, sizeof *m->stall_s);
     m->start_spread_s = stall_xcalloc((size_t)ne, sizeof *m->start_spread_s);
     m->start_last = stall_xcalloc((size_t)ne, sizeof *m->start_last);
+    m->late = stall_xcalloc((size_t)ne * (size_t)g, sizeof *m->late);
     m->epoch_fetch_s = stall_xcalloc((size_t)ne, sizeof *m->epoch_fetch_s);
     m->epoch_fetch_var = stall_xcalloc((size_t)ne, sizeof *m->epoch_fetch_var);
     m->handover_epoch = stall_xcalloc((size_t)ne, sizeof *m->handover_epoch);
@@ -182,6 +184,8 @@ int stall_measured_from_tidy_p(const stall_tidy_trace *t, bool persistent, stall
             }
         }
         m->start_spread_s[e] = stall_ns_to_s(elast - e0);
+        for (int r = 0; r < g; r++)
+            m->late[(size_t)e * g + r] = t->epoch_start[(size_t)e * g + r] - e0;
         m->gap[e] = e > 0 ? e0 - prev_end : 0;
         if (m->gap[e] < 0)
             m->gap[e] = 0;
@@ -230,9 +234,13 @@ int stall_measured_from_tidy_p(const stall_tidy_trace *t, bool persistent, stall
                 hand[nhand++] = t->ready[i] - arrived > 0 ? t->ready[i] - arrived : 0;
                 /* Start-up: the first W batches of each epoch, of epoch 0
                  * only when the workers persist (later epochs reuse them). */
+                /* From the rank's own start: a rank that began late starts
+                 * that late in the model too (m->late). */
                 if (t->workers > 0 && k < t->workers && t->worker[i] >= 0 &&
-                    (!persistent || e == 0))
-                    startups[nstart++] = t->fetch_start[i] - e0 > 0 ? t->fetch_start[i] - e0 : 0;
+                    (!persistent || e == 0)) {
+                    stall_time es = t->epoch_start[(size_t)e * g + r];
+                    startups[nstart++] = t->fetch_start[i] - es > 0 ? t->fetch_start[i] - es : 0;
+                }
             }
             stall_time a = t->compute_end ? tk - cemax - ck : 0;
             m->tail[(size_t)e * n + k] = a > 0 ? a : 0;

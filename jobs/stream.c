@@ -43,6 +43,7 @@ typedef struct wi_dec {
     double *epoch_s, *stall_s; /* [ne] */
     double *spread;            /* [ne] latest minus earliest epoch_start, s */
     int *last;                 /* [ne] the rank that started last */
+    stall_time *late;          /* [ne * g] each rank's epoch_start minus e0 */
     double *efetch;            /* [ne] summed fetch, s */
     double *efetch2;           /* [ne] summed squares, s^2 */
     stall_time *gap;           /* [ne] */
@@ -84,6 +85,7 @@ static void wi_dec_init(wi_dec *d, const stall_tidy_info *in, int workers, stall
     d->stall_s = stall_xcalloc((size_t)d->ne, sizeof *d->stall_s);
     d->spread = stall_xcalloc((size_t)d->ne, sizeof *d->spread);
     d->last = stall_xcalloc((size_t)d->ne, sizeof *d->last);
+    d->late = stall_xcalloc((size_t)d->ne * (size_t)d->g, sizeof *d->late);
     d->gap = stall_xcalloc((size_t)d->ne, sizeof *d->gap);
     d->ehand = stall_xcalloc((size_t)d->ne, sizeof *d->ehand);
     d->first = stall_xcalloc((size_t)d->g, sizeof *d->first);
@@ -99,6 +101,7 @@ static void wi_dec_free(wi_dec *d)
     free(d->stall_s);
     free(d->spread);
     free(d->last);
+    free(d->late);
     free(d->gap);
     free(d->ehand);
     free(d->startups);
@@ -142,7 +145,9 @@ static void wi_dec_finish(wi_dec *d, const stall_tidy_row *b, const stall_tidy_r
                 d->start_cap = d->start_cap ? 2 * d->start_cap : 64;
                 d->startups = stall_xrealloc(d->startups, d->start_cap * sizeof *d->startups);
             }
-            d->startups[d->nstart++] = b[r].fetch_start - d->e0 > 0 ? b[r].fetch_start - d->e0 : 0;
+            /* from the rank's own start, as measured.c */
+            stall_time es = b[r].epoch_start;
+            d->startups[d->nstart++] = b[r].fetch_start - es > 0 ? b[r].fetch_start - es : 0;
         }
         if (r == 0)
             c0 = c;
@@ -192,6 +197,8 @@ static void wi_dec_row(wi_dec *d, const stall_tidy_row *row)
             }
         }
         d->spread[e] = stall_ns_to_s(elast - d->e0);
+        for (int r = 0; r < d->g; r++)
+            d->late[(size_t)e * d->g + r] = d->cur[r].epoch_start - d->e0;
         d->gap[e] = e > 0 && d->e0 - d->prev_end > 0 ? d->e0 - d->prev_end : 0;
     } else {
         wi_dec_finish(d, d->prev, d->cur);
@@ -239,6 +246,7 @@ struct wi_stream {
     stall_time turn;
     double span, span_x;
     stall_time *gap;   /* [epochs] from pass 3 */
+    stall_time *late;  /* [epochs * ranks] from pass 3: each rank's late start */
     stall_time *first; /* [ranks] from pass 3 */
     /* pass 4 */
     wi_src src;
@@ -326,6 +334,7 @@ void wi_stream_close(wi_stream *s)
     stall_ds_close(s->ds);
     wi_spill_free(s->spill);
     free(s->gap);
+    free(s->late);
     free(s->first);
     free(s->workers_at);
     free(s->start_path);
@@ -534,8 +543,10 @@ static int wi_pass3(wi_stream *s, const wi_xform *x, const stall_model_params *p
         m->stall_s = d.stall_s;
         m->start_spread_s = d.spread;
         m->start_last = d.last;
+        m->late = d.late;
         d.spread = NULL;
         d.last = NULL;
+        d.late = NULL;
         m->gap = d.gap;
         d.epoch_s = d.stall_s = NULL;
         d.gap = NULL;
@@ -545,6 +556,9 @@ static int wi_pass3(wi_stream *s, const wi_xform *x, const stall_model_params *p
         d.first = NULL;
         s->gap = stall_xmalloc((size_t)s->info.epochs * sizeof *s->gap);
         memcpy(s->gap, m->gap, (size_t)s->info.epochs * sizeof *s->gap);
+        size_t nl = (size_t)s->info.epochs * (size_t)s->info.ranks;
+        s->late = stall_xmalloc(nl * sizeof *s->late);
+        memcpy(s->late, m->late, nl * sizeof *s->late);
     }
     wi_dec_free(&d);
     return rc;
@@ -724,6 +738,12 @@ static stall_time wi_st_gap(void *ctx, int e)
     return s->gap[e];
 }
 
+static stall_time wi_st_late(void *ctx, int e, int r)
+{
+    const wi_stream *s = ctx;
+    return s->late[(size_t)e * (size_t)s->info.ranks + (size_t)r];
+}
+
 /* Ends a pass 4, so that another can begin. */
 static void wi_stream_unfeed(wi_stream *s)
 {
@@ -778,6 +798,7 @@ int wi_stream_durations(wi_stream *s, const stall_model_params *p, const wi_xfor
                            .compute = wi_st_compute,
                            .tail = wi_st_tail,
                            .epoch_gap = wi_st_gap,
+                           .late_start = p->ranks == s->info.ranks ? wi_st_late : NULL,
                            .ctx = s};
     return 0;
 }

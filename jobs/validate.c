@@ -265,9 +265,9 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
             if (m.start_spread_s[e] > 0.05 * m.epoch_s[e])
                 fprintf(f,
                         "epoch %d: the ranks began it %.3f s apart (rank %d last, %.0f%% of the "
-                        "measured epoch); the model starts every rank at the earliest one's "
-                        "epoch_start, so the others' wait for it at the first synchronisation "
-                        "is not simulated (docs/model.md 2.4, \"Ranks that start late\")\n",
+                        "measured epoch); the model starts each rank as late, at its own "
+                        "epoch_start, so the others wait for it at the first synchronisation "
+                        "(docs/model.md 2.4, \"Ranks that start late\")\n",
                         wi_epoch0(cfg) + e, m.start_spread_s[e], m.start_last[e],
                         100.0 * m.start_spread_s[e] / m.epoch_s[e]);
         fprintf(f, "results in %s/ (validate.csv, %seffective.ini)\n", final,
