@@ -89,7 +89,7 @@ static int an_cmp_slow(const void *pa, const void *pb)
 
 /* Per rank parts and the charging of barrier waits. */
 static void an_ranks(const stall_tidy_trace *t, stall_analysis *a, double *wait_input,
-                     double *wait_compute)
+                     double *wait_compute, double *wait_start)
 {
     int g = t->ranks;
     for (int e = 0; e < t->epochs; e++) {
@@ -151,16 +151,34 @@ static void an_ranks(const stall_tidy_trace *t, stall_analysis *a, double *wait_
                     oth_comp += stall_ns_to_s(ce - y);
                 }
             }
-            if (g < 2 || k == 0 || t->clocks_unaligned) {
-                *wait_input += sumw; /* the first batch's waits are start-up */
+            if (g < 2 || t->clocks_unaligned) {
+                *wait_input += sumw;
                 continue;
             }
             size_t si = stall_tidy_at(t, e, s, k);
             double din = stall_ns_to_s(t->ready[si] - t->request[si]) - oth_stall / (g - 1);
+            if (k == 0) {
+                /* The first batch: the last rank's lateness before its
+                 * compute is its start (a late start, its workers' start-up,
+                 * its first fetch), counted from the earliest rank's start. */
+                stall_time e0 = t->epoch_start[e * g];
+                double oth_start = 0;
+                for (int r = 1; r < g; r++)
+                    e0 = t->epoch_start[e * g + r] < e0 ? t->epoch_start[e * g + r] : e0;
+                for (int r = 0; r < g; r++)
+                    if (r != s)
+                        oth_start += stall_ns_to_s(t->ready[stall_tidy_at(t, e, r, 0)] - e0);
+                din = stall_ns_to_s(t->ready[si] - e0) - oth_start / (g - 1);
+            }
             double dc = stall_ns_to_s(an_arrive(t, si) - t->ready[si]) - oth_comp / (g - 1);
             din = din > 0 ? din : 0;
             dc = dc > 0 ? dc : 0;
             double fc = din + dc > 0 ? dc / (din + dc) : 0.5;
+            if (k == 0) {
+                *wait_start += (1 - fc) * sumw;
+                *wait_compute += fc * sumw;
+                continue;
+            }
             a->rank[s].last++;
             a->rank[s].last_tied += at_latest > 1;
             if (at_latest - 1 > a->rank[s].last_tie_ranks)
@@ -346,11 +364,17 @@ static void an_verdict(stall_analysis *a)
     else
         snprintf(barrier, sizeof barrier, "%.0f%% waits at the barrier for a slower rank",
                  100 * a->share_straggler);
+    char late[160] = "";
+    if (a->late_rank >= 0)
+        snprintf(late, sizeof late,
+                 " (with the others' wait for rank %d, which began epoch %d %.3f s after the "
+                 "first)",
+                 a->late_rank, a->epoch0 + a->late_epoch, a->late_s);
     snprintf(a->sentence, sizeof a->sentence,
              "%s: %.0f%% of the ranks' time waits for data, %s, %.0f%% computes (incl. "
-             "all-reduce), %.0f%% is epoch start-up%s%s",
+             "all-reduce), %.0f%% is epoch start-up%s%s%s",
              stall_verdict_name(a->verdict), 100 * a->share_data, barrier, 100 * a->share_compute,
-             100 * a->share_startup, ckpt, strag);
+             100 * a->share_startup, late, ckpt, strag);
 }
 
 void stall_analyze(const stall_tidy_trace *t, stall_analysis *a)
@@ -377,8 +401,31 @@ void stall_analyze(const stall_tidy_trace *t, stall_analysis *a)
         maxw = t->worker[i] > maxw ? t->worker[i] : maxw;
     a->workers = t->workers > 0 ? t->workers : maxw + 1;
     a->rank = stall_xcalloc((size_t)t->ranks, sizeof *a->rank);
-    double win = 0, wcomp = 0;
-    an_ranks(t, a, &win, &wcomp);
+    double win = 0, wcomp = 0, wstart = 0;
+    an_ranks(t, a, &win, &wcomp, &wstart);
+    /* The widest start spread beyond 5% of its epoch (the earliest start to
+     * the latest iter_end), as validate says it. */
+    a->late_rank = -1;
+    for (int e = 0; e < t->epochs && t->ranks > 1 && !t->clocks_unaligned; e++) {
+        int g = t->ranks, last = 0;
+        stall_time lo = t->epoch_start[(size_t)e * g], hi = lo, end = 0;
+        for (int r = 0; r < g; r++) {
+            stall_time es = t->epoch_start[(size_t)e * g + r];
+            stall_time ie = t->iter_end[stall_tidy_at(t, e, r, t->batches - 1)];
+            lo = es < lo ? es : lo;
+            if (es > hi) {
+                hi = es;
+                last = r;
+            }
+            end = ie > end ? ie : end;
+        }
+        double sp = stall_ns_to_s(hi - lo);
+        if (sp > 0.05 * stall_ns_to_s(end - lo) && sp > a->late_s) {
+            a->late_s = sp;
+            a->late_rank = last;
+            a->late_epoch = e;
+        }
+    }
     double tot = 0, data = 0, comp = 0, start = 0, epoch_sum = 0, ckpt = 0;
     for (int r = 0; r < t->ranks; r++) {
         stall_an_rank *x = &a->rank[r];
@@ -397,7 +444,7 @@ void stall_analyze(const stall_tidy_trace *t, stall_analysis *a)
         a->share_data = (data + win) / tot;
         a->share_straggler = a->clocks_unaligned ? NAN : wcomp / tot;
         a->share_compute = comp / tot;
-        a->share_startup = start / tot;
+        a->share_startup = (start + wstart) / tot;
         a->share_checkpoint = ckpt / tot;
     }
     for (int r = 0; r < t->ranks && a->clocks_unaligned; r++)

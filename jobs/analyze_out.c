@@ -71,6 +71,9 @@ static int an_fill_summary(FILE *f, void *ctx, stall_err *err)
             fprintf(f, "\n%s,share_checkpoint", l);
             an_num(f, a->share_checkpoint);
         }
+        if (a->late_rank >= 0) /* ranks that began an epoch apart (docs/model.md 8) */
+            fprintf(f, "\n%s,late_start_rank,%d\n%s,late_start_epoch,%d\n%s,late_start_s,%.9g", l,
+                    a->late_rank, l, a->epoch0 + a->late_epoch, l, a->late_s);
         if (a->io && a->storage_s > 0) { /* slower fetches (docs/model.md 8): where shown */
             double st = 0, da = 0;
             for (int e = 0; e < a->epochs; e++) {

@@ -192,8 +192,8 @@ Test(analyze, handmade_straggler_waits_are_exact)
     stall_tidy_trace *t = handmade(n, 3000000, 10000000, 40000000, 2000000);
     stall_analysis a;
     stall_analyze(t, &a);
-    /* Rank 0 waits 40 ms at every barrier; iterations 1.. are charged to
-     * rank 1's compute, the first one to start-up. */
+    /* Rank 0 waits 40 ms at every barrier, each charged to rank 1's
+     * compute: in iteration 0 too, where the ranks started together. */
     cr_expect(fabs(a.rank[0].barrier_s - n * 0.040) < 1e-9, "%.9f", a.rank[0].barrier_s);
     cr_expect(fabs(a.rank[1].barrier_s) < 1e-12);
     cr_expect(fabs(a.rank[0].data_s - (n - 1) * 0.003) < 1e-9, "%.9f", a.rank[0].data_s);
@@ -203,8 +203,52 @@ Test(analyze, handmade_straggler_waits_are_exact)
     cr_expect_eq(a.straggler, 1);
     cr_expect(strstr(a.sentence, "tied") == NULL, "%s", a.sentence);
     double total = 2 * n * (0.003 + 0.050 + 0.002);
-    cr_expect(fabs(a.share_straggler - (n - 1) * 0.040 / total) < 1e-9, "%.9f", a.share_straggler);
+    cr_expect(fabs(a.share_straggler - n * 0.040 / total) < 1e-9, "%.9f", a.share_straggler);
+    cr_expect(fabs(a.share_startup - 2 * 0.003 / total) < 1e-9, "%.9f", a.share_startup);
+    cr_expect_eq(a.late_rank, -1);
     cr_expect_eq(a.verdict, STALL_VERDICT_STRAGGLER, "%s", a.sentence);
+    stall_analysis_free(&a);
+    stall_tidy_free(t);
+}
+
+Test(analyze, a_rank_that_starts_late_makes_the_others_wait_as_start_up)
+{
+    /* The same trace with rank 1 beginning the epoch L = 100 ms late
+     * (docs/model.md 2.4): everything after rank 0's first batch moves by
+     * L. Rank 0 waits L + 40 ms at the first barrier: L is rank 1's start
+     * (start-up), 40 ms its compute (straggler); the later iterations as
+     * before. */
+    int64_t n = 20;
+    stall_time late = 100000000;
+    stall_tidy_trace *t = handmade(n, 3000000, 10000000, 40000000, 2000000);
+    for (int r = 0; r < 2; r++)
+        for (int64_t k = 0; k < n; k++) {
+            size_t i = stall_tidy_at(t, 0, r, k);
+            t->iter_end[i] += late;
+            if (r == 0 && k == 0)
+                continue;
+            t->request[i] += late;
+            t->fetch_start[i] += late;
+            t->fetch_end[i] += late;
+            t->ready[i] += late;
+            t->compute_end[i] += late;
+        }
+    t->epoch_start[1] += late;
+    stall_analysis a;
+    stall_analyze(t, &a);
+    cr_expect(fabs(a.rank[0].barrier_s - (n * 0.040 + 0.1)) < 1e-9, "%.9f", a.rank[0].barrier_s);
+    cr_expect(fabs(a.rank[0].startup_s - 0.003) < 1e-9, "%.9f", a.rank[0].startup_s);
+    cr_expect(fabs(a.rank[1].startup_s - 0.003) < 1e-9, "%.9f", a.rank[1].startup_s);
+    double total = 2 * n * (0.003 + 0.050 + 0.002) + 0.1;
+    cr_expect(fabs(a.rank[0].total_s + a.rank[1].total_s - total) < 1e-9);
+    cr_expect(fabs(a.share_startup - (2 * 0.003 + 0.1) / total) < 1e-9, "%.9f", a.share_startup);
+    cr_expect(fabs(a.share_straggler - n * 0.040 / total) < 1e-9, "%.9f", a.share_straggler);
+    cr_expect(fabs(a.share_data - 2 * (n - 1) * 0.003 / total) < 1e-9, "%.9f", a.share_data);
+    cr_expect_eq(a.late_rank, 1);
+    cr_expect_eq(a.late_epoch, 0);
+    cr_expect(fabs(a.late_s - 0.1) < 1e-12, "%.9f", a.late_s);
+    cr_expect_not_null(strstr(a.sentence, "rank 1, which began epoch 0 0.100 s after the first"),
+                       "%s", a.sentence);
     stall_analysis_free(&a);
     stall_tidy_free(t);
 }

@@ -137,6 +137,11 @@ typedef struct stall_analysis {
                                 share of it; NULL unless ckpt_inside and checkpoint_s */
     int straggler;           /* the rank the others waited for most; -1 with one rank */
     double straggler_input_s, straggler_compute_s; /* its lateness, split by cause */
+    /* The widest start spread of an epoch where it exceeds 5% of that epoch
+     * (ranks that begin an epoch late, docs/model.md 2.4): the others' wait
+     * for the late rank at the first barrier is start-up. late_rank -1: none. */
+    int late_rank, late_epoch; /* the rank that began last; the epoch's index */
+    double late_s;             /* its epoch_start minus the earliest rank's */
     stall_verdict verdict;
     char sentence[1024];
 } stall_analysis;
