@@ -228,6 +228,10 @@ const cfg_key cfg_keys[] = {
           "multiplies the slow ranks' compute durations (2: half as fast)"),
     CFG_K("ranks", "fetch_factor", CFG_DOUBLE, slow_fetch_factor, "1", 1e-6, 1e6, NULL,
           "multiplies the slow ranks' fetch durations"),
+    CFG_K("ranks", "late_start", CFG_ENUM, late_start, "trace", 0, 0, "trace|none",
+          "ranks that began an epoch apart in the trace (docs/model.md 2.4): trace, each begins "
+          "the trace's epochs as late as it did (at the trace's GPU count); none, every rank "
+          "begins every epoch together (what an aligned launch would give)"),
     CFG_K("straggler", "fraction", CFG_DOUBLE, straggler_fraction, "0", 0, 1, NULL,
           "probability that a rank straggles in a window of iterations, drawn per rank and "
           "window from [run] seed (0: none)"),

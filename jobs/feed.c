@@ -130,7 +130,8 @@ wi_xform wi_xform_make(const wi_whatif *what, int g, bool whatif)
         return WI_XFORM_NONE;
     return (wi_xform){.fscale = what->fetch_dist.scale,
                       .cscale = what->compute_dist.scale,
-                      .ddp = wi_ddp_tail(what, g)};
+                      .ddp = wi_ddp_tail(what, g),
+                      .no_late = what->late_none};
 }
 
 int wi_xform_check(const wi_whatif *what, const wi_xform *x, int g, stall_err *err)
@@ -425,7 +426,7 @@ int wi_tables_build_x(const wi_whatif *what, const stall_measured *m, int g, int
     /* Ranks that began an epoch late begin it late (docs/model.md 2.4), at
      * the trace's own rank count: another count has no per-rank start to
      * take (the epochs beyond the trace begin together). */
-    if (m && m->late && g == m->ranks) {
+    if (m && m->late && g == m->ranks && !(whatif && what->late_none)) {
         w->late = stall_xcalloc((size_t)ne * (size_t)g, sizeof *w->late);
         int me = ne < m->epochs ? ne : m->epochs;
         memcpy(w->late, m->late, (size_t)me * (size_t)g * sizeof *w->late);

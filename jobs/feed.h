@@ -49,6 +49,7 @@ typedef struct wi_xform {
     stall_time ddp;    /* -1: the measured tail; -2: the ring all-reduce is past the limit */
     stall_time unturn; /* taken off every fetch: the measured workers' turnaround when the
                           what-if loads in the main process (workers = 0) */
+    bool no_late;      /* the ranks begin every epoch together ([ranks] late_start = none) */
 } wi_xform;
 
 #define WI_XFORM_NONE ((wi_xform){.fscale = 1.0, .cscale = 1.0, .ddp = -1})

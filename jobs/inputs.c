@@ -52,6 +52,7 @@ void wi_inputs_resolve(const stall_config *cfg, wi_inputs *in)
     w->in_order = cfg->in_order;
     w->persistent_workers = cfg->persistent_workers;
     w->persistent_given = stall_config_given(cfg, "loader", "persistent_workers");
+    w->late_none = cfg->late_start == 1;
     w->pin_memory_s = cfg->pin_memory_s;
     w->batches = cfg->batches;
     w->epochs = cfg->epochs;

@@ -49,6 +49,7 @@ typedef struct wi_whatif {
     bool startup_given, handover_given;
     bool in_order, persistent_workers;
     bool persistent_given; /* [loader] persistent_workers set explicitly */
+    bool late_none;        /* [ranks] late_start = none: the ranks begin every epoch together */
     double pin_memory_s;
     int64_t batches, epochs, seed;
     double cpu_share, compute_cpu_share;

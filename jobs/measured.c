@@ -184,8 +184,10 @@ int stall_measured_from_tidy_p(const stall_tidy_trace *t, bool persistent, stall
             }
         }
         m->start_spread_s[e] = stall_ns_to_s(elast - e0);
-        for (int r = 0; r < g; r++)
+        for (int r = 0; r < g; r++) {
             m->late[(size_t)e * g + r] = t->epoch_start[(size_t)e * g + r] - e0;
+            m->late_any |= m->late[(size_t)e * g + r] > 0;
+        }
         m->gap[e] = e > 0 ? e0 - prev_end : 0;
         if (m->gap[e] < 0)
             m->gap[e] = 0;

@@ -82,6 +82,8 @@ void wi_effects(const stall_measured *m, const wi_whatif *what, const stall_mode
     /* one worker (or none) fetches a rank's batches one after another, so
      * they are ready in index order whatever in_order says (model.c) */
     fx->orders = p->workers > 1;
+    /* a late start is replayed at the trace's own GPU count (feed.c) */
+    fx->late = m && m->late_any && p->ranks == m->ranks;
 }
 
 int wi_grid_check(const stall_config *cfg, const wi_whatif *what, const stall_measured *m,
@@ -141,6 +143,7 @@ void stall_model_effects_or(stall_model_effects *into, const stall_model_effects
     into->nodes |= fx->nodes;
     into->ranks |= fx->ranks;
     into->orders |= fx->orders;
+    into->late |= fx->late;
 }
 
 int stall_model_effects_check(const stall_config *cfg, const stall_model_effects *fx,
@@ -196,11 +199,15 @@ int stall_model_effects_check(const stall_config *cfg, const stall_model_effects
          "the run has at most one DataLoader worker per GPU, which fetches its batches one "
          "after another, so they are ready in index order either way; it needs [loader] "
          "workers > 1"},
+        {"ranks", "late_start",
+         "no rank of the trace began an epoch after another, or the run has another GPU count "
+         "than the trace's, where no rank's start is taken from it (docs/model.md 2.4); it needs "
+         "a trace whose ranks began an epoch apart, at its own GPU count"},
     };
     const bool idle[STALL_MODEL_EFFECT_KEYS] = {
         !fx->draws, !fx->reads,  !fx->cpu_waits,    !fx->beyond,  !fx->rescales,
         !fx->drops, !fx->epochs, !fx->trace_epochs, !fx->workers, !fx->trace_workers,
-        !fx->nodes, !fx->ranks,  !fx->orders};
+        !fx->nodes, !fx->ranks,  !fx->orders,       !fx->late};
     for (int i = 0; i < STALL_MODEL_EFFECT_KEYS; i++) {
         if (!idle[i] || !stall_config_given(cfg, keys[i].section, keys[i].key))
             continue;
@@ -247,6 +254,7 @@ int stall_model_grid(const stall_config *cfg, stall_measured *grid, stall_err *e
     grid->ranks_per_node = m.ranks_per_node;
     /* whether its CPU columns share cores (stall_model_effects.cpu_waits) */
     grid->cpu.has = m.cpu.has;
+    grid->late_any = m.late_any;
     grid->cpu.cores = m.cpu.cores;
     stall_measured_free(&m);
     return 0;

@@ -496,7 +496,8 @@ static int wi_write_results(const wi_model_run *j, double measured, stall_err *e
 /* Ranks that began an epoch late (docs/model.md 2.4): said where the
  * widest start spread exceeds 5% of its measured epoch, as validate says
  * it, with whether the run replays it (the trace's own rank count) or not. */
-static void wi_late_print(FILE *f, const stall_measured *m, const stall_model_params *p, int e0)
+static void wi_late_print(FILE *f, const stall_measured *m, const stall_model_params *p, int e0,
+                          bool none)
 {
     int w = -1;
     for (int e = 0; m->start_spread_s && e < m->epochs; e++)
@@ -508,8 +509,12 @@ static void wi_late_print(FILE *f, const stall_measured *m, const stall_model_pa
     fprintf(f,
             "ranks that start late: the trace's ranks began epoch %d %.3f s apart (rank %d last)",
             e0 + w, m->start_spread_s[w], m->start_last[w]);
-    if (p->ranks == m->ranks)
-        fprintf(f, "; each rank begins the trace's epochs as late as it did (docs/model.md 2.4)\n");
+    if (p->ranks == m->ranks && none)
+        fprintf(f, "; [ranks] late_start = none: every rank begins every epoch together, as an "
+                   "aligned launch would (docs/model.md 2.4)\n");
+    else if (p->ranks == m->ranks)
+        fprintf(f, "; each rank begins the trace's epochs as late as it did ([ranks] late_start = "
+                   "none: together; docs/model.md 2.4)\n");
     else
         fprintf(f,
                 "; not simulated for %d GPUs (a late start has no rule for another rank count): "
@@ -547,7 +552,7 @@ static void wi_print(const wi_model_run *j, double measured)
                 "(they start one after another, docs/model.md 2.4; [loader] startup_s sets it)\n",
                 stall_ns_to_s(p->startup), stall_ns_to_s(j->m.startup), to, from);
     if (j->have)
-        wi_late_print(f, &j->m, p, j->m.epoch0);
+        wi_late_print(f, &j->m, p, j->m.epoch0, j->in.what.late_none);
     wi_ck_print(f, &j->ck, p);
     wi_epochs_print(f, &j->ck, p);
     wi_uneven_print(f, p);

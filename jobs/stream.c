@@ -243,6 +243,7 @@ struct wi_stream {
     int epoch0;            /* the trace's label of epoch 0 (a dsanalyzer trace's epoch) */
     int64_t samples;       /* the first row's samples (0: absent), from pass 1 */
     int64_t samples_last;  /* rank 0's last batch of epoch 0: its samples, from pass 1 */
+    bool late_any;         /* some rank began some epoch after another, from pass 1 */
     stall_time turn;
     double span, span_x;
     stall_time *gap;   /* [epochs] from pass 3 */
@@ -372,6 +373,7 @@ static int wi_pass1(wi_stream *s, int *maxid, int *inferred, stall_err *err)
     stall_tidy_row row;
     *maxid = -1;
     bool first = true;
+    stall_time es0 = 0;
     /* The rows, kept for the later passes (each of which would otherwise
      * parse the text again: 4 parses of the file before issue 21). */
     wi_spill *spill = wi_spill_new();
@@ -383,6 +385,12 @@ static int wi_pass1(wi_stream *s, int *maxid, int *inferred, stall_err *err)
         first = false;
         if (row.epoch == 0 && row.rank == 0)
             s->samples_last = row.samples;
+        /* a rank that began an epoch after rank 0 (batch 0's rows come in
+         * rank order): [ranks] late_start has an effect */
+        if (row.batch == 0 && row.rank == 0)
+            es0 = row.epoch_start;
+        else if (row.batch == 0 && row.epoch_start != es0)
+            s->late_any = true;
         *maxid = row.worker > *maxid ? row.worker : *maxid;
         if (row.epoch != 0)
             continue;
@@ -544,6 +552,7 @@ static int wi_pass3(wi_stream *s, const wi_xform *x, const stall_model_params *p
         m->start_spread_s = d.spread;
         m->start_last = d.last;
         m->late = d.late;
+        m->late_any = s->late_any;
         d.spread = NULL;
         d.last = NULL;
         d.late = NULL;
@@ -629,6 +638,7 @@ void wi_stream_grid(const wi_stream *s, stall_measured *m)
     m->samples = s->samples;
     m->samples_last = s->samples_last;
     m->ranks_per_node = s->info.ranks; /* as wi_stream_measure says it */
+    m->late_any = s->late_any;
 }
 
 int wi_stream_measure(wi_stream *s, const wi_xform *x, const stall_model_params *p,
@@ -798,7 +808,8 @@ int wi_stream_durations(wi_stream *s, const stall_model_params *p, const wi_xfor
                            .compute = wi_st_compute,
                            .tail = wi_st_tail,
                            .epoch_gap = wi_st_gap,
-                           .late_start = p->ranks == s->info.ranks ? wi_st_late : NULL,
+                           .late_start =
+                               p->ranks == s->info.ranks && !(x && x->no_late) ? wi_st_late : NULL,
                            .ctx = s};
     return 0;
 }

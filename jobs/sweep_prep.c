@@ -291,7 +291,8 @@ int stall__sweep_model_check(const stall_sweep *s, stall_err *err)
                                                                   "trace.persistent_workers",
                                                                   "storage.layout",
                                                                   "align.fetch",
-                                                                  "loader.in_order"};
+                                                                  "loader.in_order",
+                                                                  "ranks.late_start"};
         char where[STALL_MODEL_EFFECT_KEYS][STALL_PATH_MAX + 128];
         const char *where_of[STALL_MODEL_EFFECT_KEYS];
         for (int k = 0; k < STALL_MODEL_EFFECT_KEYS; k++) {

@@ -671,6 +671,8 @@ Test(measured, ranks_that_start_an_epoch_late_start_late_streamed_or_whole)
      * whole; at 4 ranks it says it cannot */
     const char *own[] = {cutset, NULL};
     expect_same_model(STALL_SOURCE_DIR "/configs/w2.ini", own);
+    const char *together[] = {cutset, "ranks.late_start=none", NULL};
+    expect_same_model(STALL_SOURCE_DIR "/configs/w2.ini", together);
     char *m8 = model_run(STALL_SOURCE_DIR "/configs/w2.ini", own, 1);
     cr_expect_not_null(strstr(m8, "each rank begins the trace's epochs as late as it did"),
                        "%.3000s", m8);
@@ -682,6 +684,67 @@ Test(measured, ranks_that_start_an_epoch_late_start_late_streamed_or_whole)
     cr_expect_null(strstr(term, "epoch 1: the ranks began"), "%s", term);
     free(csv);
     free(term);
+}
+
+/* The epoch_time_s of summary.csv's first row in a model_run bundle. */
+static double bundle_epoch(const char *b)
+{
+    const char *h = strstr(b, "summary.csv\n");
+    cr_assert_not_null(h, "%.2000s", b);
+    h += strlen("summary.csv\n");
+    const char *row = strchr(h, '\n');
+    cr_assert_not_null(row);
+    int col = 0;
+    for (const char *c = h; c < row; c++)
+        if (*c == ',')
+            col++;
+        else if (strncmp(c, "epoch_time_s", 12) == 0 && (c == h || c[-1] == ','))
+            break;
+    row++;
+    for (int k = 0; k < col; k++)
+        row = strchr(row, ',') + 1;
+    return strtod(row, NULL);
+}
+
+Test(measured, late_start_none_begins_every_rank_together)
+{
+    /* [ranks] late_start = none on a trace whose ranks began epoch 0 up to
+     * 7 s apart (sleep_ddp4_dev2c_r1): every rank begins together, so the
+     * epochs are shorter by about that wait, streamed as whole; the key is
+     * refused where it has no effect (one rank; another GPU count). */
+    char set[700];
+    snprintf(set, sizeof set, "trace.path=%s/traces/cpushare/sleep_ddp4_dev2c_r1/trace.csv",
+             STALL_SOURCE_DIR);
+    const char *late[] = {set, NULL}, *none[] = {set, "ranks.late_start=none", NULL};
+    char *a = model_run(STALL_SOURCE_DIR "/configs/w2.ini", late, 1);
+    char *b = model_run(STALL_SOURCE_DIR "/configs/w2.ini", none, 1);
+    double ea = bundle_epoch(a), eb = bundle_epoch(b);
+    /* the mean of 2 epochs loses about half of epoch 0's 7 s spread */
+    cr_expect(ea - eb > 2.5 && ea - eb < 3.5, "mean epoch %.4f s replayed, %.4f s together", ea,
+              eb);
+    cr_expect_not_null(strstr(b, "late_start = none: every rank begins every epoch together"),
+                       "%.3000s", b);
+    free(a);
+    free(b);
+    stall_config cfg;
+    stall_err err = {0};
+    const char *refused[][4] = {
+        {"trace.path=" STALL_SOURCE_DIR "/traces/w2/trace.csv", "ranks.late_start=none", NULL,
+         NULL},
+        {set, "ranks.late_start=trace", "cluster.gpus=2", "cluster.scaling=weak"}};
+    for (int i = 0; i < 2; i++) {
+        stall_config_defaults(&cfg);
+        cr_assert_eq(stall_config_load(&cfg, STALL_SOURCE_DIR "/configs/w2.ini", &err), 0);
+        for (int k = 0; k < 4 && refused[i][k]; k++)
+            cr_assert_eq(stall_config_set(&cfg, refused[i][k], &err), 0, "%s", err.msg);
+        cr_assert_eq(stall_config_check(&cfg, &err), 0, "%s", err.msg);
+        char out[600];
+        snprintf(out, sizeof out, "%s/refused%d", mdir, i);
+        stall_run_opts o = {.outdir = out, .jobs = 1, .term = NULL, .in_memory = 1};
+        memset(&err, 0, sizeof err);
+        cr_expect_eq(stall_scenario_run(&cfg, &o, &err), STALL_ECONFIG, "case %d", i);
+        cr_expect_not_null(strstr(err.msg, "ranks.late_start: has no effect"), "%s", err.msg);
+    }
 }
 
 Test(measured, streaming_model_equals_whole_tables_on_the_shipped_configs)

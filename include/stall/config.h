@@ -151,7 +151,8 @@ typedef struct stall_config {
 
     /* [ranks] and [straggler] (stall/ckpt.h) */
     int64_t slow_ranks;
-    int slow_unit; /* 0 rank, 1 node */
+    int slow_unit;  /* 0 rank, 1 node */
+    int late_start; /* 0 trace (each rank begins the trace's epochs as late as it did), 1 none */
     double slow_compute_factor, slow_fetch_factor;
     double straggler_fraction, straggler_factor;
     int64_t straggler_iters;
