@@ -287,7 +287,9 @@ int stall_job_begin(const char *final, char **work, stall_err *err)
     stall_cleanup_add(w);
     stall_cleanup_check();
     if (mkdir(w, 0777) != 0) {
-        rc = stall_err_set(err, STALL_EIO, "%s: cannot create folder: %s", w, strerror(errno));
+        /* named by the folder asked for; the work folder beside it is ours */
+        rc = stall_err_set(err, STALL_EIO, "%s: cannot create folder: %s (its work folder %s)",
+                           final, strerror(errno), w);
         stall_cleanup_forget(w);
         free(w);
         return rc;

@@ -162,6 +162,21 @@ Test(cli, missing_trace_exits_2_naming_it)
     cr_assert(strstr(line, "/nonexistent/f.csv") != NULL, "stderr: %s", line);
 }
 
+Test(cli, an_output_folder_that_cannot_be_made_is_named_as_given)
+{
+    /* /proc takes no new folder, as root too: the error names the folder
+     * asked for, not only the work folder beside it */
+    char cmd[2000], line[1024];
+    const char *verbs[] = {"run", "validate"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(cmd, sizeof cmd,
+                 BIN " %s " STALL_SOURCE_DIR "/configs/w2.ini -o /proc/stallsim_out", verbs[i]);
+        cr_assert_neq(sh(cmd, line, sizeof line), 0, "%s", cmd);
+        const char *want = "stallsim: /proc/stallsim_out: cannot create folder";
+        cr_expect(strncmp(line, want, strlen(want)) == 0, "%s: %s", verbs[i], line);
+    }
+}
+
 Test(cli, calibrate_prints_ini_lines_and_rejects_one_trace)
 {
     char cmd[2000], line[1024];
