@@ -245,9 +245,15 @@ static void an_windows(const stall_tidy_trace *t, stall_analysis *a)
                 e0 = t->epoch_start[(size_t)e * t->ranks + r];
         double tt = off;
         for (int64_t k = 0; k < t->batches; k++, idx++) {
-            stall_time tk = 0;
+            /* From the epoch's start: the earliest rank's on one clock; on
+             * clocks of their own each rank's from its own start (a time on
+             * one rank's clock minus another's start would carry their
+             * offset). */
+            stall_time tk = INT64_MIN;
             for (int r = 0; r < t->ranks; r++) {
                 stall_time nx = an_next(t, e, r, k);
+                if (t->clocks_unaligned)
+                    nx -= t->epoch_start[(size_t)e * t->ranks + r] - e0;
                 tk = nx > tk ? nx : tk;
             }
             tt = off + stall_ns_to_s(tk - e0);

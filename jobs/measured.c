@@ -184,7 +184,8 @@ int stall_measured_from_tidy_p(const stall_tidy_trace *t, bool persistent, stall
             }
         }
         m->start_spread_s[e] = stall_ns_to_s(elast - e0);
-        for (int r = 0; r < g; r++) {
+        /* (on clocks of their own, a start on another clock is no late one) */
+        for (int r = 0; r < g && !t->clocks_unaligned; r++) {
             m->late[(size_t)e * g + r] = t->epoch_start[(size_t)e * g + r] - e0;
             m->late_any |= m->late[(size_t)e * g + r] > 0;
         }

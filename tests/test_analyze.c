@@ -253,6 +253,41 @@ Test(analyze, a_rank_that_starts_late_makes_the_others_wait_as_start_up)
     stall_tidy_free(t);
 }
 
+Test(analyze, windows_on_clocks_of_their_own_count_from_each_ranks_start)
+{
+    /* The hand-built trace, and the same with rank 1 on a clock 1000 s
+     * ahead (clocks_unaligned, as per-rank profiler files of two hosts):
+     * the windows' times are the same, each rank's taken from its own
+     * start, not 1000 s late. */
+    int64_t n = 20;
+    stall_tidy_trace *t = handmade(n, 3000000, 10000000, 40000000, 2000000);
+    stall_analysis a, b;
+    stall_analyze(t, &a);
+    stall_time off = INT64_C(1000000000000);
+    for (int64_t k = 0; k < n; k++) {
+        size_t i = stall_tidy_at(t, 0, 1, k);
+        t->request[i] += off;
+        t->fetch_start[i] += off;
+        t->fetch_end[i] += off;
+        t->ready[i] += off;
+        t->compute_end[i] += off;
+        t->iter_end[i] += off;
+    }
+    t->epoch_start[1] += off;
+    t->clocks_unaligned = true;
+    stall_analyze(t, &b);
+    cr_assert_eq(a.nwin, b.nwin);
+    for (int w = 0; w < a.nwin; w++) {
+        cr_expect(fabs(a.win_start_s[w] - b.win_start_s[w]) < 1e-9, "window %d: %.9f, %.9f", w,
+                  a.win_start_s[w], b.win_start_s[w]);
+        cr_expect(fabs(a.win_end_s[w] - b.win_end_s[w]) < 1e-9, "window %d: %.9f, %.9f", w,
+                  a.win_end_s[w], b.win_end_s[w]);
+    }
+    stall_analysis_free(&a);
+    stall_analysis_free(&b);
+    stall_tidy_free(t);
+}
+
 /* Two equally slow ranks reach every barrier at the same instant: the lower
  * index is counted last, and the verdict says it was a tie every time
  * rather than naming one rank alone. */
