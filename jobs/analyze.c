@@ -537,14 +537,16 @@ void stall_an_record(void *ctx, const stall_iter_record *rec)
         t->epoch_start =
             stall_xrealloc(t->epoch_start, (size_t)t->epochs * (size_t)g * sizeof *t->epoch_start);
         for (int r = 0; r < g; r++)
-            t->epoch_start[(size_t)rec->epoch * g + r] = rec->epoch_start;
+            t->epoch_start[(size_t)rec->epoch * g + r] =
+                rec->rank_start ? rec->rank_start[r] : rec->epoch_start;
     }
     if (rec->epoch == 0)
         t->batches = rec->batch + 1;
     size_t base = (size_t)c->rows * (size_t)g;
     for (int r = 0; r < g; r++) {
         size_t i = base + (size_t)r;
-        t->request[i] = rec->batch == 0 ? rec->epoch_start : c->last_end;
+        /* a rank asks for its first batch when it begins the epoch */
+        t->request[i] = rec->batch == 0 ? t->epoch_start[(size_t)rec->epoch * g + r] : c->last_end;
         t->ready[i] = rec->ready[r];
         t->compute_end[i] = rec->ready[r] + rec->compute[r];
         t->iter_end[i] = rec->iter_end;

@@ -473,8 +473,19 @@ static void wi_on_iter(void *ctx, const stall_iter_record *rec)
                           .stall = rec->stall};
     if (c->rep)
         stall_report_add(c->rep, &row);
-    if (c->hook)
+    if (c->hook && rec->batch == 0 && c->d && c->d->late_start) {
+        /* each rank's own start, for the observer (a simulated trace's
+         * epoch_start per rank, docs/model.md 8) */
+        stall_iter_record r0 = *rec;
+        if (!c->rank_start)
+            c->rank_start = stall_xmalloc((size_t)c->ranks * sizeof *c->rank_start);
+        for (int r = 0; r < c->ranks; r++)
+            c->rank_start[r] = rec->epoch_start + c->d->late_start(c->d->ctx, rec->epoch, r);
+        r0.rank_start = c->rank_start;
+        c->hook(c->hook_ctx, &r0);
+    } else if (c->hook) {
         c->hook(c->hook_ctx, rec);
+    }
     if (c->ck)
         wi_ck_add(c->ck, rec, rec->batch == c->batches - 1);
     c->epoch_stall_sum += stall_ns_to_s(rec->stall_train);
@@ -497,7 +508,12 @@ int wi_run_with(const stall_model_params *p, const stall_durations *d, wi_collec
 {
     c->ranks = p->ranks;
     c->batches = p->batches;
-    return stall_model_run(p, d, wi_on_iter, c, st, err);
+    c->d = d;
+    int rc = stall_model_run(p, d, wi_on_iter, c, st, err);
+    free(c->rank_start);
+    c->rank_start = NULL;
+    c->d = NULL;
+    return rc;
 }
 
 int wi_run(const stall_model_params *p, wi_tables *w, wi_collect *c, stall_model_stats *st,

@@ -133,6 +133,9 @@ typedef struct wi_collect {
     struct wi_ckstats *ck; /* checkpoint figures per epoch (may be NULL) */
     stall_iter_fn hook;    /* an observer of every iteration (may be NULL) */
     void *hook_ctx;
+    const stall_durations *d; /* the run's (wi_run_with sets it): the hook's records of batch 0
+                                 carry each rank's start (rank_start) where ranks start late */
+    stall_time *rank_start;   /* scratch [ranks] for them */
 } wi_collect;
 
 int wi_run(const stall_model_params *p, wi_tables *w, wi_collect *c, stall_model_stats *st,

@@ -233,6 +233,10 @@ typedef struct stall_iter_record {
     const stall_time *fetch_end;            /* [G] E of the batch taken (before pin) */
     const int64_t *fetched;                 /* [G] index of the batch taken; == batch
                                                when in order */
+    /* [G] when each rank began the epoch (epoch_start + its late start,
+     * stall_durations.late_start), or NULL: every rank at epoch_start. The
+     * engine leaves it NULL; an observer of the run may fill it in. */
+    const stall_time *rank_start;
 } stall_iter_record;
 
 typedef void (*stall_iter_fn)(void *ctx, const stall_iter_record *rec);
