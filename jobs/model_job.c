@@ -307,6 +307,27 @@ static int wi_prepare(wi_model_run *j, stall_err *err)
         /* cpu_waits_out: refused below, with the reason that applies */
         stall_model_effects one = fx;
         one.cpu_waits = true;
+        /* late_start: refused here with the reason that applies */
+        if (!one.late && stall_config_given(cfg, "ranks", "late_start")) {
+            char where[STALL_PATH_MAX + 64], why[160];
+            stall_config_origin(cfg, "ranks", "late_start", where, sizeof where);
+            if (!j->have)
+                snprintf(why, sizeof why,
+                         "there is no measured trace whose ranks' starts it "
+                         "would take");
+            else if (j->m.ranks == 1)
+                snprintf(why, sizeof why, "the trace has 1 rank, which no other waits for");
+            else if (!j->m.late_any)
+                snprintf(why, sizeof why, "the trace's %d ranks began every epoch together",
+                         j->m.ranks);
+            else
+                snprintf(why, sizeof why,
+                         "the run has %d GPUs, the trace %d: a late start is replayed at the "
+                         "trace's own GPU count only",
+                         p->ranks, j->m.ranks);
+            return stall_err_set(err, STALL_ECONFIG, "%s: has no effect: %s (docs/model.md 2.4)",
+                                 where, why);
+        }
         rc = stall_model_effects_check(cfg, &one, NULL, err);
         /* More GPUs per node than the run has (the trace's count, gpus not
          * given): config/check.c refuses it where gpus is given; a sweep
@@ -499,22 +520,27 @@ static int wi_write_results(const wi_model_run *j, double measured, stall_err *e
 static void wi_late_print(FILE *f, const stall_measured *m, const stall_model_params *p, int e0,
                           bool none)
 {
+    /* with late_start = none given, whatever the spread: what the key took
+     * away (it is refused where there is none) */
     int w = -1;
     for (int e = 0; m->start_spread_s && e < m->epochs; e++)
-        if (m->start_spread_s[e] > 0.05 * m->epoch_s[e] &&
+        if ((none || m->start_spread_s[e] > 0.05 * m->epoch_s[e]) &&
             (w < 0 || m->start_spread_s[e] > m->start_spread_s[w]))
             w = e;
     if (w < 0)
         return;
     fprintf(f,
-            "ranks that start late: the trace's ranks began epoch %d %.3f s apart (rank %d last)",
-            e0 + w, m->start_spread_s[w], m->start_last[w]);
+            "ranks that start late: the trace's ranks began epoch %d %.3f s apart (rank %d last%s)",
+            e0 + w, m->start_spread_s[w], m->start_last[w],
+            m->start_spread_s[w] > 0.05 * m->epoch_s[w] ? "" : ", under 5% of the epoch");
     if (p->ranks == m->ranks && none)
         fprintf(f, "; [ranks] late_start = none: every rank begins every epoch together, as an "
                    "aligned launch would (docs/model.md 2.4)\n");
     else if (p->ranks == m->ranks)
-        fprintf(f, "; each rank begins the trace's epochs as late as it did ([ranks] late_start = "
-                   "none: together; docs/model.md 2.4)\n");
+        fprintf(
+            f, "; each rank begins the trace's epochs as late as it did, and its lateness "
+               "counts in its first batch's stall from the epoch's start (stall_s, stall%%), "
+               "as in the measured run ([ranks] late_start = none: together; docs/model.md 2.4)\n");
     else
         fprintf(f,
                 "; not simulated for %d GPUs (a late start has no rule for another rank count): "

@@ -501,9 +501,9 @@ static int plan_effects(const stall_config *cfg, const stall_measured *m, int ra
 }
 
 /* The configuration's GPU count as the model reads it, and what its trace
- * records (c->trace_ckpt, c->trace_cpu); the keys without effect in any of
+ * records (c->trace_ckpt, c->trace_cpu, r->late_*); the keys without effect in any of
  * the plan's runs refused (plan_effects). */
-static int plan_trace(plan_ctx *c, const stall_plan_result *r, int *ranks, stall_err *err)
+static int plan_trace(plan_ctx *c, stall_plan_result *r, int *ranks, stall_err *err)
 {
     stall_measured m = {0};
     bool have = c->base.format != STALL_FORMAT_NONE;
@@ -515,6 +515,34 @@ static int plan_trace(plan_ctx *c, const stall_plan_result *r, int *ranks, stall
         wi_params(&in.what, have ? &m : NULL, true, &mp);
         *ranks = mp.ranks;
         rc = plan_effects(&c->base, have ? &m : NULL, mp.ranks, r, err);
+        /* Ranks that began an epoch apart (docs/model.md 2.4): a late
+         * launch is no question of workers, GPUs, bandwidth or cores, and
+         * replayed at the trace's GPU count only it would make that count
+         * an outlier of the curve: every run of the plan begins each epoch
+         * with every rank, and the output says so. */
+        r->late_rank = -1;
+        if (rc == 0 && have && m.late_any && stall_config_given(&c->base, "ranks", "late_start")) {
+            char at[STALL_PATH_MAX + 64];
+            stall_config_origin(&c->base, "ranks", "late_start", at, sizeof at);
+            rc = stall_err_set(err, STALL_ECONFIG,
+                               "%s: plan's runs begin every epoch with every rank together (a "
+                               "launch's late start is no question of workers, GPUs, bandwidth "
+                               "or cores); ask it of stallsim run",
+                               at);
+        }
+        if (rc == 0 && have && m.late_any) {
+            /* said where the spread exceeds 5% of its epoch, as run and
+             * validate say it */
+            for (int e = 0; e < m.epochs; e++)
+                if (m.start_spread_s[e] > 0.05 * m.epoch_s[e] && m.start_spread_s[e] > r->late_s) {
+                    r->late_s = m.start_spread_s[e];
+                    r->late_rank = m.start_last[e];
+                    r->late_epoch = m.epoch0 + e;
+                }
+            stall_err e2;
+            if (stall_config_apply(&c->base, "ranks", "late_start", "none", "plan", &e2) != 0)
+                abort();
+        }
         c->trace_ckpt = have && m.ckpt_n > 0;
         c->trace_cpu = have && m.cpu.has;
         /* The cores the model takes from a trace's CPU columns where the

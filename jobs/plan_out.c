@@ -195,6 +195,13 @@ int stall_plan_run(const stall_config *cfg, const stall_plan_opts *opts, stall_e
         }
         if (r->why[0])
             fprintf(f, "workers: %s\n", r->why);
+        if (r->late_rank >= 0)
+            fprintf(f,
+                    "ranks that start late: the trace's ranks began epoch %d %.3f s apart (rank %d "
+                    "last); every run here begins each epoch with every rank together, as an "
+                    "aligned launch would ([ranks] late_start = none; stallsim run replays it at "
+                    "the trace's GPU count)\n",
+                    r->late_epoch, r->late_s, r->late_rank);
         fprintf(f, "scaling (weak, %s): %s\n",
                 r->resampled ? "trace resampled with bootstrap beyond its ranks"
                              : "per-GPU batches fixed",

@@ -744,6 +744,9 @@ Test(measured, late_start_none_begins_every_rank_together)
         memset(&err, 0, sizeof err);
         cr_expect_eq(stall_scenario_run(&cfg, &o, &err), STALL_ECONFIG, "case %d", i);
         cr_expect_not_null(strstr(err.msg, "ranks.late_start: has no effect"), "%s", err.msg);
+        cr_expect_not_null(
+            strstr(err.msg, i == 0 ? "the trace has 1 rank" : "the run has 2 GPUs, the trace 4"),
+            "%s", err.msg);
     }
 }
 

@@ -129,7 +129,12 @@ typedef struct stall_plan_result {
     double curve_batches_s[STALL_PLAN_CURVE_MAX];
     double curve_speedup[STALL_PLAN_CURVE_MAX], curve_efficiency[STALL_PLAN_CURVE_MAX];
     double curve_stall[STALL_PLAN_CURVE_MAX];
-    bool resampled;       /* bootstrap turned on for the curve */
+    bool resampled; /* bootstrap turned on for the curve */
+    /* The trace's ranks began an epoch apart (docs/model.md 2.4): plan's
+     * runs begin every epoch together. late_rank -1: none; else the widest
+     * spread, its epoch (the trace's label) and the rank that began last. */
+    int late_rank, late_epoch;
+    double late_s;
     char why[1024];       /* why the worker target was not met ("" when met) */
     char cores_note[256]; /* what the cores answer assumes: the default [fetch] cpu_share,
                              where neither the INI nor the trace's CPU columns give it
