@@ -213,6 +213,16 @@ Test(analyze, handmade_straggler_waits_are_exact)
     stall_tidy_free(t);
 }
 
+/* Moves row i's loop and fetch times by d (iter_end apart). */
+static void shift_row(stall_tidy_trace *t, size_t i, stall_time d)
+{
+    t->request[i] += d;
+    t->fetch_start[i] += d;
+    t->fetch_end[i] += d;
+    t->ready[i] += d;
+    t->compute_end[i] += d;
+}
+
 Test(analyze, a_rank_that_starts_late_makes_the_others_wait_as_start_up)
 {
     /* The same trace with rank 1 beginning the epoch L = 100 ms late
@@ -227,13 +237,8 @@ Test(analyze, a_rank_that_starts_late_makes_the_others_wait_as_start_up)
         for (int64_t k = 0; k < n; k++) {
             size_t i = stall_tidy_at(t, 0, r, k);
             t->iter_end[i] += late;
-            if (r == 0 && k == 0)
-                continue;
-            t->request[i] += late;
-            t->fetch_start[i] += late;
-            t->fetch_end[i] += late;
-            t->ready[i] += late;
-            t->compute_end[i] += late;
+            if (r != 0 || k != 0)
+                shift_row(t, i, late);
         }
     t->epoch_start[1] += late;
     stall_analysis a;
@@ -268,11 +273,7 @@ Test(analyze, windows_on_clocks_of_their_own_count_from_each_ranks_start)
     stall_time off = INT64_C(1000000000000);
     for (int64_t k = 0; k < n; k++) {
         size_t i = stall_tidy_at(t, 0, 1, k);
-        t->request[i] += off;
-        t->fetch_start[i] += off;
-        t->fetch_end[i] += off;
-        t->ready[i] += off;
-        t->compute_end[i] += off;
+        shift_row(t, i, off);
         t->iter_end[i] += off;
     }
     t->epoch_start[1] += off;
