@@ -16,6 +16,7 @@
 
 #include "htmlfmt.h"
 #include "stall/io.h"
+#include "stall/results.h"
 #include "stall/table.h"
 #include "htmlheadline_int.h"
 
@@ -302,6 +303,33 @@ void hl_range(const stall_table *t, const char *col, double *lo, double *hi, siz
     }
 }
 
+/* Of a model run's row r: the share of its iteration time the loop waits
+ * for each epoch's first batch (the workers' start-up, the first fetch, a
+ * rank that began the epoch late: docs/model.md 2.4), from the stall_s of
+ * batch 0 in its alignment's iterations.csv over the sum of iteration_s
+ * (the stall share's own terms); NAN where the folder has none. */
+static double hl_first_batch(const char *dir, const stall_table *t, size_t r)
+{
+    char sub[160], name[200];
+    snprintf(sub, sizeof sub, STALL_RESULTS_ALIGN_DIR, hl_get(t, r, "fetch_align"),
+             hl_get(t, r, "start_align"));
+    snprintf(name, sizeof name, "%s/%s", sub, STALL_RESULTS_ITERATIONS);
+    stall_table *it = NULL;
+    stall_err e = {0};
+    if (hl_read(dir, name, &it, &e) != 0 || !it)
+        return NAN;
+    int cb = stall_table_col(it, "batch"), cs = stall_table_col(it, "stall_s"),
+        ci = stall_table_col(it, "iteration_s");
+    double first = 0, all = 0;
+    for (size_t i = 0; cb >= 0 && cs >= 0 && ci >= 0 && i < it->nrows; i++) {
+        all += stall_table_num(it, i, ci);
+        if (strcmp(stall_table_get(it, i, cb), "0") == 0)
+            first += stall_table_num(it, i, cs);
+    }
+    stall_table_free(it);
+    return all > 0 ? first / all : NAN;
+}
+
 static int hl_run(FILE *f, const char *dir, stall_err *err)
 {
     stall_table *t = NULL, *an = NULL;
@@ -317,6 +345,15 @@ static int hl_run(FILE *f, const char *dir, stall_err *err)
     bool model = stall_table_col(t, "workers") >= 0;
     hl_bound bd =
         hl_bound_of(hl_num(t, r, "stall_share"), hl_barrier(t, r), hl_num(t, r, "gpu_busy_share"));
+    /* A model run whose stall is mostly each epoch's first batch (a rank
+     * that began late, a long start-up) is start-up-bound, as analyze
+     * would call it, not data-bound. */
+    double first = model && strcmp(bd.word, "data-bound") == 0 ? hl_first_batch(dir, t, r) : NAN;
+    if (!isnan(first) && first >= HL(HL_LOSS) && first > bd.key - first)
+        bd = (hl_bound){"start-up-bound", first,
+                        "of the time the training loop waits for each epoch's first batch (the "
+                        "workers' start-up, the first fetch, a rank that began the epoch late; "
+                        "batch 0 of iterations.csv), the most of its stall share"};
     const char *word = bd.word;
     /* analyze.csv of the measured trace only (stallsim analyze -o this
      * folder): where this run is that trace's run (a replay of it, or a
@@ -572,7 +609,9 @@ int hl_headline(FILE *f, const char *dir, stall_result_kind k, stall_err *err)
     }
     fprintf(f,
             "<p class=\"rule\">How the headline is decided: a loss (waiting for data, at the "
-            "barrier) of %.0f%% or more of the time names it (data-bound, straggler-bound); "
+            "barrier) of %.0f%% or more of the time names it (data-bound, straggler-bound; "
+            "start-up-bound where a model run's wait for each epoch's first batch is that "
+            "large and most of the stall); "
             "else compute-bound when the GPUs are busy %.0f%% or more, else balanced; a "
             "validation within %.0f%% reproduces, beyond %.0f%% does not; values within "
             "%.0f%% of each other coincide (docs/model.md).</p>\n</section>\n",
