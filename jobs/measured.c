@@ -253,6 +253,7 @@ int stall_measured_from_tidy_p(const stall_tidy_trace *t, bool persistent, stall
         m->epoch_fetch_var[e] = fmax(0.0, m->epoch_fetch_var[e] / ((double)g * (double)n) -
                                               m->epoch_fetch_s[e] * m->epoch_fetch_s[e]);
         m->epoch_s[e] = stall_ns_to_s(tk - e0);
+        m->late_wide |= m->late_any && m->start_spread_s[e] > 0.05 * m->epoch_s[e];
         m->stall_s[e] = stall_sum / (double)n;
     }
     m->startup = stall_median_time(startups, nstart);

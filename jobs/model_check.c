@@ -255,6 +255,7 @@ int stall_model_grid(const stall_config *cfg, stall_measured *grid, stall_err *e
     /* whether its CPU columns share cores (stall_model_effects.cpu_waits) */
     grid->cpu.has = m.cpu.has;
     grid->late_any = m.late_any;
+    grid->late_wide = m.late_wide;
     grid->cpu.cores = m.cpu.cores;
     stall_measured_free(&m);
     return 0;

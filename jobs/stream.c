@@ -244,6 +244,8 @@ struct wi_stream {
     int64_t samples;       /* the first row's samples (0: absent), from pass 1 */
     int64_t samples_last;  /* rank 0's last batch of epoch 0: its samples, from pass 1 */
     bool late_any;         /* some rank began some epoch after another, from pass 1 */
+    bool late_wide;        /* ... by more than 5% of the epoch (its first start to its last
+                              iter_end), from pass 1 */
     stall_time turn;
     double span, span_x;
     stall_time *gap;   /* [epochs] from pass 3 */
@@ -373,7 +375,8 @@ static int wi_pass1(wi_stream *s, int *maxid, int *inferred, stall_err *err)
     stall_tidy_row row;
     *maxid = -1;
     bool first = true;
-    stall_time es0 = 0;
+    stall_time es0 = 0, lo = 0, hi = 0, end = 0;
+    int ep = -1;
     /* The rows, kept for the later passes (each of which would otherwise
      * parse the text again: 4 parses of the file before issue 21). */
     wi_spill *spill = wi_spill_new();
@@ -391,6 +394,15 @@ static int wi_pass1(wi_stream *s, int *maxid, int *inferred, stall_err *err)
             es0 = row.epoch_start;
         else if (row.batch == 0 && row.epoch_start != es0)
             s->late_any = true;
+        if (row.epoch != ep) {
+            s->late_wide |= ep >= 0 && (double)(hi - lo) > 0.05 * (double)(end - lo);
+            ep = row.epoch;
+            lo = hi = row.epoch_start;
+            end = row.iter_end;
+        }
+        lo = row.epoch_start < lo ? row.epoch_start : lo;
+        hi = row.epoch_start > hi ? row.epoch_start : hi;
+        end = row.iter_end > end ? row.iter_end : end;
         *maxid = row.worker > *maxid ? row.worker : *maxid;
         if (row.epoch != 0)
             continue;
@@ -415,6 +427,7 @@ static int wi_pass1(wi_stream *s, int *maxid, int *inferred, stall_err *err)
         }
     }
     if (rc == 0) {
+        s->late_wide |= ep >= 0 && (double)(hi - lo) > 0.05 * (double)(end - lo);
         s->info = src.ts ? *stall_tidy_stream_info(src.ts) : wi_ds_info(s->ds);
         for (int r = 0; r < s->info.ranks; r++)
             if (!stopped[r])
@@ -553,6 +566,7 @@ static int wi_pass3(wi_stream *s, const wi_xform *x, const stall_model_params *p
         m->start_last = d.last;
         m->late = d.late;
         m->late_any = s->late_any;
+        m->late_wide = s->late_wide;
         d.spread = NULL;
         d.last = NULL;
         d.late = NULL;
@@ -639,6 +653,7 @@ void wi_stream_grid(const wi_stream *s, stall_measured *m)
     m->samples_last = s->samples_last;
     m->ranks_per_node = s->info.ranks; /* as wi_stream_measure says it */
     m->late_any = s->late_any;
+    m->late_wide = s->late_wide;
 }
 
 int wi_stream_measure(wi_stream *s, const wi_xform *x, const stall_model_params *p,

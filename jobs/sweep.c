@@ -478,6 +478,7 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
     /* A point's inputs are its [trace] keys: without a [trace] axis every
      * point has point 0's. */
     bool trace_axis = false;
+    char late_note[512];
     for (int a = 0; a < s->naxes; a++)
         trace_axis |= strncmp(s->ax[a].key, "trace.", 6) == 0;
     size_t ndig = trace_axis || s->points == 0 ? s->points : 1;
@@ -487,7 +488,7 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
     }
     free(pc);
     if (rc == 0)
-        rc = stall__sweep_model_check(s, err);
+        rc = stall__sweep_model_check(s, late_note, sizeof late_note, err);
     if (rc) {
         stall_job_digests_free(&digests);
         stall_sweep_destroy(s);
@@ -660,6 +661,8 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
                 "rank%s; %s/sweep.csv\n",
                 res->points, res->ran, res->skipped, opts->jobs, opts->jobs == 1 ? "" : "s", ranks,
                 ranks == 1 ? "" : "s", outdir);
+    if (rc == 0 && local.term && !res->interrupted && late_note[0])
+        fprintf(local.term, "%s\n", late_note);
     pthread_mutex_destroy(&r.lock);
     for (size_t i = 0; i < s->points; i++)
         free(r.kept[i]);

@@ -51,6 +51,9 @@ int stall__sweep_prepare(const stall_sweep *s, const char *outdir, char *note, s
 void stall__sweep_drop_drawn(const char *outdir);
 /* mode = model's checks that need the trace's grid, on every point; in
  * replay and seed mode, [align] lists on traces of one GPU. */
-int stall__sweep_model_check(const stall_sweep *s, stall_err *err);
+/* ... and in late (n bytes) a line for the terminal where some points
+ * replay the trace's late-starting ranks (its own GPU count) and others,
+ * at other GPU counts, begin every epoch together ("" else). */
+int stall__sweep_model_check(const stall_sweep *s, char *late, size_t n, stall_err *err);
 
 #endif

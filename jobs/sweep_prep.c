@@ -226,8 +226,9 @@ static int sweep_replay_align_check(const stall_sweep *s, stall_err *err)
  * point would read it; Kineto and dftracer traces, whose fetches are
  * inferred, are checked when their points run. Replay and seed mode:
  * sweep_replay_align_check. */
-int stall__sweep_model_check(const stall_sweep *s, stall_err *err)
+int stall__sweep_model_check(const stall_sweep *s, char *late, size_t n, stall_err *err)
 {
+    late[0] = '\0';
     if (s->points == 0)
         return 0;
     if (s->base.mode != STALL_MODE_MODEL)
@@ -238,6 +239,8 @@ int stall__sweep_model_check(const stall_sweep *s, stall_err *err)
     int grc = 1, rc = 0;
     bool have = false;
     stall_model_effects any = {0};
+    long long replayed = -1, together = -1; /* a point that replays a late start, one that
+                                               cannot (another GPU count) */
     bool aligns = false; /* a point aligns its fetches (a policy other than none) */
     for (size_t i = 0; i < s->points && rc == 0; i++) {
         stall_sweep_config(s, i, pc);
@@ -262,7 +265,7 @@ int stall__sweep_model_check(const stall_sweep *s, stall_err *err)
             /* told when the point runs */
             any.draws = any.reads = any.cpu_waits = any.beyond = any.rescales = any.drops = true;
             any.epochs = any.trace_epochs = any.workers = any.trace_workers = true;
-            any.nodes = any.ranks = true;
+            any.nodes = any.ranks = any.late = true;
             continue;
         }
         stall_err e = {0};
@@ -273,6 +276,11 @@ int stall__sweep_model_check(const stall_sweep *s, stall_err *err)
             break;
         }
         stall_model_effects_or(&any, &fx);
+        /* the late start replayed at the trace's GPU count only */
+        if (fx.late && pc->late_start == 0 && replayed < 0)
+            replayed = (long long)i;
+        if (grc == 0 && grid.late_wide && !fx.late && together < 0)
+            together = (long long)i;
         for (int k = 0; k < pc->fetch_align.n; k++)
             aligns |= stall_config_given(pc, "align", "fetch") &&
                       pc->fetch_align.v[k] != STALL_ALIGN_NONE;
@@ -307,6 +315,14 @@ int stall__sweep_model_check(const stall_sweep *s, stall_err *err)
         first->fetch_align = (stall_align_list){1, {aligns ? STALL_ALIGN_AVG : STALL_ALIGN_NONE}};
         rc = stall_model_effects_check(first, &any, where_of, err);
     }
+    if (rc == 0 && replayed >= 0 && together >= 0)
+        snprintf(
+            late, n,
+            "ranks that start late: point %lld replays the trace's late-starting ranks (at its "
+            "GPU count), point %lld and the others at other GPU counts begin every epoch "
+            "together, so they differ by more than the sweep's keys; --set "
+            "ranks.late_start=none begins them all together (docs/model.md 2.4)",
+            replayed, together);
     free(pc);
     free(first);
     return rc;

@@ -52,6 +52,7 @@ typedef struct stall_measured {
     stall_time *late;           /* [e * ranks + r] rank r's epoch_start minus the earliest
                                    rank's (the model starts it that late); NULL: all 0 */
     bool late_any;              /* some late[] > 0 ([ranks] late_start has an effect) */
+    bool late_wide;             /* some epoch's start spread exceeds 5% of it (said) */
     double *epoch_fetch_s;      /* [e] mean fetch duration of the epoch; NULL when not known */
     double *epoch_fetch_var;    /* [e] variance of the epoch's fetches, s^2; NULL: not known */
     stall_time *read_above;     /* [e] ns: epoch_fetch_s[e] minus the fastest epoch's (the
