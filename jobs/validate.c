@@ -238,6 +238,16 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
         }
         if (nign)
             fprintf(f, "left out (validate simulates the measured configuration): %s\n", ignored);
+        if (m.cpu.has) {
+            char cores[32] = "";
+            if (m.cpu.cores > 0)
+                snprintf(cores, sizeof cores, "%d ", m.cpu.cores);
+            fprintf(f,
+                    "CPU columns: validate replays the durations as measured, their waits for a "
+                    "core included, and shares no cores; stallsim run on the trace simulates its "
+                    "node's %scores from them (docs/model.md 2.3)\n",
+                    cores);
+        }
         if (whole_cols)
             fprintf(f, "%s: %s\n", cfg->path, wi_stream_whole_why());
         if (unsorted)

@@ -667,6 +667,8 @@ Test(measured, ranks_that_start_an_epoch_late_start_late_streamed_or_whole)
     snprintf(say, sizeof say, "epoch 0: the ranks began it %.3f s apart (rank 6 last", want0);
     cr_expect_not_null(strstr(term, say), "%s", term);
     cr_expect_not_null(strstr(term, "the model starts each rank as late"), "%s", term);
+    cr_expect_not_null(strstr(term, "CPU columns: validate replays the durations as measured"),
+                       "%s", term);
     /* `run` at the trace's 8 ranks replays the late start, streamed as
      * whole; at 4 ranks it says it cannot */
     const char *own[] = {cutset, NULL};
