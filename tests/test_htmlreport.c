@@ -84,31 +84,6 @@ static void write_analyze(const char *verdict)
         "measured,1,3,0.1,1.2,0.2,0.8,0.5,0.2,,4,0.1\n");
 }
 
-Test(htmlreport, run_folder_inlines_every_figure_with_unique_ids)
-{
-    if (!rd_have("gnuplot"))
-        cr_skip_test("gnuplot not installed");
-    rd_run(dir, 3, 2, 20);
-    write_analyze("data-bound");
-    char *html = report_of(dir);
-    assert_self_contained(html);
-    /* stall_ranks, cdf, gpu_util, epochs, breakdown. */
-    cr_assert_eq(count(html, "<svg"), 5, "%d svg", count(html, "<svg"));
-    cr_assert_eq(count(html, "<figure>"), 5);
-    cr_assert_eq(count(html, "<?xml"), 0, "XML prolog left in");
-    cr_assert_eq(count(html, "<!DOCTYPE svg"), 0);
-    cr_assert_eq(count(html, "id='gpPt0'"), 0, "gnuplot ids not prefixed");
-    cr_assert_eq(count(html, "id='cdf-gpPt0'"), 1);
-    cr_assert_eq(count(html, "href='#gpPt"), 0);
-    cr_assert(strstr(html, "<section class=\"headline\">"));
-    cr_assert(strstr(html, "<th title=\"epoch_time_s\">epoch</th>"), "summary table missing");
-    /* Headline first, then figures, then tables. */
-    const char *h = strstr(html, "class=\"headline\""), *fig = strstr(html, "<figure>"),
-               *tab = strstr(html, "<table>");
-    cr_assert(h && fig && tab && h < fig && fig < tab, "order: headline, figures, tables");
-    free(html);
-}
-
 Test(htmlreport, text_from_files_is_escaped)
 {
     write_analyze("<script>alert(1)</script> & 'q'");
@@ -380,6 +355,31 @@ static char *real_report(const char *d)
     free(after);
     assert_page(html);
     return html;
+}
+
+Test(htmlreport, run_folder_inlines_every_figure_with_unique_ids)
+{
+    if (!rd_have("gnuplot"))
+        cr_skip_test("gnuplot not installed");
+    /* a real run with its analysis: ddp2_w2 (2 ranks, 3 epochs) */
+    const char *d = make("figs", "run traces/ddp2_w2/trace.csv --analyze -q");
+    char *html = report_of(d);
+    assert_self_contained(html);
+    /* stall_ranks, cdf, gpu_util, epochs, breakdown. */
+    cr_assert_eq(count(html, "<svg"), 5, "%d svg", count(html, "<svg"));
+    cr_assert_eq(count(html, "<figure>"), 5);
+    cr_assert_eq(count(html, "<?xml"), 0, "XML prolog left in");
+    cr_assert_eq(count(html, "<!DOCTYPE svg"), 0);
+    cr_assert_eq(count(html, "id='gpPt0'"), 0, "gnuplot ids not prefixed");
+    cr_assert_eq(count(html, "id='cdf-gpPt0'"), 1);
+    cr_assert_eq(count(html, "href='#gpPt"), 0);
+    cr_assert(strstr(html, "<section class=\"headline\">"));
+    cr_assert(strstr(html, "<th title=\"epoch_time_s\">epoch</th>"), "summary table missing");
+    /* Headline first, then figures, then tables. */
+    const char *h = strstr(html, "class=\"headline\""), *fig = strstr(html, "<figure>"),
+               *tab = strstr(html, "<table>");
+    cr_assert(h && fig && tab && h < fig && fig < tab, "order: headline, figures, tables");
+    free(html);
 }
 
 /* The run rule (htmlheadline.c), from one summary row. */
