@@ -72,6 +72,17 @@ static stall_time an_next(const stall_tidy_trace *t, int e, int r, int64_t k)
                               : t->iter_end[stall_tidy_at(t, e, r, k)];
 }
 
+/* Epoch e's start: the earliest rank's epoch_start. */
+static stall_time an_e0(const stall_tidy_trace *t, int e)
+{
+    stall_time e0 = t->epoch_start[(size_t)e * t->ranks];
+    for (int r = 1; r < t->ranks; r++)
+        e0 = t->epoch_start[(size_t)e * t->ranks + r] < e0
+                 ? t->epoch_start[(size_t)e * t->ranks + r]
+                 : e0;
+    return e0;
+}
+
 static stall_time an_arrive(const stall_tidy_trace *t, size_t i)
 {
     return t->compute_end ? t->compute_end[i] : t->ready[i];
@@ -161,10 +172,8 @@ static void an_ranks(const stall_tidy_trace *t, stall_analysis *a, double *wait_
                 /* The first batch: the last rank's lateness before its
                  * compute is its start (a late start, its workers' start-up,
                  * its first fetch), counted from the earliest rank's start. */
-                stall_time e0 = t->epoch_start[e * g];
+                stall_time e0 = an_e0(t, e);
                 double oth_start = 0;
-                for (int r = 1; r < g; r++)
-                    e0 = t->epoch_start[e * g + r] < e0 ? t->epoch_start[e * g + r] : e0;
                 for (int r = 0; r < g; r++)
                     if (r != s)
                         oth_start += stall_ns_to_s(t->ready[stall_tidy_at(t, e, r, 0)] - e0);
@@ -239,10 +248,7 @@ static void an_windows(const stall_tidy_trace *t, stall_analysis *a)
     double off = 0, prev = 0; /* run time before this epoch; end of the previous iteration */
     int64_t idx = 0;
     for (int e = 0; e < t->epochs; e++) {
-        stall_time e0 = t->epoch_start[(size_t)e * t->ranks];
-        for (int r = 1; r < t->ranks; r++)
-            if (t->epoch_start[(size_t)e * t->ranks + r] < e0)
-                e0 = t->epoch_start[(size_t)e * t->ranks + r];
+        stall_time e0 = an_e0(t, e);
         double tt = off;
         for (int64_t k = 0; k < t->batches; k++, idx++) {
             /* From the epoch's start: the earliest rank's on one clock; on
@@ -414,11 +420,10 @@ void stall_analyze(const stall_tidy_trace *t, stall_analysis *a)
     a->late_rank = -1;
     for (int e = 0; e < t->epochs && t->ranks > 1 && !t->clocks_unaligned; e++) {
         int g = t->ranks, last = 0;
-        stall_time lo = t->epoch_start[(size_t)e * g], hi = lo, end = 0;
+        stall_time lo = an_e0(t, e), hi = lo, end = 0;
         for (int r = 0; r < g; r++) {
             stall_time es = t->epoch_start[(size_t)e * g + r];
             stall_time ie = t->iter_end[stall_tidy_at(t, e, r, t->batches - 1)];
-            lo = es < lo ? es : lo;
             if (es > hi) {
                 hi = es;
                 last = r;

@@ -253,9 +253,9 @@ int stall_measured_from_tidy_p(const stall_tidy_trace *t, bool persistent, stall
         m->epoch_fetch_var[e] = fmax(0.0, m->epoch_fetch_var[e] / ((double)g * (double)n) -
                                               m->epoch_fetch_s[e] * m->epoch_fetch_s[e]);
         m->epoch_s[e] = stall_ns_to_s(tk - e0);
-        m->late_wide |= m->late_any && m->start_spread_s[e] > 0.05 * m->epoch_s[e];
         m->stall_s[e] = stall_sum / (double)n;
     }
+    m->late_wide = stall_measured_late_epoch(m, 0.05) >= 0;
     m->startup = stall_median_time(startups, nstart);
     /* The mean, not the median: per-batch hand-over costs add up over the
      * epoch, and the occasional slow one (a page fault, a descheduled
@@ -292,6 +292,16 @@ double stall_measured_mean_epoch(const stall_measured *m)
     for (int e = 0; e < m->epochs; e++)
         s += m->epoch_s[e];
     return s / m->epochs;
+}
+
+int stall_measured_late_epoch(const stall_measured *m, double share)
+{
+    int w = -1;
+    for (int e = 0; m->late_any && m->start_spread_s && e < m->epochs; e++)
+        if (m->start_spread_s[e] > share * m->epoch_s[e] &&
+            (w < 0 || m->start_spread_s[e] > m->start_spread_s[w]))
+            w = e;
+    return w;
 }
 
 /* ---- the notebook's dsanalyzer traces ---- */

@@ -522,11 +522,7 @@ static void wi_late_print(FILE *f, const stall_measured *m, const stall_model_pa
 {
     /* with late_start = none given, whatever the spread: what the key took
      * away (it is refused where there is none) */
-    int w = -1;
-    for (int e = 0; m->start_spread_s && e < m->epochs; e++)
-        if ((none || m->start_spread_s[e] > 0.05 * m->epoch_s[e]) &&
-            (w < 0 || m->start_spread_s[e] > m->start_spread_s[w]))
-            w = e;
+    int w = stall_measured_late_epoch(m, none ? 0.0 : 0.05);
     if (w < 0)
         return;
     fprintf(f,

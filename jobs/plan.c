@@ -533,12 +533,12 @@ static int plan_trace(plan_ctx *c, stall_plan_result *r, int *ranks, stall_err *
         if (rc == 0 && have && m.late_any) {
             /* said where the spread exceeds 5% of its epoch, as run and
              * validate say it */
-            for (int e = 0; e < m.epochs; e++)
-                if (m.start_spread_s[e] > 0.05 * m.epoch_s[e] && m.start_spread_s[e] > r->late_s) {
-                    r->late_s = m.start_spread_s[e];
-                    r->late_rank = m.start_last[e];
-                    r->late_epoch = m.epoch0 + e;
-                }
+            int w = stall_measured_late_epoch(&m, 0.05);
+            if (w >= 0) {
+                r->late_s = m.start_spread_s[w];
+                r->late_rank = m.start_last[w];
+                r->late_epoch = m.epoch0 + w;
+            }
             stall_err e2;
             if (stall_config_apply(&c->base, "ranks", "late_start", "none", "plan", &e2) != 0)
                 abort();

@@ -134,6 +134,11 @@ void stall_measured_read_above(stall_measured *m);
 /* Mean of the measured epoch times. */
 double stall_measured_mean_epoch(const stall_measured *m);
 
+/* Ranks that began an epoch apart (docs/model.md 2.4): the epoch of the
+ * widest start spread among those whose spread exceeds `share` of the
+ * measured epoch (0: any spread), or -1. */
+int stall_measured_late_epoch(const stall_measured *m, double share);
+
 #ifdef __cplusplus
 }
 #endif
