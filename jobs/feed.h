@@ -197,6 +197,12 @@ int wi_cpu_waits_fit(const stall_measured *m, wi_cpu_fit *fit, stall_err *err);
 /* The waits of p's CPU demand (from wi_cpu_trace) scaled by `out`. */
 void wi_cpu_waits_scale(stall_model_params *p, double out);
 
+/* p's start-up: trace m's x the worker processes per node (docs/model.md
+ * 2.4: they start one after another). */
+void wi_startup_apply(const stall_measured *m, stall_model_params *p);
+
+/* ---- CPU contention (jobs/deflate.c) ---- */
+
 /* How a job uses the host CPU: cores per node, ranks per node, and the
  * fraction of a measured fetch and of a measured compute that is CPU work. */
 typedef struct wi_cpu {
