@@ -78,15 +78,18 @@ static const struct cli_opt {
     int cmds;
     const char *text;
 } cli_opts[] = {
-    {C_FULL,
-     "  -o DIR          result folder (default results/<scenario name>/; validate, plan\n"
-     "                  and sweep add -validate, -plan, -sweep; analyze:\n"
-     "                  results/analyze-<name>/, the INI's file stem or the trace's name)\n"},
-    {C_ONE | C_RUN, "  -o DIR          result folder (default results/<scenario name>/)\n"},
-    {C_ONE | C_VAL,
-     "  -o DIR          result folder (default results/<scenario name>-validate/)\n"},
-    {C_ONE | C_SW, "  -o DIR          result folder (default results/<scenario name>-sweep/)\n"},
-    {C_ONE | C_PLAN, "  -o DIR          result folder (default results/<scenario name>-plan/)\n"},
+    {C_FULL, "  -o DIR          result folder (default results/<scenario name>/; validate, plan\n"
+             "                  and sweep add -validate, -plan, -sweep; analyze:\n"
+             "                  results/analyze-<name>/, the INI's file stem or the trace's name;\n"
+             "                  each --set adds +section.key=value to the default name)\n"},
+    {C_ONE | C_RUN, "  -o DIR          result folder (default results/<scenario name>/, and\n"
+                    "                  +section.key=value for each --set)\n"},
+    {C_ONE | C_VAL, "  -o DIR          result folder (default results/<scenario name>-validate/,\n"
+                    "                  and +section.key=value for each --set)\n"},
+    {C_ONE | C_SW, "  -o DIR          result folder (default results/<scenario name>-sweep/, and\n"
+                   "                  +section.key=value for each --set)\n"},
+    {C_ONE | C_PLAN, "  -o DIR          result folder (default results/<scenario name>-plan/, and\n"
+                     "                  +section.key=value for each --set)\n"},
     {C_ONE | C_AN,
      "  -o DIR          result folder (default results/analyze-<name>/: the INI's file\n"
      "                  stem, e.g. results/analyze-w2/ for configs/w2.ini; for a\n"

@@ -8,6 +8,7 @@
 #include "stall/config.h"
 
 #include "stall/detect.h"
+#include "stall/digest.h"
 
 #include <errno.h>
 #include <ini.h>
@@ -417,6 +418,36 @@ int stall_config_load(stall_config *cfg, const char *ini_path, stall_err *err)
     return rc;
 }
 
+/* Adds one override to cfg's folder tag (stall_config_set_tag). */
+static void cfg_tag_add(stall_config *cfg, const char *assignment)
+{
+    char buf[64 + 65];
+    snprintf(buf, sizeof buf, "%s", cfg->set_sha);
+    size_t n = strlen(buf), len = strlen(assignment);
+    char *chain = stall_xmalloc(n + len + 1);
+    memcpy(chain, buf, n);
+    memcpy(chain + n, assignment, len + 1);
+    stall_sha256_hex(chain, n + len, cfg->set_sha);
+    free(chain);
+    for (size_t i = 0; i <= len; i++, cfg->set_len++) {
+        char c = i == 0 ? '+' : assignment[i - 1];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  strchr("._=-+", c);
+        if (cfg->set_len + 1 < sizeof cfg->set_tag) {
+            cfg->set_tag[cfg->set_len] = ok && (c != '+' || i == 0) ? c : '_';
+            cfg->set_tag[cfg->set_len + 1] = '\0';
+        }
+    }
+}
+
+void stall_config_set_tag(const stall_config *cfg, char *buf, size_t n)
+{
+    if (cfg->set_len < sizeof cfg->set_tag)
+        snprintf(buf, n, "%s", cfg->set_tag);
+    else
+        snprintf(buf, n, "%.83s+%.12s", cfg->set_tag, cfg->set_sha);
+}
+
 int stall_config_set(stall_config *cfg, const char *assignment, stall_err *err)
 {
     const char *eq = strchr(assignment, '=');
@@ -434,8 +465,12 @@ int stall_config_set(stall_config *cfg, const char *assignment, stall_err *err)
     key[nk] = '\0';
     snprintf(where, sizeof where, "--set %s.%s", section, key);
     /* [plan] and [sweep] lines are kept for the command that reads them. */
-    if (strcmp(section, "plan") == 0 || strcmp(section, "sweep") == 0)
-        return stall_config_extra_add(cfg, section, key, eq + 1, true, where, err);
+    if (strcmp(section, "plan") == 0 || strcmp(section, "sweep") == 0) {
+        int rc = stall_config_extra_add(cfg, section, key, eq + 1, true, where, err);
+        if (rc == 0)
+            cfg_tag_add(cfg, assignment);
+        return rc;
+    }
     /* Paths on the command line are relative to the current folder. */
     char saved[STALL_PATH_MAX];
     strcpy(saved, cfg->ini_dir);
@@ -445,6 +480,8 @@ int stall_config_set(stall_config *cfg, const char *assignment, stall_err *err)
     size_t idx;
     if (rc == 0 && cfg_find(section, key, &idx))
         cfg->given[idx] = 2; /* named "--set" in messages */
+    if (rc == 0)
+        cfg_tag_add(cfg, assignment);
     return rc;
 }
 

@@ -30,8 +30,10 @@ char *stall_job_outdir_as(const stall_config *cfg, const char *outdir, const cha
 {
     if (outdir)
         return stall_xstrdup(outdir);
-    char name[STALL_NAME_MAX + 16];
-    snprintf(name, sizeof name, "%s%s", cfg->name, suffix);
+    /* What-ifs given with --set get folders of their own: results/w2+cluster.gpus=8 */
+    char tag[97], name[STALL_NAME_MAX + 16 + sizeof tag];
+    stall_config_set_tag(cfg, tag, sizeof tag);
+    snprintf(name, sizeof name, "%s%s%s", cfg->name, suffix, tag);
     return stall_path_join("results", name);
 }
 

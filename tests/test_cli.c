@@ -961,9 +961,30 @@ Test(cli, run_plan_and_sweep_keep_their_own_default_folders)
              "/configs/w2.ini -q && " BIN " plan " STALL_SOURCE_DIR
              "/configs/w2.ini -q --set plan.max_gpus=2 --set plan.max_workers=4 && " BIN
              " sweep " STALL_SOURCE_DIR "/configs/w2.ini -q --sweep loader.workers=2,4 && test -s "
-             "results/w2-whatif/summary.csv && test -s results/w2-whatif-plan/plan.csv && test -s "
+             "results/w2-whatif/summary.csv && test -s "
+             "'results/w2-whatif-plan+plan.max_gpus=2+plan.max_workers=4/plan.csv' && test -s "
              "results/w2-whatif-sweep/sweep.csv && test ! -e results/w2-whatif/plan.csv && test ! "
              "-e results/w2-whatif/sweep.csv",
+             cdir, cdir);
+    cr_assert_eq(sh(cmd, NULL, 0), 0);
+}
+
+/* Two what-ifs of one scenario given with --set, and the plain run: a
+ * folder each, named by the overrides (a finding: the second what-if
+ * replaced the first's folder without a word). */
+Test(cli, what_ifs_given_with_set_keep_folders_of_their_own)
+{
+    char cmd[3000];
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/tags && cd %s/tags && " BIN " run " STALL_SOURCE_DIR
+             "/traces/ddp2_w2/trace.csv -q && " BIN " run " STALL_SOURCE_DIR
+             "/traces/ddp2_w2/trace.csv -q --set loader.workers=4 && " BIN " run " STALL_SOURCE_DIR
+             "/traces/ddp2_w2/trace.csv -q --set loader.workers=8 --set report.warmup=2 && "
+             "grep -q '^workers = 4' 'results/ddp2_w2+loader.workers=4/effective.ini' && "
+             "grep -q '^workers = 8' "
+             "'results/ddp2_w2+loader.workers=8+report.warmup=2/effective.ini' && "
+             "test -s results/ddp2_w2/summary.csv && ! grep -q '^workers = [48]' "
+             "results/ddp2_w2/effective.ini",
              cdir, cdir);
     cr_assert_eq(sh(cmd, NULL, 0), 0);
 }
@@ -1698,9 +1719,9 @@ Test(cli, a_folder_with_a_trailing_slash_names_its_results)
              "mkdir -p %s/slash && cd %s/slash && " BIN " analyze " STALL_SOURCE_DIR
              "/tests/kineto/ddp2_w2/ && " BIN " run " STALL_SOURCE_DIR
              "/tests/kineto/ddp2_w2/ --set trace.workers=2 -q && test -d results/analyze-ddp2_w2 "
-             "&& test -d results/ddp2_w2 && test $(ls results | wc -l) = 2",
+             "&& test -d results/ddp2_w2+trace.workers=2 && test $(ls results | wc -l) = 2",
              cdir, cdir);
-    cr_assert_eq(sh(cmd, NULL, 0), 0, "results: not analyze-ddp2_w2 and ddp2_w2");
+    cr_assert_eq(sh(cmd, NULL, 0), 0, "results: not analyze-ddp2_w2 and ddp2_w2+trace.workers=2");
 }
 
 /* validate writes validate.csv (epoch times, total stalls): the [report]

@@ -153,6 +153,38 @@ Test(config, set_overrides_and_reports_bad_overrides)
     cr_assert_eq(stall_config_set(&cfg, "warmup=3", &err), STALL_ECONFIG);
 }
 
+/* The default folder's tag: each override in order, odd characters as '_',
+ * and past 96 characters a prefix and the chained SHA-256, which tells two
+ * long lists that differ only at their end apart. */
+Test(config, set_overrides_name_the_default_folder)
+{
+    stall_config a, b;
+    stall_err err = {0};
+    char ta[128], tb[128];
+    stall_config_defaults(&a);
+    stall_config_set_tag(&a, ta, sizeof ta);
+    cr_assert_str_eq(ta, "");
+    cr_assert_eq(stall_config_set(&a, "loader.workers=8", &err), 0, "%s", err.msg);
+    cr_assert_eq(stall_config_set(&a, "trace.path=x/y z+1.csv", &err), 0, "%s", err.msg);
+    cr_assert_eq(stall_config_set(&a, "report.nope=3", &err), STALL_ECONFIG);
+    stall_config_set_tag(&a, ta, sizeof ta);
+    cr_assert_str_eq(ta, "+loader.workers=8+trace.path=x_y_z_1.csv");
+    stall_config_defaults(&a);
+    stall_config_defaults(&b);
+    for (int i = 0; i < 12; i++) {
+        char set[64];
+        snprintf(set, sizeof set, "report.warmup=%d", i);
+        cr_assert_eq(stall_config_set(&a, set, &err), 0, "%s", err.msg);
+        snprintf(set, sizeof set, "report.warmup=%d", i == 11 ? 12 : i);
+        cr_assert_eq(stall_config_set(&b, set, &err), 0, "%s", err.msg);
+    }
+    stall_config_set_tag(&a, ta, sizeof ta);
+    stall_config_set_tag(&b, tb, sizeof tb);
+    cr_assert_eq(strlen(ta), 96, "%s", ta);
+    cr_assert_eq(strncmp(ta, tb, 84), 0, "%s %s", ta, tb);
+    cr_assert_str_neq(ta, tb);
+}
+
 Test(config, check_rejects_impossible_configurations)
 {
     stall_config cfg;

@@ -176,6 +176,14 @@ typedef struct stall_config {
         int line;          /* the INI line (0: command line or unknown), for messages */
     } extra[STALL_EXTRA_MAX];
     int given_line[96];
+
+    /* The --set overrides, for the default result folder's name
+     * (stall_config_set_tag): "+section.key=value" each, outside
+     * [A-Za-z0-9._=-] written '_', while it fits; set_len is the whole
+     * tag's length and set_sha a SHA-256 chained over every override. */
+    char set_tag[97];
+    size_t set_len;
+    char set_sha[65];
 } stall_config;
 
 /* Fills cfg with the defaults. */
@@ -200,6 +208,12 @@ int stall_config_load_any(stall_config *cfg, const char *path, char *note, size_
  * [sweep] lines (stall_config_extra_add). Returns 0 or STALL_ECONFIG naming
  * the override. */
 int stall_config_set(stall_config *cfg, const char *assignment, stall_err *err);
+
+/* The --set overrides as a folder-name tag ("" when none), n >= 97 bytes:
+ * "+fetch.resample=bootstrap+cluster.gpus=8", so that what-ifs of one
+ * scenario do not replace each other's results. A tag longer than 96
+ * characters keeps its first 83 and "+" and 12 hex digits of set_sha. */
+void stall_config_set_tag(const stall_config *cfg, char *buf, size_t n);
 
 /* Sets one key from text, as the file would. where names the origin for
  * messages ("file:line" or "--set"). */
