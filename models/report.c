@@ -51,6 +51,7 @@ struct stall_report {
     int epoch0; /* added to every epoch written (stall_report_label_epochs) */
     /* The summary's sums, in row order, and the kept rows' values. */
     double stall_sum, iter_sum, compute_sum, wait_sum;
+    double first_stall_sum; /* the stall of each epoch's batch 0 */
     size_t kept, over;
     rv_store vals;
     /* Streamed: the open files and the start rows are written from. */
@@ -159,6 +160,8 @@ void stall_report_add(stall_report *r, const stall_iter_row *row)
                           row->wait_max,    row->fetch_spread,  row->start_spread,
                           row->wait_mean_s, row->compute_mean_s};
     r->stall_sum += stall_ns_to_s(x.stall_max);
+    if (x.batch == 0)
+        r->first_stall_sum += stall_ns_to_s(x.stall_max);
     r->iter_sum += stall_ns_to_s(x.iter_time);
     r->compute_sum += x.compute_mean_s;
     if (x.batch >= r->warmup) {
@@ -303,6 +306,7 @@ void stall_report_summarize(const stall_report *r, stall_summary *out)
     out->effective_delay_pct = k ? 100.0 * (double)r->over / (double)k : NAN;
     out->stall_share = r->iter_sum > 0 ? r->stall_sum / r->iter_sum : NAN;
     out->gpu_busy_share = epoch_sum > 0 ? r->compute_sum / epoch_sum : NAN;
+    out->first_batch_stall_share = r->iter_sum > 0 ? r->first_stall_sum / r->iter_sum : NAN;
 }
 
 static int report_fill_iterations(FILE *f, void *ctx, stall_err *err)
@@ -354,7 +358,8 @@ void stall_summary_header(FILE *f)
           "throughput_samples_s,mean_iteration_s,std_iteration_s,p50_iteration_s,"
           "p95_iteration_s,p99_iteration_s,mean_stall_s,std_stall_s,p50_stall_s,p95_stall_s,"
           "p99_stall_s,mean_delay_s,std_delay_s,p50_delay_s,p95_delay_s,p99_delay_s,"
-          "mean_barrier_wait_s,effective_delay_pct,stall_share,gpu_busy_share",
+          "mean_barrier_wait_s,effective_delay_pct,stall_share,gpu_busy_share,"
+          "first_batch_stall_share",
           f);
 }
 
@@ -389,4 +394,5 @@ void stall_summary_fields(FILE *f, const stall_summary *s)
     report_num(f, s->effective_delay_pct);
     report_num(f, s->stall_share);
     report_num(f, s->gpu_busy_share);
+    report_num(f, s->first_batch_stall_share);
 }

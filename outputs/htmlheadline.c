@@ -303,7 +303,8 @@ void hl_range(const stall_table *t, const char *col, double *lo, double *hi, siz
     }
 }
 
-/* Of a model run's row r: the share of its iteration time the loop waits
+/* Of a model run's row r in a folder written before summary.csv had
+ * first_batch_stall_share: the share of its iteration time the loop waits
  * for each epoch's first batch (the workers' start-up, the first fetch, a
  * rank that began the epoch late: docs/model.md 2.4), from the stall_s of
  * batch 0 in its alignment's iterations.csv over the sum of iteration_s
@@ -330,6 +331,22 @@ static double hl_first_batch(const char *dir, const stall_table *t, size_t r)
     return all > 0 ? first / all : NAN;
 }
 
+hl_bound hl_startup_rule(hl_bound bd, const char *dir, const stall_table *t, size_t r)
+{
+    if (stall_table_col(t, "workers") < 0 || strcmp(bd.word, "data-bound") != 0)
+        return bd;
+    bool col = stall_table_col(t, "first_batch_stall_share") >= 0;
+    double first = col   ? hl_num(t, r, "first_batch_stall_share")
+                   : dir ? hl_first_batch(dir, t, r)
+                         : NAN;
+    if (!isnan(first) && first >= HL(HL_LOSS) && first > bd.key - first)
+        bd = (hl_bound){"start-up-bound", first,
+                        "of the time the training loop waits for each epoch's first batch (the "
+                        "workers' start-up, the first fetch, a rank that began the epoch late; "
+                        "first_batch_stall_share), the most of its stall share"};
+    return bd;
+}
+
 static int hl_run(FILE *f, const char *dir, stall_err *err)
 {
     stall_table *t = NULL, *an = NULL;
@@ -343,17 +360,12 @@ static int hl_run(FILE *f, const char *dir, stall_err *err)
     }
     size_t r = hl_ref_row(t);
     bool model = stall_table_col(t, "workers") >= 0;
-    hl_bound bd =
-        hl_bound_of(hl_num(t, r, "stall_share"), hl_barrier(t, r), hl_num(t, r, "gpu_busy_share"));
     /* A model run whose stall is mostly each epoch's first batch (a rank
      * that began late, a long start-up) is start-up-bound, as analyze
      * would call it, not data-bound. */
-    double first = model && strcmp(bd.word, "data-bound") == 0 ? hl_first_batch(dir, t, r) : NAN;
-    if (!isnan(first) && first >= HL(HL_LOSS) && first > bd.key - first)
-        bd = (hl_bound){"start-up-bound", first,
-                        "of the time the training loop waits for each epoch's first batch (the "
-                        "workers' start-up, the first fetch, a rank that began the epoch late; "
-                        "batch 0 of iterations.csv), the most of its stall share"};
+    hl_bound bd = hl_startup_rule(
+        hl_bound_of(hl_num(t, r, "stall_share"), hl_barrier(t, r), hl_num(t, r, "gpu_busy_share")),
+        dir, t, r);
     const char *word = bd.word;
     /* analyze.csv of the measured trace only (stallsim analyze -o this
      * folder): where this run is that trace's run (a replay of it, or a

@@ -54,8 +54,9 @@ int hl_sweep(FILE *f, const char *dir, stall_err *err)
             knee = r;
             break;
         }
-    hl_bound bd = hl_bound_of(hl_num(t, ihi, "stall_share"), hl_barrier(t, ihi),
-                              hl_num(t, ihi, "gpu_busy_share"));
+    hl_bound bd = hl_startup_rule(hl_bound_of(hl_num(t, ihi, "stall_share"), hl_barrier(t, ihi),
+                                              hl_num(t, ihi, "gpu_busy_share")),
+                                  NULL, t, ihi);
     char b[6][HF_LEN];
     char *claim = NULL;
     size_t cn = 0;
@@ -106,16 +107,22 @@ int hl_sweep(FILE *f, const char *dir, stall_err *err)
                 hl_get(t, knee, "point"), hf_fmt(b[0], hl_num(t, knee, col), HF_NUM), unit,
                 hf_fmt(b[1], 100 * HL(HL_FLAT), HF_PCT));
     }
-    if (!flat && strcmp(bd.word, "data-bound") == 0) {
+    bool startup = strcmp(bd.word, "start-up-bound") == 0;
+    if (!flat && (strcmp(bd.word, "data-bound") == 0 || startup)) {
         char pd[64];
         snprintf(pd, sizeof pd, "point-%06d", atoi(hl_get(t, ihi, "point")));
         char *sub = stall_path_join(dir, pd);
         /* Beside the sweep's folder, not in it: a sweep refuses a folder
          * that holds entries of its own. */
         char suffix[80];
-        snprintf(suffix, sizeof suffix, "-%s-plan", pd);
+        snprintf(suffix, sizeof suffix, "-%s-%s", pd, startup ? "analyze" : "plan");
         char *out = hl_out_beside(dir, suffix);
-        if (hf_has(sub, "effective.ini"))
+        if (hf_has(sub, "effective.ini") && startup)
+            hl_suggest(f,
+                       "the best point waits mostly for each epoch's first batch; where each "
+                       "rank's time goes (start-up, a rank that begins late, data, barrier)",
+                       sub, "run", "--analyze", out);
+        else if (hf_has(sub, "effective.ini"))
             hl_suggest(f, "the best point still waits for data; what would remove the rest", sub,
                        "plan", "", out);
         free(out);

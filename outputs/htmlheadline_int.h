@@ -38,6 +38,11 @@ void hl_suggest(FILE *f, const char *why, const char *ini_dir, const char *cmd, 
 /* dir without trailing slashes, then suffix: a folder beside dir. Caller frees. */
 char *hl_out_beside(const char *dir, const char *suffix);
 hl_bound hl_bound_of(double stall, double barrier, double busy);
+/* A model run's row r whose data-bound stall is mostly each epoch's first
+ * batch becomes start-up-bound (docs/model.md 12): summary.csv's
+ * first_batch_stall_share, else (an older folder) batch 0 of the
+ * alignment's iterations.csv under dir; dir NULL reads no file. */
+hl_bound hl_startup_rule(hl_bound bd, const char *dir, const stall_table *t, size_t r);
 double hl_barrier(const stall_table *t, size_t r);
 size_t hl_ref_row(const stall_table *t);
 void hl_range(const stall_table *t, const char *col, double *lo, double *hi, size_t *ilo,

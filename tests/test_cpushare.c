@@ -347,23 +347,31 @@ static double cs_predict_x(const char *trace, int g, bool cores0, const char *ex
     stall_run_opts o = {.outdir = out, .jobs = 1, .term = term};
     cr_assert_eq(stall_scenario_run(&cfg, &o, &err), 0, "%s", err.msg);
     fclose(term);
-    /* summary.csv: epoch_time_s is the 9th column, measured_epoch_time_s the 33rd. */
-    char sp[800], row[8192];
+    /* summary.csv's epoch_time_s and measured_epoch_time_s, by name */
+    char sp[800], head[8192], row[8192];
     snprintf(sp, sizeof sp, "%s/summary.csv", out);
     FILE *f = fopen(sp, "r");
     cr_assert_not_null(f);
-    cr_assert_not_null(fgets(row, sizeof row, f));
+    cr_assert_not_null(fgets(head, sizeof head, f));
     cr_assert_not_null(fgets(row, sizeof row, f));
     fclose(f);
-    double v[40] = {0};
-    char *p = row;
-    for (int c = 1; c <= 33 && p; c++) {
-        v[c] = strtod(p, NULL);
+    double epoch = NAN;
+    *measured = NAN;
+    char *h = head, *p = row;
+    while (h && p) {
+        size_t len = strcspn(h, ",\n");
+        if (len == strlen("epoch_time_s") && strncmp(h, "epoch_time_s", len) == 0)
+            epoch = strtod(p, NULL);
+        if (len == strlen("measured_epoch_time_s") && strncmp(h, "measured_epoch_time_s", len) == 0)
+            *measured = strtod(p, NULL);
+        h = strchr(h, ',');
+        h = h ? h + 1 : NULL;
         p = strchr(p, ',');
         p = p ? p + 1 : NULL;
     }
-    *measured = v[33];
-    return v[9];
+    cr_assert(!isnan(epoch) && !isnan(*measured), "%s: no epoch_time_s or measured_epoch_time_s",
+              sp);
+    return epoch;
 }
 
 static double cs_predict(const char *trace, int g, bool cores0, double *measured)

@@ -252,18 +252,55 @@ Test(report, streamed_files_and_summary_equal_the_held_ones)
             expect_same_stat(&x.iteration, &y.iteration, "iteration", holds[h]);
             expect_same_stat(&x.stall, &y.stall, "stall", holds[h]);
             expect_same_stat(&x.delay, &y.delay, "delay", holds[h]);
-            const double xs[] = {x.epoch_time_s,         x.total_time_s,  x.throughput_batches_s,
-                                 x.throughput_samples_s, x.mean_wait_s,   x.effective_delay_pct,
-                                 x.stall_share,          x.gpu_busy_share};
-            const double ys[] = {y.epoch_time_s,         y.total_time_s,  y.throughput_batches_s,
-                                 y.throughput_samples_s, y.mean_wait_s,   y.effective_delay_pct,
-                                 y.stall_share,          y.gpu_busy_share};
+            const double xs[] = {
+                x.epoch_time_s,         x.total_time_s,   x.throughput_batches_s,
+                x.throughput_samples_s, x.mean_wait_s,    x.effective_delay_pct,
+                x.stall_share,          x.gpu_busy_share, x.first_batch_stall_share};
+            const double ys[] = {
+                y.epoch_time_s,         y.total_time_s,   y.throughput_batches_s,
+                y.throughput_samples_s, y.mean_wait_s,    y.effective_delay_pct,
+                y.stall_share,          y.gpu_busy_share, y.first_batch_stall_share};
             for (size_t i = 0; i < sizeof xs / sizeof *xs; i++)
                 cr_expect(same_num(xs[i], ys[i]), "summary field %zu, %d rows: %.17g vs %.17g", i,
                           rows, xs[i], ys[i]);
             stall_report_destroy(held);
             stall_report_destroy(str);
         }
+}
+
+/* first_batch_stall_share: the stall of each epoch's batch 0 over the
+ * summed iteration time, against the iterations.csv the report writes
+ * (two epochs, each with its batch 0), and a part of stall_share. */
+Test(report, first_batch_stall_share_is_batch_0s_stall_over_the_iteration_time)
+{
+    stall_err err = {0};
+    stall_report *r = stall_report_create(3, 5, 0.0005, 32);
+    feed(r, 3, 4000);
+    char path[600];
+    snprintf(path, sizeof path, "%s/first_it.csv", rdir);
+    cr_assert_eq(stall_report_write_iterations(r, path, &err), 0, "%s", err.msg);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    char line[512];
+    cr_assert_not_null(fgets(line, sizeof line, f));
+    double first = 0, all = 0;
+    int zeros = 0;
+    while (fgets(line, sizeof line, f)) {
+        long long e, b;
+        double end, it, st;
+        cr_assert_eq(sscanf(line, "%lld,%lld,%lf,%lf,%lf", &e, &b, &end, &it, &st), 5, "%s", line);
+        all += it;
+        if (b == 0)
+            first += st, zeros++;
+    }
+    fclose(f);
+    cr_assert_eq(zeros, 2);
+    stall_summary x;
+    stall_report_summarize(r, &x);
+    cr_assert_gt(first, 0);
+    cr_assert_float_eq(x.first_batch_stall_share, first / all, 1e-9 * (first / all));
+    cr_assert_leq(x.first_batch_stall_share, x.stall_share);
+    stall_report_destroy(r);
 }
 
 Test(report, a_streamed_report_not_finished_leaves_no_file)

@@ -49,12 +49,14 @@ typedef struct stall_summary {
     double throughput_batches_s; /* batches (all ranks) per second of epoch time */
     double throughput_samples_s; /* samples per second; NAN when samples per batch unknown */
     stall_stat iteration, stall, delay;
-    double mean_wait_s;         /* barrier wait, mean over ranks and kept iterations */
-    double effective_delay_pct; /* % of kept iterations with delay > threshold */
-    double stall_share;         /* sum of training stall / sum of iteration time */
-    double gpu_busy_share;      /* sum of mean compute / total epoch time */
-    double ckpt_share;          /* set by mode = model: the loop's wait for checkpoints / total
-                                   epoch time (0: none); not in summary.csv */
+    double mean_wait_s;             /* barrier wait, mean over ranks and kept iterations */
+    double effective_delay_pct;     /* % of kept iterations with delay > threshold */
+    double stall_share;             /* sum of training stall / sum of iteration time */
+    double gpu_busy_share;          /* sum of mean compute / total epoch time */
+    double first_batch_stall_share; /* the stall of each epoch's batch 0 / sum of iteration
+                                       time: the part of stall_share that is the epochs' start */
+    double ckpt_share;              /* set by mode = model: the loop's wait for checkpoints / total
+                                       epoch time (0: none); not in summary.csv */
 } stall_summary;
 
 typedef struct stall_report stall_report;
