@@ -50,7 +50,8 @@ const cfg_key cfg_keys[] = {
           "inference assumes); -1: inferred from the fetch starts (dftracer: its reader threads)"),
     CFG_K("trace", "prefetch_factor", CFG_INT, trace_prefetch, "0", 0, 65536, NULL,
           "the measured run's prefetch factor when the trace does not record it; 0: PyTorch's "
-          "default 2"),
+          "default 2; a tidy trace's prefetch column says it by itself (a contradicting value "
+          "is refused)"),
     CFG_K("trace", "persistent_workers", CFG_BOOL, trace_persistent, "false", 0, 0, NULL,
           "the measured run kept its workers across epochs (persistent_workers=True): its "
           "start-up is estimated from epoch 0 only and paid once; a tidy trace's persistent "

@@ -567,8 +567,8 @@ int wi_load_measured(const wi_trace_src *src, stall_measured *m, stall_err *err)
         rc = wi_trace_workers(src, t->workers, maxid, wi_infer_tidy_workers, t, &t->workers, &from,
                               err);
     }
-    if (rc == 0 && t->prefetch < 1 && src->prefetch > 0)
-        t->prefetch = (int)src->prefetch;
+    if (rc == 0)
+        rc = wi_trace_prefetch(src, t->prefetch, &t->prefetch, err);
     bool persistent = src->persistent;
     if (rc == 0)
         rc = wi_trace_persistent(src, t->persistent, &persistent, err);

@@ -25,6 +25,9 @@ void wi_inputs_resolve(const stall_config *cfg, wi_inputs *in)
     if (t->workers_given)
         stall_config_origin(cfg, "trace", "workers", t->workers_at, sizeof t->workers_at);
     t->prefetch = cfg->trace_prefetch;
+    t->prefetch_at[0] = '\0';
+    if (stall_config_given(cfg, "trace", "prefetch_factor"))
+        stall_config_origin(cfg, "trace", "prefetch_factor", t->prefetch_at, sizeof t->prefetch_at);
     t->persistent = cfg->trace_persistent;
     t->persistent_given = stall_config_given(cfg, "trace", "persistent_workers");
     t->ini = cfg->ini_path;
@@ -109,6 +112,22 @@ int wi_trace_persistent(const wi_trace_src *src, int column, bool *out, stall_er
                              "persistent = %d (its persistent_workers); leave the key out",
                              src->ini, src->persistent ? "true" : "false", column);
     *out = column == 1;
+    return 0;
+}
+
+int wi_trace_prefetch(const wi_trace_src *src, int column, int *pf, stall_err *err)
+{
+    if (column < 1) {
+        *pf = (int)src->prefetch;
+        return 0;
+    }
+    int64_t given = src->prefetch > 0 ? src->prefetch : 2;
+    if (src->prefetch_at[0] && given != column)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s = %lld, but the trace records prefetch = %d (its 'prefetch' "
+                             "column); leave the key out",
+                             src->prefetch_at, (long long)src->prefetch, column);
+    *pf = column;
     return 0;
 }
 

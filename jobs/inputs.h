@@ -24,12 +24,14 @@ typedef struct wi_trace_src {
     int64_t epoch;                    /* dsanalyzer: the epoch read */
     int64_t workers;                  /* [trace] workers; -1: infer from the fetch starts */
     bool workers_given;               /* set explicitly: must agree with a trace that records it */
-    char workers_at[STALL_PATH_MAX + 64]; /* where [trace] workers was given ("": not given), for
-                                             a tidy trace's worker ids past it */
-    int64_t prefetch;                     /* [trace] prefetch_factor; 0: PyTorch's default 2 */
-    bool persistent;                      /* [trace] persistent_workers */
-    bool persistent_given;                /* set explicitly: must agree with the trace's column */
-    const char *ini;                      /* the INI file, for messages ("" when none) */
+    char workers_at[STALL_PATH_MAX + 64];  /* where [trace] workers was given ("": not given), for
+                                              a tidy trace's worker ids past it */
+    int64_t prefetch;                      /* [trace] prefetch_factor; 0: PyTorch's default 2 */
+    char prefetch_at[STALL_PATH_MAX + 64]; /* where it was given ("": not given): it must agree
+                                              with a trace that records its prefetch */
+    bool persistent;                       /* [trace] persistent_workers */
+    bool persistent_given;                 /* set explicitly: must agree with the trace's column */
+    const char *ini;                       /* the INI file, for messages ("" when none) */
 } wi_trace_src;
 
 /* What a what-if sets ([loader] [cluster] [fetch] [compute] [storage]
@@ -111,6 +113,11 @@ int wi_trace_persistent(const wi_trace_src *src, int column, bool *out, stall_er
  * in the trace (maxid; -1: none), else what infer() gives (the fetch starts;
  * called only then). Where it came from in *from (stall_workers_from). A
  * [trace] workers that contradicts the column is refused (STALL_ECONFIG). */
+/* The measured run's prefetch factor into *pf: a tidy trace's prefetch
+ * column (column >= 1), which a given [trace] prefetch_factor must agree
+ * with (a contradiction is refused, naming where it was given), else the
+ * key's value, 0 left as 0 (the caller's default). */
+int wi_trace_prefetch(const wi_trace_src *src, int column, int *pf, stall_err *err);
 int wi_trace_workers(const wi_trace_src *src, int column, int maxid, int (*infer)(void *),
                      void *ctx, int *workers, int *from, stall_err *err);
 

@@ -425,8 +425,8 @@ int wi_stream_start(const wi_trace_src *src, wi_stream **out, stall_err *err)
     if (rc == 0)
         rc = wi_trace_workers(src, s->info.workers, maxid, wi_stream_inferred, &inferred,
                               &s->workers, &s->workers_from, err);
-    if (rc == 0 && s->prefetch < 1 && src->prefetch > 0)
-        s->prefetch = (int)src->prefetch;
+    if (rc == 0)
+        rc = wi_trace_prefetch(src, s->prefetch, &s->prefetch, err);
     if (rc == 0 && s->ds && s->prefetch < 1)
         s->prefetch = 2; /* as stall_measured_from_dsanalyzer */
     if (rc == 0 && (s->info.has_ckpt || s->info.cpu.has))

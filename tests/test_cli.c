@@ -2217,6 +2217,35 @@ Test(cli, worker_id_past_trace_workers_names_line_column_and_key)
     cr_expect_eq(sh(cmd, line, sizeof line), 0, "%s", line);
 }
 
+/* [trace] prefetch_factor against a trace's prefetch column: it was
+ * taken silently (validate printed "prefetch 2", effective.ini kept 4, a
+ * sweep over it gave identical rows); now a contradiction is refused, as
+ * [trace] workers is, by the streamed reader (validate of w2) and the whole
+ * one (a trace with CPU columns), and the recorded value itself passes. */
+Test(cli, a_trace_prefetch_factor_the_trace_contradicts_is_refused)
+{
+    const char *traces[] = {"traces/w2/trace.csv", "traces/cpushare/sleep_ddp2_r1/trace.csv"};
+    for (int i = 0; i < 2; i++) {
+        char cmd[3000], line[2048];
+        snprintf(cmd, sizeof cmd,
+                 "cd " STALL_SOURCE_DIR " && " BIN " %s %s --set trace.prefetch_factor=4 -q -o "
+                 "%s/pf%d",
+                 i ? "run" : "validate", traces[i], cdir, i);
+        cr_expect_eq(sh(cmd, line, sizeof line), 2, "%s: %s", cmd, line);
+        cr_expect_str_eq(line,
+                         "stallsim: --set trace.prefetch_factor = 4, but the trace records "
+                         "prefetch = 2 (its 'prefetch' column); leave the key out\n",
+                         "%s", cmd);
+        snprintf(cmd, sizeof cmd, "test ! -e %s/pf%d", cdir, i);
+        cr_expect_eq(sh(cmd, NULL, 0), 0, "wrote its folder");
+        snprintf(cmd, sizeof cmd,
+                 "cd " STALL_SOURCE_DIR " && " BIN " %s %s --set trace.prefetch_factor=2 -q -o "
+                 "%s/pfok%d",
+                 i ? "run" : "validate", traces[i], cdir, i);
+        cr_expect_eq(sh(cmd, line, sizeof line), 0, "%s: %s", cmd, line);
+    }
+}
+
 /* analyze and timeline read [trace] workers as run does. They read a tidy
  * trace without it: a worker id past the INI's count exited 0 (run,
  * validate, sweep and plan refuse it at the trace's line:column), a count
