@@ -184,18 +184,39 @@ int wi_horizon_check(const wi_whatif *what, double span, stall_err *err)
 /* Bytes a model run over g x ne x n cells needs: the duration tables, the
  * report's rows and per-rank stalls, and the model's per-worker state;
  * UINT64_MAX when that overflows. */
-static uint64_t wi_mem_estimate(int g, int ne, int64_t n)
+/* Bytes an observer keeps per rank-iteration (analyze.c's recorder: seven
+ * 8-byte columns and a 4-byte one, and three of a checkpoint's, in arrays
+ * that grow by doubling: up to twice that). */
+#define WI_OBSERVED_CELL_BYTES (2 * (9 * 8 + 4))
+
+/* The memory a run of g ranks x ne epochs x n batches needs: with tables,
+ * the fetch and compute tables per rank-iteration and the tail per
+ * iteration (measured: 8 + 8 + 8 / g bytes per rank-iteration; the report
+ * streams its rows and holds a fixed number for its quantiles); an
+ * observer's records; the model's slots and queues per rank. UINT64_MAX on
+ * overflow. */
+static uint64_t wi_mem_estimate(int g, int ne, int64_t n, bool tables, bool observed)
 {
-    size_t iters, cells, a, b, c, w;
+    size_t iters, cells, a = 0, b = 0, c, o = 0, w;
     if (!stall_size_mul((size_t)ne, (size_t)n, &iters) || !stall_size_mul(iters, (size_t)g, &cells))
         return UINT64_MAX;
-    /* fetch + compute + report stall per cell; tail + row (~160 B) + summary per iteration;
-     * the model's slots and queues per rank. */
-    if (!stall_size_mul(cells, 3 * sizeof(stall_time), &a) || !stall_size_mul(iters, 200, &b) ||
+    if ((tables && (!stall_size_mul(cells, 2 * sizeof(stall_time), &a) ||
+                    !stall_size_mul(iters, sizeof(stall_time), &b))) ||
+        (observed && !stall_size_mul(cells, WI_OBSERVED_CELL_BYTES, &o)) ||
         !stall_size_mul((size_t)g, 4096 + 64 * (size_t)STALL_LIMIT_WORKERS, &c) ||
-        __builtin_add_overflow(a, b, &w) || __builtin_add_overflow(w, c, &w))
+        __builtin_add_overflow(a, b, &w) || __builtin_add_overflow(w, c, &w) ||
+        __builtin_add_overflow(w, o, &w) || __builtin_add_overflow(w, (size_t)(16 << 20), &w))
         return UINT64_MAX;
     return (uint64_t)w;
+}
+
+int wi_mem_check(const wi_whatif *what, int g, int ne, int64_t n, bool tables, stall_err *err)
+{
+    char run[STALL_PATH_MAX + 80];
+    snprintf(run, sizeof run, "%s: %d ranks x %d epochs x %lld batches%s", wi_where(what->ini), g,
+             ne, (long long)n,
+             what->observed ? " (with the run's records for --analyze or --timeline)" : "");
+    return stall_mem_check(wi_mem_estimate(g, ne, n, tables, what->observed), run, err);
 }
 
 /* Samples in the trace's own last batch of an epoch (b when it does not say). */
@@ -277,10 +298,7 @@ int wi_tables_build_x(const wi_whatif *what, const stall_measured *m, int g, int
                              "limits (1..%d ranks, 1..%d epochs, 1..%lld batches)",
                              wi_where(what->ini), g, ne, (long long)n, STALL_LIMIT_RANKS,
                              STALL_LIMIT_EPOCHS, (long long)STALL_LIMIT_BATCHES);
-    char run[STALL_PATH_MAX + 80];
-    snprintf(run, sizeof run, "%s: %d ranks x %d epochs x %lld batches", wi_where(what->ini), g, ne,
-             (long long)n);
-    int mrc = stall_mem_check(wi_mem_estimate(g, ne, n), run, err);
+    int mrc = wi_mem_check(what, g, ne, n, true, err);
     if (mrc)
         return mrc;
     size_t cells = (size_t)ne * g * (size_t)n;

@@ -83,6 +83,11 @@ int wi_horizon_check(const wi_whatif *what, double span, stall_err *err);
 /* Builds the tables for g ranks x ne epochs x n batches: from m where it
  * measured the cell (scaled by the what-if speed factors when whatif),
  * resampled beyond it, drawn from the what-if's distributions without m. */
+/* Refuses (STALL_ECONFIG, naming the run) a run of g ranks x ne epochs x n
+ * batches whose estimated memory exceeds the machine's: with tables
+ * (wi_tables_build: the duration tables) or without (a streamed trace),
+ * and what->observed's records. */
+int wi_mem_check(const wi_whatif *what, int g, int ne, int64_t n, bool tables, stall_err *err);
 int wi_tables_build(const wi_whatif *what, const stall_measured *m, int g, int ne, int64_t n,
                     bool whatif, wi_tables *w, stall_err *err);
 /* The same tables, drawn on up to `threads` threads (fill.c) when they are

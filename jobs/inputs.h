@@ -52,6 +52,8 @@ typedef struct wi_whatif {
     bool in_order, persistent_workers;
     bool persistent_given; /* [loader] persistent_workers set explicitly */
     bool late_none;        /* [ranks] late_start = none: the ranks begin every epoch together */
+    bool observed; /* an observer (--analyze, --timeline) keeps every rank-iteration of the run:
+                      its memory counts in the run's check (wi_mem_check) */
     double pin_memory_s;
     int64_t batches, epochs, seed;
     double cpu_share, compute_cpu_share;

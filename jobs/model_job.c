@@ -276,6 +276,8 @@ static int wi_prepare(wi_model_run *j, stall_err *err)
         rc = wi_xform_check(what, &j->x, p->ranks, err);
         if (rc == 0)
             rc = wi_horizon_check(what, wi_stream_span(j->ws, true), err);
+        if (rc == 0)
+            rc = wi_mem_check(what, p->ranks, p->epochs, p->batches, false, err);
     } else {
         rc = wi_tables_build_j(what, j->have ? &j->m : NULL, p->ranks, p->epochs, p->batches, true,
                                j->opts->jobs > 1 ? j->opts->jobs : 1, &j->w, err);
@@ -627,6 +629,7 @@ int stall_model_job(const stall_config *cfg, const stall_run_opts *opts, stall_e
     if (stall_config_given(cfg, "align", "fetch"))
         j.fl = cfg->fetch_align;
     wi_inputs_resolve(cfg, &j.in);
+    j.in.what.observed = opts->on_iter != NULL;
     rc = wi_prepare(&j, err);
     j.jobs = stall_xcalloc((size_t)j.fl.n, sizeof *j.jobs);
     j.final = stall_job_outdir(cfg, opts);

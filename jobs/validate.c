@@ -135,6 +135,7 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
     bool unsorted = false, whole_cols = false;
     wi_inputs in;
     wi_inputs_resolve(cfg, &in);
+    in.what.observed = opts->on_iter != NULL;
     if (rc == 0 && stall_job_streams(cfg, opts)) {
         rc = wi_stream_open(&in.trace, &m, &ws, err);
         unsorted = rc == STALL_DS_UNSORTED;
@@ -158,7 +159,8 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
         wi_params(&in.what, &m, false, &p);
         if (!ws)
             rc = wi_tables_build(&in.what, &m, p.ranks, p.epochs, p.batches, false, &w, err);
-        else if ((rc = wi_horizon_check(&in.what, wi_stream_span(ws, false), err)) == 0)
+        else if ((rc = wi_horizon_check(&in.what, wi_stream_span(ws, false), err)) == 0 &&
+                 (rc = wi_mem_check(&in.what, p.ranks, p.epochs, p.batches, false, err)) == 0)
             /* wi_tables_build's horizon check, on the same sum. */
             rc = wi_stream_durations(ws, &p, NULL, &dur, err);
     }

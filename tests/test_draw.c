@@ -283,3 +283,30 @@ Test(draw, resampled_batches_take_the_trace_time_per_sample_of_their_own_samples
                 wi_tables_free(&w);
             }
 }
+
+/* The memory check of a run's tables (wi_mem_check): a run of 2 ranks x
+ * 10 epochs whose tables take 60% of the machine's memory passes (the
+ * tables are 8 B of fetch and 8 of compute per rank-iteration and 8 of
+ * tail per iteration; the estimate charged 24 and 200 and refused a run of
+ * about a tenth of the machine), refuses past the machine, and counts an
+ * observer's records (--analyze, --timeline: some 150 B per
+ * rank-iteration) with a message that says so. */
+Test(draw, the_memory_check_charges_what_the_tables_take)
+{
+    uint64_t have = stall_phys_memory();
+    if (have == 0)
+        cr_skip_test("the machine's memory is unknown");
+    wi_whatif w;
+    wi_whatif_defaults(&w);
+    stall_err err = {0};
+    int64_t per_iter = 2 * 16 + 8, ne = 10;
+    int64_t n = (int64_t)(0.6 * (double)have / (double)(per_iter * ne));
+    cr_assert_leq(2 * n, STALL_LIMIT_BATCHES);
+    cr_assert_eq(wi_mem_check(&w, 2, ne, n, true, &err), 0, "%s", err.msg);
+    cr_assert_eq(wi_mem_check(&w, 2, ne, 2 * n, true, &err), STALL_ECONFIG);
+    cr_assert(strstr(err.msg, "needs an estimated") != NULL, "%s", err.msg);
+    w.observed = true;
+    cr_assert_eq(wi_mem_check(&w, 2, ne, n, true, &err), STALL_ECONFIG);
+    cr_assert(strstr(err.msg, "--analyze") != NULL, "%s", err.msg);
+    cr_assert_eq(wi_mem_check(&w, 2, ne, n / 8, false, &err), 0, "%s", err.msg);
+}
