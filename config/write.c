@@ -100,6 +100,18 @@ void stall_config_write(const stall_config *cfg, const char *base_dir, FILE *f)
         fputc('\n', f);
     }
 }
+/* Whether key k is named by an entry of a stall_config_list_given list:
+ * "section" (every key of it) or "section.key". */
+static bool cfg_named(const char *entry, size_t k)
+{
+    const char *dot = strchr(entry, '.');
+    if (!dot)
+        return strcmp(entry, cfg_keys[k].section) == 0;
+    size_t ns = (size_t)(dot - entry);
+    return strlen(cfg_keys[k].section) == ns && strncmp(entry, cfg_keys[k].section, ns) == 0 &&
+           strcmp(dot + 1, cfg_keys[k].key) == 0;
+}
+
 size_t stall_config_list_given(const stall_config *cfg, const char *const *sections, char *buf,
                                size_t n)
 {
@@ -109,7 +121,7 @@ size_t stall_config_list_given(const stall_config *cfg, const char *const *secti
         if (!cfg->given[k])
             continue;
         for (const char *const *sec = sections; *sec; sec++)
-            if (strcmp(*sec, cfg_keys[k].section) == 0) {
+            if (cfg_named(*sec, k)) {
                 int w = snprintf(buf + len, len < n ? n - len : 0, "%s[%s] %s", count ? ", " : "",
                                  cfg_keys[k].section, cfg_keys[k].key);
                 if (w > 0 && len + (size_t)w < n)
@@ -128,7 +140,7 @@ size_t stall_config_drop(stall_config *cfg, const char *const *sections, char *b
     stall_config_defaults(&def);
     for (size_t k = 0; k < cfg_nkeys; k++)
         for (const char *const *sec = sections; *sec; sec++)
-            if (cfg->given[k] && strcmp(*sec, cfg_keys[k].section) == 0) {
+            if (cfg->given[k] && cfg_named(*sec, k)) {
                 memcpy((char *)cfg + cfg_keys[k].offset, (const char *)&def + cfg_keys[k].offset,
                        cfg_keys[k].size);
                 cfg->given[k] = 0;

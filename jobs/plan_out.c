@@ -111,8 +111,19 @@ static int plan_fill_keys(FILE *f, void *arg, stall_err *err)
     return 0;
 }
 
-int stall_plan_run(const stall_config *cfg, const stall_plan_opts *opts, stall_err *err)
+/* Keys no answer of plan reads: its answers are whole epochs' stall share
+ * and throughput (no means over the kept batches, no delay threshold) and
+ * it writes no per-iteration files. They are left out and said so, as
+ * validate leaves out what-if keys. */
+static const char *const plan_ignored[] = {"report.warmup", "report.delay_threshold",
+                                           "report.per_rank", NULL};
+
+int stall_plan_run(const stall_config *cfg_in, const stall_plan_opts *opts, stall_err *err)
 {
+    stall_config *cfg = stall_xmalloc(sizeof *cfg);
+    *cfg = *cfg_in;
+    char ignored[256];
+    size_t nign = stall_config_drop(cfg, plan_ignored, ignored, sizeof ignored);
     stall_plan_result *r = stall_xmalloc(sizeof *r);
     int rc = stall_plan_compute(cfg, r, err);
     /* Its own folder, not the run's it would replace. */
@@ -152,6 +163,11 @@ int stall_plan_run(const stall_config *cfg, const stall_plan_opts *opts, stall_e
                     "on its answer): %s = %lld\n",
                     where, (long long)cfg->workers);
         }
+        if (nign)
+            fprintf(f,
+                    "left out (plan's answers are whole epochs' stall share and throughput, "
+                    "and it writes no per-iteration files): %s\n",
+                    ignored);
         fprintf(f, "%-24s %12s  %-12s %s\n", "question", "answer", "binding", "simulations");
         fprintf(f, "%-24s %12.0f  %-12s %d\n", "min_workers_per_gpu", r->workers.value,
                 r->workers.binding, r->workers.sims);
@@ -232,5 +248,6 @@ int stall_plan_run(const stall_config *cfg, const stall_plan_opts *opts, stall_e
     }
     free(outdir);
     free(r);
+    free(cfg);
     return rc;
 }

@@ -953,3 +953,44 @@ Test(plan, a_late_launch_is_no_question_of_the_plan)
     free(text);
     free(cfg);
 }
+
+/* [report] warmup, delay_threshold and per_rank change no answer of plan
+ * (whole epochs' stall share and throughput, no per-iteration files): they
+ * were taken without a word. Now they are left out and listed, and
+ * plan.csv and scaling.csv are those of the plan without them. */
+Test(plan, report_keys_it_does_not_read_are_left_out_and_said)
+{
+    const char *const base[] = {"trace.format=tidy",
+                                "trace.path=" STALL_SOURCE_DIR "/traces/w2/trace.csv",
+                                "plan:max_gpus=2", "plan:max_workers=4", NULL};
+    stall_config *a = pl_trace_config(base), *b = pl_trace_config(base);
+    pl_apply(b, (const char *const[]){"report.warmup=50", "report.delay_threshold=5",
+                                      "report.per_rank=true", NULL});
+    char *ta = pl_report(a, "rk_a"), *tb = pl_report(b, "rk_b");
+    cr_expect_null(strstr(ta, "left out (plan's answers"), "%s", ta);
+    cr_expect_not_null(strstr(tb, "left out (plan's answers are whole epochs' stall share and "
+                                  "throughput, and it writes no per-iteration files): [report] "
+                                  "warmup, [report] delay_threshold, [report] per_rank\n"),
+                       "%s", tb);
+    const char *files[] = {"plan.csv", "scaling.csv"};
+    for (int i = 0; i < 2; i++) {
+        char pa[512], pb[512];
+        snprintf(pa, sizeof pa, "%s/rk_a/%s", pdir, files[i]);
+        snprintf(pb, sizeof pb, "%s/rk_b/%s", pdir, files[i]);
+        char *fa = stall_read_file(pa, NULL), *fb = stall_read_file(pb, NULL);
+        cr_assert(fa && fb, "%s %s", pa, pb);
+        cr_expect_str_eq(fa, fb, "%s", files[i]);
+        free(fa);
+        free(fb);
+    }
+    char pe[512];
+    snprintf(pe, sizeof pe, "%s/rk_b/effective.ini", pdir);
+    char *eff = stall_read_file(pe, NULL);
+    cr_assert_not_null(eff);
+    cr_expect_not_null(strstr(eff, "\n; warmup = 11\n"), "%s", eff);
+    free(eff);
+    free(ta);
+    free(tb);
+    free(a);
+    free(b);
+}

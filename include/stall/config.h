@@ -260,8 +260,9 @@ int stall_config_as_model(stall_config *cfg, const char *command, char *note, si
  * STALL_ECONFIG, with the message stall_config_check gives. */
 int stall_config_check_trace_keys(const stall_config *cfg, stall_err *err);
 
-/* Lists the keys given explicitly in any of `sections` (NULL-terminated)
- * as "[section] key, ..." into buf (truncated to n); returns their count. */
+/* Lists the keys given explicitly in any of `sections` (NULL-terminated:
+ * "section" names all its keys, "section.key" one) as "[section] key, ..."
+ * into buf (truncated to n); returns their count. */
 size_t stall_config_list_given(const stall_config *cfg, const char *const *sections, char *buf,
                                size_t n);
 
