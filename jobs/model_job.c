@@ -595,6 +595,11 @@ static void wi_print(const wi_model_run *j, double measured)
                 100 * s.lo, 100 * s.hi);
     }
     /* Last, so that every line above it is read before the folder's name. */
+    /* As replay says it: the means leave out each epoch's first batches. */
+    if (j->cfg->warmup > 0)
+        fprintf(f,
+                "means (iter_s, stall_s, delay_s) exclude the first %lld batches of each epoch; ",
+                (long long)j->cfg->warmup);
     fprintf(f, "results in %s/ (summary.csv, fetch-*_start-none/iterations.csv, %seffective.ini)\n",
             j->final, j->have && j->m.fetch_fit ? "fetch_fit.csv, " : "");
 }
