@@ -35,6 +35,35 @@ static void hl_point(FILE *f, const stall_table *t, size_t r)
     }
 }
 
+static double hl_seed_mean(const stall_table *t, size_t r, const char *col);
+
+/* A sweep of mode = seed: its sweep.csv holds the event replay's numbers
+ * (each point's replay_summary.csv), while the notebook's own means are in
+ * each point's total_summary.csv, whose range over the points is set
+ * beside them in *lo and *hi (the mean training stall of each point's
+ * first alignment). Returns false for a sweep of another mode. */
+static bool hl_sweep_seed(const char *dir, const stall_table *t, double *lo, double *hi)
+{
+    *lo = INFINITY, *hi = -INFINITY;
+    bool seed = false;
+    for (size_t r = 0; r < t->nrows; r++) {
+        char pd[64], *sub;
+        snprintf(pd, sizeof pd, "point-%06d", atoi(hl_get(t, r, "point")));
+        sub = stall_path_join(dir, pd);
+        stall_table *nb = NULL;
+        stall_err e = {0};
+        if (hf_has(sub, "total_summary.csv") && hl_read(sub, "total_summary.csv", &nb, &e) == 0 &&
+            nb && nb->nrows > 0) {
+            double v = hl_seed_mean(nb, 0, "Avg training stall time (sec)");
+            seed = true;
+            *lo = fmin(*lo, v), *hi = fmax(*hi, v);
+        }
+        stall_table_free(nb);
+        free(sub);
+    }
+    return seed;
+}
+
 int hl_sweep(FILE *f, const char *dir, stall_err *err)
 {
     stall_table *t = NULL;
@@ -81,8 +110,22 @@ int hl_sweep(FILE *f, const char *dir, stall_err *err)
         hf_fmt(b[0], hi, HF_NUM);
     }
     fclose(c);
-    hl_lead(f, flat ? "no effect" : "best point", b[0], claim);
+    double nlo, nhi;
+    bool seed = hl_sweep_seed(dir, t, &nlo, &nhi);
+    hl_lead(f, flat ? (seed ? "no effect (event replay)" : "no effect") : "best point", b[0],
+            claim);
     free(claim);
+    if (seed) {
+        char s1[HF_LEN], s2[HF_LEN];
+        fprintf(f,
+                "<p class=\"change\"><b>The event replay's numbers:</b> in mode = seed "
+                "sweep.csv and the figures hold the event simulation of each point "
+                "(replay_summary.csv); the notebook's own means (each point's "
+                "total_summary.csv) give a mean training stall from %s to %s over the points: "
+                "its arithmetic does not carry a slower batch's delay to the batches after it "
+                "(docs/seed-vs-replay.md).</p>\n",
+                hf_fmt(s1, nlo, HF_TIME), hf_fmt(s2, nhi, HF_TIME));
+    }
     double vs = hl_num(t, ihi, "vs_measured_pct");
     fprintf(f, "<p class=\"facts\">best point: epoch %s",
             hf_fmt(b[0], hl_num(t, ihi, "epoch_time_s"), HF_TIME));
