@@ -278,19 +278,48 @@ static int scen_fill_summary(FILE *f, void *arg, stall_err *err)
     return 0;
 }
 
+/* v with dec decimals, or "-" when it is not a number (a mean over no kept
+ * batch). */
+static const char *scen_num(char *buf, size_t n, int dec, double v)
+{
+    if (isnan(v))
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, "%.*f", dec, v);
+    return buf;
+}
+
+/* The line under a table whose means are "-": [report] warmup leaves out
+ * every batch. */
+static void scen_term_no_means(FILE *t, const scen_ctx *c, bool any, const char *cols)
+{
+    if (any)
+        fprintf(t,
+                "%s: -: no batch comes after the %lld left out of the means ([report] warmup), "
+                "so there is nothing to average\n",
+                cols, (long long)c->cfg->warmup);
+}
+
 static void scen_term_replay(FILE *t, const scen_ctx *c, double measured)
 {
     fprintf(t, "%-5s %-5s %11s %9s %10s %9s %9s %10s %7s\n", "fetch", "start", "epoch_s", "vs_meas",
             "iter_s", "stall_s", "delay_s", "eff_delay%", "stall%");
+    bool none = false;
     for (int i = 0; i < c->njobs; i++) {
         const scen_job *j = &c->jobs[i];
-        fprintf(t, "%-5s %-5s %11.3f %+8.2f%% %10.4f %9.4f %9.4f %10.2f %7.2f\n",
-                stall_align_name(j->fa), stall_align_name(j->sa), j->sum.epoch_time_s,
+        char b[4][32];
+        none |= isnan(j->sum.iteration.mean);
+        fprintf(t, "%-5s %-5s %11.3f %+8.2f%% %10s %9s %9s %10s %7.2f\n", stall_align_name(j->fa),
+                stall_align_name(j->sa), j->sum.epoch_time_s,
                 stall_pct_nz(100.0 * (j->sum.epoch_time_s - measured) / measured),
-                j->sum.iteration.mean, j->sum.stall.mean, j->sum.delay.mean,
-                j->sum.effective_delay_pct, 100.0 * j->sum.stall_share);
+                scen_num(b[0], sizeof b[0], 4, j->sum.iteration.mean),
+                scen_num(b[1], sizeof b[1], 4, j->sum.stall.mean),
+                scen_num(b[2], sizeof b[2], 4, j->sum.delay.mean),
+                scen_num(b[3], sizeof b[3], 2, j->sum.effective_delay_pct),
+                100.0 * j->sum.stall_share);
     }
     fprintf(t, "%-11s %11.3f   (measured epoch time)\n", "measured", measured);
+    scen_term_no_means(t, c, none, "iter_s, stall_s, delay_s, eff_delay%");
 }
 
 static void scen_term_seed(FILE *t, const scen_ctx *c)
@@ -298,13 +327,18 @@ static void scen_term_seed(FILE *t, const scen_ctx *c)
     fprintf(t, "%-5s %-5s | %-27s | %-27s\n", "", "", "notebook (seed mode)", "event replay");
     fprintf(t, "%-5s %-5s | %9s %9s %7s | %9s %9s %7s\n", "fetch", "start", "iter_s", "stall_s",
             "eff%", "iter_s", "stall_s", "eff%");
+    bool none = false;
     for (int i = 0; i < c->njobs; i++) {
         const scen_job *j = &c->jobs[i];
-        fprintf(t, "%-5s %-5s | %9.4f %9.4f %7.2f | %9.4f %9.4f %7.2f\n", stall_align_name(j->fa),
+        char b[3][32];
+        none |= isnan(j->sum.iteration.mean);
+        fprintf(t, "%-5s %-5s | %9.4f %9.4f %7.2f | %9s %9s %7s\n", stall_align_name(j->fa),
                 stall_align_name(j->sa), j->seed.mean_iter_s, j->seed.mean_stall_s,
-                j->seed.effective_delay_pct, j->sum.iteration.mean, j->sum.stall.mean,
-                j->sum.effective_delay_pct);
+                j->seed.effective_delay_pct, scen_num(b[0], sizeof b[0], 4, j->sum.iteration.mean),
+                scen_num(b[1], sizeof b[1], 4, j->sum.stall.mean),
+                scen_num(b[2], sizeof b[2], 2, j->sum.effective_delay_pct));
     }
+    scen_term_no_means(t, c, none, "the event replay's iter_s, stall_s, eff%");
 }
 
 static const char *scen_basename(const char *p)

@@ -2236,6 +2236,26 @@ Test(cli, a_model_run_says_its_means_leave_out_the_warmup)
     }
 }
 
+/* A replay (and the event replay beside seed mode) whose [report] warmup
+ * leaves out every batch printed "nan" in its means; now "-" and a line
+ * saying why, as a model run does. */
+Test(cli, a_replay_with_no_batch_after_the_warmup_says_so)
+{
+    const char *ini[] = {"configs/example.ini", "configs/seed-case1.ini"};
+    for (int i = 0; i < 2; i++) {
+        char cmd[3000], *text = NULL;
+        snprintf(cmd, sizeof cmd,
+                 "cd " STALL_SOURCE_DIR " && " BIN " run %s --set report.warmup=850 -o %s/rw%d",
+                 ini[i], cdir, i);
+        cr_assert_eq(sh_text(cmd, &text), 0, "%s", text);
+        cr_expect_null(strstr(text, "nan"), "%s", text);
+        cr_expect_not_null(strstr(text, ": -: no batch comes after the 850 left out of the means "
+                                        "([report] warmup), so there is nothing to average\n"),
+                           "%s", text);
+        free(text);
+    }
+}
+
 /* [trace] prefetch_factor against a trace's prefetch column: it was
  * taken silently (validate printed "prefetch 2", effective.ini kept 4, a
  * sweep over it gave identical rows); now a contradiction is refused, as
