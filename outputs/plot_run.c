@@ -9,9 +9,11 @@
  * Time and memory O(iterations x ranks x combinations).
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "plot_int.h"
 #include "stall/io.h"
@@ -479,7 +481,15 @@ static void plot_run_epochs(plot_ctx *c, plot_combo *k, int nk)
     bool comparable = stall_plot_measured_comparable(c->dir);
     double measured = comparable ? k[0].measured_s : NAN;
     bool dropped = !comparable && !isnan(k[0].measured_s);
-    const char *sub = dropped ? "\\n" PLOT_NOT_COMPARABLE : "";
+    /* Fetch times inferred from the loop's waits (fetch_fit.csv; the
+     * terminal's "none*"): the simulated bars are a fit's, said so. */
+    char *fit = stall_path_join(c->dir, "fetch_fit.csv");
+    bool inferred = access(fit, F_OK) == 0;
+    free(fit);
+    const char *sim = inferred ? "simulated (fetch times inferred)" : "simulated";
+    char sub[160];
+    snprintf(sub, sizeof sub, "%s%s", dropped ? "\\n" PLOT_NOT_COMPARABLE : "",
+             inferred ? "\\nfetch times inferred from the loop's waits (fetch_fit.csv)" : "");
     int ne0 = plot_epochs(&k[0], first, MAXEP);
     char cap[256];
     snprintf(cap, sizeof cap, "Simulated epoch time per %s%s",
@@ -527,8 +537,8 @@ static void plot_run_epochs(plot_ctx *c, plot_combo *k, int nk)
         for (int j = 0; j < nk; j++) {
             fprintf(c->gp, "%s\"epochs.dat\" index %d using 1:2 with linespoints pt 7 lc %d title ",
                     j ? ", \\\n     " : "", j, (j % 8) + 1);
-            char t[96];
-            snprintf(t, sizeof t, "simulated %s", k[j].label);
+            char t[160];
+            snprintf(t, sizeof t, "%s %s", sim, k[j].label);
             stall_plot_str(c->gp, t);
         }
         fprintf(c->gp, "%s\n",
@@ -536,17 +546,17 @@ static void plot_run_epochs(plot_ctx *c, plot_combo *k, int nk)
                                 : ", measured with lines dt 2 lc rgb \"#000000\" title "
                                   "\"measured (mean over epochs)\"");
     } else {
+        char one[240];
+        snprintf(one, sizeof one, "%s%s",
+                 dropped || isnan(measured) ? "" : " (labels: against the measured)", sub);
         fprintf(
             c->gp,
             "set title \"Simulated epoch time per alignment%s\"\n"
             "set xlabel \"alignment (fetch/start)\"\nset key outside right top\n"
             "set style fill solid 0.8 border -1\nset boxwidth 0.6\nset offsets 0, 0, graph 0.1, 0\n"
             "set xrange [-0.6:%d.6]\n"
-            "plot \"epochs.dat\" using 0:2:xtic(1) with boxes lc 1 title \"simulated\"%s\n",
-            dropped           ? sub
-            : isnan(measured) ? ""
-                              : " (labels: against the measured)",
-            nk - 1,
+            "plot \"epochs.dat\" using 0:2:xtic(1) with boxes lc 1 title \"%s\"%s\n",
+            one, nk - 1, sim,
             isnan(measured)
                 ? ""
                 : ", measured with lines dt 2 lw 2 lc rgb \"#000000\" title "

@@ -1820,3 +1820,28 @@ Test(plot, real_plan_of_one_gpu_says_gpu_on_a_box_over_the_line)
     cr_expect(strstr(gp, "set style textbox opaque"), "%s", gp);
     free(gp);
 }
+
+/* A run whose fetch times are inferred from the loop's waits (a Kineto
+ * trace without fetch times): the terminal marks its row "none*", and the
+ * epochs figure, which set its bar beside the measured time as any other,
+ * now says the bars are a fit's (title and key). A run of measured fetch
+ * times says nothing of it. */
+Test(plot, inferred_fetch_times_are_said_on_the_epochs_figure)
+{
+    NEED_GNUPLOT();
+    const char *runs[] = {"tests/kineto/torch211/ddp2_w2 --set trace.workers=2", "configs/w2.ini"};
+    for (int i = 0; i < 2; i++) {
+        char *r = res_dir(i ? "measured_fetch" : "inferred_fetch");
+        cr_assert_eq(sh("%s run %s --plots -o %s -q", BIN, runs[i], r), 0);
+        char p[1200];
+        snprintf(p, sizeof p, "%s/plots/epochs.gp", r);
+        char *gp = stall_read_file(p, NULL);
+        cr_assert_not_null(gp, "%s", p);
+        bool said = strstr(gp, "fetch times inferred from the loop's waits (fetch_fit.csv)") &&
+                    strstr(gp, "title \"simulated (fetch times inferred)\"");
+        cr_expect(i ? !strstr(gp, "inferred") : said, "%s", gp);
+        free(gp);
+        snprintf(p, sizeof p, "%s/plots/epochs.png", r);
+        cr_expect_eq(access(p, F_OK), 0, "%s", p);
+    }
+}
