@@ -258,7 +258,20 @@ static int cfg_ini_handler(void *user, const char *section, const char *name, co
     stall_err e = {0};
     size_t idx;
     if (strcmp(section, "sweep") == 0 || strcmp(section, "plan") == 0) {
-        /* Not scenario keys: kept as text for stallsim sweep and plan. */
+        /* Not scenario keys: kept as text for stallsim sweep and plan. A
+         * key given twice in the file is refused as any other is (the last
+         * one won); [sweep] zip may be given once per group. */
+        for (int i = 0; i < ctx->cfg->nextra; i++) {
+            const struct stall_config_extra *x = &ctx->cfg->extra[i];
+            if (!x->command_line && strcmp(x->section, section) == 0 && strcmp(x->key, name) == 0 &&
+                strcmp(name, "zip") != 0) {
+                stall_err_set(&e, STALL_ECONFIG, ": [%s] %s: given twice (first on line %d)",
+                              section, name, x->line);
+                if (ctx->first.code == 0)
+                    ctx->first = e;
+                return 0;
+            }
+        }
         if (stall_config_extra_add(ctx->cfg, section, name, value, false, "", &e) != 0) {
             if (ctx->first.code == 0)
                 ctx->first = e;

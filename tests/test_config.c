@@ -388,6 +388,21 @@ Test(config, duplicate_sections_and_keys_name_both_lines)
                                                               "(first on line 1)");
     BAD("[loader]\nworkers = 2\nprefetch_factor = 3\nworkers = 5\n",
         ":4: [loader] workers: given twice (first on line 2)");
+    /* [sweep] and [plan] lines too (the last one won, a new user's
+     * finding); zip once per group, and --sweep or --set over a file's line
+     * replace it. */
+    BAD("[sweep]\nloader.workers = 1,2\nloader.workers = 3\n",
+        ":3: [sweep] loader.workers: given twice (first on line 2)");
+    BAD("[plan]\nmax_gpus = 4\nstall_target = 0.1\nmax_gpus = 8\n",
+        ":4: [plan] max_gpus: given twice (first on line 2)");
+    stall_config cfg;
+    stall_err err = {0};
+    cr_assert_eq(load("[sweep]\na.b = 1,2\nc.d = 1,2\ne.f = 1,2\ng.h = 1,2\nzip = a.b, c.d\nzip = "
+                      "e.f, g.h\n",
+                      &cfg, &err),
+                 0, "%s", err.msg);
+    cr_assert_eq(load("[plan]\nmax_gpus = 4\n", &cfg, &err), 0, "%s", err.msg);
+    cr_assert_eq(stall_config_set(&cfg, "plan.max_gpus=8", &err), 0, "%s", err.msg);
 }
 
 Test(config, scenario_name_is_one_safe_folder_name)
