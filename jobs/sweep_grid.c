@@ -331,6 +331,11 @@ static int sweep_add_axis(stall_sweep *s, const char *key, const char *value, bo
         return stall_err_set(err, STALL_ECONFIG,
                              "%s: a sweep runs one mode (its summaries have different columns)",
                              where);
+    if (strcmp(key, "scenario.name") == 0)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: has no effect: no point's results depend on the scenario's "
+                             "name (the sweep's folder is named once; -o names another)",
+                             where);
     if (strncmp(key, "plan.", 5) == 0 || strncmp(key, "sweep.", 6) == 0) {
         /* Not keys of a scenario: [plan] holds the questions of `stallsim
          * plan`, which a sweep's points do not ask. */
@@ -523,6 +528,22 @@ int stall_sweep_create(const stall_config *cfg, const stall_sweep_opts *opts, st
                                "raises it)",
                                s->src, maxp);
         s->points *= (size_t)s->group_n[g];
+    }
+    /* [report] per_rank shapes ranks.csv, which a point writes only with
+     * --keep iterations: without it the key has no effect. */
+    if (rc == 0 && !opts->keep_iterations) {
+        int a = stall__sweep_axis_of(s, "report.per_rank");
+        char where[STALL_PATH_MAX + 128] = "";
+        if (a >= 0 && !s->ax[a].from_base)
+            stall__sweep_axis_where(s, a, where, sizeof where);
+        else if (stall_config_given(cfg, "report", "per_rank"))
+            stall_config_origin(cfg, "report", "per_rank", where, sizeof where);
+        if (where[0])
+            rc = stall_err_set(err, STALL_ECONFIG,
+                               "%s: has no effect: a sweep's points write no iterations.csv or "
+                               "ranks.csv without --keep iterations (give it, or leave the key "
+                               "out)",
+                               where);
     }
     /* Every point, before anything runs. */
     stall_config *pc = stall_xmalloc(sizeof *pc);

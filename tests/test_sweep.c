@@ -454,3 +454,41 @@ Test(sweep, points_that_replay_a_late_start_beside_others_are_said)
         free(cfg);
     }
 }
+
+/* Keys that change no point are refused up front (they were taken: the
+ * points came out the same, a new user's finding): a sweep over the
+ * scenario's name, and [report] per_rank without --keep iterations (no
+ * point writes ranks.csv then), given in the scenario or as an axis. With
+ * --keep iterations per_rank shapes the points' files and is taken. */
+Test(sweep, keys_that_change_no_point_are_refused)
+{
+    struct {
+        const char *line, *want;
+        bool keep;
+    } c[] = {
+        {"sweep:scenario.name=a,b", "--sweep scenario.name: has no effect: no point's", false},
+        {"report.per_rank=true",
+         "--set report.per_rank: has no effect: a sweep's points write no "
+         "iterations.csv or ranks.csv without --keep iterations",
+         false},
+        {"sweep:report.per_rank=true,false", "--sweep report.per_rank: has no effect", false},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        const char *lines[] = {"sweep:loader.workers=1,2", c[i].line, NULL};
+        stall_config *cfg = sw_config(lines);
+        stall_sweep_opts o = {.keep_iterations = c[i].keep};
+        stall_sweep *s = NULL;
+        stall_err e = {0};
+        cr_expect_eq(stall_sweep_create(cfg, &o, &s, &e), STALL_ECONFIG, "%s", c[i].line);
+        cr_expect_not_null(strstr(e.msg, c[i].want), "%s: %s", c[i].line, e.msg);
+        o.keep_iterations = true;
+        int rc = stall_sweep_create(cfg, &o, &s, &e);
+        if (i == 0)
+            cr_expect_eq(rc, STALL_ECONFIG, "%s", e.msg);
+        else
+            cr_expect_eq(rc, 0, "%s: %s", c[i].line, e.msg);
+        if (rc == 0)
+            stall_sweep_destroy(s);
+        free(cfg);
+    }
+}
