@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "stall/io.h"
@@ -47,6 +48,23 @@ static int cfg_choice(const char *choices, const char *value)
         p = bar + 1;
     }
 }
+
+/* A boolean in any of the spellings INI files use (inih's own examples
+ * among them), in any case: 1 for true, 0 for false, -1 for neither. */
+static int cfg_bool(const char *v)
+{
+    static const char *const yes[] = {"true", "yes", "on", "1"};
+    static const char *const no[] = {"false", "no", "off", "0"};
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+        if (strcasecmp(v, yes[i]) == 0)
+            return 1;
+        if (strcasecmp(v, no[i]) == 0)
+            return 0;
+    }
+    return -1;
+}
+
+#define CFG_BOOL_SPELLINGS "true/false, yes/no, on/off or 1/0, in any case"
 
 static int cfg_parse_aligns(const char *value, stall_align_list *out, char *why, size_t whylen)
 {
@@ -179,16 +197,21 @@ static int cfg_store(stall_config *cfg, const cfg_key *k, const char *raw, const
         return 0;
     }
     case CFG_BOOL: {
-        int t = cfg_choice("true|yes|on|1", v), f = cfg_choice("false|no|off|0", v);
-        if (t < 0 && f < 0) {
-            snprintf(why, whylen, "not a boolean: '%s' (expected true or false)", v);
+        int b = cfg_bool(v);
+        if (b < 0) {
+            snprintf(why, whylen, "not a boolean: '%s' (expected " CFG_BOOL_SPELLINGS ")", v);
             return -1;
         }
-        *(bool *)dst = t >= 0;
+        *(bool *)dst = b == 1;
         return 0;
     }
     case CFG_ENUM: {
         int i = cfg_choice(k->choices, v);
+        /* An enum with true and false among its values (auto|true|false)
+         * takes them in every boolean spelling, as a boolean key does. */
+        int b = i < 0 ? cfg_bool(v) : -1;
+        if (b >= 0)
+            i = cfg_choice(k->choices, b ? "true" : "false");
         if (i < 0) {
             snprintf(why, whylen, "unknown value '%s' (expected one of %s)", v, k->choices);
             return -1;

@@ -121,6 +121,34 @@ Test(config, bad_numbers_and_ranges_are_rejected)
     }
 }
 
+/* Every boolean spelling is taken in any case (TRUE was refused while yes
+ * was taken), per_rank's true and false too, and a refusal lists them. */
+Test(config, booleans_take_every_spelling_in_any_case)
+{
+    const char *yes[] = {"true", "TRUE", "True", "yes", "YES", "on", "On", "1"};
+    const char *no[] = {"false", "FALSE", "False", "no", "No", "off", "OFF", "0"};
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+        for (int b = 0; b < 2; b++) {
+            char text[128];
+            const char *v = b ? yes[i] : no[i];
+            snprintf(text, sizeof text, "[loader]\nin_order = %s\n[report]\nper_rank = %s\n", v, v);
+            stall_config cfg;
+            stall_err err = {0};
+            cr_assert_eq(load(text, &cfg, &err), 0, "%s: %s", v, err.msg);
+            cr_assert_eq(cfg.in_order, b == 1, "in_order = %s read as %d", v, cfg.in_order);
+            cr_assert_eq(cfg.per_rank, b ? 1 : 2, "per_rank = %s read as %d", v, cfg.per_rank);
+        }
+    }
+    stall_config cfg;
+    stall_err err = {0};
+    cr_assert_eq(load("[loader]\nin_order = maybe\n", &cfg, &err), STALL_ECONFIG);
+    cr_assert(strstr(err.msg, "t.ini:2: [loader] in_order: not a boolean: 'maybe' (expected "
+                              "true/false, yes/no, on/off or 1/0, in any case)"),
+              "%s", err.msg);
+    cr_assert_eq(load("[report]\nper_rank = Auto\n", &cfg, &err), STALL_ECONFIG,
+                 "an enum's own values keep their case");
+}
+
 Test(config, syntax_error_names_line)
 {
     stall_config cfg;
