@@ -11,6 +11,7 @@
 #include "stall/digest.h"
 
 #include <errno.h>
+#include <float.h>
 #include <ini.h>
 #include <math.h>
 #include <stddef.h>
@@ -98,6 +99,68 @@ static int cfg_parse_aligns(const char *value, stall_align_list *out, char *why,
     return 0;
 }
 
+/* Whether v is decimal number text: an optional sign, digits with at most
+ * one point (a digit beside it), then for a real number an optional
+ * exponent (e or E, an optional sign, digits). strtod and strtoll alone
+ * differ: strtod also takes hexadecimal (0x1p-3), inf and nan, which an INI
+ * value has no need of, while strtoll in base 10 refuses 0x10. */
+static bool cfg_decimal(const char *v, bool integer)
+{
+    const char *p = v + (*v == '+' || *v == '-');
+    size_t digits = strspn(p, "0123456789");
+    p += digits;
+    if (integer)
+        return digits > 0 && *p == '\0';
+    if (*p == '.') {
+        size_t frac = strspn(p + 1, "0123456789");
+        digits += frac;
+        p += 1 + frac;
+    }
+    if (digits == 0)
+        return false;
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        p += *p == '+' || *p == '-';
+        size_t exp = strspn(p, "0123456789");
+        if (exp == 0)
+            return false;
+        p += exp;
+    }
+    return *p == '\0';
+}
+
+int stall_config_number(const char *text, double *out, char *why, size_t n)
+{
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", text);
+    char *v = cfg_trim(buf);
+    if (strlen(text) >= sizeof buf || !cfg_decimal(v, false)) {
+        const char *w = v + (*v == '+' || *v == '-');
+        bool nonfinite = strcasecmp(w, "inf") == 0 || strcasecmp(w, "infinity") == 0 ||
+                         strcasecmp(w, "nan") == 0;
+        snprintf(why, n, "%s: '%.64s' (expected a decimal number such as 0.25 or 1e-3)",
+                 nonfinite ? "not a finite number" : "not a number", v);
+        return -1;
+    }
+    errno = 0;
+    double x = strtod(v, NULL);
+    if (errno == ERANGE && fabs(x) > 1) {
+        snprintf(why, n, "%s is too large (beyond %.1e, the largest double)", v, DBL_MAX);
+        return -2;
+    }
+    /* Below the smallest normal double a value keeps fewer digits than
+     * written (1e-320 is read as 9.99989e-321) or becomes 0, so the number
+     * used would not be the one given; no key means anything near there. */
+    if (errno == ERANGE || (x != 0 && fabs(x) < DBL_MIN)) {
+        snprintf(why, n,
+                 "%s is too small (below %.1e, the smallest normal double; write 0 for zero)", v,
+                 DBL_MIN);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
 /* Values that effective.ini could not give back: control characters (a
  * newline through --set) and an inline comment (white space then ';'). */
 static bool cfg_value_unsafe(const char *v, char *why, size_t whylen)
@@ -139,7 +202,6 @@ static int cfg_store(stall_config *cfg, const cfg_key *k, const char *raw, const
     strcpy(buf, raw);
     char *v = cfg_trim(buf);
     void *dst = (char *)cfg + k->offset;
-    char *end = NULL;
     if (cfg_value_unsafe(v, why, whylen))
         return -1;
     switch (k->type) {
@@ -169,10 +231,14 @@ static int cfg_store(stall_config *cfg, const cfg_key *k, const char *raw, const
         return ok ? 0 : -1;
     }
     case CFG_INT: {
+        if (!cfg_decimal(v, true)) {
+            snprintf(why, whylen, "not an integer: '%s' (expected decimal digits such as 8)", v);
+            return -1;
+        }
         errno = 0;
-        long long x = strtoll(v, &end, 10);
-        if (v[0] == '\0' || *end != '\0' || errno == ERANGE) {
-            snprintf(why, whylen, "not an integer: '%s'", v);
+        long long x = strtoll(v, NULL, 10);
+        if (errno == ERANGE) {
+            snprintf(why, whylen, "%s is out of range [%.0f, %.0f]", v, k->min, k->max);
             return -1;
         }
         if ((double)x < k->min || (double)x > k->max) {
@@ -183,12 +249,12 @@ static int cfg_store(stall_config *cfg, const cfg_key *k, const char *raw, const
         return 0;
     }
     case CFG_DOUBLE: {
-        errno = 0;
-        double x = strtod(v, &end);
-        if (v[0] == '\0' || *end != '\0' || errno == ERANGE || !isfinite(x)) {
-            snprintf(why, whylen, "not a finite number: '%s'", v);
+        double x;
+        int bad = stall_config_number(v, &x, why, whylen);
+        if (bad == -2) /* past a double: past the key's own limit too */
+            snprintf(why, whylen, "%s is out of range [%g, %g]", v, k->min, k->max);
+        if (bad != 0)
             return -1;
-        }
         if (x < k->min || x > k->max) {
             snprintf(why, whylen, "%g is out of range [%g, %g]", x, k->min, k->max);
             return -1;

@@ -358,8 +358,11 @@ Test(plan, bad_plan_keys_and_modes_refused)
                              * search would set a count the configuration refuses: plan
                              * aborted there (a new user's finding) */
                             {"plan:max_workers=1025", "--set plan.max_workers: bad value"},
-                            {"plan:max_gpus=65537", "--set plan.max_gpus: bad value"}};
-    for (int i = 0; i < 7; i++) {
+                            {"plan:max_gpus=65537", "--set plan.max_gpus: bad value"},
+                            /* decimal only, as the INI's numbers: 0x4 read as 4 */
+                            {"plan:max_workers=0x4", "--set plan.max_workers: bad value"},
+                            {"plan:stall_target=0x1p-3", "--set plan.stall_target: bad value"}};
+    for (int i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
         stall_config *cfg = pl_config((const char *const[]){bad[i][0], NULL});
         stall_plan_result r;
         stall_err e = {0};

@@ -220,6 +220,13 @@ void stall_config_set_tag(const stall_config *cfg, char *buf, size_t n);
 int stall_config_apply(stall_config *cfg, const char *section, const char *key, const char *value,
                        const char *where, stall_err *err);
 
+/* Reads text (blanks around it allowed) as the loader reads a number key:
+ * decimal only (digits, a point, an exponent: no hexadecimal, inf or nan),
+ * finite, and 0 or at least DBL_MIN (2.2e-308) in magnitude. Returns 0 with
+ * *out set, or with why (n bytes) saying what is wrong, for messages "where:
+ * why": -2 for a number beyond the largest double, -1 for anything else. */
+int stall_config_number(const char *text, double *out, char *why, size_t n);
+
 /* Cross-key checks for the chosen mode (e.g. trace files given, 0 workers
  * with an explicit prefetch factor). Returns 0 or STALL_ECONFIG. */
 int stall_config_check(const stall_config *cfg, stall_err *err);
