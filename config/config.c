@@ -667,6 +667,7 @@ int stall_config_load_any(stall_config *cfg, const char *path, char *note, size_
     } else {
         /* Paths as given: relative to the current folder, as with --set. */
         cfg->ini_path[0] = cfg->ini_dir[0] = '\0';
+        snprintf(cfg->trace_arg, sizeof cfg->trace_arg, "%s", folder);
         char name[STALL_NAME_MAX];
         stall_config_name_from_path(folder, name, sizeof name);
         const char *kv[5][2] = {{"name", name}};

@@ -567,7 +567,7 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
     plan_ctx *c = stall_xcalloc(1, sizeof *c);
     c->base = *cfg;
     c->base.nextra = 0;
-    c->src = cfg->ini_path[0] ? cfg->ini_path : "config";
+    c->src = stall_config_src(cfg);
     int rc = plan_keys(cfg, r, c->src, err);
     char at[STALL_PATH_MAX + 64];
     if (rc == 0 && cfg->mode != STALL_MODE_MODEL) {

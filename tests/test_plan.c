@@ -372,6 +372,27 @@ Test(plan, bad_plan_keys_and_modes_refused)
     }
 }
 
+/* A Kineto trace given to plan in place of an INI: the refusal names the
+ * trace as given (it said "config: [trace] format: ..."). */
+Test(plan, a_kineto_trace_given_directly_is_named_in_the_refusal)
+{
+    const char *paths[] = {STALL_SOURCE_DIR "/tests/kineto/w2_sched", STALL_SOURCE_DIR
+                           "/tests/kineto/w0_sched/w0_sched.1795464294069.pt.trace.json.gz"};
+    for (int i = 0; i < 2; i++) {
+        stall_config *cfg = malloc(sizeof *cfg);
+        stall_config_defaults(cfg);
+        char note[1024];
+        stall_err e = {0};
+        cr_assert_eq(stall_config_load_any(cfg, paths[i], note, sizeof note, &e), 0, "%s", e.msg);
+        stall_plan_result r;
+        cr_assert_eq(stall_plan_compute(cfg, &r, &e), STALL_ECONFIG, "%s", paths[i]);
+        char want[1024];
+        snprintf(want, sizeof want, "%s: plan takes tidy or dsanalyzer traces", paths[i]);
+        cr_assert(strncmp(e.msg, want, strlen(want)) == 0, "'%s' should start '%s'", e.msg, want);
+        free(cfg);
+    }
+}
+
 static char *pl_slurp(const char *dir, const char *name)
 {
     char path[512];
