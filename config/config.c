@@ -495,6 +495,11 @@ int stall_config_load(stall_config *cfg, const char *ini_path, stall_err *err)
 {
     if (strlen(ini_path) >= sizeof cfg->ini_path)
         return stall_err_set(err, STALL_EIO, "%s: path too long", ini_path);
+    /* Refused as a trace is: the loader reads the file twice (a check of
+     * its raw bytes, then inih), and its paths are relative to its folder. */
+    int rc = stall_input_check(ini_path, err);
+    if (rc)
+        return rc;
     FILE *f = fopen(ini_path, "r");
     if (!f)
         return stall_err_set(err, STALL_EIO, "%s: cannot open: %s", ini_path, strerror(errno));
@@ -502,7 +507,7 @@ int stall_config_load(stall_config *cfg, const char *ini_path, stall_err *err)
     char *dir = stall_path_dir(ini_path);
     snprintf(cfg->ini_dir, sizeof cfg->ini_dir, "%s", dir);
     free(dir);
-    int rc = cfg_load_stream(cfg, f, ini_path, err);
+    rc = cfg_load_stream(cfg, f, ini_path, err);
     fclose(f);
     return rc;
 }

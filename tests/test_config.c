@@ -233,6 +233,26 @@ Test(config, missing_file_is_an_io_error)
     cr_assert(strstr(err.msg, "/nonexistent/x.ini") != NULL, "message: %s", err.msg);
 }
 
+/* An INI that is a FIFO or a pipe is refused as a trace is, without
+ * opening it (no writer: open would wait forever): the loader reads it
+ * twice and resolves its paths against its folder. */
+Test(config, a_fifo_ini_is_refused_without_being_opened, .timeout = 30)
+{
+    char fifo[600];
+    snprintf(fifo, sizeof fifo, "%s/pipe.ini", cfg_dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    stall_config cfg;
+    stall_config_defaults(&cfg);
+    stall_err err = {0};
+    cr_assert_eq(stall_config_load(&cfg, fifo, &err), STALL_EIO);
+    char want[700];
+    snprintf(want, sizeof want, "%s: not a regular file (a pipe or FIFO; ", fifo);
+    cr_assert(strstr(err.msg, want), "%s", err.msg);
+    char note[256];
+    cr_assert_eq(stall_config_load_any(&cfg, fifo, note, sizeof note, &err), STALL_EIO);
+    cr_assert(strstr(err.msg, want), "load_any: %s", err.msg);
+}
+
 Test(config, set_overrides_and_reports_bad_overrides)
 {
     stall_config cfg;
