@@ -88,7 +88,7 @@ void stall_config_origin(const stall_config *cfg, const char *section, const cha
                          size_t n)
 {
     size_t idx;
-    const char *ini = cfg->ini_path[0] ? cfg->ini_path : "config";
+    const char *ini = stall_config_src(cfg);
     const cfg_key *k = cfg_find(section, key, &idx);
     if (k && !cfg->given[idx])
         snprintf(buf, n, "%s: [%s] %s (default %s)", ini, section, key,
@@ -105,8 +105,15 @@ void stall_config_origin(const stall_config *cfg, const char *section, const cha
         snprintf(buf, n, "%s:%d: [sweep] %s.%s", ini, cfg->given_line[idx], section, key);
     else if (cfg->given_line[idx] > 0)
         snprintf(buf, n, "%s:%d: [%s] %s", ini, cfg->given_line[idx], section, key);
+    else if (!cfg->ini_path[0] && cfg->trace_arg[0])
+        snprintf(buf, n, "%s", ini); /* set from the trace, not written by anyone */
     else
         snprintf(buf, n, "%s: [%s] %s", ini, section, key);
+}
+
+const char *stall_config_src(const stall_config *cfg)
+{
+    return cfg->ini_path[0] ? cfg->ini_path : cfg->trace_arg[0] ? cfg->trace_arg : "config";
 }
 
 bool stall_config_applies(const stall_config *cfg, const char *section, const char *key)
@@ -246,7 +253,7 @@ int stall_config_as_model(stall_config *cfg, const char *command, char *note, si
         return 0; /* stall_config_check says what is missing */
     int was = cfg->mode;
     char where[STALL_PATH_MAX + 32];
-    snprintf(where, sizeof where, "%s", cfg->ini_path[0] ? cfg->ini_path : "config");
+    snprintf(where, sizeof where, "%s", stall_config_src(cfg));
     if (cfg->mode != STALL_MODE_MODEL) {
         int rc = stall_config_apply(cfg, "scenario", "mode", "model", where, err);
         if (rc)
@@ -364,13 +371,13 @@ static int cfg_need(const stall_config *cfg, const char *key, const char *value,
         return 0;
     char f[CFG_AT];
     return stall_err_set(err, STALL_ECONFIG, "%s: [trace] %s: required for format = %s (%s)",
-                         cfg->ini_path[0] ? cfg->ini_path : "config", key,
-                         cfg_format_name(cfg->format), cfg_at(cfg, "trace", "format", f, sizeof f));
+                         stall_config_src(cfg), key, cfg_format_name(cfg->format),
+                         cfg_at(cfg, "trace", "format", f, sizeof f));
 }
 
 int stall_config_check(const stall_config *cfg, stall_err *err)
 {
-    const char *src = cfg->ini_path[0] ? cfg->ini_path : "config";
+    const char *src = stall_config_src(cfg);
     if (cfg->nextra > 0) {
         const struct stall_config_extra *x = &cfg->extra[0];
         if (x->command_line) {

@@ -11,11 +11,13 @@
 #include "stall/digest.h"
 
 #include <errno.h>
+#include <float.h>
 #include <ini.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "stall/io.h"
@@ -48,6 +50,23 @@ static int cfg_choice(const char *choices, const char *value)
     }
 }
 
+/* A boolean in any of the spellings INI files use (inih's own examples
+ * among them), in any case: 1 for true, 0 for false, -1 for neither. */
+static int cfg_bool(const char *v)
+{
+    static const char *const yes[] = {"true", "yes", "on", "1"};
+    static const char *const no[] = {"false", "no", "off", "0"};
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+        if (strcasecmp(v, yes[i]) == 0)
+            return 1;
+        if (strcasecmp(v, no[i]) == 0)
+            return 0;
+    }
+    return -1;
+}
+
+#define CFG_BOOL_SPELLINGS "true/false, yes/no, on/off or 1/0, in any case"
+
 static int cfg_parse_aligns(const char *value, stall_align_list *out, char *why, size_t whylen)
 {
     char buf[128];
@@ -77,6 +96,68 @@ static int cfg_parse_aligns(const char *value, stall_align_list *out, char *why,
         return -1;
     }
     *out = l;
+    return 0;
+}
+
+/* Whether v is decimal number text: an optional sign, digits with at most
+ * one point (a digit beside it), then for a real number an optional
+ * exponent (e or E, an optional sign, digits). strtod and strtoll alone
+ * differ: strtod also takes hexadecimal (0x1p-3), inf and nan, which an INI
+ * value has no need of, while strtoll in base 10 refuses 0x10. */
+static bool cfg_decimal(const char *v, bool integer)
+{
+    const char *p = v + (*v == '+' || *v == '-');
+    size_t digits = strspn(p, "0123456789");
+    p += digits;
+    if (integer)
+        return digits > 0 && *p == '\0';
+    if (*p == '.') {
+        size_t frac = strspn(p + 1, "0123456789");
+        digits += frac;
+        p += 1 + frac;
+    }
+    if (digits == 0)
+        return false;
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        p += *p == '+' || *p == '-';
+        size_t exp = strspn(p, "0123456789");
+        if (exp == 0)
+            return false;
+        p += exp;
+    }
+    return *p == '\0';
+}
+
+int stall_config_number(const char *text, double *out, char *why, size_t n)
+{
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", text);
+    char *v = cfg_trim(buf);
+    if (strlen(text) >= sizeof buf || !cfg_decimal(v, false)) {
+        const char *w = v + (*v == '+' || *v == '-');
+        bool nonfinite = strcasecmp(w, "inf") == 0 || strcasecmp(w, "infinity") == 0 ||
+                         strcasecmp(w, "nan") == 0;
+        snprintf(why, n, "%s: '%.64s' (expected a decimal number such as 0.25 or 1e-3)",
+                 nonfinite ? "not a finite number" : "not a number", v);
+        return -1;
+    }
+    errno = 0;
+    double x = strtod(v, NULL);
+    if (errno == ERANGE && fabs(x) > 1) {
+        snprintf(why, n, "%s is too large (beyond %.1e, the largest double)", v, DBL_MAX);
+        return -2;
+    }
+    /* Below the smallest normal double a value keeps fewer digits than
+     * written (1e-320 is read as 9.99989e-321) or becomes 0, so the number
+     * used would not be the one given; no key means anything near there. */
+    if (errno == ERANGE || (x != 0 && fabs(x) < DBL_MIN)) {
+        snprintf(why, n,
+                 "%s is too small (below %.1e, the smallest normal double; write 0 for zero)", v,
+                 DBL_MIN);
+        return -1;
+    }
+    *out = x;
     return 0;
 }
 
@@ -121,7 +202,6 @@ static int cfg_store(stall_config *cfg, const cfg_key *k, const char *raw, const
     strcpy(buf, raw);
     char *v = cfg_trim(buf);
     void *dst = (char *)cfg + k->offset;
-    char *end = NULL;
     if (cfg_value_unsafe(v, why, whylen))
         return -1;
     switch (k->type) {
@@ -151,10 +231,14 @@ static int cfg_store(stall_config *cfg, const cfg_key *k, const char *raw, const
         return ok ? 0 : -1;
     }
     case CFG_INT: {
+        if (!cfg_decimal(v, true)) {
+            snprintf(why, whylen, "not an integer: '%s' (expected decimal digits such as 8)", v);
+            return -1;
+        }
         errno = 0;
-        long long x = strtoll(v, &end, 10);
-        if (v[0] == '\0' || *end != '\0' || errno == ERANGE) {
-            snprintf(why, whylen, "not an integer: '%s'", v);
+        long long x = strtoll(v, NULL, 10);
+        if (errno == ERANGE) {
+            snprintf(why, whylen, "%s is out of range [%.0f, %.0f]", v, k->min, k->max);
             return -1;
         }
         if ((double)x < k->min || (double)x > k->max) {
@@ -165,12 +249,12 @@ static int cfg_store(stall_config *cfg, const cfg_key *k, const char *raw, const
         return 0;
     }
     case CFG_DOUBLE: {
-        errno = 0;
-        double x = strtod(v, &end);
-        if (v[0] == '\0' || *end != '\0' || errno == ERANGE || !isfinite(x)) {
-            snprintf(why, whylen, "not a finite number: '%s'", v);
+        double x;
+        int bad = stall_config_number(v, &x, why, whylen);
+        if (bad == -2) /* past a double: past the key's own limit too */
+            snprintf(why, whylen, "%s is out of range [%g, %g]", v, k->min, k->max);
+        if (bad != 0)
             return -1;
-        }
         if (x < k->min || x > k->max) {
             snprintf(why, whylen, "%g is out of range [%g, %g]", x, k->min, k->max);
             return -1;
@@ -179,16 +263,21 @@ static int cfg_store(stall_config *cfg, const cfg_key *k, const char *raw, const
         return 0;
     }
     case CFG_BOOL: {
-        int t = cfg_choice("true|yes|on|1", v), f = cfg_choice("false|no|off|0", v);
-        if (t < 0 && f < 0) {
-            snprintf(why, whylen, "not a boolean: '%s' (expected true or false)", v);
+        int b = cfg_bool(v);
+        if (b < 0) {
+            snprintf(why, whylen, "not a boolean: '%s' (expected " CFG_BOOL_SPELLINGS ")", v);
             return -1;
         }
-        *(bool *)dst = t >= 0;
+        *(bool *)dst = b == 1;
         return 0;
     }
     case CFG_ENUM: {
         int i = cfg_choice(k->choices, v);
+        /* An enum with true and false among its values (auto|true|false)
+         * takes them in every boolean spelling, as a boolean key does. */
+        int b = i < 0 ? cfg_bool(v) : -1;
+        if (b >= 0)
+            i = cfg_choice(k->choices, b ? "true" : "false");
         if (i < 0) {
             snprintf(why, whylen, "unknown value '%s' (expected one of %s)", v, k->choices);
             return -1;
@@ -419,6 +508,11 @@ int stall_config_load(stall_config *cfg, const char *ini_path, stall_err *err)
 {
     if (strlen(ini_path) >= sizeof cfg->ini_path)
         return stall_err_set(err, STALL_EIO, "%s: path too long", ini_path);
+    /* Refused as a trace is: the loader reads the file twice (a check of
+     * its raw bytes, then inih), and its paths are relative to its folder. */
+    int rc = stall_input_check(ini_path, err);
+    if (rc)
+        return rc;
     FILE *f = fopen(ini_path, "r");
     if (!f)
         return stall_err_set(err, STALL_EIO, "%s: cannot open: %s", ini_path, strerror(errno));
@@ -426,7 +520,7 @@ int stall_config_load(stall_config *cfg, const char *ini_path, stall_err *err)
     char *dir = stall_path_dir(ini_path);
     snprintf(cfg->ini_dir, sizeof cfg->ini_dir, "%s", dir);
     free(dir);
-    int rc = cfg_load_stream(cfg, f, ini_path, err);
+    rc = cfg_load_stream(cfg, f, ini_path, err);
     fclose(f);
     return rc;
 }
@@ -591,6 +685,7 @@ int stall_config_load_any(stall_config *cfg, const char *path, char *note, size_
     } else {
         /* Paths as given: relative to the current folder, as with --set. */
         cfg->ini_path[0] = cfg->ini_dir[0] = '\0';
+        snprintf(cfg->trace_arg, sizeof cfg->trace_arg, "%s", folder);
         char name[STALL_NAME_MAX];
         stall_config_name_from_path(folder, name, sizeof name);
         const char *kv[5][2] = {{"name", name}};

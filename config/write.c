@@ -228,7 +228,7 @@ int stall_config_roundtrip(const stall_config *cfg, const char *base_dir, stall_
         rc = stall_err_set(err, STALL_ECONFIG,
                            "%s: the configuration cannot be written to effective.ini and read "
                            "back: %s",
-                           cfg->ini_path[0] ? cfg->ini_path : "config", f ? e.msg : "fmemopen");
+                           stall_config_src(cfg), f ? e.msg : "fmemopen");
     }
     if (f)
         fclose(f);
@@ -262,8 +262,7 @@ int stall_config_roundtrip(const stall_config *cfg, const char *base_dir, stall_
         rc = stall_err_set(err, STALL_ECONFIG,
                            "%s: effective.ini would not reproduce this run (the line '%.*s' reads "
                            "back differently)",
-                           cfg->ini_path[0] ? cfg->ini_path : "config", (int)(le > 200 ? 200 : le),
-                           text + ls);
+                           stall_config_src(cfg), (int)(le > 200 ? 200 : le), text + ls);
     }
     if (memo && rc == 0) {
         for (size_t k = 0; k < sizeof cfg->given; k++)

@@ -2,6 +2,7 @@
  * detect.c - a file's kind from its content (stall/detect.h).
  */
 #include "stall/detect.h"
+#include "stall/io.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -152,6 +153,8 @@ stall_trace_kind stall_trace_detect(const char *path, stall_trace_detected *out,
     }
     if (S_ISDIR(st.st_mode))
         return det_folder(path, out, err);
+    if (stall_input_check(path, err) != 0)
+        return STALL_TRACE_UNKNOWN;
     /* The JSON traces' own names: their reader gives the precise error of a
      * file that is cut, empty or malformed. */
     bool pfw = det_ends_with(path, ".pfw") || det_ends_with(path, ".pfw.gz");

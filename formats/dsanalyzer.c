@@ -19,6 +19,7 @@
  * first error wins; later rows are not looked at.
  */
 #include "stall/dsanalyzer.h"
+#include "stall/io.h"
 
 #include "stall/limits.h"
 
@@ -255,6 +256,8 @@ int dsa_open(const char *path, int keep, dsa_file *d, stall_err *err)
     d->t.path = path;
     d->keep = keep;
     d->r = (dsa_reader){.t = &d->t, .line = 1, .err = err};
+    if (stall_input_check(path, err) != 0)
+        return STALL_EIO;
     d->f = fopen(path, "rb");
     if (!d->f)
         return stall_err_set(err, STALL_EIO, "%s: cannot open: %s", path, strerror(errno));

@@ -16,6 +16,7 @@
  * line checked to hold whole objects.
  */
 #include "jsonev.h"
+#include "stall/io.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -493,6 +494,8 @@ out:
 int jev_read(const char *path, jev_kind kind, jev_event_fn on_event, jev_top_fn on_top, void *ctx,
              stall_err *err)
 {
+    if (stall_input_check(path, err) != 0)
+        return STALL_EIO;
     gzFile gz = gzopen(path, "rb");
     if (!gz)
         return stall_err_set(err, STALL_EIO, "%s: cannot open: %s", path,
@@ -518,6 +521,9 @@ int jev_read(const char *path, jev_kind kind, jev_event_fn on_event, jev_top_fn 
 
 long jev_head(const char *path, char *buf, size_t n)
 {
+    stall_err ignored;
+    if (stall_input_check(path, &ignored) != 0)
+        return -1; /* jev_read says why */
     gzFile gz = gzopen(path, "rb");
     if (!gz)
         return -1;

@@ -5,6 +5,7 @@
  * arrays, so time and memory are O(file size).
  */
 #include "stall/table.h"
+#include "stall/io.h"
 
 #include <csv.h>
 #include <errno.h>
@@ -60,6 +61,8 @@ static void table_on_record(int term, void *ctx)
 int stall_table_read(const char *path, stall_table **out, stall_err *err)
 {
     *out = NULL;
+    if (stall_input_check(path, err) != 0)
+        return STALL_EIO;
     FILE *f = fopen(path, "rb");
     if (!f)
         return stall_err_set(err, STALL_EIO, "%s: cannot open: %s", path, strerror(errno));

@@ -20,6 +20,7 @@
  * text.
  */
 #include "stall/tidy.h"
+#include "stall/io.h"
 
 #include "stall/traceend.h"
 #include "tidy_num.h"
@@ -682,6 +683,8 @@ static bool tidy_fast_line(stall_tidy_stream *t, char *s, size_t len)
 int stall_tidy_open(const char *path, stall_tidy_stream **out, stall_err *err)
 {
     *out = NULL;
+    if (stall_input_check(path, err) != 0)
+        return STALL_EIO;
     /* A file cut short: warned, or refused when cut inside a number. */
     int crc = stall_trace_check_end_warn(path, err);
     if (crc)

@@ -4,6 +4,7 @@
  * refused. Every trace reader calls it; it knows no format.
  */
 #include "stall/traceend.h"
+#include "stall/io.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -33,6 +34,8 @@ static bool te_numeric(const char *s, size_t n)
 int stall_trace_check_end(const char *path, bool *cut, stall_err *err)
 {
     *cut = false;
+    if (stall_input_check(path, err) != 0)
+        return STALL_EIO;
     FILE *f = fopen(path, "rb");
     if (!f)
         return stall_err_set(err, STALL_EIO, "%s: cannot open: %s", path, strerror(errno));

@@ -12,7 +12,6 @@
  */
 #include "stall/plan.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,12 +101,10 @@ static int plan_keys(const stall_config *cfg, stall_plan_result *r, const char *
         if (strcmp(x->section, "plan") != 0)
             return stall_err_set(err, STALL_ECONFIG, "%s: only `stallsim %s` reads [%s]", where,
                                  x->section, x->section);
-        char *end = NULL;
-        errno = 0;
-        double v = strtod(x->value, &end);
-        while (end && (*end == ' ' || *end == '\t'))
-            end++;
-        bool num = end != x->value && *end == '\0' && errno == 0 && isfinite(v);
+        /* decimal text, as the INI loader reads its numbers */
+        double v = 0;
+        char why[256];
+        bool num = stall_config_number(x->value, &v, why, sizeof why) == 0;
         if (strcmp(x->key, "stall_target") == 0 && num && v >= 0 && v <= 1)
             r->stall_target = v;
         else if (strcmp(x->key, "efficiency") == 0 && num && v > 0 && v <= 1)
@@ -570,7 +567,7 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
     plan_ctx *c = stall_xcalloc(1, sizeof *c);
     c->base = *cfg;
     c->base.nextra = 0;
-    c->src = cfg->ini_path[0] ? cfg->ini_path : "config";
+    c->src = stall_config_src(cfg);
     int rc = plan_keys(cfg, r, c->src, err);
     char at[STALL_PATH_MAX + 64];
     if (rc == 0 && cfg->mode != STALL_MODE_MODEL) {

@@ -52,7 +52,7 @@ int plan_ckpt(const stall_config *chosen, double budget, plan_ckpt_answer *a, st
                            "%s: [plan] ckpt_stall_budget: no checkpoint to plan; give [checkpoint] "
                            "mb_per_rank and bandwidth_mb_s (or a tidy trace that records "
                            "checkpoints)",
-                           cfg->ini_path[0] ? cfg->ini_path : "config");
+                           stall_config_src(cfg));
     int64_t lo = 0, hi = 1, most = rc == 0 ? (int64_t)p.iterations : 1;
     double share_hi = p.share;
     while (rc == 0 && p.share > budget && hi < most) {

@@ -472,6 +472,14 @@ int stall_sweep_create(const stall_config *cfg, const stall_sweep_opts *opts, st
         const struct stall_config_extra *x = &cfg->extra[i];
         if (strcmp(x->section, "sweep") != 0 || strcmp(x->key, "zip") != 0)
             continue;
+        /* Where the zip line was given, as for an axis (sweep_add_axis). */
+        char where[STALL_PATH_MAX + 64];
+        if (x->command_line)
+            snprintf(where, sizeof where, "--sweep zip");
+        else if (x->line > 0)
+            snprintf(where, sizeof where, "%s:%d: [sweep] zip", s->src, x->line);
+        else
+            snprintf(where, sizeof where, "%s: [sweep] zip", s->src);
         char buf[256];
         snprintf(buf, sizeof buf, "%s", x->value);
         char *save = NULL;
@@ -483,8 +491,7 @@ int stall_sweep_create(const stall_config *cfg, const stall_sweep_opts *opts, st
             tok = sweep_trim(tok);
             sweep_axis *a = sweep_find(s, tok);
             if (!a) {
-                rc = stall_err_set(err, STALL_ECONFIG, "%s: [sweep] zip: '%s' is not a swept key",
-                                   s->src, tok);
+                rc = stall_err_set(err, STALL_ECONFIG, "%s: '%s' is not a swept key", where, tok);
                 break;
             }
             if (first < 0) {
@@ -492,20 +499,19 @@ int stall_sweep_create(const stall_config *cfg, const stall_sweep_opts *opts, st
                 n = a->n;
             } else if (a->n != n) {
                 rc = stall_err_set(err, STALL_ECONFIG,
-                                   "%s: [sweep] zip: %s has %d values but %s has %d (zipped keys "
+                                   "%s: %s has %d values but %s has %d (zipped keys "
                                    "step together)",
-                                   s->src, tok, a->n, s->ax[first].key, n);
+                                   where, tok, a->n, s->ax[first].key, n);
                 break;
             } else if (a->group != (int)(a - s->ax)) {
-                rc = stall_err_set(err, STALL_ECONFIG, "%s: [sweep] zip: %s is zipped twice",
-                                   s->src, tok);
+                rc = stall_err_set(err, STALL_ECONFIG, "%s: %s is zipped twice", where, tok);
                 break;
             } else {
                 a->group = s->ax[first].group;
             }
         }
         if (rc == 0 && first < 0)
-            rc = stall_err_set(err, STALL_ECONFIG, "%s: [sweep] zip: empty list", s->src);
+            rc = stall_err_set(err, STALL_ECONFIG, "%s: empty list", where);
     }
     /* Renumber groups in axis order and size them. */
     int map[STALL_EXTRA_MAX + 2];

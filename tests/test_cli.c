@@ -1236,6 +1236,37 @@ static void cli_refused(const char *cmd, const char *needle)
     cr_assert(strstr(msg, needle), "%s: '%s' should hold '%s'", cmd, msg, needle);
 }
 
+/* A trace or INI piped in (/dev/stdin) was detected, then read again from
+ * the drained pipe ("/dev/stdin:1: empty file (no header)"), and a FIFO
+ * without a writer hung: both are refused up front in one line, exit 2
+ * (timeout's 124 would mean a hang). */
+Test(cli, piped_and_fifo_inputs_are_refused_in_one_line)
+{
+    const char *piped[] = {"cat " STALL_SOURCE_DIR "/traces/w2/trace.csv | " BIN
+                           " validate /dev/stdin -q",
+                           "cat " W2 " | " BIN " run /dev/stdin -q"};
+    for (int i = 0; i < 2; i++)
+        cli_refused(piped[i], "/dev/stdin: not a regular file (a pipe or FIFO; stallsim reads "
+                              "its inputs more than once: save it to a file first)");
+    char fifo[600], cmd[2048];
+    snprintf(fifo, sizeof fifo, "%s/trace.csv", cdir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    const char *verbs[] = {"validate", "run", "plan", "analyze"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(cmd, sizeof cmd, "timeout 20 " BIN " %s %s -o %s/out%d", verbs[i], fifo, cdir, i);
+        cli_refused(cmd, "trace.csv: not a regular file (a pipe or FIFO;");
+    }
+    snprintf(cmd, sizeof cmd, "timeout 20 " BIN " calibrate %s %s", fifo,
+             STALL_SOURCE_DIR "/traces/w2/trace.csv");
+    cli_refused(cmd, "trace.csv: not a regular file (a pipe or FIFO;");
+    snprintf(cmd, sizeof cmd, BIN " validate %s -q 2>&1 >/dev/null | wc -l", fifo);
+    FILE *p = popen(cmd, "r");
+    int n = 0;
+    cr_assert_eq(fscanf(p, "%d", &n), 1);
+    pclose(p);
+    cr_assert_eq(n, 1, "%d lines on stderr", n);
+}
+
 Test(cli, sweep_point_beyond_the_trace_refused_before_any_point_runs)
 {
     /* Either order: point 0 or point 1 needs resampling; checked before

@@ -121,6 +121,100 @@ Test(config, bad_numbers_and_ranges_are_rejected)
     }
 }
 
+/* Every boolean spelling is taken in any case (TRUE was refused while yes
+ * was taken), per_rank's true and false too, and a refusal lists them. */
+Test(config, booleans_take_every_spelling_in_any_case)
+{
+    const char *yes[] = {"true", "TRUE", "True", "yes", "YES", "on", "On", "1"};
+    const char *no[] = {"false", "FALSE", "False", "no", "No", "off", "OFF", "0"};
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+        for (int b = 0; b < 2; b++) {
+            char text[128];
+            const char *v = b ? yes[i] : no[i];
+            snprintf(text, sizeof text, "[loader]\nin_order = %s\n[report]\nper_rank = %s\n", v, v);
+            stall_config cfg;
+            stall_err err = {0};
+            cr_assert_eq(load(text, &cfg, &err), 0, "%s: %s", v, err.msg);
+            cr_assert_eq(cfg.in_order, b == 1, "in_order = %s read as %d", v, cfg.in_order);
+            cr_assert_eq(cfg.per_rank, b ? 1 : 2, "per_rank = %s read as %d", v, cfg.per_rank);
+        }
+    }
+    stall_config cfg;
+    stall_err err = {0};
+    cr_assert_eq(load("[loader]\nin_order = maybe\n", &cfg, &err), STALL_ECONFIG);
+    cr_assert(strstr(err.msg, "t.ini:2: [loader] in_order: not a boolean: 'maybe' (expected "
+                              "true/false, yes/no, on/off or 1/0, in any case)"),
+              "%s", err.msg);
+    cr_assert_eq(load("[report]\nper_rank = Auto\n", &cfg, &err), STALL_ECONFIG,
+                 "an enum's own values keep their case");
+}
+
+static void cfg_refused(const char *set, const char *want)
+{
+    stall_config cfg;
+    stall_config_defaults(&cfg);
+    stall_err err = {0};
+    cr_assert_eq(stall_config_set(&cfg, set, &err), STALL_ECONFIG, "accepted %s", set);
+    cr_assert(strstr(err.msg, want), "%s: '%s' should say '%s'", set, err.msg, want);
+}
+
+/* An integer past a long long is out of the key's range, not "not an
+ * integer"; a double past a double likewise. */
+Test(config, numbers_past_the_machine_types_are_out_of_range)
+{
+    cfg_refused("loader.workers=99999999999999999999",
+                "[loader] workers: 99999999999999999999 is out of range [0, 1024]");
+    cfg_refused("loader.workers=-99999999999999999999", "is out of range [0, 1024]");
+    cfg_refused("fetch.scale=1e400", "[fetch] scale: 1e400 is out of range [0, 100]");
+}
+
+/* 1e-320 is a subnormal (read as 9.99989e-321) and 1e-400 becomes 0: the
+ * number used would not be the one written, so both are refused as too
+ * small, not called "not a finite number"; 0 in any spelling is taken. */
+Test(config, doubles_below_the_smallest_normal_are_too_small)
+{
+    cfg_refused("fetch.scale=1e-320", "[fetch] scale: 1e-320 is too small (below 2.2e-308");
+    cfg_refused("fetch.scale=-1e-400", "-1e-400 is too small");
+    const char *zero[] = {"fetch.scale=0", "fetch.scale=0e-999", "fetch.scale=-0.0"};
+    for (size_t i = 0; i < sizeof zero / sizeof zero[0]; i++) {
+        stall_config cfg;
+        stall_config_defaults(&cfg);
+        stall_err err = {0};
+        cr_assert_eq(stall_config_set(&cfg, zero[i], &err), 0, "%s: %s", zero[i], err.msg);
+        cr_assert_eq(cfg.fetch_dist.scale, 0.0, "%s", zero[i]);
+    }
+}
+
+/* Decimal text only, for integers and doubles alike: 0x10 was refused for
+ * an integer while 0x1p-3 was taken for a double. */
+Test(config, numbers_are_decimal_for_integers_and_doubles_alike)
+{
+    cfg_refused("loader.workers=0x10", "[loader] workers: not an integer: '0x10'");
+    cfg_refused("loader.workers=1e3", "not an integer: '1e3'");
+    cfg_refused("fetch.scale=0x1p-3", "[fetch] scale: not a number: '0x1p-3'");
+    cfg_refused("fetch.scale=0x10", "not a number: '0x10'");
+    cfg_refused("fetch.scale=inf", "not a finite number: 'inf'");
+    cfg_refused("fetch.scale=NaN", "not a finite number: 'NaN'");
+    cfg_refused("fetch.scale=1e", "not a number: '1e'");
+    cfg_refused("fetch.scale=.", "not a number: '.'");
+    const char *good[][2] = {{"fetch.scale=0.125", "0.125"}, {"fetch.scale=.5", "0.5"},
+                             {"fetch.scale=5.", "5"},        {"fetch.scale=+2E-1", "0.2"},
+                             {"fetch.scale=1e+1", "10"},     {"loader.workers=+4", "4"}};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        stall_config cfg;
+        stall_config_defaults(&cfg);
+        stall_err err = {0};
+        cr_assert_eq(stall_config_set(&cfg, good[i][0], &err), 0, "%s: %s", good[i][0], err.msg);
+        double got = i < 5 ? cfg.fetch_dist.scale : (double)cfg.workers;
+        cr_assert_eq(got, strtod(good[i][1], NULL), "%s read as %g", good[i][0], got);
+    }
+    double v;
+    char why[256];
+    cr_assert_eq(stall_config_number(" 2.5 ", &v, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(v, 2.5);
+    cr_assert_eq(stall_config_number("0x1p-3", &v, why, sizeof why), -1);
+}
+
 Test(config, syntax_error_names_line)
 {
     stall_config cfg;
@@ -137,6 +231,26 @@ Test(config, missing_file_is_an_io_error)
     stall_config_defaults(&cfg);
     cr_assert_eq(stall_config_load(&cfg, "/nonexistent/x.ini", &err), STALL_EIO);
     cr_assert(strstr(err.msg, "/nonexistent/x.ini") != NULL, "message: %s", err.msg);
+}
+
+/* An INI that is a FIFO or a pipe is refused as a trace is, without
+ * opening it (no writer: open would wait forever): the loader reads it
+ * twice and resolves its paths against its folder. */
+Test(config, a_fifo_ini_is_refused_without_being_opened, .timeout = 30)
+{
+    char fifo[600];
+    snprintf(fifo, sizeof fifo, "%s/pipe.ini", cfg_dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    stall_config cfg;
+    stall_config_defaults(&cfg);
+    stall_err err = {0};
+    cr_assert_eq(stall_config_load(&cfg, fifo, &err), STALL_EIO);
+    char want[700];
+    snprintf(want, sizeof want, "%s: not a regular file (a pipe or FIFO; ", fifo);
+    cr_assert(strstr(err.msg, want), "%s", err.msg);
+    char note[256];
+    cr_assert_eq(stall_config_load_any(&cfg, fifo, note, sizeof note, &err), STALL_EIO);
+    cr_assert(strstr(err.msg, want), "load_any: %s", err.msg);
 }
 
 Test(config, set_overrides_and_reports_bad_overrides)

@@ -358,13 +358,37 @@ Test(plan, bad_plan_keys_and_modes_refused)
                              * search would set a count the configuration refuses: plan
                              * aborted there (a new user's finding) */
                             {"plan:max_workers=1025", "--set plan.max_workers: bad value"},
-                            {"plan:max_gpus=65537", "--set plan.max_gpus: bad value"}};
-    for (int i = 0; i < 7; i++) {
+                            {"plan:max_gpus=65537", "--set plan.max_gpus: bad value"},
+                            /* decimal only, as the INI's numbers: 0x4 read as 4 */
+                            {"plan:max_workers=0x4", "--set plan.max_workers: bad value"},
+                            {"plan:stall_target=0x1p-3", "--set plan.stall_target: bad value"}};
+    for (int i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
         stall_config *cfg = pl_config((const char *const[]){bad[i][0], NULL});
         stall_plan_result r;
         stall_err e = {0};
         cr_assert_eq(stall_plan_compute(cfg, &r, &e), STALL_ECONFIG, "%s", bad[i][0]);
         cr_assert(strstr(e.msg, bad[i][1]), "'%s' should say '%s'", e.msg, bad[i][1]);
+        free(cfg);
+    }
+}
+
+/* A Kineto trace given to plan in place of an INI: the refusal names the
+ * trace as given (it said "config: [trace] format: ..."). */
+Test(plan, a_kineto_trace_given_directly_is_named_in_the_refusal)
+{
+    const char *paths[] = {STALL_SOURCE_DIR "/tests/kineto/w2_sched", STALL_SOURCE_DIR
+                           "/tests/kineto/w0_sched/w0_sched.1795464294069.pt.trace.json.gz"};
+    for (int i = 0; i < 2; i++) {
+        stall_config *cfg = malloc(sizeof *cfg);
+        stall_config_defaults(cfg);
+        char note[1024];
+        stall_err e = {0};
+        cr_assert_eq(stall_config_load_any(cfg, paths[i], note, sizeof note, &e), 0, "%s", e.msg);
+        stall_plan_result r;
+        cr_assert_eq(stall_plan_compute(cfg, &r, &e), STALL_ECONFIG, "%s", paths[i]);
+        char want[1024];
+        snprintf(want, sizeof want, "%s: plan takes tidy or dsanalyzer traces", paths[i]);
+        cr_assert(strncmp(e.msg, want, strlen(want)) == 0, "'%s' should start '%s'", e.msg, want);
         free(cfg);
     }
 }

@@ -189,6 +189,48 @@ Test(sweep, bad_grids_refused_before_anything_is_written)
                "per point");
 }
 
+/* A [sweep] zip line's errors name the file and its line, as an axis's do
+ * (they named the file alone); --sweep zip is named as such. */
+Test(sweep, zip_errors_name_their_line)
+{
+    static const char *const zips[][2] = {
+        {"loader.workers, run.seed", ":19: [sweep] zip: 'run.seed' is not a swept key"},
+        {"loader.workers, cluster.gpus", ":19: [sweep] zip: cluster.gpus has 3 values but "
+                                         "loader.workers has 2"},
+        {",", ":19: [sweep] zip: empty list"}};
+    for (int i = 0; i < 3; i++) {
+        char *ini = sw_path("zip.ini", "");
+        FILE *f = fopen(ini, "w");
+        cr_assert_not_null(f);
+        fprintf(f,
+                "[scenario]\nname = z\nmode = model\n[trace]\nformat = none\n[fetch]\n"
+                "dist = lognormal\nmean_s = 0.02\nsigma = 0.3\n[compute]\ndist = normal\n"
+                "mean_s = 0.01\nsd_s = 0.001\n[run]\nbatches = 40\n[sweep]\n"
+                "loader.workers = 1, 2\ncluster.gpus = 1, 2, 4\nzip = %s\n",
+                zips[i][0]);
+        fclose(f);
+        stall_config *cfg = malloc(sizeof *cfg);
+        stall_config_defaults(cfg);
+        stall_err e = {0};
+        cr_assert_eq(stall_config_load(cfg, ini, &e), 0, "%s", e.msg);
+        stall_sweep_result res;
+        cr_assert_eq(sw_run(cfg, "refused", 1, false, &res, &e), STALL_ECONFIG, "%s", zips[i][0]);
+        char want[700];
+        snprintf(want, sizeof want, "%s%s", ini, zips[i][1]);
+        cr_assert(strncmp(e.msg, want, strlen(want)) == 0, "'%s' should start '%s'", e.msg, want);
+        free(cfg);
+        free(ini);
+    }
+    stall_config *cfg =
+        sw_config((const char *const[]){"sweep:loader.workers=1, 2", "sweep:cluster.gpus=1, 2, 4",
+                                        "sweep:zip=loader.workers, cluster.gpus", NULL});
+    stall_sweep_result res;
+    stall_err e = {0};
+    cr_assert_eq(sw_run(cfg, "refused", 1, false, &res, &e), STALL_ECONFIG);
+    cr_assert(strstr(e.msg, "--sweep zip: cluster.gpus has 3 values"), "%s", e.msg);
+    free(cfg);
+}
+
 /* The row of point i in sweep.csv after the swept columns. */
 static char *sw_row(const char *csv, size_t i, int skip)
 {

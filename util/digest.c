@@ -11,6 +11,7 @@
  * test compares the two on random data).
  */
 #include "stall/digest.h"
+#include "stall/io.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -217,6 +218,8 @@ void stall_sha256_hex(const void *data, size_t len, char hex[65])
 
 int stall_sha256_file(const char *path, char hex[65], stall_err *err)
 {
+    if (stall_input_check(path, err) != 0)
+        return STALL_EIO;
     FILE *f = fopen(path, "rb");
     if (!f)
         return stall_err_set(err, STALL_EIO, "%s: cannot open: %s", path, strerror(errno));

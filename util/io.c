@@ -282,6 +282,21 @@ char *stall_path_relative(const char *from, const char *path)
     return rel;
 }
 
+int stall_input_check(const char *path, stall_err *err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
+        return 0;
+    const char *what = S_ISFIFO(st.st_mode)                         ? "a pipe or FIFO"
+                       : S_ISSOCK(st.st_mode)                       ? "a socket"
+                       : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                                                                    : "not a file";
+    return stall_err_set(err, STALL_EIO,
+                         "%s: not a regular file (%s; stallsim reads its inputs more than once: "
+                         "save it to a file first)",
+                         path, what);
+}
+
 char *stall_read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");

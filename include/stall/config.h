@@ -71,6 +71,9 @@ typedef struct stall_dist {
 typedef struct stall_config {
     char ini_path[STALL_PATH_MAX]; /* the file loaded ("" when none) */
     char ini_dir[STALL_PATH_MAX];  /* its folder, for relative paths */
+    /* the trace given in place of an INI (stall_config_load_any), as given;
+     * "" otherwise */
+    char trace_arg[STALL_PATH_MAX];
 
     /* [scenario] */
     char name[STALL_NAME_MAX];
@@ -220,6 +223,13 @@ void stall_config_set_tag(const stall_config *cfg, char *buf, size_t n);
 int stall_config_apply(stall_config *cfg, const char *section, const char *key, const char *value,
                        const char *where, stall_err *err);
 
+/* Reads text (blanks around it allowed) as the loader reads a number key:
+ * decimal only (digits, a point, an exponent: no hexadecimal, inf or nan),
+ * finite, and 0 or at least DBL_MIN (2.2e-308) in magnitude. Returns 0 with
+ * *out set, or with why (n bytes) saying what is wrong, for messages "where:
+ * why": -2 for a number beyond the largest double, -1 for anything else. */
+int stall_config_number(const char *text, double *out, char *why, size_t n);
+
 /* Cross-key checks for the chosen mode (e.g. trace files given, 0 workers
  * with an explicit prefetch factor). Returns 0 or STALL_ECONFIG. */
 int stall_config_check(const stall_config *cfg, stall_err *err);
@@ -230,8 +240,14 @@ int stall_config_check(const stall_config *cfg, stall_err *err);
 int stall_config_extra_add(stall_config *cfg, const char *section, const char *key,
                            const char *value, bool command_line, const char *where, stall_err *err);
 
+/* Where cfg came from, for messages: the INI file loaded, else the trace
+ * given in its place (trace_arg), else "config" (defaults and --set). */
+const char *stall_config_src(const stall_config *cfg);
+
 /* Where section.key was set, for messages: "--set section.key",
- * "file:line: [section] key", or "file: [section] key" when not given. */
+ * "file:line: [section] key", or "file: [section] key" when not given;
+ * the trace's path alone for a key that a trace given in place of an INI
+ * set (its format, its files). */
 void stall_config_origin(const stall_config *cfg, const char *section, const char *key, char *buf,
                          size_t n);
 

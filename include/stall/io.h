@@ -40,12 +40,22 @@ int stall_atomic_open(stall_atomic *a, const char *path, stall_err *err);
 int stall_atomic_commit(stall_atomic *a, stall_err *err);
 void stall_atomic_abort(stall_atomic *a);
 
-/* stall_write_atomic on dir/name. */
+/* Refuses an input path that names a pipe, FIFO, socket or device:
+ * stallsim reads an input more than once (its format is told from its
+ * head, then a reader reads it, some in several passes; its SHA-256 goes
+ * into effective.ini), which such a file cannot give, and opening a FIFO
+ * without a writer would wait forever. Looks with stat() only, so a FIFO is
+ * never opened. Returns 0 for a regular file or a folder (and when stat
+ * fails: the open that follows says why), else STALL_EIO with "PATH: not a
+ * regular file (...)". */
+int stall_input_check(const char *path, stall_err *err);
+
 /* Reads the whole file at path into a NUL-terminated buffer (caller
  * frees); *len gets its size when len is not NULL. NULL when it cannot be
  * opened or read (errno says why). */
 char *stall_read_file(const char *path, size_t *len);
 
+/* stall_write_atomic on dir/name. */
 int stall_write_atomic_in(const char *dir, const char *name, stall_fill_fn fill, void *ctx,
                           stall_err *err);
 
