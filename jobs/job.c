@@ -240,6 +240,37 @@ int stall_job_manifest_with(const stall_config *cfg, const char *outdir, const s
     return rc;
 }
 
+int stall_job_manifest_text(const stall_config *cfg, const char *outdir, const stall_job_digests *d,
+                            char **text, stall_err *err)
+{
+    *text = NULL;
+    job_files in;
+    int rc = job_input_files(cfg, &in, err);
+    for (int i = 0; i < in.n && rc == 0; i++) {
+        const char *known = job_digest_find(d, in.paths[i]);
+        if (known)
+            memcpy(in.hex[i], known, sizeof in.hex[i]);
+        else
+            rc = stall_sha256_file(in.paths[i], in.hex[i], err);
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = rc == 0 ? open_memstream(&buf, &len) : NULL;
+    if (rc == 0 && !f)
+        rc = stall_err_set(err, STALL_ENOMEM, "effective.ini: cannot write to memory");
+    if (f) {
+        job_manifest m = {.cfg = cfg, .outdir = outdir, .in = &in};
+        rc = job_fill_manifest(f, &m, err);
+        fclose(f);
+        if (rc == 0)
+            *text = buf;
+        else
+            free(buf);
+    }
+    job_files_free(&in);
+    return rc;
+}
+
 int stall_job_manifest(const stall_config *cfg, const char *outdir, stall_err *err)
 {
     return stall_job_manifest_with(cfg, outdir, NULL, NULL, NULL, err);

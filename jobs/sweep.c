@@ -67,20 +67,6 @@ static void sweep_drop_subdirs(const char *dir)
     closedir(d);
 }
 
-static bool sweep_same_file(const char *a, const char *b)
-{
-    char *x = stall_read_file(a, NULL), *y = stall_read_file(b, NULL);
-    bool same = x && y && strcmp(x, y) == 0;
-    free(x);
-    free(y);
-    return same;
-}
-
-static const char *sweep_summary_name(const stall_config *c)
-{
-    return c->mode == STALL_MODE_SEED ? "replay_summary.csv" : "summary.csv";
-}
-
 /* ---- running ---- */
 
 static volatile sig_atomic_t sweep_stop;
@@ -117,9 +103,11 @@ typedef struct sweep_run {
     stall_job_digests digests; /* every point's inputs, hashed once */
     /* The summary files of the points run here, as written (sweep_keep),
      * for sweep.csv: its assembly then reads only the others' files. */
-    unsigned char *seen; /* [points]: 1 where outdir held an entry of the point at start */
-    char **kept;         /* [points]: a point's summary text, or NULL */
-    size_t kept_bytes;   /* kept so far, up to STALL__SWEEP_KEEP_BYTES */
+    unsigned char *seen;  /* [points]: 1 where outdir held an entry of the point at start */
+    unsigned char *state; /* [points]: a stall__sweep_pt, where rank 0's look at the folder set
+                             it (UNKNOWN elsewhere) */
+    char **kept;          /* [points]: a point's summary text, or NULL */
+    size_t kept_bytes;    /* kept so far, up to STALL__SWEEP_KEEP_BYTES */
 } sweep_run;
 
 /* At most this much summary text is kept for sweep.csv (about 300 k points
@@ -200,19 +188,14 @@ static int sweep_point(sweep_run *r, size_t i, bool *skipped, stall_err *err)
     }
     *skipped = false;
     int rc = 0;
-    char *fin_ini = stall_path_join(final, "effective.ini");
-    char *fin_sum = stall_path_join(final, sweep_summary_name(cfg));
-    if (r->seen[i] && sweep_exists(fin_ini) && sweep_exists(fin_sum)) {
-        /* tmp and final are siblings: paths in effective.ini read alike. */
-        rc = stall_mkdirs(tmp, err);
-        if (rc == 0)
-            rc = stall_job_manifest_with(cfg, tmp, &r->digests, NULL, NULL, err);
-        if (rc == 0) {
-            char *tmp_ini = stall_path_join(tmp, "effective.ini");
-            *skipped = sweep_same_file(tmp_ini, fin_ini);
-            free(tmp_ini);
-        }
-        stall_remove_tree(tmp);
+    if (r->seen[i]) {
+        /* Rank 0 looked at every point folder before the run (sweep_prep.c);
+         * another rank looks at its own here. */
+        int st = r->state[i];
+        if (st == STALL__SWEEP_PT_UNKNOWN)
+            st = stall__sweep_point_state(r->s, i, final, &r->digests, err);
+        rc = st < 0 ? st : 0;
+        *skipped = st == STALL__SWEEP_PT_DONE;
     }
     if (rc == 0 && !*skipped) {
         /* tmp waits for sweep_commit, which syncs and renames it. */
@@ -231,12 +214,10 @@ static int sweep_point(sweep_run *r, size_t i, bool *skipped, stall_err *err)
         if (rc == 0 && !r->opts->keep_iterations && cfg->mode != STALL_MODE_MODEL)
             sweep_drop_subdirs(tmp);
         if (rc == 0)
-            sweep_keep(r, i, tmp, sweep_summary_name(cfg));
+            sweep_keep(r, i, tmp, stall__sweep_summary_name(cfg));
         if (rc != 0)
             stall_remove_tree(tmp);
     }
-    free(fin_ini);
-    free(fin_sum);
     free(final);
     free(tmp);
     free(old);
@@ -377,7 +358,7 @@ static int sweep_fill_csv(FILE *f, void *arg, stall_err *err)
 {
     sweep_run *r = ((const sweep_table *)arg)->r;
     const stall_sweep *s = r->s;
-    const char *sumname = sweep_summary_name(&s->base);
+    const char *sumname = stall__sweep_summary_name(&s->base);
     char *header = NULL;
     for (size_t i = 0; i < s->points; i++) {
         char *dir = sweep_point_dir(r, i, "point-", "");
@@ -517,10 +498,10 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
                    .fail_point = SIZE_MAX,
                    .ranks = ranks,
                    .digests = digests};
-    for (size_t p = s->points; p >= 1000000; p /= 10)
-        r.width++;
+    r.width = stall__sweep_width(s->points);
     r.kept = stall_xcalloc(s->points ? s->points : 1, sizeof *r.kept);
     r.seen = stall_xcalloc(s->points ? s->points : 1, sizeof *r.seen);
+    r.state = stall_xcalloc(s->points ? s->points : 1, sizeof *r.state);
     r.mine = s->points > (size_t)rank
                  ? (s->points - (size_t)rank + (size_t)ranks - 1) / (size_t)ranks
                  : 0;
@@ -533,7 +514,7 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
     char note[2 * 4096 + 128] = "";
     char *before = NULL; /* sweep.csv as it was */
     if (rank == 0) {
-        rc = stall__sweep_prepare(s, outdir, note, sizeof note, err);
+        rc = stall__sweep_prepare(s, outdir, &r.digests, r.state, note, sizeof note, err);
         if (rc == 0 && note[0] && local.term)
             fputs(note, local.term);
         char *p = stall_path_join(outdir, "sweep.csv");
@@ -668,6 +649,7 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
         free(r.kept[i]);
     free(r.kept);
     free(r.seen);
+    free(r.state);
     free(outdir);
     stall_sweep_destroy(s);
     return rc;

@@ -42,12 +42,54 @@ static bool sweep_own_entry(const char *name)
     return true;
 }
 
+int stall__sweep_width(size_t points)
+{
+    int width = 6;
+    for (size_t p = points; p >= 1000000; p /= 10)
+        width++;
+    return width;
+}
+
+const char *stall__sweep_summary_name(const stall_config *c)
+{
+    return c->mode == STALL_MODE_SEED ? "replay_summary.csv" : "summary.csv";
+}
+
+int stall__sweep_point_state(const stall_sweep *s, size_t i, const char *dir,
+                             const stall_job_digests *d, stall_err *err)
+{
+    struct stat st;
+    if (lstat(dir, &st) != 0)
+        return STALL__SWEEP_PT_ABSENT;
+    stall_config *cfg = stall_xmalloc(sizeof *cfg);
+    stall_sweep_config(s, i, cfg);
+    char *ini = stall_path_join(dir, "effective.ini");
+    char *have = stall_read_file(ini, NULL), *want = NULL;
+    free(ini);
+    /* Paths in effective.ini are relative to the point's folder: the one
+     * there now is a sibling of the one a run would write. */
+    int rc = have ? stall_job_manifest_text(cfg, dir, d, &want, err) : 0;
+    if (rc == 0) {
+        char *sum = stall_path_join(dir, stall__sweep_summary_name(cfg));
+        if (!have || strcmp(have, want) != 0)
+            rc = STALL__SWEEP_PT_OTHER;
+        else
+            rc = prep_exists(sum) ? STALL__SWEEP_PT_DONE : STALL__SWEEP_PT_ABSENT;
+        free(sum);
+    }
+    free(have);
+    free(want);
+    free(cfg);
+    return rc;
+}
+
 /* Before a sweep writes into outdir: refuses a folder of other files (as
- * `run` does); moves a folder that holds another sweep definition (other
- * axes, or points beyond this grid) aside to outdir.old-K, named in *note.
- * A resumed run of the same definition keeps its points. */
-int stall__sweep_prepare(const stall_sweep *s, const char *outdir, char *note, size_t n,
-                         stall_err *err)
+ * `run` does); moves a folder that holds another sweep (other axes, points
+ * beyond this grid, or a point of another configuration) aside to
+ * outdir.old-K, named in *note. A resumed run of the same sweep keeps its
+ * points, their state[] set. */
+int stall__sweep_prepare(const stall_sweep *s, const char *outdir, const stall_job_digests *dg,
+                         unsigned char *state, char *note, size_t n, stall_err *err)
 {
     note[0] = '\0';
     DIR *d = opendir(outdir);
@@ -55,6 +97,10 @@ int stall__sweep_prepare(const stall_sweep *s, const char *outdir, char *note, s
         return 0; /* absent: created below */
     bool other = false, ours = false, stale = false;
     char foreign[256] = "";
+    /* The point folders there, by number: looked at once the folder is
+     * known to be a sweep's. */
+    size_t *pts = NULL, npts = 0, cap = 0;
+    int width = stall__sweep_width(s->points);
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         const char *nm = e->d_name;
@@ -68,17 +114,32 @@ int stall__sweep_prepare(const stall_sweep *s, const char *outdir, char *note, s
         }
         if (strcmp(nm, "sweep.csv") == 0 || strncmp(nm, "point-", 6) == 0)
             ours = true;
-        if (strncmp(nm, "point-", 6) == 0 && strtoull(nm + 6, NULL, 10) >= s->points)
-            stale = true;
+        if (strncmp(nm, "point-", 6) == 0) {
+            size_t k = (size_t)strtoull(nm + 6, NULL, 10);
+            /* another point count's names, or a point beyond this grid */
+            if (k >= s->points || strlen(nm + 6) != (size_t)width) {
+                stale = true;
+            } else {
+                if (npts == cap) {
+                    cap = cap ? 2 * cap : 64;
+                    pts = stall_xrealloc(pts, cap * sizeof *pts);
+                }
+                pts[npts++] = k;
+            }
+        }
     }
     closedir(d);
-    if (other)
+    if (other) {
+        free(pts);
         return stall_err_set(err, STALL_ECONFIG,
                              "%s: holds files that are not part of a stallsim sweep (e.g. %s); "
                              "choose another result folder (-o)",
                              outdir, foreign);
-    if (!ours)
+    }
+    if (!ours) {
+        free(pts);
         return 0;
+    }
     /* The axes of the sweep.csv there, against this sweep's. */
     char *path = stall_path_join(outdir, "sweep.csv");
     char *old = stall_read_file(path, NULL);
@@ -99,8 +160,30 @@ int stall__sweep_prepare(const stall_sweep *s, const char *outdir, char *note, s
             stale = true;
         free(old);
     }
+    /* The same axes with other values, another --set or other inputs: a
+     * point folder whose effective.ini is not this sweep's point's. Its
+     * results are moved aside with the rest, never replaced unsaid. */
+    char why[128] = "other axes or more points";
+    for (size_t k = 0; k < npts && !stale; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "point-%0*zu", width, pts[k]);
+        char *dir = stall_path_join(outdir, name);
+        int st = stall__sweep_point_state(s, pts[k], dir, dg, err);
+        free(dir);
+        if (st < 0) {
+            free(pts);
+            return st;
+        }
+        state[pts[k]] = (unsigned char)st;
+        if (st == STALL__SWEEP_PT_OTHER) {
+            stale = true;
+            snprintf(why, sizeof why, "another configuration: %s's effective.ini differs", name);
+        }
+    }
+    free(pts);
     if (!stale)
         return 0;
+    memset(state, 0, s->points);
     char *aside = NULL;
     for (int k = 1; k < 1000 && !aside; k++) {
         char suffix[32];
@@ -117,16 +200,14 @@ int stall__sweep_prepare(const stall_sweep *s, const char *outdir, char *note, s
     }
     if (!aside || rename(outdir, aside) != 0) {
         int rc = stall_err_set(err, STALL_EIO,
-                               "%s: holds another sweep (other axes or more points) and cannot be "
-                               "moved aside: %s; choose another result folder (-o)",
-                               outdir, aside ? strerror(errno) : "no free name");
+                               "%s: holds another sweep (%s) and cannot be moved aside: %s; "
+                               "choose another result folder (-o)",
+                               outdir, why, aside ? strerror(errno) : "no free name");
         free(aside);
         return rc;
     }
-    snprintf(
-        note, n,
-        "stallsim sweep: %s held another sweep (other axes or more points): moved aside to %s\n",
-        outdir, aside);
+    snprintf(note, n, "stallsim sweep: %s held another sweep (%s): moved aside to %s\n", outdir,
+             why, aside);
     free(aside);
     return 0;
 }

@@ -37,8 +37,10 @@
  * naming its key, and nothing is written). A point whose folder already holds the same
  * effective.ini (configuration and input SHA-256) is not run again: an
  * interrupted sweep run again finishes the rest and writes the same
- * sweep.csv. sweep.csv is assembled from the point folders, so it is
- * byte-identical whatever the threads, ranks and interruptions.
+ * sweep.csv. An outdir that holds another sweep (other axes, more points,
+ * or a point folder whose effective.ini differs from the new point's) is
+ * moved aside whole to outdir.old-K, said in one line on term. sweep.csv is assembled from the
+ * point folders, so it is byte-identical whatever the threads, ranks and interruptions.
  *
  * MPI (STALL_HAVE_MPI, under mpirun/srun): rank r runs the points
  * i = r (mod ranks); every rank needs the same outdir on a shared file
