@@ -304,6 +304,13 @@ int stall_job_check_out(const char *final, stall_err *err)
     return stall_check_writable(final, true, err);
 }
 
+/* A work path of final's own: "<final's name>.tmp.<pid>". */
+static bool job_own_work(const char *base, size_t len, void *ctx)
+{
+    const char *name = ctx;
+    return strlen(name) == len && strncmp(base, name, len) == 0;
+}
+
 int stall_job_begin(const char *final, char **work, stall_err *err)
 {
     *work = NULL;
@@ -312,6 +319,21 @@ int stall_job_begin(const char *final, char **work, stall_err *err)
         return rc;
     char *parent = stall_path_dir(final);
     rc = stall_mkdirs(parent, err);
+    if (rc == 0) {
+        /* The work folders of earlier runs into final that were killed
+         * (SIGKILL leaves them; their pid is gone). */
+        size_t len = strlen(final);
+        while (len > 1 && final[len - 1] == '/')
+            len--;
+        size_t start = len;
+        while (start > 0 && final[start - 1] != '/')
+            start--;
+        char *name = stall_xmalloc(len - start + 1);
+        memcpy(name, final + start, len - start);
+        name[len - start] = '\0';
+        stall_cleanup_stale(parent, job_own_work, name);
+        free(name);
+    }
     free(parent);
     if (rc)
         return rc;

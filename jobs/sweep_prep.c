@@ -27,8 +27,26 @@ static bool prep_exists(const char *path)
 
 /* An entry a sweep writes: sweep.csv (and its temporary files), point
  * folders (and theirs), and what plot and report draw from sweep.csv. */
+static bool sweep_own_entry(const char *name);
+
+/* A work path of the sweep's own: <own entry>.tmp.<pid> (sweep.csv's
+ * temporary file, a point's run's work folder .point-N.tmp.tmp.<pid>). */
+static bool sweep_own_work(const char *base, size_t len, void *ctx)
+{
+    (void)ctx;
+    char b[256];
+    if (len >= sizeof b)
+        return false;
+    memcpy(b, base, len);
+    b[len] = '\0';
+    return sweep_own_entry(b);
+}
+
 static bool sweep_own_entry(const char *name)
 {
+    size_t blen = 0;
+    if (stall_cleanup_work_pid(name, &blen) > 0 && sweep_own_work(name, blen, NULL))
+        return true;
     if (strcmp(name, "sweep.csv") == 0 || strcmp(name, "plots") == 0 ||
         strcmp(name, "report.html") == 0 || strncmp(name, ".point-", 7) == 0 ||
         strncmp(name, ".sweep.csv", 10) == 0 || strncmp(name, ".report.html", 12) == 0 ||
@@ -92,6 +110,9 @@ int stall__sweep_prepare(const stall_sweep *s, const char *outdir, const stall_j
                          unsigned char *state, char *note, size_t n, stall_err *err)
 {
     note[0] = '\0';
+    /* What a killed sweep left: its points' work folders and sweep.csv's
+     * temporary file, where their process is gone (before any rank runs). */
+    stall_cleanup_stale(outdir, sweep_own_work, NULL);
     DIR *d = opendir(outdir);
     if (!d)
         return 0; /* absent: created below */

@@ -460,6 +460,96 @@ Test(cli, sigterm_during_a_large_run_leaves_no_temporary_files, .timeout = 900)
     interrupt_run(path, SIGTERM, 2);
 }
 
+/* A model big enough to take a second a run (much longer under valgrind). */
+static const char *slow_ini(void)
+{
+    static char path[700];
+    snprintf(path, sizeof path, "%s/slow.ini", cdir);
+    FILE *f = fopen(path, "w");
+    fputs("[scenario]\nname = slow\nmode = model\n[trace]\nformat = none\n[loader]\nworkers = 4\n"
+          "[cluster]\ngpus = 16\n[fetch]\nmean_s = 0.1\ndist = lognormal\nsigma = 0.3\n"
+          "[compute]\nmean_s = 0.05\n[run]\nbatches = 100000\n",
+          f);
+    fclose(f);
+    return path;
+}
+
+/* Starts BIN with args (NULL-ended), stdout and stderr into errf. */
+static pid_t spawn_bin(const char *errf, const char *const *args)
+{
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1);
+    if (pid == 0) {
+        if (!freopen(errf, "w", stderr) || !freopen("/dev/null", "w", stdout))
+            _exit(126);
+        execv(BIN, (char *const *)args);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Waits until dir holds a name containing part (true), or pid ended or
+ * 300 s passed (false). */
+static bool wait_named(const char *dir, const char *part, pid_t pid)
+{
+    for (double end = now_s() + 300; now_s() < end; sleep_us(2000)) {
+        DIR *d = opendir(dir);
+        int n = 0;
+        if (d) {
+            closedir(d);
+            n = count_named(dir, part);
+        }
+        if (n > 0)
+            return true;
+        int st;
+        if (waitpid(pid, &st, WNOHANG) == pid)
+            return false;
+    }
+    return false;
+}
+
+Test(cli, work_folders_of_a_killed_sweep_or_run_are_removed_by_the_next, .timeout = 900)
+{
+    /* SIGKILL cannot be caught: the work folders stay, named after a pid
+     * that is gone. The next sweep (and run) into the same folder removes
+     * them. */
+    const char *p = slow_ini();
+    char sw[700], errf[700], cmd[2400], line[512];
+    snprintf(sw, sizeof sw, "%s/sw", cdir);
+    snprintf(errf, sizeof errf, "%s/killed.txt", cdir);
+    pid_t pid = spawn_bin(errf, (const char *const[]){BIN, "sweep", p, "--sweep", "run.seed=1..2",
+                                                      "-o", sw, "-q", NULL});
+    bool seen = wait_named(sw, ".tmp.tmp.", pid);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    cr_assert(seen, "no work folder .point-N.tmp.tmp.PID appeared in %s", sw);
+    cr_assert_eq(count_named(sw, ".tmp.tmp."), 1, "the killed sweep's work folder");
+    snprintf(cmd, sizeof cmd, "%s sweep %s --sweep run.seed=1..2 -o %s -q", BIN, p, sw);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    cr_expect_eq(count_named(sw, ".tmp"), 0, "the resumed sweep left work folders in %s", sw);
+    cr_expect_eq(count_named(sw, "point-"), 2);
+    /* run: DIR.tmp.PID beside DIR. */
+    char rk[700];
+    snprintf(rk, sizeof rk, "%s/rk", cdir);
+    pid = spawn_bin(errf, (const char *const[]){BIN, "run", p, "-o", rk, "-q", NULL});
+    seen = wait_named(cdir, "rk.tmp.", pid);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    cr_assert(seen, "no work folder rk.tmp.PID appeared");
+    cr_assert_eq(count_named(cdir, "rk.tmp."), 1);
+    snprintf(cmd, sizeof cmd, "%s run %s -o %s -q", BIN, ini("quick", "replay", ""), rk);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    cr_expect_eq(count_named(cdir, "rk.tmp."), 0, "the next run left the killed run's work folder");
+    /* A live process's work folder is never taken. */
+    char live[800];
+    snprintf(live, sizeof live, "%s/rk.tmp.%ld", cdir, (long)getppid());
+    cr_assert_eq(mkdir(live, 0777), 0);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    struct stat st;
+    cr_expect_eq(stat(live, &st), 0, "a live process's work folder was removed");
+    remove(errf);
+}
+
 Test(cli, a_run_replaces_an_old_result_folder_whole_and_refuses_a_foreign_one)
 {
     char out[700], cmd[2400], line[512], stray[800];
