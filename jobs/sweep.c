@@ -13,8 +13,9 @@
  * in flight and those finished since the last commit. sweep.csv is then
  * assembled by rank 0 from the point folders in point order: its bytes do
  * not depend on which thread, rank or earlier run produced a point. A
- * SIGINT/SIGTERM handler (installed for the run only) sets a flag; threads
- * finish the points in flight and take no more.
+ * SIGINT/SIGTERM handler (installed for the run only) sets a flag and says
+ * so on stderr; threads finish the points in flight and take no more. A
+ * second signal goes to the handlers it replaced, which end the process.
  */
 #include "stall/sweep.h"
 
@@ -23,6 +24,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -70,11 +72,54 @@ static void sweep_drop_subdirs(const char *dir)
 /* ---- running ---- */
 
 static volatile sig_atomic_t sweep_stop;
+static volatile sig_atomic_t sweep_notices; /* say at once on fd 2 (opts->notices); 2: after
+                                               the progress line */
+static atomic_int sweep_inflight;           /* points being run now */
+static struct sigaction sweep_old_int, sweep_old_term;
 
+/* Appends s to b (n bytes, at *len); async-signal-safe. */
+static void sweep_sig_put(char *b, size_t n, size_t *len, const char *s)
+{
+    while (*s && *len + 1 < n)
+        b[(*len)++] = *s++;
+}
+
+/* The first SIGINT/SIGTERM: the points in flight finish, no other starts,
+ * and one line says so at once (only write(2) and the formatting here: the
+ * handler is async-signal-safe). A second one stops now: the handlers the
+ * sweep replaced (stall/cleanup.h's: they remove the points' work folders
+ * and end the process of the signal) take it, raised again on return. */
 static void sweep_on_signal(int sig)
 {
-    (void)sig;
+    if (sweep_stop) {
+        sigaction(SIGINT, &sweep_old_int, NULL);
+        sigaction(SIGTERM, &sweep_old_term, NULL);
+        raise(sig); /* blocked in this handler: taken once it returns */
+        return;
+    }
     sweep_stop = 1;
+    if (!sweep_notices)
+        return;
+    int saved = errno;
+    char b[160], num[24];
+    size_t len = 0, k = sizeof num - 1;
+    int n = atomic_load(&sweep_inflight);
+    unsigned v = n > 0 ? (unsigned)n : 0;
+    num[k] = '\0';
+    do
+        num[--k] = (char)('0' + v % 10);
+    while ((v /= 10) > 0 && k > 0);
+    /* below the progress line, which has no newline yet */
+    sweep_sig_put(b, sizeof b, &len, sweep_notices > 1 ? "\n" : "");
+    sweep_sig_put(b, sizeof b, &len, "stallsim sweep: interrupted; finishing ");
+    sweep_sig_put(b, sizeof b, &len, num + k);
+    sweep_sig_put(b, sizeof b, &len, n == 1 ? " point" : " points");
+    sweep_sig_put(b, sizeof b, &len,
+                  sig == SIGINT ? " in flight, Ctrl-C again to stop now\n"
+                                : " in flight, SIGTERM again to stop now\n");
+    ssize_t w = write(STDERR_FILENO, b, len);
+    (void)w;
+    errno = saved;
 }
 
 /* Group commit: at most this long between a point's end and its rename,
@@ -324,7 +369,9 @@ static void *sweep_worker(void *arg)
         size_t i = r->first + k * r->step;
         stall_err e = {0};
         bool skipped = false;
+        atomic_fetch_add(&sweep_inflight, 1);
         int rc = sweep_point(r, i, &skipped, &e);
+        atomic_fetch_sub(&sweep_inflight, 1);
         pthread_mutex_lock(&r->lock);
         if (rc != 0 && i < r->fail_point) {
             r->fail_point = i;
@@ -541,12 +588,14 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
     char *deferred = stall_path_join(outdir, ".point-");
     stall_io_defer_sync(deferred);
     if (rc == 0) {
-        struct sigaction sa = {0}, old_int, old_term;
+        struct sigaction sa = {0};
         sa.sa_handler = sweep_on_signal;
         sigemptyset(&sa.sa_mask);
         sweep_stop = 0;
-        sigaction(SIGINT, &sa, &old_int);
-        sigaction(SIGTERM, &sa, &old_term);
+        sweep_notices = rank == 0 && opts->notices ? (local.progress ? 2 : 1) : 0;
+        atomic_store(&sweep_inflight, 0);
+        sigaction(SIGINT, &sa, &sweep_old_int);
+        sigaction(SIGTERM, &sa, &sweep_old_term);
         int nt = opts->jobs > 1 ? opts->jobs : 1;
         if ((size_t)nt > r.mine)
             nt = r.mine > 0 ? (int)r.mine : 1;
@@ -565,8 +614,8 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
         pthread_mutex_lock(&r.lock);
         sweep_commit(&r, true);
         pthread_mutex_unlock(&r.lock);
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGTERM, &old_term, NULL);
+        sigaction(SIGINT, &sweep_old_int, NULL);
+        sigaction(SIGTERM, &sweep_old_term, NULL);
         if (r.done > 0 || r.mine == 0)
             sweep_progress(&r, true);
         res->interrupted = sweep_stop != 0;

@@ -550,6 +550,48 @@ Test(cli, work_folders_of_a_killed_sweep_or_run_are_removed_by_the_next, .timeou
     remove(errf);
 }
 
+/* Whether file holds text. */
+static bool file_has(const char *path, const char *text)
+{
+    char *t = stall_read_file(path, NULL);
+    bool has = t && strstr(t, text);
+    free(t);
+    return has;
+}
+
+Test(cli, sweep_ctrl_c_says_so_at_once_and_a_second_stops_now, .timeout = 900)
+{
+    /* Points of seconds each: the first SIGINT is answered while they
+     * finish, the second ends the process of the signal at once, its
+     * points' work folders removed. */
+    const char *p = slow_ini();
+    char sw[700], errf[700];
+    snprintf(sw, sizeof sw, "%s/swi", cdir);
+    snprintf(errf, sizeof errf, "%s/sigint.txt", cdir);
+    pid_t pid = spawn_bin(errf, (const char *const[]){BIN, "sweep", p, "--sweep", "run.seed=1..4",
+                                                      "-j", "2", "--set", "run.batches=1000000",
+                                                      "-o", sw, "-q", NULL});
+    bool seen = wait_named(sw, ".tmp.tmp.", pid);
+    cr_assert(seen, "no point started in %s", sw);
+    kill(pid, SIGINT);
+    bool said = false, alive = true;
+    int st = 0;
+    for (double end = now_s() + 300; now_s() < end && !said && alive; sleep_us(2000)) {
+        said = file_has(errf, "interrupted; finishing ");
+        alive = waitpid(pid, &st, WNOHANG) != pid;
+    }
+    cr_expect(said && alive, "no line on stderr while the points in flight finish (said %d)", said);
+    cr_expect(file_has(errf, "Ctrl-C again to stop now"));
+    if (alive) {
+        kill(pid, SIGINT);
+        waitpid(pid, &st, 0);
+    }
+    cr_expect(WIFSIGNALED(st) && WTERMSIG(st) == SIGINT,
+              "a second Ctrl-C should end it at once, of SIGINT (status %d)", st);
+    cr_expect_eq(count_named(sw, ".tmp.tmp."), 0, "the points' work folders were left");
+    remove(errf);
+}
+
 Test(cli, a_run_replaces_an_old_result_folder_whole_and_refuses_a_foreign_one)
 {
     char out[700], cmd[2400], line[512], stray[800];

@@ -70,6 +70,9 @@ typedef struct stall_sweep_opts {
     FILE *term;           /* closing lines (rank 0); NULL: none */
     long long max_points; /* 0: STALL_SWEEP_MAX_POINTS */
     double max_point_mb;  /* 0: STALL_SWEEP_MAX_POINT_MB */
+    /* A first SIGINT/SIGTERM says at once, on stderr (rank 0), that the
+     * points in flight finish and a second signal stops now. */
+    bool notices;
 } stall_sweep_opts;
 
 typedef struct stall_sweep stall_sweep;
@@ -93,7 +96,9 @@ void stall_sweep_config(const stall_sweep *s, size_t i, stall_config *out);
 
 typedef struct stall_sweep_result {
     size_t points, ran, skipped; /* skipped: found done by an earlier run (this rank) */
-    bool interrupted;            /* SIGINT/SIGTERM: stopped after the points in flight */
+    bool interrupted;            /* SIGINT/SIGTERM: stopped after the points in flight (a
+                                    second signal ends the process, through the handlers the
+                                    sweep replaced: stall/cleanup.h's) */
     char outdir[STALL_PATH_MAX];
 } stall_sweep_result;
 
