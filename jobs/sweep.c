@@ -237,8 +237,9 @@ static int sweep_point(sweep_run *r, size_t i, bool *skipped, stall_err *err)
         /* Rank 0 looked at every point folder before the run (sweep_prep.c);
          * another rank looks at its own here. */
         int st = r->state[i];
+        char why[128];
         if (st == STALL__SWEEP_PT_UNKNOWN)
-            st = stall__sweep_point_state(r->s, i, final, &r->digests, err);
+            st = stall__sweep_point_state(r->s, i, final, &r->digests, why, sizeof why, err);
         rc = st < 0 ? st : 0;
         *skipped = st == STALL__SWEEP_PT_DONE;
     }

@@ -56,13 +56,17 @@ typedef enum stall__sweep_pt {
     STALL__SWEEP_PT_ABSENT,      /* no folder: the point runs */
     STALL__SWEEP_PT_DONE,        /* this point's effective.ini and its summary: skipped */
     STALL__SWEEP_PT_OTHER,       /* another configuration's results */
+    STALL__SWEEP_PT_DAMAGED,     /* this point's, but a file is cut short or missing: run again */
 } stall__sweep_pt;
 
 /* Point i's folder dir against the effective.ini the point would write (its
- * inputs' SHA-256 taken from d). Returns a stall__sweep_pt, or a negative
- * code (an input that cannot be hashed). */
+ * inputs' SHA-256 taken from d): an effective.ini missing or a prefix of
+ * the point's (cut short), or a summary that is not a header and one row
+ * of as many fields, is DAMAGED, what is wrong written to why (n bytes).
+ * Returns a stall__sweep_pt, or a negative code (an input that cannot be
+ * hashed). */
 int stall__sweep_point_state(const stall_sweep *s, size_t i, const char *dir,
-                             const stall_job_digests *d, stall_err *err);
+                             const stall_job_digests *d, char *why, size_t n, stall_err *err);
 
 /* sweep_prep.c: before the points run. Refuses an outdir of other files;
  * moves one holding another sweep aside (named in *note): other axes,

@@ -73,9 +73,26 @@ const char *stall__sweep_summary_name(const stall_config *c)
     return c->mode == STALL_MODE_SEED ? "replay_summary.csv" : "summary.csv";
 }
 
-int stall__sweep_point_state(const stall_sweep *s, size_t i, const char *dir,
-                             const stall_job_digests *d, stall_err *err)
+/* Whether text is a header and one row of as many fields, each ended by a
+ * newline (what sweep.csv takes from a point's summary). */
+static bool prep_one_row(const char *text)
 {
+    const char *nl = text ? strchr(text, '\n') : NULL;
+    const char *end = nl ? strchr(nl + 1, '\n') : NULL;
+    if (!end || end[1] != '\0' || end == nl + 1)
+        return false;
+    size_t a = 0, b = 0;
+    for (const char *p = text; p < nl; p++)
+        a += *p == ',';
+    for (const char *p = nl + 1; p < end; p++)
+        b += *p == ',';
+    return a == b;
+}
+
+int stall__sweep_point_state(const stall_sweep *s, size_t i, const char *dir,
+                             const stall_job_digests *d, char *why, size_t n, stall_err *err)
+{
+    why[0] = '\0';
     struct stat st;
     if (lstat(dir, &st) != 0)
         return STALL__SWEEP_PT_ABSENT;
@@ -87,13 +104,27 @@ int stall__sweep_point_state(const stall_sweep *s, size_t i, const char *dir,
     /* Paths in effective.ini are relative to the point's folder: the one
      * there now is a sibling of the one a run would write. */
     int rc = have ? stall_job_manifest_text(cfg, dir, d, &want, err) : 0;
-    if (rc == 0) {
-        char *sum = stall_path_join(dir, stall__sweep_summary_name(cfg));
-        if (!have || strcmp(have, want) != 0)
-            rc = STALL__SWEEP_PT_OTHER;
-        else
-            rc = prep_exists(sum) ? STALL__SWEEP_PT_DONE : STALL__SWEEP_PT_ABSENT;
+    const char *sumname = stall__sweep_summary_name(cfg);
+    if (rc == 0 && !have) {
+        snprintf(why, n, "no effective.ini");
+        rc = STALL__SWEEP_PT_DAMAGED;
+    } else if (rc == 0 && strcmp(have, want) != 0) {
+        /* Cut short (a crash of a file system that kept part of it) is
+         * this point's, damaged; anything else another configuration's. */
+        bool cut = strncmp(have, want, strlen(have)) == 0;
+        snprintf(why, n, "effective.ini is cut short");
+        rc = cut ? STALL__SWEEP_PT_DAMAGED : STALL__SWEEP_PT_OTHER;
+    } else if (rc == 0) {
+        char *sum = stall_path_join(dir, sumname);
+        char *text = stall_read_file(sum, NULL);
         free(sum);
+        if (!prep_one_row(text)) {
+            snprintf(why, n, "%s %s", sumname, text ? "is not a header and one row" : "is missing");
+            rc = STALL__SWEEP_PT_DAMAGED;
+        } else {
+            rc = STALL__SWEEP_PT_DONE;
+        }
+        free(text);
     }
     free(have);
     free(want);
@@ -184,12 +215,13 @@ int stall__sweep_prepare(const stall_sweep *s, const char *outdir, const stall_j
     /* The same axes with other values, another --set or other inputs: a
      * point folder whose effective.ini is not this sweep's point's. Its
      * results are moved aside with the rest, never replaced unsaid. */
-    char why[128] = "other axes or more points";
+    char why[128] = "other axes or more points", bad[256] = "";
+    size_t nbad = 0;
     for (size_t k = 0; k < npts && !stale; k++) {
-        char name[64];
+        char name[64], what[128];
         snprintf(name, sizeof name, "point-%0*zu", width, pts[k]);
         char *dir = stall_path_join(outdir, name);
-        int st = stall__sweep_point_state(s, pts[k], dir, dg, err);
+        int st = stall__sweep_point_state(s, pts[k], dir, dg, what, sizeof what, err);
         free(dir);
         if (st < 0) {
             free(pts);
@@ -200,8 +232,14 @@ int stall__sweep_prepare(const stall_sweep *s, const char *outdir, const stall_j
             stale = true;
             snprintf(why, sizeof why, "another configuration: %s's effective.ini differs", name);
         }
+        if (st == STALL__SWEEP_PT_DAMAGED && nbad++ == 0)
+            snprintf(bad, sizeof bad, "%s: %s", name, what);
     }
     free(pts);
+    if (!stale && nbad > 0)
+        snprintf(note, n, "stallsim sweep: %zu point folder%s not whole (%s%s): running %s again\n",
+                 nbad, nbad == 1 ? " is" : "s are", bad, nbad > 1 ? ", ..." : "",
+                 nbad == 1 ? "it" : "them");
     if (!stale)
         return 0;
     memset(state, 0, s->points);

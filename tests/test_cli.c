@@ -2703,3 +2703,68 @@ Test(cli, a_missing_trace_file_is_named_by_its_ini_line_in_every_command)
             cli_refused(cmd, want);
         }
 }
+
+/* Keeps the first `bytes` bytes of path (bytes < 0: its first line). */
+static void cut_file(const char *path, long bytes)
+{
+    char *t = stall_read_file(path, NULL);
+    cr_assert_not_null(t, "%s", path);
+    size_t n = bytes >= 0 ? (size_t)bytes : (size_t)(strchr(t, '\n') + 1 - t);
+    FILE *f = fopen(path, "w");
+    fwrite(t, 1, n, f);
+    fclose(f);
+    free(t);
+}
+
+Test(cli, damaged_point_folder_runs_again_and_an_unfinished_sweep_says_to_finish_it)
+{
+    char p[700], dm[700], cmd[2400], file[800];
+    snprintf(p, sizeof p, "%s/dmg.ini", cdir);
+    FILE *f = fopen(p, "w");
+    fputs("[scenario]\nname = dmg\nmode = model\n[trace]\nformat = none\n[cluster]\ngpus = 2\n"
+          "[fetch]\nmean_s = 0.02\n[compute]\nmean_s = 0.01\n[run]\nbatches = 200\n",
+          f);
+    fclose(f);
+    snprintf(dm, sizeof dm, "%s/dm", cdir);
+    snprintf(cmd, sizeof cmd, "%s sweep %s --sweep run.seed=1..3 -o %s", BIN, p, dm);
+    char *text = NULL;
+    cr_assert_eq(sh_text(cmd, &text), 0, "%s", text);
+    free(text);
+    snprintf(file, sizeof file, "%s/sweep.csv", dm);
+    char *whole = stall_read_file(file, NULL);
+    /* A crash cut point 2's summary to its header; the sweep stopped. */
+    remove(file);
+    char sum[800];
+    snprintf(sum, sizeof sum, "%s/point-000002/summary.csv", dm);
+    cut_file(sum, -1);
+    for (int k = 0; k < 2; k++) {
+        char plot[1600];
+        snprintf(plot, sizeof plot, "%s %s %s", BIN, k ? "report" : "plot", dm);
+        cr_expect_eq(sh_text(plot, &text), 2, "%s", text);
+        cr_expect(strstr(text, "a sweep that did not finish") &&
+                      strstr(text, "run the same stallsim sweep command again"),
+                  "%s", text);
+        free(text);
+    }
+    cr_assert_eq(sh_text(cmd, &text), 0, "%s", text);
+    cr_expect(strstr(text, "1 point folder is not whole (point-000002: summary.csv") &&
+                  strstr(text, "(1 run, 2 found done)"),
+              "%s", text);
+    free(text);
+    char *again = stall_read_file(file, NULL);
+    cr_expect_str_eq(again ? again : "", whole);
+    free(again);
+    /* An effective.ini cut short is the point's own, damaged: run again,
+     * nothing moved aside. */
+    snprintf(sum, sizeof sum, "%s/point-000001/effective.ini", dm);
+    cut_file(sum, 120);
+    cr_assert_eq(sh_text(cmd, &text), 0, "%s", text);
+    cr_expect(strstr(text, "point-000001: effective.ini is cut short") &&
+                  strstr(text, "(1 run, 2 found done)") && !strstr(text, "moved aside"),
+              "%s", text);
+    free(text);
+    again = stall_read_file(file, NULL);
+    cr_expect_str_eq(again ? again : "", whole);
+    free(again);
+    free(whole);
+}
