@@ -657,6 +657,7 @@ static int cli_sweep_plan(int argc, char **argv, bool plan)
             so.outdir = outdir;
             so.term = quiet ? NULL : stdout;
             so.progress = !quiet && isatty(STDERR_FILENO) ? stderr : NULL;
+            so.notices = true; /* also with -q: Ctrl-C is answered at once */
             stall_sweep_result res;
             rc = stall_sweep_run(cfg, &so, &res, &err);
             if (rc == 0 && res.interrupted) {

@@ -62,3 +62,24 @@ bool stall_result_replaceable(const char *dir)
     closedir(d);
     return empty || stall_result_has(dir, STALL_RESULTS_MANIFEST);
 }
+
+bool stall_result_unfinished_sweep(const char *dir)
+{
+    if (stall_result_has(dir, STALL_RESULTS_SWEEP))
+        return false;
+    DIR *d = opendir(dir);
+    if (!d)
+        return false;
+    bool found = false;
+    struct dirent *e;
+    while (!found && (e = readdir(d)) != NULL) {
+        const char *p = e->d_name;
+        p += *p == '.';
+        if (strncmp(p, "point-", 6) != 0 || p[6] < '0' || p[6] > '9')
+            continue;
+        size_t k = strspn(p + 6, "0123456789");
+        found = p[6 + k] == '\0' || strncmp(p + 6 + k, ".tmp", 4) == 0;
+    }
+    closedir(d);
+    return found;
+}

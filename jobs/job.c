@@ -240,6 +240,37 @@ int stall_job_manifest_with(const stall_config *cfg, const char *outdir, const s
     return rc;
 }
 
+int stall_job_manifest_text(const stall_config *cfg, const char *outdir, const stall_job_digests *d,
+                            char **text, stall_err *err)
+{
+    *text = NULL;
+    job_files in;
+    int rc = job_input_files(cfg, &in, err);
+    for (int i = 0; i < in.n && rc == 0; i++) {
+        const char *known = job_digest_find(d, in.paths[i]);
+        if (known)
+            memcpy(in.hex[i], known, sizeof in.hex[i]);
+        else
+            rc = stall_sha256_file(in.paths[i], in.hex[i], err);
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = rc == 0 ? open_memstream(&buf, &len) : NULL;
+    if (rc == 0 && !f)
+        rc = stall_err_set(err, STALL_ENOMEM, "effective.ini: cannot write to memory");
+    if (f) {
+        job_manifest m = {.cfg = cfg, .outdir = outdir, .in = &in};
+        rc = job_fill_manifest(f, &m, err);
+        fclose(f);
+        if (rc == 0)
+            *text = buf;
+        else
+            free(buf);
+    }
+    job_files_free(&in);
+    return rc;
+}
+
 int stall_job_manifest(const stall_config *cfg, const char *outdir, stall_err *err)
 {
     return stall_job_manifest_with(cfg, outdir, NULL, NULL, NULL, err);
@@ -273,6 +304,13 @@ int stall_job_check_out(const char *final, stall_err *err)
     return stall_check_writable(final, true, err);
 }
 
+/* A work path of final's own: "<final's name>.tmp.<pid>". */
+static bool job_own_work(const char *base, size_t len, void *ctx)
+{
+    const char *name = ctx;
+    return strlen(name) == len && strncmp(base, name, len) == 0;
+}
+
 int stall_job_begin(const char *final, char **work, stall_err *err)
 {
     *work = NULL;
@@ -281,6 +319,21 @@ int stall_job_begin(const char *final, char **work, stall_err *err)
         return rc;
     char *parent = stall_path_dir(final);
     rc = stall_mkdirs(parent, err);
+    if (rc == 0) {
+        /* The work folders of earlier runs into final that were killed
+         * (SIGKILL leaves them; their pid is gone). */
+        size_t len = strlen(final);
+        while (len > 1 && final[len - 1] == '/')
+            len--;
+        size_t start = len;
+        while (start > 0 && final[start - 1] != '/')
+            start--;
+        char *name = stall_xmalloc(len - start + 1);
+        memcpy(name, final + start, len - start);
+        name[len - start] = '\0';
+        stall_cleanup_stale(parent, job_own_work, name);
+        free(name);
+    }
     free(parent);
     if (rc)
         return rc;

@@ -13,8 +13,9 @@
  * in flight and those finished since the last commit. sweep.csv is then
  * assembled by rank 0 from the point folders in point order: its bytes do
  * not depend on which thread, rank or earlier run produced a point. A
- * SIGINT/SIGTERM handler (installed for the run only) sets a flag; threads
- * finish the points in flight and take no more.
+ * SIGINT/SIGTERM handler (installed for the run only) sets a flag and says
+ * so on stderr; threads finish the points in flight and take no more. A
+ * second signal goes to the handlers it replaced, which end the process.
  */
 #include "stall/sweep.h"
 
@@ -23,6 +24,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -67,28 +69,57 @@ static void sweep_drop_subdirs(const char *dir)
     closedir(d);
 }
 
-static bool sweep_same_file(const char *a, const char *b)
-{
-    char *x = stall_read_file(a, NULL), *y = stall_read_file(b, NULL);
-    bool same = x && y && strcmp(x, y) == 0;
-    free(x);
-    free(y);
-    return same;
-}
-
-static const char *sweep_summary_name(const stall_config *c)
-{
-    return c->mode == STALL_MODE_SEED ? "replay_summary.csv" : "summary.csv";
-}
-
 /* ---- running ---- */
 
 static volatile sig_atomic_t sweep_stop;
+static volatile sig_atomic_t sweep_notices; /* say at once on fd 2 (opts->notices); 2: after
+                                               the progress line */
+static atomic_int sweep_inflight;           /* points being run now */
+static struct sigaction sweep_old_int, sweep_old_term;
 
+/* Appends s to b (n bytes, at *len); async-signal-safe. */
+static void sweep_sig_put(char *b, size_t n, size_t *len, const char *s)
+{
+    while (*s && *len + 1 < n)
+        b[(*len)++] = *s++;
+}
+
+/* The first SIGINT/SIGTERM: the points in flight finish, no other starts,
+ * and one line says so at once (only write(2) and the formatting here: the
+ * handler is async-signal-safe). A second one stops now: the handlers the
+ * sweep replaced (stall/cleanup.h's: they remove the points' work folders
+ * and end the process of the signal) take it, raised again on return. */
 static void sweep_on_signal(int sig)
 {
-    (void)sig;
+    if (sweep_stop) {
+        sigaction(SIGINT, &sweep_old_int, NULL);
+        sigaction(SIGTERM, &sweep_old_term, NULL);
+        raise(sig); /* blocked in this handler: taken once it returns */
+        return;
+    }
     sweep_stop = 1;
+    if (!sweep_notices)
+        return;
+    int saved = errno;
+    char b[160], num[24];
+    size_t len = 0, k = sizeof num - 1;
+    int n = atomic_load(&sweep_inflight);
+    unsigned v = n > 0 ? (unsigned)n : 0;
+    num[k] = '\0';
+    do
+        num[--k] = (char)('0' + v % 10);
+    while ((v /= 10) > 0 && k > 0);
+    /* below the progress line, which has no newline yet */
+    sweep_sig_put(b, sizeof b, &len, sweep_notices > 1 ? "\n" : "");
+    sweep_sig_put(b, sizeof b, &len, "stallsim sweep: interrupted; finishing ");
+    sweep_sig_put(b, sizeof b, &len, num + k);
+    sweep_sig_put(b, sizeof b, &len, n == 1 ? " point" : " points");
+    sweep_sig_put(b, sizeof b, &len,
+                  sig == SIGINT ? " in flight, Ctrl-C again to stop now\n"
+                                : " in flight, SIGTERM again to stop now\n");
+    ssize_t w = write(STDERR_FILENO, b, len);
+    (void)w;
+    errno = saved;
 }
 
 /* Group commit: at most this long between a point's end and its rename,
@@ -117,9 +148,11 @@ typedef struct sweep_run {
     stall_job_digests digests; /* every point's inputs, hashed once */
     /* The summary files of the points run here, as written (sweep_keep),
      * for sweep.csv: its assembly then reads only the others' files. */
-    unsigned char *seen; /* [points]: 1 where outdir held an entry of the point at start */
-    char **kept;         /* [points]: a point's summary text, or NULL */
-    size_t kept_bytes;   /* kept so far, up to STALL__SWEEP_KEEP_BYTES */
+    unsigned char *seen;  /* [points]: 1 where outdir held an entry of the point at start */
+    unsigned char *state; /* [points]: a stall__sweep_pt, where rank 0's look at the folder set
+                             it (UNKNOWN elsewhere) */
+    char **kept;          /* [points]: a point's summary text, or NULL */
+    size_t kept_bytes;    /* kept so far, up to STALL__SWEEP_KEEP_BYTES */
 } sweep_run;
 
 /* At most this much summary text is kept for sweep.csv (about 300 k points
@@ -200,19 +233,15 @@ static int sweep_point(sweep_run *r, size_t i, bool *skipped, stall_err *err)
     }
     *skipped = false;
     int rc = 0;
-    char *fin_ini = stall_path_join(final, "effective.ini");
-    char *fin_sum = stall_path_join(final, sweep_summary_name(cfg));
-    if (r->seen[i] && sweep_exists(fin_ini) && sweep_exists(fin_sum)) {
-        /* tmp and final are siblings: paths in effective.ini read alike. */
-        rc = stall_mkdirs(tmp, err);
-        if (rc == 0)
-            rc = stall_job_manifest_with(cfg, tmp, &r->digests, NULL, NULL, err);
-        if (rc == 0) {
-            char *tmp_ini = stall_path_join(tmp, "effective.ini");
-            *skipped = sweep_same_file(tmp_ini, fin_ini);
-            free(tmp_ini);
-        }
-        stall_remove_tree(tmp);
+    if (r->seen[i]) {
+        /* Rank 0 looked at every point folder before the run (sweep_prep.c);
+         * another rank looks at its own here. */
+        int st = r->state[i];
+        char why[128];
+        if (st == STALL__SWEEP_PT_UNKNOWN)
+            st = stall__sweep_point_state(r->s, i, final, &r->digests, why, sizeof why, err);
+        rc = st < 0 ? st : 0;
+        *skipped = st == STALL__SWEEP_PT_DONE;
     }
     if (rc == 0 && !*skipped) {
         /* tmp waits for sweep_commit, which syncs and renames it. */
@@ -231,12 +260,10 @@ static int sweep_point(sweep_run *r, size_t i, bool *skipped, stall_err *err)
         if (rc == 0 && !r->opts->keep_iterations && cfg->mode != STALL_MODE_MODEL)
             sweep_drop_subdirs(tmp);
         if (rc == 0)
-            sweep_keep(r, i, tmp, sweep_summary_name(cfg));
+            sweep_keep(r, i, tmp, stall__sweep_summary_name(cfg));
         if (rc != 0)
             stall_remove_tree(tmp);
     }
-    free(fin_ini);
-    free(fin_sum);
     free(final);
     free(tmp);
     free(old);
@@ -343,7 +370,9 @@ static void *sweep_worker(void *arg)
         size_t i = r->first + k * r->step;
         stall_err e = {0};
         bool skipped = false;
+        atomic_fetch_add(&sweep_inflight, 1);
         int rc = sweep_point(r, i, &skipped, &e);
+        atomic_fetch_sub(&sweep_inflight, 1);
         pthread_mutex_lock(&r->lock);
         if (rc != 0 && i < r->fail_point) {
             r->fail_point = i;
@@ -377,7 +406,7 @@ static int sweep_fill_csv(FILE *f, void *arg, stall_err *err)
 {
     sweep_run *r = ((const sweep_table *)arg)->r;
     const stall_sweep *s = r->s;
-    const char *sumname = sweep_summary_name(&s->base);
+    const char *sumname = stall__sweep_summary_name(&s->base);
     char *header = NULL;
     for (size_t i = 0; i < s->points; i++) {
         char *dir = sweep_point_dir(r, i, "point-", "");
@@ -517,10 +546,10 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
                    .fail_point = SIZE_MAX,
                    .ranks = ranks,
                    .digests = digests};
-    for (size_t p = s->points; p >= 1000000; p /= 10)
-        r.width++;
+    r.width = stall__sweep_width(s->points);
     r.kept = stall_xcalloc(s->points ? s->points : 1, sizeof *r.kept);
     r.seen = stall_xcalloc(s->points ? s->points : 1, sizeof *r.seen);
+    r.state = stall_xcalloc(s->points ? s->points : 1, sizeof *r.state);
     r.mine = s->points > (size_t)rank
                  ? (s->points - (size_t)rank + (size_t)ranks - 1) / (size_t)ranks
                  : 0;
@@ -533,7 +562,7 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
     char note[2 * 4096 + 128] = "";
     char *before = NULL; /* sweep.csv as it was */
     if (rank == 0) {
-        rc = stall__sweep_prepare(s, outdir, note, sizeof note, err);
+        rc = stall__sweep_prepare(s, outdir, &r.digests, r.state, note, sizeof note, err);
         if (rc == 0 && note[0] && local.term)
             fputs(note, local.term);
         char *p = stall_path_join(outdir, "sweep.csv");
@@ -560,12 +589,14 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
     char *deferred = stall_path_join(outdir, ".point-");
     stall_io_defer_sync(deferred);
     if (rc == 0) {
-        struct sigaction sa = {0}, old_int, old_term;
+        struct sigaction sa = {0};
         sa.sa_handler = sweep_on_signal;
         sigemptyset(&sa.sa_mask);
         sweep_stop = 0;
-        sigaction(SIGINT, &sa, &old_int);
-        sigaction(SIGTERM, &sa, &old_term);
+        sweep_notices = rank == 0 && opts->notices ? (local.progress ? 2 : 1) : 0;
+        atomic_store(&sweep_inflight, 0);
+        sigaction(SIGINT, &sa, &sweep_old_int);
+        sigaction(SIGTERM, &sa, &sweep_old_term);
         int nt = opts->jobs > 1 ? opts->jobs : 1;
         if ((size_t)nt > r.mine)
             nt = r.mine > 0 ? (int)r.mine : 1;
@@ -584,8 +615,8 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
         pthread_mutex_lock(&r.lock);
         sweep_commit(&r, true);
         pthread_mutex_unlock(&r.lock);
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGTERM, &old_term, NULL);
+        sigaction(SIGINT, &sweep_old_int, NULL);
+        sigaction(SIGTERM, &sweep_old_term, NULL);
         if (r.done > 0 || r.mine == 0)
             sweep_progress(&r, true);
         res->interrupted = sweep_stop != 0;
@@ -668,6 +699,7 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
         free(r.kept[i]);
     free(r.kept);
     free(r.seen);
+    free(r.state);
     free(outdir);
     stall_sweep_destroy(s);
     return rc;

@@ -5,6 +5,7 @@
 #ifndef STALL_JOBS_SWEEP_INT_H
 #define STALL_JOBS_SWEEP_INT_H
 
+#include "stall/job.h"
 #include "stall/sweep.h"
 
 #include <stdbool.h>
@@ -43,10 +44,38 @@ void stall__sweep_axis_where(const stall_sweep *s, int a, char *buf, size_t n);
 /* The axis of section.key, or -1. */
 int stall__sweep_axis_of(const stall_sweep *s, const char *key);
 
+/* Digits of a sweep's point folder names: at least 6, as many as its
+ * point count has. */
+int stall__sweep_width(size_t points);
+/* The mode's summary file, the one sweep.csv is assembled from. */
+const char *stall__sweep_summary_name(const stall_config *c);
+
+/* What the folder of point i (dir, outdir/point-NNNNNN) holds. */
+typedef enum stall__sweep_pt {
+    STALL__SWEEP_PT_UNKNOWN = 0, /* not looked at */
+    STALL__SWEEP_PT_ABSENT,      /* no folder: the point runs */
+    STALL__SWEEP_PT_DONE,        /* this point's effective.ini and its summary: skipped */
+    STALL__SWEEP_PT_OTHER,       /* another configuration's results */
+    STALL__SWEEP_PT_DAMAGED,     /* this point's, but a file is cut short or missing: run again */
+} stall__sweep_pt;
+
+/* Point i's folder dir against the effective.ini the point would write (its
+ * inputs' SHA-256 taken from d): an effective.ini missing or a prefix of
+ * the point's (cut short), or a summary that is not a header and one row
+ * of as many fields, is DAMAGED, what is wrong written to why (n bytes).
+ * Returns a stall__sweep_pt, or a negative code (an input that cannot be
+ * hashed). */
+int stall__sweep_point_state(const stall_sweep *s, size_t i, const char *dir,
+                             const stall_job_digests *d, char *why, size_t n, stall_err *err);
+
 /* sweep_prep.c: before the points run. Refuses an outdir of other files;
- * moves one holding another sweep definition aside (named in *note). */
-int stall__sweep_prepare(const stall_sweep *s, const char *outdir, char *note, size_t n,
-                         stall_err *err);
+ * moves one holding another sweep aside (named in *note): other axes,
+ * points beyond this grid, or a point folder whose effective.ini is not
+ * this sweep's point's (other values, other --set keys, other inputs).
+ * Else state[i] (points entries, zeroed by the caller) is set for every
+ * point folder there, so that the runner need not look again. */
+int stall__sweep_prepare(const stall_sweep *s, const char *outdir, const stall_job_digests *d,
+                         unsigned char *state, char *note, size_t n, stall_err *err);
 /* Drops the figures and report drawn from an older sweep.csv. */
 void stall__sweep_drop_drawn(const char *outdir);
 /* mode = model's checks that need the trace's grid, on every point; in

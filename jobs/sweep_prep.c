@@ -27,8 +27,26 @@ static bool prep_exists(const char *path)
 
 /* An entry a sweep writes: sweep.csv (and its temporary files), point
  * folders (and theirs), and what plot and report draw from sweep.csv. */
+static bool sweep_own_entry(const char *name);
+
+/* A work path of the sweep's own: <own entry>.tmp.<pid> (sweep.csv's
+ * temporary file, a point's run's work folder .point-N.tmp.tmp.<pid>). */
+static bool sweep_own_work(const char *base, size_t len, void *ctx)
+{
+    (void)ctx;
+    char b[256];
+    if (len >= sizeof b)
+        return false;
+    memcpy(b, base, len);
+    b[len] = '\0';
+    return sweep_own_entry(b);
+}
+
 static bool sweep_own_entry(const char *name)
 {
+    size_t blen = 0;
+    if (stall_cleanup_work_pid(name, &blen) > 0 && sweep_own_work(name, blen, NULL))
+        return true;
     if (strcmp(name, "sweep.csv") == 0 || strcmp(name, "plots") == 0 ||
         strcmp(name, "report.html") == 0 || strncmp(name, ".point-", 7) == 0 ||
         strncmp(name, ".sweep.csv", 10) == 0 || strncmp(name, ".report.html", 12) == 0 ||
@@ -42,19 +60,99 @@ static bool sweep_own_entry(const char *name)
     return true;
 }
 
+int stall__sweep_width(size_t points)
+{
+    int width = 6;
+    for (size_t p = points; p >= 1000000; p /= 10)
+        width++;
+    return width;
+}
+
+const char *stall__sweep_summary_name(const stall_config *c)
+{
+    return c->mode == STALL_MODE_SEED ? "replay_summary.csv" : "summary.csv";
+}
+
+/* Whether text is a header and one row of as many fields, each ended by a
+ * newline (what sweep.csv takes from a point's summary). */
+static bool prep_one_row(const char *text)
+{
+    const char *nl = text ? strchr(text, '\n') : NULL;
+    const char *end = nl ? strchr(nl + 1, '\n') : NULL;
+    if (!end || end[1] != '\0' || end == nl + 1)
+        return false;
+    size_t a = 0, b = 0;
+    for (const char *p = text; p < nl; p++)
+        a += *p == ',';
+    for (const char *p = nl + 1; p < end; p++)
+        b += *p == ',';
+    return a == b;
+}
+
+int stall__sweep_point_state(const stall_sweep *s, size_t i, const char *dir,
+                             const stall_job_digests *d, char *why, size_t n, stall_err *err)
+{
+    why[0] = '\0';
+    struct stat st;
+    if (lstat(dir, &st) != 0)
+        return STALL__SWEEP_PT_ABSENT;
+    stall_config *cfg = stall_xmalloc(sizeof *cfg);
+    stall_sweep_config(s, i, cfg);
+    char *ini = stall_path_join(dir, "effective.ini");
+    char *have = stall_read_file(ini, NULL), *want = NULL;
+    free(ini);
+    /* Paths in effective.ini are relative to the point's folder: the one
+     * there now is a sibling of the one a run would write. */
+    int rc = have ? stall_job_manifest_text(cfg, dir, d, &want, err) : 0;
+    const char *sumname = stall__sweep_summary_name(cfg);
+    if (rc == 0 && !have) {
+        snprintf(why, n, "no effective.ini");
+        rc = STALL__SWEEP_PT_DAMAGED;
+    } else if (rc == 0 && strcmp(have, want) != 0) {
+        /* Cut short (a crash of a file system that kept part of it) is
+         * this point's, damaged; anything else another configuration's. */
+        bool cut = strncmp(have, want, strlen(have)) == 0;
+        snprintf(why, n, "effective.ini is cut short");
+        rc = cut ? STALL__SWEEP_PT_DAMAGED : STALL__SWEEP_PT_OTHER;
+    } else if (rc == 0) {
+        char *sum = stall_path_join(dir, sumname);
+        char *text = stall_read_file(sum, NULL);
+        free(sum);
+        if (!prep_one_row(text)) {
+            snprintf(why, n, "%s %s", sumname, text ? "is not a header and one row" : "is missing");
+            rc = STALL__SWEEP_PT_DAMAGED;
+        } else {
+            rc = STALL__SWEEP_PT_DONE;
+        }
+        free(text);
+    }
+    free(have);
+    free(want);
+    free(cfg);
+    return rc;
+}
+
 /* Before a sweep writes into outdir: refuses a folder of other files (as
- * `run` does); moves a folder that holds another sweep definition (other
- * axes, or points beyond this grid) aside to outdir.old-K, named in *note.
- * A resumed run of the same definition keeps its points. */
-int stall__sweep_prepare(const stall_sweep *s, const char *outdir, char *note, size_t n,
-                         stall_err *err)
+ * `run` does); moves a folder that holds another sweep (other axes, points
+ * beyond this grid, or a point of another configuration) aside to
+ * outdir.old-K, named in *note. A resumed run of the same sweep keeps its
+ * points, their state[] set. */
+int stall__sweep_prepare(const stall_sweep *s, const char *outdir, const stall_job_digests *dg,
+                         unsigned char *state, char *note, size_t n, stall_err *err)
 {
     note[0] = '\0';
+    /* What a killed sweep left: its points' work folders and sweep.csv's
+     * temporary file, where their process is gone (before any rank runs). */
+    stall_cleanup_stale(outdir, sweep_own_work, NULL);
     DIR *d = opendir(outdir);
     if (!d)
         return 0; /* absent: created below */
     bool other = false, ours = false, stale = false;
     char foreign[256] = "";
+    /* The point folders there, by number: looked at once the folder is
+     * known to be a sweep's. */
+    size_t *pts = NULL, npts = 0, cap = 0;
+    int width = stall__sweep_width(s->points);
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         const char *nm = e->d_name;
@@ -68,17 +166,32 @@ int stall__sweep_prepare(const stall_sweep *s, const char *outdir, char *note, s
         }
         if (strcmp(nm, "sweep.csv") == 0 || strncmp(nm, "point-", 6) == 0)
             ours = true;
-        if (strncmp(nm, "point-", 6) == 0 && strtoull(nm + 6, NULL, 10) >= s->points)
-            stale = true;
+        if (strncmp(nm, "point-", 6) == 0) {
+            size_t k = (size_t)strtoull(nm + 6, NULL, 10);
+            /* another point count's names, or a point beyond this grid */
+            if (k >= s->points || strlen(nm + 6) != (size_t)width) {
+                stale = true;
+            } else {
+                if (npts == cap) {
+                    cap = cap ? 2 * cap : 64;
+                    pts = stall_xrealloc(pts, cap * sizeof *pts);
+                }
+                pts[npts++] = k;
+            }
+        }
     }
     closedir(d);
-    if (other)
+    if (other) {
+        free(pts);
         return stall_err_set(err, STALL_ECONFIG,
                              "%s: holds files that are not part of a stallsim sweep (e.g. %s); "
                              "choose another result folder (-o)",
                              outdir, foreign);
-    if (!ours)
+    }
+    if (!ours) {
+        free(pts);
         return 0;
+    }
     /* The axes of the sweep.csv there, against this sweep's. */
     char *path = stall_path_join(outdir, "sweep.csv");
     char *old = stall_read_file(path, NULL);
@@ -99,8 +212,37 @@ int stall__sweep_prepare(const stall_sweep *s, const char *outdir, char *note, s
             stale = true;
         free(old);
     }
+    /* The same axes with other values, another --set or other inputs: a
+     * point folder whose effective.ini is not this sweep's point's. Its
+     * results are moved aside with the rest, never replaced unsaid. */
+    char why[128] = "other axes or more points", bad[256] = "";
+    size_t nbad = 0;
+    for (size_t k = 0; k < npts && !stale; k++) {
+        char name[64], what[128];
+        snprintf(name, sizeof name, "point-%0*zu", width, pts[k]);
+        char *dir = stall_path_join(outdir, name);
+        int st = stall__sweep_point_state(s, pts[k], dir, dg, what, sizeof what, err);
+        free(dir);
+        if (st < 0) {
+            free(pts);
+            return st;
+        }
+        state[pts[k]] = (unsigned char)st;
+        if (st == STALL__SWEEP_PT_OTHER) {
+            stale = true;
+            snprintf(why, sizeof why, "another configuration: %s's effective.ini differs", name);
+        }
+        if (st == STALL__SWEEP_PT_DAMAGED && nbad++ == 0)
+            snprintf(bad, sizeof bad, "%s: %s", name, what);
+    }
+    free(pts);
+    if (!stale && nbad > 0)
+        snprintf(note, n, "stallsim sweep: %zu point folder%s not whole (%s%s): running %s again\n",
+                 nbad, nbad == 1 ? " is" : "s are", bad, nbad > 1 ? ", ..." : "",
+                 nbad == 1 ? "it" : "them");
     if (!stale)
         return 0;
+    memset(state, 0, s->points);
     char *aside = NULL;
     for (int k = 1; k < 1000 && !aside; k++) {
         char suffix[32];
@@ -117,16 +259,14 @@ int stall__sweep_prepare(const stall_sweep *s, const char *outdir, char *note, s
     }
     if (!aside || rename(outdir, aside) != 0) {
         int rc = stall_err_set(err, STALL_EIO,
-                               "%s: holds another sweep (other axes or more points) and cannot be "
-                               "moved aside: %s; choose another result folder (-o)",
-                               outdir, aside ? strerror(errno) : "no free name");
+                               "%s: holds another sweep (%s) and cannot be moved aside: %s; "
+                               "choose another result folder (-o)",
+                               outdir, why, aside ? strerror(errno) : "no free name");
         free(aside);
         return rc;
     }
-    snprintf(
-        note, n,
-        "stallsim sweep: %s held another sweep (other axes or more points): moved aside to %s\n",
-        outdir, aside);
+    snprintf(note, n, "stallsim sweep: %s held another sweep (%s): moved aside to %s\n", outdir,
+             why, aside);
     free(aside);
     return 0;
 }

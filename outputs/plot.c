@@ -295,6 +295,12 @@ static int plot_folder(const char *dir, const stall_plot_opts *opts, stall_plot_
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
         return stall_err_set(err, STALL_EIO, "%s: not a folder", dir);
     res->kind = stall_result_kind_of(dir);
+    if (res->kind == STALL_RESULT_NONE && stall_result_unfinished_sweep(dir))
+        return stall_err_set(err, STALL_EIO,
+                             "%s: a sweep that did not finish (point folders, no sweep.csv): run "
+                             "the same stallsim sweep command again to finish it, then plot or "
+                             "report its folder",
+                             dir);
     if (res->kind == STALL_RESULT_NONE)
         return stall_err_set(err, STALL_EIO,
                              "%s: not a stallsim result folder (no summary.csv, validate.csv, "

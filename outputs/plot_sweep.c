@@ -1,9 +1,9 @@
 /*
  * plot_sweep.c - the figures of sweep and plan folders (plot_int.h):
- * throughput and stall share against one swept key (lines) or two (two
- * heatmaps of discrete cells, each with a colour scale of its own data),
- * and a plan's weak scaling (log-log throughput against the ideal line,
- * efficiency against the threshold).
+ * throughput and stall share against one swept axis (lines) or two (two
+ * heatmaps of discrete cells; a zip group of keys is one axis, each with a colour scale of its own
+ * data), and a plan's weak scaling (log-log throughput against the ideal line, efficiency against
+ * the threshold).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -12,9 +12,15 @@
 #include "plot_int.h"
 #include "stall/io.h"
 
+/* A figure's axis: one swept key, or a zip group of keys stepped together
+ * (`[sweep] zip`), which sweep.csv gives as columns side by side. */
 typedef struct plot_axis {
-    int col;
-    char **val; /* distinct values, sorted (numerically when all are numbers) */
+    int cols[8], ncols;
+    char name[512];  /* the keys, ", " between */
+    const char **rv; /* [rows]: each row's value (keys' values "/" between) */
+    char **own;      /* [rows]: the joined values, when ncols > 1 */
+    char **val;      /* distinct values, sorted numerically when one key of numbers, else in
+                        point order */
     int n;
     bool numeric;
 } plot_axis;
@@ -33,21 +39,108 @@ static int plot_cmp_num_str(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void plot_axis_build(plot_axis *a, const stall_table *t, int col)
+static int plot_cmp_str(const void *a, const void *b)
 {
-    a->col = col;
-    a->val = stall_xcalloc(t->nrows + 1, sizeof *a->val);
-    a->numeric = true;
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The distinct values of column c, or of the pairs of columns c and d
+ * (d >= 0): sorted, O(rows log rows). */
+static size_t plot_distinct(const stall_table *t, int c, int d)
+{
+    char **v = stall_xcalloc(t->nrows + 1, sizeof *v);
     for (size_t i = 0; i < t->nrows; i++) {
-        const char *v = stall_table_get(t, i, col);
-        if (plot_axis_index(a, v) >= 0)
+        const char *x = stall_table_get(t, i, c), *y = d >= 0 ? stall_table_get(t, i, d) : "";
+        size_t len = strlen(x) + strlen(y) + 2;
+        v[i] = stall_xmalloc(len);
+        snprintf(v[i], len, "%s\x1f%s", x, y);
+    }
+    qsort(v, t->nrows, sizeof *v, plot_cmp_str);
+    size_t n = 0;
+    for (size_t i = 0; i < t->nrows; i++)
+        n += i == 0 || strcmp(v[i], v[i - 1]) != 0;
+    for (size_t i = 0; i < t->nrows; i++)
+        free(v[i]);
+    free(v);
+    return n;
+}
+
+/* Groups the key columns 1..nkeys into axes: keys stepped together (a zip
+ * group) take as many distinct pairs as either has values, where keys of
+ * two axes of a full grid take the product. Keys of one value stay axes of
+ * their own (a grid with an axis of one value draws its cells). Returns
+ * the number of axes (at most max; more are counted, not built). */
+static int plot_axes_group(const stall_table *t, int nkeys, plot_axis *ax, int max)
+{
+    int naxes = 0;
+    size_t *nd = stall_xcalloc((size_t)nkeys + 1, sizeof *nd);
+    int *axis_of = stall_xcalloc((size_t)nkeys + 1, sizeof *axis_of), *first = NULL;
+    first = stall_xcalloc((size_t)nkeys + 1, sizeof *first);
+    for (int k = 0; k < nkeys; k++) {
+        nd[k] = plot_distinct(t, 1 + k, -1);
+        axis_of[k] = -1;
+        for (int a = 0; a < naxes && axis_of[k] < 0; a++) {
+            int j = first[a];
+            size_t most = nd[j] > nd[k] ? nd[j] : nd[k];
+            if (nd[j] >= 2 && nd[k] >= 2 && plot_distinct(t, 1 + j, 1 + k) == most)
+                axis_of[k] = a;
+        }
+        if (axis_of[k] < 0) {
+            first[naxes] = k;
+            axis_of[k] = naxes++;
+        }
+        int a = axis_of[k];
+        if (a < max && ax[a].ncols < 8) {
+            snprintf(ax[a].name + strlen(ax[a].name), sizeof ax[a].name - strlen(ax[a].name),
+                     "%s%s", ax[a].ncols ? ", " : "", t->header[1 + k]);
+            ax[a].cols[ax[a].ncols++] = 1 + k;
+        }
+    }
+    free(nd);
+    free(axis_of);
+    free(first);
+    return naxes;
+}
+
+static void plot_axis_build(plot_axis *a, const stall_table *t)
+{
+    a->rv = stall_xcalloc(t->nrows + 1, sizeof *a->rv);
+    a->val = stall_xcalloc(t->nrows + 1, sizeof *a->val);
+    a->numeric = a->ncols == 1;
+    if (a->ncols > 1)
+        a->own = stall_xcalloc(t->nrows + 1, sizeof *a->own);
+    for (size_t i = 0; i < t->nrows; i++) {
+        if (a->ncols == 1) {
+            a->rv[i] = stall_table_get(t, i, a->cols[0]);
+        } else {
+            size_t len = 1;
+            for (int c = 0; c < a->ncols; c++)
+                len += strlen(stall_table_get(t, i, a->cols[c])) + 1;
+            a->own[i] = stall_xmalloc(len);
+            a->own[i][0] = '\0';
+            for (int c = 0; c < a->ncols; c++) {
+                strcat(a->own[i], c ? "/" : "");
+                strcat(a->own[i], stall_table_get(t, i, a->cols[c]));
+            }
+            a->rv[i] = a->own[i];
+        }
+        if (plot_axis_index(a, a->rv[i]) >= 0)
             continue;
-        a->val[a->n++] = (char *)v;
-        if (isnan(stall_table_num(t, i, col)))
+        a->val[a->n++] = (char *)a->rv[i];
+        if (a->ncols == 1 && isnan(stall_table_num(t, i, a->cols[0])))
             a->numeric = false;
     }
     if (a->numeric)
         qsort(a->val, (size_t)a->n, sizeof *a->val, plot_cmp_num_str);
+}
+
+static void plot_axis_free(plot_axis *a, size_t rows)
+{
+    for (size_t i = 0; a->own && i < rows; i++)
+        free(a->own[i]);
+    free(a->own);
+    free(a->rv);
+    free(a->val);
 }
 
 /* The axis's values as tic labels: every one up to 16, else every k-th
@@ -169,26 +262,29 @@ int stall_plot_sweep(plot_ctx *c, stall_err *err)
         stall_table_free(t);
         return rc;
     }
-    if (nkeys > 2) {
+    /* Figures by axes, not keys: a zip group is one axis. */
+    plot_axis ax[2] = {{.ncols = 0}};
+    int naxes = plot_axes_group(t, nkeys, ax, 2);
+    if (naxes > 2) {
         stall_plot_note(c,
-                        "sweep over %d keys: no figure (lines take one key, a heatmap two); "
+                        "sweep over %d axes: no figure (lines take one axis, a heatmap two); "
                         "sweep.csv has every point",
-                        nkeys);
+                        naxes);
         stall_table_free(t);
         return 0;
     }
-    plot_axis ax[2] = {{0}};
-    for (int a = 0; a < nkeys; a++)
-        plot_axis_build(&ax[a], t, 1 + a);
-    char cap[256];
-    if (nkeys == 1) {
-        snprintf(cap, sizeof cap, "Throughput and stall share against %s", t->header[1]);
+    for (int a = 0; a < naxes; a++)
+        plot_axis_build(&ax[a], t);
+    char cap[1200];
+    if (naxes == 1) {
+        snprintf(cap, sizeof cap, "Throughput and stall share against %s", ax[0].name);
         stall_plot_begin(c, "sweep", 900, 420, cap);
-        fprintf(c->dat, "# index %s throughput stall_share_pct\n", t->header[1]);
+        fprintf(c->dat, "# index %s throughput stall_share_pct\n", ax[0].name);
         for (int v = 0; v < ax[0].n; v++)
             for (size_t i = 0; i < t->nrows; i++)
-                if (strcmp(stall_table_get(t, i, 1), ax[0].val[v]) == 0) {
-                    fprintf(c->dat, "%d %s", v, ax[0].val[v]);
+                if (strcmp(ax[0].rv[i], ax[0].val[v]) == 0) {
+                    /* a zip axis's "8/4" quoted: one field, never read as 8 */
+                    fprintf(c->dat, ax[0].ncols > 1 ? "%d \"%s\"" : "%d %s", v, ax[0].val[v]);
                     stall_plot_num(c->dat, stall_table_num(t, i, ct));
                     stall_plot_num(c->dat, 100 * stall_table_num(t, i, cst));
                     fputc('\n', c->dat);
@@ -197,7 +293,7 @@ int stall_plot_sweep(plot_ctx *c, stall_err *err)
         fputs("set title ", c->gp);
         stall_plot_str(c->gp, cap);
         fputs("\nset xlabel ", c->gp);
-        stall_plot_str(c->gp, t->header[1]);
+        stall_plot_str(c->gp, ax[0].name);
         fprintf(c->gp,
                 "\nset ylabel \"%s\"\nset y2label \"stall share [%%]\"\n"
                 "set yrange [0:*]\nset y2range [0:100]\nset ytics nomirror\nset y2tics\n"
@@ -246,16 +342,16 @@ int stall_plot_sweep(plot_ctx *c, stall_err *err)
                 size_t k = (size_t)x * (size_t)ax[1].n + (size_t)y;
                 th[k] = st[k] = NAN;
                 for (size_t i = 0; i < t->nrows; i++)
-                    if (strcmp(stall_table_get(t, i, 1), ax[0].val[x]) == 0 &&
-                        strcmp(stall_table_get(t, i, 2), ax[1].val[y]) == 0) {
+                    if (strcmp(ax[0].rv[i], ax[0].val[x]) == 0 &&
+                        strcmp(ax[1].rv[i], ax[1].val[y]) == 0) {
                         th[k] = stall_table_num(t, i, ct);
                         st[k] = 100 * stall_table_num(t, i, cst);
                         break;
                     }
             }
         double sth = stall_plot_spread_pct(th, ncell), sst = stall_plot_spread_pct(st, ncell);
-        snprintf(cap, sizeof cap, "Throughput and stall share over %s and %s%s", t->header[1],
-                 t->header[2],
+        snprintf(cap, sizeof cap, "Throughput and stall share over %s and %s%s", ax[0].name,
+                 ax[1].name,
                  sth < 1 ? " (throughput: every point within 1%, see the panel's title)" : "");
         stall_plot_begin(c, "sweep", 1100, 460, cap);
         double lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};
@@ -281,7 +377,7 @@ int stall_plot_sweep(plot_ctx *c, stall_err *err)
         fprintf(c->dat,
                 "# %s_index %s_index throughput stall_share_pct throughput_label "
                 "stall_share_label (the cells' labels; blocks: one per %s)\n",
-                t->header[1], t->header[2], t->header[1]);
+                ax[0].name, ax[1].name, ax[0].name);
         for (int x = 0; x < ax[0].n; x++) {
             for (int y = 0; y < ax[1].n; y++) {
                 size_t k = (size_t)x * (size_t)ax[1].n + (size_t)y;
@@ -310,12 +406,12 @@ int stall_plot_sweep(plot_ctx *c, stall_err *err)
         plot_axis_tics(c->gp, "x", &ax[0]);
         plot_axis_tics(c->gp, "y", &ax[1]);
         fputs("set xlabel ", c->gp);
-        stall_plot_str(c->gp, t->header[1]);
+        stall_plot_str(c->gp, ax[0].name);
         fputs("\nset ylabel ", c->gp);
-        stall_plot_str(c->gp, t->header[2]);
+        stall_plot_str(c->gp, ax[1].name);
         fprintf(c->gp,
                 "\nset xrange [-0.5:%d.5]\nset yrange [-0.5:%d.5]\nunset grid\nunset key\n"
-                "set multiplot layout 1,2 title \"Sweep over two keys\"\n",
+                "set multiplot layout 1,2 title \"Sweep over two axes\"\n",
                 ax[0].n - 1, ax[1].n - 1);
         static const char *const pal[2] = {
             "set palette defined (0 \"#f7fbff\", 1 \"#6baed6\", 2 \"#08306b\")",
@@ -360,8 +456,8 @@ int stall_plot_sweep(plot_ctx *c, stall_err *err)
         }
     }
     stall_plot_end(c);
-    for (int a = 0; a < nkeys; a++)
-        free(ax[a].val);
+    for (int a = 0; a < naxes; a++)
+        plot_axis_free(&ax[a], t->nrows);
     stall_table_free(t);
     return 0;
 }

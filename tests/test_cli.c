@@ -460,6 +460,138 @@ Test(cli, sigterm_during_a_large_run_leaves_no_temporary_files, .timeout = 900)
     interrupt_run(path, SIGTERM, 2);
 }
 
+/* A model big enough to take a second a run (much longer under valgrind). */
+static const char *slow_ini(void)
+{
+    static char path[700];
+    snprintf(path, sizeof path, "%s/slow.ini", cdir);
+    FILE *f = fopen(path, "w");
+    fputs("[scenario]\nname = slow\nmode = model\n[trace]\nformat = none\n[loader]\nworkers = 4\n"
+          "[cluster]\ngpus = 16\n[fetch]\nmean_s = 0.1\ndist = lognormal\nsigma = 0.3\n"
+          "[compute]\nmean_s = 0.05\n[run]\nbatches = 100000\n",
+          f);
+    fclose(f);
+    return path;
+}
+
+/* Starts BIN with args (NULL-ended), stdout and stderr into errf. */
+static pid_t spawn_bin(const char *errf, const char *const *args)
+{
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1);
+    if (pid == 0) {
+        if (!freopen(errf, "w", stderr) || !freopen("/dev/null", "w", stdout))
+            _exit(126);
+        execv(BIN, (char *const *)args);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Waits until dir holds a name containing part (true), or pid ended or
+ * 300 s passed (false). */
+static bool wait_named(const char *dir, const char *part, pid_t pid)
+{
+    for (double end = now_s() + 300; now_s() < end; sleep_us(2000)) {
+        DIR *d = opendir(dir);
+        int n = 0;
+        if (d) {
+            closedir(d);
+            n = count_named(dir, part);
+        }
+        if (n > 0)
+            return true;
+        int st;
+        if (waitpid(pid, &st, WNOHANG) == pid)
+            return false;
+    }
+    return false;
+}
+
+Test(cli, work_folders_of_a_killed_sweep_or_run_are_removed_by_the_next, .timeout = 900)
+{
+    /* SIGKILL cannot be caught: the work folders stay, named after a pid
+     * that is gone. The next sweep (and run) into the same folder removes
+     * them. */
+    const char *p = slow_ini();
+    char sw[700], errf[700], cmd[2400], line[512];
+    snprintf(sw, sizeof sw, "%s/sw", cdir);
+    snprintf(errf, sizeof errf, "%s/killed.txt", cdir);
+    pid_t pid = spawn_bin(errf, (const char *const[]){BIN, "sweep", p, "--sweep", "run.seed=1..2",
+                                                      "-o", sw, "-q", NULL});
+    bool seen = wait_named(sw, ".tmp.tmp.", pid);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    cr_assert(seen, "no work folder .point-N.tmp.tmp.PID appeared in %s", sw);
+    cr_assert_eq(count_named(sw, ".tmp.tmp."), 1, "the killed sweep's work folder");
+    snprintf(cmd, sizeof cmd, "%s sweep %s --sweep run.seed=1..2 -o %s -q", BIN, p, sw);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    cr_expect_eq(count_named(sw, ".tmp"), 0, "the resumed sweep left work folders in %s", sw);
+    cr_expect_eq(count_named(sw, "point-"), 2);
+    /* run: DIR.tmp.PID beside DIR. */
+    char rk[700];
+    snprintf(rk, sizeof rk, "%s/rk", cdir);
+    pid = spawn_bin(errf, (const char *const[]){BIN, "run", p, "-o", rk, "-q", NULL});
+    seen = wait_named(cdir, "rk.tmp.", pid);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    cr_assert(seen, "no work folder rk.tmp.PID appeared");
+    cr_assert_eq(count_named(cdir, "rk.tmp."), 1);
+    snprintf(cmd, sizeof cmd, "%s run %s -o %s -q", BIN, ini("quick", "replay", ""), rk);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    cr_expect_eq(count_named(cdir, "rk.tmp."), 0, "the next run left the killed run's work folder");
+    /* A live process's work folder is never taken. */
+    char live[800];
+    snprintf(live, sizeof live, "%s/rk.tmp.%ld", cdir, (long)getppid());
+    cr_assert_eq(mkdir(live, 0777), 0);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    struct stat st;
+    cr_expect_eq(stat(live, &st), 0, "a live process's work folder was removed");
+    remove(errf);
+}
+
+/* Whether file holds text. */
+static bool file_has(const char *path, const char *text)
+{
+    char *t = stall_read_file(path, NULL);
+    bool has = t && strstr(t, text);
+    free(t);
+    return has;
+}
+
+Test(cli, sweep_ctrl_c_says_so_at_once_and_a_second_stops_now, .timeout = 900)
+{
+    /* Points of seconds each: the first SIGINT is answered while they
+     * finish, the second ends the process of the signal at once, its
+     * points' work folders removed. */
+    const char *p = slow_ini();
+    char sw[700], errf[700];
+    snprintf(sw, sizeof sw, "%s/swi", cdir);
+    snprintf(errf, sizeof errf, "%s/sigint.txt", cdir);
+    pid_t pid = spawn_bin(errf, (const char *const[]){BIN, "sweep", p, "--sweep", "run.seed=1..4",
+                                                      "-j", "2", "--set", "run.batches=1000000",
+                                                      "-o", sw, "-q", NULL});
+    bool seen = wait_named(sw, ".tmp.tmp.", pid);
+    cr_assert(seen, "no point started in %s", sw);
+    kill(pid, SIGINT);
+    bool said = false, alive = true;
+    int st = 0;
+    for (double end = now_s() + 300; now_s() < end && !said && alive; sleep_us(2000)) {
+        said = file_has(errf, "interrupted; finishing ");
+        alive = waitpid(pid, &st, WNOHANG) != pid;
+    }
+    cr_expect(said && alive, "no line on stderr while the points in flight finish (said %d)", said);
+    cr_expect(file_has(errf, "Ctrl-C again to stop now"));
+    if (alive) {
+        kill(pid, SIGINT);
+        waitpid(pid, &st, 0);
+    }
+    cr_expect(WIFSIGNALED(st) && WTERMSIG(st) == SIGINT,
+              "a second Ctrl-C should end it at once, of SIGINT (status %d)", st);
+    cr_expect_eq(count_named(sw, ".tmp.tmp."), 0, "the points' work folders were left");
+    remove(errf);
+}
+
 Test(cli, a_run_replaces_an_old_result_folder_whole_and_refuses_a_foreign_one)
 {
     char out[700], cmd[2400], line[512], stray[800];
@@ -2669,4 +2801,69 @@ Test(cli, a_missing_trace_file_is_named_by_its_ini_line_in_every_command)
                      k ? ds : tidy, k ? 6 : 5, k ? "perf" : "path", cdir);
             cli_refused(cmd, want);
         }
+}
+
+/* Keeps the first `bytes` bytes of path (bytes < 0: its first line). */
+static void cut_file(const char *path, long bytes)
+{
+    char *t = stall_read_file(path, NULL);
+    cr_assert_not_null(t, "%s", path);
+    size_t n = bytes >= 0 ? (size_t)bytes : (size_t)(strchr(t, '\n') + 1 - t);
+    FILE *f = fopen(path, "w");
+    fwrite(t, 1, n, f);
+    fclose(f);
+    free(t);
+}
+
+Test(cli, damaged_point_folder_runs_again_and_an_unfinished_sweep_says_to_finish_it)
+{
+    char p[700], dm[700], cmd[2400], file[800];
+    snprintf(p, sizeof p, "%s/dmg.ini", cdir);
+    FILE *f = fopen(p, "w");
+    fputs("[scenario]\nname = dmg\nmode = model\n[trace]\nformat = none\n[cluster]\ngpus = 2\n"
+          "[fetch]\nmean_s = 0.02\n[compute]\nmean_s = 0.01\n[run]\nbatches = 200\n",
+          f);
+    fclose(f);
+    snprintf(dm, sizeof dm, "%s/dm", cdir);
+    snprintf(cmd, sizeof cmd, "%s sweep %s --sweep run.seed=1..3 -o %s", BIN, p, dm);
+    char *text = NULL;
+    cr_assert_eq(sh_text(cmd, &text), 0, "%s", text);
+    free(text);
+    snprintf(file, sizeof file, "%s/sweep.csv", dm);
+    char *whole = stall_read_file(file, NULL);
+    /* A crash cut point 2's summary to its header; the sweep stopped. */
+    remove(file);
+    char sum[800];
+    snprintf(sum, sizeof sum, "%s/point-000002/summary.csv", dm);
+    cut_file(sum, -1);
+    for (int k = 0; k < 2; k++) {
+        char plot[1600];
+        snprintf(plot, sizeof plot, "%s %s %s", BIN, k ? "report" : "plot", dm);
+        cr_expect_eq(sh_text(plot, &text), 2, "%s", text);
+        cr_expect(strstr(text, "a sweep that did not finish") &&
+                      strstr(text, "run the same stallsim sweep command again"),
+                  "%s", text);
+        free(text);
+    }
+    cr_assert_eq(sh_text(cmd, &text), 0, "%s", text);
+    cr_expect(strstr(text, "1 point folder is not whole (point-000002: summary.csv") &&
+                  strstr(text, "(1 run, 2 found done)"),
+              "%s", text);
+    free(text);
+    char *again = stall_read_file(file, NULL);
+    cr_expect_str_eq(again ? again : "", whole);
+    free(again);
+    /* An effective.ini cut short is the point's own, damaged: run again,
+     * nothing moved aside. */
+    snprintf(sum, sizeof sum, "%s/point-000001/effective.ini", dm);
+    cut_file(sum, 120);
+    cr_assert_eq(sh_text(cmd, &text), 0, "%s", text);
+    cr_expect(strstr(text, "point-000001: effective.ini is cut short") &&
+                  strstr(text, "(1 run, 2 found done)") && !strstr(text, "moved aside"),
+              "%s", text);
+    free(text);
+    again = stall_read_file(file, NULL);
+    cr_expect_str_eq(again ? again : "", whole);
+    free(again);
+    free(whole);
 }

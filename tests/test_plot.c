@@ -831,6 +831,52 @@ Test(plot, real_sweep_over_two_keys_discrete_cells_own_scales)
     free(gp);
 }
 
+/* Figures by axes, not keys: a zip group (cluster.gpus with
+ * cluster.gpus_per_node, 4 points) is one axis, drawn as lines (it was a
+ * 4 x 4 heatmap with 12 empty cells), and with loader.workers=1..6 a grid
+ * of 4 x 6 cells (it was refused: "sweep over 3 keys: no figure"). */
+Test(plot, real_sweep_zip_group_is_one_axis)
+{
+    NEED_GNUPLOT();
+    char *r1 = res_dir("swz1"), *r2 = res_dir("swz2");
+    char ini[1100];
+    snprintf(ini, sizeof ini, "%s/zip.ini", dir);
+    FILE *f = fopen(ini, "w");
+    fputs("[scenario]\nname = zip\nmode = model\n[trace]\nformat = none\n[fetch]\nmean_s = "
+          "0.05\ndist = lognormal\nsigma = 0.3\n[compute]\nmean_s = 0.03\n[run]\nbatches = "
+          "300\n[sweep]\ncluster.gpus = 1, 2, 4, 8\ncluster.gpus_per_node = 1, 2, 4, 8\n"
+          "zip = cluster.gpus, cluster.gpus_per_node\n",
+          f);
+    fclose(f);
+    cr_assert_eq(sh("%s sweep %s -o %s -q -j 2", BIN, ini, r1), 0);
+    cr_assert_eq(sh("%s sweep %s --sweep loader.workers=1..6 -o %s -q -j 2", BIN, ini, r2), 0);
+    const char *want[] = {"sweep"};
+    check_figures(r1, want, 1);
+    check_figures(r2, want, 1);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/plots/sweep.gp", r1);
+    char *gp = rd_slurp(p);
+    cr_expect(strstr(gp, "with linespoints") && !strstr(gp, "boxxyerror") &&
+                  strstr(gp, "set xlabel \"cluster.gpus, cluster.gpus_per_node\""),
+              "a zip axis is drawn as lines against its keys:\n%s", gp);
+    free(gp);
+    snprintf(p, sizeof p, "%s/plots/sweep.dat", r1);
+    dat_t *d = dat_read(p);
+    cr_expect_eq(d->nrows, 4, "one row per point of the zip axis, not a 4 x 4 grid");
+    snprintf(p, sizeof p, "%s/plots/sweep.gp", r2);
+    gp = rd_slurp(p);
+    cr_expect(strstr(gp, "boxxyerror") &&
+                  strstr(gp, "set xlabel \"cluster.gpus, cluster.gpus_per_node\"") &&
+                  strstr(gp, "set ylabel \"loader.workers\""),
+              "a zip axis and loader.workers are a grid:\n%s", gp);
+    free(gp);
+    snprintf(p, sizeof p, "%s/plots/sweep.dat", r2);
+    dat_t *d2 = dat_read(p);
+    cr_expect_eq(d2->nrows, 24, "4 x 6 cells, got %d rows", d2->nrows);
+    free(d);
+    free(d2);
+}
+
 /* A sweep over two keys, one of them a single value (a grid of 3 x 1, and
  * of 1 x 1): gnuplot's "with image" needs a 2 x 2 grid and drew no cell,
  * only the labels on white, warning "Image grid must be at least 4 points

@@ -342,15 +342,13 @@ Test(sweep, identical_across_threads_and_after_resume)
     cr_assert_eq(stat(ka, &st), 0);
     cr_assert_neq(stat(kb, &st), 0);
     /* An interrupted run: one point folder lost, a stale temp folder, no
-     * sweep.csv; another point's configuration changed under it. */
+     * sweep.csv; another point's folder without its summary. */
     char *p5 = sw_path("b", "point-000005"), *tmp = sw_path("b", ".point-000007.tmp");
-    char *ini7 = sw_path("b", "point-000007/effective.ini");
+    char *ini7 = sw_path("b", "point-000007/summary.csv");
     tmpdir_remove(p5);
     tmpdir_remove(pb);
     cr_assert_eq(mkdir(tmp, 0755), 0);
-    FILE *f = fopen(ini7, "a");
-    fputs("; changed\n", f);
-    fclose(f);
+    cr_assert_eq(remove(ini7), 0);
     cr_assert_eq(sw_run(cfg, "b", 2, false, &res, &e), 0, "%s", e.msg);
     cr_assert_eq(res.ran, 2, "ran %zu", res.ran);
     cr_assert_eq(res.skipped, 10);
@@ -368,6 +366,69 @@ Test(sweep, identical_across_threads_and_after_resume)
     free(pa);
     free(pb);
     free(cfg);
+}
+
+/* sw_run with the terminal's lines in *term (caller frees). */
+static int sw_run_term(const stall_config *cfg, const char *out, stall_sweep_result *res,
+                       char **term, stall_err *e)
+{
+    char *dir = sw_path(out, "");
+    size_t n = 0;
+    *term = NULL;
+    FILE *f = open_memstream(term, &n);
+    stall_sweep_opts o = {.outdir = dir, .jobs = 2, .term = f};
+    int rc = stall_sweep_run(cfg, &o, res, e);
+    fclose(f);
+    free(dir);
+    return rc;
+}
+
+Test(sweep, other_values_or_set_keys_move_the_old_sweep_aside)
+{
+    /* The same axis with other values, then another --set: each point
+     * folder holds another configuration, whose results were replaced
+     * without a word; they are moved aside as other axes are. */
+    stall_config *c1 = sw_config((const char *const[]){"sweep:loader.workers=1..3", NULL});
+    stall_config *c2 = sw_config((const char *const[]){"sweep:loader.workers=4..6", NULL});
+    stall_config *c3 =
+        sw_config((const char *const[]){"run.seed=5", "sweep:loader.workers=4..6", NULL});
+    stall_sweep_result res;
+    stall_err e = {0};
+    char *term = NULL;
+    cr_assert_eq(sw_run_term(c1, "m", &res, &term, &e), 0, "%s", e.msg);
+    free(term);
+    char *csv = sw_path("m", "sweep.csv"), *old1 = sw_path("m.old-1", "sweep.csv");
+    char *old2 = sw_path("m.old-2", "sweep.csv"), *old3 = sw_path("m.old-3", "");
+    char *first = sw_slurp(csv);
+    cr_assert_eq(sw_run_term(c2, "m", &res, &term, &e), 0, "%s", e.msg);
+    cr_expect_eq(res.ran, 3, "ran %zu (found done %zu)", res.ran, res.skipped);
+    cr_expect(strstr(term, "held another sweep (another configuration") &&
+                  strstr(term, "moved aside to"),
+              "%s", term);
+    free(term);
+    char *kept = sw_slurp(old1);
+    cr_assert_not_null(kept, "the first sweep's results are gone");
+    cr_expect_str_eq(kept, first);
+    cr_assert_eq(sw_run_term(c3, "m", &res, &term, &e), 0, "%s", e.msg);
+    cr_expect_eq(res.ran, 3, "--set run.seed=5: ran %zu", res.ran);
+    free(term);
+    struct stat st;
+    cr_expect_eq(stat(old2, &st), 0, "the second sweep was not moved aside");
+    /* The same sweep again resumes in place. */
+    cr_assert_eq(sw_run_term(c3, "m", &res, &term, &e), 0, "%s", e.msg);
+    cr_expect_eq(res.skipped, 3, "found done %zu", res.skipped);
+    cr_expect(strstr(term, "moved aside") == NULL, "%s", term);
+    cr_expect_neq(stat(old3, &st), 0);
+    free(term);
+    free(kept);
+    free(first);
+    free(csv);
+    free(old1);
+    free(old2);
+    free(old3);
+    free(c1);
+    free(c2);
+    free(c3);
 }
 
 /* Entries of dir whose name starts with '.' (temporary folders), besides

@@ -13,11 +13,14 @@
 #define _GNU_SOURCE /* syscall, getdents64 */
 #include "stall/cleanup.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -160,4 +163,43 @@ void stall_cleanup_on_signals(void)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+}
+
+long stall_cleanup_work_pid(const char *name, size_t *base_len)
+{
+    size_t n = strlen(name), d = n;
+    while (d > 0 && name[d - 1] >= '0' && name[d - 1] <= '9')
+        d--;
+    if (d == n || n - d > 18 || d < 6 || strncmp(name + d - 5, ".tmp.", 5) != 0 || name[d] == '0')
+        return 0;
+    *base_len = d - 5;
+    return strtol(name + d, NULL, 10);
+}
+
+int stall_cleanup_stale(const char *dir, stall_cleanup_mine_fn mine, void *ctx)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int removed = 0;
+    long self = (long)getpid();
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t blen = 0;
+        long pid = stall_cleanup_work_pid(e->d_name, &blen);
+        if (pid <= 0 || pid == self || !mine(e->d_name, blen, ctx))
+            continue;
+        /* Only where no such process exists: never a live process's. */
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        size_t n = strlen(dir) + strlen(e->d_name) + 2;
+        char *p = malloc(n);
+        if (!p)
+            break;
+        snprintf(p, n, "%s/%s", dir, e->d_name);
+        removed += stall_remove_tree(p) == 0;
+        free(p);
+    }
+    closedir(d);
+    return removed;
 }

@@ -21,6 +21,9 @@
 #ifndef STALL_CLEANUP_H
 #define STALL_CLEANUP_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -46,6 +49,19 @@ void stall_cleanup_check(void);
  * removed, not followed). Async-signal-safe. Returns 0, or -1 when
  * something could not be removed (a missing path is not an error). */
 int stall_remove_tree(const char *path);
+
+/* Work paths left by a process that was killed (SIGKILL, a lost node):
+ * entries of dir named "<base>.tmp.<pid>" (stall_job_begin's work folders,
+ * stall_atomic_open's files) where mine(base, base_len, ctx) and no
+ * process pid exists (kill(pid, 0) fails with ESRCH) are removed; a path
+ * of a live process, or of one this process may not signal, is kept. The
+ * pid is looked up on this machine only. Returns how many were removed. */
+typedef bool (*stall_cleanup_mine_fn)(const char *base, size_t base_len, void *ctx);
+int stall_cleanup_stale(const char *dir, stall_cleanup_mine_fn mine, void *ctx);
+
+/* The pid of a work path's name "<base>.tmp.<pid>", with *base_len set to
+ * the length of <base>; 0 when name is not one. */
+long stall_cleanup_work_pid(const char *name, size_t *base_len);
 
 #ifdef __cplusplus
 }

@@ -161,6 +161,14 @@ int stall_job_manifest(const stall_config *cfg, const char *outdir, stall_err *e
 int stall_job_manifest_with(const stall_config *cfg, const char *outdir, const stall_job_digests *d,
                             stall_fill_fn tail, void *tail_ctx, stall_err *err);
 
+/* The text stall_job_manifest_with (no tail) would write into a folder
+ * outdir, which must exist (paths are made relative to it), without
+ * writing anything or the round-trip check: what a sweep compares a point
+ * folder's effective.ini with. Sets *text (caller frees). Returns 0, or
+ * STALL_EIO (an input not in d that cannot be hashed) with *text NULL. */
+int stall_job_manifest_text(const stall_config *cfg, const char *outdir, const stall_job_digests *d,
+                            char **text, stall_err *err);
+
 #ifdef __cplusplus
 }
 #endif

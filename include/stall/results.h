@@ -139,6 +139,11 @@ bool stall_result_replaceable(const char *dir);
 /* True when dir/name is a regular file. */
 bool stall_result_has(const char *dir, const char *name);
 
+/* Whether dir holds a sweep's point folders (point-N, or their work
+ * folders .point-N.tmp...) but no sweep.csv: a sweep that was interrupted
+ * or stopped at a failing point, which the same command finishes. */
+bool stall_result_unfinished_sweep(const char *dir);
+
 #ifdef __cplusplus
 }
 #endif

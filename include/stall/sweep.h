@@ -37,8 +37,10 @@
  * naming its key, and nothing is written). A point whose folder already holds the same
  * effective.ini (configuration and input SHA-256) is not run again: an
  * interrupted sweep run again finishes the rest and writes the same
- * sweep.csv. sweep.csv is assembled from the point folders, so it is
- * byte-identical whatever the threads, ranks and interruptions.
+ * sweep.csv. An outdir that holds another sweep (other axes, more points,
+ * or a point folder whose effective.ini differs from the new point's) is
+ * moved aside whole to outdir.old-K, said in one line on term. sweep.csv is assembled from the
+ * point folders, so it is byte-identical whatever the threads, ranks and interruptions.
  *
  * MPI (STALL_HAVE_MPI, under mpirun/srun): rank r runs the points
  * i = r (mod ranks); every rank needs the same outdir on a shared file
@@ -68,6 +70,9 @@ typedef struct stall_sweep_opts {
     FILE *term;           /* closing lines (rank 0); NULL: none */
     long long max_points; /* 0: STALL_SWEEP_MAX_POINTS */
     double max_point_mb;  /* 0: STALL_SWEEP_MAX_POINT_MB */
+    /* A first SIGINT/SIGTERM says at once, on stderr (rank 0), that the
+     * points in flight finish and a second signal stops now. */
+    bool notices;
 } stall_sweep_opts;
 
 typedef struct stall_sweep stall_sweep;
@@ -91,7 +96,9 @@ void stall_sweep_config(const stall_sweep *s, size_t i, stall_config *out);
 
 typedef struct stall_sweep_result {
     size_t points, ran, skipped; /* skipped: found done by an earlier run (this rank) */
-    bool interrupted;            /* SIGINT/SIGTERM: stopped after the points in flight */
+    bool interrupted;            /* SIGINT/SIGTERM: stopped after the points in flight (a
+                                    second signal ends the process, through the handlers the
+                                    sweep replaced: stall/cleanup.h's) */
     char outdir[STALL_PATH_MAX];
 } stall_sweep_result;
 
