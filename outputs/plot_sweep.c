@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "plot_int.h"
 #include "stall/io.h"
@@ -275,9 +276,16 @@ int stall_plot_sweep(plot_ctx *c, stall_err *err)
     }
     for (int a = 0; a < naxes; a++)
         plot_axis_build(&ax[a], t);
+    /* A sweep of mode = seed: sweep.csv holds each point's event replay
+     * (replay_summary.csv), not the notebook's numbers; the titles say so. */
+    char *nb = stall_path_join(c->dir, "point-000000/total_summary.csv");
+    const char *src = access(nb, F_OK) == 0 ? " (event replay; the notebook's numbers: each "
+                                              "point's total_summary.csv)"
+                                            : "";
+    free(nb);
     char cap[1200];
     if (naxes == 1) {
-        snprintf(cap, sizeof cap, "Throughput and stall share against %s", ax[0].name);
+        snprintf(cap, sizeof cap, "Throughput and stall share against %s%s", ax[0].name, src);
         stall_plot_begin(c, "sweep", 900, 420, cap);
         fprintf(c->dat, "# index %s throughput stall_share_pct\n", ax[0].name);
         for (int v = 0; v < ax[0].n; v++)
@@ -350,9 +358,9 @@ int stall_plot_sweep(plot_ctx *c, stall_err *err)
                     }
             }
         double sth = stall_plot_spread_pct(th, ncell), sst = stall_plot_spread_pct(st, ncell);
-        snprintf(cap, sizeof cap, "Throughput and stall share over %s and %s%s", ax[0].name,
+        snprintf(cap, sizeof cap, "Throughput and stall share over %s and %s%s%s", ax[0].name,
                  ax[1].name,
-                 sth < 1 ? " (throughput: every point within 1%, see the panel's title)" : "");
+                 sth < 1 ? " (throughput: every point within 1%, see the panel's title)" : "", src);
         stall_plot_begin(c, "sweep", 1100, 460, cap);
         double lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};
         for (size_t k = 0; k < ncell; k++) {
@@ -411,8 +419,11 @@ int stall_plot_sweep(plot_ctx *c, stall_err *err)
         stall_plot_str(c->gp, ax[1].name);
         fprintf(c->gp,
                 "\nset xrange [-0.5:%d.5]\nset yrange [-0.5:%d.5]\nunset grid\nunset key\n"
-                "set multiplot layout 1,2 title \"Sweep over two axes\"\n",
-                ax[0].n - 1, ax[1].n - 1);
+                "set multiplot layout 1,2 title \"Sweep over two axes%s\"\n",
+                ax[0].n - 1, ax[1].n - 1,
+                src[0] ? "\\n(event replay; the notebook's numbers: "
+                         "each point's total_summary.csv)"
+                       : "");
         static const char *const pal[2] = {
             "set palette defined (0 \"#f7fbff\", 1 \"#6baed6\", 2 \"#08306b\")",
             "set palette defined (0 \"#ffffff\", 1 \"#fc8d59\", 2 \"#7f0000\")"};

@@ -950,6 +950,15 @@ Test(htmlreport, a_seed_sweep_says_its_numbers_are_the_event_replays)
     snprintf(want, sizeof want, "give a mean training stall from %.2f ms to %.3f s over the points",
              1e3 * lo, hi);
     cr_assert(strstr(headline(html), want), "no '%s' in %s", want, headline(html));
+    /* and the figure's title, which named no source */
+    char gp[700];
+    snprintf(gp, sizeof gp, "%s/plots/sweep.gp", d);
+    char *text = stall_read_file(gp, NULL);
+    cr_assert_not_null(text, "%s", gp);
+    cr_expect_not_null(strstr(text, "Sweep over two axes\\n(event replay; the notebook's "
+                                    "numbers: each point's total_summary.csv)"),
+                       "%s", text);
+    free(text);
     free(html);
 }
 
