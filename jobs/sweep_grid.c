@@ -59,10 +59,9 @@ static void sweep_axis_clear(sweep_axis *a)
  * digits after the point (for arithmetic steps). */
 static int sweep_number(const char *t, double *x, bool *is_int, int *decimals)
 {
-    char *end = NULL;
-    errno = 0;
-    *x = strtod(t, &end);
-    if (t[0] == '\0' || *end != '\0' || errno == ERANGE || !isfinite(*x))
+    /* Decimal as the loader reads a number key (no hexadecimal, inf, nan). */
+    char why[160];
+    if (t[0] == '\0' || stall_config_number(t, x, why, sizeof why) != 0)
         return -1;
     *is_int = strspn(t + (t[0] == '-' || t[0] == '+'), "0123456789") ==
               strlen(t + (t[0] == '-' || t[0] == '+'));
@@ -120,9 +119,10 @@ static int sweep_parse_list(const char *where, const char *text, long long max, 
     int da, db, ds = 0;
     if (sweep_number(lo, &A, &ia, &da) || sweep_number(hi, &B, &ib, &db) ||
         (kind && sweep_number(step, &S, &is, &ds)))
-        return stall_err_set(err, STALL_ECONFIG,
-                             "%s: bad range '%s' (expected A..B, A..B xF or A..B +S with numbers)",
-                             where, text);
+        return stall_err_set(
+            err, STALL_ECONFIG,
+            "%s: bad range '%s' (expected A..B, A..B xF or A..B +S with decimal numbers)", where,
+            text);
     if (A > B)
         return stall_err_set(err, STALL_ECONFIG, "%s: bad range '%s': %s is above %s", where, text,
                              lo, hi);

@@ -595,3 +595,28 @@ Test(sweep, keys_that_change_no_point_are_refused)
         free(cfg);
     }
 }
+
+/* A range's bounds and step are decimal numbers, as the loader reads a
+ * number key: hexadecimal (0x1p-1, 0x1) was taken by the range alone. */
+Test(sweep, a_range_takes_decimal_numbers_only)
+{
+    const char *bad[] = {"sweep:fetch.scale=0x1p-1..1 +0.25", "sweep:loader.workers=0x1..0x3",
+                         "sweep:fetch.scale=0.5..inf +0.25"};
+    for (int i = 0; i < 3; i++) {
+        stall_config *cfg = sw_config((const char *const[]){bad[i], NULL});
+        stall_sweep_opts o = {0};
+        stall_sweep *s = NULL;
+        stall_err e = {0};
+        cr_expect_eq(stall_sweep_create(cfg, &o, &s, &e), STALL_ECONFIG, "%s", bad[i]);
+        cr_expect_not_null(strstr(e.msg, "with decimal numbers)"), "%s", e.msg);
+        free(cfg);
+    }
+    stall_config *cfg = sw_config((const char *const[]){"sweep:fetch.scale=0.5..1 +0.25", NULL});
+    stall_sweep_opts o = {0};
+    stall_sweep *s = NULL;
+    stall_err e = {0};
+    cr_assert_eq(stall_sweep_create(cfg, &o, &s, &e), 0, "%s", e.msg);
+    cr_expect_eq(stall_sweep_points(s), 3);
+    stall_sweep_destroy(s);
+    free(cfg);
+}
