@@ -695,6 +695,54 @@ int stall_analyze_job(const char *path, const char *outdir, int workers, FILE *t
 
 /* ---- stallsim run/validate --analyze --timeline ---- */
 
+/* What run and validate --analyze --timeline write into the job's work
+ * folder before it is committed (stall_run_opts.before_commit), so that the
+ * analysis is part of the result folder, whole or absent with it: an
+ * interrupt during the analysis left the new run committed beside no
+ * analysis, the earlier one deleted. */
+typedef struct an_observed {
+    const stall_config *cfg;
+    stall_an_recorder rec;
+    bool comparable, analyze, done;
+    const char *timeline;
+    const stall_tl_opts *tl;
+    stall_analysis a[2];
+    int n;
+} an_observed;
+
+static int an_before_commit(void *ctx, const char *work, stall_err *err)
+{
+    an_observed *ob = ctx;
+    stall_tidy_trace *sim = stall_an_recorder_take(&ob->rec);
+    int rc =
+        sim ? 0 : stall_err_set(err, STALL_EINTERNAL, "the simulated run recorded no iteration");
+    if (rc == 0 && ob->timeline)
+        rc = stall_timeline_export(sim, ob->tl, ob->timeline, err);
+    if (rc == 0 && ob->analyze) {
+        ob->n = 1;
+        stall_analyze(sim, &ob->a[0]);
+        /* The measured run beside it only where the two can be compared:
+         * summary.csv's rule (vs_measured_pct), which plot follows too. */
+        if (ob->cfg->format != STALL_FORMAT_NONE && ob->comparable) {
+            stall_tidy_trace *meas = NULL;
+            bool rr = false;
+            rc = stall_an_load_measured(ob->cfg, &meas, &rr, err);
+            if (rc == 0) {
+                stall_analyze(meas, &ob->a[1]);
+                ob->a[1].workers_inferred = rr;
+                ob->n = 2;
+            }
+            stall_tidy_free(meas);
+        }
+        const char *labels[2] = {"simulated", "measured"};
+        if (rc == 0)
+            rc = stall_analysis_write(ob->a, labels, ob->n, work, err);
+    }
+    ob->done = rc == 0;
+    stall_tidy_free(sim);
+    return rc;
+}
+
 int stall_run_observed(const stall_config *cfg, const stall_run_opts *opts, bool analyze,
                        bool validate, const char *timeline, const stall_tl_opts *tl, stall_err *err)
 {
@@ -704,67 +752,49 @@ int stall_run_observed(const stall_config *cfg, const stall_run_opts *opts, bool
                              "model (replay and seed simulate no workers); for the measured "
                              "trace use stallsim analyze / stallsim timeline",
                              cfg->ini_path);
-    stall_an_recorder rec = {0};
-    bool comparable = false;
+    an_observed *ob = stall_xcalloc(1, sizeof *ob);
+    ob->cfg = cfg;
+    ob->analyze = analyze;
+    ob->timeline = timeline;
+    ob->tl = tl;
     stall_run_opts o = *opts;
-    o.comparable = &comparable;
+    o.comparable = &ob->comparable;
     o.on_params = stall_an_params;
     o.on_iter = stall_an_record;
-    o.observer = &rec;
+    o.observer = &ob->rec;
+    o.before_commit = an_before_commit;
+    o.before_commit_ctx = ob;
     int rc = validate ? stall_validate(cfg, &o, err) : stall_scenario_run(cfg, &o, err);
-    stall_tidy_trace *sim = stall_an_recorder_take(&rec);
-    stall_tidy_free(rec.t);
-    if (rc == 0 && !sim)
-        rc = stall_err_set(err, STALL_EINTERNAL, "the simulated run recorded no iteration");
+    stall_tidy_free(ob->rec.t);
+    if (rc == 0 && !ob->done)
+        rc = stall_err_set(err, STALL_EINTERNAL, "the simulated run wrote no result folder");
     /* The job's own folder: validate's is results/<name>-validate. */
     char *dir = validate ? stall_validate_outdir(cfg, opts) : stall_job_outdir(cfg, opts);
-    if (rc == 0 && timeline)
-        rc = stall_timeline_export(sim, tl, timeline, err);
-    if (rc == 0 && analyze) {
-        stall_analysis a[2];
+    if (rc == 0 && analyze && opts->term) {
         const char *labels[2] = {"simulated", "measured"};
-        int n = 1;
-        stall_analyze(sim, &a[0]);
-        /* The measured run beside it only where the two can be compared:
-         * summary.csv's rule (vs_measured_pct), which plot follows too. */
-        stall_tidy_trace *meas = NULL;
-        bool trace = cfg->format != STALL_FORMAT_NONE, rr = false;
-        if (trace && comparable) {
-            rc = stall_an_load_measured(cfg, &meas, &rr, err);
-            if (rc == 0) {
-                stall_analyze(meas, &a[1]);
-                a[1].workers_inferred = rr;
-                n = 2;
-            }
+        bool ck = false, io = false;
+        for (int j = 0; j < ob->n; j++) {
+            ck = ck || ob->a[j].checkpoint_s;
+            io = io || ob->a[j].io;
         }
-        if (rc == 0)
-            rc = stall_analysis_write(a, labels, n, dir, err);
-        if (rc == 0 && opts->term) {
-            bool ck = false, io = false;
-            for (int j = 0; j < n; j++) {
-                ck = ck || a[j].checkpoint_s;
-                io = io || a[j].io;
-            }
-            fputc('\n', opts->term);
-            if (trace && !comparable)
-                fputs("measured: left out: the what-if changes GPUs, batches or epochs, so the "
-                      "trace's run is not comparable with it (stallsim analyze gives the "
-                      "trace's own)\n",
-                      opts->term);
-            stall_analysis_print(a, labels, n, opts->term);
-            fprintf(opts->term,
-                    "analysis in %s/ (analyze.csv, per_rank.csv, per_worker.csv, windows.csv, "
-                    "slowest.csv%s%s)\n",
-                    dir, ck ? ", checkpoint.csv" : "", io ? ", storage.csv" : "");
-        }
-        for (int j = 0; j < n; j++)
-            stall_analysis_free(&a[j]);
-        stall_tidy_free(meas);
+        fputc('\n', opts->term);
+        if (cfg->format != STALL_FORMAT_NONE && !ob->comparable)
+            fputs("measured: left out: the what-if changes GPUs, batches or epochs, so the "
+                  "trace's run is not comparable with it (stallsim analyze gives the "
+                  "trace's own)\n",
+                  opts->term);
+        stall_analysis_print(ob->a, labels, ob->n, opts->term);
+        fprintf(opts->term,
+                "analysis in %s/ (analyze.csv, per_rank.csv, per_worker.csv, windows.csv, "
+                "slowest.csv%s%s)\n",
+                dir, ck ? ", checkpoint.csv" : "", io ? ", storage.csv" : "");
     }
     if (rc == 0 && timeline && opts->term)
         fprintf(opts->term, "timeline of the simulated run in %s (open in ui.perfetto.dev)\n",
                 timeline);
+    for (int j = 0; j < ob->n; j++)
+        stall_analysis_free(&ob->a[j]);
     free(dir);
-    stall_tidy_free(sim);
+    free(ob);
     return rc;
 }

@@ -653,6 +653,8 @@ int stall_model_job(const stall_config *cfg, const stall_run_opts *opts, stall_e
         *opts->comparable = wi_comparable(&j);
     if (rc == 0 && files)
         rc = wi_write_results(&j, measured, err);
+    if (rc == 0 && files && opts->before_commit)
+        rc = opts->before_commit(opts->before_commit_ctx, j.outdir, err);
     if (rc == 0 && files)
         rc = stall_job_commit(j.final, j.outdir, err);
     else if (files)

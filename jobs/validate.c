@@ -194,12 +194,14 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
         rc = stall_job_manifest_with(&eff, outdir, hashing ? &hasher.d : opts->digests, NULL, NULL,
                                      err);
     }
+    if (rc == 0 && opts->comparable)
+        *opts->comparable = true; /* the measured configuration, simulated */
+    if (rc == 0 && opts->before_commit)
+        rc = opts->before_commit(opts->before_commit_ctx, outdir, err);
     if (rc == 0)
         rc = stall_job_commit(final, outdir, err);
     else
         stall_job_abort(outdir);
-    if (rc == 0 && opts->comparable)
-        *opts->comparable = true; /* the measured configuration, simulated */
     if (rc == 0 && opts->term) {
         FILE *f = opts->term;
         char each[160] = "";

@@ -829,3 +829,42 @@ Test(analyze, a_simulated_late_rank_is_analysed_from_its_own_start)
     cr_expect_not_null(strstr(an, "simulated,late_start_rank,2\n"), "%s", an);
     cr_expect_not_null(strstr(an, "simulated,verdict,start-up-bound\n"), "%s", an);
 }
+
+/* run --analyze --timeline writes its analysis into the run's work folder,
+ * before the folder is committed: an analysis that fails (here, a timeline
+ * that cannot be written; an interrupt is the same) leaves the earlier
+ * result folder whole, its analysis included. The run was committed first,
+ * so its summary.csv replaced the earlier one and the analysis was gone. */
+Test(analyze, a_run_whose_analysis_fails_leaves_the_earlier_folder_whole)
+{
+    stall_config cfg;
+    stall_err err = {0};
+    stall_config_defaults(&cfg);
+    cr_assert_eq(stall_config_load(&cfg, STALL_SOURCE_DIR "/configs/w2.ini", &err), 0, "%s",
+                 err.msg);
+    char out[600], p[700];
+    snprintf(out, sizeof out, "%s/whole", adir);
+    stall_run_opts o = {.outdir = out, .jobs = 1};
+    cr_assert_eq(stall_run_observed(&cfg, &o, true, false, NULL, NULL, &err), 0, "%s", err.msg);
+    snprintf(p, sizeof p, "%s/summary.csv", out);
+    char *sum0 = stall_read_file(p, NULL);
+    snprintf(p, sizeof p, "%s/analyze.csv", out);
+    char *an0 = stall_read_file(p, NULL);
+    cr_assert(sum0 && an0);
+    cr_assert_eq(stall_config_set(&cfg, "loader.workers=8", &err), 0, "%s", err.msg);
+    char tl[700];
+    snprintf(tl, sizeof tl, "%s/no-such-folder/t.json", adir);
+    stall_tl_opts tlo = {.rank_hi = -1};
+    cr_assert_neq(stall_run_observed(&cfg, &o, true, false, tl, &tlo, &err), 0);
+    snprintf(p, sizeof p, "%s/summary.csv", out);
+    char *sum1 = stall_read_file(p, NULL);
+    snprintf(p, sizeof p, "%s/analyze.csv", out);
+    char *an1 = stall_read_file(p, NULL);
+    cr_assert(sum1 && an1, "the earlier folder lost its files");
+    cr_expect_str_eq(sum1, sum0);
+    cr_expect_str_eq(an1, an0);
+    free(sum0);
+    free(sum1);
+    free(an0);
+    free(an1);
+}

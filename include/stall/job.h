@@ -66,6 +66,12 @@ typedef struct stall_run_opts {
     void (*on_params)(void *observer, const stall_model_params *p);
     stall_iter_fn on_iter;
     void *observer;
+    /* Called with the work folder once the run's own files are in it and
+     * before it is committed (mode = model and validate; not with
+     * no_files): what it writes there is part of the result folder, whole
+     * or absent with it (--analyze). Non-zero abandons the job. NULL: none. */
+    int (*before_commit)(void *ctx, const char *work, stall_err *err);
+    void *before_commit_ctx;
     int no_iterations; /* 1: no per-iteration files (sweep points without --keep) */
     int no_files;      /* 1: write nothing (mode = model only; plan's searches) */
     int sweep_point;   /* 1: a sweep's point (mode = model leaves the keys whose effect the
