@@ -331,6 +331,42 @@ static double hl_first_batch(const char *dir, const stall_table *t, size_t r)
     return all > 0 ? first / all : NAN;
 }
 
+/* A run or validation whose fetch durations were inferred from the loop's
+ * waits (fetch_fit.csv; the terminal's INFERRED and CAUTION lines): the
+ * page says so, with the fit's cautions, since every number on it is built
+ * on the fit (a new user's finding: the page said nothing of it). */
+static void hl_inferred(FILE *f, const char *dir)
+{
+    char *p = stall_path_join(dir, "fetch_fit.csv");
+    char *text = stall_read_file(p, NULL);
+    free(p);
+    if (!text)
+        return;
+    static const struct {
+        const char *key, *say;
+    } flags[] = {
+        {"bounded_only", "the loop hardly waited for data, so the trace bounds the fetch times "
+                         "from above only (what-ifs of fewer workers or slower fetches are not "
+                         "determined by it)"},
+        {"poor_fit", "the fit does not reproduce the measured waits"},
+        {"warm_start", "the trace's epochs are profiling windows opened mid-training, while the "
+                       "simulated epochs start cold, with the workers' start-up"},
+        {"startup_confounded", "the start-up and the fetch cannot be told apart"},
+    };
+    fputs("<p class=\"warn\"><b>Fetch times inferred:</b> the trace holds only the training "
+          "loop's waits, so the fetch durations every number here is built on were fitted to "
+          "them (fetch_fit.csv, docs/model.md 8.2), not measured",
+          f);
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "\n%s,1,", flags[i].key);
+        if (strstr(text, want))
+            fprintf(f, ". Caution: %s", flags[i].say);
+    }
+    fputs(".</p>\n", f);
+    free(text);
+}
+
 hl_bound hl_startup_rule(hl_bound bd, const char *dir, const stall_table *t, size_t r)
 {
     if (stall_table_col(t, "workers") < 0 || strcmp(bd.word, "data-bound") != 0)
@@ -413,11 +449,13 @@ static int hl_run(FILE *f, const char *dir, stall_err *err)
     char b[4][HF_LEN];
     /* What the folder itself says would change it. */
     double vs = hl_num(t, r, "vs_measured_pct");
+    hl_inferred(f, dir);
     if (model && !isnan(vs))
         fprintf(f,
-                "<p class=\"change\"><b>What changed it:</b> this what-if (%s GPU%s, %s "
+                "<p class=\"change\"><b>What changed it:</b> this simulated run (%s GPU%s, %s "
                 "workers per GPU) %s the epoch by %s against the measured run (%s simulated, %s "
-                "measured; vs_measured_pct).</p>\n",
+                "measured; vs_measured_pct: the what-if's effect and the model's own error on "
+                "this trace together, which stallsim validate measures).</p>\n",
                 hl_get(t, r, "gpus"), strcmp(hl_get(t, r, "gpus"), "1") ? "s" : "",
                 hl_get(t, r, "workers"), vs <= 0 ? "shortens" : "lengthens",
                 hf_fmt(b[0], fabs(vs), HF_PCT), hf_fmt(b[1], hl_num(t, r, "epoch_time_s"), HF_TIME),
@@ -517,6 +555,7 @@ static int hl_validate(FILE *f, const char *dir, stall_err *err)
     hl_lead(f, word, hf_fmt(b[0], worst, HF_PCT), claim);
     fprintf(f, "<p class=\"facts\">training stall per batch: largest difference %s</p>\n",
             hf_fmt(b[3], sworst, HF_PCT));
+    hl_inferred(f, dir);
     if (worst > HL(HL_CLOSE))
         fprintf(f,
                 "<p class=\"warn\"><b>Warning:</b> the simulated epoch is off by up to %s. "

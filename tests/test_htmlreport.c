@@ -553,6 +553,36 @@ Test(htmlreport, a_late_start_run_is_start_up_bound_not_data_bound)
     free(html);
 }
 
+/* A run and a validation whose fetch times were inferred from the loop's
+ * waits (a Kineto trace): the terminal says INFERRED and names its
+ * cautions, the page said nothing of them. Now a warning names the fit and
+ * each caution fetch_fit.csv flags; a run of measured fetch times has none. */
+Test(htmlreport, inferred_fetch_times_and_their_cautions_are_said)
+{
+    const char *cmds[] = {"run tests/kineto/torch211/ddp2_w2 --set trace.workers=2 -q",
+                          "validate tests/kineto/torch211/ddp2_w2 --set trace.workers=2 -q",
+                          "run configs/w2.ini -q"};
+    const char *subs[] = {"inf_run", "inf_val", "inf_none"};
+    for (int i = 0; i < 3; i++) {
+        const char *d = make(subs[i], "%s", cmds[i]);
+        char *html = real_report(d);
+        char p[700];
+        snprintf(p, sizeof p, "%s/fetch_fit.csv", d);
+        char *fit = stall_read_file(p, NULL);
+        cr_assert((fit != NULL) == (i < 2), "%s", p);
+        const char *h = headline(html);
+        cr_expect((strstr(h, "<b>Fetch times inferred:</b>") != NULL) == (i < 2), "%s", h);
+        if (fit) {
+            bool poor = strstr(fit, "\npoor_fit,1,") != NULL;
+            cr_expect((strstr(h, "Caution: the fit does not reproduce the measured waits") !=
+                       NULL) == poor,
+                      "%s", h);
+        }
+        free(fit);
+        free(html);
+    }
+}
+
 Test(htmlreport, model_run_with_analyze_takes_the_simulated_verdict)
 {
     const char *d = make("w2a", "run configs/w2.ini --analyze -q");
