@@ -216,8 +216,21 @@ int stall_analysis_write(const stall_analysis *a, const char *const *labels, int
     for (int j = 0; j < n; j++)
         ckpt = ckpt || a[j].checkpoint_s;
     int rc = stall_mkdirs(dir, err);
-    if (rc == 0)
-        rc = stall_write_atomic_in(dir, "analyze.csv", an_fill_summary, &o, err);
+    /* An older analysis's files go first, every kind (analyze -o into a
+     * folder keeps the folder's other files, outputs.md), and analyze.csv is
+     * written last: the folder's analysis files are one analysis's, also
+     * when it is interrupted half-way (then without analyze.csv). They were
+     * replaced one by one, an interrupt leaving two traces' files mixed. */
+    static const char *const kinds[] = {"analyze.csv", "per_rank.csv", "per_worker.csv",
+                                        "windows.csv", "slowest.csv",  "checkpoint.csv",
+                                        "storage.csv"};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0] && rc == 0; i++) {
+        char *p = stall_path_join(dir, kinds[i]);
+        if (unlink(p) != 0 && errno != ENOENT)
+            rc = stall_err_set(err, STALL_EIO, "%s: cannot remove an older analysis's file: %s", p,
+                               strerror(errno));
+        free(p);
+    }
     if (rc == 0)
         rc = stall_write_atomic_in(dir, "per_rank.csv", an_fill_ranks, &o, err);
     if (rc == 0)
@@ -230,22 +243,8 @@ int stall_analysis_write(const stall_analysis *a, const char *const *labels, int
         rc = stall_write_atomic_in(dir, "checkpoint.csv", an_fill_checkpoints, &o, err);
     if (rc == 0)
         rc = stall_analysis_write_storage(a, labels, n, dir, err);
-    /* An older analysis's file of a kind this one does not write goes: the
-     * folder's analysis files are this analysis's alone (analyze -o into a
-     * folder keeps the folder's other files, outputs.md). */
-    bool io = false;
-    for (int j = 0; j < n; j++)
-        io = io || a[j].io;
-    const char *gone[2] = {ckpt ? NULL : "checkpoint.csv", io ? NULL : "storage.csv"};
-    for (int i = 0; i < 2 && rc == 0; i++) {
-        if (!gone[i])
-            continue;
-        char *p = stall_path_join(dir, gone[i]);
-        if (unlink(p) != 0 && errno != ENOENT)
-            rc = stall_err_set(err, STALL_EIO, "%s: cannot remove an older analysis's file: %s", p,
-                               strerror(errno));
-        free(p);
-    }
+    if (rc == 0)
+        rc = stall_write_atomic_in(dir, "analyze.csv", an_fill_summary, &o, err);
     return rc;
 }
 
