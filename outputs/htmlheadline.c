@@ -237,6 +237,17 @@ static void hl_straggler(FILE *f, const stall_table *an, const char *src)
     char b1[HF_LEN], b2[HF_LEN];
     fprintf(f, "<p class=\"change\"><b>Where it comes from:</b> rank ");
     hf_escape(f, r);
+    /* Without compute_end the wait at the barrier is inside the compute:
+     * a longer compute cannot be seen, and its 0 s is no measurement. */
+    if (hl_an_num(an, src, "have_compute_end") == 0) {
+        fprintf(f,
+                " makes the others wait most; when last at the barrier it was late by %s of "
+                "longer stalls in total (an input straggler as far as this trace shows: it has "
+                "no compute_end, so the wait at the barrier is inside each rank's compute and "
+                "a compute straggler cannot be seen).</p>\n",
+                hf_fmt(b2, in, HF_TIME));
+        return;
+    }
     fprintf(f,
             " makes the others wait most; when last at the barrier it was late by %s of "
             "longer compute and %s of longer stalls in total (%s).</p>\n",

@@ -583,6 +583,27 @@ Test(htmlreport, inferred_fetch_times_and_their_cautions_are_said)
     }
 }
 
+/* A trace without compute_end (the notebook's dsanalyzer format): the
+ * straggler's longer compute cannot be seen, as analyze's terminal says;
+ * the page said "late by 0 s of longer compute" as if measured. */
+Test(htmlreport, a_straggler_without_compute_end_claims_no_compute_difference)
+{
+    const char *d = make("an_nocompute", "analyze configs/example.ini");
+    char *html = real_report(d);
+    stall_table *a = csv(d, "analyze.csv");
+    cr_assert_str_eq(an(a, "measured", "have_compute_end"), "0");
+    stall_table_free(a);
+    const char *h = headline(html);
+    cr_expect_not_null(strstr(h, "a compute straggler cannot be seen"), "%s", h);
+    cr_expect_null(strstr(h, "of longer compute"), "%s", h);
+    free(html);
+    /* a trace with compute_end keeps both parts */
+    d = make("an_compute", "analyze traces/ddp2_straggler/trace.csv");
+    html = real_report(d);
+    cr_expect_not_null(strstr(headline(html), "of longer compute"), "%s", headline(html));
+    free(html);
+}
+
 Test(htmlreport, model_run_with_analyze_takes_the_simulated_verdict)
 {
     const char *d = make("w2a", "run configs/w2.ini --analyze -q");
