@@ -306,6 +306,16 @@ static int plot_folder(const char *dir, const stall_plot_opts *opts, stall_plot_
                              "%s: not a stallsim result folder (no summary.csv, validate.csv, "
                              "per_rank.csv, sweep.csv, scaling.csv or total_summary.csv)",
                              dir);
+    /* The notebook's own output folder holds total_summary.csv too, but
+     * not the event replay that a seed run writes beside it: report failed
+     * on it with "replay_summary.csv: cannot open". */
+    if (res->kind == STALL_RESULT_SEED && !stall_result_has(dir, "replay_summary.csv"))
+        return stall_err_set(err, STALL_EIO,
+                             "%s: the notebook's own output (total_summary.csv without stallsim's "
+                             "replay_summary.csv and effective.ini): stallsim draws the folders "
+                             "it writes; run the notebook's trace with mode = seed (stallsim run "
+                             "CONFIG.ini, e.g. configs/seed-case1.ini) and give that folder",
+                             dir);
     plot_ctx c = {.dir = dir, .res = res};
     int rc = 0;
     switch (res->kind) {

@@ -1891,3 +1891,22 @@ Test(plot, inferred_fetch_times_are_said_on_the_epochs_figure)
         cr_expect_eq(access(p, F_OK), 0, "%s", p);
     }
 }
+
+/* The notebook's own output folder (total_summary.csv, no
+ * replay_summary.csv): plot drew an empty "replay" legend and report
+ * failed on "replay_summary.csv: cannot open". Both now say what the folder
+ * is and which command writes one they draw, writing nothing. */
+Test(plot, the_notebooks_own_output_folder_is_named_and_refused)
+{
+    char *r = res_dir("nb_output");
+    cr_assert_eq(sh("rm -rf %s && cp -r tests/golden/seed-case1/output %s", r, r), 0);
+    for (int i = 0; i < 2; i++) {
+        char cmd[1600];
+        snprintf(cmd, sizeof cmd,
+                 "%s %s %s 2>&1 >/dev/null | grep -q 'the notebook'\"'\"'s own "
+                 "output (total_summary.csv without' && test ! -e %s/plots && test ! -e "
+                 "%s/report.html",
+                 BIN, i ? "report" : "plot", r, r, r);
+        cr_expect_eq(system(cmd), 0, "%s", cmd);
+    }
+}
