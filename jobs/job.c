@@ -216,6 +216,22 @@ bool stall_job_streams(const stall_config *cfg, const stall_run_opts *opts)
     return gone || bytes >= STALL_STREAM_MIN_BYTES;
 }
 
+/* cfg's input files into *in with the SHA-256 of each: d's when it knows
+ * the file, else hashed here. */
+static int job_input_digests(const stall_config *cfg, const stall_job_digests *d, job_files *in,
+                             stall_err *err)
+{
+    int rc = job_input_files(cfg, in, err);
+    for (int i = 0; i < in->n && rc == 0; i++) {
+        const char *known = job_digest_find(d, in->paths[i]);
+        if (known)
+            memcpy(in->hex[i], known, sizeof in->hex[i]);
+        else
+            rc = stall_sha256_file(in->paths[i], in->hex[i], err);
+    }
+    return rc;
+}
+
 int stall_job_manifest_with(const stall_config *cfg, const char *outdir, const stall_job_digests *d,
                             stall_fill_fn tail, void *tail_ctx, stall_err *err)
 {
@@ -225,14 +241,7 @@ int stall_job_manifest_with(const stall_config *cfg, const char *outdir, const s
     if (rrc)
         return rrc;
     job_files in;
-    int rc = job_input_files(cfg, &in, err);
-    for (int i = 0; i < in.n && rc == 0; i++) {
-        const char *known = job_digest_find(d, in.paths[i]);
-        if (known)
-            memcpy(in.hex[i], known, sizeof in.hex[i]);
-        else
-            rc = stall_sha256_file(in.paths[i], in.hex[i], err);
-    }
+    int rc = job_input_digests(cfg, d, &in, err);
     job_manifest m = {.cfg = cfg, .outdir = outdir, .in = &in, .tail = tail, .tail_ctx = tail_ctx};
     if (rc == 0)
         rc = stall_write_atomic_in(outdir, "effective.ini", job_fill_manifest, &m, err);
@@ -245,14 +254,7 @@ int stall_job_manifest_text(const stall_config *cfg, const char *outdir, const s
 {
     *text = NULL;
     job_files in;
-    int rc = job_input_files(cfg, &in, err);
-    for (int i = 0; i < in.n && rc == 0; i++) {
-        const char *known = job_digest_find(d, in.paths[i]);
-        if (known)
-            memcpy(in.hex[i], known, sizeof in.hex[i]);
-        else
-            rc = stall_sha256_file(in.paths[i], in.hex[i], err);
-    }
+    int rc = job_input_digests(cfg, d, &in, err);
     char *buf = NULL;
     size_t len = 0;
     FILE *f = rc == 0 ? open_memstream(&buf, &len) : NULL;
