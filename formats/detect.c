@@ -117,18 +117,33 @@ static stall_trace_kind det_folder(const char *path, stall_trace_detected *out, 
         stall_err_set(err, STALL_EIO, "%s: cannot open the folder: %s", path, strerror(errno));
         return STALL_TRACE_UNKNOWN;
     }
-    int kineto = 0, pfw = 0;
+    int kineto = 0, pfw = 0, ds = 0, simp = 0;
+    char perf[256] = "";
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
         kineto += det_ends_with(de->d_name, ".json") || det_ends_with(de->d_name, ".json.gz");
         pfw += det_ends_with(de->d_name, ".pfw") || det_ends_with(de->d_name, ".pfw.gz");
+        /* the notebook's perf file, beside its _simp_ companions */
+        simp += det_ends_with(de->d_name, "_simp_fetchdifftime.csv");
+        if (det_ends_with(de->d_name, ".csv") && !strstr(de->d_name, "_simp_") && ds++ == 0)
+            snprintf(perf, sizeof perf, "%s", de->d_name);
     }
     closedir(d);
     if (pfw == 0 && kineto == 0) {
-        stall_err_set(err, STALL_EPARSE,
-                      "%s: a folder without trace files: a folder holds per-rank PyTorch "
-                      "profiler traces (.json, .json.gz) or DLIO dftracer traces (.pfw, .pfw.gz)",
-                      path);
+        /* A folder of the notebook's CSVs: name the file to give, which
+         * finds its companions (a new user gave the folder). */
+        if (ds == 1 && simp == 1)
+            stall_err_set(err, STALL_EPARSE,
+                          "%s: a folder, not a trace: for the notebook's CSVs give the perf "
+                          "file, %s%s%s, which finds its _simp_ companions beside it",
+                          path, path, det_ends_with(path, "/") ? "" : "/", perf);
+        else
+            stall_err_set(err, STALL_EPARSE,
+                          "%s: a folder without trace files: a folder holds per-rank PyTorch "
+                          "profiler traces (.json, .json.gz) or DLIO dftracer traces (.pfw, "
+                          ".pfw.gz); a trace in the notebook's or the tidy format is given as "
+                          "its file",
+                          path);
         return STALL_TRACE_UNKNOWN;
     }
     out->kind = pfw > 0 ? STALL_TRACE_DFTRACER : STALL_TRACE_KINETO;

@@ -74,6 +74,35 @@ Test(detect, a_notebook_csv_finds_its_companions)
     cr_assert(strstr(err.msg, "lone_simp_fetchdifftime.csv is not beside it"), "%s", err.msg);
 }
 
+/* A folder of the notebook's three CSVs given as the trace: it was "a
+ * folder without trace files"; the message now names the perf file to give
+ * (which finds its companions). A folder with one other CSV keeps the
+ * general message. */
+Test(detect, a_folder_of_the_notebooks_csvs_names_the_file_to_give)
+{
+    stall_trace_detected d;
+    stall_err err = {0};
+    const char *dir = STALL_SOURCE_DIR "/tests/golden/seed-case1/input";
+    cr_assert_eq(stall_trace_detect(dir, &d, &err), STALL_TRACE_UNKNOWN);
+    cr_expect_not_null(strstr(err.msg, "a folder, not a trace: for the notebook's CSVs give the "
+                                       "perf file, " STALL_SOURCE_DIR
+                                       "/tests/golden/seed-case1/input/fsNprepNloadNtrain_"
+                                       "Imagenet_default_resnet50_epoch1_b2048_worker12_thread0."
+                                       "csv, which finds"),
+                       "%s", err.msg);
+    char sub[600];
+    snprintf(sub, sizeof sub, "%s/onecsv", ddir);
+    cr_assert_eq(mkdir(sub, 0755), 0);
+    snprintf(sub, sizeof sub, "%s/onecsv/x.csv", ddir);
+    FILE *f = fopen(sub, "w");
+    cr_assert_not_null(f);
+    fputs("a,b\n1,2\n", f);
+    fclose(f);
+    snprintf(sub, sizeof sub, "%s/onecsv", ddir);
+    cr_assert_eq(stall_trace_detect(sub, &d, &err), STALL_TRACE_UNKNOWN);
+    cr_expect_not_null(strstr(err.msg, "a folder without trace files"), "%s", err.msg);
+}
+
 Test(detect, inis_and_unknown_files)
 {
     stall_trace_detected d;
