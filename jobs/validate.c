@@ -214,11 +214,18 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
             if (p.handover_epochs > 8 && at < sizeof each)
                 snprintf(each + at, sizeof each - at, " ...");
         }
+        /* 0 workers: the training process loads each batch, nothing is
+         * prefetched (it printed "0 workers x prefetch 2"). */
+        char loader[96];
+        if (p.workers > 0)
+            snprintf(loader, sizeof loader, "%d workers x prefetch %d", p.workers, p.prefetch);
+        else
+            snprintf(loader, sizeof loader, "0 workers (the training process loads each batch)");
         fprintf(f,
-                "stallsim %s: validate %s: %d ranks x %d workers x prefetch %d, %lld batches x %d "
+                "stallsim %s: validate %s: %d ranks x %s, %lld batches x %d "
                 "epochs; %s: start-up %.4f s (%s%s), hand-over %.6f s per batch (%s%s)\n",
                 stall_version(), cfg->format == STALL_FORMAT_DSANALYZER ? cfg->perf : cfg->path,
-                p.ranks, p.workers, p.prefetch, (long long)p.batches, p.epochs,
+                p.ranks, loader, (long long)p.batches, p.epochs,
                 m.fetch_fit ? "fitted to the waits" : "from the trace", stall_ns_to_s(p.startup),
                 m.fetch_fit ? "fitted" : "median",
                 m.persistent ? " of epoch 0, paid once: persistent workers" : "",

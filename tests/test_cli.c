@@ -2419,6 +2419,23 @@ Test(cli, a_replay_with_no_batch_after_the_warmup_says_so)
     }
 }
 
+/* validate of a run without DataLoader workers said "0 workers x prefetch
+ * 2": nothing is prefetched there. */
+Test(cli, validate_of_a_run_without_workers_names_no_prefetch)
+{
+    char cmd[3000], *text = NULL;
+    snprintf(cmd, sizeof cmd,
+             "cd " STALL_SOURCE_DIR " && " BIN " validate tests/kineto/w0_nosched -o %s/w0 | "
+             "sed -n 2p",
+             cdir);
+    cr_assert_eq(sh_text(cmd, &text), 0, "%s", text);
+    cr_expect_not_null(strstr(text, "1 ranks x 0 workers (the training process loads each "
+                                    "batch), 8 batches x 1 epochs"),
+                       "%s", text);
+    cr_expect_null(strstr(text, "prefetch"), "%s", text);
+    free(text);
+}
+
 /* [trace] prefetch_factor against a trace's prefetch column: it was
  * taken silently (validate printed "prefetch 2", effective.ini kept 4, a
  * sweep over it gave identical rows); now a contradiction is refused, as
