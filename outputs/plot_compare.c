@@ -146,6 +146,16 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
     const char *parts[] = STALL_PER_RANK_PARTS;
     const char *words[] = {"epoch start-up", "waiting for data",  "hand-over", "compute",
                            "barrier wait",   "all-reduce + step", "checkpoint"};
+    /* A trace without compute_end (the notebook's, a profiler's): its
+     * barrier part is the wait for the other ranks' data, which analyze
+     * counts as data ("barrier wait for a slower rank 0.0%"): the key says
+     * so, where "barrier wait" read as a straggler's. */
+    char *anp = stall_path_join(c->dir, "analyze.csv");
+    char *ant = stall_read_file(anp, NULL);
+    free(anp);
+    if (ant && strstr(ant, ",have_compute_end,0\n") && !strstr(ant, ",have_compute_end,1\n"))
+        words[4] = "barrier wait for the others' data";
+    free(ant);
     int col[7], cs = stall_table_col(t, STALL_COL_SOURCE), cr = stall_table_col(t, STALL_COL_RANK);
     for (int i = 0; i < 6; i++)
         col[i] = stall_table_col(t, parts[i]);

@@ -1910,3 +1910,26 @@ Test(plot, the_notebooks_own_output_folder_is_named_and_refused)
         cr_expect_eq(system(cmd), 0, "%s", cmd);
     }
 }
+
+/* The breakdown of a trace without compute_end (the notebook's): its
+ * barrier part is the wait for the others' data, which analyze counts as
+ * data; the key called it "barrier wait" beside analyze's "barrier wait for
+ * a slower rank 0.0%". A trace with compute_end keeps "barrier wait". */
+Test(plot, a_barrier_wait_for_data_is_named_so_on_the_breakdown)
+{
+    NEED_GNUPLOT();
+    const char *in[] = {"configs/example.ini", "traces/ddp2_straggler/trace.csv"};
+    for (int i = 0; i < 2; i++) {
+        char *r = res_dir(i ? "bd_compute_end" : "bd_no_compute_end");
+        cr_assert_eq(
+            sh("%s analyze %s -o %s > /dev/null && %s plot %s > /dev/null", BIN, in[i], r, BIN, r),
+            0);
+        char p[1200];
+        snprintf(p, sizeof p, "%s/plots/breakdown.gp", r);
+        char *gp = stall_read_file(p, NULL);
+        cr_assert_not_null(gp, "%s", p);
+        bool data = strstr(gp, "title \"barrier wait for the others' data\"") != NULL;
+        cr_expect(i ? !data && strstr(gp, "title \"barrier wait\"") : data, "%s", gp);
+        free(gp);
+    }
+}
