@@ -153,8 +153,8 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
     char *anp = stall_path_join(c->dir, "analyze.csv");
     char *ant = stall_read_file(anp, NULL);
     free(anp);
-    if (ant && strstr(ant, ",have_compute_end,0\n") && !strstr(ant, ",have_compute_end,1\n"))
-        words[4] = "barrier wait for the others' data";
+    bool data_barrier =
+        ant && strstr(ant, ",have_compute_end,0\n") && !strstr(ant, ",have_compute_end,1\n");
     free(ant);
     int col[7], cs = stall_table_col(t, STALL_COL_SOURCE), cr = stall_table_col(t, STALL_COL_RANK);
     for (int i = 0; i < 6; i++)
@@ -177,6 +177,9 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
             if (j == 6 && !empty)
                 nparts = 7;
         }
+    /* (where the barrier is known at all: on clocks of their own it is not) */
+    if (data_barrier && !unknown[4])
+        words[4] = "barrier wait for the others' data";
     for (int i = 0; i < 6 && rc == 0; i++)
         if (col[i] < 0 || cs < 0 || cr < 0)
             rc = stall_err_set(err, STALL_EPARSE,
