@@ -313,7 +313,7 @@ static bool job_own_work(const char *base, size_t len, void *ctx)
     return strlen(name) == len && strncmp(base, name, len) == 0;
 }
 
-int stall_job_begin(const char *final, char **work, stall_err *err)
+int stall_job_begin(const char *final, bool clean_stale, char **work, stall_err *err)
 {
     *work = NULL;
     int rc = stall_job_check_out(final, err);
@@ -321,7 +321,7 @@ int stall_job_begin(const char *final, char **work, stall_err *err)
         return rc;
     char *parent = stall_path_dir(final);
     rc = stall_mkdirs(parent, err);
-    if (rc == 0) {
+    if (rc == 0 && clean_stale) {
         /* The work folders of earlier runs into final that were killed
          * (SIGKILL leaves them; their pid is gone). */
         size_t len = strlen(final);

@@ -640,7 +640,7 @@ int stall_model_job(const stall_config *cfg, const stall_run_opts *opts, stall_e
     j.final = stall_job_outdir(cfg, opts);
     bool files = !opts->no_files;
     if (rc == 0 && files)
-        rc = stall_job_begin(j.final, &j.outdir, err);
+        rc = stall_job_begin(j.final, !opts->sweep_point, &j.outdir, err);
     j.samples = cfg->samples > 0 ? cfg->samples : (j.have ? j.m.samples : 0);
     if (rc == 0 && j.have && j.samples > 0 && j.samples == wi_batch_samples(&j.in.what, &j.m))
         j.samples_last = wi_last_samples(&j.in.what, &j.m, j.p.ranks, j.p.batches, true);

@@ -130,7 +130,7 @@ int stall_plan_run(const stall_config *cfg_in, const stall_plan_opts *opts, stal
     char *outdir = stall_job_outdir_as(cfg, opts->outdir, "-plan"), *work = NULL;
     /* Built beside the target and renamed whole (job.h). */
     if (rc == 0)
-        rc = stall_job_begin(outdir, &work, err);
+        rc = stall_job_begin(outdir, true, &work, err);
     if (rc == 0)
         rc = stall_write_atomic_in(work, "plan.csv", plan_fill_plan, r, err);
     if (rc == 0)

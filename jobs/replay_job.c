@@ -402,7 +402,7 @@ int stall_replay_job(const stall_config *cfg, const stall_run_opts *opts, stall_
     char *final = NULL, *outdir = NULL;
     if (rc == 0) {
         final = stall_job_outdir(cfg, opts);
-        rc = stall_job_begin(final, &outdir, err);
+        rc = stall_job_begin(final, !opts->sweep_point, &outdir, err);
     }
     if (rc) {
         if (!opts->digests)

@@ -177,7 +177,7 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
         rc = src ? src : rc;
     }
     if (rc == 0)
-        rc = stall_job_begin(final, &outdir, err);
+        rc = stall_job_begin(final, true, &outdir, err);
     if (rc == 0) {
         wi_val v = {.m = &m, .sim_e = sim_e, .sim_s = sim_s, .epoch0 = wi_epoch0(cfg)};
         rc = stall_write_atomic_in(outdir, "validate.csv", wi_fill_validate, &v, err);

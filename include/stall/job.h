@@ -120,8 +120,12 @@ char *stall_job_outdir_as(const stall_config *cfg, const char *outdir, const cha
  * effective.ini) is refused, so that -o never deletes other files.
  *
  * stall_job_begin checks the target, creates its parent folders and the
- * work folder, and sets *work (caller frees). Returns 0 or STALL_EIO. */
-int stall_job_begin(const char *final, char **work, stall_err *err);
+ * work folder, and sets *work (caller frees). With clean_stale it first
+ * removes the work folders of earlier jobs into final that were killed
+ * (stall_cleanup_stale over final's parent); a sweep's point leaves that to
+ * the sweep, which cleans its folder once (a scan per point read the sweep
+ * folder once per point: quadratic in the points). Returns 0 or STALL_EIO. */
+int stall_job_begin(const char *final, bool clean_stale, char **work, stall_err *err);
 
 /* stall_job_begin's checks of the target, writing nothing: it is a
  * replaceable folder or absent, and its folder can be created (io.h's
