@@ -466,6 +466,7 @@ int stall_sweep_create(const stall_config *cfg, const stall_sweep_opts *opts, st
                            axis, set);
     }
     /* Groups: every axis its own, then zip lines merge theirs. */
+    bool zipped[STALL_EXTRA_MAX + 2] = {false};
     for (int a = 0; a < s->naxes; a++)
         s->ax[a].group = a;
     for (int i = 0; i < cfg->nextra && rc == 0; i++) {
@@ -483,7 +484,7 @@ int stall_sweep_create(const stall_config *cfg, const stall_sweep_opts *opts, st
         char buf[256];
         snprintf(buf, sizeof buf, "%s", x->value);
         char *save = NULL;
-        int first = -1, n = 0;
+        int first = -1, n = 0, nkeys = 0;
         for (char *p = buf;; p = NULL) {
             char *tok = strtok_r(p, ",", &save);
             if (!tok)
@@ -494,6 +495,14 @@ int stall_sweep_create(const stall_config *cfg, const stall_sweep_opts *opts, st
                 rc = stall_err_set(err, STALL_ECONFIG, "%s: '%s' is not a swept key", where, tok);
                 break;
             }
+            /* A key zipped twice, in one line or two, would step with
+             * itself or join two groups silently. */
+            if (zipped[a - s->ax]) {
+                rc = stall_err_set(err, STALL_ECONFIG, "%s: %s is zipped twice", where, tok);
+                break;
+            }
+            zipped[a - s->ax] = true;
+            nkeys++;
             if (first < 0) {
                 first = (int)(a - s->ax);
                 n = a->n;
@@ -503,15 +512,16 @@ int stall_sweep_create(const stall_config *cfg, const stall_sweep_opts *opts, st
                                    "step together)",
                                    where, tok, a->n, s->ax[first].key, n);
                 break;
-            } else if (a->group != (int)(a - s->ax)) {
-                rc = stall_err_set(err, STALL_ECONFIG, "%s: %s is zipped twice", where, tok);
-                break;
             } else {
                 a->group = s->ax[first].group;
             }
         }
         if (rc == 0 && first < 0)
             rc = stall_err_set(err, STALL_ECONFIG, "%s: empty list", where);
+        else if (rc == 0 && nkeys < 2)
+            rc = stall_err_set(err, STALL_ECONFIG,
+                               "%s: %s alone (a zip steps two or more swept keys together)", where,
+                               s->ax[first].key);
     }
     /* Renumber groups in axis order and size them. */
     int map[STALL_EXTRA_MAX + 2];

@@ -197,8 +197,12 @@ Test(sweep, zip_errors_name_their_line)
         {"loader.workers, run.seed", ":19: [sweep] zip: 'run.seed' is not a swept key"},
         {"loader.workers, cluster.gpus", ":19: [sweep] zip: cluster.gpus has 3 values but "
                                          "loader.workers has 2"},
-        {",", ":19: [sweep] zip: empty list"}};
-    for (int i = 0; i < 3; i++) {
+        {",", ":19: [sweep] zip: empty list"},
+        /* A key zipped with itself stepped with itself (a grid of 2 x 3
+         * points, the zip taken silently); a zip of one key zips nothing. */
+        {"loader.workers, loader.workers", ":19: [sweep] zip: loader.workers is zipped twice"},
+        {"loader.workers", ":19: [sweep] zip: loader.workers alone"}};
+    for (int i = 0; i < 5; i++) {
         char *ini = sw_path("zip.ini", "");
         FILE *f = fopen(ini, "w");
         cr_assert_not_null(f);
@@ -228,6 +232,13 @@ Test(sweep, zip_errors_name_their_line)
     stall_err e = {0};
     cr_assert_eq(sw_run(cfg, "refused", 1, false, &res, &e), STALL_ECONFIG);
     cr_assert(strstr(e.msg, "--sweep zip: cluster.gpus has 3 values"), "%s", e.msg);
+    free(cfg);
+    /* A key in two zip lines joined both groups into one without a word. */
+    cfg = sw_config((const char *const[]){
+        "sweep:loader.workers=1, 2", "sweep:cluster.gpus=1, 2", "sweep:fetch.scale=1, 2",
+        "sweep:zip=loader.workers, cluster.gpus", "sweep:zip=loader.workers, fetch.scale", NULL});
+    cr_assert_eq(sw_run(cfg, "refused", 1, false, &res, &e), STALL_ECONFIG);
+    cr_assert(strstr(e.msg, "--sweep zip: loader.workers is zipped twice"), "%s", e.msg);
     free(cfg);
 }
 
