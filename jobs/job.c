@@ -439,11 +439,16 @@ static int job_inputs(const stall_config *cfg, bool json, stall_err *err)
     for (int i = 0; i < n; i++) {
         const char *key = cfg->format == STALL_FORMAT_DSANALYZER ? ds_keys[i] : "path";
         const char *path = cfg->format == STALL_FORMAT_DSANALYZER ? paths[i] : cfg->path;
+        char where[STALL_PATH_MAX + 64];
         if (access(path, R_OK) != 0) {
-            char where[STALL_PATH_MAX + 64];
             stall_config_origin(cfg, "trace", key, where, sizeof where);
             return stall_err_set(err, STALL_EIO, "%s: %s: cannot open: %s", where, path,
                                  strerror(errno));
+        }
+        stall_err bad = {0};
+        if (stall_input_check(path, &bad) != 0) { /* a FIFO: named with its INI line */
+            stall_config_origin(cfg, "trace", key, where, sizeof where);
+            return stall_err_set(err, bad.code, "%s: %s", where, bad.msg);
         }
     }
     return 0;

@@ -1397,6 +1397,20 @@ Test(cli, piped_and_fifo_inputs_are_refused_in_one_line)
     cr_assert_eq(fscanf(p, "%d", &n), 1);
     pclose(p);
     cr_assert_eq(n, 1, "%d lines on stderr", n);
+    /* A FIFO named by an INI's [trace] path is named with the INI's line, as
+     * a missing file is (it named the FIFO alone). */
+    char ini[600];
+    snprintf(ini, sizeof ini, "%s/fifo.ini", cdir);
+    FILE *f = fopen(ini, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "[scenario]\nname = fifo\nmode = model\n[trace]\nformat = tidy\npath = %s\n", fifo);
+    fclose(f);
+    const char *ini_verbs[] = {"validate", "run", "sweep", "plan", "analyze"};
+    for (int i = 0; i < 5; i++) {
+        snprintf(cmd, sizeof cmd, "timeout 20 " BIN " %s %s%s -o %s/ini%d", ini_verbs[i], ini,
+                 i == 2 ? " --sweep loader.workers=1,2" : "", cdir, i);
+        cli_refused(cmd, "fifo.ini:6: [trace] path: ");
+    }
 }
 
 Test(cli, sweep_point_beyond_the_trace_refused_before_any_point_runs)
