@@ -6,7 +6,8 @@
  * reader needs it: the headline (htmlheadline.c: what bounds the run, the
  * number that matters, what would change it), the figures, then tables of
  * at most HTML_MAX_COLS key columns (every column is in the CSV beside
- * it), so that they fit the page at 1000 px without scrolling sideways.
+ * it), so that they fit the page at 1000 px without scrolling sideways (the
+ * per-rank table's short numbers HTML_WIDE_COLS, so that its parts add up).
  * Every number is written by hf_fmt (htmlfmt.c): 4 significant digits,
  * percentages with one decimal, times with units. Each SVG is
  * inlined after its XML prolog and DOCTYPE, with its ids and references to
@@ -29,8 +30,11 @@
 #include "stall/table.h"
 
 #define HTML_MAX_ROWS 200
-/* Columns per table: 8 fit the page at 1000 px without scrolling sideways. */
+/* Columns per table: 8 fit the page at 1000 px without scrolling sideways;
+ * the per-rank table takes up to HTML_WIDE_COLS of short numbers, so that its
+ * parts add up to its total. */
 #define HTML_MAX_COLS 8
+#define HTML_WIDE_COLS 12
 
 void stall_html_escape(FILE *f, const char *s)
 {
@@ -47,10 +51,10 @@ typedef struct html_col {
 
 typedef struct html_pick {
     int n;
-    int col[HTML_MAX_COLS]; /* CSV column index, -1 for @align */
-    const char *label[HTML_MAX_COLS];
-    const char *name[HTML_MAX_COLS]; /* the CSV column's name (title) */
-    hf_unit unit[HTML_MAX_COLS];
+    int col[HTML_WIDE_COLS]; /* CSV column index, -1 for @align */
+    const char *label[HTML_WIDE_COLS];
+    const char *name[HTML_WIDE_COLS]; /* the CSV column's name (title) */
+    hf_unit unit[HTML_WIDE_COLS];
 } html_pick;
 
 /* Whether column c has a value in some row. */
@@ -76,7 +80,8 @@ static hf_unit html_unit(const stall_table *t, int c)
 
 /* Picks the columns of spec present (and not all empty) in t, dropping the
  * least important beyond HTML_MAX_COLS, in spec order. */
-static void html_pick_cols(const stall_table *t, const html_col *spec, int nspec, html_pick *p)
+static void html_pick_cols(const stall_table *t, const html_col *spec, int nspec, int max,
+                           html_pick *p)
 {
     int idx[64], ns = 0;
     bool keep[64];
@@ -100,14 +105,14 @@ static void html_pick_cols(const stall_table *t, const html_col *spec, int nspec
         idx[ns++] = i;
     }
     int n = ns;
-    for (int pr = 9; pr > 0 && n > HTML_MAX_COLS; pr--)
-        for (int j = ns - 1; j >= 0 && n > HTML_MAX_COLS; j--)
+    for (int pr = 9; pr > 0 && n > max; pr--)
+        for (int j = ns - 1; j >= 0 && n > max; j--)
             if (keep[j] && spec[idx[j]].prio == pr) {
                 keep[j] = false;
                 n--;
             }
     p->n = 0;
-    for (int j = 0; j < ns && p->n < HTML_MAX_COLS; j++) {
+    for (int j = 0; j < ns && p->n < max; j++) {
         if (!keep[j])
             continue;
         const html_col *s = &spec[idx[j]];
@@ -188,8 +193,8 @@ static void html_table_of(FILE *f, const stall_table *t, const char *file, const
         fprintf(f, "<p class=\"note\">the first %zu of %zu rows</p>\n", rows, t->nrows);
 }
 
-static int html_table(FILE *f, const char *dir, const char *file, const html_col *spec, int nspec,
-                      const char *heading, stall_err *err)
+static int html_table_max(FILE *f, const char *dir, const char *file, const html_col *spec,
+                          int nspec, int max, const char *heading, stall_err *err)
 {
     char *path = stall_path_join(dir, file);
     stall_table *t = NULL;
@@ -198,10 +203,16 @@ static int html_table(FILE *f, const char *dir, const char *file, const html_col
     if (rc)
         return rc;
     html_pick p;
-    html_pick_cols(t, spec, nspec, &p);
+    html_pick_cols(t, spec, nspec, max, &p);
     html_table_of(f, t, file, &p, heading);
     stall_table_free(t);
     return 0;
+}
+
+static int html_table(FILE *f, const char *dir, const char *file, const html_col *spec, int nspec,
+                      const char *heading, stall_err *err)
+{
+    return html_table_max(f, dir, file, spec, nspec, HTML_MAX_COLS, heading, err);
 }
 
 #define NSPEC(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -248,7 +259,7 @@ static int html_sweep_table(FILE *f, const char *dir, stall_err *err)
     for (int i = 0; i < NSPEC(metrics); i++)
         spec[n++] = metrics[i];
     html_pick p;
-    html_pick_cols(t, spec, n, &p);
+    html_pick_cols(t, spec, n, HTML_MAX_COLS, &p);
     html_table_of(f, t, "sweep.csv", &p, "Sweep: one row per point");
     stall_table_free(t);
     return 0;
@@ -395,8 +406,11 @@ static int html_tables(FILE *f, const char *dir, stall_result_kind kind, stall_e
     if (rc == 0 && hf_has(dir, "analyze.csv"))
         rc = html_shares_table(f, dir, err);
     if (rc == 0 && hf_has(dir, "per_rank.csv"))
-        rc = html_table(f, dir, "per_rank.csv", rank_spec, NSPEC(rank_spec),
-                        "Where each rank's time went (seconds over all epochs)", err);
+        rc = html_table_max(f, dir, "per_rank.csv", rank_spec, NSPEC(rank_spec), HTML_WIDE_COLS,
+                            "Where each rank's time went (seconds over all epochs; start-up, "
+                            "data, hand-over, compute, barrier, post and checkpoint add up to "
+                            "the total)",
+                            err);
     if (rc == 0 && kind == STALL_RESULT_ANALYZE && hf_has(dir, "slowest.csv"))
         rc = html_table(f, dir, "slowest.csv", slow_spec, NSPEC(slow_spec),
                         "The slowest iterations", err);
