@@ -33,8 +33,20 @@ int stall_plot_validate(plot_ctx *c, stall_err *err)
             stall_table_free(t);
             return rc;
         }
+    /* Fetch times inferred from the loop's waits (fetch_fit.csv; the
+     * terminal's INFERRED and CAUTION lines): the simulated bars are the
+     * fit's, said so under the title as on a run's epochs figure (the
+     * public DLIO trace's bars read as a validation of the model; in the
+     * key, below, a longer name broke it into two rows over the xlabel). */
+    char *fit = stall_path_join(c->dir, "fetch_fit.csv");
+    bool inferred = access(fit, F_OK) == 0;
+    free(fit);
     stall_plot_begin(c, "epochs", 1000, 420,
-                     "Simulated against measured, per epoch: epoch time and mean training stall");
+                     inferred ? "Simulated against measured, per epoch: epoch time and mean "
+                                "training stall; fetch times inferred from the loop's waits "
+                                "(fetch_fit.csv), not measured"
+                              : "Simulated against measured, per epoch: epoch time and mean "
+                                "training stall");
     fputs("# x epoch measured_s simulated_s measured_stall_s simulated_stall_s\n", c->dat);
     for (size_t i = 0; i < t->nrows; i++) {
         fprintf(c->dat, "%zu %s", i, stall_table_get(t, i, col[0]));
@@ -49,7 +61,7 @@ int stall_plot_validate(plot_ctx *c, stall_err *err)
      * one row: inside it covered the tallest bar of the last epoch (the
      * dftracer UNet3D trace, a new user's report). */
     fprintf(c->gp,
-            "set multiplot layout 1,2 title \"Simulated vs measured per epoch\"\n"
+            "set multiplot layout 1,2 title \"Simulated vs measured per epoch%s\"\n"
             "set style fill solid 0.85 border -1\nset xlabel \"epoch\"\n"
             "set key below horizontal\nset bmargin 5\nset yrange [0:*]\nset xrange "
             "[-0.6:%zu.6]\nset offsets 0, "
@@ -62,6 +74,9 @@ int stall_plot_validate(plot_ctx *c, stall_err *err)
             "plot \"epochs.dat\" using ($1-0.2):5:(0.4) with boxes lc 8 title "
             "\"measured\", \"\" using ($1+0.2):6:(0.4) with boxes lc 1 title \"simulated\", \"\" "
             "using 1:(NaN):xtic(2) with points notitle\n",
+            inferred ? "\\nfetch times inferred from the loop's waits (fetch_fit.csv), not "
+                       "measured: the simulated bars are built on that fit"
+                     : "",
             t->nrows ? t->nrows - 1 : 0);
     stall_plot_end(c);
     stall_table_free(t);
@@ -288,10 +303,18 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
             "set xtics scale 0\nevery = %d\n",
             dropped ? "\\n" PLOT_NOT_COMPARABLE : "", nsrc > 1 ? " (bars grouped by source)" : "",
             maxx + 0.7, every);
-    /* Each group's name under the middle of its bars. */
+    /* Each group's name under the middle of its bars; the simulated one
+     * says where its fetch times were inferred from the loop's waits
+     * (fetch_fit.csv): its data part is the fit's, not a measurement's. */
+    char *fit = stall_path_join(c->dir, "fetch_fit.csv");
+    bool inferred = access(fit, F_OK) == 0;
+    free(fit);
     for (int g = 0; g < nsrc; g++) {
+        char name[192];
+        snprintf(name, sizeof name, "%s%s", src[g],
+                 inferred && strcmp(src[g], "simulated") == 0 ? " (fetch times inferred)" : "");
         fprintf(c->gp, "set label %d ", g + 1);
-        stall_plot_str(c->gp, src[g]);
+        stall_plot_str(c->gp, name);
         fprintf(c->gp, " at %.9g, graph 0 center offset 0, -2.6 font \",11\"\n",
                 off[g] + 0.5 * (nrk[g] - 1));
     }

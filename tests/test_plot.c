@@ -1933,3 +1933,34 @@ Test(plot, a_barrier_wait_for_data_is_named_so_on_the_breakdown)
         free(gp);
     }
 }
+
+/* A validation whose fetch times were inferred from the loop's waits
+ * (fetch_fit.csv): the simulated bars are the fit's. The epochs figure
+ * said "Simulated vs measured" alone (a run's said it; the public DLIO
+ * trace's bars read as a validation of the model), and the breakdown named
+ * its group "simulated". A validation of measured fetch times says
+ * neither. */
+Test(plot, a_validation_on_inferred_fetch_times_says_so_on_its_figures)
+{
+    NEED_GNUPLOT();
+    const char *in[] = {"tests/public/dftracer_dlio_unet3d_2023.pfw.gz", "configs/w2.ini"};
+    for (int i = 0; i < 2; i++) {
+        char *r = res_dir(i ? "val_measured_fetch" : "val_inferred_fetch");
+        cr_assert_eq(sh("%s validate %s --analyze --plots -o %s -q", BIN, in[i], r), 0);
+        char p[1200];
+        snprintf(p, sizeof p, "%s/plots/epochs.gp", r);
+        char *gp = stall_read_file(p, NULL);
+        cr_assert_not_null(gp, "%s", p);
+        bool said = strstr(gp, "fetch times inferred from the loop's waits (fetch_fit.csv)");
+        cr_expect(i ? !strstr(gp, "inferred") : said, "epochs.gp: %s", gp);
+        free(gp);
+        snprintf(p, sizeof p, "%s/plots/breakdown.gp", r);
+        gp = stall_read_file(p, NULL);
+        cr_assert_not_null(gp, "%s", p);
+        said = strstr(gp, "\"simulated (fetch times inferred)\" at") != NULL;
+        cr_expect(i ? !strstr(gp, "inferred") : said, "breakdown.gp: %s", gp);
+        free(gp);
+        snprintf(p, sizeof p, "%s/plots/epochs.png", r);
+        cr_expect_eq(access(p, F_OK), 0, "%s", p);
+    }
+}
