@@ -164,13 +164,10 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
     /* A trace without compute_end (the notebook's, a profiler's): its
      * barrier part is the wait for the other ranks' data, which analyze
      * counts as data ("barrier wait for a slower rank 0.0%"): the key says
-     * so, where "barrier wait" read as a straggler's. */
+     * so, where "barrier wait" read as a straggler's (per source, below). */
     char *anp = stall_path_join(c->dir, "analyze.csv");
     char *ant = stall_read_file(anp, NULL);
     free(anp);
-    bool data_barrier =
-        ant && strstr(ant, ",have_compute_end,0\n") && !strstr(ant, ",have_compute_end,1\n");
-    free(ant);
     int col[7], cs = stall_table_col(t, STALL_COL_SOURCE), cr = stall_table_col(t, STALL_COL_RANK);
     for (int i = 0; i < 6; i++)
         col[i] = stall_table_col(t, parts[i]);
@@ -192,9 +189,6 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
             if (j == 6 && !empty)
                 nparts = 7;
         }
-    /* (where the barrier is known at all: on clocks of their own it is not) */
-    if (data_barrier && !unknown[4])
-        words[4] = "barrier wait for the others' data";
     for (int i = 0; i < 6 && rc == 0; i++)
         if (col[i] < 0 || cs < 0 || cr < 0)
             rc = stall_err_set(err, STALL_EPARSE,
@@ -204,6 +198,7 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
     if (rc == 0 && t->nrows == 0)
         rc = stall_err_set(err, STALL_EPARSE, "%s: no rows", t->path);
     if (rc) {
+        free(ant);
         stall_table_free(t);
         return rc;
     }
@@ -239,8 +234,35 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
                            "only, and this what-if is not comparable with it (other GPUs, "
                            "batches or epochs); run it with --analyze for its simulated ranks");
         free(skip);
+        free(ant);
         stall_table_free(t);
         return 0;
+    }
+    /* The sources drawn whose barrier is the wait for the others' data
+     * (analyze.csv's "<source>,have_compute_end,0"), where the barrier is
+     * known at all (on clocks of their own it is not). All of them: the key
+     * says so; some (run --analyze of the notebook's trace: the simulated
+     * loop has a compute_end, the trace not): the key names them, where
+     * "barrier wait" drew the measured ranks' 1500 s of waiting for data as
+     * a slower rank's, beside analyze's "barrier wait for a slower rank
+     * 0.0%". */
+    char dsrc[160] = "", word4[256];
+    int ndata = 0;
+    for (int g = 0; g < nsrc && ant && !unknown[4]; g++) {
+        char want[96];
+        snprintf(want, sizeof want, "\n%.31s,have_compute_end,0\n", src[g]);
+        if (strstr(ant, want)) {
+            size_t n = strlen(dsrc);
+            snprintf(dsrc + n, sizeof dsrc - n, "%s%.31s", ndata ? ", " : "", src[g]);
+            ndata++;
+        }
+    }
+    free(ant);
+    if (ndata > 0 && ndata == nsrc)
+        words[4] = "barrier wait for the others' data";
+    else if (ndata > 0) {
+        snprintf(word4, sizeof word4, "barrier wait (%s: for data)", dsrc);
+        words[4] = word4;
     }
     for (int g = 1; g < nsrc; g++)
         off[g] = off[g - 1] + nrk[g - 1] + 1;

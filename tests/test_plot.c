@@ -1964,3 +1964,23 @@ Test(plot, a_validation_on_inferred_fetch_times_says_so_on_its_figures)
         cr_expect_eq(access(p, F_OK), 0, "%s", p);
     }
 }
+
+/* A run --analyze of a trace without compute_end (the notebook's): the
+ * simulated loop has a compute_end, the trace not, so only the measured
+ * ranks' barrier is the wait for the others' data. The key said "barrier
+ * wait" for both, drawing the measured ranks' 1500 s of waiting for data as
+ * a slower rank's beside analyze's "barrier wait for a slower rank 0.0%";
+ * it names the measured source now. */
+Test(plot, a_barrier_wait_for_data_of_one_source_is_named_so)
+{
+    NEED_GNUPLOT();
+    char *r = res_dir("bd_mixed");
+    cr_assert_eq(sh("%s run configs/example-whatif.ini --analyze --plots -o %s -q", BIN, r), 0);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/plots/breakdown.gp", r);
+    char *gp = stall_read_file(p, NULL);
+    cr_assert_not_null(gp, "%s", p);
+    cr_expect(strstr(gp, "title \"barrier wait (measured: for data)\""), "%s", gp);
+    cr_expect_null(strstr(gp, "title \"barrier wait\""), "%s", gp);
+    free(gp);
+}
