@@ -152,6 +152,7 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
         free(ini);
         free(w_ini);
         free(w_dir);
+        stall__plot_drop(c, "breakdown");
         return 0;
     }
     stall_table *t = NULL;
@@ -233,6 +234,10 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
         stall_plot_note(c, "where each rank's time went: per_rank.csv holds the measured run "
                            "only, and this what-if is not comparable with it (other GPUs, "
                            "batches or epochs); run it with --analyze for its simulated ranks");
+        /* (a breakdown an earlier plot drew, before stallsim analyze -o
+         * replaced the run's per_rank.csv by the measured one's, would
+         * contradict the note) */
+        stall__plot_drop(c, "breakdown");
         free(skip);
         free(ant);
         stall_table_free(t);

@@ -1984,3 +1984,30 @@ Test(plot, a_barrier_wait_for_data_of_one_source_is_named_so)
     cr_expect_null(strstr(gp, "title \"barrier wait\""), "%s", gp);
     free(gp);
 }
+
+/* A what-if run with --analyze --plots draws its simulated ranks; then
+ * stallsim analyze -o the folder (what the notes suggest for a comparable
+ * run) replaces per_rank.csv by the measured run's, which this what-if is
+ * not comparable with. plot said "not drawn" but left the earlier
+ * breakdown.png in plots/, the simulated ranks of a per_rank.csv no longer
+ * there. */
+Test(plot, a_breakdown_replaced_by_a_note_leaves_no_earlier_figure)
+{
+    NEED_GNUPLOT();
+    char *r = res_dir("w4stale");
+    cr_assert_eq(sh("%s run traces/cpushare/sleep_ddp2_r1/trace.csv --set cluster.gpus=4 --set "
+                    "cluster.gpus_per_node=4 --set cluster.scaling=weak --set "
+                    "fetch.resample=bootstrap --analyze --plots -o %s -q --no-sync",
+                    BIN, r),
+                 0);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/plots/breakdown.png", r);
+    cr_assert_eq(access(p, F_OK), 0, "no breakdown drawn from the simulated ranks");
+    cr_assert_eq(sh("%s analyze %s/effective.ini -o %s > /dev/null", BIN, r, r), 0);
+    cr_assert_eq(sh("%s plot %s > /dev/null", BIN, r), 0);
+    static const char *const ext[] = {"png", "svg", "dat", "gp"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(p, sizeof p, "%s/plots/breakdown.%s", r, ext[i]);
+        cr_expect_neq(access(p, F_OK), 0, "%s left beside the note that replaces it", p);
+    }
+}
