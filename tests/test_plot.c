@@ -2011,3 +2011,26 @@ Test(plot, a_breakdown_replaced_by_a_note_leaves_no_earlier_figure)
         cr_expect_neq(access(p, F_OK), 0, "%s left beside the note that replaces it", p);
     }
 }
+
+/* The epochs figure of a run of many epochs: a tic per epoch ran 150
+ * epochs' labels together into one black band under the axis; gnuplot's
+ * whole-number steps label them apart. A run of 3 epochs keeps one tic per
+ * epoch. */
+Test(plot, epochs_figure_of_many_epochs_keeps_its_tics_apart)
+{
+    NEED_GNUPLOT();
+    const char *set[] = {"--set run.epochs=150 --set fetch.resample=bootstrap", ""};
+    for (int i = 0; i < 2; i++) {
+        char *r = res_dir(i ? "ep3" : "ep150");
+        cr_assert_eq(sh("%s run configs/w2.ini %s --plots -o %s -q", BIN, set[i], r), 0);
+        char p[1200];
+        snprintf(p, sizeof p, "%s/plots/epochs.gp", r);
+        char *gp = stall_read_file(p, NULL);
+        cr_assert_not_null(gp, "%s", p);
+        bool one = strstr(gp, "set xtics 1\n") != NULL;
+        cr_expect(i ? one : !one, "%s", gp);
+        free(gp);
+        snprintf(p, sizeof p, "%s/plots/epochs.png", r);
+        cr_expect_eq(access(p, F_OK), 0, "%s", p);
+    }
+}
