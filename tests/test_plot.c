@@ -2034,3 +2034,31 @@ Test(plot, epochs_figure_of_many_epochs_keeps_its_tics_apart)
         cr_expect_eq(access(p, F_OK), 0, "%s", p);
     }
 }
+
+/* The stall panels of a run of 150 epochs marked the first 50 epoch starts
+ * only, under an x label saying "dashed: epoch start": the run looked as if
+ * its epochs stopped at iteration 3000 of 9000. Every epoch start or none,
+ * and the label says so only where they are drawn. */
+Test(plot, stall_panels_mark_every_epoch_start_or_none)
+{
+    NEED_GNUPLOT();
+    const char *set[] = {"--set run.epochs=150 --set fetch.resample=bootstrap", ""};
+    const int starts[] = {149, 2};
+    for (int i = 0; i < 2; i++) {
+        char *r = res_dir(i ? "sr3" : "sr150");
+        cr_assert_eq(sh("%s run configs/w2.ini %s --plots -o %s -q", BIN, set[i], r), 0);
+        char p[1200];
+        snprintf(p, sizeof p, "%s/plots/stall_ranks.gp", r);
+        char *gp = stall_read_file(p, NULL);
+        cr_assert_not_null(gp, "%s", p);
+        int arrows = 0;
+        for (const char *q = gp; (q = strstr(q, "set arrow from ")); q++)
+            arrows++;
+        bool said = strstr(gp, "dashed: epoch start") != NULL;
+        cr_expect(arrows == 0 ? !said : arrows == starts[i] && said,
+                  "%d epoch starts of %d marked, label %s", arrows, starts[i],
+                  said ? "says so" : "silent");
+        cr_expect(i ? arrows == starts[i] : true, "%d of %d epoch starts", arrows, starts[i]);
+        free(gp);
+    }
+}
