@@ -33,8 +33,20 @@ int stall_plot_validate(plot_ctx *c, stall_err *err)
             stall_table_free(t);
             return rc;
         }
+    /* Fetch times inferred from the loop's waits (fetch_fit.csv; the
+     * terminal's INFERRED and CAUTION lines): the simulated bars are the
+     * fit's, said so under the title as on a run's epochs figure (the
+     * public DLIO trace's bars read as a validation of the model; in the
+     * key, below, a longer name broke it into two rows over the xlabel). */
+    char *fit = stall_path_join(c->dir, "fetch_fit.csv");
+    bool inferred = access(fit, F_OK) == 0;
+    free(fit);
     stall_plot_begin(c, "epochs", 1000, 420,
-                     "Simulated against measured, per epoch: epoch time and mean training stall");
+                     inferred ? "Simulated against measured, per epoch: epoch time and mean "
+                                "training stall; fetch times inferred from the loop's waits "
+                                "(fetch_fit.csv), not measured"
+                              : "Simulated against measured, per epoch: epoch time and mean "
+                                "training stall");
     fputs("# x epoch measured_s simulated_s measured_stall_s simulated_stall_s\n", c->dat);
     for (size_t i = 0; i < t->nrows; i++) {
         fprintf(c->dat, "%zu %s", i, stall_table_get(t, i, col[0]));
@@ -49,7 +61,7 @@ int stall_plot_validate(plot_ctx *c, stall_err *err)
      * one row: inside it covered the tallest bar of the last epoch (the
      * dftracer UNet3D trace, a new user's report). */
     fprintf(c->gp,
-            "set multiplot layout 1,2 title \"Simulated vs measured per epoch\"\n"
+            "set multiplot layout 1,2 title \"Simulated vs measured per epoch%s\"\n"
             "set style fill solid 0.85 border -1\nset xlabel \"epoch\"\n"
             "set key below horizontal\nset bmargin 5\nset yrange [0:*]\nset xrange "
             "[-0.6:%zu.6]\nset offsets 0, "
@@ -62,6 +74,9 @@ int stall_plot_validate(plot_ctx *c, stall_err *err)
             "plot \"epochs.dat\" using ($1-0.2):5:(0.4) with boxes lc 8 title "
             "\"measured\", \"\" using ($1+0.2):6:(0.4) with boxes lc 1 title \"simulated\", \"\" "
             "using 1:(NaN):xtic(2) with points notitle\n",
+            inferred ? "\\nfetch times inferred from the loop's waits (fetch_fit.csv), not "
+                       "measured: the simulated bars are built on that fit"
+                     : "",
             t->nrows ? t->nrows - 1 : 0);
     stall_plot_end(c);
     stall_table_free(t);
@@ -137,6 +152,7 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
         free(ini);
         free(w_ini);
         free(w_dir);
+        stall__plot_drop(c, "breakdown");
         return 0;
     }
     stall_table *t = NULL;
@@ -149,13 +165,10 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
     /* A trace without compute_end (the notebook's, a profiler's): its
      * barrier part is the wait for the other ranks' data, which analyze
      * counts as data ("barrier wait for a slower rank 0.0%"): the key says
-     * so, where "barrier wait" read as a straggler's. */
+     * so, where "barrier wait" read as a straggler's (per source, below). */
     char *anp = stall_path_join(c->dir, "analyze.csv");
     char *ant = stall_read_file(anp, NULL);
     free(anp);
-    bool data_barrier =
-        ant && strstr(ant, ",have_compute_end,0\n") && !strstr(ant, ",have_compute_end,1\n");
-    free(ant);
     int col[7], cs = stall_table_col(t, STALL_COL_SOURCE), cr = stall_table_col(t, STALL_COL_RANK);
     for (int i = 0; i < 6; i++)
         col[i] = stall_table_col(t, parts[i]);
@@ -177,9 +190,6 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
             if (j == 6 && !empty)
                 nparts = 7;
         }
-    /* (where the barrier is known at all: on clocks of their own it is not) */
-    if (data_barrier && !unknown[4])
-        words[4] = "barrier wait for the others' data";
     for (int i = 0; i < 6 && rc == 0; i++)
         if (col[i] < 0 || cs < 0 || cr < 0)
             rc = stall_err_set(err, STALL_EPARSE,
@@ -189,6 +199,7 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
     if (rc == 0 && t->nrows == 0)
         rc = stall_err_set(err, STALL_EPARSE, "%s: no rows", t->path);
     if (rc) {
+        free(ant);
         stall_table_free(t);
         return rc;
     }
@@ -223,9 +234,40 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
         stall_plot_note(c, "where each rank's time went: per_rank.csv holds the measured run "
                            "only, and this what-if is not comparable with it (other GPUs, "
                            "batches or epochs); run it with --analyze for its simulated ranks");
+        /* (a breakdown an earlier plot drew, before stallsim analyze -o
+         * replaced the run's per_rank.csv by the measured one's, would
+         * contradict the note) */
+        stall__plot_drop(c, "breakdown");
         free(skip);
+        free(ant);
         stall_table_free(t);
         return 0;
+    }
+    /* The sources drawn whose barrier is the wait for the others' data
+     * (analyze.csv's "<source>,have_compute_end,0"), where the barrier is
+     * known at all (on clocks of their own it is not). All of them: the key
+     * says so; some (run --analyze of the notebook's trace: the simulated
+     * loop has a compute_end, the trace not): the key names them, where
+     * "barrier wait" drew the measured ranks' 1500 s of waiting for data as
+     * a slower rank's, beside analyze's "barrier wait for a slower rank
+     * 0.0%". */
+    char dsrc[160] = "", word4[256];
+    int ndata = 0;
+    for (int g = 0; g < nsrc && ant && !unknown[4]; g++) {
+        char want[96];
+        snprintf(want, sizeof want, "\n%.31s,have_compute_end,0\n", src[g]);
+        if (strstr(ant, want)) {
+            size_t n = strlen(dsrc);
+            snprintf(dsrc + n, sizeof dsrc - n, "%s%.31s", ndata ? ", " : "", src[g]);
+            ndata++;
+        }
+    }
+    free(ant);
+    if (ndata > 0 && ndata == nsrc)
+        words[4] = "barrier wait for the others' data";
+    else if (ndata > 0) {
+        snprintf(word4, sizeof word4, "barrier wait (%s: for data)", dsrc);
+        words[4] = word4;
     }
     for (int g = 1; g < nsrc; g++)
         off[g] = off[g - 1] + nrk[g - 1] + 1;
@@ -288,10 +330,18 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
             "set xtics scale 0\nevery = %d\n",
             dropped ? "\\n" PLOT_NOT_COMPARABLE : "", nsrc > 1 ? " (bars grouped by source)" : "",
             maxx + 0.7, every);
-    /* Each group's name under the middle of its bars. */
+    /* Each group's name under the middle of its bars; the simulated one
+     * says where its fetch times were inferred from the loop's waits
+     * (fetch_fit.csv): its data part is the fit's, not a measurement's. */
+    char *fit = stall_path_join(c->dir, "fetch_fit.csv");
+    bool inferred = access(fit, F_OK) == 0;
+    free(fit);
     for (int g = 0; g < nsrc; g++) {
+        char name[192];
+        snprintf(name, sizeof name, "%s%s", src[g],
+                 inferred && strcmp(src[g], "simulated") == 0 ? " (fetch times inferred)" : "");
         fprintf(c->gp, "set label %d ", g + 1);
-        stall_plot_str(c->gp, src[g]);
+        stall_plot_str(c->gp, name);
         fprintf(c->gp, " at %.9g, graph 0 center offset 0, -2.6 font \",11\"\n",
                 off[g] + 0.5 * (nrk[g] - 1));
     }

@@ -140,16 +140,21 @@ int stall__plot_stall_ranks(plot_ctx *c, const plot_combo *k, stall_err *err)
                 ranks, k->label, 60.0 / (140 + 120 * ranks), 1 - 40.0 / (140 + 120 * ranks), n - 1,
                 ymax > 0 ? ymax * 1.05 : 1.0);
         stall_plot_int_tics(c->gp, "x", 0, (double)(n - 1));
-        /* Epoch boundaries as dashed lines (only when few enough to read). */
+        /* Epoch boundaries as dashed lines, every one or none (only when
+         * few enough to read: the first 50 of 150 epochs were drawn, and
+         * the label's "dashed: epoch start" said the run ended there). */
         int ep = 0;
-        for (size_t i = 1; i < n && ep < 50; i++)
-            if (strcmp(stall_table_get(t, i, k->c_epoch), stall_table_get(t, i - 1, k->c_epoch))) {
+        for (size_t i = 1; i < n; i++)
+            ep += strcmp(stall_table_get(t, i, k->c_epoch),
+                         stall_table_get(t, i - 1, k->c_epoch)) != 0;
+        if (ep > 50)
+            ep = 0;
+        for (size_t i = 1; i < n && ep; i++)
+            if (strcmp(stall_table_get(t, i, k->c_epoch), stall_table_get(t, i - 1, k->c_epoch)))
                 fprintf(c->gp,
                         "set arrow from %zu, graph 0 to %zu, graph 1 nohead dt 2 lc rgb "
                         "\"#888888\"\n",
                         i, i);
-                ep++;
-            }
         fprintf(c->gp,
                 "do for [r=0:%d] {\n"
                 "  set ylabel sprintf(\"rank %%d\\nstall [s]\", r)\n"

@@ -531,9 +531,14 @@ static void plot_run_epochs(plot_ctx *c, plot_combo *k, int nk)
     if (ne0 > 1) {
         fprintf(c->gp,
                 "set title \"Simulated epoch time per epoch%s\"\n"
-                "set xlabel \"epoch\"\nset xtics 1\nset key outside right top\n"
-                "set xrange [%s:%d]\nplot ",
+                "set xlabel \"epoch\"\nset key outside right top\n"
+                "set xrange [%s:%d]\n",
                 sub, stall_table_get(k[0].it, 0, k[0].c_epoch), maxe);
+        /* One tic per epoch where they are few; gnuplot's whole-number
+         * steps beyond (a tic per epoch ran 150 epochs' labels together
+         * into one black band). */
+        stall_plot_int_tics(c->gp, "x", atof(stall_table_get(k[0].it, 0, k[0].c_epoch)), maxe);
+        fputs("plot ", c->gp);
         for (int j = 0; j < nk; j++) {
             fprintf(c->gp, "%s\"epochs.dat\" index %d using 1:2 with linespoints pt 7 lc %d title ",
                     j ? ", \\\n     " : "", j, (j % 8) + 1);

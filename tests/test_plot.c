@@ -1933,3 +1933,132 @@ Test(plot, a_barrier_wait_for_data_is_named_so_on_the_breakdown)
         free(gp);
     }
 }
+
+/* A validation whose fetch times were inferred from the loop's waits
+ * (fetch_fit.csv): the simulated bars are the fit's. The epochs figure
+ * said "Simulated vs measured" alone (a run's said it; the public DLIO
+ * trace's bars read as a validation of the model), and the breakdown named
+ * its group "simulated". A validation of measured fetch times says
+ * neither. */
+Test(plot, a_validation_on_inferred_fetch_times_says_so_on_its_figures)
+{
+    NEED_GNUPLOT();
+    const char *in[] = {"tests/public/dftracer_dlio_unet3d_2023.pfw.gz", "configs/w2.ini"};
+    for (int i = 0; i < 2; i++) {
+        char *r = res_dir(i ? "val_measured_fetch" : "val_inferred_fetch");
+        cr_assert_eq(sh("%s validate %s --analyze --plots -o %s -q", BIN, in[i], r), 0);
+        char p[1200];
+        snprintf(p, sizeof p, "%s/plots/epochs.gp", r);
+        char *gp = stall_read_file(p, NULL);
+        cr_assert_not_null(gp, "%s", p);
+        bool said = strstr(gp, "fetch times inferred from the loop's waits (fetch_fit.csv)");
+        cr_expect(i ? !strstr(gp, "inferred") : said, "epochs.gp: %s", gp);
+        free(gp);
+        snprintf(p, sizeof p, "%s/plots/breakdown.gp", r);
+        gp = stall_read_file(p, NULL);
+        cr_assert_not_null(gp, "%s", p);
+        said = strstr(gp, "\"simulated (fetch times inferred)\" at") != NULL;
+        cr_expect(i ? !strstr(gp, "inferred") : said, "breakdown.gp: %s", gp);
+        free(gp);
+        snprintf(p, sizeof p, "%s/plots/epochs.png", r);
+        cr_expect_eq(access(p, F_OK), 0, "%s", p);
+    }
+}
+
+/* A run --analyze of a trace without compute_end (the notebook's): the
+ * simulated loop has a compute_end, the trace not, so only the measured
+ * ranks' barrier is the wait for the others' data. The key said "barrier
+ * wait" for both, drawing the measured ranks' 1500 s of waiting for data as
+ * a slower rank's beside analyze's "barrier wait for a slower rank 0.0%";
+ * it names the measured source now. */
+Test(plot, a_barrier_wait_for_data_of_one_source_is_named_so)
+{
+    NEED_GNUPLOT();
+    char *r = res_dir("bd_mixed");
+    cr_assert_eq(sh("%s run configs/example-whatif.ini --analyze --plots -o %s -q", BIN, r), 0);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/plots/breakdown.gp", r);
+    char *gp = stall_read_file(p, NULL);
+    cr_assert_not_null(gp, "%s", p);
+    cr_expect(strstr(gp, "title \"barrier wait (measured: for data)\""), "%s", gp);
+    cr_expect_null(strstr(gp, "title \"barrier wait\""), "%s", gp);
+    free(gp);
+}
+
+/* A what-if run with --analyze --plots draws its simulated ranks; then
+ * stallsim analyze -o the folder (what the notes suggest for a comparable
+ * run) replaces per_rank.csv by the measured run's, which this what-if is
+ * not comparable with. plot said "not drawn" but left the earlier
+ * breakdown.png in plots/, the simulated ranks of a per_rank.csv no longer
+ * there. */
+Test(plot, a_breakdown_replaced_by_a_note_leaves_no_earlier_figure)
+{
+    NEED_GNUPLOT();
+    char *r = res_dir("w4stale");
+    cr_assert_eq(sh("%s run traces/cpushare/sleep_ddp2_r1/trace.csv --set cluster.gpus=4 --set "
+                    "cluster.gpus_per_node=4 --set cluster.scaling=weak --set "
+                    "fetch.resample=bootstrap --analyze --plots -o %s -q --no-sync",
+                    BIN, r),
+                 0);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/plots/breakdown.png", r);
+    cr_assert_eq(access(p, F_OK), 0, "no breakdown drawn from the simulated ranks");
+    cr_assert_eq(sh("%s analyze %s/effective.ini -o %s > /dev/null", BIN, r, r), 0);
+    cr_assert_eq(sh("%s plot %s > /dev/null", BIN, r), 0);
+    static const char *const ext[] = {"png", "svg", "dat", "gp"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(p, sizeof p, "%s/plots/breakdown.%s", r, ext[i]);
+        cr_expect_neq(access(p, F_OK), 0, "%s left beside the note that replaces it", p);
+    }
+}
+
+/* The epochs figure of a run of many epochs: a tic per epoch ran 150
+ * epochs' labels together into one black band under the axis; gnuplot's
+ * whole-number steps label them apart. A run of 3 epochs keeps one tic per
+ * epoch. */
+Test(plot, epochs_figure_of_many_epochs_keeps_its_tics_apart)
+{
+    NEED_GNUPLOT();
+    const char *set[] = {"--set run.epochs=150 --set fetch.resample=bootstrap", ""};
+    for (int i = 0; i < 2; i++) {
+        char *r = res_dir(i ? "ep3" : "ep150");
+        cr_assert_eq(sh("%s run configs/w2.ini %s --plots -o %s -q", BIN, set[i], r), 0);
+        char p[1200];
+        snprintf(p, sizeof p, "%s/plots/epochs.gp", r);
+        char *gp = stall_read_file(p, NULL);
+        cr_assert_not_null(gp, "%s", p);
+        bool one = strstr(gp, "set xtics 1\n") != NULL;
+        cr_expect(i ? one : !one, "%s", gp);
+        free(gp);
+        snprintf(p, sizeof p, "%s/plots/epochs.png", r);
+        cr_expect_eq(access(p, F_OK), 0, "%s", p);
+    }
+}
+
+/* The stall panels of a run of 150 epochs marked the first 50 epoch starts
+ * only, under an x label saying "dashed: epoch start": the run looked as if
+ * its epochs stopped at iteration 3000 of 9000. Every epoch start or none,
+ * and the label says so only where they are drawn. */
+Test(plot, stall_panels_mark_every_epoch_start_or_none)
+{
+    NEED_GNUPLOT();
+    const char *set[] = {"--set run.epochs=150 --set fetch.resample=bootstrap", ""};
+    const int starts[] = {149, 2};
+    for (int i = 0; i < 2; i++) {
+        char *r = res_dir(i ? "sr3" : "sr150");
+        cr_assert_eq(sh("%s run configs/w2.ini %s --plots -o %s -q", BIN, set[i], r), 0);
+        char p[1200];
+        snprintf(p, sizeof p, "%s/plots/stall_ranks.gp", r);
+        char *gp = stall_read_file(p, NULL);
+        cr_assert_not_null(gp, "%s", p);
+        int arrows = 0;
+        for (const char *q = gp; (q = strstr(q, "set arrow from ")); q++)
+            arrows++;
+        bool said = strstr(gp, "dashed: epoch start") != NULL;
+        cr_expect(arrows == 0 ? !said : arrows == starts[i] && said,
+                  "%d epoch starts of %d marked, label %s", arrows, starts[i],
+                  said ? "says so" : "silent");
+        cr_expect(i ? arrows == starts[i] : true, "%d of %d epoch starts", arrows, starts[i]);
+        free(gp);
+    }
+}
