@@ -575,6 +575,21 @@ int stall_plot_plan(plot_ctx *c, stall_err *err)
     char trange[64] = "[*:*]";
     if (isfinite(tlo) && thi <= tlo)
         snprintf(trange, sizeof trange, "[%.9g:%.9g]", tlo / 2, tlo * 2);
+    /* Its tics: 1, 2 and 5 x 10^k, or 10^k alone past 3 decades (gnuplot's
+     * own on a base-2 axis read 66k and 262k for 65536 and 262144; on a
+     * base-10 axis under a decade it labels one tic or none). */
+    char ttics[1024] = "";
+    if (isfinite(tlo)) {
+        int k0 = (int)floor(log10(tlo / 2)), k1 = (int)ceil(log10(fmax(thi, tlo) * 2));
+        static const double steps[] = {1, 2, 5};
+        int nsteps = k1 - k0 > 3 ? 1 : 3;
+        size_t n = (size_t)snprintf(ttics, sizeof ttics, "set ytics (");
+        for (int k = k0; k <= k1 && n < sizeof ttics - 64; k++)
+            for (int j = 0; j < nsteps; j++)
+                n += (size_t)snprintf(ttics + n, sizeof ttics - n, "%s%.9g",
+                                      k == k0 && j == 0 ? "" : ", ", steps[j] * pow(10, k));
+        snprintf(ttics + n, sizeof ttics - n, ")\n");
+    }
     double gmin = stall_table_num(t, 0, cg), gmax = stall_table_num(t, t->nrows - 1, cg);
     for (size_t i = 0; i < t->nrows; i++) {
         double g = stall_table_num(t, i, cg);
@@ -604,15 +619,15 @@ int stall_plot_plan(plot_ctx *c, stall_err *err)
                           : "largest efficient: %.0f GPU%s (dotted line)");
     fprintf(c->gp,
             "set title \"Throughput (log-log: ideal scaling is a straight line)\"\n"
-            "set logscale y 2\nset format y \"%%.0s%%c\"\nset ylabel \"throughput [%s]\"\n"
+            "set logscale y 10\nset format y \"%%.0s%%c\"\n%sset ylabel \"throughput [%s]\"\n"
             "set yrange %s\n"
             "plot \"scaling.dat\" using 1:2 with linespoints pt 7 lc 1 title \"simulated\", "
             "\"\" using 1:3 with lines dt 2 lc rgb \"#888888\" title \"ideal (linear)\"\n",
-            unit, trange);
+            ttics, unit, trange);
     if (!isnan(chosen))
         fputs("set label 1 at graph 0.03, 0.35 left\n", c->gp); /* below the curve, above 0 */
     fprintf(c->gp,
-            "set title \"Efficiency (speed-up / GPUs)\"\nunset logscale y\n"
+            "set title \"Efficiency (speed-up / GPUs)\"\nunset logscale y\nset ytics autofreq\n"
             "set format y \"%%g\"\nset ylabel \"efficiency [%%]\"\nset yrange [0:105]\n"
             "plot \"scaling.dat\" using 1:4 with linespoints pt 7 lc 1 title \"simulated\", "
             "threshold with lines dt 2 lc rgb \"#000000\" title sprintf(\"threshold %%.0f%%%%\", "

@@ -1037,6 +1037,51 @@ Test(plot, real_plan_log_log_throughput)
     free(gp);
 }
 
+/* The throughput axis's tics are 1, 2 or 5 x 10^k, at least 2 of them within
+ * the values drawn (a base-2 axis read 66k and 262k for 65536 and 262144),
+ * and the efficiency panel's are gnuplot's own again. Both a curve of 4 GPUs
+ * (under a decade) and one of 1024. */
+Test(plot, real_plan_throughput_tics_are_round_numbers)
+{
+    NEED_GNUPLOT();
+    const int gpus[] = {4, 1024};
+    for (int g = 0; g < 2; g++) {
+        char name[32];
+        snprintf(name, sizeof name, "plantics%d", gpus[g]);
+        char *r = res_dir(name);
+        cr_assert_eq(
+            sh("%s plan configs/w2.ini --set plan.max_gpus=%d -o %s -q --plots", BIN, gpus[g], r),
+            0);
+        char p[1200];
+        snprintf(p, sizeof p, "%s/plots/scaling.dat", r);
+        dat_t *d = dat_read(p);
+        double lo = INFINITY, hi = 0;
+        for (int i = 0; i < d->nrows; i++)
+            for (int c = 1; c <= 2; c++)
+                lo = fmin(lo, d->v[i][c]), hi = fmax(hi, d->v[i][c]);
+        free(d);
+        snprintf(p, sizeof p, "%s/plots/scaling.gp", r);
+        char *gp = rd_slurp(p);
+        const char *t = strstr(gp, "set ytics (");
+        cr_assert_not_null(t, "%s", gp);
+        int inside = 0;
+        for (const char *q = t + strlen("set ytics ("); *q && *q != ')';) {
+            char *end;
+            double v = strtod(q, &end);
+            cr_assert(end > q, "%s", t);
+            double m = v / pow(10, floor(log10(v) + 1e-9));
+            cr_assert(fabs(m - 1) < 1e-9 || fabs(m - 2) < 1e-9 || fabs(m - 5) < 1e-9,
+                      "tic %g is not 1, 2 or 5 x 10^k", v);
+            inside += v >= lo && v <= hi;
+            q = end + strspn(end, ", ");
+        }
+        cr_assert_geq(inside, 2, "%d tics within %g..%g samples/s", inside, lo, hi);
+        const char *eff = strstr(gp, "set title \"Efficiency");
+        cr_assert(eff && strstr(eff, "set ytics autofreq"), "%s", gp);
+        free(gp);
+    }
+}
+
 Test(plot, real_64_ranks_heatmap_and_breakdown)
 {
     NEED_GNUPLOT();
