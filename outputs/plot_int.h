@@ -76,6 +76,7 @@ typedef struct plot_combo {
     stall_table *it;
     int c_epoch, c_end, c_iter, c_stall, c_compute;
     double measured_s; /* summary.csv's measured_epoch_time_s (NAN: none) */
+    bool lone;         /* the run's only alignment, none/none (mode = model): not named */
 } plot_combo;
 
 /* A figure said instead of drawn: removes the files an earlier `plot` of

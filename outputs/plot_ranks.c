@@ -119,9 +119,15 @@ int stall__plot_stall_ranks(plot_ctx *c, const plot_combo *k, stall_err *err)
         free(sr);
         return 0;
     }
+    /* The alignment is named where the run has several, or another than
+     * none/none. */
+    char al[96] = "", alsemi[96] = "";
+    if (!k->lone) {
+        snprintf(al, sizeof al, " (alignment %s)", k->label);
+        snprintf(alsemi, sizeof alsemi, "alignment %s; ", k->label);
+    }
     if (ranks <= PLOT_PANEL_RANKS) {
-        snprintf(cap, sizeof cap,
-                 "Training stall of each rank over the run's iterations (alignment %s)", k->label);
+        snprintf(cap, sizeof cap, "Training stall of each rank over the run's iterations%s", al);
         stall_plot_begin(c, "stall_ranks", 900, 140 + 120 * ranks, cap);
         fputs("# iteration epoch batch", c->dat);
         for (int r = 0; r < ranks; r++)
@@ -134,10 +140,10 @@ int stall__plot_stall_ranks(plot_ctx *c, const plot_combo *k, stall_err *err)
             fputc('\n', c->dat);
         }
         fprintf(c->gp,
-                "set multiplot layout %d,1 title \"Training stall per rank (alignment %s)\" "
+                "set multiplot layout %d,1 title \"Training stall per rank%s\" "
                 "margins screen 0.1, 0.97, screen %.4f, %.4f spacing 0, 0.012\n"
                 "set xrange [0:%zu]\nset yrange [0:%.9g]\nunset key\n",
-                ranks, k->label, 60.0 / (140 + 120 * ranks), 1 - 40.0 / (140 + 120 * ranks), n - 1,
+                ranks, al, 60.0 / (140 + 120 * ranks), 1 - 40.0 / (140 + 120 * ranks), n - 1,
                 ymax > 0 ? ymax * 1.05 : 1.0);
         stall_plot_int_tics(c->gp, "x", 0, (double)(n - 1));
         /* Epoch boundaries as dashed lines, every one or none (only when
@@ -175,9 +181,9 @@ int stall__plot_stall_ranks(plot_ctx *c, const plot_combo *k, stall_err *err)
     size_t per = (n + bins - 1) / bins;
     bins = (n + per - 1) / per;
     snprintf(cap, sizeof cap,
-             "Training stall of each of %d ranks over the run's iterations (alignment %s; "
+             "Training stall of each of %d ranks over the run's iterations (%s"
              "colour: largest stall in each bin of %zu iterations)",
-             ranks, k->label, per);
+             ranks, alsemi, per);
     stall_plot_begin(c, "stall_ranks", 1000, 220 + 6 * (ranks < 100 ? ranks : 100), cap);
     /* The colour scale stops at the 99th percentile of the cells, so that
      * the first batches' start-up stalls do not wash out the rest. */
@@ -209,7 +215,7 @@ int stall__plot_stall_ranks(plot_ctx *c, const plot_combo *k, stall_err *err)
     if (capped)
         ymax = cap99;
     fprintf(c->gp,
-            "set title \"Training stall per rank (alignment %s)\\n"
+            "set title \"Training stall per rank%s\\n"
             "colour: the largest stall in each bin of %zu iteration%s%s\"\n"
             "set xlabel \"iteration (epochs in order)\"\nset ylabel \"rank\"\n"
             "set cblabel \"stall [s]\"\n"
@@ -217,7 +223,7 @@ int stall__plot_stall_ranks(plot_ctx *c, const plot_combo *k, stall_err *err)
             "4 \"#7f0000\")\n"
             "set cbrange [0:%.9g]\nset xrange [-0.5:%.1f]\nset yrange [-0.5:%d.5] reverse\n"
             "unset grid\nunset key\n",
-            k->label, per, per == 1 ? "" : "s", capped ? ", capped at the 99th percentile" : "",
+            al, per, per == 1 ? "" : "s", capped ? ", capped at the 99th percentile" : "",
             ymax > 0 ? ymax : 1.0, xend, ranks - 1);
     stall_plot_int_tics(c->gp, "x", -0.5, xend);
     fputs("plot \"stall_ranks.dat\" using 1:2:3 with image\n", c->gp);

@@ -31,6 +31,10 @@
 static void plot_merged_title(char *title, size_t n, const plot_combo *k, const int *rep, int nk,
                               int j, double gap, const char *unit)
 {
+    if (k[j].lone) {
+        snprintf(title, n, "simulated");
+        return;
+    }
     int with = 0;
     for (int o = j + 1; o < nk; o++)
         with += rep[o] == j;
@@ -237,12 +241,15 @@ static void plot_cdf(plot_ctx *c, plot_combo *k, int nk)
                  "Distribution of iteration time and stall: the %d alignments coincide "
                  "within %.1f%% of the axis (one line)",
                  nk, maxgap);
+    else if (k[0].lone)
+        snprintf(mt, sizeof mt, "Distribution of iteration time and stall");
     else
         snprintf(mt, sizeof mt, "Distribution of iteration time and stall (alignment fetch/start)");
     stall_plot_str(c->gp, mt);
-    fputs("\nset ylabel \"fraction of iterations\"\nset yrange [0:1]\n"
-          "set key bottom right title \"fetch/start\"\n",
-          c->gp);
+    fprintf(c->gp,
+            "\nset ylabel \"fraction of iterations\"\nset yrange [0:1]\n"
+            "set key bottom right%s\n",
+            k[0].lone ? "" : " title \"fetch/start\"");
     for (int panel = 0; panel < 2; panel++) {
         fputs(panel == 0 ? "set xlabel \"iteration time [s]\"\n"
                          : "set xlabel \"training stall per iteration (max over ranks) [s]\"\n",
@@ -433,9 +440,10 @@ static void plot_gpu_util(plot_ctx *c, plot_combo *k, int nk)
             "mean over %d epoch%s)\"\n"
             "set xlabel \"training epoch progress [%%]\"\nset ylabel \"GPU utilisation [%%]\"\n"
             "set xrange [0:100]\nset yrange [0:100]\n"
-            "set key outside right top title \"fetch/start\"\n"
+            "set key outside right top%s\n"
             "set style fill transparent solid 0.15 noborder\nplot ",
-            window_shown, epochs_shown, epochs_shown == 1 ? "" : "s");
+            window_shown, epochs_shown, epochs_shown == 1 ? "" : "s",
+            k[0].lone ? "" : " title \"fetch/start\"");
     /* One element per band and line (no plot loop: each names its data). */
     int b = 0;
     for (int j = 0; epochs_shown > 1 && j < nk; j++)
@@ -516,7 +524,7 @@ static void plot_run_epochs(plot_ctx *c, plot_combo *k, int nk)
                 fprintf(c->dat, "%s", stall_table_get(t, a, k[j].c_epoch));
                 maxe = atoi(stall_table_get(t, a, k[j].c_epoch));
             } else {
-                fprintf(c->dat, "%s", k[j].label);
+                fprintf(c->dat, "%s", k[j].lone ? "simulated" : k[j].label);
             }
             stall_plot_num(c->dat, v);
             fputc('\n', c->dat);
@@ -543,7 +551,7 @@ static void plot_run_epochs(plot_ctx *c, plot_combo *k, int nk)
             fprintf(c->gp, "%s\"epochs.dat\" index %d using 1:2 with linespoints pt 7 lc %d title ",
                     j ? ", \\\n     " : "", j, (j % 8) + 1);
             char t[160];
-            snprintf(t, sizeof t, "%s %s", sim, k[j].label);
+            snprintf(t, sizeof t, "%s%s%s", sim, k[j].lone ? "" : " ", k[j].lone ? "" : k[j].label);
             stall_plot_str(c->gp, t);
         }
         fprintf(c->gp, "%s\n",
@@ -556,12 +564,13 @@ static void plot_run_epochs(plot_ctx *c, plot_combo *k, int nk)
                  dropped || isnan(measured) ? "" : " (labels: against the measured)", sub);
         fprintf(
             c->gp,
-            "set title \"Simulated epoch time per alignment%s\"\n"
-            "set xlabel \"alignment (fetch/start)\"\nset key outside right top\n"
+            "set title \"Simulated epoch time%s%s\"\n"
+            "set xlabel \"%s\"\nset key outside right top\n"
             "set style fill solid 0.8 border -1\nset boxwidth 0.6\nset offsets 0, 0, graph 0.1, 0\n"
             "set xrange [-0.6:%d.6]\n"
             "plot \"epochs.dat\" using 0:2:xtic(1) with boxes lc 1 title \"%s\"%s\n",
-            one, nk - 1, sim,
+            k[0].lone ? " (one epoch)" : " per alignment", one,
+            k[0].lone ? "" : "alignment (fetch/start)", nk - 1, sim,
             isnan(measured)
                 ? ""
                 : ", measured with lines dt 2 lw 2 lc rgb \"#000000\" title "
@@ -622,6 +631,10 @@ int stall_plot_run(plot_ctx *c, stall_err *err)
         rc = stall_err_set(err, STALL_EIO,
                            "%s: summary.csv names no alignment folder with an iterations.csv",
                            c->dir);
+    /* A run of one alignment, none/none (every mode = model run): its
+     * figures do not name an alignment that nothing is compared with. */
+    if (rc == 0 && nk == 1 && strcmp(k[0].label, "none/none") == 0)
+        k[0].lone = true;
     if (rc == 0) {
         /* The per-iteration figures of one alignment: the unaligned one
          * (closest to the trace) when it ran, else the first. */

@@ -691,6 +691,45 @@ Test(plot, real_replay_run_every_figure_and_ranks_csv_drawn)
     free(gp);
 }
 
+/* A model run has one alignment, none/none, compared with nothing: its
+ * figures do not name it (the legends read "fetch/start: none/none" and the
+ * bar of one epoch stood over "alignment (fetch/start)"). A replay's nine
+ * are still named. */
+Test(plot, real_model_run_names_no_alignment)
+{
+    NEED_GNUPLOT();
+    const char *runs[] = {"run configs/w2.ini", "run configs/w2.ini --set run.epochs=1"};
+    const char *figs[] = {"cdf", "gpu_util", "epochs", "stall_ranks"};
+    for (int i = 0; i < 2; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "lone%d", i);
+        char *r = res_dir(name);
+        cr_assert_eq(sh("%s %s -o %s -q --plots", BIN, runs[i], r), 0);
+        check_figures(r, figs, 4);
+        for (int f = 0; f < 4; f++) {
+            char p[1200];
+            snprintf(p, sizeof p, "%s/plots/%s.gp", r, figs[f]);
+            char *gp = rd_slurp(p);
+            cr_expect_null(strstr(gp, "none/none"), "%s names none/none", p);
+            cr_expect_null(strstr(gp, "fetch/start"), "%s names fetch/start", p);
+            if (f < 3) /* stall_ranks has no legend */
+                cr_expect_not_null(strstr(gp, "\"simulated"), "%s has no simulated series", p);
+            free(gp);
+        }
+    }
+    char *r = res_dir("nine");
+    cr_assert_eq(sh("%s run configs/example.ini -o %s -q --plots", BIN, r), 0);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/plots/stall_ranks.gp", r);
+    char *gp = rd_slurp(p);
+    cr_expect_not_null(strstr(gp, "(alignment none/none)"), "%s", gp);
+    free(gp);
+    snprintf(p, sizeof p, "%s/plots/epochs.gp", r);
+    gp = rd_slurp(p);
+    cr_expect_not_null(strstr(gp, "fetch/start"), "%s", gp);
+    free(gp);
+}
+
 Test(plot, real_model_run_with_analyze)
 {
     NEED_GNUPLOT();
