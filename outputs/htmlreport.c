@@ -224,7 +224,7 @@ static const html_col run_spec[] = {
     {"epoch_time_s", "epoch", 0},
     {"vs_measured_pct", "vs measured", 1},
     {"throughput_samples_s", "samples/s", 0},
-    {"mean_stall_s", "mean stall", 2},
+    {"mean_stall_s", "mean stall after warm-up", 2},
     {"p95_stall_s", "p95 stall", 4},
     {"stall_share", "stall share", 0},
     {"gpu_busy_share", "GPU busy", 0},
@@ -243,7 +243,7 @@ static int html_sweep_table(FILE *f, const char *dir, stall_err *err)
     static const html_col metrics[] = {
         {"throughput_samples_s", "samples/s", 0}, {"epoch_time_s", "epoch", 0},
         {"vs_measured_pct", "vs measured", 2},    {"stall_share", "stall share", 0},
-        {"gpu_busy_share", "GPU busy", 1},        {"mean_stall_s", "mean stall", 3},
+        {"gpu_busy_share", "GPU busy", 1},        {"mean_stall_s", "mean stall after warm-up", 3},
     };
     html_col spec[64];
     int n = 0;
@@ -334,8 +334,8 @@ static int html_tables(FILE *f, const char *dir, stall_result_kind kind, stall_e
         {"measured_s", "measured", 0},
         {"simulated_s", "simulated", 0},
         {"error_pct", "error", 0},
-        {"measured_stall_s", "measured stall", 1},
-        {"simulated_stall_s", "simulated stall", 1},
+        {"measured_stall_s", "measured mean stall (all batches)", 1},
+        {"simulated_stall_s", "simulated mean stall (all batches)", 1},
         {"stall_error_pct", "stall error", 1},
     };
     static const html_col plan_spec[] = {

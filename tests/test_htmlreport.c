@@ -652,6 +652,20 @@ Test(htmlreport, per_rank_table_parts_add_up_to_the_total)
     free(html);
 }
 
+/* Two mean stalls over different batches, on two pages: a run's summary
+ * leaves out each epoch's warm-up batches, validate's per-epoch means take
+ * every batch. Each table says which (both read "mean stall" alike). */
+Test(htmlreport, mean_stalls_say_which_batches_they_cover)
+{
+    char *html = real_report(make("ms_run", "run configs/w2.ini -q"));
+    cr_expect_not_null(strstr(html, "title=\"mean_stall_s\">mean stall after warm-up<"), "run");
+    free(html);
+    html = real_report(make("ms_val", "validate configs/w2.ini -q"));
+    cr_expect_not_null(
+        strstr(html, "title=\"measured_stall_s\">measured mean stall (all batches)<"), "validate");
+    free(html);
+}
+
 Test(htmlreport, model_run_with_analyze_takes_the_simulated_verdict)
 {
     const char *d = make("w2a", "run configs/w2.ini --analyze -q");
