@@ -256,7 +256,8 @@ static int cfg_store(stall_config *cfg, const cfg_key *k, const char *raw, const
         if (bad != 0)
             return -1;
         if (x < k->min || x > k->max) {
-            snprintf(why, whylen, "%g is out of range [%g, %g]", x, k->min, k->max);
+            /* the value as written: %g rounds 1000001 to 1e+06, the bound */
+            snprintf(why, whylen, "%s is out of range [%g, %g]", v, k->min, k->max);
             return -1;
         }
         *(double *)dst = x;

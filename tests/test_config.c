@@ -168,6 +168,15 @@ Test(config, numbers_past_the_machine_types_are_out_of_range)
     cfg_refused("fetch.scale=1e400", "[fetch] scale: 1e400 is out of range [0, 100]");
 }
 
+/* A double just past its bound is quoted as written: %g printed 1000001 as
+ * "1e+06 is out of range [0, 1e+06]", a value that looks inside it. */
+Test(config, a_value_just_past_its_bound_is_quoted_as_written)
+{
+    cfg_refused("loader.startup_s=1000001",
+                "[loader] startup_s: 1000001 is out of range [0, 1e+06]");
+    cfg_refused("fetch.scale=100.0000001", "[fetch] scale: 100.0000001 is out of range [0, 100]");
+}
+
 /* 1e-320 is a subnormal (read as 9.99989e-321) and 1e-400 becomes 0: the
  * number used would not be the one written, so both are refused as too
  * small, not called "not a finite number"; 0 in any spelling is taken. */
