@@ -2820,6 +2820,49 @@ Test(cli, a_missing_trace_file_is_named_by_its_ini_line_in_every_command)
         }
 }
 
+/* An INI whose tidy or dsanalyzer trace key names a folder (a capture
+ * folder, as a trace given directly may be): every command names the INI
+ * line and says it is a folder, pointing at a capture folder's trace.csv
+ * ("stallsim: DIR: read error" alone before). */
+Test(cli, a_folder_as_the_trace_file_is_named_by_its_ini_line)
+{
+    char tidy[700], ds[700];
+    snprintf(tidy, sizeof tidy, "%s/ft.ini", cdir);
+    FILE *f = fopen(tidy, "w");
+    fprintf(f, "[scenario]\nmode = model\n[trace]\nformat = tidy\npath = %s\n",
+            STALL_SOURCE_DIR "/traces/w2");
+    fclose(f);
+    snprintf(ds, sizeof ds, "%s/fd.ini", cdir);
+    f = fopen(ds, "w");
+    fprintf(f,
+            "[scenario]\nmode = model\n[trace]\nfetch = " GOLD STEM "_simp_fetchdifftime.csv\n"
+            "start = " GOLD STEM "_simp_fetchstartdifftime.csv\nperf = %s\n",
+            cdir);
+    fclose(f);
+    const char *verbs[] = {"plan", "analyze", "timeline", "calibrate", "run", "validate", "sweep"};
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++) {
+            char extra[1000], cmd[2000], want[1000];
+            if (i == 2)
+                snprintf(extra, sizeof extra, "-o %s/f%d.json", cdir, k);
+            else if (i == 3)
+                snprintf(extra, sizeof extra, "%s", STALL_SOURCE_DIR "/traces/w1/trace.csv");
+            else
+                snprintf(extra, sizeof extra, "-o %s/f%d%zu", cdir, k, i);
+            snprintf(cmd, sizeof cmd, BIN " %s %s %s", verbs[i], k ? ds : tidy, extra);
+            if (k)
+                snprintf(want, sizeof want,
+                         "stallsim: %s:6: [trace] perf: %s: a folder, not a dsanalyzer CSV file",
+                         ds, cdir);
+            else
+                snprintf(want, sizeof want,
+                         "stallsim: %s:5: [trace] path: %s: a folder, not a tidy trace CSV file "
+                         "(give its trace.csv: %s/trace.csv)",
+                         tidy, STALL_SOURCE_DIR "/traces/w2", STALL_SOURCE_DIR "/traces/w2");
+            cli_refused(cmd, want);
+        }
+}
+
 /* Keeps the first `bytes` bytes of path (bytes < 0: its first line). */
 static void cut_file(const char *path, long bytes)
 {
