@@ -693,10 +693,18 @@ static int cli_sweep_plan(int argc, char **argv, bool plan)
 /* plot and report: one result folder. */
 static int cli_result_cmd(int argc, char **argv, bool report)
 {
-    if (argc != 1 || argv[0][0] == '-')
-        return cli_bad_usage(argc == 1 ? "unknown option (plot and report take RESULT_DIR only)"
-                             : report  ? "report needs one RESULT_DIR"
-                                       : "plot needs one RESULT_DIR");
+    /* An option anywhere is named: "plot DIR -q" said "plot needs one
+     * RESULT_DIR", as if the folder were missing. */
+    for (int i = 0; i < argc; i++)
+        if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            fprintf(stderr,
+                    "stallsim: unknown option %s (plot and report take RESULT_DIR only; try "
+                    "stallsim --help %s)\n",
+                    argv[i], report ? "report" : "plot");
+            return 2;
+        }
+    if (argc != 1)
+        return cli_bad_usage(report ? "report needs one RESULT_DIR" : "plot needs one RESULT_DIR");
     stall_err err = {0};
     int rc = report ? stall_html_report(argv[0], stdout, &err)
                     : stall_plot(argv[0], &(stall_plot_opts){.term = stdout}, NULL, &err);

@@ -2863,6 +2863,21 @@ Test(cli, a_folder_as_the_trace_file_is_named_by_its_ini_line)
         }
 }
 
+/* An option given to plot or report after the folder is named, exit 2
+ * ("stallsim plot DIR -q" said "plot needs one RESULT_DIR"). */
+Test(cli, plot_and_report_name_an_option_they_do_not_take)
+{
+    const char *cmds[] = {BIN " plot " STALL_SOURCE_DIR "/results -q",
+                          BIN " report " STALL_SOURCE_DIR "/results -j 2",
+                          BIN " plot --plots " STALL_SOURCE_DIR "/results"};
+    const char *want[] = {"stallsim: unknown option -q (plot and report take RESULT_DIR only",
+                          "stallsim: unknown option -j (plot and report take RESULT_DIR only",
+                          "stallsim: unknown option --plots (plot and report take RESULT_DIR only"};
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++)
+        cli_refused(cmds[i], want[i]);
+    cli_refused(BIN " plot a b", "stallsim: plot needs one RESULT_DIR");
+}
+
 /* Keeps the first `bytes` bytes of path (bytes < 0: its first line). */
 static void cut_file(const char *path, long bytes)
 {
