@@ -2878,6 +2878,41 @@ Test(cli, plot_and_report_name_an_option_they_do_not_take)
     cli_refused(BIN " plot a b", "stallsim: plot needs one RESULT_DIR");
 }
 
+/* [report] delay_threshold on a run of one GPU: the delay (max - min stall
+ * over the GPUs) is always 0, so the key changes nothing; refused naming
+ * it, as [align] is, in model mode (run, sweep) and on a 1-GPU trace in
+ * replay mode. It was taken silently, the output the same. */
+Test(cli, delay_threshold_on_one_gpu_is_refused_as_without_effect)
+{
+    char cmd[3000];
+    snprintf(cmd, sizeof cmd, BIN " run " W2 " --set report.delay_threshold=0.1 -o %s/dt1 -q",
+             cdir);
+    cli_refused(cmd, "stallsim: --set report.delay_threshold: has no effect: the run has one GPU");
+    snprintf(cmd, sizeof cmd,
+             BIN " sweep " W2 " --sweep report.delay_threshold=0.1,0.2 -o %s/dt2 -q", cdir);
+    cli_refused(cmd,
+                "stallsim: --sweep report.delay_threshold: has no effect: the run has one GPU");
+    /* two GPUs: taken */
+    snprintf(cmd, sizeof cmd,
+             BIN " run " W2 " --set report.delay_threshold=0.1 --set cluster.gpus=2 --set "
+                 "fetch.resample=bootstrap -o %s/dt3 -q",
+             cdir);
+    cr_assert_eq(sh(cmd, NULL, 0), 0, "%s", cmd);
+    /* replay of a 1-GPU trace in the notebook's format */
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 " STALL_SOURCE_DIR
+             "/tools/tidy_to_dsanalyzer.py --ini --epoch 1 " STALL_SOURCE_DIR
+             "/traces/w1 %s/nb >/dev/null",
+             cdir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(cmd, sizeof cmd, BIN " run %s/nb/w1.ini --set report.delay_threshold=0.1 -o %s/dt4 -q",
+             cdir, cdir);
+    cli_refused(cmd,
+                "stallsim: --set report.delay_threshold: has no effect: the trace has one GPU");
+    snprintf(cmd, sizeof cmd, BIN " run %s/nb/w1.ini -o %s/dt5 -q", cdir, cdir);
+    cr_assert_eq(sh(cmd, NULL, 0), 0, "%s", cmd);
+}
+
 /* Keeps the first `bytes` bytes of path (bytes < 0: its first line). */
 static void cut_file(const char *path, long bytes)
 {
