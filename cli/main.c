@@ -62,7 +62,7 @@ static const struct cli_cmd {
     {"analyze", C_AN, "stallsim analyze TRACE|CONFIG.ini [-o DIR] [--workers N] [--no-sync]"},
     {"timeline", C_TL,
      "stallsim timeline TRACE|CONFIG.ini -o FILE.json [--window S:E] [--ranks R|LO-HI]\n"
-     "             [--workers N]"},
+     "             [--workers N] [--no-sync]"},
     {"sweep", C_SW,
      "stallsim sweep TRACE|CONFIG.ini [-o DIR] [-j N] [--set section.key=value]...\n"
      "             [--sweep section.key=LIST]... [--keep iterations] [--max-points N]\n"
@@ -120,7 +120,7 @@ static const struct cli_opt {
             "  --gpus-per-node N  GPUs per node of the traces\n"},
     {C_RUN | C_VAL | C_SW | C_PLAN,
      "  --plots         (run, validate, sweep, plan) then draw the figures (stallsim plot)\n"},
-    {C_RUN | C_VAL | C_AN | C_SW | C_PLAN | C_PLOT | C_REP,
+    {C_RUN | C_VAL | C_AN | C_TL | C_SW | C_PLAN | C_PLOT | C_REP,
      "  --no-sync       do not fsync results before renaming them into place: still whole\n"
      "                  or absent after Ctrl-C or a crash of stallsim, not after a power\n"
      "                  loss; saves the disk flush (milliseconds to seconds on busy disks)\n"},
