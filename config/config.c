@@ -313,6 +313,9 @@ int stall_config_apply(stall_config *cfg, const char *section, const char *key, 
     if (!k) {
         char hint[160];
         cfg_suggest(section, key, hint, sizeof hint);
+        if (section[0] == '\0') /* a key line above the file's first [section] */
+            return stall_err_set(err, STALL_ECONFIG, "%s: key %s comes before any [section] line%s",
+                                 where, key, hint[0] ? hint : " (put it under its section)");
         if (!cfg_section_known(section))
             return stall_err_set(err, STALL_ECONFIG, "%s: unknown section [%s] (key %s)%s", where,
                                  section, key, hint);

@@ -97,6 +97,22 @@ Test(config, unknown_section_is_named)
     cr_assert(strstr(err.msg, "t.ini:2: unknown section [trcae]") != NULL, "message: %s", err.msg);
 }
 
+/* A key above the first [section] line: said so, with the sections that
+ * have the key ("unknown section [] (key workers)" before). */
+Test(config, a_key_before_any_section_is_named_so)
+{
+    stall_config cfg;
+    stall_err err = {0};
+    cr_assert_eq(load("workers = 4\n[scenario]\nname = x\n", &cfg, &err), STALL_ECONFIG);
+    cr_assert(strstr(err.msg, "t.ini:1: key workers comes before any [section] line (did you "
+                              "mean [trace] workers or [loader] workers?)"),
+              "message: %s", err.msg);
+    cr_assert_eq(load("frobnicate = 4\n", &cfg, &err), STALL_ECONFIG);
+    cr_assert(strstr(err.msg, "key frobnicate comes before any [section] line (put it under "
+                              "its section)"),
+              "message: %s", err.msg);
+}
+
 Test(config, unknown_align_value_names_key_and_value)
 {
     stall_config cfg;
