@@ -563,7 +563,7 @@ int stall_config_set(stall_config *cfg, const char *assignment, stall_err *err)
 {
     const char *eq = strchr(assignment, '=');
     const char *dot = strchr(assignment, '.');
-    if (!eq || !dot || dot > eq)
+    if (!eq || !dot || dot > eq || dot == assignment)
         return stall_err_set(err, STALL_ECONFIG, "--set %s: expected section.key=value",
                              assignment);
     char section[64], key[64], where[200];

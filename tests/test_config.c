@@ -97,6 +97,8 @@ Test(config, unknown_section_is_named)
     cr_assert(strstr(err.msg, "t.ini:2: unknown section [trcae]") != NULL, "message: %s", err.msg);
 }
 
+static void cfg_refused(const char *set, const char *want);
+
 /* A key above the first [section] line: said so, with the sections that
  * have the key ("unknown section [] (key workers)" before). */
 Test(config, a_key_before_any_section_is_named_so)
@@ -111,6 +113,8 @@ Test(config, a_key_before_any_section_is_named_so)
     cr_assert(strstr(err.msg, "key frobnicate comes before any [section] line (put it under "
                               "its section)"),
               "message: %s", err.msg);
+    /* --set without a section has no line to be above */
+    cfg_refused(".workers=4", "--set .workers=4: expected section.key=value");
 }
 
 Test(config, unknown_align_value_names_key_and_value)
