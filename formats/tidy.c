@@ -612,6 +612,7 @@ static void tidy_cb_field(void *s, size_t len, void *data)
     if (t->rc)
         return;
     if (t->nfield >= TIDY_MAXF) {
+        t->line = t->rec_line; /* the row's line, not the one before it */
         tidy_fail(t, t->nfield, "more than %s columns%s", "64", "");
         return;
     }

@@ -111,6 +111,18 @@ Test(tidy, empty_trace_is_rejected)
     expect_error("", STALL_EPARSE, ":1", "empty file");
 }
 
+/* A row of more than 64 fields is named at its own line (it was the line
+ * before it: the header's, 1, for the first row). */
+Test(tidy, a_row_past_64_columns_names_its_own_line)
+{
+    char text[1024];
+    int n = snprintf(text, sizeof text, HDR "\n0,0,0,0,1,2,1,2,3\n0");
+    for (int i = 1; i < 70; i++)
+        n += snprintf(text + n, sizeof text - (size_t)n, ",0");
+    snprintf(text + n, sizeof text - (size_t)n, "\n");
+    expect_error(text, STALL_EPARSE, ":3:65:", "more than 64 columns");
+}
+
 Test(tidy, non_numeric_negative_and_nan_times)
 {
     expect_error(HDR "\n0,0,0,0,abc,2,1,2,3\n", STALL_EPARSE, ":2:5:", "not a time");
