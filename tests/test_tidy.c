@@ -123,6 +123,22 @@ Test(tidy, a_row_past_64_columns_names_its_own_line)
     expect_error(text, STALL_EPARSE, ":3:65:", "more than 64 columns");
 }
 
+/* A profiler (JSON, gzipped or not) or DLIO trace given as a tidy one
+ * ([trace] format = tidy): said so, naming the formats that read it (a
+ * gzipped one was "NUL byte in the field", with a note that the file may be
+ * cut). */
+Test(tidy, a_json_or_gzip_file_is_named_as_such)
+{
+    expect_error("{\"traceEvents\": []}\n", STALL_EPARSE, ":1:", "JSON, not a tidy trace CSV");
+    expect_error("\xEF\xBB\xBF [{\"name\": \"read\"}]\n", STALL_EPARSE,
+                 ":1:", "JSON, not a tidy trace CSV");
+    expect_error("\x1f\x8b\x08\x08"
+                 "abc",
+                 STALL_EPARSE, ":1:",
+                 "gzip-compressed, not a tidy trace CSV (a PyTorch profiler or DLIO trace is read "
+                 "with [trace] format = kineto or dftracer)");
+}
+
 Test(tidy, non_numeric_negative_and_nan_times)
 {
     expect_error(HDR "\n0,0,0,0,abc,2,1,2,3\n", STALL_EPARSE, ":2:5:", "not a time");
