@@ -62,7 +62,7 @@ static const struct cli_cmd {
     {"analyze", C_AN, "stallsim analyze TRACE|CONFIG.ini [-o DIR] [--workers N] [--no-sync]"},
     {"timeline", C_TL,
      "stallsim timeline TRACE|CONFIG.ini -o FILE.json [--window S:E] [--ranks R|LO-HI]\n"
-     "             [--workers N]"},
+     "             [--workers N] [--no-sync]"},
     {"sweep", C_SW,
      "stallsim sweep TRACE|CONFIG.ini [-o DIR] [-j N] [--set section.key=value]...\n"
      "             [--sweep section.key=LIST]... [--keep iterations] [--max-points N]\n"
@@ -120,7 +120,7 @@ static const struct cli_opt {
             "  --gpus-per-node N  GPUs per node of the traces\n"},
     {C_RUN | C_VAL | C_SW | C_PLAN,
      "  --plots         (run, validate, sweep, plan) then draw the figures (stallsim plot)\n"},
-    {C_RUN | C_VAL | C_AN | C_SW | C_PLAN | C_PLOT | C_REP,
+    {C_RUN | C_VAL | C_AN | C_TL | C_SW | C_PLAN | C_PLOT | C_REP,
      "  --no-sync       do not fsync results before renaming them into place: still whole\n"
      "                  or absent after Ctrl-C or a crash of stallsim, not after a power\n"
      "                  loss; saves the disk flush (milliseconds to seconds on busy disks)\n"},
@@ -693,10 +693,18 @@ static int cli_sweep_plan(int argc, char **argv, bool plan)
 /* plot and report: one result folder. */
 static int cli_result_cmd(int argc, char **argv, bool report)
 {
-    if (argc != 1 || argv[0][0] == '-')
-        return cli_bad_usage(argc == 1 ? "unknown option (plot and report take RESULT_DIR only)"
-                             : report  ? "report needs one RESULT_DIR"
-                                       : "plot needs one RESULT_DIR");
+    /* An option anywhere is named: "plot DIR -q" said "plot needs one
+     * RESULT_DIR", as if the folder were missing. */
+    for (int i = 0; i < argc; i++)
+        if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            fprintf(stderr,
+                    "stallsim: unknown option %s (plot and report take RESULT_DIR only; try "
+                    "stallsim --help %s)\n",
+                    argv[i], report ? "report" : "plot");
+            return 2;
+        }
+    if (argc != 1)
+        return cli_bad_usage(report ? "report needs one RESULT_DIR" : "plot needs one RESULT_DIR");
     stall_err err = {0};
     int rc = report ? stall_html_report(argv[0], stdout, &err)
                     : stall_plot(argv[0], &(stall_plot_opts){.term = stdout}, NULL, &err);

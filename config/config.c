@@ -256,7 +256,8 @@ static int cfg_store(stall_config *cfg, const cfg_key *k, const char *raw, const
         if (bad != 0)
             return -1;
         if (x < k->min || x > k->max) {
-            snprintf(why, whylen, "%g is out of range [%g, %g]", x, k->min, k->max);
+            /* the value as written: %g rounds 1000001 to 1e+06, the bound */
+            snprintf(why, whylen, "%s is out of range [%g, %g]", v, k->min, k->max);
             return -1;
         }
         *(double *)dst = x;
@@ -312,6 +313,9 @@ int stall_config_apply(stall_config *cfg, const char *section, const char *key, 
     if (!k) {
         char hint[160];
         cfg_suggest(section, key, hint, sizeof hint);
+        if (section[0] == '\0') /* a key line above the file's first [section] */
+            return stall_err_set(err, STALL_ECONFIG, "%s: key %s comes before any [section] line%s",
+                                 where, key, hint[0] ? hint : " (put it under its section)");
         if (!cfg_section_known(section))
             return stall_err_set(err, STALL_ECONFIG, "%s: unknown section [%s] (key %s)%s", where,
                                  section, key, hint);
@@ -559,7 +563,7 @@ int stall_config_set(stall_config *cfg, const char *assignment, stall_err *err)
 {
     const char *eq = strchr(assignment, '=');
     const char *dot = strchr(assignment, '.');
-    if (!eq || !dot || dot > eq)
+    if (!eq || !dot || dot > eq || dot == assignment)
         return stall_err_set(err, STALL_ECONFIG, "--set %s: expected section.key=value",
                              assignment);
     char section[64], key[64], where[200];

@@ -368,7 +368,8 @@ void cfg_suggest(const char *section, const char *key, char *buf, size_t n)
     size_t len = 0;
     for (size_t i = 0; i < cfg_nkeys; i++)
         if (strcmp(cfg_keys[i].key, key) == 0 &&
-            (known || cfg_near(cfg_distance(section, cfg_keys[i].section), cfg_keys[i].section)) &&
+            (known || section[0] == '\0' ||
+             cfg_near(cfg_distance(section, cfg_keys[i].section), cfg_keys[i].section)) &&
             len + 64 < n) {
             len += (size_t)snprintf(buf + len, n - len, "%s[%s] %s",
                                     len ? " or " : " (did you mean ", cfg_keys[i].section, key);

@@ -261,6 +261,11 @@ int dsa_open(const char *path, int keep, dsa_file *d, stall_err *err)
     d->f = fopen(path, "rb");
     if (!d->f)
         return stall_err_set(err, STALL_EIO, "%s: cannot open: %s", path, strerror(errno));
+    /* A UTF-8 byte order mark (pandas' to_csv with encoding="utf-8-sig",
+     * Excel) is skipped, as the tidy and INI readers skip it. */
+    unsigned char bom[3];
+    if (!(fread(bom, 1, 3, d->f) == 3 && bom[0] == 0xef && bom[1] == 0xbb && bom[2] == 0xbf))
+        rewind(d->f);
     if (csv_init(&d->p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0) {
         dsa_close(d);
         return stall_err_set(err, STALL_ENOMEM, "%s: cannot set up the CSV parser", path);

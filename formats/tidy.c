@@ -612,6 +612,7 @@ static void tidy_cb_field(void *s, size_t len, void *data)
     if (t->rc)
         return;
     if (t->nfield >= TIDY_MAXF) {
+        t->line = t->rec_line; /* the row's line, not the one before it */
         tidy_fail(t, t->nfield, "more than %s columns%s", "64", "");
         return;
     }
@@ -680,11 +681,39 @@ static bool tidy_fast_line(stall_tidy_stream *t, char *s, size_t len)
 /* The read buffer: a line that fits is parsed whole by tidy_fast_line. */
 #define TIDY_BUF (1 << 18)
 
+/* A gzip or JSON file given as a tidy trace ([trace] format = tidy, path =
+ * a profiler or DLIO trace): named as such, where the CSV reader would
+ * report a NUL byte or a bad header, and the end check a cut file. */
+static int tidy_not_json(const char *path, stall_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0; /* the open that follows says why */
+    unsigned char head[64];
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    size_t i = n >= 3 && head[0] == 0xef && head[1] == 0xbb && head[2] == 0xbf ? 3 : 0;
+    while (i < n && (head[i] == ' ' || head[i] == '\t' || head[i] == '\r' || head[i] == '\n'))
+        i++;
+    const char *what = n >= 2 && head[0] == 0x1f && head[1] == 0x8b  ? "gzip-compressed"
+                       : i < n && (head[i] == '{' || head[i] == '[') ? "JSON"
+                                                                     : NULL;
+    if (!what)
+        return 0;
+    return stall_err_set(err, STALL_EPARSE,
+                         "%s:1: %s, not a tidy trace CSV (a PyTorch profiler or DLIO trace is "
+                         "read with [trace] format = kineto or dftracer)",
+                         path, what);
+}
+
 int stall_tidy_open(const char *path, stall_tidy_stream **out, stall_err *err)
 {
     *out = NULL;
     if (stall_input_check(path, err) != 0)
         return STALL_EIO;
+    int jrc = tidy_not_json(path, err);
+    if (jrc)
+        return jrc;
     /* A file cut short: warned, or refused when cut inside a number. */
     int crc = stall_trace_check_end_warn(path, err);
     if (crc)

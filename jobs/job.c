@@ -450,6 +450,20 @@ static int job_inputs(const stall_config *cfg, bool json, stall_err *err)
             stall_config_origin(cfg, "trace", key, where, sizeof where);
             return stall_err_set(err, bad.code, "%s: %s", where, bad.msg);
         }
+        /* A folder opens, and its first read fails: say so here, where the
+         * key is known, not "read error" later (Kineto and dftracer take a
+         * folder of per-rank files). */
+        struct stat st;
+        if (!is_json && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+            char csv[STALL_PATH_MAX + 16];
+            stall_config_origin(cfg, "trace", key, where, sizeof where);
+            snprintf(csv, sizeof csv, "%s/trace.csv", path);
+            bool capture = cfg->format == STALL_FORMAT_TIDY && access(csv, R_OK) == 0;
+            return stall_err_set(
+                err, STALL_EIO, "%s: %s: a folder, not a %s CSV file%s%s%s", where, path,
+                cfg->format == STALL_FORMAT_TIDY ? "tidy trace" : "dsanalyzer",
+                capture ? " (give its trace.csv: " : "", capture ? csv : "", capture ? ")" : "");
+        }
     }
     return 0;
 }

@@ -203,11 +203,15 @@ int stall_model_effects_check(const stall_config *cfg, const stall_model_effects
          "no rank of the trace began an epoch after another, or the run has another GPU count "
          "than the trace's, where no rank's start is taken from it (docs/model.md 2.4); it needs "
          "a trace whose ranks began an epoch apart, at its own GPU count"},
+        {"report", "delay_threshold",
+         "the run has one GPU, whose delay (max - min stall over the GPUs) is always 0, so no "
+         "iteration's delay exceeds the threshold (effective_delay_pct stays 0); it needs more "
+         "GPUs ([cluster] gpus)"},
     };
     const bool idle[STALL_MODEL_EFFECT_KEYS] = {
         !fx->draws, !fx->reads,  !fx->cpu_waits,    !fx->beyond,  !fx->rescales,
         !fx->drops, !fx->epochs, !fx->trace_epochs, !fx->workers, !fx->trace_workers,
-        !fx->nodes, !fx->ranks,  !fx->orders,       !fx->late};
+        !fx->nodes, !fx->ranks,  !fx->orders,       !fx->late,    !fx->ranks};
     for (int i = 0; i < STALL_MODEL_EFFECT_KEYS; i++) {
         if (!idle[i] || !stall_config_given(cfg, keys[i].section, keys[i].key))
             continue;

@@ -50,7 +50,7 @@ typedef struct stall_model_effects {
 void stall_model_effects_or(stall_model_effects *into, const stall_model_effects *fx);
 
 /* The keys stall_model_effects_check judges, in this order. */
-#define STALL_MODEL_EFFECT_KEYS 14
+#define STALL_MODEL_EFFECT_KEYS 15
 
 /* mode = model's checks of one configuration that need the trace's grid
  * (from stall_model_grid; NULL without a trace), as stall_model_job makes
@@ -63,8 +63,9 @@ int stall_model_point_check(const stall_config *cfg, const stall_measured *grid,
 /* Refuses [run] seed, [storage] batch_mb, [cluster] cpu_waits_out, [fetch]
  * resample, [cluster] scaling, [loader] drop_last, [loader] and [trace]
  * persistent_workers (twice each: one epoch, no workers), [storage] layout,
- * [loader] in_order, [ranks] late_start and an [align] fetch list with a
- * policy other than none given in cfg where fx says they have no
+ * [loader] in_order, [ranks] late_start, [report] delay_threshold (one GPU)
+ * and an [align] fetch list with a policy other than none given in cfg
+ * where fx says they have no
  * effect, naming where they were given: where_of[i] (may be NULL, or
  * where_of itself) replaces stall_config_origin's words for key i in that
  * order (a sweep axis). Returns 0 or STALL_ECONFIG. */

@@ -349,7 +349,8 @@ static const char *scen_basename(const char *p)
 
 /* A trace of one GPU: alignment across GPUs leaves its values as they are,
  * so an [align] list given with a policy other than none changes nothing
- * (every row the same); refused, naming where it was given. */
+ * (every row the same); refused, naming where it was given. So is [report]
+ * delay_threshold: the delay (max - min stall over the GPUs) is 0. */
 static int scen_align_check(const stall_config *cfg, stall_err *err)
 {
     static const char *const key[2] = {"fetch", "start"};
@@ -367,6 +368,15 @@ static int scen_align_check(const stall_config *cfg, stall_err *err)
                              "across GPUs changes (every policy runs as none); give align.%s = "
                              "none",
                              where, k == 0 ? "fetch durations" : "fetch starts", key[k]);
+    }
+    if (stall_config_given(cfg, "report", "delay_threshold")) {
+        char where[STALL_PATH_MAX + 64];
+        stall_config_origin(cfg, "report", "delay_threshold", where, sizeof where);
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: has no effect: the trace has one GPU, whose delay (max - min "
+                             "stall over the GPUs) is always 0, so no iteration's delay exceeds "
+                             "the threshold (effective_delay_pct stays 0)",
+                             where);
     }
     return 0;
 }

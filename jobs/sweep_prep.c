@@ -440,7 +440,8 @@ int stall__sweep_model_check(const stall_sweep *s, char *late, size_t n, stall_e
                                                                   "storage.layout",
                                                                   "align.fetch",
                                                                   "loader.in_order",
-                                                                  "ranks.late_start"};
+                                                                  "ranks.late_start",
+                                                                  "report.delay_threshold"};
         char where[STALL_MODEL_EFFECT_KEYS][STALL_PATH_MAX + 128];
         const char *where_of[STALL_MODEL_EFFECT_KEYS];
         for (int k = 0; k < STALL_MODEL_EFFECT_KEYS; k++) {

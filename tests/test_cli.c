@@ -976,7 +976,8 @@ Test(cli, usage_lines_are_complete_and_help_takes_a_command)
         {"validate", {"-o DIR", "--set", "-q", "--analyze", "--timeline", "--plots", NULL}},
         {"calibrate", {"--cores N", "--gpus-per-node N", "TRACE|CONFIG.ini", NULL}},
         {"analyze", {"-o DIR", "--workers N", "TRACE|CONFIG.ini", NULL}},
-        {"timeline", {"-o FILE.json", "--window", "--ranks", "--workers N", NULL}},
+        /* timeline writes its file through a flush that --no-sync skips */
+        {"timeline", {"-o FILE.json", "--window", "--ranks", "--workers N", "--no-sync", NULL}},
         {"sweep",
          {"-o DIR", "-j N", "--set", "--sweep", "--keep iterations", "--max-points N",
           "--max-point-mb MB", "-q", "--plots", "TRACE|CONFIG.ini", NULL}},
@@ -2832,6 +2833,99 @@ Test(cli, a_missing_trace_file_is_named_by_its_ini_line_in_every_command)
                      k ? ds : tidy, k ? 6 : 5, k ? "perf" : "path", cdir);
             cli_refused(cmd, want);
         }
+}
+
+/* An INI whose tidy or dsanalyzer trace key names a folder (a capture
+ * folder, as a trace given directly may be): every command names the INI
+ * line and says it is a folder, pointing at a capture folder's trace.csv
+ * ("stallsim: DIR: read error" alone before). */
+Test(cli, a_folder_as_the_trace_file_is_named_by_its_ini_line)
+{
+    char tidy[700], ds[700];
+    snprintf(tidy, sizeof tidy, "%s/ft.ini", cdir);
+    FILE *f = fopen(tidy, "w");
+    fprintf(f, "[scenario]\nmode = model\n[trace]\nformat = tidy\npath = %s\n",
+            STALL_SOURCE_DIR "/traces/w2");
+    fclose(f);
+    snprintf(ds, sizeof ds, "%s/fd.ini", cdir);
+    f = fopen(ds, "w");
+    fprintf(f,
+            "[scenario]\nmode = model\n[trace]\nfetch = " GOLD STEM "_simp_fetchdifftime.csv\n"
+            "start = " GOLD STEM "_simp_fetchstartdifftime.csv\nperf = %s\n",
+            cdir);
+    fclose(f);
+    const char *verbs[] = {"plan", "analyze", "timeline", "calibrate", "run", "validate", "sweep"};
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++) {
+            char extra[1000], cmd[2000], want[1000];
+            if (i == 2)
+                snprintf(extra, sizeof extra, "-o %s/f%d.json", cdir, k);
+            else if (i == 3)
+                snprintf(extra, sizeof extra, "%s", STALL_SOURCE_DIR "/traces/w1/trace.csv");
+            else
+                snprintf(extra, sizeof extra, "-o %s/f%d%zu", cdir, k, i);
+            snprintf(cmd, sizeof cmd, BIN " %s %s %s", verbs[i], k ? ds : tidy, extra);
+            if (k)
+                snprintf(want, sizeof want,
+                         "stallsim: %s:6: [trace] perf: %s: a folder, not a dsanalyzer CSV file",
+                         ds, cdir);
+            else
+                snprintf(want, sizeof want,
+                         "stallsim: %s:5: [trace] path: %s: a folder, not a tidy trace CSV file "
+                         "(give its trace.csv: %s/trace.csv)",
+                         tidy, STALL_SOURCE_DIR "/traces/w2", STALL_SOURCE_DIR "/traces/w2");
+            cli_refused(cmd, want);
+        }
+}
+
+/* An option given to plot or report after the folder is named, exit 2
+ * ("stallsim plot DIR -q" said "plot needs one RESULT_DIR"). */
+Test(cli, plot_and_report_name_an_option_they_do_not_take)
+{
+    const char *cmds[] = {BIN " plot " STALL_SOURCE_DIR "/results -q",
+                          BIN " report " STALL_SOURCE_DIR "/results -j 2",
+                          BIN " plot --plots " STALL_SOURCE_DIR "/results"};
+    const char *want[] = {"stallsim: unknown option -q (plot and report take RESULT_DIR only",
+                          "stallsim: unknown option -j (plot and report take RESULT_DIR only",
+                          "stallsim: unknown option --plots (plot and report take RESULT_DIR only"};
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++)
+        cli_refused(cmds[i], want[i]);
+    cli_refused(BIN " plot a b", "stallsim: plot needs one RESULT_DIR");
+}
+
+/* [report] delay_threshold on a run of one GPU: the delay (max - min stall
+ * over the GPUs) is always 0, so the key changes nothing; refused naming
+ * it, as [align] is, in model mode (run, sweep) and on a 1-GPU trace in
+ * replay mode. It was taken silently, the output the same. */
+Test(cli, delay_threshold_on_one_gpu_is_refused_as_without_effect)
+{
+    char cmd[3000];
+    snprintf(cmd, sizeof cmd, BIN " run " W2 " --set report.delay_threshold=0.1 -o %s/dt1 -q",
+             cdir);
+    cli_refused(cmd, "stallsim: --set report.delay_threshold: has no effect: the run has one GPU");
+    snprintf(cmd, sizeof cmd,
+             BIN " sweep " W2 " --sweep report.delay_threshold=0.1,0.2 -o %s/dt2 -q", cdir);
+    cli_refused(cmd,
+                "stallsim: --sweep report.delay_threshold: has no effect: the run has one GPU");
+    /* two GPUs: taken */
+    snprintf(cmd, sizeof cmd,
+             BIN " run " W2 " --set report.delay_threshold=0.1 --set cluster.gpus=2 --set "
+                 "fetch.resample=bootstrap -o %s/dt3 -q",
+             cdir);
+    cr_assert_eq(sh(cmd, NULL, 0), 0, "%s", cmd);
+    /* replay of a 1-GPU trace in the notebook's format */
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 " STALL_SOURCE_DIR
+             "/tools/tidy_to_dsanalyzer.py --ini --epoch 1 " STALL_SOURCE_DIR
+             "/traces/w1 %s/nb >/dev/null",
+             cdir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(cmd, sizeof cmd, BIN " run %s/nb/w1.ini --set report.delay_threshold=0.1 -o %s/dt4 -q",
+             cdir, cdir);
+    cli_refused(cmd,
+                "stallsim: --set report.delay_threshold: has no effect: the trace has one GPU");
+    snprintf(cmd, sizeof cmd, BIN " run %s/nb/w1.ini -o %s/dt5 -q", cdir, cdir);
+    cr_assert_eq(sh(cmd, NULL, 0), 0, "%s", cmd);
 }
 
 /* Keeps the first `bytes` bytes of path (bytes < 0: its first line). */

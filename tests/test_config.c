@@ -97,6 +97,26 @@ Test(config, unknown_section_is_named)
     cr_assert(strstr(err.msg, "t.ini:2: unknown section [trcae]") != NULL, "message: %s", err.msg);
 }
 
+static void cfg_refused(const char *set, const char *want);
+
+/* A key above the first [section] line: said so, with the sections that
+ * have the key ("unknown section [] (key workers)" before). */
+Test(config, a_key_before_any_section_is_named_so)
+{
+    stall_config cfg;
+    stall_err err = {0};
+    cr_assert_eq(load("workers = 4\n[scenario]\nname = x\n", &cfg, &err), STALL_ECONFIG);
+    cr_assert(strstr(err.msg, "t.ini:1: key workers comes before any [section] line (did you "
+                              "mean [trace] workers or [loader] workers?)"),
+              "message: %s", err.msg);
+    cr_assert_eq(load("frobnicate = 4\n", &cfg, &err), STALL_ECONFIG);
+    cr_assert(strstr(err.msg, "key frobnicate comes before any [section] line (put it under "
+                              "its section)"),
+              "message: %s", err.msg);
+    /* --set without a section has no line to be above */
+    cfg_refused(".workers=4", "--set .workers=4: expected section.key=value");
+}
+
 Test(config, unknown_align_value_names_key_and_value)
 {
     stall_config cfg;
@@ -166,6 +186,15 @@ Test(config, numbers_past_the_machine_types_are_out_of_range)
                 "[loader] workers: 99999999999999999999 is out of range [0, 1024]");
     cfg_refused("loader.workers=-99999999999999999999", "is out of range [0, 1024]");
     cfg_refused("fetch.scale=1e400", "[fetch] scale: 1e400 is out of range [0, 100]");
+}
+
+/* A double just past its bound is quoted as written: %g printed 1000001 as
+ * "1e+06 is out of range [0, 1e+06]", a value that looks inside it. */
+Test(config, a_value_just_past_its_bound_is_quoted_as_written)
+{
+    cfg_refused("loader.startup_s=1000001",
+                "[loader] startup_s: 1000001 is out of range [0, 1e+06]");
+    cfg_refused("fetch.scale=100.0000001", "[fetch] scale: 100.0000001 is out of range [0, 100]");
 }
 
 /* 1e-320 is a subnormal (read as 9.99989e-321) and 1e-400 becomes 0: the

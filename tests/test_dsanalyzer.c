@@ -287,6 +287,25 @@ Test(dsanalyzer, crlf_line_endings_and_quoted_fields_load)
     clean(&fs);
 }
 
+/* A UTF-8 byte order mark before the header (pandas' encoding="utf-8-sig")
+ * is skipped in each of the three files, as the tidy reader skips it; it
+ * was refused as "expected pandas' unnamed index column ..., found '\xEF\xBB\xBF'". */
+Test(dsanalyzer, a_utf8_byte_order_mark_is_skipped)
+{
+    char fetch[512], start[512], perf[512];
+    snprintf(fetch, sizeof fetch, "\xEF\xBB\xBF%s", GOOD_FETCH);
+    snprintf(start, sizeof start, "\xEF\xBB\xBF%s", GOOD_START);
+    snprintf(perf, sizeof perf, "\xEF\xBB\xBF%s", GOOD_PERF);
+    files fs;
+    make(&fs, fetch, start, perf);
+    stall_ds_trace *t = NULL;
+    stall_err err = {0};
+    cr_assert_eq(stall_ds_load(fs.fetch, fs.start, fs.perf, 1, &t, &err), 0, "%s", err.msg);
+    cr_assert_eq(t->fetch_s[2], 2.0);
+    stall_ds_free(t);
+    clean(&fs);
+}
+
 /* ---- files and CSV structure ------------------------------------------------ */
 
 Test(dsanalyzer, missing_file_is_eio_naming_it)

@@ -111,6 +111,34 @@ Test(tidy, empty_trace_is_rejected)
     expect_error("", STALL_EPARSE, ":1", "empty file");
 }
 
+/* A row of more than 64 fields is named at its own line (it was the line
+ * before it: the header's, 1, for the first row). */
+Test(tidy, a_row_past_64_columns_names_its_own_line)
+{
+    char text[1024];
+    int n = snprintf(text, sizeof text, HDR "\n0,0,0,0,1,2,1,2,3\n0");
+    for (int i = 1; i < 70; i++)
+        n += snprintf(text + n, sizeof text - (size_t)n, ",0");
+    snprintf(text + n, sizeof text - (size_t)n, "\n");
+    expect_error(text, STALL_EPARSE, ":3:65:", "more than 64 columns");
+}
+
+/* A profiler (JSON, gzipped or not) or DLIO trace given as a tidy one
+ * ([trace] format = tidy): said so, naming the formats that read it (a
+ * gzipped one was "NUL byte in the field", with a note that the file may be
+ * cut). */
+Test(tidy, a_json_or_gzip_file_is_named_as_such)
+{
+    expect_error("{\"traceEvents\": []}\n", STALL_EPARSE, ":1:", "JSON, not a tidy trace CSV");
+    expect_error("\xEF\xBB\xBF [{\"name\": \"read\"}]\n", STALL_EPARSE,
+                 ":1:", "JSON, not a tidy trace CSV");
+    expect_error("\x1f\x8b\x08\x08"
+                 "abc",
+                 STALL_EPARSE, ":1:",
+                 "gzip-compressed, not a tidy trace CSV (a PyTorch profiler or DLIO trace is read "
+                 "with [trace] format = kineto or dftracer)");
+}
+
 Test(tidy, non_numeric_negative_and_nan_times)
 {
     expect_error(HDR "\n0,0,0,0,abc,2,1,2,3\n", STALL_EPARSE, ":2:5:", "not a time");
