@@ -723,10 +723,16 @@ int main(int argc, char **argv)
      * before the command's own options are read. */
     int kept = 1;
     for (int i = 1; i < argc; i++) {
-        if (i >= 2 && strcmp(argv[i], "--no-sync") == 0)
+        if (i >= 2 && strcmp(argv[i], "--no-sync") == 0) {
+            if (strcmp(argv[1], "calibrate") == 0) { /* it prints, writes nothing */
+                fprintf(stderr, "stallsim: calibrate writes no file: --no-sync has nothing to "
+                                "do; leave it out\n");
+                return 2;
+            }
             stall_io_set_sync(false);
-        else
+        } else {
             argv[kept++] = argv[i];
+        }
     }
     argc = kept;
     argv[argc] = NULL;

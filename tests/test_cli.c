@@ -2891,6 +2891,10 @@ Test(cli, plot_and_report_name_an_option_they_do_not_take)
     for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++)
         cli_refused(cmds[i], want[i]);
     cli_refused(BIN " plot a b", "stallsim: plot needs one RESULT_DIR");
+    /* calibrate prints its INI lines and writes no file: --no-sync did nothing. */
+    cli_refused(BIN " calibrate --no-sync " STALL_SOURCE_DIR
+                    "/traces/w2/trace.csv " STALL_SOURCE_DIR "/traces/w2/trace.csv",
+                "stallsim: calibrate writes no file: --no-sync has nothing to do");
 }
 
 /* [report] delay_threshold on a run of one GPU: the delay (max - min stall
