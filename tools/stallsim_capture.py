@@ -648,6 +648,8 @@ def _read_like_stallsim(path):
                 continue
             if fields == [""] and head is not None:
                 continue  # a line of spaces
+            if len(fields) > 64:  # stallsim's reader stops at its 64 columns
+                fail(64, "more than 64 columns")
             if len(fields) != len(head):
                 fail(None, f"row has {len(fields)} fields, the header {len(head)}")
 

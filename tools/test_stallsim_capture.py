@@ -334,6 +334,12 @@ class CheckAgreesWithStallsimTest(unittest.TestCase):
     def test_the_shipped_trace_is_valid(self):
         self.agree(self.lines, "plain.csv", None)
 
+    def test_a_row_past_64_columns(self):
+        # stallsim's reader stops at 64 columns; check said "row has 70 fields, the header 17"
+        lines = list(self.lines)
+        lines[3] = lines[3] + "," * (70 - len(self.head))
+        self.agree(lines, "wide.csv", "4:65: more than 64 columns")
+
     def test_a_worker_id_beyond_workers(self):
         # line 4 is rank 0, batch 1 (worker 1)
         c = self.col("worker")
