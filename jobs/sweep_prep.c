@@ -284,7 +284,8 @@ void stall__sweep_drop_drawn(const char *outdir)
 }
 
 /* Replay and seed mode: an [align] list given with a policy other than
- * none is refused where every point's trace has one GPU (alignment across
+ * none, or [report] delay_threshold, is refused where every point's trace
+ * has one GPU (alignment across
  * GPUs changes nothing there: every row the same), as stall_replay_job
  * refuses it on a run; one point of more GPUs gives it an effect (a
  * [trace] axis may mix them). Given means in the scenario, with --set, or
@@ -303,7 +304,13 @@ static int sweep_replay_align_check(const stall_sweep *s, stall_err *err)
                        ? true
                        : stall_config_given(&s->base, "align", key[k]);
     }
-    if ((!given[0] && !given[1]) || s->base.format != STALL_FORMAT_DSANALYZER)
+    /* So is [report] delay_threshold: one GPU's delay (max - min stall over
+     * the GPUs) is always 0. */
+    int dt_axis = stall__sweep_axis_of(s, "report.delay_threshold");
+    bool dt_given = dt_axis >= 0 && !s->ax[dt_axis].from_base
+                        ? true
+                        : stall_config_given(&s->base, "report", "delay_threshold");
+    if ((!given[0] && !given[1] && !dt_given) || s->base.format != STALL_FORMAT_DSANALYZER)
         return 0;
     stall_config *pc = stall_xmalloc(sizeof *pc);
     char id[4 * STALL_PATH_MAX + 64];
@@ -341,10 +348,21 @@ static int sweep_replay_align_check(const stall_sweep *s, stall_err *err)
         free(seen[j]);
     free(seen);
     free(pc);
+    char where[STALL_PATH_MAX + 128];
+    if (rc == 0 && !many && dt_given) {
+        if (dt_axis >= 0)
+            stall__sweep_axis_where(s, dt_axis, where, sizeof where);
+        else
+            stall_config_origin(&s->base, "report", "delay_threshold", where, sizeof where);
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: has no effect: %s one GPU, whose delay (max - min stall over "
+                             "the GPUs) is always 0, so no iteration's delay exceeds the "
+                             "threshold (effective_delay_pct stays 0)",
+                             where, nseen > 1 ? "every trace of the sweep has" : "the trace has");
+    }
     int k = acts[0] ? 0 : 1;
     if (rc || many || !acts[k])
         return rc;
-    char where[STALL_PATH_MAX + 128];
     if (axis[k] >= 0)
         stall__sweep_axis_where(s, axis[k], where, sizeof where);
     else

@@ -2930,6 +2930,18 @@ Test(cli, delay_threshold_on_one_gpu_is_refused_as_without_effect)
                 "stallsim: --set report.delay_threshold: has no effect: the trace has one GPU");
     snprintf(cmd, sizeof cmd, BIN " run %s/nb/w1.ini -o %s/dt5 -q", cdir, cdir);
     cr_assert_eq(sh(cmd, NULL, 0), 0, "%s", cmd);
+    /* ... and its sweeps, as an axis or a --set (each point was the same) */
+    snprintf(cmd, sizeof cmd,
+             BIN " sweep %s/nb/w1.ini --sweep report.delay_threshold=0.1,0.2 -o %s/dt6 -q", cdir,
+             cdir);
+    cli_refused(cmd,
+                "stallsim: --sweep report.delay_threshold: has no effect: the trace has one GPU");
+    snprintf(cmd, sizeof cmd,
+             BIN " sweep %s/nb/w1.ini --set report.delay_threshold=0.1 --sweep "
+                 "align.fetch=none -o %s/dt7 -q",
+             cdir, cdir);
+    cli_refused(cmd,
+                "stallsim: --set report.delay_threshold: has no effect: the trace has one GPU");
 }
 
 /* Keeps the first `bytes` bytes of path (bytes < 0: its first line). */
