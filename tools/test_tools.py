@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """Tests of tools/tier_fit.py, tools/validate_all.py, tools/cpushare_fit.py and
-tools/tidy_to_dsanalyzer.py against the shipped
+tools/tidy_to_dsanalyzer.py (and train_example.py's output folder) against the shipped
 captures and the built stallsim (run from the repository root by ctest):
 the fit meets the reference's cold epoch and reproduces a prediction of
 docs/validation.md; bad input is one line on stderr and exit 2."""
+import json
 import os
+import signal
 import subprocess
 import sys
+import tempfile
+import time
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 PY = sys.executable
@@ -98,8 +102,6 @@ check(r.returncode == 0 and len(rows8) == 1 and len(rows2) == 1 and rows2[0][5] 
 # tidy_to_dsanalyzer.py: the notebook's three CSVs laid out as the real ones
 # (tests/golden/seed-case1/input/), times carried exactly, read by stallsim.
 import csv  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
 from decimal import Decimal  # noqa: E402
 import tidy_to_dsanalyzer as t2d  # noqa: E402
 
@@ -148,5 +150,45 @@ with tempfile.TemporaryDirectory() as tmp:
         err = q.stderr.strip()
         check(q.returncode == 2 and want in err and len(err.splitlines()) == 1,
               f"tidy_to_dsanalyzer {args[0]}: exit {q.returncode}, '{err}'")
+
+# tools/train_example.py writes its --out folder whole or not at all: a run into a work folder
+# renamed into place (it wrote in place, so an interrupted capture left half a folder, and a
+# second one replaced the first file by file); an interrupted one leaves the earlier folder as it
+# was; a folder that is no capture's is refused.
+EX = os.path.join(ROOT, "tools", "train_example.py")
+with tempfile.TemporaryDirectory() as tmp:
+    out = os.path.join(tmp, "run")
+    tiny = [PY, EX, "--workers", "0", "--batches", "3", "--epochs", "1", "--batch-size", "2",
+            "--cpu-reps", "0", "--width", "4", "--out", out]
+    p = subprocess.run(tiny, capture_output=True, text=True, cwd=ROOT)
+    check(p.returncode == 0 and os.path.exists(os.path.join(out, "trace.csv"))
+          and os.path.exists(os.path.join(out, "meta.json")),
+          f"train_example writes its folder: {p.stderr[-300:]!r}")
+    check(sorted(os.listdir(tmp)) == ["run"], f"no work folder left: {os.listdir(tmp)}")
+    with open(os.path.join(out, "meta.json")) as fh:
+        meta = json.load(fh)
+    check(meta["config"]["out"] == out, f"meta.json names --out: {meta['config']['out']}")
+    before = open(os.path.join(out, "trace.csv")).read()
+    files = sorted(os.listdir(out))
+    slow = tiny[:-2] + ["--batches", "400", "--io-ms", "20", "--out", out]
+    q = subprocess.Popen(slow, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+    t0 = time.time()
+    while time.time() - t0 < 60 and not any(".tmp." in f for f in os.listdir(tmp)):
+        time.sleep(0.1)
+    time.sleep(2)
+    q.send_signal(signal.SIGTERM)
+    q.wait(60)
+    check(q.returncode != 0 and sorted(os.listdir(tmp)) == ["run"]
+          and open(os.path.join(out, "trace.csv")).read() == before
+          and sorted(os.listdir(out)) == files,
+          f"SIGTERM leaves the earlier folder as it was: exit {q.returncode}, {os.listdir(tmp)}, "
+          f"{sorted(os.listdir(out))} (was {files})")
+    foreign = os.path.join(tmp, "mine")
+    os.mkdir(foreign)
+    open(os.path.join(foreign, "notes.txt"), "w").close()
+    r = subprocess.run(tiny[:-1] + [foreign], capture_output=True, text=True, cwd=ROOT)
+    check(r.returncode == 2 and "not a capture folder" in r.stderr
+          and os.listdir(foreign) == ["notes.txt"],
+          f"a folder that is no capture's is refused: {r.returncode} {r.stderr[-200:]!r}")
 
 sys.exit(1 if failures else 0)

@@ -426,7 +426,7 @@ def write_readme(a, meta, nrows):
     world = max(1, a.ddp)
     m = meta["means_ms_without_batch0"]
     lines = [
-        f"# {os.path.basename(os.path.normpath(a.out))}: real trace from tools/train_example.py",
+        f"# {os.path.basename(a.final_out)}: real trace from tools/train_example.py",
         "",
         "Command (from the repository root):",
         "",
@@ -554,7 +554,36 @@ def main():
         p.error("--evict must be in [0, 1]")
     if a.slow_factor < 1.0 or (a.slow_rank is not None and not 0 <= a.slow_rank < max(1, a.ddp)):
         p.error("--slow-factor must be >= 1 and --slow-rank a rank in 0..ddp-1")
-    os.makedirs(a.out, exist_ok=True)
+    # Written whole or not at all: into a work folder beside --out, renamed into place at the
+    # end (an earlier folder of that name is replaced only then); an interrupted or failed
+    # capture removes its work folder and leaves --out as it was.
+    import shutil
+    import signal
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # cleaned up as Ctrl-C is
+    a.final_out = os.path.normpath(a.out)
+    if os.path.lexists(a.final_out) and not (
+            os.path.isdir(a.final_out) and (not os.listdir(a.final_out) or os.path.exists(
+                os.path.join(a.final_out, "meta.json")))):
+        p.error(f"--out {a.out}: exists and is not a capture folder (no meta.json): give another")
+    a.out = f"{a.final_out}.tmp.{os.getpid()}"
+    shutil.rmtree(a.out, ignore_errors=True)
+    os.makedirs(a.out)
+    try:
+        rc = capture(a)
+    except BaseException:
+        shutil.rmtree(a.out, ignore_errors=True)
+        raise
+    old = f"{a.final_out}.old.{os.getpid()}"
+    if os.path.lexists(a.final_out):
+        os.rename(a.final_out, old)
+    os.rename(a.out, a.final_out)
+    shutil.rmtree(old, ignore_errors=True)
+    print(f"results in {a.final_out}/")
+    return rc
+
+
+def capture(a):
+    """The run, its trace merged and checked, meta.json and README.md, all in a.out."""
     idle = wait_idle(a.wait_idle) if a.wait_idle > 0 else None
     per_rep = rep_cost_s()
     reps = a.cpu_reps if a.cpu_reps is not None else calibrate(a.cpu_ms, per_rep)
@@ -635,7 +664,9 @@ def main():
         "command": cmd,
         "torch": torch.__version__, "numpy": np.__version__, "python": sys.version.split()[0],
         "cpu_cores": os.cpu_count(),
-        "config": vars(a), "cpu_reps_per_sample": reps,
+        "config": {**{k: v for k, v in vars(a).items() if k != "final_out"},
+                   "out": a.final_out},
+        "cpu_reps_per_sample": reps,
         "cpu_ms_per_sample_est": round(reps * per_rep * 1e3, 3),
         "rows": nrows, "checks_passed": not bad,
         "epoch_times_s": [round(t, 6) for t in times],
@@ -660,7 +691,7 @@ def main():
         json.dump(meta, fh, indent=2)
         fh.write("\n")
     write_readme(a, meta, nrows)
-    print(f"torch {torch.__version__}; {nrows} rows -> {merged}; wall {wall:.2f} s")
+    print(f"torch {torch.__version__}; {nrows} rows; wall {wall:.2f} s")
     for e, t in enumerate(times):
         print(f"epoch {e}: {t:.3f} s")
     print(f"CPU during the run: own {own:.1f} s, other processes {busy - own:.1f} s "
