@@ -1408,6 +1408,39 @@ Test(plot, real_breakdown_with_unknown_handover_reaches_the_ranks_time)
     stall_table_free(pr);
 }
 
+/* A part unknown for one source only (the profiler trace's hand-over,
+ * inside its data, beside the simulated run's known one): the key names the
+ * source; it read "hand-over" as if known for every bar. */
+Test(plot, a_part_unknown_for_one_source_is_named_so)
+{
+    NEED_GNUPLOT();
+    char *r = res_dir("kmix");
+    cr_assert_eq(sh("%s run tests/kineto/w2_sched --set trace.workers=2 --analyze -o %s -q "
+                    "--plots",
+                    BIN, r),
+                 0);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/" STALL_RESULTS_PER_RANK, r);
+    stall_table *pr = NULL;
+    stall_err err = {0};
+    cr_assert_eq(stall_table_read(p, &pr, &err), 0, "%s", err.msg);
+    int cs = stall_table_col(pr, "source"), ch = stall_table_col(pr, "handover_s");
+    bool sim_known = false, meas_empty = true;
+    for (size_t i = 0; i < pr->nrows; i++) {
+        bool empty = !*stall_table_get(pr, i, ch);
+        if (strcmp(stall_table_get(pr, i, cs), "simulated") == 0)
+            sim_known |= !empty;
+        else
+            meas_empty &= empty;
+    }
+    stall_table_free(pr);
+    cr_assert(sim_known && meas_empty, "the case: simulated hand-over known, measured not");
+    snprintf(p, sizeof p, "%s/plots/breakdown.gp", r);
+    char *gp = rd_slurp(p);
+    cr_assert(strstr(gp, "title \"hand-over (measured: unknown)\""), "%s", gp);
+    free(gp);
+}
+
 /* The measured run is drawn beside the simulated one only where they are
  * comparable, by summary.csv's rule (vs_measured_pct empty when the what-if
  * changes GPUs, batches or epochs: docs/model.md 5). epochs used to draw a
