@@ -44,6 +44,7 @@ static const cfg_rule cfg_rules[] = {
     {"trace", "prefetch_factor", CFG_M_MODEL, CFG_F_TRACE, "the measured loader, for mode = model"},
     {"trace", "persistent_workers", CFG_M_MODEL, CFG_F_TRACE,
      "the measured loader, for mode = model"},
+    {"trace", "cores", CFG_M_MODEL, CFG_F_TRACE, "the measured machine, for mode = model"},
     {"align", "start", CFG_M_REPLAY | CFG_M_SEED, CFG_F_ALL,
      "a counterfactual on measured starts, replay and seed only"},
     {"replay", NULL, CFG_M_REPLAY | CFG_M_SEED, CFG_F_ALL, "trace-timed replay"},

@@ -56,6 +56,11 @@ const cfg_key cfg_keys[] = {
           "the measured run kept its workers across epochs (persistent_workers=True): its "
           "start-up is estimated from epoch 0 only and paid once; a tidy trace's persistent "
           "column says it by itself (a contradicting value is refused)"),
+    CFG_K("trace", "cores", CFG_INT, trace_cores, "0", 0, 1 << 24, NULL,
+          "the cores per node of the machine the trace was captured on: mode = model finds the "
+          "CPU contention its durations were measured under on these, whatever [cluster] cores "
+          "asks (docs/model.md 6); 0: a capture folder's meta.json cpu_cores, else [cluster] "
+          "cores"),
     CFG_K("align", "fetch", CFG_ALIGNS, fetch_align, "avg, min, none", 0, 0, NULL,
           "fetch-duration alignment across GPUs per batch: a list of avg, min, none"),
     CFG_K("align", "start", CFG_ALIGNS, start_align, "avg, min, none", 0, 0, NULL,

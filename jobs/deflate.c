@@ -8,6 +8,48 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_tree.h>
+
+#include "stall/io.h"
+
+/* meta.json's cpu_cores beside a tidy trace (a capture folder of
+ * tools/train_example.py or stallsim_capture.py), or 0. */
+static int wi_meta_cores(const char *trace)
+{
+    const char *slash = strrchr(trace, '/');
+    size_t dir = slash ? (size_t)(slash - trace) + 1 : 0;
+    char *path = stall_xmalloc(dir + sizeof "meta.json");
+    memcpy(path, trace, dir);
+    memcpy(path + dir, "meta.json", sizeof "meta.json");
+    size_t n = 0;
+    char *text = stall_input_check(path, &(stall_err){0}) == 0 ? stall_read_file(path, &n) : NULL;
+    free(path);
+    if (!text)
+        return 0;
+    yajl_val root = n < (1u << 20) ? yajl_tree_parse(text, NULL, 0) : NULL;
+    free(text);
+    const char *key[] = {"cpu_cores", NULL};
+    yajl_val v = root ? yajl_tree_get(root, key, yajl_t_number) : NULL;
+    long long c = v && YAJL_IS_INTEGER(v) ? YAJL_GET_INTEGER(v) : 0;
+    yajl_tree_free(root);
+    return c > 0 && c <= (1 << 24) ? (int)c : 0;
+}
+
+int wi_trace_cores(const stall_config *cfg, int cores, const char **from)
+{
+    if (cfg->trace_cores > 0) {
+        *from = "[trace] cores";
+        return (int)cfg->trace_cores;
+    }
+    int c = cfg->format == STALL_FORMAT_TIDY && cfg->path[0] ? wi_meta_cores(cfg->path) : 0;
+    if (c > 0) {
+        *from = "the capture's meta.json";
+        return c;
+    }
+    *from = NULL; /* not known: taken as the run's */
+    return cores;
+}
 
 /* Runs trace `base` with `workers` under the CPU model *cpu, its CPU parts
  * multiplied by `deflate` (the inverse of the contention they were measured

@@ -220,6 +220,12 @@ typedef struct wi_cpu {
 int wi_sim(const stall_measured *base, int workers, const wi_cpu *cpu, double deflate,
            double *epoch_s, double *fetch_s, stall_err *err);
 
+/* The cores per node of the machine trace cfg was captured on, under which
+ * its durations' contention is found: [trace] cores, else a capture
+ * folder's meta.json cpu_cores (*from says which), else `cores`, the run's
+ * own (*from NULL: not known). */
+int wi_trace_cores(const stall_config *cfg, int cores, const char **from);
+
 /* The contention the trace's CPU work met, as the deflate in (0, 1] that
  * gives the measured mean fetch time back in a simulation of its own run. */
 int wi_deflate(const stall_measured *base, const wi_cpu *cpu, double *deflate, stall_err *err);

@@ -84,6 +84,9 @@ void wi_effects(const stall_measured *m, const wi_whatif *what, const stall_mode
     fx->orders = p->workers > 1;
     /* a late start is replayed at the trace's own GPU count (feed.c) */
     fx->late = m && m->late_any && p->ranks == m->ranks;
+    /* the contention of a trace without CPU columns is found where cores
+     * are shared (model_job.c; one with them records its own) */
+    fx->deflates = m && !m->cpu.has && p->cores > 0;
 }
 
 int wi_grid_check(const stall_config *cfg, const wi_whatif *what, const stall_measured *m,
@@ -144,6 +147,7 @@ void stall_model_effects_or(stall_model_effects *into, const stall_model_effects
     into->ranks |= fx->ranks;
     into->orders |= fx->orders;
     into->late |= fx->late;
+    into->deflates |= fx->deflates;
 }
 
 int stall_model_effects_check(const stall_config *cfg, const stall_model_effects *fx,
@@ -207,11 +211,15 @@ int stall_model_effects_check(const stall_config *cfg, const stall_model_effects
          "the run has one GPU, whose delay (max - min stall over the GPUs) is always 0, so no "
          "iteration's delay exceeds the threshold (effective_delay_pct stays 0); it needs more "
          "GPUs ([cluster] gpus)"},
+        {"trace", "cores",
+         "no CPU contention is taken out of the trace's durations: that needs [cluster] cores > "
+         "0 and a trace without CPU columns (a trace with them records its own cores)"},
     };
     const bool idle[STALL_MODEL_EFFECT_KEYS] = {
-        !fx->draws, !fx->reads,  !fx->cpu_waits,    !fx->beyond,  !fx->rescales,
-        !fx->drops, !fx->epochs, !fx->trace_epochs, !fx->workers, !fx->trace_workers,
-        !fx->nodes, !fx->ranks,  !fx->orders,       !fx->late,    !fx->ranks};
+        !fx->draws,    !fx->reads,         !fx->cpu_waits, !fx->beyond,
+        !fx->rescales, !fx->drops,         !fx->epochs,    !fx->trace_epochs,
+        !fx->workers,  !fx->trace_workers, !fx->nodes,     !fx->ranks,
+        !fx->orders,   !fx->late,          !fx->ranks,     !fx->deflates};
     for (int i = 0; i < STALL_MODEL_EFFECT_KEYS; i++) {
         if (!idle[i] || !stall_config_given(cfg, keys[i].section, keys[i].key))
             continue;

@@ -227,7 +227,9 @@ typedef struct wi_model_run {
     char whole[STALL_PATH_MAX + 256]; /* why the trace was read whole ("" when not) */
     stall_model_params p;
     double contention;
-    wi_cpu_fit cpufit; /* the trace's waits for a core taken out (its CPU columns) */
+    int trace_cores;        /* the cores the contention was found on */
+    const char *trace_from; /* where they come from (NULL: the run's own) */
+    wi_cpu_fit cpufit;      /* the trace's waits for a core taken out (its CPU columns) */
     int reps;
     int64_t samples;
     int64_t samples_last; /* in each rank's last batch of an epoch (0: full) */
@@ -374,7 +376,8 @@ static int wi_prepare(wi_model_run *j, stall_err *err)
         /* The trace's durations were measured under contention: find how
          * much by simulating the measured configuration on these cores.
          * (A trace with CPU columns measured it: cpudemand.c.) */
-        wi_cpu cpu = {.cores = p->cores,
+        j->trace_cores = wi_trace_cores(cfg, p->cores, &j->trace_from);
+        wi_cpu cpu = {.cores = j->trace_cores,
                       .gpn = (int)cfg->gpus_per_node,
                       .fetch_share = p->cpu_share,
                       .compute_share = p->compute_cpu_share};
@@ -567,7 +570,8 @@ static void wi_print(const wi_model_run *j, double measured)
             first[r] = read + cpu;
     }
     wi_term(f, j->cfg, p, j->have ? &j->m : NULL, first, j->whole, j->jobs, j->fl.n, measured,
-            wi_comparable(j), j->contention, &j->cpufit, j->samples > 0);
+            wi_comparable(j), j->contention, j->trace_cores, j->trace_from, &j->cpufit,
+            j->samples > 0);
     free(first);
     int from, to;
     if (j->have && wi_startup_scaled(&j->in.what, &j->m, true, p, &from, &to))

@@ -32,11 +32,12 @@ const char *wi_mean_text(char *buf, size_t n, double v);
 
 /* The terminal summary of a run: its configuration, what the trace gave
  * and what was assumed, one row per fetch alignment (jobs[0..n-1]), the
- * measured epoch (comparable: whether vs_meas is filled), the stall floor
+ * measured epoch (comparable: whether vs_meas is filled), the contention
+ * found on trace_cores (trace_from: whence; NULL: the run's own), the stall floor
  * (first_fetch: each rank's first fetch as the run was fed it). */
 void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *p, const stall_measured *m,
              const stall_time *first_fetch, const char *whole, const wi_alignment *jobs, int n,
-             double measured, bool comparable, double contention, const wi_cpu_fit *fit,
-             bool samples);
+             double measured, bool comparable, double contention, int trace_cores,
+             const char *trace_from, const wi_cpu_fit *fit, bool samples);
 
 #endif

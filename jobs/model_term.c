@@ -61,8 +61,8 @@ static void wi_term_cpu_waits(FILE *f, const wi_cpu_fit *fit)
  * stall floor that no loader setting removes. */
 void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *p, const stall_measured *m,
              const stall_time *first_fetch, const char *whole, const wi_alignment *jobs, int n,
-             double measured, bool comparable, double contention, const wi_cpu_fit *fit,
-             bool samples)
+             double measured, bool comparable, double contention, int trace_cores,
+             const char *trace_from, const wi_cpu_fit *fit, bool samples)
 {
     int nodes = (p->ranks + p->gpus_per_node - 1) / p->gpus_per_node;
     fprintf(f,
@@ -133,9 +133,16 @@ void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *p, cons
                 "per rank in each synchronisation's tail\n",
                 stall_ns_to_s(p->cpu.handover_cpu) * 1e3, stall_ns_to_s(p->cpu.tail_cpu) * 1e3);
         wi_term_cpu_waits(f, fit);
-    } else if (p->cores > 0 && m)
-        fprintf(f, "; the trace's CPU work ran %.3fx slower than alone (measured %d workers)\n",
-                contention, m->workers);
+    } else if (p->cores > 0 && m && trace_from)
+        fprintf(f,
+                "; the trace's CPU work ran %.3fx slower than alone (measured %d workers on %d "
+                "cores per node, from %s)\n",
+                contention, m->workers, trace_cores, trace_from);
+    else if (p->cores > 0 && m)
+        fprintf(f,
+                "; the trace's CPU work ran %.3fx slower than alone (measured %d workers, taken "
+                "on these %d cores: the trace does not say its own; [trace] cores sets them)\n",
+                contention, m->workers, trace_cores);
     if (p->tiers)
         wi_tiers_say(f, p, m);
     else if (p->storage_mb_s > 0) {

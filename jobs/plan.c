@@ -325,6 +325,14 @@ static int plan_cores(plan_ctx *c, const stall_config *chosen, stall_plan_result
     c->sims = &r->cores.sims;
     stall_config *cfg = stall_xmalloc(sizeof *cfg);
     *cfg = *chosen;
+    /* The trace's contention is found on its capture machine's cores, the
+     * same for every count tried: where the trace does not say them, the
+     * configuration's cores (none given: the trace taken as uncontended),
+     * not each count's own (docs/model.md 6). */
+    const char *from = NULL;
+    int tc = wi_trace_cores(chosen, (int)chosen->cores, &from);
+    if (!from)
+        cfg->trace_cores = tc > 0 ? tc : 1 << 20;
     plan_set_int(cfg, "cluster", "cores", 1 << 20);
     plan_probe p0;
     int rc = plan_sim(c, cfg, &p0, err);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "feed.h"
 #include "modes.h"
 #include "stall/cleanup.h"
 #include "stall/dsanalyzer.h"
@@ -400,6 +401,11 @@ int stall__sweep_model_check(const stall_sweep *s, char *late, size_t n, stall_e
     long long replayed = -1, together = -1; /* a point that replays a late start, one that
                                                cannot (another GPU count) */
     bool aligns = false; /* a point aligns its fetches (a policy other than none) */
+    /* A point whose trace's contention would be found on the point's own
+     * cores (the trace does not say its machine's): with a cores axis each
+     * point would take the trace for a run on its cores. */
+    long long unpinned = -1;
+    int cores_axis = stall__sweep_axis_of(s, "cluster.cores");
     for (size_t i = 0; i < s->points && rc == 0; i++) {
         stall_sweep_config(s, i, pc);
         if (i == 0)
@@ -434,6 +440,10 @@ int stall__sweep_model_check(const stall_sweep *s, char *late, size_t n, stall_e
             break;
         }
         stall_model_effects_or(&any, &fx);
+        const char *from = NULL;
+        if (cores_axis >= 0 && fx.deflates && unpinned < 0 &&
+            (wi_trace_cores(pc, (int)pc->cores, &from), from == NULL))
+            unpinned = (long long)i;
         /* the late start replayed at the trace's GPU count only */
         if (fx.late && pc->late_start == 0 && replayed < 0)
             replayed = (long long)i;
@@ -459,7 +469,8 @@ int stall__sweep_model_check(const stall_sweep *s, char *late, size_t n, stall_e
                                                                   "align.fetch",
                                                                   "loader.in_order",
                                                                   "ranks.late_start",
-                                                                  "report.delay_threshold"};
+                                                                  "report.delay_threshold",
+                                                                  "trace.cores"};
         char where[STALL_MODEL_EFFECT_KEYS][STALL_PATH_MAX + 128];
         const char *where_of[STALL_MODEL_EFFECT_KEYS];
         for (int k = 0; k < STALL_MODEL_EFFECT_KEYS; k++) {
@@ -473,6 +484,16 @@ int stall__sweep_model_check(const stall_sweep *s, char *late, size_t n, stall_e
          * whether any point aligns (first stands for them all). */
         first->fetch_align = (stall_align_list){1, {aligns ? STALL_ALIGN_AVG : STALL_ALIGN_NONE}};
         rc = stall_model_effects_check(first, &any, where_of, err);
+    }
+    if (rc == 0 && unpinned >= 0) {
+        char where[STALL_PATH_MAX + 128];
+        stall__sweep_axis_where(s, cores_axis, where, sizeof where);
+        rc = stall_err_set(err, STALL_ECONFIG,
+                           "%s: point %lld's trace does not say the cores of the machine it was "
+                           "captured on (no meta.json beside it), so each point would take it for "
+                           "a run on its own cores and find its contention anew (docs/model.md "
+                           "6); give [trace] cores, the capture machine's",
+                           where, unpinned);
     }
     if (rc == 0 && replayed >= 0 && together >= 0)
         snprintf(

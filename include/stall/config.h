@@ -138,6 +138,7 @@ typedef struct stall_config {
     int64_t trace_workers;  /* -1: infer from the fetch starts */
     int64_t trace_prefetch; /* 0: PyTorch's default 2 */
     bool trace_persistent;  /* the measured run's persistent_workers */
+    int64_t trace_cores;    /* the capture machine's cores per node (0: meta.json, else cores) */
 
     /* [report] per_rank: 0 auto (up to STALL_PER_RANK_AUTO ranks), 1 true, 2 false */
     int per_rank;
