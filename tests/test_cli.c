@@ -3008,3 +3008,37 @@ Test(cli, damaged_point_folder_runs_again_and_an_unfinished_sweep_says_to_finish
     free(again);
     free(whole);
 }
+
+/* [trace] cores: the capture machine's cores, on which a trace's contention
+ * is found. A sweep over cluster.cores of a trace that does not say them
+ * (the notebook's CSVs: no meta.json) is refused until it is given (each
+ * point found the contention anew, on its own cores); the key is refused
+ * where nothing is deflated (no [cluster] cores; a trace with CPU columns,
+ * which record their cores; replay). */
+Test(cli, trace_cores_hold_the_capture_machine_or_are_refused)
+{
+    char cmd[3000];
+    snprintf(cmd, sizeof cmd, BIN " sweep " WHATIF " --sweep cluster.cores=1,2,4 -o %s/tc1 -q",
+             cdir);
+    cli_refused(cmd, "stallsim: --sweep cluster.cores: point 0's trace does not say the cores of "
+                     "the machine it was captured on");
+    snprintf(cmd, sizeof cmd,
+             BIN " sweep " WHATIF " --sweep cluster.cores=1,2 --set trace.cores=4 -o %s/tc2 -q",
+             cdir);
+    cr_assert_eq(sh(cmd, NULL, 0), 0, "%s", cmd);
+    snprintf(cmd, sizeof cmd, BIN " run " WHATIF " --set trace.cores=4 -o %s/tc3 -q", cdir);
+    cli_refused(cmd, "stallsim: --set trace.cores: has no effect: no CPU contention is taken out");
+    snprintf(cmd, sizeof cmd,
+             BIN " run " STALL_SOURCE_DIR "/traces/cpushare/sleep_ddp2_r1 --set trace.cores=2 "
+                 "-o %s/tc4 -q",
+             cdir);
+    cli_refused(cmd, "stallsim: --set trace.cores: has no effect");
+    /* a capture folder says its machine's cores: the run names whence */
+    snprintf(cmd, sizeof cmd, BIN " run " W2 " --set cluster.cores=1 -o %s/tc5 2>&1", cdir);
+    FILE *p = popen(cmd, "r");
+    char out[8192] = "";
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    pclose(p);
+    cr_assert(strstr(out, "on 2 cores per node, from the capture's meta.json"), "%s", out);
+}
