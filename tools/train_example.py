@@ -663,7 +663,8 @@ def capture(a):
     meta = {
         "command": cmd,
         "torch": torch.__version__, "numpy": np.__version__, "python": sys.version.split()[0],
-        "cpu_cores": os.cpu_count(),
+        # the cores this run could use (taskset narrows them; stallsim's [trace] cores default)
+        "cpu_cores": len(os.sched_getaffinity(0)), "machine_cpu_cores": os.cpu_count(),
         "config": {**{k: v for k, v in vars(a).items() if k != "final_out"},
                    "out": a.final_out},
         "cpu_reps_per_sample": reps,
