@@ -759,6 +759,62 @@ Test(cli, a_trace_path_is_taken_directly)
               line);
 }
 
+/* The line that says what was detected of the notebook's CSV given as the
+ * TRACE says what the command takes of the DataLoader the format does not
+ * record, and how to say otherwise there. Before, every command printed
+ * "assumed: workers ..., prefetch factor 2 (an INI's [trace] workers and
+ * prefetch_factor, or --set, say otherwise)": run in replay or seed, which
+ * refuses --set trace.workers as having no effect, and analyze and
+ * timeline, which take no --set and leave [trace] prefetch_factor out. */
+Test(cli, the_notebook_csv_note_names_what_the_command_takes)
+{
+    char cmd[4000], line[2048];
+    const char *perf = GOLD STEM ".csv";
+    const char *loader = "; assumed: workers per GPU inferred from the fetch starts, prefetch "
+                         "factor 2 (PyTorch's default) (an INI's [trace] workers and "
+                         "prefetch_factor, or --set, say otherwise)";
+    const char *replayed = "; replayed as measured (the workers and prefetch factor of its "
+                           "DataLoader, which the trace does not record, matter to validate and "
+                           "mode = model only)";
+    const char *inferred =
+        "; assumed: workers per GPU inferred from the fetch starts (--workers N says otherwise)";
+    /* command and options; the result goes to -o cdir/n<i> (a .json for
+     * timeline) */
+    struct {
+        const char *args, *says;
+    } c[] = {
+        {"run", replayed},
+        {"run --set scenario.mode=seed", replayed},
+        {"sweep", replayed},
+        {"run --set scenario.mode=model", loader},
+        {"validate", loader},
+        {"sweep --sweep loader.workers=2,3", loader},
+        {"analyze", inferred},
+        {"timeline", inferred},
+        {"analyze --workers 6", "; workers per GPU: 6, from --workers"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char args[1200], out[600];
+        snprintf(args, sizeof args, "%s %s -o %s/n%zu%s", c[i].args, perf, cdir, i,
+                 strncmp(c[i].args, "timeline", 8) == 0 ? ".json" : "");
+        snprintf(out, sizeof out, "%s/note%zu.txt", cdir, i);
+        snprintf(cmd, sizeof cmd, BIN " %s > %s && test -s %s", args, out, out);
+        cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s: %s", args, line);
+        char *text = stall_read_file(out, NULL);
+        cr_assert(text);
+        char want[1200];
+        snprintf(want, sizeof want,
+                 "stallsim: %s: the notebook's perf CSV (dsanalyzer), with its companions%s\n",
+                 perf, c[i].says);
+        cr_assert(strncmp(text, want, strlen(want)) == 0, "%s: %s", args, text);
+        free(text);
+    }
+    /* What the replay line says: --set trace.workers has no effect there. */
+    snprintf(cmd, sizeof cmd, BIN " run %s --set trace.workers=3 -o %s/n_tw", perf, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2);
+    cr_assert(strstr(line, "--set trace.workers: has no effect in mode = replay"), "%s", line);
+}
+
 /* Issue 17 item 2, the issue's commands: plan and sweep run a replay
  * scenario's trace as the model's input and say so in one line; a key that
  * cannot apply is still refused, with the exact fix. */
