@@ -815,6 +815,30 @@ Test(cli, the_notebook_csv_note_names_what_the_command_takes)
     cr_assert(strstr(line, "--set trace.workers: has no effect in mode = replay"), "%s", line);
 }
 
+/* Seed mode prints the notebook's eff% (delays > 0.030 s, its fixed
+ * threshold, Q23) beside the replay's, which takes [report]
+ * delay_threshold: another threshold makes the two columns count different
+ * things, which the terminal now says (before, nothing told them apart). */
+Test(cli, seed_mode_says_when_the_eff_columns_use_different_thresholds)
+{
+    char cmd[4000], line[2048];
+    const char *p = ini("seedthr", "seed", "");
+    const char *says = "eff%: the notebook counts delays > 0.03 s (its own threshold, fixed), "
+                       "the replay > 0.1 s ([report] delay_threshold), so the two are not "
+                       "comparable";
+    snprintf(cmd, sizeof cmd,
+             BIN " run %s --set report.delay_threshold=0.1 -o %s/thr > %s/thr.txt && grep -qxF "
+                 "'%s' %s/thr.txt",
+             p, cdir, cdir, says, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    /* The notebook's own threshold: the columns compare, no line. */
+    snprintf(cmd, sizeof cmd,
+             BIN " run %s --set report.delay_threshold=0.030 -o %s/thr0 > %s/thr0.txt && ! grep "
+                 "-q '^eff%%' %s/thr0.txt && grep -q '^none  none  |' %s/thr0.txt",
+             p, cdir, cdir, cdir, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+}
+
 /* Issue 17 item 2, the issue's commands: plan and sweep run a replay
  * scenario's trace as the model's input and say so in one line; a key that
  * cannot apply is still refused, with the exact fix. */
