@@ -485,6 +485,12 @@ int stall_replay_job(const stall_config *cfg, const stall_run_opts *opts, stall_
             scen_term_seed(t, &c);
         else
             scen_term_replay(t, &c, rd.measured_epoch_s);
+        /* The default lists on one GPU (a given one is refused above):
+         * rows that differ only in their labels. */
+        if (ds->gpus == 1 && c.njobs > 1)
+            fprintf(t, "one GPU: no alignment across GPUs changes its fetches, so every row is the "
+                       "same, the measured run (set [align] fetch = none and start = none for one "
+                       "row)\n");
         /* The two eff% columns count delays over different thresholds
          * when [report] delay_threshold is not the notebook's: say so. */
         if (cfg->mode == STALL_MODE_SEED && cfg->delay_threshold != SCEN_SEED_DELAY_S)
