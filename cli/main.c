@@ -367,10 +367,17 @@ static int cli_run(int argc, char **argv, bool validate)
         stall_config_defaults(cfg);
         char note[3 * STALL_PATH_MAX];
         rc = stall_config_load_any(cfg, ini, note, sizeof note, &err);
-        if (rc == 0 && note[0] && !quiet)
-            printf("stallsim: %s\n", note), fflush(stdout);
+        bool noted = rc == 0 && note[0] && !quiet;
         for (int i = 0; rc == 0 && i < nsets; i++)
             rc = stall_config_set(cfg, sets[i], &err);
+        /* Said once the mode is known (--set may change it): replay and
+         * seed take nothing of the loader the trace does not record. */
+        if (noted) {
+            bool replays = !validate && cfg->mode != STALL_MODE_MODEL;
+            stall_config_note_for(note, sizeof note,
+                                  replays ? STALL_NOTE_REPLAY : STALL_NOTE_LOADER, 0);
+            printf("stallsim: %s\n", note), fflush(stdout);
+        }
         if (rc == 0)
             rc = validate ? stall_validate_check(cfg, &err) : stall_config_check(cfg, &err);
         stall_run_opts o = {.outdir = outdir, .jobs = jobs, .term = quiet ? NULL : stdout};
@@ -493,8 +500,11 @@ static int cli_trace_cmd(int argc, char **argv, bool timeline)
         stall_config_defaults(c);
         /* A tidy trace needs no word: analyze reads it as written. */
         if (stall_config_load_any(c, path, note, sizeof note, &err) == 0 && note[0] &&
-            c->format != STALL_FORMAT_TIDY)
+            c->format != STALL_FORMAT_TIDY) {
+            /* analyze and timeline take the workers alone, from --workers */
+            stall_config_note_for(note, sizeof note, STALL_NOTE_WORKERS, workers);
             printf("stallsim: %s\n", note), fflush(stdout);
+        }
         free(c);
         err = (stall_err){0};
     }
@@ -533,15 +543,13 @@ static int cli_trace_cmd(int argc, char **argv, bool timeline)
     return rc ? cli_fail(&err) : 0;
 }
 
-/* Loads ini, applies --set and --sweep in order. */
+/* Loads ini, applies --set and --sweep in order; note (n bytes) gets what
+ * was detected of a trace given in place of an INI ("" for an INI). */
 static int cli_load(stall_config *cfg, const char *ini, const char **sets, const bool *is_sweep,
-                    int nsets, bool quiet, stall_err *err)
+                    int nsets, char *note, size_t n, stall_err *err)
 {
     stall_config_defaults(cfg);
-    char note[3 * STALL_PATH_MAX];
-    int rc = stall_config_load_any(cfg, ini, note, sizeof note, err);
-    if (rc == 0 && note[0] && !quiet && stall_sweep_launch_rank() == 0)
-        printf("stallsim: %s\n", note), fflush(stdout);
+    int rc = stall_config_load_any(cfg, ini, note, n, err);
     for (int i = 0; rc == 0 && i < nsets; i++) {
         if (!is_sweep[i]) {
             rc = stall_config_set(cfg, sets[i], err);
@@ -629,9 +637,18 @@ static int cli_sweep_plan(int argc, char **argv, bool plan)
         rc = 1;
     if (rc == 0) {
         stall_err err = {0};
-        rc = cli_load(cfg, ini, sets, is_sweep, nsets, quiet, &err);
+        char detected[3 * STALL_PATH_MAX];
+        rc = cli_load(cfg, ini, sets, is_sweep, nsets, detected, sizeof detected, &err);
         /* Under mpirun every rank runs this; rank 0 alone speaks and draws. */
         bool root = stall_sweep_launch_rank() == 0;
+        /* What was detected, once it is known whether the points simulate
+         * the measured loader (plan, a sweep of what-if keys) or replay. */
+        if (rc == 0 && detected[0] && !quiet && root) {
+            bool replays = !plan && !stall_config_wants_model(cfg) && cfg->mode != STALL_MODE_MODEL;
+            stall_config_note_for(detected, sizeof detected,
+                                  replays ? STALL_NOTE_REPLAY : STALL_NOTE_LOADER, 0);
+            printf("stallsim: %s\n", detected), fflush(stdout);
+        }
         /* plan, and a sweep of what-if keys, run a replay scenario's trace
          * as the model's input, and say so. */
         if (rc == 0 && (plan || stall_config_wants_model(cfg))) {

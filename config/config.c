@@ -669,6 +669,10 @@ void stall_config_name_from_path(const char *path, char *name, size_t n)
         snprintf(name, n, "trace");
 }
 
+/* Where a trace's note turns from what was detected to what was assumed
+ * (stall_config_note_for rewords the rest). */
+#define CFG_NOTE_ASSUMED "; assumed: "
+
 int stall_config_load_any(stall_config *cfg, const char *path, char *note, size_t n, stall_err *err)
 {
     if (n)
@@ -725,13 +729,31 @@ int stall_config_load_any(stall_config *cfg, const char *path, char *note, size_
                 snprintf(note, n, "%s: %s", path, d->what);
         } else if (rc == 0 && n)
             snprintf(note, n,
-                     "%s: %s; assumed: %s, %s (an INI's [trace] workers and "
+                     "%s: %s" CFG_NOTE_ASSUMED "%s, %s (an INI's [trace] workers and "
                      "prefetch_factor, or --set, say otherwise)",
                      path, d->what, workers, prefetch);
     }
     free(d);
     free(csv);
     return rc;
+}
+
+void stall_config_note_for(char *note, size_t n, stall_note_use use, int workers)
+{
+    char *tail = use == STALL_NOTE_LOADER ? NULL : strstr(note, CFG_NOTE_ASSUMED);
+    if (!tail)
+        return;
+    size_t at = (size_t)(tail - note);
+    if (use == STALL_NOTE_REPLAY)
+        snprintf(note + at, n - at,
+                 "; replayed as measured (the workers and prefetch factor of its DataLoader, "
+                 "which the trace does not record, matter to validate and mode = model only)");
+    else if (workers > 0)
+        snprintf(note + at, n - at, "; workers per GPU: %d, from --workers", workers);
+    else
+        snprintf(note + at, n - at,
+                 CFG_NOTE_ASSUMED "workers per GPU inferred from the fetch starts (--workers N "
+                                  "says otherwise)");
 }
 
 int stall_config_given_how(const stall_config *cfg, const char *section, const char *key)

@@ -25,6 +25,11 @@
 #include "stall/report.h"
 #include "stall/seed.h"
 
+/* The notebook's effective-delay threshold, hard-coded (SEED_SEMANTICS Q23:
+ * delay > 0.030 s, strict); the replay beside it takes [report]
+ * delay_threshold. */
+#define SCEN_SEED_DELAY_S 0.030
+
 typedef struct scen_job {
     stall_align fa, sa;
     stall_summary sum;
@@ -209,7 +214,7 @@ static int scen_do_seed(scen_ctx *c, scen_job *j)
         }
         free(dir);
         if (rc == 0)
-            rc = stall_seed_summarize(res, 10, 0.030, &j->seed, &j->err);
+            rc = stall_seed_summarize(res, 10, SCEN_SEED_DELAY_S, &j->seed, &j->err);
     }
     stall_seed_free(res);
     /* The event simulation's answer on the same trace, for comparison. */
@@ -490,6 +495,19 @@ int stall_replay_job(const stall_config *cfg, const stall_run_opts *opts, stall_
             scen_term_seed(t, &c);
         else
             scen_term_replay(t, &c, rd.measured_epoch_s);
+        /* The default lists on one GPU (a given one is refused above):
+         * rows that differ only in their labels. */
+        if (ds->gpus == 1 && c.njobs > 1)
+            fprintf(t, "one GPU: no alignment across GPUs changes its fetches, so every row is the "
+                       "same, the measured run (set [align] fetch = none and start = none for one "
+                       "row)\n");
+        /* The two eff% columns count delays over different thresholds
+         * when [report] delay_threshold is not the notebook's: say so. */
+        if (cfg->mode == STALL_MODE_SEED && cfg->delay_threshold != SCEN_SEED_DELAY_S)
+            fprintf(t,
+                    "eff%%: the notebook counts delays > %g s (its own threshold, fixed), the "
+                    "replay > %g s ([report] delay_threshold), so the two are not comparable\n",
+                    SCEN_SEED_DELAY_S, cfg->delay_threshold);
         if (cfg->mode == STALL_MODE_SEED)
             fprintf(t, "notebook means keep Index number > 10; ");
         fprintf(t, "%smeans exclude the first %lld batches; results in %s/ (%s, effective.ini)\n",

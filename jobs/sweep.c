@@ -694,6 +694,11 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
                 ranks == 1 ? "" : "s", outdir);
     if (rc == 0 && local.term && !res->interrupted && late_note[0])
         fprintf(local.term, "%s\n", late_note);
+    /* Seed mode's headline is the notebook's; sweep.csv holds the other. */
+    if (rc == 0 && local.term && !res->interrupted && s->base.mode == STALL_MODE_SEED)
+        fprintf(local.term, "sweep.csv holds the event replay's rows (seed mode: each point's "
+                            "replay_summary.csv); the notebook's numbers are in each point's "
+                            "total_summary.csv\n");
     pthread_mutex_destroy(&r.lock);
     for (size_t i = 0; i < s->points; i++)
         free(r.kept[i]);

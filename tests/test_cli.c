@@ -759,6 +759,131 @@ Test(cli, a_trace_path_is_taken_directly)
               line);
 }
 
+/* The line that says what was detected of the notebook's CSV given as the
+ * TRACE says what the command takes of the DataLoader the format does not
+ * record, and how to say otherwise there. Before, every command printed
+ * "assumed: workers ..., prefetch factor 2 (an INI's [trace] workers and
+ * prefetch_factor, or --set, say otherwise)": run in replay or seed, which
+ * refuses --set trace.workers as having no effect, and analyze and
+ * timeline, which take no --set and leave [trace] prefetch_factor out. */
+Test(cli, the_notebook_csv_note_names_what_the_command_takes)
+{
+    char cmd[4000], line[2048];
+    const char *perf = GOLD STEM ".csv";
+    const char *loader = "; assumed: workers per GPU inferred from the fetch starts, prefetch "
+                         "factor 2 (PyTorch's default) (an INI's [trace] workers and "
+                         "prefetch_factor, or --set, say otherwise)";
+    const char *replayed = "; replayed as measured (the workers and prefetch factor of its "
+                           "DataLoader, which the trace does not record, matter to validate and "
+                           "mode = model only)";
+    const char *inferred =
+        "; assumed: workers per GPU inferred from the fetch starts (--workers N says otherwise)";
+    /* command and options; the result goes to -o cdir/n<i> (a .json for
+     * timeline) */
+    struct {
+        const char *args, *says;
+    } c[] = {
+        {"run", replayed},
+        {"run --set scenario.mode=seed", replayed},
+        {"sweep", replayed},
+        {"run --set scenario.mode=model", loader},
+        {"validate", loader},
+        {"sweep --sweep loader.workers=2,3", loader},
+        {"analyze", inferred},
+        {"timeline", inferred},
+        {"analyze --workers 6", "; workers per GPU: 6, from --workers"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char args[1200], out[600];
+        snprintf(args, sizeof args, "%s %s -o %s/n%zu%s", c[i].args, perf, cdir, i,
+                 strncmp(c[i].args, "timeline", 8) == 0 ? ".json" : "");
+        snprintf(out, sizeof out, "%s/note%zu.txt", cdir, i);
+        snprintf(cmd, sizeof cmd, BIN " %s > %s && test -s %s", args, out, out);
+        cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s: %s", args, line);
+        char *text = stall_read_file(out, NULL);
+        cr_assert(text);
+        char want[1200];
+        snprintf(want, sizeof want,
+                 "stallsim: %s: the notebook's perf CSV (dsanalyzer), with its companions%s\n",
+                 perf, c[i].says);
+        cr_assert(strncmp(text, want, strlen(want)) == 0, "%s: %s", args, text);
+        free(text);
+    }
+    /* What the replay line says: --set trace.workers has no effect there. */
+    snprintf(cmd, sizeof cmd, BIN " run %s --set trace.workers=3 -o %s/n_tw", perf, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2);
+    cr_assert(strstr(line, "--set trace.workers: has no effect in mode = replay"), "%s", line);
+}
+
+/* Seed mode prints the notebook's eff% (delays > 0.030 s, its fixed
+ * threshold, Q23) beside the replay's, which takes [report]
+ * delay_threshold: another threshold makes the two columns count different
+ * things, which the terminal now says (before, nothing told them apart). */
+Test(cli, seed_mode_says_when_the_eff_columns_use_different_thresholds)
+{
+    char cmd[4000], line[2048];
+    const char *p = ini("seedthr", "seed", "");
+    const char *says = "eff%: the notebook counts delays > 0.03 s (its own threshold, fixed), "
+                       "the replay > 0.1 s ([report] delay_threshold), so the two are not "
+                       "comparable";
+    snprintf(cmd, sizeof cmd,
+             BIN " run %s --set report.delay_threshold=0.1 -o %s/thr > %s/thr.txt && grep -qxF "
+                 "'%s' %s/thr.txt",
+             p, cdir, cdir, says, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    /* The notebook's own threshold: the columns compare, no line. */
+    snprintf(cmd, sizeof cmd,
+             BIN " run %s --set report.delay_threshold=0.030 -o %s/thr0 > %s/thr0.txt && ! grep "
+                 "-q '^eff%%' %s/thr0.txt && grep -q '^none  none  |' %s/thr0.txt",
+             p, cdir, cdir, cdir, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+}
+
+/* GPU 0 of the golden trace alone, the notebook's three CSVs, in
+ * cdir/one*.csv; returns the perf CSV's path. */
+static const char *one_gpu_trace(void)
+{
+    static char perf[600];
+    char cmd[4000];
+    snprintf(cmd, sizeof cmd,
+             "cut -d, -f1-4 %s%s_simp_fetchdifftime.csv > %s/one_simp_fetchdifftime.csv && cut "
+             "-d, -f1-4 %s%s_simp_fetchstartdifftime.csv > %s/one_simp_fetchstartdifftime.csv "
+             "&& awk -F, 'NR == 1 || $4 == 0' %s%s.csv > %s/one.csv",
+             GOLD, STEM, cdir, GOLD, STEM, cdir, GOLD, STEM, cdir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(perf, sizeof perf, "%s/one.csv", cdir);
+    return perf;
+}
+
+/* On one GPU the default [align] lists (avg, min, none each; a list given
+ * is refused) give nine rows that differ in their labels alone: the
+ * terminal now says so, and how to get one row (before, nine policies
+ * seemed tried and found equal). */
+Test(cli, one_gpu_replay_says_its_alignment_rows_are_one)
+{
+    char cmd[4000], line[2048];
+    const char *perf = one_gpu_trace();
+    const char *says = "one GPU: no alignment across GPUs changes its fetches, so every row is "
+                       "the same, the measured run (set [align] fetch = none and start = none "
+                       "for one row)";
+    snprintf(cmd, sizeof cmd,
+             BIN " run %s -o %s/one9 > %s/one9.txt && grep -qxF '%s' %s/one9.txt && test $(grep "
+                 "-c '^none  none ' %s/one9.txt) = 1 && test $(wc -l < %s/one9/summary.csv) = 10",
+             perf, cdir, cdir, says, cdir, cdir, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    /* One row asked for: nothing to say. */
+    snprintf(cmd, sizeof cmd,
+             BIN " run %s --set align.fetch=none --set align.start=none -o %s/one1 > "
+                 "%s/one1.txt && ! grep -q '^one GPU' %s/one1.txt",
+             perf, cdir, cdir, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    /* The golden trace's 4 GPUs: the rows differ, nothing to say. */
+    snprintf(cmd, sizeof cmd,
+             BIN " run %s%s.csv -o %s/four > %s/four.txt && ! grep -q '^one GPU' %s/four.txt", GOLD,
+             STEM, cdir, cdir, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+}
+
 /* Issue 17 item 2, the issue's commands: plan and sweep run a replay
  * scenario's trace as the model's input and say so in one line; a key that
  * cannot apply is still refused, with the exact fix. */

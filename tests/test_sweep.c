@@ -394,6 +394,42 @@ static int sw_run_term(const stall_config *cfg, const char *out, stall_sweep_res
     return rc;
 }
 
+/* A sweep of a seed-mode scenario takes each point's replay_summary.csv
+ * (the event replay) into sweep.csv, not the notebook's numbers that seed
+ * mode's terminal leads with: the terminal now says so (before, the rows
+ * passed for the seed's without a word). */
+Test(sweep, a_seed_sweep_says_its_rows_are_the_replay)
+{
+    const char *says = "sweep.csv holds the event replay's rows (seed mode: each point's "
+                       "replay_summary.csv); the notebook's numbers are in each point's "
+                       "total_summary.csv\n";
+    const char *mode[2] = {"seed", "replay"};
+    for (int m = 0; m < 2; m++) {
+        stall_config *cfg = malloc(sizeof *cfg);
+        stall_config_defaults(cfg);
+        stall_err e = {0};
+        cr_assert_eq(stall_config_load(cfg, "configs/seed-case1.ini", &e), 0, "%s", e.msg);
+        char set[64];
+        snprintf(set, sizeof set, "scenario.mode=%s", mode[m]);
+        cr_assert_eq(stall_config_set(cfg, set, &e), 0, "%s", e.msg);
+        cr_assert_eq(stall_config_set(cfg, "align.start=none", &e), 0, "%s", e.msg);
+        stall_sweep_result res;
+        char *term = NULL;
+        cr_assert_eq(sw_run_term(cfg, mode[m], &res, &term, &e), 0, "%s", e.msg);
+        cr_assert_eq(res.points, 3);
+        if (m == 0)
+            cr_assert(strstr(term, says), "%s", term);
+        else
+            cr_assert_null(strstr(term, "sweep.csv holds"), "%s", term);
+        char *sum = sw_path(mode[m], "point-000000/total_summary.csv");
+        struct stat st;
+        cr_assert_eq(stat(sum, &st) == 0, m == 0, "%s", sum);
+        free(sum);
+        free(term);
+        free(cfg);
+    }
+}
+
 Test(sweep, other_values_or_set_keys_move_the_old_sweep_aside)
 {
     /* The same axis with other values, then another --set: each point

@@ -207,6 +207,22 @@ int stall_config_load(stall_config *cfg, const char *ini_path, stall_err *err);
 int stall_config_load_any(stall_config *cfg, const char *path, char *note, size_t n,
                           stall_err *err);
 
+/* What a command takes of the measured loader that a trace given in place
+ * of an INI does not record, for the note of stall_config_load_any. */
+typedef enum stall_note_use {
+    STALL_NOTE_LOADER,  /* its workers and prefetch factor ([trace] keys or --set): validate,
+                           mode = model, plan, a sweep of what-if keys */
+    STALL_NOTE_WORKERS, /* its workers alone, from --workers: analyze, timeline */
+    STALL_NOTE_REPLAY   /* neither: run (or sweep) in mode = replay or seed replays the
+                           measured times */
+} stall_note_use;
+
+/* Rewords note (n bytes, as stall_config_load_any wrote it) for use: what
+ * it says was assumed, and how to say otherwise, are what the command
+ * takes (workers > 0: the count --workers gave). A note that assumes
+ * nothing (an INI, a Kineto or dftracer trace) is left as it is. */
+void stall_config_note_for(char *note, size_t n, stall_note_use use, int workers);
+
 /* Applies one "section.key=value" override (paths relative to the current
  * folder); plan.key=value and sweep.section.key=LIST are kept as [plan] and
  * [sweep] lines (stall_config_extra_add). Returns 0 or STALL_ECONFIG naming
