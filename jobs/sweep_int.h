@@ -82,7 +82,9 @@ void stall__sweep_drop_drawn(const char *outdir);
  * replay and seed mode, [align] lists on traces of one GPU. */
 /* ... and in late (n bytes) a line for the terminal where some points
  * replay the trace's late-starting ranks (its own GPU count) and others,
- * at other GPU counts, begin every epoch together ("" else). */
+ * at other GPU counts, begin every epoch together, or, in replay and seed
+ * mode, where the default [align] lists are axes on traces of one GPU
+ * (points that differ only in their labels) ("" else). */
 int stall__sweep_model_check(const stall_sweep *s, char *late, size_t n, stall_err *err);
 
 #endif

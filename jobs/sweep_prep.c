@@ -293,7 +293,7 @@ void stall__sweep_drop_drawn(const char *outdir)
  * as a [sweep] line or --sweep: replay runs the default lists as axes too,
  * which are not given. Each distinct trace is read once, until one of more
  * GPUs is found. */
-static int sweep_replay_align_check(const stall_sweep *s, stall_err *err)
+static int sweep_replay_align_check(const stall_sweep *s, char *note, size_t nn, stall_err *err)
 {
     static const char *const key[2] = {"fetch", "start"};
     static const char *const axis_key[2] = {"align.fetch", "align.start"};
@@ -311,7 +311,13 @@ static int sweep_replay_align_check(const stall_sweep *s, stall_err *err)
     bool dt_given = dt_axis >= 0 && !s->ax[dt_axis].from_base
                         ? true
                         : stall_config_given(&s->base, "report", "delay_threshold");
-    if ((!given[0] && !given[1] && !dt_given) || s->base.format != STALL_FORMAT_DSANALYZER)
+    /* The scenario's default lists as axes on traces of one GPU: points
+     * that differ only in those labels, said (a list given is refused). */
+    bool defaults = false;
+    for (int k = 0; k < 2; k++)
+        defaults |= axis[k] >= 0 && s->ax[axis[k]].from_base && s->ax[axis[k]].n > 1;
+    if ((!given[0] && !given[1] && !dt_given && !defaults) ||
+        s->base.format != STALL_FORMAT_DSANALYZER)
         return 0;
     stall_config *pc = stall_xmalloc(sizeof *pc);
     char id[4 * STALL_PATH_MAX + 64];
@@ -349,6 +355,11 @@ static int sweep_replay_align_check(const stall_sweep *s, stall_err *err)
         free(seen[j]);
     free(seen);
     free(pc);
+    if (rc == 0 && !many && defaults && !given[0] && !given[1])
+        snprintf(note, nn,
+                 "one GPU: no alignment across GPUs changes its fetches, so the points that "
+                 "differ only in align.fetch or align.start are the same run (set [align] fetch = "
+                 "none and start = none for one point each)");
     char where[STALL_PATH_MAX + 128];
     if (rc == 0 && !many && dt_given) {
         if (dt_axis >= 0)
@@ -391,7 +402,7 @@ int stall__sweep_model_check(const stall_sweep *s, char *late, size_t n, stall_e
     if (s->points == 0)
         return 0;
     if (s->base.mode != STALL_MODE_MODEL)
-        return sweep_replay_align_check(s, err);
+        return sweep_replay_align_check(s, late, n, err);
     stall_config *pc = stall_xmalloc(sizeof *pc), *first = stall_xmalloc(sizeof *first);
     stall_measured grid;
     char last[4 * STALL_PATH_MAX + 64] = "", id[sizeof last];
