@@ -361,6 +361,15 @@ static int wi_prepare(wi_model_run *j, stall_err *err)
                                    "whose waits it would take out"
                                  : "[cluster] cores = 0 shares no cores");
     }
+    /* trace_cache_mb whose fit leaves the measured read unknown (a sweep's
+     * points and plan's probes run it as not given). */
+    char why[512];
+    if (rc == 0 && !j->opts->sweep_point && !j->opts->plan_probe &&
+        wi_tiers_fit_none(what, j->have ? &j->m : NULL, p, why, sizeof why)) {
+        char where[STALL_PATH_MAX + 64];
+        stall_config_origin(cfg, "storage", "trace_cache_mb", where, sizeof where);
+        return stall_err_set(err, STALL_ECONFIG, "%s: has no effect: %s; leave it out", where, why);
+    }
     if (rc == 0 && cpu_trace) {
         /* The trace's CPU columns: how much of its measured waits for a
          * core the model's own sharing stands for (docs/model.md 2.3). */
