@@ -107,8 +107,9 @@ const cfg_key cfg_keys[] = {
           "(each rank gets ceil(samples / GPUs), as DistributedSampler), weak keeps the "
           "batches per rank (more data)"),
     CFG_K("cluster", "cores", CFG_INT, cores, "0", 0, 1 << 24, NULL,
-          "host CPU cores per node shared by the fetches (0: unlimited; a trace with CPU "
-          "columns: its cores, shared by all it measured)"),
+          "host CPU cores per node shared by the fetches (0: none shared, durations as measured "
+          "or drawn, waits for a core included; a trace with CPU columns: its cores, shared by "
+          "all it measured)"),
     CFG_K("cluster", "cpu_waits_out", CFG_DOUBLE, cpu_waits_out, "-1", -1, 1, NULL,
           "a trace with CPU columns: the share of its measured waits for a core taken out of its "
           "durations (1: all, 0: none); -1: the share with which the trace's own run, "

@@ -180,6 +180,11 @@ void wi_params(const wi_whatif *what, const stall_measured *m, bool whatif, stal
 /* The storage tiers of the what-if into p (tiers.c): p->storage from the
  * [storage] keys and the trace's measured reads (m may be NULL). */
 void wi_tiers(const wi_whatif *what, const stall_measured *m, stall_model_params *p);
+/* Whether an explicit [storage] trace_cache_mb changes nothing (its fit
+ * leaves the read unknown: every epoch of the trace's run misses alike, or
+ * the trace has one epoch); why into why. */
+bool wi_tiers_fit_none(const wi_whatif *what, const stall_measured *m, const stall_model_params *p,
+                       char *why, size_t n);
 /* What the terminal says about them. */
 void wi_tiers_say(FILE *f, const stall_model_params *p, const stall_measured *m);
 /* The trace's CPU columns into a what-if's parameters (cpudemand.c): cores,

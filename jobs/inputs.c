@@ -30,6 +30,10 @@ void wi_inputs_resolve(const stall_config *cfg, wi_inputs *in)
         stall_config_origin(cfg, "trace", "prefetch_factor", t->prefetch_at, sizeof t->prefetch_at);
     t->persistent = cfg->trace_persistent;
     t->persistent_given = stall_config_given(cfg, "trace", "persistent_workers");
+    t->persistent_at[0] = '\0';
+    if (t->persistent_given)
+        stall_config_origin(cfg, "trace", "persistent_workers", t->persistent_at,
+                            sizeof t->persistent_at);
     t->ini = cfg->ini_path;
 
     wi_whatif *w = &in->what;
@@ -108,9 +112,9 @@ int wi_trace_persistent(const wi_trace_src *src, int column, bool *out, stall_er
         return 0;
     if (src->persistent_given && src->persistent != (column == 1))
         return stall_err_set(err, STALL_ECONFIG,
-                             "%s: [trace] persistent_workers: %s, but the trace records "
-                             "persistent = %d (its persistent_workers); leave the key out",
-                             src->ini, src->persistent ? "true" : "false", column);
+                             "%s = %s, but the trace records persistent = %d (its 'persistent' "
+                             "column); leave the key out",
+                             src->persistent_at, src->persistent ? "true" : "false", column);
     *out = column == 1;
     return 0;
 }

@@ -31,7 +31,8 @@ typedef struct wi_trace_src {
                                               with a trace that records its prefetch */
     bool persistent;                       /* [trace] persistent_workers */
     bool persistent_given;                 /* set explicitly: must agree with the trace's column */
-    const char *ini;                       /* the INI file, for messages ("" when none) */
+    char persistent_at[STALL_PATH_MAX + 64]; /* where it was given ("": not given) */
+    const char *ini;                         /* the INI file, for messages ("" when none) */
 } wi_trace_src;
 
 /* What a what-if sets ([loader] [cluster] [fetch] [compute] [storage]

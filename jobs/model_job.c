@@ -363,6 +363,32 @@ static int wi_prepare(wi_model_run *j, stall_err *err)
                                    "whose waits it would take out"
                                  : "[cluster] cores = 0 shares no cores");
     }
+    /* trace_cache_mb whose fit leaves the measured read unknown (a sweep's
+     * points and plan's probes run it as not given). */
+    char why[512];
+    if (rc == 0 && !j->opts->sweep_point && !j->opts->plan_probe &&
+        wi_tiers_fit_none(what, j->have ? &j->m : NULL, p, why, sizeof why)) {
+        char where[STALL_PATH_MAX + 64];
+        stall_config_origin(cfg, "storage", "trace_cache_mb", where, sizeof where);
+        return stall_err_set(err, STALL_ECONFIG, "%s: has no effect: %s; leave it out", where, why);
+    }
+    /* An interval longer than the run writes no checkpoint: with a trace
+     * that records none, the [checkpoint] keys then change nothing. */
+    int64_t iters = (int64_t)p->epochs * p->batches;
+    if (rc == 0 && !j->opts->sweep_point && !j->opts->plan_probe &&
+        stall_config_given(cfg, "checkpoint", "every_iterations") && p->ckpt.every > iters &&
+        p->ckpt.every_ns <= 0 && !(j->have && j->m.ckpt_n > 0)) {
+        char where[STALL_PATH_MAX + 64];
+        stall_config_origin(cfg, "checkpoint", "every_iterations", where, sizeof where);
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: has no effect: the run's %lld iterations (%d epoch%s x %lld "
+                             "batches, counted over the run) end before the first checkpoint, "
+                             "after iteration %lld%s; it needs a shorter interval or a longer run "
+                             "([run] epochs)",
+                             where, (long long)iters, p->epochs, p->epochs == 1 ? "" : "s",
+                             (long long)p->batches, (long long)p->ckpt.every,
+                             j->have ? ", and the trace records none" : "");
+    }
     if (rc == 0 && cpu_trace) {
         /* The trace's CPU columns: how much of its measured waits for a
          * core the model's own sharing stands for (docs/model.md 2.3). */

@@ -70,7 +70,9 @@ void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *p, cons
             "prefetch %d, %lld batches x %d epochs%s\n",
             stall_version(), cfg->name, p->ranks, nodes, nodes == 1 ? "" : "s", p->gpus_per_node,
             p->workers, p->prefetch, (long long)p->batches, p->epochs,
-            p->cores ? "" : ", no CPU contention");
+            p->cores          ? ""
+            : m && m->cpu.has ? ", no CPU sharing modelled (the measured waits kept)"
+                              : ", no CPU contention");
     if (m && m->workers_from != STALL_WORKERS_TRACE)
         fprintf(f, "measured run: %d GPUs x %d workers per GPU (%s%s), prefetch factor %d%s\n",
                 m->ranks, m->workers,
@@ -143,6 +145,20 @@ void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *p, cons
                 "; the trace's CPU work ran %.3fx slower than alone (measured %d workers, taken "
                 "on these %d cores: the trace does not say its own; [trace] cores sets them)\n",
                 contention, m->workers, trace_cores);
+    else if (m && m->cpu.has) {
+        /* [cluster] cores = 0 turns the CPU model off: the measured
+         * durations are replayed with every wait for a core they hold, so
+         * this is not the run on unlimited cores (which can be faster than
+         * any count; docs/model.md 2.3). */
+        char on[48] = "";
+        if (m->cpu.cores > 0)
+            snprintf(on, sizeof on, " on its %d cores per node", m->cpu.cores);
+        fprintf(f,
+                "CPU: not shared ([cluster] cores = 0): the trace's durations are replayed with "
+                "the waits for a core its run measured%s, not as on unlimited cores; for cores "
+                "that never bind set [cluster] cores to at least the node's %d processes\n",
+                on, p->gpus_per_node * (p->workers + 1));
+    }
     if (p->tiers)
         wi_tiers_say(f, p, m);
     else if (p->storage_mb_s > 0) {

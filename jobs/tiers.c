@@ -20,17 +20,24 @@
  * f_e = base + x_e rho is fitted by least squares over the epochs, and
  * rho x x_e is its measured read. Epochs that all miss alike leave rho
  * unknown: the fastest-epoch rule stays. */
+static void wi_tiers_fit_of(const wi_whatif *what, const stall_measured *m, const stall_storage *s,
+                            stall_storage *t)
+{
+    *t = *s;
+    t->fit_cache_mb = what->trace_cache_mb;
+    t->fit_ranks = m->ranks;
+    t->fit_gpn =
+        m->ranks_per_node > 0 && m->ranks_per_node < m->ranks ? m->ranks_per_node : m->ranks;
+    t->fit_batches = m->batches;
+    t->fit_epochs = m->epochs;
+    if (!(what->dataset_mb > 0))
+        t->dataset_mb = s->batch_mb * (double)m->batches * m->ranks;
+}
+
 static void wi_tiers_fit(const wi_whatif *what, const stall_measured *m, stall_storage *s)
 {
-    stall_storage t = *s;
-    t.fit_cache_mb = what->trace_cache_mb;
-    t.fit_ranks = m->ranks;
-    t.fit_gpn =
-        m->ranks_per_node > 0 && m->ranks_per_node < m->ranks ? m->ranks_per_node : m->ranks;
-    t.fit_batches = m->batches;
-    t.fit_epochs = m->epochs;
-    if (!(what->dataset_mb > 0))
-        t.dataset_mb = s->batch_mb * (double)m->batches * m->ranks;
+    stall_storage t;
+    wi_tiers_fit_of(what, m, s, &t);
     double *x = stall_xcalloc((size_t)m->epochs, sizeof *x);
     stall_storage_fit_misses(&t, x);
     double mx = 0, mf = 0, sxx = 0, sxf = 0;
@@ -92,6 +99,34 @@ void wi_tiers(const wi_whatif *what, const stall_measured *m, stall_model_params
     }
     if (m && m->epoch_fetch_s && what->trace_cache_given)
         wi_tiers_fit(what, m, s);
+}
+
+bool wi_tiers_fit_none(const wi_whatif *what, const stall_measured *m, const stall_model_params *p,
+                       char *why, size_t n)
+{
+    if (!what->trace_cache_given || !p->tiers || p->storage.fit_rho >= 0)
+        return false;
+    if (!m)
+        snprintf(why, n, "there is no measured trace whose reads it would fit");
+    else if (!m->epoch_fetch_s)
+        snprintf(why, n, "the trace's epochs' mean fetches, which it fits, are not kept");
+    else if (m->epochs < 2)
+        snprintf(why, n,
+                 "the trace has one epoch, and its read is fitted against the others' (its "
+                 "fetches are taken whole)");
+    else {
+        stall_storage t;
+        wi_tiers_fit_of(what, m, &p->storage, &t);
+        double *x = stall_xcalloc((size_t)m->epochs, sizeof *x);
+        stall_storage_fit_misses(&t, x);
+        snprintf(why, n,
+                 "with a cache of %.6g MB per node the trace's run, %.6g MB of dataset, misses "
+                 "%.1f%% of its reads in every epoch, so they cannot be told from the rest of its "
+                 "fetches (its fetches are kept whole, as without the key; docs/model.md 2.3)",
+                 what->trace_cache_mb, t.dataset_mb, 100 * x[0]);
+        free(x);
+    }
+    return true;
 }
 
 void wi_tiers_say(FILE *f, const stall_model_params *p, const stall_measured *m)
@@ -161,7 +196,9 @@ void wi_tiers_say(FILE *f, const stall_model_params *p, const stall_measured *m)
                     "fetches: they are kept whole and every modelled miss comes on top (where "
                     "its epochs read cold, those reads count twice%s)\n",
                     m->epochs == 1 ? "the trace has one epoch" : "the trace's epochs read alike",
-                    m->epochs == 1 ? "; a trace of more epochs tells them apart"
-                                   : "; [storage] trace_cache_mb gives the cache its run had");
+                    m->epochs == 1
+                        ? "; a trace of more epochs tells them apart"
+                        : "; [storage] trace_cache_mb gives the cache its run had, where "
+                          "that made its epochs miss differently");
     }
 }

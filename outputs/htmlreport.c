@@ -182,8 +182,14 @@ static void html_table_of(FILE *f, const stall_table *t, const char *file, const
                 hf_escape(f, s);
                 fputs("</td>", f);
             } else {
+                /* A column of mixed answers (plan.csv's value: 8 workers,
+                 * 114.7 MB/s) keeps each integer an integer, as the CSV
+                 * and the terminal write it. */
+                hf_unit u = p->unit[i] == HF_NUM && *s && !strpbrk(s, ".eE") && fabs(v) < 1e4
+                                ? HF_INT
+                                : p->unit[i];
                 char b[HF_LEN];
-                fprintf(f, "<td class=\"n\">%s</td>", hf_fmt(b, v, p->unit[i]));
+                fprintf(f, "<td class=\"n\">%s</td>", hf_fmt(b, v, u));
             }
         }
         fputs("</tr>\n", f);

@@ -809,6 +809,52 @@ Test(ckpt_real, checkpoint_keys_without_checkpoints_are_refused)
     cr_assert_gt(share, 0.0);
 }
 
+/* An interval past the run's iterations (counted over the run: 60 batches
+ * x 3 epochs of traces/w2) writes no checkpoint; on a trace that records
+ * none every [checkpoint] key then changes nothing (a user's "every 500
+ * steps" ran byte-identical to the run without it, saying 0.00 per epoch):
+ * refused, naming the iterations. Up to the run's length each interval
+ * writes and costs; on a trace with checkpoints the same interval drops
+ * them (above, mode = off). */
+Test(ckpt_real, an_interval_past_the_run_on_a_trace_without_checkpoints_is_refused)
+{
+    const int64_t every[] = {1, 7, 60, 179, 180, 181, 500, 1000000};
+    for (size_t i = 0; i < sizeof every / sizeof every[0]; i++) {
+        char kv[64];
+        snprintf(kv, sizeof kv, "checkpoint.every_iterations=%lld", (long long)every[i]);
+        const char *sets[] = {"scenario.mode=model",
+                              "trace.format=tidy",
+                              "trace.path=traces/w2/trace.csv",
+                              kv,
+                              "checkpoint.mb_per_rank=10",
+                              "checkpoint.bandwidth_mb_s=100",
+                              NULL};
+        stall_config cfg;
+        stall_config_defaults(&cfg);
+        stall_err e = {0};
+        for (int k = 0; sets[k]; k++)
+            cr_assert_eq(stall_config_set(&cfg, sets[k], &e), 0, "%s", e.msg);
+        stall_summary sum;
+        stall_run_opts o = {.jobs = 1, .no_files = 1, .summary = &sum};
+        int rc = stall_config_check(&cfg, &e);
+        if (rc == 0)
+            rc = stall_scenario_run(&cfg, &o, &e);
+        if (every[i] <= 180) {
+            cr_expect_eq(rc, 0, "every %lld: %s", (long long)every[i], e.msg);
+            cr_expect_gt(sum.ckpt_share, 0.0, "every %lld", (long long)every[i]);
+        } else {
+            cr_expect_eq(rc, STALL_ECONFIG, "every %lld", (long long)every[i]);
+            char want[256];
+            snprintf(want, sizeof want,
+                     "--set checkpoint.every_iterations: has no effect: the run's 180 iterations "
+                     "(3 epochs x 60 batches, counted over the run) end before the first "
+                     "checkpoint, after iteration %lld, and the trace records none",
+                     (long long)every[i]);
+            cr_expect(strstr(e.msg, want) == e.msg, "%s", e.msg);
+        }
+    }
+}
+
 Test(ckpt_real, three_rounds_predicted_before_their_capture)
 {
     /* traces/s10_predictions.md: three rounds in one sitting, each a

@@ -647,3 +647,91 @@ Test(cpushare, on_a_quiet_machine_two_ranks_predict_four_and_eight_in_epoch_1)
         }
     }
 }
+
+/* The mean epoch and the terminal of `traces/cpushare/<trace>` run at its
+ * own ranks with `cores` (-1: not given, the trace's). */
+static double cs_cores_run(const char *trace, int cores, char *term, size_t n)
+{
+    stall_config cfg;
+    stall_err err = {0};
+    stall_config_defaults(&cfg);
+    char set[2][700];
+    snprintf(set[0], sizeof set[0], "trace.path=%s/traces/cpushare/%s/trace.csv", STALL_SOURCE_DIR,
+             trace);
+    snprintf(set[1], sizeof set[1], "cluster.cores=%d", cores);
+    const char *fixed[] = {"scenario.mode=model", "trace.format=tidy", "align.start=none", set[0],
+                           set[1]};
+    for (int i = 0; i < (cores >= 0 ? 5 : 4); i++)
+        cr_assert_eq(stall_config_set(&cfg, fixed[i], &err), 0, "%s", err.msg);
+    cr_assert_eq(stall_config_check(&cfg, &err), 0, "%s", err.msg);
+    char out[800], tp[820];
+    snprintf(out, sizeof out, "%s/cores-%s-%d", cdir, trace, cores);
+    snprintf(tp, sizeof tp, "%s.txt", out);
+    FILE *tf = fopen(tp, "w+");
+    cr_assert_not_null(tf);
+    stall_run_opts o = {.outdir = out, .jobs = 1, .term = tf};
+    cr_assert_eq(stall_scenario_run(&cfg, &o, &err), 0, "%s", err.msg);
+    rewind(tf);
+    size_t got = fread(term, 1, n - 1, tf);
+    term[got] = '\0';
+    fclose(tf);
+    char sp[900];
+    snprintf(sp, sizeof sp, "%s/summary.csv", out);
+    FILE *f = fopen(sp, "r");
+    cr_assert_not_null(f);
+    char head[8192], row[8192];
+    cr_assert_not_null(fgets(head, sizeof head, f));
+    cr_assert_not_null(fgets(row, sizeof row, f));
+    fclose(f);
+    /* epoch_time_s is summary.csv's 9th column */
+    char *p = row;
+    for (int c = 1; c < 9; c++)
+        p = strchr(p, ',') + 1;
+    return strtod(p, NULL);
+}
+
+/* More cores never lengthen a CPU-column trace's epoch, from one core to as
+ * many as the node has processes (ranks x (workers + 1)), where nothing
+ * binds; [cluster] cores = 0 is not that run: it turns the CPU model off and
+ * replays the durations with the waits for a core their run measured, so it
+ * can be slower than any count. The run says so (it once said "no CPU
+ * contention" beside an epoch longer than at the trace's own 2 cores), and
+ * the count it names gives the run on unlimited cores. */
+Test(cpushare, more_cores_never_slower_and_cores_0_says_it_keeps_the_measured_waits)
+{
+    const char *traces[] = {"cpu_ddp2_r1", "sleep_ddp4_r1"};
+    static char term[16384];
+    for (size_t i = 0; i < sizeof traces / sizeof traces[0]; i++) {
+        double prev = INFINITY;
+        int procs = 0;
+        const char *t = traces[i];
+        int g = atoi(strstr(t, "ddp") + 3);
+        procs = g * 3; /* 2 workers per rank and the rank's own process */
+        double at[65];
+        for (int c = 1; c <= procs; c++) {
+            at[c] = cs_cores_run(t, c, term, sizeof term);
+            cr_expect_leq(at[c], prev * (1 + 1e-9), "%s: %d cores %.4f s > %d cores %.4f s", t, c,
+                          at[c], c - 1, prev);
+            prev = at[c];
+        }
+        double own = cs_cores_run(t, -1, term, sizeof term);
+        cr_expect_eq(own, at[2], "%s: the trace's own 2 cores", t);
+        double zero = cs_cores_run(t, 0, term, sizeof term);
+        cr_log_info("%s: cores 1 %.3f s, 2 %.3f s, %d %.3f s; cores = 0 %.3f s", t, at[1], at[2],
+                    procs, at[procs], zero);
+        cr_expect_gt(zero, at[procs], "%s", t);
+        char want[256];
+        snprintf(want, sizeof want,
+                 "CPU: not shared ([cluster] cores = 0): the trace's durations are replayed "
+                 "with the waits for a core its run measured on its 2 cores per node, not as on "
+                 "unlimited cores; for cores that never bind set [cluster] cores to at least the "
+                 "node's %d processes\n",
+                 procs);
+        cr_expect_not_null(strstr(term, want), "%s: %s", t, term);
+        cr_expect_null(strstr(term, "no CPU contention"), "%s: %s", t, term);
+        cr_expect_not_null(strstr(term, ", no CPU sharing modelled (the measured waits kept)\n"),
+                           "%s: %s", t, term);
+        double more = cs_cores_run(t, 1 << 20, term, sizeof term);
+        cr_expect_eq(more, at[procs], "%s: %d cores and unlimited", t, procs);
+    }
+}

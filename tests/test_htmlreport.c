@@ -877,6 +877,29 @@ Test(htmlreport, plan_headline_is_the_answer)
     snprintf(want, sizeof want, "with %s workers per GPU", cell(p, 0, "value"));
     cr_assert(strstr(headline(html), want), "no '%s'", want);
     stall_table_free(p);
+    free(html);
+    /* The answers table writes each answer as plan.csv and the terminal
+     * do: a worker, GPU or core count stays an integer beside a bandwidth
+     * of 114.7 MB/s in the same column (it read 8.000 workers). */
+    d = make("plt", "plan traces/w2 --set plan.max_gpus=4 -q");
+    html = real_report(d);
+    p = csv(d, "plan.csv");
+    int ints = 0, reals = 0;
+    for (size_t r = 0; r < p->nrows; r++) {
+        const char *v = cell(p, r, "value");
+        if (!*v || strpbrk(v, "eE-") || atof(v) >= 1e4)
+            continue;
+        if (strchr(v, '.')) {
+            reals++;
+            continue;
+        }
+        ints++;
+        char td[200];
+        snprintf(td, sizeof td, "<td>%s</td><td class=\"n\">%s</td>", cell(p, r, "quantity"), v);
+        cr_expect(strstr(html, td), "no '%s'", td);
+    }
+    cr_expect(ints >= 2 && reals >= 1, "%d integer and %d real answers", ints, reals);
+    stall_table_free(p);
     stall_table_free(s);
     free(html);
     /* The notebook's run: 10 workers per GPU meet the target. */

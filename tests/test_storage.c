@@ -546,6 +546,75 @@ Test(storage, a_smaller_cache_predicted_from_the_warm_trace)
                  sim[0], sim[1], sim[2], meas[0], meas[1], meas[2]);
 }
 
+/* [storage] trace_cache_mb where its fit leaves the measured read unknown:
+ * every epoch of the trace's run misses alike (x_e the same; docs/model.md
+ * 2.3), so the fetches are kept whole and the key changed nothing (it ran,
+ * and the run's own warning still asked for the key). Refused, naming the
+ * key and the miss share; where the epochs differ it is taken and changes
+ * the run. */
+static int store_try(const char *name, const char *const *sets, double *ep, stall_err *err)
+{
+    stall_config cfg;
+    stall_config_defaults(&cfg);
+    char set[1200];
+    snprintf(set, sizeof set, "trace.path=%s/traces/%s/trace.csv", STALL_SOURCE_DIR, name);
+    const char *base[] = {"scenario.mode=model",
+                          "trace.format=tidy",
+                          "align.start=none",
+                          "storage.bandwidth_mb_s=100",
+                          set,
+                          NULL};
+    for (int i = 0; base[i]; i++)
+        cr_assert_eq(stall_config_set(&cfg, base[i], err), 0, "%s", err->msg);
+    for (int i = 0; sets && sets[i]; i++)
+        cr_assert_eq(stall_config_set(&cfg, sets[i], err), 0, "%s: %s", sets[i], err->msg);
+    cr_assert_eq(stall_config_check(&cfg, err), 0, "%s", err->msg);
+    epochs_seen o = {0};
+    stall_run_opts opts = {.jobs = 1, .no_files = 1, .on_iter = seen, .observer = &o};
+    int rc = stall_scenario_run(&cfg, &opts, err);
+    for (int e = 0; e < 3; e++)
+        ep[e] = o.end[e] - o.start[e];
+    return rc;
+}
+
+Test(storage, trace_cache_mb_whose_fit_leaves_the_read_unknown_is_refused)
+{
+    const struct {
+        const char *trace, *cache, *trace_cache;
+        double share;
+    } no[] = {{"store_none", "storage.cache_mb=0", "storage.trace_cache_mb=0", 100},
+              {"store_warm", "storage.cache_mb=20", "storage.trace_cache_mb=0", 100},
+              /* a cache that never fills: a stable share, the same every epoch */
+              {"store_warm", "storage.cache_mb=100", "storage.trace_cache_mb=0.001", 100}};
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
+        stall_err err = {0};
+        double ep[3];
+        int rc = store_try(no[i].trace, (const char *const[]){no[i].cache, no[i].trace_cache, NULL},
+                           ep, &err);
+        cr_expect_eq(rc, STALL_ECONFIG, "%s %s: rc %d", no[i].trace, no[i].trace_cache, rc);
+        char want[200];
+        snprintf(want, sizeof want,
+                 "--set storage.trace_cache_mb: has no effect: with a cache of ");
+        cr_expect(strstr(err.msg, want) == err.msg, "%s", err.msg);
+        cr_expect(strstr(err.msg, "of its reads in every epoch, so they cannot be told from the "
+                                  "rest of its fetches") != NULL,
+                  "%s", err.msg);
+    }
+    /* Where the trace's epochs miss differently, the key is taken and the
+     * fit moves the run. */
+    stall_err err = {0};
+    double with[3], without[3];
+    cr_assert_eq(store_try("store_half",
+                           (const char *const[]){"storage.cache_mb=100",
+                                                 "storage.trace_cache_mb=20.48", NULL},
+                           with, &err),
+                 0, "%s", err.msg);
+    cr_assert_eq(
+        store_try("store_half", (const char *const[]){"storage.cache_mb=100", NULL}, without, &err),
+        0, "%s", err.msg);
+    cr_expect(with[0] != without[0] || with[1] != without[1] || with[2] != without[2]);
+}
+
 Test(storage, the_token_bucket_store_post_hoc)
 {
     /* Made after store_half and store_none were measured (docs/validation.md):

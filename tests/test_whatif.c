@@ -871,8 +871,10 @@ Test(whatif, persistent_workers_trace_pays_its_start_up_once_and_validates_exact
         snprintf(out, sizeof out, "%s/pcx%d", wdir, trial);
         o.outdir = out;
         cr_expect_eq(stall_validate(&c2, &o, &err), STALL_ECONFIG);
-        cr_expect(strstr(err.msg, "[trace] persistent_workers: false, but the trace records "
-                                  "persistent = 1") != NULL,
+        /* The message names where the key was given, as the prefetch and
+         * workers ones do (it once began "stallsim: : " after --set). */
+        cr_expect(strstr(err.msg, "--set trace.persistent_workers = false, but the trace "
+                                  "records persistent = 1 (its 'persistent' column)") == err.msg,
                   "%s", err.msg);
         stall_config c3;
         stall_config_defaults(&c3);
