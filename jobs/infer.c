@@ -565,7 +565,14 @@ int wi_load_json(const wi_trace_src *src, stall_measured *m, stall_err *err)
 
 const char *wi_workers_trace_say(const stall_measured *m)
 {
-    static _Thread_local char buf[64];
+    static _Thread_local char buf[192];
+    if (m && m->workers_shown > 0) {
+        snprintf(buf, sizeof buf,
+                 "; the fetch starts show %d, which this count allows: the start-up and "
+                 "hand-over are estimated with the count given",
+                 m->workers_shown);
+        return buf;
+    }
     if (!m || m->workers_trace <= 0)
         return "";
     snprintf(buf, sizeof buf, "; the trace reports %d", m->workers_trace);

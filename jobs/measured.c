@@ -358,14 +358,18 @@ int stall_measured_from_dsanalyzer(const stall_ds_trace *d, int workers, int pre
         t->compute_end[i] =
             t->ready[i] + stall_ds_compute(d, i / (size_t)d->gpus, (int)(i % (size_t)d->gpus));
     int from = STALL_WORKERS_GIVEN;
+    int shown = stall_measured_infer_workers(t, NULL);
     if (workers < 0) {
-        workers = stall_measured_infer_workers(t, NULL);
+        workers = shown;
         from = STALL_WORKERS_INFERRED;
     }
     stall_ds_tidy_workers(t, workers);
     int rc = stall_measured_from_tidy(t, m, err);
-    if (rc == 0)
+    if (rc == 0) {
         m->workers_from = from;
+        /* a count the starts allow but do not show (a multiple): said */
+        m->workers_shown = from == STALL_WORKERS_GIVEN && shown != workers ? shown : 0;
+    }
     stall_tidy_free(t);
     return rc;
 }

@@ -39,6 +39,7 @@ struct wi_stream {
     stall_tidy_info info;
     int workers, prefetch; /* as decided in pass 1 */
     int workers_from;      /* STALL_WORKERS_* */
+    int workers_shown;     /* a notebook trace's fetch starts, where a count was given */
     bool persistent;       /* [trace] persistent_workers: start-up from epoch 0 only */
     int expect_workers;    /* [trace] workers, the tidy reader's check of the worker ids (-1) */
     char *workers_at;      /* where it was given */
@@ -425,6 +426,8 @@ int wi_stream_start(const wi_trace_src *src, wi_stream **out, stall_err *err)
     if (rc == 0)
         rc = wi_trace_workers(src, s->info.workers, maxid, wi_stream_inferred, &inferred,
                               &s->workers, &s->workers_from, err);
+    if (rc == 0 && s->ds && s->workers_from == STALL_WORKERS_GIVEN && inferred != s->workers)
+        s->workers_shown = inferred; /* as stall_measured_from_dsanalyzer */
     if (rc == 0)
         rc = wi_trace_prefetch(src, s->prefetch, &s->prefetch, err);
     if (rc == 0 && s->ds && s->prefetch < 1)
@@ -472,6 +475,7 @@ int wi_stream_measure(wi_stream *s, const wi_xform *x, const stall_model_params 
         m->workers = s->workers;
         m->prefetch = s->prefetch;
         m->workers_from = s->workers_from;
+        m->workers_shown = s->workers_shown;
         m->ranks_per_node = s->info.ranks;
         m->turnaround = s->turn;
         rc = wi_pass3(s, x, p, m, err);

@@ -3179,3 +3179,31 @@ Test(cli, trace_cores_hold_the_capture_machine_or_are_refused)
     pclose(p);
     cr_assert(strstr(out, "on 2 cores per node, from the capture's meta.json"), "%s", out);
 }
+
+/* [trace] workers given as a multiple of what a notebook trace's fetch
+ * starts show (6 for 3) is allowed by them, and was taken without a word,
+ * though the start-up and hand-over estimated with it moved (0.13 -> 8.3 s
+ * and 0.031 -> 0 s) and the 8-worker what-if doubled. Both readers (the
+ * whole trace for validate, the stream for run) say so; the shown count
+ * itself, or none given, says nothing. */
+Test(cli, a_trace_workers_count_the_fetch_starts_do_not_show_is_said)
+{
+    const char *says = "the fetch starts show 3, which this count allows";
+    const char *cmds[] = {"validate " STALL_SOURCE_DIR "/configs/example.ini", "run " WHATIF};
+    for (int i = 0; i < 2; i++)
+        for (int w = 0; w < 3; w++) {
+            char cmd[3000], set[48] = "";
+            if (w > 0)
+                snprintf(set, sizeof set, " --set trace.workers=%d", 3 * w);
+            snprintf(cmd, sizeof cmd, BIN " %s%s -o %s/tw%d%d 2>&1", cmds[i], set, cdir, i, w);
+            FILE *p = popen(cmd, "r");
+            char out[16384] = "";
+            size_t n = fread(out, 1, sizeof out - 1, p);
+            out[n] = '\0';
+            cr_assert_eq(pclose(p), 0, "%s: %s", cmd, out);
+            if (w == 2)
+                cr_expect(strstr(out, says), "%s: %s", cmd, out);
+            else
+                cr_expect_null(strstr(out, "the fetch starts show"), "%s: %s", cmd, out);
+        }
+}

@@ -62,6 +62,8 @@ typedef struct stall_measured {
     int workers_from;           /* stall_workers_from: where `workers` came from */
     int workers_trace;          /* what a Kineto or dftracer trace reported where [trace]
                                    workers overrode it with another count (0: no such) */
+    int workers_shown;          /* what a notebook trace's fetch starts show where [trace]
+                                   workers gave another count they allow (0: no such) */
     int ranks_per_node;         /* the measured layout; = ranks when the trace does not say */
     double batch_mb;            /* mean of the trace's bytes column / 1e6; 0 without one */
     bool persistent;            /* the run kept its workers across epochs: start-up from epoch 0 */
