@@ -720,7 +720,7 @@ Test(cpushare, more_cores_never_slower_and_cores_0_says_it_keeps_the_measured_wa
         cr_log_info("%s: cores 1 %.3f s, 2 %.3f s, %d %.3f s; cores = 0 %.3f s", t, at[1], at[2],
                     procs, at[procs], zero);
         cr_expect_gt(zero, at[procs], "%s", t);
-        char want[256];
+        char want[320];
         snprintf(want, sizeof want,
                  "CPU: not shared ([cluster] cores = 0): the trace's durations are replayed "
                  "with the waits for a core its run measured on its 2 cores per node, not as on "
