@@ -204,17 +204,21 @@ static void plot_cell_label(char *b, size_t n, double v, int dec, int sig)
 }
 
 /* The label format of a heatmap panel (nx x ny cells): the first of the
- * panel's decimals, 3 significant digits, 2 (each at font 10, then 8) whose
+ * panel's decimals, 3 significant digits, 2 (each at font 10 with box
+ * margins 2, then font 8 with margins 1, then font 8 with margins 0) whose
  * widest label fits a cell; sig -1 when none does (no labels). A panel's
  * plot area is about 400 x 345 px of the 1100 x 460 figure (390 x 330
  * taken); a digit is about 0.62 x font px wide (pngcairo, sans), the box's
- * margins (2 at font 10, 1 at 8) add 0.7 and 0.4 x font px, and a line is
- * 1.6 x font px high. */
+ * margins add about 1.2, 0.75 and 0.15 x font px (a 24 x 8 grid's 2-digit
+ * labels at font 8, margins 1, drew boxes of about 16 px in cells of
+ * 16.25: they joined into a white band across each row; 0.4 was taken), a
+ * box leaves at least 15% of its cell free, and a line is 1.6 x font px
+ * high. */
 static void plot_cell_format(const double *v, size_t nv, int nx, int ny, int dec, int *sig,
-                             int *font)
+                             int *font, int *mar)
 {
-    static const int sigs[3] = {0, 3, 2}, fonts[2] = {10, 8};
-    static const double margin[2] = {0.7, 0.4};
+    static const int sigs[3] = {0, 3, 2}, fonts[3] = {10, 8, 8}, mars[3] = {2, 1, 0};
+    static const double margin[3] = {1.2, 0.75, 0.15};
     double cw = 390.0 / nx, ch = 330.0 / ny;
     for (int k = 0; k < 3; k++) {
         size_t wide = 0;
@@ -223,17 +227,18 @@ static void plot_cell_format(const double *v, size_t nv, int nx, int ny, int dec
             plot_cell_label(b, sizeof b, v[i], dec, sigs[k]);
             wide = strlen(b) > wide ? strlen(b) : wide;
         }
-        for (int f = 0; f < 2; f++) {
+        for (int f = 0; f < 3; f++) {
             double w = (0.62 * (double)wide + margin[f]) * fonts[f];
-            if (w <= 0.95 * cw && 1.6 * fonts[f] <= ch) {
+            if (w <= 0.85 * cw && 1.6 * fonts[f] <= ch) {
                 *sig = sigs[k];
                 *font = fonts[f];
+                *mar = mars[f];
                 return;
             }
         }
     }
     *sig = -1;
-    *font = 0;
+    *font = *mar = 0;
 }
 
 int stall_plot_sweep(plot_ctx *c, stall_err *err)
@@ -374,13 +379,13 @@ int stall_plot_sweep(plot_ctx *c, stall_err *err)
          * (3.8k) or smaller where the cells are narrow, none where even
          * that would not fit (a new user's 15 x 4 grid overlapped 3759 and
          * 5523 into "375 552"). */
-        int dec[2], sig[2], font[2];
+        int dec[2], sig[2], font[2], mar[2];
         const double *vals[2] = {th, st};
         for (int p = 0; p < 2; p++) {
             double span = isfinite(lo[p]) ? hi[p] - lo[p] : 0;
             dec[p] = span > 0 ? (int)ceil(-log10(span / 10)) : 1;
             dec[p] = dec[p] < 0 ? 0 : dec[p] > 4 ? 4 : dec[p];
-            plot_cell_format(vals[p], ncell, ax[0].n, ax[1].n, dec[p], &sig[p], &font[p]);
+            plot_cell_format(vals[p], ncell, ax[0].n, ax[1].n, dec[p], &sig[p], &font[p], &mar[p]);
         }
         fprintf(c->dat,
                 "# %s_index %s_index throughput stall_share_pct throughput_label "
@@ -453,7 +458,7 @@ int stall_plot_sweep(plot_ctx *c, stall_err *err)
             fprintf(c->gp, "\n%s\nset cbrange [%.9g:%.9g]\nset format cb \"%s\"\n", pal[p], a, b,
                     fmt);
             fprintf(c->gp, "set style textbox opaque fc rgb \"#ffffff\" noborder margins %d, 1\n",
-                    font[p] == 8 ? 1 : 2);
+                    mar[p]);
             fprintf(c->gp,
                     "plot \"sweep.dat\" using 1:2:(0.5):(0.5):%d with boxxyerror fs solid 1 "
                     "noborder fc palette z",

@@ -1624,16 +1624,47 @@ Test(plot, real_sweep_grid_labels_render_their_values_and_fit)
             continue;
         int font = atoi(u + strlen(use));
         cr_assert(font == 8 || font == 10, "font %d", font);
+        /* the panel's box margins: the last textbox style before its labels */
+        int mar = -1;
+        for (const char *m = strstr(gp, "noborder margins "); m && m < u;
+             m = strstr(m + 1, "noborder margins "))
+            mar = atoi(m + strlen("noborder margins "));
+        cr_assert(mar >= 0 && mar <= 2, "margins %d", mar);
         /* 15 cells across a plot area of about 400 px; a digit 0.62 x font
-         * px and the box's margins (2 at font 10, 1 at 8). */
-        double w = (0.62 * (double)wide[k] + (font == 10 ? 0.7 : 0.4)) * font;
-        cr_assert_leq(w, 400.0 / 15, "panel %d: %zu characters at font %d are %.1f px", k, wide[k],
-                      font, w);
+         * px and the box's margins (2, 1, 0: about 1.2, 0.75, 0.15 x font
+         * px), with room left between the boxes. */
+        double w = (0.62 * (double)wide[k] + (mar == 2 ? 1.2 : mar == 1 ? 0.75 : 0.15)) * font;
+        cr_assert_leq(w, 0.9 * 400.0 / 15, "panel %d: %zu characters at font %d are %.1f px", k,
+                      wide[k], font, w);
         drawn++;
     }
     cr_assert_eq(drawn, 2, "both panels fit labels here: %s", gp);
     cr_assert_null(strstr(gp, "sprintf(\"%"), "labels formatted in gnuplot, not the .dat's");
     free(gp);
+    /* 24 cells across: 2-digit labels boxed at font 8 with margins 1
+     * (about 16 px each in cells of 16) joined into a white band over every
+     * row; they get boxes without margins now, and the throughput's 4
+     * digits no labels, which the figure's note says. */
+    r = res_dir("swgrid24");
+    cr_assert_eq(sh("%s sweep configs/w2.ini --sweep loader.workers=1..24 --sweep "
+                    "cluster.cores=1..8 -o %s -q",
+                    BIN, r),
+                 0);
+    cr_assert_eq(stall_plot(r, &no_gnuplot, &res, &err), 0, "%s", err.msg);
+    snprintf(p, sizeof p, "%s/plots/sweep.gp", r);
+    gp = rd_slurp(p);
+    const char *lab = strstr(gp, "with labels boxed");
+    cr_assert_not_null(lab, "the stall share's 2 digits fit: %s", gp);
+    cr_assert_null(strstr(lab + 1, "with labels boxed"), "one panel of labels: %s", gp);
+    const char *m0 = strstr(gp, "noborder margins 0, 1");
+    cr_assert(m0 && m0 < lab && !strstr(m0 + 1, "noborder margins 1") &&
+                  !strstr(m0 + 1, "noborder margins 2"),
+              "the labels' boxes have no margins: %s", gp);
+    free(gp);
+    bool said = false;
+    for (int i = 0; i < res.nnote; i++)
+        said |= strstr(res.note[i], "throughput heatmap's cells (24 x 8) are too small") != NULL;
+    cr_assert(said, "the note says why the throughput cells have no labels");
     if (rd_have("gnuplot")) {
         const char *want[] = {"sweep"};
         check_figures(r, want, 1);
