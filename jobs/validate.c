@@ -221,14 +221,23 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
             snprintf(loader, sizeof loader, "%d workers x prefetch %d", p.workers, p.prefetch);
         else
             snprintf(loader, sizeof loader, "0 workers (the training process loads each batch)");
+        /* The workers' start-up, not analyze's epoch start-up (the first
+         * batch's wait, first fetch included): with 0 workers there is none
+         * (a 0-worker trace read "start-up 0.0000 s" beside analyze's
+         * 0.028 s of epoch start-up). */
+        char startup[160];
+        if (p.workers > 0)
+            snprintf(startup, sizeof startup, "worker start-up %.4f s (%s%s)",
+                     stall_ns_to_s(p.startup), m.fetch_fit ? "fitted" : "median",
+                     m.persistent ? " of epoch 0, paid once: persistent workers" : "");
+        else
+            snprintf(startup, sizeof startup, "no worker start-up (0 workers)");
         fprintf(f,
                 "stallsim %s: validate %s: %d ranks x %s, %lld batches x %d "
-                "epochs; %s: start-up %.4f s (%s%s), hand-over %.6f s per batch (%s%s)\n",
+                "epochs; %s: %s, hand-over %.6f s per batch (%s%s)\n",
                 stall_version(), cfg->format == STALL_FORMAT_DSANALYZER ? cfg->perf : cfg->path,
                 p.ranks, loader, (long long)p.batches, p.epochs,
-                m.fetch_fit ? "fitted to the waits" : "from the trace", stall_ns_to_s(p.startup),
-                m.fetch_fit ? "fitted" : "median",
-                m.persistent ? " of epoch 0, paid once: persistent workers" : "",
+                m.fetch_fit ? "fitted to the waits" : "from the trace", startup,
                 stall_ns_to_s(p.handover), m.fetch_fit ? "in the fetch" : "the run's mean", each);
         if (m.workers_from != STALL_WORKERS_TRACE)
             fprintf(f, "workers per GPU: %d, %s%s; prefetch factor %d%s\n", m.workers,

@@ -3207,3 +3207,26 @@ Test(cli, a_trace_workers_count_the_fetch_starts_do_not_show_is_said)
                 cr_expect_null(strstr(out, "the fetch starts show"), "%s: %s", cmd, out);
         }
 }
+
+/* validate's start-up is the workers' (the model's start-up parameter), not
+ * analyze's epoch start-up (the first batch's wait): a 0-worker profiler
+ * trace read "start-up 0.0000 s" beside analyze's 0.028 s. It says which,
+ * and with 0 workers that there is none. */
+Test(cli, validate_names_its_start_up_the_workers)
+{
+    const char *cases[][3] = {
+        {STALL_SOURCE_DIR "/tests/kineto/w0_sched", "no worker start-up (0 workers)", "w0"},
+        {W2, "from the trace: worker start-up 0.0203 s (median)", "w2"}};
+    for (int i = 0; i < 2; i++) {
+        char cmd[3000];
+        snprintf(cmd, sizeof cmd, BIN " validate %s -o %s/vs_%s 2>&1", cases[i][0], cdir,
+                 cases[i][2]);
+        FILE *p = popen(cmd, "r");
+        char out[16384] = "";
+        size_t n = fread(out, 1, sizeof out - 1, p);
+        out[n] = '\0';
+        cr_assert_eq(pclose(p), 0, "%s: %s", cmd, out);
+        cr_expect(strstr(out, cases[i][1]), "%s: %s", cmd, out);
+        cr_expect_null(strstr(out, ": start-up "), "%s: %s", cmd, out);
+    }
+}
