@@ -97,10 +97,31 @@ int stall_sync_fs(const char *path, stall_err *err)
     return 0;
 }
 
+/* stall_cleanup_stale's test: a temporary file of the file named ctx. */
+static bool io_own_tmp(const char *base, size_t len, void *ctx)
+{
+    const char *name = ctx;
+    return strlen(name) == len && strncmp(base, name, len) == 0;
+}
+
+/* Removes the temporary files "<path>.tmp.<pid>" that a killed process
+ * (SIGKILL) left beside path, so that a rerun leaves nothing behind either
+ * (`timeline -o`, analyze's files); one readdir of path's folder. */
+static void io_clean_stale(const char *path)
+{
+    char *dir = stall_path_dir(path);
+    const char *name = strrchr(path, '/');
+    name = name ? name + 1 : path;
+    if (*name)
+        stall_cleanup_stale(dir, io_own_tmp, (void *)name);
+    free(dir);
+}
+
 int stall_atomic_open(stall_atomic *a, const char *path, stall_err *err)
 {
     memset(a, 0, sizeof *a);
     stall_cleanup_check();
+    io_clean_stale(path);
     size_t n = strlen(path) + 32;
     char *tmp = stall_xmalloc(n);
     snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
