@@ -435,6 +435,29 @@ int stall_config_check(const stall_config *cfg, stall_err *err)
                              "factor without workers)",
                              cfg_at(cfg, "loader", "prefetch_factor", a, sizeof a),
                              cfg_at(cfg, "loader", "workers", b, sizeof b));
+    int64_t in_flight = cfg->workers * cfg->prefetch_factor;
+    if (cfg->workers > 0 && in_flight > STALL_LIMIT_IN_FLIGHT)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s x %s = %lld batches in flight per GPU, more than the limit of "
+                             "%lld",
+                             cfg_at(cfg, "loader", "workers", a, sizeof a),
+                             cfg_at(cfg, "loader", "prefetch_factor", b, sizeof b),
+                             (long long)in_flight, (long long)STALL_LIMIT_IN_FLIGHT);
+    int64_t t_in_flight = cfg->trace_workers * (cfg->trace_prefetch > 0 ? cfg->trace_prefetch : 2);
+    if (cfg->trace_workers > 0 && t_in_flight > STALL_LIMIT_IN_FLIGHT)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s x %s = %lld batches in flight per GPU, more than the limit of "
+                             "%lld",
+                             cfg_at(cfg, "trace", "workers", a, sizeof a),
+                             cfg_at(cfg, "trace", "prefetch_factor", b, sizeof b),
+                             (long long)t_in_flight, (long long)STALL_LIMIT_IN_FLIGHT);
+    if (cfg->workers > 0 && cfg->gpus > 0 && in_flight * cfg->gpus > STALL_LIMIT_SLOTS)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: %lld GPUs x %lld batches in flight each (workers x "
+                             "prefetch_factor) = %lld, more than the limit of %lld",
+                             cfg_at(cfg, "cluster", "gpus", a, sizeof a), (long long)cfg->gpus,
+                             (long long)in_flight, (long long)(in_flight * cfg->gpus),
+                             (long long)STALL_LIMIT_SLOTS);
     if (cfg->gpus > 0 && cfg->gpus_per_node > cfg->gpus)
         return stall_err_set(err, STALL_ECONFIG, "%s: %lld is more than %s = %lld",
                              cfg_at(cfg, "cluster", "gpus_per_node", a, sizeof a),

@@ -12,6 +12,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -216,14 +218,49 @@ int stall_analysis_write(const stall_analysis *a, const char *const *labels, int
     for (int j = 0; j < n; j++)
         ckpt = ckpt || a[j].checkpoint_s;
     int rc = stall_mkdirs(dir, err);
-    /* An older analysis's files go first, every kind (analyze -o into a
-     * folder keeps the folder's other files, outputs.md), and analyze.csv is
-     * written last: the folder's analysis files are one analysis's, also
-     * when it is interrupted half-way (then without analyze.csv). They were
-     * replaced one by one, an interrupt leaving two traces' files mixed. */
+    /* The new analysis is written whole into a work folder in dir
+     * (.analyze.tmp.<pid>, removed on SIGINT/SIGTERM/SIGHUP, and by the
+     * next analyze when a killed one left it), then, with those signals
+     * blocked, an older analysis's files go, every kind (analyze -o into a
+     * folder keeps the folder's other files, outputs.md), and the new ones
+     * are renamed into place: the folder's analysis files are one
+     * analysis's, the old one or the new one. Before, the old files were
+     * removed first and the new written one by one, so that an interrupt
+     * half-way lost the old analysis and left part of the new. */
     static const char *const kinds[] = {"analyze.csv", "per_rank.csv", "per_worker.csv",
                                         "windows.csv", "slowest.csv",  "checkpoint.csv",
                                         "storage.csv"};
+    char *tag = rc == 0 ? stall_path_join(dir, ".analyze") : NULL;
+    char *work = tag ? stall_work_dir_begin(tag, err) : NULL;
+    free(tag);
+    if (rc == 0 && !work)
+        rc = err->code;
+    if (rc == 0)
+        rc = stall_write_atomic_in(work, "per_rank.csv", an_fill_ranks, &o, err);
+    if (rc == 0)
+        rc = stall_write_atomic_in(work, "per_worker.csv", an_fill_workers, &o, err);
+    if (rc == 0)
+        rc = stall_write_atomic_in(work, "windows.csv", an_fill_windows, &o, err);
+    if (rc == 0)
+        rc = stall_write_atomic_in(work, "slowest.csv", an_fill_slowest, &o, err);
+    if (rc == 0 && ckpt)
+        rc = stall_write_atomic_in(work, "checkpoint.csv", an_fill_checkpoints, &o, err);
+    if (rc == 0)
+        rc = stall_analysis_write_storage(a, labels, n, work, err);
+    if (rc == 0)
+        rc = stall_write_atomic_in(work, "analyze.csv", an_fill_summary, &o, err);
+    if (rc == 0) {
+        char *prefix = stall_path_join(work, "");
+        stall_io_defer_end(prefix);
+        free(prefix);
+        rc = stall_io_deferred(work) ? 0 : stall_sync_fs(work, err);
+    }
+    sigset_t block, saved;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &block, &saved);
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0] && rc == 0; i++) {
         char *p = stall_path_join(dir, kinds[i]);
         if (unlink(p) != 0 && errno != ENOENT)
@@ -231,20 +268,18 @@ int stall_analysis_write(const stall_analysis *a, const char *const *labels, int
                                strerror(errno));
         free(p);
     }
-    if (rc == 0)
-        rc = stall_write_atomic_in(dir, "per_rank.csv", an_fill_ranks, &o, err);
-    if (rc == 0)
-        rc = stall_write_atomic_in(dir, "per_worker.csv", an_fill_workers, &o, err);
-    if (rc == 0)
-        rc = stall_write_atomic_in(dir, "windows.csv", an_fill_windows, &o, err);
-    if (rc == 0)
-        rc = stall_write_atomic_in(dir, "slowest.csv", an_fill_slowest, &o, err);
-    if (rc == 0 && ckpt)
-        rc = stall_write_atomic_in(dir, "checkpoint.csv", an_fill_checkpoints, &o, err);
-    if (rc == 0)
-        rc = stall_analysis_write_storage(a, labels, n, dir, err);
-    if (rc == 0)
-        rc = stall_write_atomic_in(dir, "analyze.csv", an_fill_summary, &o, err);
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0] && rc == 0; i++) {
+        char *from = stall_path_join(work, kinds[i]), *to = stall_path_join(dir, kinds[i]);
+        struct stat st;
+        if (lstat(from, &st) == 0 && rename(from, to) != 0)
+            rc = stall_err_set(err, STALL_EIO, "%s: cannot rename into place: %s", to,
+                               strerror(errno));
+        free(from);
+        free(to);
+    }
+    stall_work_dir_abort(work);
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    free(work);
     return rc;
 }
 

@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -359,65 +358,14 @@ int stall_job_begin(const char *final, bool clean_stale, char **work, stall_err 
     return 0;
 }
 
-/* Ends the deferred sync of work's files. */
-static void job_defer_end(const char *work)
-{
-    char *prefix = stall_path_join(work, "");
-    stall_io_defer_end(prefix);
-    free(prefix);
-}
-
 int stall_job_commit(const char *final, const char *work, stall_err *err)
 {
-    job_defer_end(work);
-    /* Durable before it is visible: one sync for every file of the folder.
-     * A work folder under an outer deferred prefix (a sweep point) is
-     * synced by that prefix's owner, with others, before its own rename. */
-    int rc = stall_io_deferred(work) ? 0 : stall_sync_fs(work, err);
-    if (rc) {
-        stall_remove_tree(work);
-        stall_cleanup_forget(work);
-        return rc;
-    }
-    char *old = job_sibling(final, "old");
-    /* No signal between the two renames: the old results are either in
-     * place or replaced, never gone with the new ones unfinished. */
-    sigset_t block, saved;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &block, &saved);
-    struct stat st;
-    bool had = lstat(final, &st) == 0;
-    if (had) {
-        if (rename(final, old) != 0)
-            rc = stall_err_set(err, STALL_EIO, "%s: cannot move the previous results aside: %s",
-                               final, strerror(errno));
-    }
-    if (rc == 0 && rename(work, final) != 0) {
-        rc = stall_err_set(err, STALL_EIO, "%s: cannot rename into place: %s", final,
-                           strerror(errno));
-        if (had)
-            rename(old, final);
-    }
-    if (rc == 0 && had)
-        stall_remove_tree(old);
-    if (rc)
-        stall_remove_tree(work);
-    stall_cleanup_forget(work);
-    pthread_sigmask(SIG_SETMASK, &saved, NULL);
-    free(old);
-    return rc;
+    return stall_work_dir_commit(final, work, err);
 }
 
 void stall_job_abort(const char *work)
 {
-    if (!work)
-        return;
-    job_defer_end(work);
-    stall_remove_tree(work);
-    stall_cleanup_forget(work);
+    stall_work_dir_abort(work);
 }
 
 static int job_inputs(const stall_config *cfg, bool json, stall_err *err)

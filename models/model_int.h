@@ -9,7 +9,7 @@
 #include "stall/model.h"
 
 /* Largest P*W, and largest G*P*W, accepted (keeps slot ids in int32). */
-#define MODEL_MAX_PW (INT32_C(1) << 20)
+#define MODEL_MAX_PW (INT32_C(1) << 20) /* STALL_LIMIT_IN_FLIGHT */
 #define MODEL_MAX_SLOTS INT64_C(0x7fffffff)
 
 int model_check(const stall_model_params *p, const stall_durations *d, stall_err *err);

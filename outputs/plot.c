@@ -9,7 +9,10 @@
  * restyles them without recomputing anything) and the tests can check the
  * numbers. Every figure is built in memory first and written atomically;
  * gnuplot then renders each script into <name>.tmp.{png,svg}, which are
- * renamed into place only when it succeeded. gnuplot is started with
+ * renamed only when it succeeded. The figures are written into a work
+ * folder plots.tmp.<pid> beside plots/, which replaces plots/ whole once
+ * every figure is rendered (stall_work_dir_commit): an interrupted plot
+ * leaves the old plots/ as it was, or none. gnuplot is started with
  * fork/exec (no shell sees a user's path); its error output is kept to
  * quote it. Each script draws the png and then the svg from a reset
  * state, so that no setting of one pass leaks into the other.
@@ -281,6 +284,19 @@ static int plot_render(const char *gnuplot, const char *plots, const char *name,
     return rc;
 }
 
+/* Removes plots/<fig>.* (a figure said instead of drawn, no figure drawn). */
+static void plot_drop_now(const char *plots, const char *fig)
+{
+    static const char *const ext[] = {"png", "svg", "dat", "gp"};
+    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s.%s", fig, ext[i]);
+        char *f = stall_path_join(plots, name);
+        remove(f);
+        free(f);
+    }
+}
+
 static int plot_folder(const char *dir, const stall_plot_opts *opts, stall_plot_result *res,
                        stall_err *err)
 {
@@ -344,9 +360,12 @@ static int plot_folder(const char *dir, const stall_plot_opts *opts, stall_plot_
     case STALL_RESULT_NONE:
         break;
     }
-    char *plots = stall_path_join(dir, "plots");
-    if (rc == 0 && res->nfig > 0)
-        rc = stall_mkdirs(plots, err);
+    char *final = stall_path_join(dir, "plots"), *plots = NULL;
+    if (rc == 0 && res->nfig > 0) {
+        plots = stall_work_dir_begin(final, err);
+        if (!plots)
+            rc = err->code;
+    }
     for (int i = 0; rc == 0 && i < res->nfig; i++) {
         char name[64];
         plot_buf d = {c.fig[i].dat, c.fig[i].datn}, g = {c.fig[i].gp, c.fig[i].gpn};
@@ -359,6 +378,12 @@ static int plot_folder(const char *dir, const stall_plot_opts *opts, stall_plot_
     char *gnuplot = rc == 0 && res->nfig > 0 ? plot_find_gnuplot(opts->gnuplot) : NULL;
     for (int i = 0; rc == 0 && gnuplot && i < res->nfig; i++)
         rc = plot_render(gnuplot, plots, res->name[i], err);
+    if (plots && rc == 0)
+        rc = stall_work_dir_commit(final, plots, err);
+    else if (plots)
+        stall_work_dir_abort(plots);
+    for (int i = 0; rc == 0 && !plots && i < c.ndropped; i++)
+        plot_drop_now(final, c.dropped[i]);
     res->rendered = rc == 0 && gnuplot;
     FILE *f = opts->term;
     if (rc == 0 && f) {
@@ -375,13 +400,14 @@ static int plot_folder(const char *dir, const stall_plot_opts *opts, stall_plot_
             fprintf(f,
                     "gnuplot not found: wrote data and scripts in %s; render with gnuplot "
                     "%s/*.gp\n",
-                    plots, plots);
+                    final, final);
         else if (res->nfig > 0)
             fprintf(f, "figures in %s/ (.png, .svg; data .dat and gnuplot scripts .gp beside)\n",
-                    plots);
+                    final);
     }
     free(gnuplot);
     free(plots);
+    free(final);
     for (int i = 0; i < STALL_PLOT_MAX; i++) {
         free(c.fig[i].dat);
         free(c.fig[i].gp);
@@ -407,14 +433,6 @@ int stall_plot(const char *dir, const stall_plot_opts *opts, stall_plot_result *
 
 void stall__plot_drop(plot_ctx *c, const char *fig)
 {
-    char *plots = stall_path_join(c->dir, "plots");
-    static const char *const ext[] = {"png", "svg", "dat", "gp"};
-    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
-        char name[64];
-        snprintf(name, sizeof name, "%s.%s", fig, ext[i]);
-        char *f = stall_path_join(plots, name);
-        remove(f);
-        free(f);
-    }
-    free(plots);
+    if (c->ndropped < STALL_PLOT_MAX)
+        c->dropped[c->ndropped++] = fig;
 }

@@ -34,6 +34,8 @@ typedef struct plot_ctx {
     plot_fig fig[STALL_PLOT_MAX];
     FILE *dat, *gp; /* the figure being built */
     int w, h;
+    const char *dropped[STALL_PLOT_MAX]; /* stall__plot_drop's figures */
+    int ndropped;
 } plot_ctx;
 
 void stall_plot_note(plot_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -79,8 +81,9 @@ typedef struct plot_combo {
     bool lone;         /* the run's only alignment, none/none (mode = model): not named */
 } plot_combo;
 
-/* A figure said instead of drawn: removes the files an earlier `plot` of
- * the folder left under its name, which would contradict the note. */
+/* A figure said instead of drawn: the files an earlier `plot` of the folder
+ * left under its name, which would contradict the note, are removed (with
+ * the old plots/ folder when a figure is drawn; one by one when none is). */
 void stall__plot_drop(plot_ctx *c, const char *fig);
 /* stall_ranks.png of alignment k (plot_ranks.c). */
 int stall__plot_stall_ranks(plot_ctx *c, const plot_combo *k, stall_err *err);

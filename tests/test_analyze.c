@@ -7,10 +7,14 @@
  * waits are known, and the closed form of a simulated steady state.
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "stall/analyze.h"
 #include "stall/config.h"
@@ -867,4 +871,99 @@ Test(analyze, a_run_whose_analysis_fails_leaves_the_earlier_folder_whole)
     free(sum1);
     free(an0);
     free(an1);
+}
+
+/* Whether folder d holds a name containing part. */
+static bool an_has_named(const char *d, const char *part)
+{
+    DIR *o = opendir(d);
+    if (!o)
+        return false;
+    bool found = false;
+    struct dirent *e;
+    while (!found && (e = readdir(o)) != NULL)
+        found = strstr(e->d_name, part) != NULL;
+    closedir(o);
+    return found;
+}
+
+/* A copy of file d/name (NULL when absent); free() it. */
+static char *an_copy(const char *d, const char *name)
+{
+    char p[1200];
+    snprintf(p, sizeof p, "%s/%s", d, name);
+    FILE *f = fopen(p, "r");
+    if (!f)
+        return NULL;
+    char *buf = calloc(1, 1 << 20);
+    cr_assert_not_null(buf);
+    size_t n = fread(buf, 1, (1 << 20) - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+Test(analyze, interrupted_analyze_keeps_the_old_analysis_whole, .timeout = 600)
+{
+    /* analyze -o into a folder with an older analysis removed the old
+     * files first and then wrote the new ones one by one: SIGTERM in
+     * between left part of the new analysis and none of the old. Now the
+     * new files are written into DIR/.analyze.tmp.<pid> and swapped in with
+     * the signals blocked. The signal is sent once that work folder
+     * appears (it never does without the fix); when the analysis ends
+     * before the signal lands, it tries again (the window is the writing
+     * and the sync, a few ms). */
+    char big[800], out[800], cmd[2400];
+    snprintf(big, sizeof big, "%s/big.csv", adir);
+    snprintf(out, sizeof out, "%s/res", adir);
+    snprintf(cmd, sizeof cmd, "python3 %s/bench/gen_tidy.py 20000 8 3 > %s 2>/dev/null",
+             STALL_SOURCE_DIR, big);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(cmd, sizeof cmd, "%s/stallsim analyze %s/traces/w2/trace.csv -o %s >/dev/null 2>&1",
+             STALL_BINARY_DIR, STALL_SOURCE_DIR, out);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    static const char *const files[] = {"analyze.csv", "per_rank.csv", "per_worker.csv",
+                                        "windows.csv", "slowest.csv"};
+    char *old[5];
+    for (int i = 0; i < 5; i++)
+        cr_assert_not_null(old[i] = an_copy(out, files[i]), "%s", files[i]);
+    bool seen = false, landed = false;
+    for (int tries = 0; tries < 40 && !landed; tries++) {
+        pid_t pid = fork();
+        cr_assert_neq(pid, -1);
+        if (pid == 0) {
+            if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
+                _exit(126);
+            execl(STALL_BINARY_DIR "/stallsim", "stallsim", "analyze", big, "-o", out,
+                  (char *)NULL);
+            _exit(127);
+        }
+        int st = 0;
+        bool ended = false;
+        while (!an_has_named(out, ".analyze.tmp.") && !ended)
+            ended = waitpid(pid, &st, WNOHANG) == pid;
+        if (!ended) {
+            seen = true;
+            kill(pid, SIGTERM);
+            waitpid(pid, &st, 0);
+        }
+        if (WIFSIGNALED(st)) {
+            landed = true;
+            cr_expect_eq(WTERMSIG(st), SIGTERM);
+            cr_expect_not(an_has_named(out, ".tmp"), "temporary files left in %s", out);
+            for (int i = 0; i < 5; i++) {
+                char *now = an_copy(out, files[i]);
+                cr_expect(now && strcmp(now, old[i]) == 0, "%s: not the old analysis's", files[i]);
+                free(now);
+            }
+        } else {
+            cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "analyze failed (status %d)", st);
+            cr_assert_eq(system(cmd), 0, "%s", cmd); /* the old analysis again */
+        }
+    }
+    cr_assert(seen, "no work folder .analyze.tmp.PID appeared in %s", out);
+    if (!landed)
+        cr_log_warn("every analysis ended before SIGTERM landed: nothing checked");
+    for (int i = 0; i < 5; i++)
+        free(old[i]);
 }

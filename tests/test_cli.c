@@ -2122,6 +2122,40 @@ static void refusal_cases(const refusal_case *c, size_t n, const char *tag)
     refusal_cases_in(STALL_SOURCE_DIR, c, n, tag);
 }
 
+/* workers x prefetch_factor per GPU (and that x GPUs) has a limit the model
+ * enforced with "stallsim: model: prefetch * workers = 67108864, must be
+ * <= 1048576", naming no key and stated nowhere (docs/limits.md, --help):
+ * now refused where the keys are read, naming them, exit 2; the limit
+ * itself runs. */
+Test(cli, batches_in_flight_over_the_limit_are_refused_naming_the_keys)
+{
+    static const refusal_case c[] = {
+        {"run", "configs/w2.ini --set loader.workers=1024 --set loader.prefetch_factor=1025",
+         "stallsim: --set loader.workers x --set loader.prefetch_factor = 1049600 batches in "
+         "flight per GPU, more than the limit of 1048576"},
+        {"run",
+         "configs/w2.ini --set loader.workers=1024 --set loader.prefetch_factor=1024 --set "
+         "cluster.gpus=4096",
+         "stallsim: --set cluster.gpus: 4096 GPUs x 1048576 batches in flight each (workers x "
+         "prefetch_factor) = 4294967296, more than the limit of 2147483647"},
+        {"validate",
+         "traces/w2/trace.csv --set trace.workers=1024 --set trace.prefetch_factor=65536",
+         "stallsim: --set trace.workers x --set trace.prefetch_factor = 67108864 batches in "
+         "flight per GPU, more than the limit of 1048576"},
+        {"run",
+         "configs/w2.ini --set loader.workers=1024 --set loader.prefetch_factor=1024 --set "
+         "cluster.gpus=1 --set run.batches=20 --set cluster.cores=0 --set fetch.cpu_share=1 "
+         "--set compute.cpu_share=0",
+         NULL},
+    };
+    refusal_cases(c, sizeof c / sizeof c[0], "inflight");
+    char *help;
+    sh_text(BIN " --help", &help);
+    cr_expect(strstr(help, "workers x prefetch_factor <= 1048576 (x GPUs < 2^31)"),
+              "--help does not state it");
+    free(help);
+}
+
 /* [loader] in_order = false with one worker per GPU (or none) was taken
  * silently: that worker fetches its batches one after another, so they are
  * ready in index order either way (summary.csv byte-identical with true and

@@ -5,13 +5,17 @@
  */
 #include <criterion/criterion.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "resultdir.h"
 #include "stall/plot.h"
@@ -2209,4 +2213,99 @@ Test(plot, stall_panels_mark_every_epoch_start_or_none)
         cr_expect(i ? arrows == starts[i] : true, "%d of %d epoch starts", arrows, starts[i]);
         free(gp);
     }
+}
+
+/* ---- an interrupted plot ---- */
+
+/* Names in folder d containing part. */
+static int plot_count_named(const char *d, const char *part)
+{
+    DIR *o = opendir(d);
+    if (!o)
+        return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(o)) != NULL)
+        n += strstr(e->d_name, part) != NULL;
+    closedir(o);
+    return n;
+}
+
+/* Starts `stallsim plot folder`, its output to /dev/null. */
+static pid_t plot_spawn(const char *folder)
+{
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1);
+    if (pid == 0) {
+        if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
+            _exit(126);
+        execl(BIN, BIN, "plot", folder, (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Waits until folder holds a name containing part (true), or pid ended or
+ * 300 s passed (false); polls every 2 ms. */
+static bool plot_wait_named(const char *folder, const char *part, pid_t pid)
+{
+    struct timespec ms2 = {0, 2000000};
+    for (int i = 0; i < 150000; i++, nanosleep(&ms2, NULL)) {
+        if (plot_count_named(folder, part) > 0)
+            return true;
+        int st;
+        if (waitpid(pid, &st, WNOHANG) == pid)
+            return false;
+    }
+    return false;
+}
+
+Test(plot, interrupted_plot_keeps_the_old_plots_and_a_killed_ones_work_is_removed, .timeout = 600)
+{
+    /* plot wrote into plots/ file by file: Ctrl-C or SIGTERM while gnuplot
+     * rendered left a half folder (some figures new, some old or missing)
+     * and <name>.tmp.{png,svg}. Now the figures go to plots.tmp.<pid>,
+     * which replaces plots/ whole at the end; the signal is sent once that
+     * work folder appears, so nothing depends on timing. */
+    const char *ini = sub("p.ini");
+    rd_write(dir, "p.ini",
+             "[scenario]\nname = p\nmode = model\n[trace]\nformat = none\n[loader]\nworkers = 2\n"
+             "[cluster]\ngpus = 4\n[fetch]\nmean_s = 0.1\ndist = lognormal\nsigma = 0.3\n"
+             "[compute]\nmean_s = 0.05\n[run]\nbatches = 2000\n");
+    const char *res = sub("res");
+    cr_assert_eq(sh("%s run %s -o %s -q", BIN, ini, res), 0);
+    cr_assert_eq(sh("%s plot %s", BIN, res), 0);
+    const char *plots = sub("res/plots");
+    FILE *f = fopen(sub("res/plots/old.txt"), "w");
+    cr_assert_not_null(f);
+    fputs("the old plots/\n", f);
+    fclose(f);
+    int before = plot_count_named(plots, ".");
+    const int sigs[] = {SIGINT, SIGTERM};
+    for (int i = 0; i < 2; i++) {
+        pid_t pid = plot_spawn(res);
+        bool seen = plot_wait_named(res, "plots.tmp.", pid);
+        int st = 0;
+        kill(pid, sigs[i]);
+        waitpid(pid, &st, 0);
+        cr_assert(seen, "no work folder plots.tmp.PID appeared in %s", res);
+        cr_expect(WIFSIGNALED(st) && WTERMSIG(st) == sigs[i],
+                  "plot should die of signal %d (status %d)", sigs[i], st);
+        cr_expect_eq(plot_count_named(res, ".tmp"), 0, "work folders left in %s", res);
+        cr_expect_eq(plot_count_named(plots, ".tmp"), 0, "temporary files left in %s", plots);
+        cr_expect(rd_exists(plots, "old.txt"), "the old plots/ was not kept whole");
+        cr_expect_eq(plot_count_named(plots, "."), before, "the old plots/ changed");
+    }
+    /* SIGKILL leaves the work folder; the next plot removes it and replaces
+     * plots/ whole. */
+    pid_t pid = plot_spawn(res);
+    bool seen = plot_wait_named(res, "plots.tmp.", pid);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    cr_assert(seen, "no work folder plots.tmp.PID appeared in %s", res);
+    cr_assert_eq(plot_count_named(res, "plots.tmp."), 1);
+    cr_assert_eq(sh("%s plot %s", BIN, res), 0);
+    cr_expect_eq(plot_count_named(res, ".tmp"), 0, "the killed plot's work folder was left");
+    cr_expect_not(rd_exists(plots, "old.txt"), "plots/ was not replaced whole");
+    cr_expect(rd_exists(plots, "cdf.dat"));
 }

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "stall/analyze.h"
@@ -482,4 +484,35 @@ Test(timeline, simulated_run_is_valid_with_one_track_per_worker)
     cr_expect_gt(count(&j, 'X', "barrier wait"), 0, "ranks 0 and 2 wait for rank 1");
     free(j.evs);
     stall_tidy_free(t);
+}
+
+Test(timeline, a_rerun_removes_the_temporary_file_a_killed_one_left)
+{
+    /* SIGKILL leaves <file>.tmp.<pid> beside the timeline (no handler can
+     * remove it); the next timeline into the same file removed nothing: it
+     * stayed for good. Now it is removed when its process is gone, never a
+     * live process's. A dead pid: a child's, reaped. */
+    pid_t dead = fork();
+    cr_assert_neq(dead, -1);
+    if (dead == 0)
+        _exit(0);
+    waitpid(dead, NULL, 0);
+    char out[512], stale[600], live[600], cmd[2048];
+    snprintf(out, sizeof out, "%s/k.json", tdir);
+    snprintf(stale, sizeof stale, "%s.tmp.%ld", out, (long)dead);
+    snprintf(live, sizeof live, "%s.tmp.%ld", out, (long)getpid());
+    for (int i = 0; i < 2; i++) {
+        FILE *f = fopen(i ? live : stale, "w");
+        cr_assert_not_null(f);
+        fputs("{\"traceEvents\": [", f);
+        fclose(f);
+    }
+    snprintf(cmd, sizeof cmd, "%s/stallsim timeline %s/traces/w2/trace.csv -o %s >/dev/null 2>&1",
+             STALL_BINARY_DIR, STALL_SOURCE_DIR, out);
+    int st = system(cmd);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: status %d", cmd, st);
+    struct stat sb;
+    cr_expect_eq(stat(out, &sb), 0, "no timeline written");
+    cr_expect_neq(stat(stale, &sb), 0, "the killed run's %s was left", stale);
+    cr_expect_eq(stat(live, &sb), 0, "a live process's temporary file was removed");
 }

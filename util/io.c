@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,10 +98,31 @@ int stall_sync_fs(const char *path, stall_err *err)
     return 0;
 }
 
+/* stall_cleanup_stale's test: a temporary file of the file named ctx. */
+static bool io_own_tmp(const char *base, size_t len, void *ctx)
+{
+    const char *name = ctx;
+    return strlen(name) == len && strncmp(base, name, len) == 0;
+}
+
+/* Removes the temporary files "<path>.tmp.<pid>" that a killed process
+ * (SIGKILL) left beside path, so that a rerun leaves nothing behind either
+ * (`timeline -o`, analyze's files); one readdir of path's folder. */
+static void io_clean_stale(const char *path)
+{
+    char *dir = stall_path_dir(path);
+    const char *name = strrchr(path, '/');
+    name = name ? name + 1 : path;
+    if (*name)
+        stall_cleanup_stale(dir, io_own_tmp, (void *)name);
+    free(dir);
+}
+
 int stall_atomic_open(stall_atomic *a, const char *path, stall_err *err)
 {
     memset(a, 0, sizeof *a);
     stall_cleanup_check();
+    io_clean_stale(path);
     size_t n = strlen(path) + 32;
     char *tmp = stall_xmalloc(n);
     snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
@@ -176,6 +198,96 @@ int stall_write_atomic_in(const char *dir, const char *name, stall_fill_fn fill,
     int rc = stall_write_atomic(path, fill, ctx, err);
     free(path);
     return rc;
+}
+
+/* final's sibling "<final>.<tag>.<pid>" (trailing slashes dropped). */
+static char *io_sibling(const char *final, const char *tag)
+{
+    size_t len = strlen(final);
+    while (len > 1 && final[len - 1] == '/')
+        len--;
+    size_t n = len + strlen(tag) + 32;
+    char *p = stall_xmalloc(n);
+    snprintf(p, n, "%.*s.%s.%ld", (int)len, final, tag, (long)getpid());
+    return p;
+}
+
+char *stall_work_dir_begin(const char *final, stall_err *err)
+{
+    char *w = io_sibling(final, "tmp");
+    io_clean_stale(final);
+    stall_remove_tree(w); /* a stale one of a dead process with our pid */
+    stall_cleanup_add(w);
+    stall_cleanup_check();
+    if (mkdir(w, 0777) != 0) {
+        stall_err_set(err, STALL_EIO, "%s: cannot create folder: %s (its work folder %s)", final,
+                      strerror(errno), w);
+        stall_cleanup_forget(w);
+        free(w);
+        return NULL;
+    }
+    char *prefix = stall_path_join(w, "");
+    stall_io_defer_sync(prefix);
+    free(prefix);
+    return w;
+}
+
+static void io_defer_end(const char *work)
+{
+    char *prefix = stall_path_join(work, "");
+    stall_io_defer_end(prefix);
+    free(prefix);
+}
+
+int stall_work_dir_commit(const char *final, const char *work, stall_err *err)
+{
+    io_defer_end(work);
+    /* Durable before it is visible: one sync for every file of the folder.
+     * A work folder under an outer deferred prefix (a sweep point) is
+     * synced by that prefix's owner, with others, before its own rename. */
+    int rc = stall_io_deferred(work) ? 0 : stall_sync_fs(work, err);
+    if (rc) {
+        stall_remove_tree(work);
+        stall_cleanup_forget(work);
+        return rc;
+    }
+    char *old = io_sibling(final, "old");
+    /* No signal between the two renames: the old folder is either in place
+     * or replaced, never gone with the new one unfinished. */
+    sigset_t block, saved;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &block, &saved);
+    struct stat st;
+    bool had = lstat(final, &st) == 0;
+    if (had && rename(final, old) != 0)
+        rc = stall_err_set(err, STALL_EIO, "%s: cannot move the previous results aside: %s", final,
+                           strerror(errno));
+    if (rc == 0 && rename(work, final) != 0) {
+        rc = stall_err_set(err, STALL_EIO, "%s: cannot rename into place: %s", final,
+                           strerror(errno));
+        if (had)
+            rename(old, final);
+    }
+    if (rc == 0 && had)
+        stall_remove_tree(old);
+    if (rc)
+        stall_remove_tree(work);
+    stall_cleanup_forget(work);
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    free(old);
+    return rc;
+}
+
+void stall_work_dir_abort(const char *work)
+{
+    if (!work)
+        return;
+    io_defer_end(work);
+    stall_remove_tree(work);
+    stall_cleanup_forget(work);
 }
 
 int stall_mkdirs(const char *path, stall_err *err)

@@ -93,6 +93,21 @@ bool stall_io_sync(void);
  * syncfs. Returns 0 or STALL_EIO naming path. */
 int stall_sync_fs(const char *path, stall_err *err);
 
+/* A folder written whole or not at all, beside its target `final`: the work
+ * folder "<final>.tmp.<pid>" is made (after removing those of killed
+ * processes, stall_cleanup_stale), registered for removal on SIGINT, SIGTERM
+ * and SIGHUP (stall/cleanup.h) and its files' fsyncs deferred to the commit.
+ * Returns the work path (caller frees), or NULL with err set. */
+char *stall_work_dir_begin(const char *final, stall_err *err);
+/* Replaces `final` by `work` whole: one sync of the file system, final (if
+ * any) moved aside, work renamed into place and the old removed, with
+ * SIGINT, SIGTERM and SIGHUP blocked between the renames so that the old
+ * folder is either in place or replaced. On failure work is removed and
+ * final left as it was. Returns 0 or STALL_EIO naming final. */
+int stall_work_dir_commit(const char *final, const char *work, stall_err *err);
+/* Removes an uncommitted work folder (NULL: nothing). */
+void stall_work_dir_abort(const char *work);
+
 /* mkdir -p. Returns 0 or STALL_EIO naming the folder. */
 int stall_mkdirs(const char *path, stall_err *err);
 

@@ -25,16 +25,18 @@
 extern "C" {
 #endif
 
-#define STALL_LIMIT_BATCHES INT64_C(1000000000) /* batches per rank per epoch */
-#define STALL_LIMIT_EPOCHS 1048576              /* epochs */
-#define STALL_LIMIT_RANKS 65536                 /* GPUs (DDP ranks) */
-#define STALL_LIMIT_WORKERS 1024                /* DataLoader workers per rank */
-#define STALL_LIMIT_PREFETCH 65536              /* prefetch factor */
-#define STALL_LIMIT_DURATION_S 1e6              /* one duration (fetch, compute, ...) */
-#define STALL_LIMIT_SCALE 100.0                 /* a what-if speed factor */
-#define STALL_LIMIT_SPAN_S 1e7                  /* first to last time of one trace */
-#define STALL_LIMIT_CLOCK_S 4e9                 /* a clock reading (Unix time: year 2096) */
-#define STALL_LIMIT_HORIZON_S 5e9               /* simulated clock */
+#define STALL_LIMIT_BATCHES INT64_C(1000000000)  /* batches per rank per epoch */
+#define STALL_LIMIT_EPOCHS 1048576               /* epochs */
+#define STALL_LIMIT_RANKS 65536                  /* GPUs (DDP ranks) */
+#define STALL_LIMIT_WORKERS 1024                 /* DataLoader workers per rank */
+#define STALL_LIMIT_PREFETCH 65536               /* prefetch factor */
+#define STALL_LIMIT_IN_FLIGHT (INT64_C(1) << 20) /* workers x prefetch factor per GPU */
+#define STALL_LIMIT_SLOTS INT64_C(0x7fffffff)    /* that x GPUs */
+#define STALL_LIMIT_DURATION_S 1e6               /* one duration (fetch, compute, ...) */
+#define STALL_LIMIT_SCALE 100.0                  /* a what-if speed factor */
+#define STALL_LIMIT_SPAN_S 1e7                   /* first to last time of one trace */
+#define STALL_LIMIT_CLOCK_S 4e9                  /* a clock reading (Unix time: year 2096) */
+#define STALL_LIMIT_HORIZON_S 5e9                /* simulated clock */
 #define STALL_LIMIT_LINE_BYTES 16777216 /* one line of a trace CSV (65536 GPU columns fit) */
 
 #define STALL_LIMIT_DURATION_NS (INT64_C(1000000) * STALL_NS_PER_S)
@@ -45,7 +47,8 @@ extern "C" {
 /* One line stating the limits, for --help and messages. */
 #define STALL_LIMITS_TEXT                                                                          \
     "limits: batches <= 1e9 per epoch, epochs <= 1048576, GPUs <= 65536, workers <= 1024, "        \
-    "prefetch_factor <= 65536, a duration <= 1e6 s, a speed factor <= 100, a trace's times "       \
+    "prefetch_factor <= 65536, workers x prefetch_factor <= 1048576 (x GPUs < 2^31), a duration "  \
+    "<= 1e6 s, a speed factor <= 100, a trace's times "                                            \
     "within 1e7 s of each other and <= 4e9 s (Unix time), simulated time <= 5e9 s, a trace line "  \
     "<= 16 MiB, memory <= the machine's"
 
