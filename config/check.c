@@ -435,22 +435,24 @@ int stall_config_check(const stall_config *cfg, stall_err *err)
                              "factor without workers)",
                              cfg_at(cfg, "loader", "prefetch_factor", a, sizeof a),
                              cfg_at(cfg, "loader", "workers", b, sizeof b));
+    /* The run's loader and the measured one's: workers x prefetch_factor. */
+    const struct {
+        const char *section;
+        int64_t workers, prefetch;
+    } loaders[2] = {
+        {"loader", cfg->workers, cfg->prefetch_factor},
+        {"trace", cfg->trace_workers, cfg->trace_prefetch > 0 ? cfg->trace_prefetch : 2}};
+    for (int l = 0; l < 2; l++) {
+        int64_t n = loaders[l].workers * loaders[l].prefetch;
+        if (loaders[l].workers > 0 && n > STALL_LIMIT_IN_FLIGHT)
+            return stall_err_set(err, STALL_ECONFIG,
+                                 "%s x %s = %lld batches in flight per GPU, more than the limit "
+                                 "of %lld",
+                                 cfg_at(cfg, loaders[l].section, "workers", a, sizeof a),
+                                 cfg_at(cfg, loaders[l].section, "prefetch_factor", b, sizeof b),
+                                 (long long)n, (long long)STALL_LIMIT_IN_FLIGHT);
+    }
     int64_t in_flight = cfg->workers * cfg->prefetch_factor;
-    if (cfg->workers > 0 && in_flight > STALL_LIMIT_IN_FLIGHT)
-        return stall_err_set(err, STALL_ECONFIG,
-                             "%s x %s = %lld batches in flight per GPU, more than the limit of "
-                             "%lld",
-                             cfg_at(cfg, "loader", "workers", a, sizeof a),
-                             cfg_at(cfg, "loader", "prefetch_factor", b, sizeof b),
-                             (long long)in_flight, (long long)STALL_LIMIT_IN_FLIGHT);
-    int64_t t_in_flight = cfg->trace_workers * (cfg->trace_prefetch > 0 ? cfg->trace_prefetch : 2);
-    if (cfg->trace_workers > 0 && t_in_flight > STALL_LIMIT_IN_FLIGHT)
-        return stall_err_set(err, STALL_ECONFIG,
-                             "%s x %s = %lld batches in flight per GPU, more than the limit of "
-                             "%lld",
-                             cfg_at(cfg, "trace", "workers", a, sizeof a),
-                             cfg_at(cfg, "trace", "prefetch_factor", b, sizeof b),
-                             (long long)t_in_flight, (long long)STALL_LIMIT_IN_FLIGHT);
     if (cfg->workers > 0 && cfg->gpus > 0 && in_flight * cfg->gpus > STALL_LIMIT_SLOTS)
         return stall_err_set(err, STALL_ECONFIG,
                              "%s: %lld GPUs x %lld batches in flight each (workers x "

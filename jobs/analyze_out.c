@@ -255,12 +255,8 @@ int stall_analysis_write(const stall_analysis *a, const char *const *labels, int
         free(prefix);
         rc = stall_io_deferred(work) ? 0 : stall_sync_fs(work, err);
     }
-    sigset_t block, saved;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &block, &saved);
+    sigset_t saved;
+    stall_signals_hold(&saved);
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0] && rc == 0; i++) {
         char *p = stall_path_join(dir, kinds[i]);
         if (unlink(p) != 0 && errno != ENOENT)

@@ -279,17 +279,6 @@ int stall_job_manifest(const stall_config *cfg, const char *outdir, stall_err *e
 
 /* ---- result folders ---- */
 
-static char *job_sibling(const char *final, const char *tag)
-{
-    size_t n = strlen(final) + 48;
-    char *p = stall_xmalloc(n);
-    size_t len = strlen(final);
-    while (len > 1 && final[len - 1] == '/')
-        len--;
-    snprintf(p, n, "%.*s.%s.%ld", (int)len, final, tag, (long)getpid());
-    return p;
-}
-
 int stall_job_check_out(const char *final, stall_err *err)
 {
     struct stat st;
@@ -305,13 +294,6 @@ int stall_job_check_out(const char *final, stall_err *err)
     return stall_check_writable(final, true, err);
 }
 
-/* A work path of final's own: "<final's name>.tmp.<pid>". */
-static bool job_own_work(const char *base, size_t len, void *ctx)
-{
-    const char *name = ctx;
-    return strlen(name) == len && strncmp(base, name, len) == 0;
-}
-
 int stall_job_begin(const char *final, bool clean_stale, char **work, stall_err *err)
 {
     *work = NULL;
@@ -320,42 +302,14 @@ int stall_job_begin(const char *final, bool clean_stale, char **work, stall_err 
         return rc;
     char *parent = stall_path_dir(final);
     rc = stall_mkdirs(parent, err);
-    if (rc == 0 && clean_stale) {
-        /* The work folders of earlier runs into final that were killed
-         * (SIGKILL leaves them; their pid is gone). */
-        size_t len = strlen(final);
-        while (len > 1 && final[len - 1] == '/')
-            len--;
-        size_t start = len;
-        while (start > 0 && final[start - 1] != '/')
-            start--;
-        char *name = stall_xmalloc(len - start + 1);
-        memcpy(name, final + start, len - start);
-        name[len - start] = '\0';
-        stall_cleanup_stale(parent, job_own_work, name);
-        free(name);
-    }
     free(parent);
     if (rc)
         return rc;
-    char *w = job_sibling(final, "tmp");
-    stall_remove_tree(w); /* a stale one of a dead process with our pid */
-    stall_cleanup_add(w);
-    stall_cleanup_check();
-    if (mkdir(w, 0777) != 0) {
-        /* named by the folder asked for; the work folder beside it is ours */
-        rc = stall_err_set(err, STALL_EIO, "%s: cannot create folder: %s (its work folder %s)",
-                           final, strerror(errno), w);
-        stall_cleanup_forget(w);
-        free(w);
-        return rc;
-    }
-    /* Files in the work folder are synced once, at the commit. */
-    char *prefix = stall_path_join(w, "");
-    stall_io_defer_sync(prefix);
-    free(prefix);
-    *work = w;
-    return 0;
+    /* The work folders of earlier runs into final that were killed
+     * (SIGKILL leaves them; their pid is gone) go first, unless the caller
+     * cleaned the parent once for many (a sweep's points). */
+    *work = clean_stale ? stall_work_dir_begin(final, err) : stall_work_dir_make(final, err);
+    return *work ? 0 : err->code;
 }
 
 int stall_job_commit(const char *final, const char *work, stall_err *err)

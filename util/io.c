@@ -110,12 +110,21 @@ static bool io_own_tmp(const char *base, size_t len, void *ctx)
  * (`timeline -o`, analyze's files); one readdir of path's folder. */
 static void io_clean_stale(const char *path)
 {
+    size_t len = strlen(path);
+    while (len > 1 && path[len - 1] == '/')
+        len--;
+    size_t start = len;
+    while (start > 0 && path[start - 1] != '/')
+        start--;
+    if (start == len)
+        return;
+    char *name = stall_xmalloc(len - start + 1);
+    memcpy(name, path + start, len - start);
+    name[len - start] = '\0';
     char *dir = stall_path_dir(path);
-    const char *name = strrchr(path, '/');
-    name = name ? name + 1 : path;
-    if (*name)
-        stall_cleanup_stale(dir, io_own_tmp, (void *)name);
+    stall_cleanup_stale(dir, io_own_tmp, name);
     free(dir);
+    free(name);
 }
 
 int stall_atomic_open(stall_atomic *a, const char *path, stall_err *err)
@@ -212,10 +221,25 @@ static char *io_sibling(const char *final, const char *tag)
     return p;
 }
 
+void stall_signals_hold(sigset_t *saved)
+{
+    sigset_t block;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &block, saved);
+}
+
 char *stall_work_dir_begin(const char *final, stall_err *err)
 {
-    char *w = io_sibling(final, "tmp");
     io_clean_stale(final);
+    return stall_work_dir_make(final, err);
+}
+
+char *stall_work_dir_make(const char *final, stall_err *err)
+{
+    char *w = io_sibling(final, "tmp");
     stall_remove_tree(w); /* a stale one of a dead process with our pid */
     stall_cleanup_add(w);
     stall_cleanup_check();
@@ -254,12 +278,8 @@ int stall_work_dir_commit(const char *final, const char *work, stall_err *err)
     char *old = io_sibling(final, "old");
     /* No signal between the two renames: the old folder is either in place
      * or replaced, never gone with the new one unfinished. */
-    sigset_t block, saved;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &block, &saved);
+    sigset_t saved;
+    stall_signals_hold(&saved);
     struct stat st;
     bool had = lstat(final, &st) == 0;
     if (had && rename(final, old) != 0)

@@ -5,6 +5,7 @@
 #ifndef STALL_IO_H
 #define STALL_IO_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -93,12 +94,22 @@ bool stall_io_sync(void);
  * syncfs. Returns 0 or STALL_EIO naming path. */
 int stall_sync_fs(const char *path, stall_err *err);
 
+/* Blocks SIGINT, SIGTERM and SIGHUP in the calling thread (the old mask in
+ * *saved, for pthread_sigmask(SIG_SETMASK, saved, NULL)): between the
+ * renames that put results in place, so that an interrupt finds them either
+ * old or new. */
+void stall_signals_hold(sigset_t *saved);
+
 /* A folder written whole or not at all, beside its target `final`: the work
  * folder "<final>.tmp.<pid>" is made (after removing those of killed
  * processes, stall_cleanup_stale), registered for removal on SIGINT, SIGTERM
  * and SIGHUP (stall/cleanup.h) and its files' fsyncs deferred to the commit.
  * Returns the work path (caller frees), or NULL with err set. */
 char *stall_work_dir_begin(const char *final, stall_err *err);
+/* The same without looking for killed processes' work folders (a caller
+ * that cleaned the folder's parent once for many, as a sweep for its
+ * points). */
+char *stall_work_dir_make(const char *final, stall_err *err);
 /* Replaces `final` by `work` whole: one sync of the file system, final (if
  * any) moved aside, work renamed into place and the old removed, with
  * SIGINT, SIGTERM and SIGHUP blocked between the renames so that the old
