@@ -45,6 +45,10 @@ static const cfg_rule cfg_rules[] = {
     {"trace", "persistent_workers", CFG_M_MODEL, CFG_F_TRACE,
      "the measured loader, for mode = model"},
     {"trace", "cores", CFG_M_MODEL, CFG_F_TRACE, "the measured machine, for mode = model"},
+    {"storage", "trace_mb_s", CFG_M_MODEL, CFG_F_TRACE, "the measured storage, for mode = model"},
+    {"storage", "trace_latency_ms", CFG_M_MODEL, CFG_F_TRACE,
+     "the measured storage, for mode = model"},
+    {"storage", "trace_cache_mb", CFG_M_MODEL, CFG_F_TRACE, "the measured cache, for mode = model"},
     {"align", "start", CFG_M_REPLAY | CFG_M_SEED, CFG_F_ALL,
      "a counterfactual on measured starts, replay and seed only"},
     {"replay", NULL, CFG_M_REPLAY | CFG_M_SEED, CFG_F_ALL, "trace-timed replay"},
@@ -329,17 +333,33 @@ static int cfg_check_tiers(const stall_config *cfg, stall_err *err)
         return stall_err_set(err, STALL_ECONFIG,
                              "%s: must be > 0 for the storage tiers (a tier key is set)",
                              cfg_at(cfg, "storage", "batch_mb", a, sizeof a));
-    if (cfg->bandwidth_mb_s <= 0 && cfg->global_mb_s <= 0 && cfg->latency_ms <= 0)
+    /* the storage the trace's run read from (docs/model.md 2.3): its read
+     * is found by simulating that run there, and the what-if's may cost
+     * nothing (a store as fast as memory) */
+    bool tstore = stall_config_given(cfg, "storage", "trace_mb_s") ||
+                  stall_config_given(cfg, "storage", "trace_latency_ms");
+    if (tstore && cfg->trace_mb_s <= 0 && cfg->trace_latency_ms <= 0)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: has no effect: a store of unlimited bandwidth and no latency "
+                             "reads in no time, so nothing is taken out of the trace's fetches; "
+                             "give trace_mb_s or trace_latency_ms > 0",
+                             cfg_at(cfg, "storage",
+                                    stall_config_given(cfg, "storage", "trace_mb_s")
+                                        ? "trace_mb_s"
+                                        : "trace_latency_ms",
+                                    a, sizeof a));
+    if (cfg->bandwidth_mb_s <= 0 && cfg->global_mb_s <= 0 && cfg->latency_ms <= 0 && !tstore)
         return stall_err_set(err, STALL_ECONFIG,
                              "%s: a cache miss costs nothing without [storage] bandwidth_mb_s, "
                              "global_mb_s or latency_ms: set one (the store behind the cache)",
                              cfg_at(cfg, "storage", "cache_mb", a, sizeof a));
-    if (stall_config_given(cfg, "storage", "requests_per_batch") && cfg->latency_ms <= 0)
+    if (stall_config_given(cfg, "storage", "requests_per_batch") && cfg->latency_ms <= 0 &&
+        !(tstore && cfg->trace_latency_ms > 0))
         return stall_err_set(err, STALL_ECONFIG, "%s: has no effect without %s > 0",
                              cfg_at(cfg, "storage", "requests_per_batch", a, sizeof a),
                              cfg_at(cfg, "storage", "latency_ms", b, sizeof b));
     if (stall_config_given(cfg, "storage", "queue") && cfg->bandwidth_mb_s <= 0 &&
-        cfg->global_mb_s <= 0)
+        cfg->global_mb_s <= 0 && !(tstore && cfg->trace_mb_s > 0))
         return stall_err_set(err, STALL_ECONFIG,
                              "%s: has no effect without [storage] bandwidth_mb_s or global_mb_s",
                              cfg_at(cfg, "storage", "queue", a, sizeof a));
@@ -348,13 +368,15 @@ static int cfg_check_tiers(const stall_config *cfg, stall_err *err)
                              "%s: a FIFO store has one bandwidth: give bandwidth_mb_s (a queue per "
                              "node) or global_mb_s (one queue), not both",
                              cfg_at(cfg, "storage", "queue", a, sizeof a));
-    if (stall_config_given(cfg, "storage", "latency") && cfg->latency_ms <= 0)
+    if (stall_config_given(cfg, "storage", "latency") && cfg->latency_ms <= 0 &&
+        !(tstore && cfg->trace_latency_ms > 0))
         return stall_err_set(err, STALL_ECONFIG, "%s: has no effect without %s > 0",
                              cfg_at(cfg, "storage", "latency", a, sizeof a),
                              cfg_at(cfg, "storage", "latency_ms", b, sizeof b));
     static const char *const need_cache[] = {"dataset_mb", "layout", "cached_start_mb"};
     for (size_t i = 0; i < 3; i++)
-        if (stall_config_given(cfg, "storage", need_cache[i]) && cfg->cache_mb <= 0)
+        if (stall_config_given(cfg, "storage", need_cache[i]) && cfg->cache_mb <= 0 &&
+            !(i < 2 && tstore && cfg->trace_cache_mb > 0))
             return stall_err_set(err, STALL_ECONFIG, "%s: has no effect without %s > 0 (no cache)",
                                  cfg_at(cfg, "storage", need_cache[i], a, sizeof a),
                                  cfg_at(cfg, "storage", "cache_mb", b, sizeof b));

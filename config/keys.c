@@ -179,7 +179,14 @@ const cfg_key cfg_keys[] = {
           "cache of files, as tools/train_example.py --http; needs cache_mb > 0; 0: free)"),
     CFG_K("storage", "trace_cache_mb", CFG_DOUBLE, trace_cache_mb, "0", 0, CFG_BIG, NULL,
           "tier model: the cache the trace's run had, MB per node, started cold: the measured "
-          "read is fitted to its misses per epoch (not given: the fastest epoch read only hits)"),
+          "read is fitted to its misses per epoch (not given: the fastest epoch read only hits; "
+          "with trace_mb_s or trace_latency_ms: that run's cache, 0 when not given)"),
+    CFG_K("storage", "trace_mb_s", CFG_DOUBLE, trace_mb_s, "0", 0, CFG_BIG, NULL,
+          "tier model: the link the trace's run read from, MB/s per node (0: unlimited): the "
+          "measured read is found by simulating that run at that storage (with trace_latency_ms "
+          "and trace_cache_mb, default 0: every read missed; docs/model.md 2.3)"),
+    CFG_K("storage", "trace_latency_ms", CFG_DOUBLE, trace_latency_ms, "0", 0, CFG_DUR * 1e3, NULL,
+          "tier model: ms per request of the trace's run that missed its cache (with trace_mb_s)"),
     CFG_K("ddp", "allreduce_s", CFG_DOUBLE, allreduce_s, "0", 0, CFG_DUR, NULL,
           "seconds per iteration after the last GPU's backward: the whole tail A(k), exposed "
           "all-reduce + optimizer step + loop bookkeeping up to the next request; replaces the "
@@ -464,9 +471,9 @@ void stall_config_help(FILE *f)
 
 bool stall_config_tiers(const stall_config *cfg)
 {
-    static const char *const keys[] = {"global_mb_s",     "latency_ms",    "requests_per_batch",
-                                       "cache_mb",        "dataset_mb",    "layout",
-                                       "cached_start_mb", "trace_cache_mb"};
+    static const char *const keys[] = {
+        "global_mb_s", "latency_ms",      "requests_per_batch", "cache_mb",   "dataset_mb",
+        "layout",      "cached_start_mb", "trace_cache_mb",     "trace_mb_s", "trace_latency_ms"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (stall_config_given(cfg, "storage", keys[i]))
             return true;

@@ -180,13 +180,40 @@ void wi_params(const wi_whatif *what, const stall_measured *m, bool whatif, stal
 /* The storage tiers of the what-if into p (tiers.c): p->storage from the
  * [storage] keys and the trace's measured reads (m may be NULL). */
 void wi_tiers(const wi_whatif *what, const stall_measured *m, stall_model_params *p);
+/* The measured run's grid (ranks, node size, batches, epochs) and cache
+ * (trace_cache_mb) into s's fit fields, whose miss shares per epoch
+ * stall_storage_fit_misses then gives. */
+void wi_tiers_fit_grid(const wi_whatif *what, const stall_measured *m, stall_storage *s);
+/* The measured read of a trace whose run's storage is known ([storage]
+ * trace_mb_s, trace_latency_ms; tierfit.c): rho, the read of a fetch that
+ * misses everything, for which the trace's own run simulated at that
+ * storage (its cache trace_cache_mb, started cold) gives the measured mean
+ * fetch back; -1 where even every read taken out leaves it longer (that
+ * storage is slower than the run read). whole_s and emptied_s: that run's
+ * mean fetch with nothing and with everything taken out. */
+struct wi_feed;
+typedef struct wi_store_fit {
+    bool on;
+    double rho;
+    double mb_s, latency_ms, cache_mb; /* the trace's storage */
+    double meas_s, whole_s, emptied_s;
+} wi_store_fit;
+/* Finds it (bisection, up to 18 simulations of the trace's run, from f
+ * when the trace is streamed, else from m's tables; kept per process for
+ * the same trace and storage). */
+int wi_store_fit_find(const wi_whatif *what, const stall_measured *m, const struct wi_feed *f,
+                      wi_store_fit *fit, stall_err *err);
+/* Puts it into p's storage: the trace's miss shares and fit->rho. */
+void wi_store_fit_apply(const wi_whatif *what, const stall_measured *m, const wi_store_fit *fit,
+                        stall_model_params *p);
 /* Whether an explicit [storage] trace_cache_mb changes nothing (its fit
  * leaves the read unknown: every epoch of the trace's run misses alike, or
  * the trace has one epoch); why into why. */
 bool wi_tiers_fit_none(const wi_whatif *what, const stall_measured *m, const stall_model_params *p,
                        char *why, size_t n);
 /* What the terminal says about them. */
-void wi_tiers_say(FILE *f, const stall_model_params *p, const stall_measured *m);
+void wi_tiers_say(FILE *f, const stall_model_params *p, const stall_measured *m,
+                  const wi_store_fit *store);
 /* The trace's CPU columns into a what-if's parameters (cpudemand.c): cores,
  * shares, waits and the hand-over's and tail's CPU work, each unless the INI
  * gives it. True when the trace's CPU time is used (no deflation then). */

@@ -82,6 +82,10 @@ void wi_inputs_resolve(const stall_config *cfg, wi_inputs *in)
     w->admit_ms = cfg->admit_ms;
     w->trace_cache_mb = cfg->trace_cache_mb;
     w->trace_cache_given = stall_config_given(cfg, "storage", "trace_cache_mb");
+    w->trace_mb_s = cfg->trace_mb_s;
+    w->trace_latency_ms = cfg->trace_latency_ms;
+    w->trace_store_given = stall_config_given(cfg, "storage", "trace_mb_s") ||
+                           stall_config_given(cfg, "storage", "trace_latency_ms");
     w->allreduce_s = cfg->allreduce_s;
     w->allreduce_given = stall_config_given(cfg, "ddp", "allreduce_s");
     w->bucket_mb = cfg->bucket_mb;

@@ -66,6 +66,11 @@ typedef struct wi_whatif {
     double admit_ms; /* [storage] admit_ms */
     double trace_cache_mb;
     bool trace_cache_given;
+    /* [storage] trace_mb_s, trace_latency_ms: the storage the trace's run
+     * read from; given (either): its measured read is found by simulating
+     * that run (tierfit.c) */
+    double trace_mb_s, trace_latency_ms;
+    bool trace_store_given;
     double allreduce_s; /* [ddp] allreduce_s, when allreduce_given */
     bool allreduce_given;
     double bucket_mb, bandwidth_gb_s, latency_us;

@@ -230,6 +230,7 @@ typedef struct wi_model_run {
     int trace_cores;        /* the cores the contention was found on */
     const char *trace_from; /* where they come from (NULL: the run's own) */
     wi_cpu_fit cpufit;      /* the trace's waits for a core taken out (its CPU columns) */
+    wi_store_fit store;     /* the measured read at the trace's storage ([storage] trace_mb_s) */
     int reps;
     int64_t samples;
     int64_t samples_last; /* in each rank's last batch of an epoch (0: full) */
@@ -249,6 +250,41 @@ static int wi_check_start(const stall_config *cfg, stall_err *err)
                 "%s: [align] start: start alignment is a counterfactual on measured "
                 "starts, available in mode = replay; mode = model takes start = none",
                 cfg->ini_path);
+    return 0;
+}
+
+/* The measured read at the trace's storage ([storage] trace_mb_s,
+ * trace_latency_ms): found by simulating the trace's run there
+ * (tierfit.c), or refused where no read gives that run back. */
+static int wi_store_fit_run(wi_model_run *j, stall_err *err)
+{
+    const wi_whatif *what = &j->in.what;
+    char where[STALL_PATH_MAX + 64];
+    stall_config_origin(j->cfg, "storage",
+                        stall_config_given(j->cfg, "storage", "trace_mb_s") ? "trace_mb_s"
+                                                                            : "trace_latency_ms",
+                        where, sizeof where);
+    if (!j->m.epoch_fetch_s || !(j->m.mean_fetch_s > 0))
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: has no effect: the trace's fetch times are not known, so no "
+                             "read can be taken out of them",
+                             where);
+    wi_feed f = {.open = wi_feed_open,
+                 .error = wi_feed_error,
+                 .span = j->ws ? wi_stream_span(j->ws, false) : 0,
+                 .ctx = j->ws};
+    int rc = wi_store_fit_find(what, &j->m, j->ws ? &f : NULL, &j->store, err);
+    if (rc)
+        return rc;
+    if (j->store.rho < 0)
+        return stall_err_set(
+            err, STALL_ECONFIG,
+            "%s: the trace's run could not have read at that storage: simulated there with "
+            "every read taken out of its fetches and read again, its mean fetch is %.4f s, "
+            "measured %.4f s (a faster store, a lower trace_latency_ms, or the cache its run "
+            "had: trace_cache_mb)",
+            where, j->store.emptied_s, j->store.meas_s);
+    wi_store_fit_apply(what, &j->m, &j->store, &j->p);
     return 0;
 }
 
@@ -372,6 +408,8 @@ static int wi_prepare(wi_model_run *j, stall_err *err)
         stall_config_origin(cfg, "storage", "trace_cache_mb", where, sizeof where);
         return stall_err_set(err, STALL_ECONFIG, "%s: has no effect: %s; leave it out", where, why);
     }
+    if (rc == 0 && what->trace_store_given && p->tiers && j->have)
+        rc = wi_store_fit_run(j, err);
     /* An interval longer than the run writes no checkpoint: with a trace
      * that records none, the [checkpoint] keys then change nothing. */
     int64_t iters = (int64_t)p->epochs * p->batches;
@@ -596,7 +634,7 @@ static void wi_print(const wi_model_run *j, double measured)
             first[r] = read + cpu;
     }
     wi_term(f, j->cfg, p, j->have ? &j->m : NULL, first, j->whole, j->jobs, j->fl.n, measured,
-            wi_comparable(j), j->contention, j->trace_cores, j->trace_from, &j->cpufit,
+            wi_comparable(j), j->contention, j->trace_cores, j->trace_from, &j->cpufit, &j->store,
             j->samples > 0);
     free(first);
     int from, to;

@@ -38,6 +38,7 @@ const char *wi_mean_text(char *buf, size_t n, double v);
 void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *p, const stall_measured *m,
              const stall_time *first_fetch, const char *whole, const wi_alignment *jobs, int n,
              double measured, bool comparable, double contention, int trace_cores,
-             const char *trace_from, const wi_cpu_fit *fit, bool samples);
+             const char *trace_from, const wi_cpu_fit *fit, const wi_store_fit *store,
+             bool samples);
 
 #endif

@@ -62,7 +62,7 @@ static void wi_term_cpu_waits(FILE *f, const wi_cpu_fit *fit)
 void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *p, const stall_measured *m,
              const stall_time *first_fetch, const char *whole, const wi_alignment *jobs, int n,
              double measured, bool comparable, double contention, int trace_cores,
-             const char *trace_from, const wi_cpu_fit *fit, bool samples)
+             const char *trace_from, const wi_cpu_fit *fit, const wi_store_fit *store, bool samples)
 {
     int nodes = (p->ranks + p->gpus_per_node - 1) / p->gpus_per_node;
     fprintf(f,
@@ -160,7 +160,7 @@ void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *p, cons
                 on, p->gpus_per_node * (p->workers + 1));
     }
     if (p->tiers)
-        wi_tiers_say(f, p, m);
+        wi_tiers_say(f, p, m, store);
     else if (p->storage_mb_s > 0) {
         double read = p->batch_mb / p->storage_mb_s;
         fprintf(f, "storage: %.6g MB/s per node, %.6g MB per batch%s; ", p->storage_mb_s,

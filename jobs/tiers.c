@@ -20,16 +20,21 @@
  * f_e = base + x_e rho is fitted by least squares over the epochs, and
  * rho x x_e is its measured read. Epochs that all miss alike leave rho
  * unknown: the fastest-epoch rule stays. */
+void wi_tiers_fit_grid(const wi_whatif *what, const stall_measured *m, stall_storage *s)
+{
+    s->fit_cache_mb = what->trace_cache_mb;
+    s->fit_ranks = m->ranks;
+    s->fit_gpn =
+        m->ranks_per_node > 0 && m->ranks_per_node < m->ranks ? m->ranks_per_node : m->ranks;
+    s->fit_batches = m->batches;
+    s->fit_epochs = m->epochs;
+}
+
 static void wi_tiers_fit_of(const wi_whatif *what, const stall_measured *m, const stall_storage *s,
                             stall_storage *t)
 {
     *t = *s;
-    t->fit_cache_mb = what->trace_cache_mb;
-    t->fit_ranks = m->ranks;
-    t->fit_gpn =
-        m->ranks_per_node > 0 && m->ranks_per_node < m->ranks ? m->ranks_per_node : m->ranks;
-    t->fit_batches = m->batches;
-    t->fit_epochs = m->epochs;
+    wi_tiers_fit_grid(what, m, t);
     if (!(what->dataset_mb > 0))
         t->dataset_mb = s->batch_mb * (double)m->batches * m->ranks;
 }
@@ -91,20 +96,23 @@ void wi_tiers(const wi_whatif *what, const stall_measured *m, stall_model_params
         s->read_epochs = m->epochs;
         s->read_rest = m->read_above_mean;
     }
-    if (m && m->epoch_fetch_s && (s->read_out || what->trace_cache_given)) {
+    if (m && m->epoch_fetch_s &&
+        (s->read_out || what->trace_cache_given || what->trace_store_given)) {
         s->read_mean_s = m->epoch_fetch_s;
         s->read_epochs = m->epochs;
         for (int e = 0; e < m->epochs; e++)
             s->read_rest_mean_s += m->epoch_fetch_s[e] / m->epochs;
     }
-    if (m && m->epoch_fetch_s && what->trace_cache_given)
+    if (m && m->epoch_fetch_s && what->trace_cache_given && !what->trace_store_given)
         wi_tiers_fit(what, m, s);
 }
 
 bool wi_tiers_fit_none(const wi_whatif *what, const stall_measured *m, const stall_model_params *p,
                        char *why, size_t n)
 {
-    if (!what->trace_cache_given || !p->tiers || p->storage.fit_rho >= 0)
+    /* with the trace's storage it is the cache of the run simulated there */
+    if (!what->trace_cache_given || !p->tiers || p->storage.fit_rho >= 0 ||
+        (m && what->trace_store_given))
         return false;
     if (!m)
         snprintf(why, n, "there is no measured trace whose reads it would fit");
@@ -129,7 +137,8 @@ bool wi_tiers_fit_none(const wi_whatif *what, const stall_measured *m, const sta
     return true;
 }
 
-void wi_tiers_say(FILE *f, const stall_model_params *p, const stall_measured *m)
+void wi_tiers_say(FILE *f, const stall_model_params *p, const stall_measured *m,
+                  const wi_store_fit *store)
 {
     const stall_storage *s = &p->storage;
     int nodes = (p->ranks + p->gpus_per_node - 1) / p->gpus_per_node;
@@ -170,12 +179,24 @@ void wi_tiers_say(FILE *f, const stall_model_params *p, const stall_measured *m)
     if (m && s->fit_rho >= 0) {
         double *x = stall_xcalloc((size_t)s->fit_epochs, sizeof *x);
         stall_storage_fit_misses(s, x);
+        char how[400], tlink[48] = "unlimited bandwidth";
+        if (store && store->on && store->mb_s > 0)
+            snprintf(tlink, sizeof tlink, "%.6g MB/s per node", store->mb_s);
+        if (store && store->on)
+            snprintf(how, sizeof how,
+                     "%.4f s per fetch that misses everything, for which the trace's run "
+                     "simulated at its storage (%s, %.6g ms per request, a cache of %.6g MB per "
+                     "node) gives its mean fetch back, %.4f s",
+                     s->fit_rho / 1e9, tlink, store->latency_ms, store->cache_mb, store->meas_s);
+        else
+            snprintf(how, sizeof how,
+                     "fitted: %.4f s per fetch that misses everything, the trace's run with a "
+                     "cache of %.6g MB per node",
+                     s->fit_rho / 1e9, s->fit_cache_mb);
         fprintf(f,
                 "measured read taken out of the fetches, per fetch on average, epoch by epoch "
-                "(each fetch loses its share in proportion to its length; fitted: %.4f s per "
-                "fetch that misses everything, the trace's run with a cache of %.6g MB per "
-                "node):",
-                s->fit_rho / 1e9, s->fit_cache_mb);
+                "(each fetch loses its share in proportion to its length; %s):",
+                how);
         for (int e = 0; e < s->fit_epochs && e < 8; e++)
             fprintf(f, " %.4f s", s->fit_rho * x[e] / 1e9);
         fprintf(f, "%s\n", s->fit_epochs > 8 ? " ..." : "");
@@ -194,11 +215,9 @@ void wi_tiers_say(FILE *f, const stall_model_params *p, const stall_measured *m)
             fprintf(f,
                     "warning: %s, so nothing in it tells its reads from the rest of its "
                     "fetches: they are kept whole and every modelled miss comes on top (where "
-                    "its epochs read cold, those reads count twice%s)\n",
-                    m->epochs == 1 ? "the trace has one epoch" : "the trace's epochs read alike",
-                    m->epochs == 1
-                        ? "; a trace of more epochs tells them apart"
-                        : "; [storage] trace_cache_mb gives the cache its run had, where "
-                          "that made its epochs miss differently");
+                    "its epochs read cold, those reads count twice; [storage] trace_mb_s and "
+                    "trace_latency_ms give the storage its run read from, trace_cache_mb the "
+                    "cache it had, and its read is then found by simulating that run)\n",
+                    m->epochs == 1 ? "the trace has one epoch" : "the trace's epochs read alike");
     }
 }

@@ -122,10 +122,11 @@ typedef struct stall_config {
     /* [storage], the tier model (models/storage.c): on when one of these is given */
     double global_mb_s, latency_ms, requests_per_batch, cache_mb, dataset_mb, cached_start_mb;
     double trace_cache_mb; /* the measured run's cache (given: the measured read is fitted) */
-    int layout;            /* stall_layout */
-    int latency_dist;      /* 0 exponential, 1 constant: a miss's latency_ms */
-    int queue;             /* 0 fair (max-min fluid), 1 fifo: how the store serves transfers */
-    double admit_ms;       /* per request admitted to the cache: its write, a delay */
+    double trace_mb_s, trace_latency_ms; /* the storage the measured run read from */
+    int layout;                          /* stall_layout */
+    int latency_dist;                    /* 0 exponential, 1 constant: a miss's latency_ms */
+    int queue;       /* 0 fair (max-min fluid), 1 fifo: how the store serves transfers */
+    double admit_ms; /* per request admitted to the cache: its write, a delay */
 
     /* [ddp] */
     double allreduce_s, bucket_mb, bandwidth_gb_s, latency_us;
@@ -304,7 +305,8 @@ size_t stall_config_list_given(const stall_config *cfg, const char *const *secti
 size_t stall_config_drop(stall_config *cfg, const char *const *sections, char *buf, size_t n);
 
 /* Whether a key of the storage tier model ([storage] global_mb_s, latency_ms,
- * requests_per_batch, cache_mb, dataset_mb, layout, cached_start_mb, trace_cache_mb) was
+ * requests_per_batch, cache_mb, dataset_mb, layout, cached_start_mb, trace_cache_mb,
+ * trace_mb_s, trace_latency_ms) was
  * given: the tier model is on (docs/model.md 2.3). */
 bool stall_config_tiers(const stall_config *cfg);
 
