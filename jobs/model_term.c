@@ -182,6 +182,13 @@ void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *p, cons
                     "the read alone (%.4f s) is part of each measured fetch, only the time lost "
                     "to sharing is added\n",
                     read);
+        /* The measured fetches hold the trace's own reads: this bandwidth
+         * shares, it does not speed them up (docs/model.md 2.3). */
+        if (m)
+            fprintf(f, "storage: the trace's fetches keep the reads of its own run, so a store "
+                       "faster than that one is not faster here; [storage] trace_mb_s and "
+                       "trace_latency_ms give the storage the trace read from (its read is then "
+                       "taken out and read again at this one)\n");
     }
     fprintf(f, "%-5s %11s %9s %10s %9s %9s %7s %7s %12s\n", "fetch", "epoch_s", "vs_meas", "iter_s",
             "stall_s", "delay_s", "stall%", "busy%", samples ? "samples/s" : "batches/s");
