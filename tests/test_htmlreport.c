@@ -951,6 +951,26 @@ Test(htmlreport, plan_headline_is_the_answer)
  * the configuration's 2 GPUs, not scaling.csv's first row (1 GPU), and it
  * says which worker counts were searched (it said "the most searched" of
  * the least-stall count, 8, with up to 64 searched). */
+/* A plan whose shared store binds at 2 GPUs: the facts line said "up to 1
+ * GPUs". */
+Test(htmlreport, a_plan_efficient_on_one_gpu_says_one_gpu)
+{
+    const char *d = make("pl1", "plan configs/store-tiers.ini --set storage.queue=fair --set "
+                                "storage.global_mb_s=200 --set cluster.gpus_per_node=4 --set "
+                                "plan.max_gpus=4 --set plan.max_workers=4 -q");
+    stall_table *p = csv(d, "plan.csv");
+    bool one = false;
+    for (size_t r = 0; r < p->nrows; r++)
+        one |= strcmp(cell(p, r, "quantity"), "max_efficient_gpus") == 0 &&
+               strcmp(cell(p, r, "value"), "1") == 0;
+    cr_assert(one, "the case: max_efficient_gpus 1");
+    char *html = real_report(d);
+    cr_assert(strstr(html, "up to <b>1</b> GPU (limit: "), "%s", headline(html));
+    cr_assert_null(strstr(html, "1</b> GPUs"));
+    stall_table_free(p);
+    free(html);
+}
+
 Test(htmlreport, plan_headline_is_at_the_configurations_gpus)
 {
     char out[700], cmd[2600];
