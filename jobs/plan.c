@@ -685,12 +685,14 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
         rc = plan_tiers(c, chosen, r, err);
     if (rc == 0) {
         int w = (int)r->workers.value;
+        char least[32];
         if (strcmp(r->workers.binding, "not_met") == 0)
             snprintf(r->sentence, sizeof r->sentence,
                      "Data loading binds: no worker count up to %d per GPU brings the stall "
-                     "share to %g; the least, %.3f, is at %d workers per GPU, on which the plan "
+                     "share to %g; the least, %s, is at %d workers per GPU, on which the plan "
                      "below builds.",
-                     r->max_workers, r->stall_target, r->stall_at_workers, w);
+                     r->max_workers, r->stall_target,
+                     plan_miss_text(least, sizeof least, r->stall_at_workers, r->stall_target), w);
         else if (strcmp(r->bandwidth.binding, "binds") == 0)
             snprintf(r->sentence, sizeof r->sentence,
                      "Storage binds: %d workers per GPU reach the stall target, but %g MB/s per "

@@ -51,6 +51,15 @@ void plan_ckpt_none(const plan_ctx *c, stall_config *cfg)
         abort();
 }
 
+const char *plan_miss_text(char *b, size_t n, double v, double target)
+{
+    int d = 3;
+    snprintf(b, n, "%.*f", d, v);
+    while (d < 9 && (v < target ? strtod(b, NULL) >= target : strtod(b, NULL) <= target))
+        snprintf(b, n, "%.*f", ++d, v);
+    return b;
+}
+
 int plan_scaling(plan_ctx *c, const stall_config *chosen, int gpn, stall_plan_result *r,
                  stall_err *err)
 {
@@ -174,15 +183,17 @@ int plan_scaling(plan_ctx *c, const stall_config *chosen, int gpn, stall_plan_re
         if (gain[k] >= 0.01 && (best < 0 || gain[k] > gain[best]))
             best = k;
     snprintf(r->gpus.binding, sizeof r->gpus.binding, "%s", best < 0 ? "stragglers" : names[best]);
+    char et[32];
+    plan_miss_text(et, sizeof et, eff, r->efficiency);
     if (best < 0)
         snprintf(r->limit, sizeof r->limit,
-                 "at %d GPUs efficiency falls to %.3f: stragglers at the barrier (every "
+                 "at %d GPUs efficiency falls to %s: stragglers at the barrier (every "
                  "iteration waits for the slowest of more ranks; no shared resource and no "
                  "checkpoint gives back 1%%)",
-                 hi, eff);
+                 hi, et);
     else
         snprintf(r->limit, sizeof r->limit,
-                 "at %d GPUs efficiency falls to %.3f: %s (without %s, %.3f)", hi, eff, words[best],
+                 "at %d GPUs efficiency falls to %s: %s (without %s, %.3f)", hi, et, words[best],
                  without[best], eff + gain[best]);
     return 0;
 }

@@ -52,6 +52,12 @@ void plan_set_real(stall_config *cfg, const char *section, const char *key, doub
 /* Sets an integer key as given (values in range by construction). */
 void plan_set_int(stall_config *cfg, const char *section, const char *key, long long v);
 
+/* v, a value that misses target (above or below it), as text: "%.3f", with
+ * more decimals (up to 9) where three would round it onto the target or past
+ * it ("efficiency falls to 0.800" under efficiency = 0.8 read as met; it was
+ * 0.79958). Returns b. */
+const char *plan_miss_text(char *b, size_t n, double v, double target);
+
 /* The GPU-count questions (plan_gpus.c). */
 /* One run of the chosen configuration at g GPUs, nodes of gpn, weak scaling. */
 int plan_curve_point(plan_ctx *c, const stall_config *chosen, int gpn, int g, plan_probe *p,

@@ -277,8 +277,8 @@ int hl_plan(FILE *f, const char *dir, stall_err *err)
               f);
     fprintf(f,
             "<p class=\"facts\">weak scaling stays at efficiency %s or more up to <b>%s</b> "
-            "GPUs (limit: ",
-            hf_fmt(b[0], eff, HF_SHARE), hf_fmt(b[1], v[1], HF_INT));
+            "GPU%s (limit: ",
+            hf_fmt(b[0], eff, HF_SHARE), hf_fmt(b[1], v[1], HF_INT), v[1] == 1 ? "" : "s");
     hf_escape(f, strcmp(bind[1], "none") == 0 ? "none up to max_gpus" : bind[1]);
     fprintf(f, ") &middot; host cores per node: %s (", hf_fmt(b[2], v[3], HF_INT));
     hf_escape(f, bind[3]);

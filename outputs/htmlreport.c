@@ -79,16 +79,31 @@ static hf_unit html_unit(const stall_table *t, int c)
 }
 
 /* Picks the columns of spec present (and not all empty) in t, dropping the
- * least important beyond HTML_MAX_COLS, in spec order. */
+ * least important beyond HTML_MAX_COLS, in spec order. "@throughput" is
+ * samples/s where the folder knows the samples per batch, else batches/s
+ * (the notebook's trace without [report] samples): the table then shows
+ * the throughput its headline names, as the headline does. */
 static void html_pick_cols(const stall_table *t, const html_col *spec, int nspec, int max,
                            html_pick *p)
 {
-    int idx[64], ns = 0;
+    int idx[64], col[64], ns = 0;
+    const char *label[64];
     bool keep[64];
     int fa = stall_table_col(t, "fetch_align"), sa = stall_table_col(t, "start_align");
     for (int i = 0; i < nspec && ns < 64; i++) {
         int c = -2;
-        if (strcmp(spec[i].col, "@align") == 0) {
+        label[ns] = spec[i].label;
+        if (strcmp(spec[i].col, "@throughput") == 0) {
+            int cs = stall_table_col(t, "throughput_samples_s"),
+                cb = stall_table_col(t, "throughput_batches_s");
+            if (cs >= 0 && html_filled(t, cs)) {
+                c = cs;
+                label[ns] = "samples/s";
+            } else if (cb >= 0 && html_filled(t, cb)) {
+                c = cb;
+                label[ns] = "batches/s";
+            }
+        } else if (strcmp(spec[i].col, "@align") == 0) {
             bool differ = false;
             for (size_t r = 0; fa >= 0 && sa >= 0 && r < t->nrows; r++)
                 differ |= strcmp(stall_table_get(t, r, fa), "none") != 0 ||
@@ -102,6 +117,7 @@ static void html_pick_cols(const stall_table *t, const html_col *spec, int nspec
         if (c == -2)
             continue;
         keep[ns] = true;
+        col[ns] = c;
         idx[ns++] = i;
     }
     int n = ns;
@@ -115,12 +131,9 @@ static void html_pick_cols(const stall_table *t, const html_col *spec, int nspec
     for (int j = 0; j < ns && p->n < max; j++) {
         if (!keep[j])
             continue;
-        const html_col *s = &spec[idx[j]];
-        int c = strcmp(s->col, "@align") == 0  ? -1
-                : strcmp(s->col, "@keys") == 0 ? -3
-                                               : stall_table_col(t, s->col);
+        int c = col[j];
         p->col[p->n] = c;
-        p->label[p->n] = s->label;
+        p->label[p->n] = label[j];
         p->name[p->n] = c >= 0    ? t->header[c]
                         : c == -1 ? "fetch_align, start_align"
                                   : "the swept section.key columns";
@@ -229,7 +242,7 @@ static const html_col run_spec[] = {
     {"workers", "workers", 2},
     {"epoch_time_s", "epoch", 0},
     {"vs_measured_pct", "vs measured", 1},
-    {"throughput_samples_s", "samples/s", 0},
+    {"@throughput", "throughput", 0},
     {"mean_stall_s", "mean stall after warm-up", 2},
     {"p95_stall_s", "p95 stall", 4},
     {"stall_share", "stall share", 0},
@@ -247,9 +260,9 @@ static int html_sweep_table(FILE *f, const char *dir, stall_err *err)
     if (rc)
         return rc;
     static const html_col metrics[] = {
-        {"throughput_samples_s", "samples/s", 0}, {"epoch_time_s", "epoch", 0},
-        {"vs_measured_pct", "vs measured", 2},    {"stall_share", "stall share", 0},
-        {"gpu_busy_share", "GPU busy", 1},        {"mean_stall_s", "mean stall after warm-up", 3},
+        {"@throughput", "throughput", 0},      {"epoch_time_s", "epoch", 0},
+        {"vs_measured_pct", "vs measured", 2}, {"stall_share", "stall share", 0},
+        {"gpu_busy_share", "GPU busy", 1},     {"mean_stall_s", "mean stall after warm-up", 3},
     };
     html_col spec[64];
     int n = 0;

@@ -135,6 +135,27 @@ static void plot_axis_build(plot_axis *a, const stall_table *t)
         qsort(a->val, (size_t)a->n, sizeof *a->val, plot_cmp_num_str);
 }
 
+/* Whether a numeric axis is drawn on a log scale: its values all positive
+ * and its closest two further apart on a log axis than on a linear one, as
+ * shares of the axis. A doubling sweep (cluster.gpus=1..256 x2) on a linear
+ * axis ran the labels 1, 2, 4 and 8 together into "1248"; 1..16 and 0.5..2
+ * +0.25 stay linear. O(n), the values sorted. */
+static bool plot_axis_log(const plot_axis *a)
+{
+    if (!a->numeric || a->n < 3)
+        return false;
+    double lo = strtod(a->val[0], NULL), hi = strtod(a->val[a->n - 1], NULL);
+    if (!(lo > 0) || !(hi > lo))
+        return false;
+    double lin = INFINITY, lg = INFINITY;
+    for (int v = 1; v < a->n; v++) {
+        double x0 = strtod(a->val[v - 1], NULL), x1 = strtod(a->val[v], NULL);
+        lin = fmin(lin, (x1 - x0) / (hi - lo));
+        lg = fmin(lg, log(x1 / x0) / log(hi / lo));
+    }
+    return lg > lin;
+}
+
 static void plot_axis_free(plot_axis *a, size_t rows)
 {
     for (size_t i = 0; a->own && i < rows; i++)
@@ -305,8 +326,11 @@ int stall_plot_sweep(plot_ctx *c, stall_err *err)
                 }
         fputs("set title ", c->gp);
         stall_plot_str(c->gp, cap);
+        bool lg = plot_axis_log(&ax[0]);
+        char xl[600];
+        snprintf(xl, sizeof xl, "%s%s", ax[0].name, lg ? " (log scale)" : "");
         fputs("\nset xlabel ", c->gp);
-        stall_plot_str(c->gp, ax[0].name);
+        stall_plot_str(c->gp, xl);
         fprintf(c->gp,
                 "\nset ylabel \"%s\"\nset y2label \"stall share [%%]\"\n"
                 "set yrange [0:*]\nset y2range [0:100]\nset ytics nomirror\nset y2tics\n"
@@ -322,6 +346,13 @@ int stall_plot_sweep(plot_ctx *c, stall_err *err)
                 fprintf(c->gp, " %s", ax[0].val[v]);
             }
             fputs(")\n", c->gp);
+        }
+        if (lg) {
+            /* A margin each side: at the range's end gnuplot dropped the
+             * last value's tic label (256 of 1..256 x2). */
+            double lo = strtod(ax[0].val[0], NULL), hi = strtod(ax[0].val[ax[0].n - 1], NULL);
+            fprintf(c->gp, "set logscale x %d\nset xrange [%.9g:%.9g]\n", hi / lo > 4096 ? 10 : 2,
+                    lo / 1.25, hi * 1.25);
         }
         if (ax[0].numeric && ax[0].n == 1) {
             /* One value: an x range around it (gnuplot warned of an

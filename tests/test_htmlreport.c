@@ -818,6 +818,39 @@ Test(htmlreport, sweep_headline_is_the_best_point)
     free(html);
 }
 
+/* A new user's sweep of the notebook's own trace given directly (no
+ * [report] samples): the headline's best point was "8.532 batches/s", and
+ * neither the sweep's table nor a run's had a throughput column (only
+ * samples/s was asked for, empty there). Both now show batches/s, the
+ * headline's number in the best point's row. */
+Test(htmlreport, a_trace_without_samples_shows_batches_per_second_in_its_tables)
+{
+#define NB_PERF                                                                                    \
+    "tests/golden/seed-case1/input/"                                                               \
+    "fsNprepNloadNtrain_Imagenet_default_resnet50_epoch1_b2048_worker12_thread0.csv"
+    const char *d = make("swnb", "sweep " NB_PERF " --sweep loader.workers=3,6 -q");
+    char *html = real_report(d);
+    stall_table *t = csv(d, "sweep.csv");
+    cr_assert_str_eq(cell(t, 0, "throughput_samples_s"), "", "the case: no samples per batch");
+    size_t best = num(t, 1, "throughput_batches_s") > num(t, 0, "throughput_batches_s") ? 1 : 0;
+    const char *key = sig4(num(t, best, "throughput_batches_s"));
+    cr_assert_str_eq(key_of(html), key);
+    cr_assert(strstr(html, "<th title=\"throughput_batches_s\">batches/s</th>"),
+              "the sweep's table has no batches/s column");
+    char want[200];
+    snprintf(want, sizeof want, "<td class=\"n\">%s</td><td class=\"n\">%s</td>",
+             cell(t, best, "loader.workers"), key);
+    cr_assert(strstr(html, want), "no '%s' in the table", want);
+    stall_table_free(t);
+    free(html);
+    d = make("runnb", "run " NB_PERF " -q");
+    html = real_report(d);
+    cr_assert(strstr(html, "<th title=\"throughput_batches_s\">batches/s</th>"),
+              "the run's table has no batches/s column");
+    free(html);
+#undef NB_PERF
+}
+
 /* A sweep of the trace whose rank 2 began epoch 0 7 s late: its best
  * point's stall is mostly the epochs' first batches, start-up-bound as a
  * run of it is, and the suggestion is that point's run with --analyze, not
@@ -918,6 +951,26 @@ Test(htmlreport, plan_headline_is_the_answer)
  * the configuration's 2 GPUs, not scaling.csv's first row (1 GPU), and it
  * says which worker counts were searched (it said "the most searched" of
  * the least-stall count, 8, with up to 64 searched). */
+/* A plan whose shared store binds at 2 GPUs: the facts line said "up to 1
+ * GPUs". */
+Test(htmlreport, a_plan_efficient_on_one_gpu_says_one_gpu)
+{
+    const char *d = make("pl1", "plan configs/store-tiers.ini --set storage.queue=fair --set "
+                                "storage.global_mb_s=200 --set cluster.gpus_per_node=4 --set "
+                                "plan.max_gpus=4 --set plan.max_workers=4 -q");
+    stall_table *p = csv(d, "plan.csv");
+    bool one = false;
+    for (size_t r = 0; r < p->nrows; r++)
+        one |= strcmp(cell(p, r, "quantity"), "max_efficient_gpus") == 0 &&
+               strcmp(cell(p, r, "value"), "1") == 0;
+    cr_assert(one, "the case: max_efficient_gpus 1");
+    char *html = real_report(d);
+    cr_assert(strstr(html, "up to <b>1</b> GPU (limit: "), "%s", headline(html));
+    cr_assert_null(strstr(html, "1</b> GPUs"));
+    stall_table_free(p);
+    free(html);
+}
+
 Test(htmlreport, plan_headline_is_at_the_configurations_gpus)
 {
     char out[700], cmd[2600];

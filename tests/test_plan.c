@@ -758,6 +758,35 @@ Test(plan, a_trace_bytes_column_and_a_fifo_store_are_planned)
     free(st);
 }
 
+/* A new user's report: `stallsim plan configs/w2.ini` said "at 71 GPUs
+ * efficiency falls to 0.800" under efficiency = 0.8, which reads as met: it
+ * was 0.79958, printed with three decimals. The failing count's efficiency
+ * is printed below the target, and the sentence's least stall share above
+ * its target, with as many decimals as that takes. */
+Test(plan, an_efficiency_just_below_the_target_is_not_printed_as_the_target)
+{
+    stall_config *cfg = malloc(sizeof *cfg);
+    stall_config_defaults(cfg);
+    stall_err e = {0};
+    cr_assert_eq(stall_config_load(cfg, "configs/w2.ini", &e), 0, "%s", e.msg);
+    pl_apply(cfg, (const char *const[]){"plan:max_gpus=128", NULL});
+    stall_plan_result *r = malloc(sizeof *r);
+    cr_assert_eq(stall_plan_compute(cfg, r, &e), 0, "%s", e.msg);
+    cr_assert_eq(r->gpus.value, 70, "the case: 70 GPUs keep 0.8, 71 do not (%g; %s)", r->gpus.value,
+                 r->limit);
+    const char *at = strstr(r->limit, "efficiency falls to ");
+    cr_assert(at, "%s", r->limit);
+    double said = strtod(at + strlen("efficiency falls to "), NULL);
+    cr_assert_lt(said, r->efficiency, "printed %g, not below the target %g: %s", said,
+                 r->efficiency, r->limit);
+    cr_assert(strstr(r->limit, "falls to 0.7996:"), "%s", r->limit);
+    const char *least = strstr(r->sentence, "the least, ");
+    cr_assert(least, "%s", r->sentence);
+    cr_assert_gt(strtod(least + strlen("the least, "), NULL), r->stall_target, "%s", r->sentence);
+    free(r);
+    free(cfg);
+}
+
 /* A new user's report: with [cluster] gpus other than the trace's, the
  * weak-scaling answers run the trace's batches per GPU, not the
  * configuration's (strong scaling splits the trace's dataset over its

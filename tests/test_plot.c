@@ -1913,6 +1913,47 @@ Test(plot, real_cdf_x_tics_stay_apart_on_a_narrow_range)
     free(svg);
 }
 
+/* A new user's sweep of GPU counts, 1..256 x2: on a linear x axis the
+ * labels 1, 2, 4 and 8 ran together ("1248"). A doubling axis is drawn on a
+ * log scale, every value's label shown and clear of the next; an
+ * arithmetic one (1..16) stays linear. */
+Test(plot, real_sweep_of_doubling_values_has_a_log_axis_and_apart_labels)
+{
+    NEED_GNUPLOT();
+    char *r = res_dir("swlog");
+    cr_assert_eq(sh("%s sweep configs/w2.ini --set fetch.resample=bootstrap --set "
+                    "cluster.gpus_per_node=1 --sweep 'cluster.gpus=1..256 x2' -o %s -q -j 2",
+                    BIN, r),
+                 0);
+    const char *want[] = {"sweep"};
+    check_figures(r, want, 1);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/plots/sweep.gp", r);
+    char *gp = rd_slurp(p);
+    cr_assert(gp && strstr(gp, "set logscale x"), "%s", gp);
+    free(gp);
+    snprintf(p, sizeof p, "%s/plots/sweep.svg", r);
+    char *svg = rd_slurp(p);
+    cr_assert(svg, "%s", p);
+    double cx[64];
+    int len[64];
+    int n = svg_x_labels(svg, 0, 700, cx, len, 64);
+    cr_expect_eq(n, 9, "%d x labels, not one per GPU count", n);
+    for (int i = 1; i < n; i++)
+        cr_expect_geq(fabs(cx[i] - cx[i - 1]), 6.0 * (len[i] + len[i - 1]) / 2 + 8,
+                      "labels %d and %d overlap (%.1f px apart)", i - 1, i,
+                      fabs(cx[i] - cx[i - 1]));
+    free(svg);
+    r = res_dir("swlin");
+    cr_assert_eq(sh("%s sweep configs/w2.ini --sweep loader.workers=1..16 -o %s -q -j 2", BIN, r),
+                 0);
+    check_figures(r, want, 1);
+    snprintf(p, sizeof p, "%s/plots/sweep.gp", r);
+    gp = rd_slurp(p);
+    cr_assert(gp && !strstr(gp, "logscale"), "%s", gp);
+    free(gp);
+}
+
 /* validate's epochs (and a seed folder's alignments): each label under
  * its pair of bars, where the measured (black) bar meets the simulated
  * one; it sat under the middle of the measured bar alone. */
