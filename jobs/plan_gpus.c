@@ -60,6 +60,34 @@ const char *plan_miss_text(char *b, size_t n, double v, double target)
     return b;
 }
 
+/* Puts the count g (its probe p, p1 the 1-GPU one) into the curve in GPU
+ * order: the counts the bisection decided between are rows of scaling.csv
+ * and points of its figure, beside the doublings. */
+static void plan_curve_insert(stall_plan_result *r, int g, const plan_probe *p,
+                              const plan_probe *p1)
+{
+    int at = 0;
+    while (at < r->n && r->curve_gpus[at] < g)
+        at++;
+    if ((at < r->n && r->curve_gpus[at] == g) || r->n >= STALL_PLAN_CURVE_MAX)
+        return;
+    for (int i = r->n; i > at; i--) {
+        r->curve_gpus[i] = r->curve_gpus[i - 1];
+        r->curve_batches_s[i] = r->curve_batches_s[i - 1];
+        r->curve_samples_s[i] = r->curve_samples_s[i - 1];
+        r->curve_speedup[i] = r->curve_speedup[i - 1];
+        r->curve_efficiency[i] = r->curve_efficiency[i - 1];
+        r->curve_stall[i] = r->curve_stall[i - 1];
+    }
+    r->n++;
+    r->curve_gpus[at] = g;
+    r->curve_batches_s[at] = p->thr;
+    r->curve_samples_s[at] = p->samples_s;
+    r->curve_speedup[at] = p->thr / p1->thr;
+    r->curve_efficiency[at] = r->curve_speedup[at] / g;
+    r->curve_stall[at] = p->stall;
+}
+
 int plan_scaling(plan_ctx *c, const stall_config *chosen, int gpn, stall_plan_result *r,
                  stall_err *err)
 {
@@ -99,16 +127,24 @@ int plan_scaling(plan_ctx *c, const stall_config *chosen, int gpn, stall_plan_re
     }
     /* Bisect between the last count that holds and the first that fails. */
     int lo = last_ok, hi = first_bad;
+    plan_probe plo = {0}, phi = {0};
     while (rc == 0 && hi > 0 && hi - lo > 1) {
         int mid = lo + (hi - lo) / 2;
         rc = plan_curve_point(c, chosen, gpn, mid, &p, err);
-        if (rc == 0 && p.thr / p1.thr / mid >= r->efficiency)
+        if (rc == 0 && p.thr / p1.thr / mid >= r->efficiency) {
             lo = mid;
-        else
+            plo = p;
+        } else {
             hi = mid;
+            phi = p;
+        }
     }
     if (rc)
         return rc;
+    if (plo.thr > 0)
+        plan_curve_insert(r, lo, &plo, &p1);
+    if (phi.thr > 0)
+        plan_curve_insert(r, hi, &phi, &p1);
     r->gpus.value = lo;
     if (hi == 0 && r->cut_gpus > 0) {
         snprintf(r->gpus.binding, sizeof r->gpus.binding, "cost");

@@ -162,10 +162,18 @@ Test(plan, max_efficient_gpus_agrees_with_brute_force)
     cr_assert(want > 1 && want < 40, "the case should have a limit inside the range: %d", want);
     cr_assert_eq((int)r.gpus.value, want, "plan %g, brute force %d", r.gpus.value, want);
     cr_assert_str_eq(r.gpus.binding, "allreduce");
-    /* The curve's points are those of the sweep. */
-    for (int i = 0; i < r.n; i++)
+    /* The curve's points are those of the sweep, in GPU order, and hold
+     * the two counts the answer was decided between (scaling.csv's rows). */
+    bool at = false, past = false;
+    for (int i = 0; i < r.n; i++) {
         cr_assert_float_eq(r.curve_batches_s[i], thr[r.curve_gpus[i] - 1],
                            1e-6 * thr[r.curve_gpus[i] - 1], "gpus %d", r.curve_gpus[i]);
+        if (i > 0)
+            cr_assert_gt(r.curve_gpus[i], r.curve_gpus[i - 1]);
+        at |= r.curve_gpus[i] == want;
+        past |= r.curve_gpus[i] == want + 1;
+    }
+    cr_assert(at && past, "the curve lacks %d or %d GPUs", want, want + 1);
     free(bf);
     free(cfg);
 }
