@@ -163,7 +163,7 @@ static int sweep_parse_list(const char *where, const char *text, long long max, 
     }
     if (count > (double)max)
         return stall_err_set(err, STALL_ECONFIG,
-                             "%s: range '%s' has %.0f values, more than the limit of %lld points "
+                             "%s: range '%s' has %.15g values, more than the limit of %lld points "
                              "(--max-points)",
                              where, text, count, max);
     bool ints = ia && ib && is;

@@ -697,3 +697,18 @@ Test(sweep, a_step_with_an_exponent_keeps_its_decimals)
         free(cfg);
     }
 }
+
+/* A range of too many values says how many in a few digits: a step of
+ * 1e-300 printed the count as 300 digits, the line cut before its end. */
+Test(sweep, too_many_values_are_counted_in_short)
+{
+    stall_config *cfg =
+        sw_config((const char *const[]){"sweep:fetch.mean_s=0.01..0.02 +1e-300", NULL});
+    stall_sweep_opts o = {0};
+    stall_sweep *s = NULL;
+    stall_err e = {0};
+    cr_assert_eq(stall_sweep_create(cfg, &o, &s, &e), STALL_ECONFIG, "%s", e.msg);
+    cr_expect(strstr(e.msg, "has 1e+298 values, more than the limit of 1000000 points"), "%s",
+              e.msg);
+    free(cfg);
+}
