@@ -270,10 +270,16 @@ static int cli_bad_usage(const char *what)
 /* An output option's destination checked before anything runs (a bad one
  * used to be found after the simulation, with the result folder already
  * written or replaced): a result folder that a job replaces whole (job),
- * another folder, or a file. `opt` names where the path came from. */
-static int cli_check_out(const char *opt, const char *path, bool folder, bool job, stall_err *err)
+ * another folder, or a file. `opt` names where the path came from. With
+ * cfg, a path that is one of its inputs or holds one is refused: the
+ * timeline was written over the trace it drew, and a result folder that
+ * held its trace was replaced without it. */
+static int cli_check_out(const char *opt, const char *path, bool folder, bool job,
+                         const stall_config *cfg, stall_err *err)
 {
     int rc = job ? stall_job_check_out(path, err) : stall_check_writable(path, folder, err);
+    if (rc == 0 && cfg)
+        rc = stall_job_check_apart(cfg, path, err);
     if (rc) {
         char msg[STALL_ERR_MSG];
         snprintf(msg, sizeof msg, "%s", err->msg);
@@ -383,11 +389,11 @@ static int cli_run(int argc, char **argv, bool validate)
         stall_run_opts o = {.outdir = outdir, .jobs = jobs, .term = quiet ? NULL : stdout};
         if (rc == 0) {
             char *dir = validate ? stall_validate_outdir(cfg, &o) : stall_job_outdir(cfg, &o);
-            rc = cli_check_out(outdir ? "-o" : "result folder", dir, true, true, &err);
+            rc = cli_check_out(outdir ? "-o" : "result folder", dir, true, true, cfg, &err);
             free(dir);
         }
         if (rc == 0 && timeline)
-            rc = cli_check_out("--timeline", timeline, false, false, &err);
+            rc = cli_check_out("--timeline", timeline, false, false, cfg, &err);
         if (rc == 0) {
             if ((tl.window || tl.rank_hi >= 0) && !timeline)
                 rc = stall_err_set(&err, STALL_ECONFIG, "--window and --ranks need --timeline");
@@ -491,25 +497,25 @@ static int cli_trace_cmd(int argc, char **argv, bool timeline)
                                       : "analyze needs a TRACE or CONFIG.ini");
     stall_err err = {0};
     int rc;
-    {
-        /* What the path is, in one line (as run and validate say it). */
-        stall_config *c = malloc(sizeof *c);
-        char note[3 * STALL_PATH_MAX];
-        if (!c)
-            return 1;
-        stall_config_defaults(c);
-        /* A tidy trace needs no word: analyze reads it as written. */
-        if (stall_config_load_any(c, path, note, sizeof note, &err) == 0 && note[0] &&
-            c->format != STALL_FORMAT_TIDY) {
-            /* analyze and timeline take the workers alone, from --workers */
-            stall_config_note_for(note, sizeof note, STALL_NOTE_WORKERS, workers);
-            printf("stallsim: %s\n", note), fflush(stdout);
-        }
-        free(c);
-        err = (stall_err){0};
+    /* What the path is, in one line (as run and validate say it). */
+    stall_config *c = malloc(sizeof *c);
+    char note[3 * STALL_PATH_MAX];
+    if (!c)
+        return 1;
+    stall_config_defaults(c);
+    bool loaded = stall_config_load_any(c, path, note, sizeof note, &err) == 0;
+    /* A tidy trace needs no word: analyze reads it as written. */
+    if (loaded && note[0] && c->format != STALL_FORMAT_TIDY) {
+        /* analyze and timeline take the workers alone, from --workers */
+        stall_config_note_for(note, sizeof note, STALL_NOTE_WORKERS, workers);
+        printf("stallsim: %s\n", note), fflush(stdout);
     }
-    /* The destination before the trace is read. */
-    if (out && cli_check_out("-o", out, !timeline, false, &err))
+    err = (stall_err){0};
+    /* The destination before the trace is read; a timeline's file is none
+     * of the trace's (analyze writes its own names into its folder). */
+    rc = out ? cli_check_out("-o", out, !timeline, false, timeline && loaded ? c : NULL, &err) : 0;
+    free(c);
+    if (rc)
         return cli_fail(&err);
     if (!timeline) {
         rc = stall_analyze_job(path, out, workers, stdout, &err);
@@ -660,7 +666,8 @@ static int cli_sweep_plan(int argc, char **argv, bool plan)
         if (rc == 0) {
             /* The folder before the searches or points run. */
             char *dir = stall_job_outdir_as(cfg, outdir, plan ? "-plan" : "-sweep");
-            rc = cli_check_out(outdir ? "-o" : "result folder", dir, true, plan, &err);
+            rc = cli_check_out(outdir ? "-o" : "result folder", dir, true, plan, plan ? cfg : NULL,
+                               &err);
             free(dir);
         }
         const char *drawn = NULL;

@@ -263,6 +263,7 @@ stall_trace_kind stall_trace_detect(const char *path, stall_trace_detected *out,
     }
     free(buf);
     if (kind == STALL_TRACE_UNKNOWN) {
+        out->unrecognised = true;
         stall_err_set(err, STALL_EPARSE,
                       "%s:1: not a trace or scenario stallsim reads: expected a tidy trace (header "
                       "rank,epoch,batch,...), one of the notebook's CSVs (header ,Epoch,Step,... "

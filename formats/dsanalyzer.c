@@ -680,7 +680,10 @@ int dsa_perf_key(const dsa_table *t, size_t r, const dsa_cols *c, int G, const c
     return 0;
 }
 
-/* A perf row's values. */
+/* A perf row's values. The training stall is the part of the iteration
+ * spent waiting for the batch, so it cannot be longer than the iteration:
+ * one that was made a request before the iteration began, and an epoch
+ * longer on that GPU than on the others. */
 int dsa_perf_values(const dsa_table *t, size_t r, const dsa_cols *c, stall_time *time, double *iter,
                     double *stall, stall_err *err)
 {
@@ -688,6 +691,12 @@ int dsa_perf_values(const dsa_table *t, size_t r, const dsa_cols *c, stall_time 
     if ((rc = dsa_timestamp(t, r, c->ct, time, err)) ||
         (rc = dsa_seconds(t, r, c->cit, iter, err)) || (rc = dsa_seconds(t, r, c->cst, stall, err)))
         return rc;
+    if (*stall > *iter) {
+        char what[96];
+        snprintf(what, sizeof what, "longer than the row's '" DSA_ITER "' (" DSA_QUOTE " s)",
+                 dsa_field(t, r, c->cit));
+        return dsa_field_err(t, r, c->cst, what, err);
+    }
     return 0;
 }
 

@@ -116,6 +116,11 @@ static int cal_load(const char *arg, stall_measured *m, char **note, stall_err *
     int rc = 0;
     if (k == STALL_TRACE_KINETO || k == STALL_TRACE_DFTRACER)
         rc = cal_refuse_json(arg, d->what, err);
+    /* An input the detection recognised and refused (a folder without
+     * traces, a notebook CSV without its companions): its words, not the
+     * tidy reader's "read error" or "expected column 'rank'". */
+    if (k == STALL_TRACE_UNKNOWN && !d->unrecognised)
+        rc = stall_err_set(err, e.code, "%s", e.msg);
     bool ini = k == STALL_TRACE_INI;
     if (rc == 0 && (k == STALL_TRACE_UNKNOWN || k == STALL_TRACE_TIDY)) {
         /* A tidy file (or one that is not a trace: the tidy reader says

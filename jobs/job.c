@@ -279,6 +279,77 @@ int stall_job_manifest(const stall_config *cfg, const char *outdir, stall_err *e
 
 /* ---- result folders ---- */
 
+static bool job_same(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* Whether the file `in` is the file or folder whose stat is *out, or lies
+ * under that folder: the file, then each folder above it (its folder, then
+ * "/.." appended up to the root, its own parent), compared by device and
+ * inode, so that links and other spellings of a path are the same file. */
+static bool job_path_under(const char *in, const struct stat *out)
+{
+    struct stat st, prev;
+    if (stat(in, &st) != 0)
+        return false;
+    bool under = job_same(&st, out);
+    char *up = stall_path_dir(in);
+    for (int depth = 0; !under && depth < 4096 && stat(up, &prev) == 0; depth++) {
+        if (depth > 0 && job_same(&prev, &st))
+            break; /* the root */
+        under = job_same(&prev, out);
+        st = prev;
+        char *next = stall_path_join(up, "..");
+        free(up);
+        up = next;
+    }
+    free(up);
+    return under;
+}
+
+/* Whether ini is the effective.ini of the result folder *dir, which the job
+ * writes anew: `stallsim run results/x/effective.ini` runs it again into
+ * results/x (docs/outputs.md), the INI read whole before the folder is
+ * replaced. */
+static bool job_own_manifest(const char *ini, const struct stat *dir)
+{
+    const char *base = strrchr(ini, '/');
+    if (strcmp(base ? base + 1 : ini, "effective.ini") != 0)
+        return false;
+    char *up = stall_path_dir(ini);
+    struct stat st;
+    bool own = stat(up, &st) == 0 && job_same(&st, dir);
+    free(up);
+    return own;
+}
+
+int stall_job_check_apart(const stall_config *cfg, const char *out, stall_err *err)
+{
+    struct stat st;
+    if (stat(out, &st) != 0)
+        return 0; /* not there yet: it holds nothing */
+    job_files in;
+    stall_err ignored = {0};
+    if (job_input_files(cfg, &in, &ignored) != 0)
+        return 0; /* the reader names what is wrong with the trace */
+    int rc = 0;
+    for (int i = -1; rc == 0 && i < in.n; i++) {
+        const char *path = i < 0 ? cfg->ini_path : in.paths[i];
+        if (!path[0] || !job_path_under(path, &st) || (i < 0 && job_own_manifest(path, &st)))
+            continue;
+        rc = S_ISDIR(st.st_mode)
+                 ? stall_err_set(err, STALL_EIO,
+                                 "%s: holds %s, an input of this run, which replacing the folder "
+                                 "would delete; choose another result folder (-o)",
+                                 out, path)
+                 : stall_err_set(err, STALL_EIO,
+                                 "%s: is %s, an input of this run; choose another file", out, path);
+    }
+    job_files_free(&in);
+    return rc;
+}
+
 int stall_job_check_out(const char *final, stall_err *err)
 {
     struct stat st;

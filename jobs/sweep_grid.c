@@ -30,6 +30,10 @@
 
 /* ---- lists ---- */
 
+/* The most decimals an arithmetic range prints its values with ("%.*f" in
+ * a 64-byte value); a finer step is printed with 15 significant digits. */
+#define SWEEP_MAX_DECIMALS 30
+
 static char *sweep_trim(char *s)
 {
     while (*s == ' ' || *s == '\t')
@@ -55,8 +59,21 @@ static void sweep_axis_clear(sweep_axis *a)
     a->n = 0;
 }
 
-/* A number as written; *is_int when it is an integer literal. Decimals: the
- * digits after the point (for arithmetic steps). */
+/* The decimal places a number as written needs: the digits after its point,
+ * less its exponent (0.005, 5e-3 and 0.5e-2 all need 3; 2.5e1 none). The
+ * exponent counted too: an arithmetic range with the step 1e-3 printed its
+ * values with no decimals, every point the same. */
+static int sweep_decimals(const char *t)
+{
+    const char *dot = strchr(t, '.'), *exp = strpbrk(t, "eE");
+    long d = dot ? (long)strspn(dot + 1, "0123456789") : 0;
+    if (exp)
+        d -= strtol(exp + 1, NULL, 10);
+    return d < 0 ? 0 : d > SWEEP_MAX_DECIMALS ? SWEEP_MAX_DECIMALS + 1 : (int)d;
+}
+
+/* A number as written; *is_int when it is an integer literal. Decimals: as
+ * sweep_decimals (for arithmetic steps). */
 static int sweep_number(const char *t, double *x, bool *is_int, int *decimals)
 {
     /* Decimal as the loader reads a number key (no hexadecimal, inf, nan). */
@@ -65,8 +82,7 @@ static int sweep_number(const char *t, double *x, bool *is_int, int *decimals)
         return -1;
     *is_int = strspn(t + (t[0] == '-' || t[0] == '+'), "0123456789") ==
               strlen(t + (t[0] == '-' || t[0] == '+'));
-    const char *dot = strchr(t, '.');
-    *decimals = dot ? (int)strspn(dot + 1, "0123456789") : 0;
+    *decimals = sweep_decimals(t);
     return 0;
 }
 
@@ -147,7 +163,7 @@ static int sweep_parse_list(const char *where, const char *text, long long max, 
     }
     if (count > (double)max)
         return stall_err_set(err, STALL_ECONFIG,
-                             "%s: range '%s' has %.0f values, more than the limit of %lld points "
+                             "%s: range '%s' has %.15g values, more than the limit of %lld points "
                              "(--max-points)",
                              where, text, count, max);
     bool ints = ia && ib && is;
@@ -163,6 +179,8 @@ static int sweep_parse_list(const char *where, const char *text, long long max, 
             snprintf(v, sizeof v, "%.15g", A * pow(S, (double)k));
         } else if (ints) {
             snprintf(v, sizeof v, "%lld", (long long)A + k * (long long)S);
+        } else if (dec > SWEEP_MAX_DECIMALS) {
+            snprintf(v, sizeof v, "%.15g", A + (double)k * S);
         } else {
             snprintf(v, sizeof v, "%.*f", dec, A + (double)k * S);
         }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "stall/calibrate.h"
 #include "stall/measured.h"
@@ -323,6 +324,37 @@ Test(calds, what_it_cannot_take_is_refused)
         stall_err err = {0};
         cr_assert_neq(stall_calibrate_fit(paths, 2, 2, 0, &c, &err), 0, "%s", other[i].body);
         cr_assert(strstr(err.msg, other[i].want), "%s", err.msg);
+    }
+}
+
+/* An input the detection recognises and refuses keeps its words: a folder
+ * without traces was "read error", and the notebook's perf CSV without its
+ * companions "expected column 'rank' here", the tidy reader's. */
+Test(calds, a_refused_input_says_what_it_is)
+{
+    char tidy[600], empty[600], lone[600], cmd[1400];
+    snprintf(tidy, sizeof tidy, "%s/traces/w1/trace.csv", STALL_SOURCE_DIR);
+    snprintf(empty, sizeof empty, "%s/empty", tdir);
+    cr_assert_eq(mkdir(empty, 0755), 0, "%s", empty);
+    snprintf(lone, sizeof lone, "%s/lone/w2.csv", tdir);
+    snprintf(cmd, sizeof cmd,
+             "mkdir %s/lone && cp %s/tests/golden/seed-case1/input/*thread0.csv %s", tdir,
+             STALL_SOURCE_DIR, lone);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    static const struct {
+        int input;
+        const char *want;
+    } cases[] = {
+        {0, "/empty: a folder without trace files: a folder holds per-rank PyTorch profiler"},
+        {1, "/lone/w2.csv: the notebook's perf CSV, but its fetch-time companion "},
+    };
+    const char *inputs[2] = {empty, lone};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *paths[2] = {tidy, inputs[cases[i].input]};
+        stall_calibration c;
+        stall_err err = {0};
+        cr_assert_neq(stall_calibrate_fit(paths, 2, 2, 0, &c, &err), 0, "%s", paths[1]);
+        cr_expect(strstr(err.msg, cases[i].want), "%s: %s", paths[1], err.msg);
     }
 }
 

@@ -1511,6 +1511,52 @@ static void cli_refused(const char *cmd, const char *needle)
     cr_assert(strstr(msg, needle), "%s: '%s' should hold '%s'", cmd, msg, needle);
 }
 
+/* True when the files a and b hold the same bytes. */
+static bool same_bytes(const char *a, const char *b)
+{
+    char *x = stall_read_file(a, NULL), *y = stall_read_file(b, NULL);
+    bool same = x && y && strcmp(x, y) == 0;
+    free(x);
+    free(y);
+    return same;
+}
+
+/* An output that is an input, or a result folder that holds one, is
+ * refused before anything is written: `timeline T -o T` wrote the timeline
+ * over the trace, `run --timeline C.ini` over the INI, and `validate
+ * D/trace.csv -o D` (D an old result folder) replaced D without the trace.
+ * Running a folder's own effective.ini into it again is still taken. */
+Test(cli, an_output_over_an_input_is_refused)
+{
+    char d[64], trace[96], cfg[96], keep[96], cmd[4096];
+    snprintf(d, sizeof d, "%s/apart", cdir);
+    snprintf(trace, sizeof trace, "%s/trace.csv", d);
+    snprintf(cfg, sizeof cfg, "%s/w2.ini", d);
+    snprintf(cmd, sizeof cmd,
+             "mkdir %s && cp %s/traces/w2/trace.csv %s && printf '[scenario]\nmode = "
+             "model\n[trace]\nformat = tidy\npath = trace.csv\n' > %s && " BIN
+             " run %s -q -o %s/old && cp %s %s/old/",
+             d, STALL_SOURCE_DIR, trace, cfg, cfg, d, trace, d);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(keep, sizeof keep, "%s/keep.csv", cdir);
+    snprintf(cmd, sizeof cmd, "cp %s %s", trace, keep);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(cmd, sizeof cmd, BIN " timeline %s -o %s/../apart/trace.csv", d, d);
+    cli_refused(cmd, "/trace.csv, an input of this run; choose another file");
+    snprintf(cmd, sizeof cmd, BIN " run %s -q --timeline %s -o %s/r", cfg, cfg, d);
+    cli_refused(cmd, "--timeline");
+    snprintf(cmd, sizeof cmd, BIN " run %s -q --timeline %s -o %s/r", cfg, trace, d);
+    cli_refused(cmd, "apart/trace.csv, an input of this run");
+    cr_assert(same_bytes(trace, keep), "the trace was written over");
+    snprintf(cmd, sizeof cmd, BIN " validate %s/old/trace.csv -q -o %s/old", d, d);
+    cli_refused(cmd, "/old/trace.csv, an input of this run, which replacing the folder would "
+                     "delete; choose another result folder (-o)");
+    snprintf(cmd, sizeof cmd, "%s/old/trace.csv", d);
+    cr_assert(same_bytes(cmd, keep), "the result folder was replaced without its trace");
+    snprintf(cmd, sizeof cmd, BIN " run %s/old/effective.ini -q -o %s/old", d, d);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+}
+
 /* A trace or INI piped in (/dev/stdin) was detected, then read again from
  * the drained pipe ("/dev/stdin:1: empty file (no header)"), and a FIFO
  * without a writer hung: both are refused up front in one line, exit 2

@@ -537,6 +537,27 @@ Test(dsanalyzer, negative_perf_iteration_time)
     free(perf);
 }
 
+/* The stall is part of the iteration: a longer one put the request before
+ * the iteration began, and that GPU's epoch grew by the difference. */
+Test(dsanalyzer, perf_stall_longer_than_its_iteration)
+{
+    char *perf = perf_with_row("1,1,0,0,2021-09-01 19:48:55.1,1.1,1.2");
+    expect_fail(NULL, NULL, perf, "perf.csv:3:7:",
+                "'Training stall time (sec)': longer than the row's 'Iteration time (sec)' (1.1 "
+                "s): \"1.2\"");
+    free(perf);
+    /* As long as the iteration (nothing computed) is a measurement. */
+    files fs;
+    perf = perf_with_row("1,1,0,0,2021-09-01 19:48:55.1,1.1,1.1");
+    make(&fs, NULL, NULL, perf);
+    stall_ds_trace *t = NULL;
+    stall_err err = {0};
+    cr_assert_eq(stall_ds_load(fs.fetch, fs.start, fs.perf, 1, &t, &err), 0, "%s", err.msg);
+    stall_ds_free(t);
+    clean(&fs);
+    free(perf);
+}
+
 Test(dsanalyzer, start_timestamp_without_fraction)
 {
     const char *start = ",Epoch,Index number,Start time_gpu0,Start time_gpu1\n"

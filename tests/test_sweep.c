@@ -667,3 +667,48 @@ Test(sweep, a_range_takes_decimal_numbers_only)
     stall_sweep_destroy(s);
     free(cfg);
 }
+
+/* A step written with an exponent needs the decimals its exponent gives:
+ * "+1e-3" printed its values with none, eleven points all "0.01". */
+Test(sweep, a_step_with_an_exponent_keeps_its_decimals)
+{
+    static const struct {
+        const char *line, *second, *last;
+        size_t points;
+    } cases[] = {
+        {"sweep:fetch.mean_s=0.01..0.02 +1e-3", "0.011", "0.020", 11},
+        {"sweep:fetch.mean_s=0.01..0.02 +5E-3", "0.015", "0.020", 3},
+        {"sweep:fetch.mean_s=1e-2..2e-2 +0.5e-2", "0.015", "0.020", 3},
+        {"sweep:fetch.scale=1..2.5 +2.5e-1", "1.25", "2.50", 7},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        stall_config *cfg = sw_config((const char *const[]){cases[i].line, NULL});
+        stall_sweep_opts o = {0};
+        stall_sweep *s = NULL;
+        stall_err e = {0};
+        cr_assert_eq(stall_sweep_create(cfg, &o, &s, &e), 0, "%s: %s", cases[i].line, e.msg);
+        size_t n = stall_sweep_points(s);
+        cr_expect_eq(n, cases[i].points, "%s: %zu points", cases[i].line, n);
+        cr_expect_str_eq(stall_sweep_value(s, 1, 0), cases[i].second, "%s: point 1 is %s",
+                         cases[i].line, stall_sweep_value(s, 1, 0));
+        cr_expect_str_eq(stall_sweep_value(s, n - 1, 0), cases[i].last, "%s: the last is %s",
+                         cases[i].line, stall_sweep_value(s, n - 1, 0));
+        stall_sweep_destroy(s);
+        free(cfg);
+    }
+}
+
+/* A range of too many values says how many in a few digits: a step of
+ * 1e-300 printed the count as 300 digits, the line cut before its end. */
+Test(sweep, too_many_values_are_counted_in_short)
+{
+    stall_config *cfg =
+        sw_config((const char *const[]){"sweep:fetch.mean_s=0.01..0.02 +1e-300", NULL});
+    stall_sweep_opts o = {0};
+    stall_sweep *s = NULL;
+    stall_err e = {0};
+    cr_assert_eq(stall_sweep_create(cfg, &o, &s, &e), STALL_ECONFIG, "%s", e.msg);
+    cr_expect(strstr(e.msg, "has 1e+298 values, more than the limit of 1000000 points"), "%s",
+              e.msg);
+    free(cfg);
+}

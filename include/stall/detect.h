@@ -40,6 +40,12 @@ typedef struct stall_trace_detected {
     /* What the file is, for the one line a command prints, e.g. "a tidy
      * trace" or "the notebook's perf CSV". */
     char what[96];
+    /* STALL_TRACE_UNKNOWN: true when the input was read and its content is
+     * no format stallsim reads (the error says what was expected); false
+     * when the error is about an input recognised or not readable (a folder
+     * without traces, a notebook CSV without its companions, a gzip of
+     * none of the JSON traces, a path that cannot be opened). */
+    bool unrecognised;
 } stall_trace_detected;
 
 /* Detects path's kind from its first line (a UTF-8 byte order mark, CRLF and

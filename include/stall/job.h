@@ -134,6 +134,15 @@ int stall_job_begin(const char *final, bool clean_stale, char **work, stall_err 
  * or STALL_EIO naming final. */
 int stall_job_check_out(const char *final, stall_err *err);
 
+/* Refuses an output `out` (a result folder that a job replaces whole, or a
+ * file such as a timeline) that is one of cfg's inputs, its INI or a trace
+ * file, or a folder that holds one: writing it would delete the input. The
+ * folder's own effective.ini as the INI passes: the job writes it anew.
+ * Paths are compared resolved (links, ./ and ../ see through). An out that
+ * does not exist, or inputs that cannot be listed (the reader says why
+ * later), pass. Returns 0 or STALL_EIO naming out and the input. */
+int stall_job_check_apart(const stall_config *cfg, const char *out, stall_err *err);
+
 /* Files written into the work folder are not fsynced one by one (it is a
  * deferred prefix, stall/io.h): stall_job_commit syncs the file system once
  * and then renames work to final, replacing an old result folder there, so
