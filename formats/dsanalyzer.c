@@ -695,7 +695,7 @@ int dsa_perf_values(const dsa_table *t, size_t r, const dsa_cols *c, stall_time 
         (rc = dsa_seconds(t, r, c->cit, iter, err)) || (rc = dsa_seconds(t, r, c->cst, stall, err)))
         return rc;
     if (*stall > *iter + DSA_STALL_SLACK) {
-        char what[96];
+        char what[128];
         snprintf(what, sizeof what,
                  "longer than the row's '" DSA_ITER "' (" DSA_QUOTE " s) by more than 1 ms",
                  dsa_field(t, r, c->cit));
