@@ -330,6 +330,8 @@ class Recorder:
         self.persistent = 0
         self._hook_t = None     # last DDP comm-hook call (see attach_ddp)
         self._hook_c = None     # the CPU clock at that call
+        self._dataset = None    # the dataset of the loader this recorder records
+        self._setting = None    # and its (workers, prefetch, pin_memory, persistent)
         self._fh = None
         self._writer = None
         self.last = None        # the row whose tail runs until the next request
@@ -341,6 +343,8 @@ class Recorder:
 
         Accepts the usual batch_size/shuffle/sampler/drop_last or batch_sampler; map-style
         datasets with automatic batching only (the common case). Returns a TimedLoader.
+        One recorder records one loader: called again, it must get the same dataset and
+        settings (a loader rebuilt each epoch), else it raises ValueError.
         """
         import torch.utils.data as tud
         loader_cls = loader_cls or tud.DataLoader
@@ -358,15 +362,31 @@ class Recorder:
         loader = loader_cls(TimedDataset(dataset),
                             batch_sampler=_TaggedBatchSampler(user_batch_sampler, self),
                             collate_fn=TimedCollate(plain.collate_fn), **kw)
-        self.workers = int(loader.num_workers)
-        self.prefetch = int(loader.prefetch_factor or 0) if loader.num_workers > 0 else 0
+        workers = int(loader.num_workers)
+        prefetch = int(loader.prefetch_factor or 0) if loader.num_workers > 0 else 0
         # Effective pinning: torch pins only when CUDA is available (or a pin device is given).
         pin = bool(loader.pin_memory)
         if pin and not getattr(loader, "pin_memory_device", ""):
             import torch
             pin = torch.cuda.is_available()
-        self.pin_memory = int(pin)
-        self.persistent = int(bool(loader.persistent_workers))
+        setting = (workers, prefetch, int(pin), int(bool(loader.persistent_workers)))
+        # One recorder, one loader: every iter() of a recorder's loaders is an epoch of its
+        # trace, and the loader settings are the recorder's. A second loader over the same
+        # dataset with the same settings (the loader rebuilt each epoch) records the same run;
+        # one over another dataset (a validation loader) or with other settings would put its
+        # epochs between the training epochs and relabel their rows with its own settings.
+        if self._dataset is not None and (dataset is not self._dataset
+                                          or setting != self._setting):
+            what = ("another dataset" if dataset is not self._dataset else
+                    "other settings (workers, prefetch, pin_memory, persistent: "
+                    f"{setting} against {self._setting})")
+            raise ValueError(f"stallsim_capture: this Recorder already records a DataLoader; "
+                             f"this one has {what}, and its epochs would be taken for epochs of "
+                             "the first: build other loaders (validation) with "
+                             "torch.utils.data.DataLoader, or give each its own Recorder (and "
+                             "path)")
+        self._dataset, self._setting = dataset, setting
+        self.workers, self.prefetch, self.pin_memory, self.persistent = setting
         return TimedLoader(loader, self, dataset, user_sampler, user_batch_sampler)
 
     def attach_ddp(self, ddp_model, process_group=None):

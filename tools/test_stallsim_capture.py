@@ -158,6 +158,25 @@ class CaptureTest(unittest.TestCase):
         self.assertIsInstance(loader.sampler, torch.utils.data.RandomSampler)
         self.assertEqual(len(loader), 10)
 
+    def test_a_second_loader_on_one_recorder(self):
+        # A validation loader built by the training loader's recorder used to be recorded as
+        # further epochs, and its settings relabelled the training rows written after it
+        # ('worker' is 1 but 'workers' is 0): a trace stallsim refused, far from the cause.
+        d = tempfile.mkdtemp()
+        rec = sc.Recorder(rank=0, path=os.path.join(d, "trace_rank0.csv"))
+        train = Squares()
+        rec.dataloader(train, batch_size=4, num_workers=2)
+        for ds, kw in ((Squares(), dict(num_workers=2)), (train, dict(num_workers=0))):
+            with self.assertRaisesRegex(ValueError, "already records a DataLoader.*own Recorder"):
+                rec.dataloader(ds, batch_size=4, **kw)
+        self.assertEqual(rec.workers, 2)
+        # the same loader rebuilt (each epoch) records one run
+        loader = rec.dataloader(train, batch_size=4, num_workers=2)
+        for _ in loader:
+            rec.iter_end()
+        rec.close()
+        self.assertTrue(all(r["workers"] == "2" for r in rows_of(rec.path)))
+
     def test_merge_sorts_ranks(self):
         d = tempfile.mkdtemp()
         paths = []
