@@ -195,6 +195,71 @@ class CaptureTest(unittest.TestCase):
         self.assertEqual(len(keys), 10)
 
 
+class EpochsCutShortTest(unittest.TestCase):
+    """merge leaves out the epochs the loop left early: a peek, Ctrl-C."""
+
+    def record(self, d, rank, peek=False, stop_in=None, epochs=2):
+        path = os.path.join(d, f"trace_rank{rank}.csv")
+        rec = sc.Recorder(rank=rank, path=path)
+        loader = rec.dataloader(Squares(), batch_size=8, num_workers=0)
+        if peek:
+            next(iter(loader))  # a look at one batch before training
+        try:
+            for e in range(epochs):
+                for k, _ in enumerate(loader):
+                    rec.compute_end()
+                    rec.iter_end()
+                    if (e, k) == stop_in:
+                        raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            pass
+        rec.close()
+        return path
+
+    def merged(self, paths):
+        out = os.path.join(os.path.dirname(paths[0]), "trace.csv")
+        p = subprocess.run([sys.executable, sc.__file__, "merge", out, *paths],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(sc.check(out)[0], [])
+        return out, p.stdout
+
+    def test_a_peek_before_training(self):
+        # next(iter(loader)) made an epoch 0 of one batch, without compute_end, and stallsim
+        # refused the whole trace ("'compute_end' is not empty here but empty on line 2").
+        d = tempfile.mkdtemp()
+        out, said = self.merged([self.record(d, 0, peek=True), self.record(d, 1)])
+        self.assertIn("rank 0 epoch 0 (1 of 5 batches)", said)
+        rows = rows_of(out)
+        self.assertEqual(len(rows), 2 * 2 * 5)
+        self.assertTrue(all(r["compute_end"] for r in rows))
+        # rank 0's training epochs 1 and 2 are the trace's 0 and 1, beside rank 1's
+        self.assertEqual(sorted({r["epoch"] for r in rows}), ["0", "1"])
+
+    def test_ctrl_c_in_an_epoch_keeps_the_finished_ones(self):
+        d = tempfile.mkdtemp()
+        out, said = self.merged([self.record(d, 0, stop_in=(1, 2), epochs=3),
+                                 self.record(d, 1, epochs=3)])
+        self.assertIn("rank 0 epoch 1 (3 of 5 batches)", said)
+        self.assertIn("keep 1 complete epoch(s)", said)
+        self.assertEqual(len(rows_of(out)), 2 * 5)
+
+    def test_epochs_of_equal_breaks_are_kept(self):
+        d = tempfile.mkdtemp()
+        path = os.path.join(d, "trace_rank0.csv")
+        rec = sc.Recorder(rank=0, path=path)
+        loader = rec.dataloader(Squares(), batch_size=8)
+        for _ in range(2):
+            for k, _ in enumerate(loader):
+                rec.iter_end()
+                if k == 2:
+                    break
+        rec.close()
+        out, said = self.merged([path])
+        self.assertNotIn("left out", said)
+        self.assertEqual(len(rows_of(out)), 6)
+
+
 class CpuColumnsTest(unittest.TestCase):
     """The CPU columns: CPU time beside wall time, in the worker and in the training process."""
 
