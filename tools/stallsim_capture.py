@@ -1079,7 +1079,9 @@ def main(argv):
             return 1
         print("epoch times (s): " + ", ".join(f"{t:.3f}" for t in times))
         m = summary(argv[1])
-        print("means without batch 0 (ms): " + ", ".join(f"{k} {v:.1f}" for k, v in m.items()))
+        # '-' where the trace has nothing to average (compute and post without compute_end)
+        print("means without batch 0 (ms): " + ", ".join(
+            f"{k} {v:.1f}" if not math.isnan(v) else f"{k} -" for k, v in m.items()))
         print("OK" if not bad else f"{len(bad)} problem(s)")
         return 0 if not bad else 1
     print(usage, file=sys.stderr)

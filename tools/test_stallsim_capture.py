@@ -128,6 +128,15 @@ class CaptureTest(unittest.TestCase):
         by = {(r["epoch"], int(r["batch"])): r for r in rows}
         self.assertEqual(by[("0", 0)]["iter_end"], by[("0", 1)]["request"])
 
+    def test_check_without_compute_end_prints_no_nan(self):
+        # a loop that never calls compute_end: check printed "compute nan, post nan"
+        merged, _, _, _ = self.run_loader(2, call_marks=False)
+        p = subprocess.run([sys.executable, sc.__file__, "check", merged],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stdout)
+        self.assertNotIn("nan", p.stdout)
+        self.assertIn("compute -, post -, iter ", p.stdout)
+
     def test_break_ends_the_epoch_when_the_loop_is_left(self):
         # Without iter_end, a break used to leave the epoch open until the next iter(loader) or
         # close(): its last iteration ran on through what the script did in between (here a
