@@ -117,10 +117,12 @@ static stall_trace_kind det_folder(const char *path, stall_trace_detected *out, 
         stall_err_set(err, STALL_EIO, "%s: cannot open the folder: %s", path, strerror(errno));
         return STALL_TRACE_UNKNOWN;
     }
-    int kineto = 0, pfw = 0, ds = 0, simp = 0;
+    int kineto = 0, pfw = 0, ds = 0, simp = 0, ranks = 0;
     char perf[256] = "";
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
+        /* the capture tool's per-rank files (docs/capture.md: trace_rank{r}.csv) */
+        ranks += strncmp(de->d_name, "trace_rank", 10) == 0 && det_ends_with(de->d_name, ".csv");
         kineto += det_ends_with(de->d_name, ".json") || det_ends_with(de->d_name, ".json.gz");
         pfw += det_ends_with(de->d_name, ".pfw") || det_ends_with(de->d_name, ".pfw.gz");
         /* the notebook's perf file, beside its _simp_ companions */
@@ -132,11 +134,20 @@ static stall_trace_kind det_folder(const char *path, stall_trace_detected *out, 
     if (pfw == 0 && kineto == 0) {
         /* A folder of the notebook's CSVs: name the file to give, which
          * finds its companions (a new user gave the folder). */
+        const char *sep = det_ends_with(path, "/") ? "" : "/";
         if (ds == 1 && simp == 1)
             stall_err_set(err, STALL_EPARSE,
                           "%s: a folder, not a trace: for the notebook's CSVs give the perf "
                           "file, %s%s%s, which finds its _simp_ companions beside it",
-                          path, path, det_ends_with(path, "/") ? "" : "/", perf);
+                          path, path, sep, perf);
+        else if (ranks > 0) /* the capture's files, before its merge step: a folder
+                             * with trace.csv is taken as its trace.csv instead */
+            stall_err_set(err, STALL_EPARSE,
+                          "%s: a folder of %d per-rank capture file%s (trace_rank*.csv) and no "
+                          "trace.csv: merge them first, python3 tools/stallsim_capture.py merge "
+                          "%s%strace.csv %s%strace_rank*.csv, then give the folder or its "
+                          "trace.csv",
+                          path, ranks, ranks == 1 ? "" : "s", path, sep, path, sep);
         else
             stall_err_set(err, STALL_EPARSE,
                           "%s: a folder without trace files: a folder holds per-rank PyTorch "

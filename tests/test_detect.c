@@ -103,6 +103,41 @@ Test(detect, a_folder_of_the_notebooks_csvs_names_the_file_to_give)
     cr_expect_not_null(strstr(err.msg, "a folder without trace files"), "%s", err.msg);
 }
 
+/* The capture's per-rank files given as a folder before its merge step
+ * (docs/capture.md: trace_rank{r}.csv, then merge into trace.csv): the
+ * message was that a tidy trace is given as its file, which named no file
+ * to give; it now names the merge. Once merged, the folder is its
+ * trace.csv. */
+Test(detect, a_folder_of_unmerged_rank_files_names_the_merge)
+{
+    stall_trace_detected d;
+    stall_err err = {0};
+    char sub[600], file[700];
+    snprintf(sub, sizeof sub, "%s/unmerged", ddir);
+    cr_assert_eq(mkdir(sub, 0755), 0);
+    for (int r = 0; r < 2; r++) {
+        snprintf(file, sizeof file, "%s/trace_rank%d.csv", sub, r);
+        FILE *f = fopen(file, "w");
+        cr_assert_not_null(f);
+        fputs("rank,epoch,batch,worker,fetch_start,fetch_end,request,ready,iter_end\n", f);
+        fclose(f);
+    }
+    cr_assert_eq(stall_trace_detect(sub, &d, &err), STALL_TRACE_UNKNOWN);
+    cr_expect_not_null(strstr(err.msg, "a folder of 2 per-rank capture files (trace_rank*.csv) "
+                                       "and no trace.csv: merge them first, python3 "
+                                       "tools/stallsim_capture.py merge "),
+                       "%s", err.msg);
+    cr_expect_not_null(strstr(err.msg, "/unmerged/trace.csv "), "%s", err.msg);
+    char csv[700];
+    cr_expect_not(stall_trace_capture_folder(sub, csv, sizeof csv));
+    snprintf(file, sizeof file, "%s/trace.csv", sub);
+    FILE *f = fopen(file, "w");
+    cr_assert_not_null(f);
+    fclose(f);
+    cr_expect(stall_trace_capture_folder(sub, csv, sizeof csv));
+    cr_expect_str_eq(csv, file);
+}
+
 Test(detect, inis_and_unknown_files)
 {
     stall_trace_detected d;

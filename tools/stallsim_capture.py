@@ -308,7 +308,8 @@ class Recorder:
     """Collects one rank's rows and writes them to `path` (CSV, tidy columns).
 
     rank: the DDP rank (0 without DDP). path: this rank's CSV (e.g. trace_rank{r}.csv); rows are
-    appended at the end of each epoch, so a crashed run keeps its finished epochs.
+    appended at the end of each epoch, so a crashed run keeps its finished epochs (and the rows of
+    the one cut short, which merge leaves out).
     ranks_per_node: the ranks that share this node's cores (torchrun's LOCAL_WORLD_SIZE when not
     given; the column stays empty when neither says).
     """
@@ -330,6 +331,8 @@ class Recorder:
         self.persistent = 0
         self._hook_t = None     # last DDP comm-hook call (see attach_ddp)
         self._hook_c = None     # the CPU clock at that call
+        self._dataset = None    # the dataset of the loader this recorder records
+        self._setting = None    # and its (workers, prefetch, pin_memory, persistent)
         self._fh = None
         self._writer = None
         self.last = None        # the row whose tail runs until the next request
@@ -341,6 +344,8 @@ class Recorder:
 
         Accepts the usual batch_size/shuffle/sampler/drop_last or batch_sampler; map-style
         datasets with automatic batching only (the common case). Returns a TimedLoader.
+        One recorder records one loader: called again, it must get the same dataset and
+        settings (a loader rebuilt each epoch), else it raises ValueError.
         """
         import torch.utils.data as tud
         loader_cls = loader_cls or tud.DataLoader
@@ -358,15 +363,31 @@ class Recorder:
         loader = loader_cls(TimedDataset(dataset),
                             batch_sampler=_TaggedBatchSampler(user_batch_sampler, self),
                             collate_fn=TimedCollate(plain.collate_fn), **kw)
-        self.workers = int(loader.num_workers)
-        self.prefetch = int(loader.prefetch_factor or 0) if loader.num_workers > 0 else 0
+        workers = int(loader.num_workers)
+        prefetch = int(loader.prefetch_factor or 0) if loader.num_workers > 0 else 0
         # Effective pinning: torch pins only when CUDA is available (or a pin device is given).
         pin = bool(loader.pin_memory)
         if pin and not getattr(loader, "pin_memory_device", ""):
             import torch
             pin = torch.cuda.is_available()
-        self.pin_memory = int(pin)
-        self.persistent = int(bool(loader.persistent_workers))
+        setting = (workers, prefetch, int(pin), int(bool(loader.persistent_workers)))
+        # One recorder, one loader: every iter() of a recorder's loaders is an epoch of its
+        # trace, and the loader settings are the recorder's. A second loader over the same
+        # dataset with the same settings (the loader rebuilt each epoch) records the same run;
+        # one over another dataset (a validation loader) or with other settings would put its
+        # epochs between the training epochs and relabel their rows with its own settings.
+        if self._dataset is not None and (dataset is not self._dataset
+                                          or setting != self._setting):
+            what = ("another dataset" if dataset is not self._dataset else
+                    "other settings (workers, prefetch, pin_memory, persistent: "
+                    f"{setting} against {self._setting})")
+            raise ValueError(f"stallsim_capture: this Recorder already records a DataLoader; "
+                             f"this one has {what}, and its epochs would be taken for epochs of "
+                             "the first: build other loaders (validation) with "
+                             "torch.utils.data.DataLoader, or give each its own Recorder (and "
+                             "path)")
+        self._dataset, self._setting = dataset, setting
+        self.workers, self.prefetch, self.pin_memory, self.persistent = setting
         return TimedLoader(loader, self, dataset, user_sampler, user_batch_sampler)
 
     def attach_ddp(self, ddp_model, process_group=None):
@@ -853,14 +874,59 @@ def read_rows(path):
         return head, list(rd)
 
 
-def merge(out_path, in_paths):
+def _complete_epochs(rows, notes):
+    """The rows of the epochs that ran to the end, each rank's renumbered from 0.
+
+    stallsim reads a trace whose epochs all hold the same batches; an epoch the loop left early
+    (Ctrl-C, an exception, a break, or a peek such as next(iter(loader)) before training) holds
+    fewer than the others and made the whole trace unreadable. An epoch is complete when it
+    holds the most batches any (rank, epoch) holds; the others are left out, and where ranks
+    then keep different counts of epochs, each keeps the fewest any keeps. Where some rank has
+    no complete epoch (ranks that differ in batches per epoch), nothing is left out: the checks
+    name the problem. What was left out is appended to `notes`."""
+    count = {}
+    for r in rows:
+        key = (_as_int(r["rank"]), _as_int(r["epoch"]))
+        count[key] = count.get(key, 0) + 1
+    full = max(count.values(), default=0)
+    kept = {}  # rank -> its complete epochs, in order
+    for (rank, ep), n in sorted(count.items()):
+        kept.setdefault(rank, [])
+        if n == full:
+            kept[rank].append(ep)
+    if all(n == full for n in count.values()) or not all(kept.values()):
+        return rows
+    epochs = min(len(eps) for eps in kept.values())
+    new = {(rank, ep): i for rank, eps in kept.items() for i, ep in enumerate(eps[:epochs])}
+    short = [f"rank {rank} epoch {ep} ({n} of {full} batches)"
+             for (rank, ep), n in sorted(count.items()) if n < full]
+    if short:
+        notes.append("left out the epochs cut short (the loop left the loader early: Ctrl-C, an "
+                     "exception, a break, or a peek such as next(iter(loader))): "
+                     + ", ".join(short) + "; each rank's epochs renumbered from 0")
+    cut = [f"rank {rank} epoch {ep}" for rank, eps in kept.items() for ep in eps[epochs:]]
+    if cut:
+        notes.append(f"left out, to keep {epochs} complete epoch(s) on every rank (the fewest "
+                     "any rank has): " + ", ".join(cut))
+    out = []
+    for r in rows:
+        i = new.get((_as_int(r["rank"]), _as_int(r["epoch"])))
+        if i is not None:
+            r = dict(r)
+            r["epoch"] = str(i)
+            out.append(r)
+    return out
+
+
+def merge(out_path, in_paths, notes=None):
     """Merge per-rank CSVs into one tidy CSV sorted by (epoch, batch, rank). Returns row count.
 
     Refuses (ValueError, nothing written) inputs that cannot be one run's ranks: headers that
     differ, a rank in more than one input (the same file twice, or a merged trace again), loader
     settings that differ, or inputs further apart in time than either lasts (the ranks of one run
-    train at the same time; the format carries no run id). The output is written whole or not at
-    all."""
+    train at the same time; the format carries no run id). Leaves out the epochs cut short
+    (_complete_epochs), saying so in `notes` (a list) when given. The output is written whole
+    or not at all."""
     header = None
     rows = []
     owner = {}  # rank -> the input it came from
@@ -917,6 +983,8 @@ def merge(out_path, in_paths):
         rows.sort(key=lambda r: (_as_int(r["epoch"]), _as_int(r["batch"]), _as_int(r["rank"])))
     except ValueError as e:
         raise ValueError(f"merge: {e} in an epoch, batch or rank column") from None
+    rows = _complete_epochs(rows, notes if notes is not None else [])
+    rows.sort(key=lambda r: (_as_int(r["epoch"]), _as_int(r["batch"]), _as_int(r["rank"])))
     d = os.path.dirname(out_path)
     if d:
         os.makedirs(d, exist_ok=True)
@@ -987,11 +1055,14 @@ def main(argv):
     usage = ("usage: stallsim_capture.py merge OUT.csv IN.csv [IN.csv ...]\n"
              "       stallsim_capture.py check TRACE.csv")
     if len(argv) >= 3 and argv[0] == "merge":
+        notes = []
         try:
-            n = merge(argv[1], argv[2:])
+            n = merge(argv[1], argv[2:], notes)
         except (ValueError, OSError, csv.Error) as e:
             print(f"stallsim_capture.py merge: {e}; nothing written", file=sys.stderr)
             return 1
+        for note in notes:
+            print(f"stallsim_capture.py merge: {note}")
         print(f"wrote {argv[1]}: {n} rows")
         return 0
     if len(argv) == 2 and argv[0] == "check":
@@ -1008,7 +1079,9 @@ def main(argv):
             return 1
         print("epoch times (s): " + ", ".join(f"{t:.3f}" for t in times))
         m = summary(argv[1])
-        print("means without batch 0 (ms): " + ", ".join(f"{k} {v:.1f}" for k, v in m.items()))
+        # '-' where the trace has nothing to average (compute and post without compute_end)
+        print("means without batch 0 (ms): " + ", ".join(
+            f"{k} {v:.1f}" if not math.isnan(v) else f"{k} -" for k, v in m.items()))
         print("OK" if not bad else f"{len(bad)} problem(s)")
         return 0 if not bad else 1
     print(usage, file=sys.stderr)

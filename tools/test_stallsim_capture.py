@@ -128,6 +128,15 @@ class CaptureTest(unittest.TestCase):
         by = {(r["epoch"], int(r["batch"])): r for r in rows}
         self.assertEqual(by[("0", 0)]["iter_end"], by[("0", 1)]["request"])
 
+    def test_check_without_compute_end_prints_no_nan(self):
+        # a loop that never calls compute_end: check printed "compute nan, post nan"
+        merged, _, _, _ = self.run_loader(2, call_marks=False)
+        p = subprocess.run([sys.executable, sc.__file__, "check", merged],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stdout)
+        self.assertNotIn("nan", p.stdout)
+        self.assertIn("compute -, post -, iter ", p.stdout)
+
     def test_break_ends_the_epoch_when_the_loop_is_left(self):
         # Without iter_end, a break used to leave the epoch open until the next iter(loader) or
         # close(): its last iteration ran on through what the script did in between (here a
@@ -158,6 +167,25 @@ class CaptureTest(unittest.TestCase):
         self.assertIsInstance(loader.sampler, torch.utils.data.RandomSampler)
         self.assertEqual(len(loader), 10)
 
+    def test_a_second_loader_on_one_recorder(self):
+        # A validation loader built by the training loader's recorder used to be recorded as
+        # further epochs, and its settings relabelled the training rows written after it
+        # ('worker' is 1 but 'workers' is 0): a trace stallsim refused, far from the cause.
+        d = tempfile.mkdtemp()
+        rec = sc.Recorder(rank=0, path=os.path.join(d, "trace_rank0.csv"))
+        train = Squares()
+        rec.dataloader(train, batch_size=4, num_workers=2)
+        for ds, kw in ((Squares(), dict(num_workers=2)), (train, dict(num_workers=0))):
+            with self.assertRaisesRegex(ValueError, "already records a DataLoader.*own Recorder"):
+                rec.dataloader(ds, batch_size=4, **kw)
+        self.assertEqual(rec.workers, 2)
+        # the same loader rebuilt (each epoch) records one run
+        loader = rec.dataloader(train, batch_size=4, num_workers=2)
+        for _ in loader:
+            rec.iter_end()
+        rec.close()
+        self.assertTrue(all(r["workers"] == "2" for r in rows_of(rec.path)))
+
     def test_merge_sorts_ranks(self):
         d = tempfile.mkdtemp()
         paths = []
@@ -174,6 +202,71 @@ class CaptureTest(unittest.TestCase):
         keys = [(int(r["epoch"]), int(r["batch"]), int(r["rank"])) for r in rows_of(out)]
         self.assertEqual(keys, sorted(keys))
         self.assertEqual(len(keys), 10)
+
+
+class EpochsCutShortTest(unittest.TestCase):
+    """merge leaves out the epochs the loop left early: a peek, Ctrl-C."""
+
+    def record(self, d, rank, peek=False, stop_in=None, epochs=2):
+        path = os.path.join(d, f"trace_rank{rank}.csv")
+        rec = sc.Recorder(rank=rank, path=path)
+        loader = rec.dataloader(Squares(), batch_size=8, num_workers=0)
+        if peek:
+            next(iter(loader))  # a look at one batch before training
+        try:
+            for e in range(epochs):
+                for k, _ in enumerate(loader):
+                    rec.compute_end()
+                    rec.iter_end()
+                    if (e, k) == stop_in:
+                        raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            pass
+        rec.close()
+        return path
+
+    def merged(self, paths):
+        out = os.path.join(os.path.dirname(paths[0]), "trace.csv")
+        p = subprocess.run([sys.executable, sc.__file__, "merge", out, *paths],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(sc.check(out)[0], [])
+        return out, p.stdout
+
+    def test_a_peek_before_training(self):
+        # next(iter(loader)) made an epoch 0 of one batch, without compute_end, and stallsim
+        # refused the whole trace ("'compute_end' is not empty here but empty on line 2").
+        d = tempfile.mkdtemp()
+        out, said = self.merged([self.record(d, 0, peek=True), self.record(d, 1)])
+        self.assertIn("rank 0 epoch 0 (1 of 5 batches)", said)
+        rows = rows_of(out)
+        self.assertEqual(len(rows), 2 * 2 * 5)
+        self.assertTrue(all(r["compute_end"] for r in rows))
+        # rank 0's training epochs 1 and 2 are the trace's 0 and 1, beside rank 1's
+        self.assertEqual(sorted({r["epoch"] for r in rows}), ["0", "1"])
+
+    def test_ctrl_c_in_an_epoch_keeps_the_finished_ones(self):
+        d = tempfile.mkdtemp()
+        out, said = self.merged([self.record(d, 0, stop_in=(1, 2), epochs=3),
+                                 self.record(d, 1, epochs=3)])
+        self.assertIn("rank 0 epoch 1 (3 of 5 batches)", said)
+        self.assertIn("keep 1 complete epoch(s)", said)
+        self.assertEqual(len(rows_of(out)), 2 * 5)
+
+    def test_epochs_of_equal_breaks_are_kept(self):
+        d = tempfile.mkdtemp()
+        path = os.path.join(d, "trace_rank0.csv")
+        rec = sc.Recorder(rank=0, path=path)
+        loader = rec.dataloader(Squares(), batch_size=8)
+        for _ in range(2):
+            for k, _ in enumerate(loader):
+                rec.iter_end()
+                if k == 2:
+                    break
+        rec.close()
+        out, said = self.merged([path])
+        self.assertNotIn("left out", said)
+        self.assertEqual(len(rows_of(out)), 6)
 
 
 class CpuColumnsTest(unittest.TestCase):
