@@ -106,8 +106,11 @@ static int cal_refuse_json(const char *path, const char *what, stall_err *err)
  * fetch starts; [trace] prefetch_factor and persistent_workers). *note gets
  * (allocated, or NULL) what calibrate says of it: where its worker count
  * came from, and the INI's keys it leaves out. */
-static int cal_load(const char *arg, stall_measured *m, char **note, stall_err *err)
+static int cal_load(const char *arg, stall_measured *m, char **note, int *cores, const char **from,
+                    stall_err *err)
 {
+    *cores = 0;
+    *from = "";
     char csv[STALL_DETECT_PATH_MAX];
     const char *path = stall_trace_capture_folder(arg, csv, sizeof csv) ? csv : arg;
     stall_trace_detected *d = stall_xmalloc(sizeof *d);
@@ -136,6 +139,13 @@ static int cal_load(const char *arg, stall_measured *m, char **note, stall_err *
                                "%s: calibrate needs runs with workers >= 1 (its workers column "
                                "says %d)",
                                arg, m->workers);
+        /* the machine it was captured on: its cores column, else meta.json */
+        if (rc == 0 && t->cpu.cores > 0) {
+            *cores = t->cpu.cores;
+            *from = "their cores column";
+        } else if (rc == 0 && (*cores = wi_meta_cores(path)) > 0) {
+            *from = "their capture's meta.json cpu_cores";
+        }
         stall_tidy_free(t);
         if (rc || !infer) {
             free(d);
@@ -170,6 +180,16 @@ static int cal_load(const char *arg, stall_measured *m, char **note, stall_err *
     if (rc == 0) {
         wi_inputs_resolve(cfg, in);
         rc = wi_load_measured(&in->trace, m, err);
+    }
+    if (rc == 0 && m->cpu.has && m->cpu.cores > 0) {
+        *cores = m->cpu.cores;
+        *from = "their cores column";
+    } else if (rc == 0) {
+        const char *f = NULL;
+        *cores = wi_trace_cores(cfg, 0, &f);
+        *from = f && strcmp(f, "[trace] cores") == 0 ? "their INIs' [trace] cores"
+                : f                                  ? "their capture's meta.json cpu_cores"
+                                                     : "";
     }
     if (rc == 0)
         rc = stall_validate_persistent_check(cfg, m, err);
@@ -237,10 +257,27 @@ int stall_calibrate_fit(const char *const *paths, int n, int cores, int gpus_per
     int rc = 0;
     c->workers_from = stall_xcalloc((size_t)n, sizeof *c->workers_from);
     c->note = stall_xcalloc((size_t)n, sizeof *c->note);
+    /* the cores every trace recorded alike (the machine they were
+     * captured on) stand for --cores when it is not given */
+    int rec = -1;
+    c->cores_recorded = "";
     for (int i = 0; i < n && rc == 0; i++) {
-        rc = cal_load(paths[i], &ms[i], &c->note[i], err);
+        int k;
+        const char *from;
+        rc = cal_load(paths[i], &ms[i], &c->note[i], &k, &from, err);
         c->workers_from[i] = ms[i].workers_from;
+        if (rc == 0 && (rec == -1 || rec == k)) {
+            rec = k;
+            c->cores_recorded = i == 0 || strcmp(c->cores_recorded, from) == 0
+                                    ? from
+                                    : "their cores column, INIs or meta.json";
+        } else
+            rec = 0;
     }
+    if (rc == 0 && cores <= 0 && rec > 0)
+        cores = rec;
+    else
+        c->cores_recorded = "";
     int distinct = 0;
     for (int i = 0; i < n && rc == 0; i++) {
         int seen = 0;
@@ -255,7 +292,7 @@ int stall_calibrate_fit(const char *const *paths, int n, int cores, int gpus_per
         rc = stall_err_set(
             err, STALL_EINVAL,
             "calibrate: with two worker counts the core count cannot be estimated; give --cores N");
-    c->cores_given = cores > 0;
+    c->cores_given = cores > 0 && !c->cores_recorded[0];
     c->gpus_per_node = gpus_per_node;
     if (rc == 0)
         rc = wi_cores_fit(ms, n, cores, gpus_per_node, c, err);
@@ -384,12 +421,18 @@ static char **cal_short_names(const char *const *paths, int n)
 void stall_calibration_print(const stall_calibration *c, const char *const *paths, FILE *out)
 {
     int n = c->n;
+    char how[96];
+    if (c->cores_recorded && c->cores_recorded[0])
+        snprintf(how, sizeof how, " (the traces' machine: %s; --cores sets others)",
+                 c->cores_recorded);
+    else
+        snprintf(how, sizeof how, "%s", c->cores_given ? " (given)" : " (fitted)");
     fprintf(out,
             "stallsim %s: calibrate from %d traces on %d cores%s: %.0f%% of a measured fetch "
             "and %.0f%% of a measured compute is CPU time (rms cross-prediction error "
             "%.2f%%)",
-            stall_version(), n, c->cores, c->cores_given ? " (given)" : " (fitted)",
-            100 * c->fetch_share, 100 * c->compute_share, c->rms_pct);
+            stall_version(), n, c->cores, how, 100 * c->fetch_share, 100 * c->compute_share,
+            c->rms_pct);
     if (isnan(c->fit_io_s))
         fputs("; mean-fetch fit: none (no trace had more workers than cores)\n", out);
     else

@@ -15,7 +15,7 @@
 
 /* meta.json's cpu_cores beside a tidy trace (a capture folder of
  * tools/train_example.py or stallsim_capture.py), or 0. */
-static int wi_meta_cores(const char *trace)
+int wi_meta_cores(const char *trace)
 {
     const char *slash = strrchr(trace, '/');
     size_t dir = slash ? (size_t)(slash - trace) + 1 : 0;

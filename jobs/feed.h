@@ -257,6 +257,8 @@ int wi_sim(const stall_measured *base, int workers, const wi_cpu *cpu, double de
  * folder's meta.json cpu_cores (*from says which), else `cores`, the run's
  * own (*from NULL: not known). */
 int wi_trace_cores(const stall_config *cfg, int cores, const char **from);
+/* meta.json's cpu_cores beside a tidy trace (a capture folder), or 0. */
+int wi_meta_cores(const char *trace);
 
 /* The contention the trace's CPU work met, as the deflate in (0, 1] that
  * gives the measured mean fetch time back in a simulation of its own run. */

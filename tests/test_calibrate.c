@@ -385,3 +385,36 @@ Test(calds, tidy_traces_without_a_workers_column_give_the_same_answer)
     stall_calibration_free(&c);
     stall_calibration_free(&o);
 }
+
+/* The cores of the machine the traces were captured on (each capture
+ * folder's meta.json cpu_cores) stand for --cores: two worker counts need
+ * no --cores, and three give the answer of --cores 2, not a fitted count; a
+ * copy of the same traces without meta.json still needs it. */
+Test(calds, the_traces_recorded_cores_stand_for_cores)
+{
+    char p[3][600];
+    const char *paths[3];
+    for (int i = 0; i < 3; i++) {
+        snprintf(p[i], sizeof p[i], "%s/traces/%s/trace.csv", STALL_SOURCE_DIR, W[i]);
+        paths[i] = p[i];
+    }
+    stall_calibration two = fit(paths + 1, 2);
+    cr_expect_eq(two.cores, 2);
+    cr_expect_not(two.cores_given);
+    cr_expect(strstr(two.cores_recorded, "meta.json") != NULL, "'%s'", two.cores_recorded);
+    stall_calibration_free(&two);
+    stall_calibration three = fit(paths, 3), given;
+    stall_err err = {0};
+    cr_assert_eq(stall_calibrate_fit(paths, 3, 2, 0, &given, &err), 0, "%s", err.msg);
+    same(&three, &given, 1e-12);
+    stall_calibration_free(&three);
+    stall_calibration_free(&given);
+    char c[2][600];
+    epoch1("w2", "bare", false, c[0], sizeof c[0]);
+    epoch1("w4", "bare", false, c[1], sizeof c[1]);
+    const char *bare[] = {c[0], c[1]};
+    stall_calibration none;
+    cr_expect_neq(stall_calibrate_fit(bare, 2, 0, 0, &none, &err), 0);
+    cr_expect(strstr(err.msg, "the core count cannot be estimated; give --cores N") != NULL, "%s",
+              err.msg);
+}

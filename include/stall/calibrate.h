@@ -23,12 +23,14 @@ extern "C" {
 
 typedef struct stall_calibration {
     int n;
-    int cores; /* per node: given, or fitted from the mean fetch times */
+    int cores; /* per node: given, recorded by every trace alike, or fitted from the mean
+                  fetch times */
     bool cores_given;
-    int gpus_per_node;                         /* as given; 0 = every rank of a trace on one node */
-    double fetch_share;                        /* fraction of a measured fetch that is CPU time */
-    double compute_share;                      /* fraction of a measured compute that is CPU time */
-    double rms_pct;                            /* rms relative error of the cross-predictions, % */
+    const char *cores_recorded; /* where the traces recorded them ("": not taken from them) */
+    int gpus_per_node;          /* as given; 0 = every rank of a trace on one node */
+    double fetch_share;         /* fraction of a measured fetch that is CPU time */
+    double compute_share;       /* fraction of a measured compute that is CPU time */
+    double rms_pct;             /* rms relative error of the cross-predictions, % */
     double fetch_share_lo, fetch_share_hi;     /* range of the near-best fits */
     double compute_share_lo, compute_share_hi; /* (rms within 0.5 points) */
     double fit_io_s, fit_cpu_s;                /* the first (linear) mean-fetch fit */
@@ -42,8 +44,10 @@ typedef struct stall_calibration {
 /* From two or more traces of the same job with different worker counts
  * (paths: tidy traces or capture folders, the notebook's CSVs, or INIs whose
  * [trace] is a tidy or a dsanalyzer trace, read as validate reads it),
- * estimates the CPU share of a fetch and of a compute (and the core count
- * when cores <= 0 and three or more worker counts are given): the shares
+ * estimates the CPU share of a fetch and of a compute (and, when cores <= 0,
+ * the core count: the one every trace recorded, its cores column or its
+ * capture's meta.json cpu_cores, else fitted from three or more worker
+ * counts): the shares
  * that minimise the error of predicting every trace's epoch time from every
  * other, each base trace deflated by the contention it met in a simulation
  * of its own run. On failure *c is left empty. */
