@@ -143,8 +143,10 @@ static int cal_load(const char *arg, stall_measured *m, char **note, int *cores,
         if (rc == 0 && t->cpu.cores > 0) {
             *cores = t->cpu.cores;
             *from = "their cores column";
-        } else if (rc == 0 && (*cores = wi_meta_cores(path)) > 0) {
+        } else if (rc == 0 && (*cores = wi_meta_cores(path, err)) > 0) {
             *from = "their capture's meta.json cpu_cores";
+        } else if (rc == 0 && *cores < 0) {
+            rc = STALL_EPARSE;
         }
         stall_tidy_free(t);
         if (rc || !infer) {
@@ -186,7 +188,9 @@ static int cal_load(const char *arg, stall_measured *m, char **note, int *cores,
         *from = "their cores column";
     } else if (rc == 0) {
         const char *f = NULL;
-        *cores = wi_trace_cores(cfg, 0, &f);
+        *cores = wi_trace_cores(cfg, 0, &f, err);
+        if (*cores < 0)
+            rc = STALL_EPARSE;
         *from = f && strcmp(f, "[trace] cores") == 0 ? "their INIs' [trace] cores"
                 : f                                  ? "their capture's meta.json cpu_cores"
                                                      : "";

@@ -14,8 +14,9 @@
 #include "stall/io.h"
 
 /* meta.json's cpu_cores beside a tidy trace (a capture folder of
- * tools/train_example.py or stallsim_capture.py), or 0. */
-int wi_meta_cores(const char *trace)
+ * tools/train_example.py or stallsim_capture.py), 0 when it has none, -1
+ * (err set) when the file is there but not what the capture writes. */
+int wi_meta_cores(const char *trace, stall_err *err)
 {
     const char *slash = strrchr(trace, '/');
     size_t dir = slash ? (size_t)(slash - trace) + 1 : 0;
@@ -24,25 +25,56 @@ int wi_meta_cores(const char *trace)
     memcpy(path + dir, "meta.json", sizeof "meta.json");
     size_t n = 0;
     char *text = stall_input_check(path, &(stall_err){0}) == 0 ? stall_read_file(path, &n) : NULL;
-    free(path);
-    if (!text)
+    if (!text) {
+        free(path);
         return 0;
-    yajl_val root = n < (1u << 20) ? yajl_tree_parse(text, NULL, 0) : NULL;
+    }
+    char why[256] = "";
+    yajl_val root = n < (1u << 20) ? yajl_tree_parse(text, why, sizeof why) : NULL;
     free(text);
-    const char *key[] = {"cpu_cores", NULL};
-    yajl_val v = root ? yajl_tree_get(root, key, yajl_t_number) : NULL;
-    long long c = v && YAJL_IS_INTEGER(v) ? YAJL_GET_INTEGER(v) : 0;
+    int cores = 0;
+    if (!root || !YAJL_IS_OBJECT(root)) {
+        why[strcspn(why, "\n")] = '\0';
+        cores = -1;
+        stall_err_set(err, STALL_EPARSE,
+                      "%s: %s: it says the cores of the machine the trace was captured on "
+                      "(cpu_cores); mend it, or set [trace] cores",
+                      path,
+                      n >= (1u << 20) ? "larger than 1 MB, not a capture's meta.json"
+                      : root          ? "not a JSON object"
+                      : why[0]        ? why
+                                      : "not JSON");
+    } else {
+        const char *key[] = {"cpu_cores", NULL};
+        yajl_val v = yajl_tree_get(root, key, yajl_t_any);
+        long long c = v && YAJL_IS_INTEGER(v) ? YAJL_GET_INTEGER(v) : -1;
+        if (v && !(c > 0 && c <= (1 << 24))) {
+            cores = -1;
+            stall_err_set(err, STALL_EPARSE,
+                          "%s: cpu_cores: not a whole number of cores from 1 to 16777216 "
+                          "(the machine the trace was captured on); mend it, or set [trace] "
+                          "cores",
+                          path);
+        } else if (v) {
+            cores = (int)c;
+        }
+    }
     yajl_tree_free(root);
-    return c > 0 && c <= (1 << 24) ? (int)c : 0;
+    free(path);
+    return cores;
 }
 
-int wi_trace_cores(const stall_config *cfg, int cores, const char **from)
+int wi_trace_cores(const stall_config *cfg, int cores, const char **from, stall_err *err)
 {
     if (cfg->trace_cores > 0) {
         *from = "[trace] cores";
         return (int)cfg->trace_cores;
     }
-    int c = cfg->format == STALL_FORMAT_TIDY && cfg->path[0] ? wi_meta_cores(cfg->path) : 0;
+    int c = cfg->format == STALL_FORMAT_TIDY && cfg->path[0] ? wi_meta_cores(cfg->path, err) : 0;
+    if (c < 0) {
+        *from = NULL;
+        return -1;
+    }
     if (c > 0) {
         *from = "the capture's meta.json";
         return c;

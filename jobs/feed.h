@@ -255,10 +255,12 @@ int wi_sim(const stall_measured *base, int workers, const wi_cpu *cpu, double de
 /* The cores per node of the machine trace cfg was captured on, under which
  * its durations' contention is found: [trace] cores, else a capture
  * folder's meta.json cpu_cores (*from says which), else `cores`, the run's
- * own (*from NULL: not known). */
-int wi_trace_cores(const stall_config *cfg, int cores, const char **from);
-/* meta.json's cpu_cores beside a tidy trace (a capture folder), or 0. */
-int wi_meta_cores(const char *trace);
+ * own (*from NULL: not known); -1 (err set) for a meta.json that is there
+ * but damaged. */
+int wi_trace_cores(const stall_config *cfg, int cores, const char **from, stall_err *err);
+/* meta.json's cpu_cores beside a tidy trace (a capture folder), 0 when it
+ * has none, -1 (err set) when the file is there but damaged. */
+int wi_meta_cores(const char *trace, stall_err *err);
 
 /* The contention the trace's CPU work met, as the deflate in (0, 1] that
  * gives the measured mean fetch time back in a simulation of its own run. */

@@ -440,7 +440,9 @@ static int wi_prepare(wi_model_run *j, stall_err *err)
         /* The trace's durations were measured under contention: find how
          * much by simulating the measured configuration on these cores.
          * (A trace with CPU columns measured it: cpudemand.c.) */
-        j->trace_cores = wi_trace_cores(cfg, p->cores, &j->trace_from);
+        j->trace_cores = wi_trace_cores(cfg, p->cores, &j->trace_from, err);
+        if (j->trace_cores < 0)
+            return STALL_EPARSE;
         wi_cpu cpu = {.cores = j->trace_cores,
                       .gpn = (int)cfg->gpus_per_node,
                       .fetch_share = p->cpu_share,

@@ -330,7 +330,11 @@ static int plan_cores(plan_ctx *c, const stall_config *chosen, stall_plan_result
      * configuration's cores (none given: the trace taken as uncontended),
      * not each count's own (docs/model.md 6). */
     const char *from = NULL;
-    int tc = wi_trace_cores(chosen, (int)chosen->cores, &from);
+    int tc = wi_trace_cores(chosen, (int)chosen->cores, &from, err);
+    if (tc < 0) {
+        free(cfg);
+        return STALL_EPARSE;
+    }
     if (!from)
         cfg->trace_cores = tc > 0 ? tc : 1 << 20;
     plan_set_int(cfg, "cluster", "cores", 1 << 20);

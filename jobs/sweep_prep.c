@@ -452,9 +452,14 @@ int stall__sweep_model_check(const stall_sweep *s, char *late, size_t n, stall_e
         }
         stall_model_effects_or(&any, &fx);
         const char *from = NULL;
-        if (cores_axis >= 0 && fx.deflates && unpinned < 0 &&
-            (wi_trace_cores(pc, (int)pc->cores, &from), from == NULL))
-            unpinned = (long long)i;
+        if (cores_axis >= 0 && fx.deflates && unpinned < 0) {
+            if (wi_trace_cores(pc, (int)pc->cores, &from, &e) < 0) {
+                rc = stall__sweep_point_err(s, i, &e, err);
+                break;
+            }
+            if (!from)
+                unpinned = (long long)i;
+        }
         /* the late start replayed at the trace's GPU count only */
         if (fx.late && pc->late_start == 0 && replayed < 0)
             replayed = (long long)i;

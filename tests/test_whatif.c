@@ -1307,3 +1307,47 @@ Test(whatif, accumulation_stall_share_is_the_most_one_rank_waited_per_window)
     cr_expect(fabs(s2 - a / (a + 2 * C + A)) < 1e-9, "K = 2: stall share %.9f, want %.9f", s2,
               a / (a + 2 * C + A));
 }
+
+/* A capture's meta.json that is there but damaged (not JSON, or cpu_cores
+ * not a core count) is refused, naming it, where its cores are read (the
+ * contention of a trace without CPU columns, calibrate): it once fell back
+ * to the run's own cores without a word. [trace] cores still runs. */
+Test(whatif, a_damaged_meta_json_is_refused_where_its_cores_are_read)
+{
+    char dir[300], cmd[4000];
+    snprintf(dir, sizeof dir, "%s/dm", wdir);
+    static const char *const bad[] = {"{\"cpu_cores\": 2,", "{\"cpu_cores\": \"two\"}",
+                                      "{\"cpu_cores\": 0}", "[2]"};
+    static const char *const want[] = {"parse error", "cpu_cores: not a whole number of cores",
+                                       "cpu_cores: not a whole number of cores",
+                                       "not a JSON object"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(cmd, sizeof cmd,
+                 "rm -rf %s && mkdir %s && cp %s/traces/w2/trace.csv %s/ && printf '%%s\\n' '%s' "
+                 "> %s/meta.json",
+                 dir, dir, STALL_SOURCE_DIR, dir, bad[i], dir);
+        cr_assert_eq(system(cmd), 0, "%s", cmd);
+        stall_config *cfg = malloc(sizeof *cfg);
+        stall_config_defaults(cfg);
+        stall_err err = {0};
+        cr_assert_eq(stall_config_load(cfg, STALL_SOURCE_DIR "/configs/w2.ini", &err), 0, "%s",
+                     err.msg);
+        snprintf(cfg->path, sizeof cfg->path, "%s/trace.csv", dir);
+        char out[800];
+        snprintf(out, sizeof out, "%s/dm_out%d", wdir, i);
+        stall_run_opts o = {.outdir = out, .jobs = 1};
+        cr_expect_eq(stall_scenario_run(cfg, &o, &err), STALL_EPARSE, "%s", bad[i]);
+        cr_expect(strstr(err.msg, "/dm/meta.json: ") && strstr(err.msg, want[i]) &&
+                      strstr(err.msg, "mend it, or set [trace] cores"),
+                  "%s: %s", bad[i], err.msg);
+        char other[700];
+        snprintf(other, sizeof other, "%s/traces/w4/trace.csv", STALL_SOURCE_DIR);
+        const char *paths[] = {cfg->path, other};
+        stall_calibration c;
+        cr_expect_neq(stall_calibrate_fit(paths, 2, 0, 0, &c, &err), 0);
+        cr_expect(strstr(err.msg, want[i]), "calibrate: %s", err.msg);
+        cfg->trace_cores = 2;
+        cr_expect_eq(stall_scenario_run(cfg, &o, &err), 0, "%s", err.msg);
+        free(cfg);
+    }
+}
