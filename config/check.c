@@ -189,6 +189,8 @@ static int cfg_check_applies(const stall_config *cfg, stall_err *err)
     return 0;
 }
 
+static int cfg_need_trace(const stall_config *cfg, stall_err *err);
+
 int stall_config_check_trace_keys(const stall_config *cfg, stall_err *err)
 {
     stall_config *c = stall_xmalloc(sizeof *c);
@@ -199,7 +201,8 @@ int stall_config_check_trace_keys(const stall_config *cfg, stall_err *err)
             c->given[k] = 0;
     int rc = cfg_check_applies(c, err);
     free(c);
-    return rc;
+    /* and the files its format needs, named before an open fails on "" */
+    return rc ? rc : cfg_need_trace(cfg, err);
 }
 
 /* Where section.key came from, for messages (stall_config_origin). */
@@ -398,6 +401,20 @@ static int cfg_need(const stall_config *cfg, const char *key, const char *value,
                          cfg_at(cfg, "trace", "format", f, sizeof f));
 }
 
+/* The [trace] files cfg's format needs: dsanalyzer's three, the others' path. */
+static int cfg_need_trace(const stall_config *cfg, stall_err *err)
+{
+    int rc = 0;
+    if (cfg->format == STALL_FORMAT_DSANALYZER)
+        (void)((rc = cfg_need(cfg, "fetch", cfg->fetch, err)) ||
+               (rc = cfg_need(cfg, "start", cfg->start, err)) ||
+               (rc = cfg_need(cfg, "perf", cfg->perf, err)));
+    else if (cfg->format == STALL_FORMAT_TIDY || cfg->format == STALL_FORMAT_KINETO ||
+             cfg->format == STALL_FORMAT_DFTRACER)
+        rc = cfg_need(cfg, "path", cfg->path, err);
+    return rc;
+}
+
 int stall_config_check(const stall_config *cfg, stall_err *err)
 {
     const char *src = stall_config_src(cfg);
@@ -436,19 +453,9 @@ int stall_config_check(const stall_config *cfg, stall_err *err)
                                  cfg_at(cfg, "trace", "format", a, sizeof a),
                                  cfg_at(cfg, "scenario", "mode", b, sizeof b));
     }
-    if (cfg->format == STALL_FORMAT_DSANALYZER) {
-        int rc;
-        if ((rc = cfg_need(cfg, "fetch", cfg->fetch, err)) ||
-            (rc = cfg_need(cfg, "start", cfg->start, err)) ||
-            (rc = cfg_need(cfg, "perf", cfg->perf, err)))
-            return rc;
-    }
-    if (cfg->format == STALL_FORMAT_TIDY || cfg->format == STALL_FORMAT_KINETO ||
-        cfg->format == STALL_FORMAT_DFTRACER) {
-        int rc = cfg_need(cfg, "path", cfg->path, err);
-        if (rc)
-            return rc;
-    }
+    int nrc = cfg_need_trace(cfg, err);
+    if (nrc)
+        return nrc;
     /* Each message names where the offending values came from: file:line,
      * --set, or the default. */
     if (cfg->workers == 0 && stall_config_given(cfg, "loader", "prefetch_factor"))

@@ -28,6 +28,7 @@
 #include "stall/limits.h"
 
 #include <csv.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -695,6 +696,15 @@ static int tidy_not_json(const char *path, stall_err *err)
     size_t i = n >= 3 && head[0] == 0xef && head[1] == 0xbb && head[2] == 0xbf ? 3 : 0;
     while (i < n && (head[i] == ' ' || head[i] == '\t' || head[i] == '\r' || head[i] == '\n'))
         i++;
+    /* an INI's first section, "[name]", is not JSON's "[" */
+    size_t j = i + 1;
+    while (j < n && (isalnum(head[j]) || head[j] == '_' || head[j] == '-' || head[j] == '.'))
+        j++;
+    if (i < n && head[i] == '[' && j > i + 1 && j < n && head[j] == ']')
+        return stall_err_set(err, STALL_EPARSE,
+                             "%s:1: an INI file (a scenario), not a tidy trace CSV: give it to the "
+                             "command as its CONFIG, and its [trace] the trace's file",
+                             path);
     const char *what = n >= 2 && head[0] == 0x1f && head[1] == 0x8b  ? "gzip-compressed"
                        : i < n && (head[i] == '{' || head[i] == '[') ? "JSON"
                                                                      : NULL;

@@ -789,6 +789,23 @@ Test(analyze, sweep_and_plan_lines_are_listed_as_left_out)
     free(text);
 }
 
+/* An INI whose [trace] lacks the file its format needs names the key, as
+ * run does (analyze said `[trace] fetch (default ""): : cannot open`). */
+Test(analyze, an_ini_without_its_trace_files_names_the_key)
+{
+    char p[700], out[700];
+    snprintf(p, sizeof p, "%s/notrace.ini", adir);
+    FILE *f = fopen(p, "w");
+    cr_assert_not_null(f);
+    fputs("[scenario]\nname = x\n", f);
+    fclose(f);
+    snprintf(out, sizeof out, "%s/notrace", adir);
+    stall_err err = {0};
+    cr_assert_neq(stall_analyze_job(p, out, 0, NULL, &err), 0);
+    cr_expect(strstr(err.msg, "[trace] fetch: required for format = dsanalyzer") != NULL, "%s",
+              err.msg);
+}
+
 /* The simulated run of a trace whose ranks began epoch 0 apart
  * (sleep_ddp4_dev2c_r1: rank 2 6.974 s after rank 3) is analysed from each
  * rank's own start, as the measured one is: the time before a rank began is

@@ -137,6 +137,12 @@ Test(tidy, a_json_or_gzip_file_is_named_as_such)
                  STALL_EPARSE, ":1:",
                  "gzip-compressed, not a tidy trace CSV (a PyTorch profiler or DLIO trace is read "
                  "with [trace] format = kineto or dftracer)");
+    /* an INI's first section is not JSON's "[" (it was named JSON) */
+    expect_error("[scenario]\nname = x\n", STALL_EPARSE, ":1:",
+                 "an INI file (a scenario), not a tidy trace CSV: give it to the command as its "
+                 "CONFIG");
+    expect_error("  [trace]\npath = t.csv\n", STALL_EPARSE, ":1:", "an INI file (a scenario)");
+    expect_error("[1, 2]\n", STALL_EPARSE, ":1:", "JSON, not a tidy trace CSV");
 }
 
 Test(tidy, non_numeric_negative_and_nan_times)
