@@ -44,6 +44,7 @@ typedef struct kt_file {
     int64_t base_ns, rank, world;
     bool have_base, have_rank, have_world;
     char backend[32];
+    char bad_rank[40]; /* a distributedInfo.rank that is not a rank ("": none) */
 } kt_file;
 
 static bool kt_prefix(const char *s, const char *p)
@@ -137,9 +138,13 @@ static void kt_top(void *ctx, const char *path, const char *text)
     if (strcmp(path, "baseTimeNanoseconds") == 0 && jev_int(text, &v) == 0) {
         f->base_ns = v;
         f->have_base = true;
-    } else if (strcmp(path, "distributedInfo.rank") == 0 && jev_int(text, &v) == 0 && v >= 0) {
-        f->rank = v;
-        f->have_rank = true;
+    } else if (strcmp(path, "distributedInfo.rank") == 0) {
+        if (jev_int(text, &v) == 0 && v >= 0) {
+            f->rank = v;
+            f->have_rank = true;
+        } else {
+            snprintf(f->bad_rank, sizeof f->bad_rank, "%s", text[0] ? text : "\"\"");
+        }
     } else if (strcmp(path, "distributedInfo.world_size") == 0 && jev_int(text, &v) == 0) {
         f->world = v;
         f->have_world = true;
@@ -281,6 +286,19 @@ int stall_kineto_load(const char *path, stall_tidy_trace **out, stall_err *err)
                                "enumerate(DataPipe)#...) among its %lld events: nothing says when "
                                "the loop waited for data",
                                files[i], (long long)f->n_events);
+            break;
+        }
+        if (f->bad_rank[0] || (f->have_rank && f->have_world && f->rank >= f->world)) {
+            char is[80];
+            if (f->bad_rank[0])
+                snprintf(is, sizeof is, "\"%s\" is not a rank (a whole number >= 0)", f->bad_rank);
+            else
+                snprintf(is, sizeof is, "%lld is not below its world_size, %lld",
+                         (long long)f->rank, (long long)f->world);
+            rc = stall_err_set(err, STALL_EPARSE,
+                               "%s: distributedInfo.rank: %s: the file's rank is not known "
+                               "(torch.profiler writes the process group's rank)",
+                               files[i], is);
             break;
         }
         int64_t world = -1, rv;

@@ -239,6 +239,30 @@ Test(kineto, one_file_per_rank)
     cr_expect_null(t);
 }
 
+/* A distributedInfo.rank that is not a rank (negative, a string, not
+ * below world_size) is refused, naming it: it was taken as absent, the
+ * note saying "no distributedInfo" and the rank drawn from the file name or
+ * taken as 0. */
+Test(kineto, a_rank_that_is_not_a_rank_is_refused)
+{
+    static const char *const v[] = {"-1", "\\\"x\\\"", "3"};
+    static const char *const want[] = {"distributedInfo.rank: \"-1\" is not a rank",
+                                       "distributedInfo.rank: \"x\" is not a rank",
+                                       "distributedInfo.rank: 3 is not below its world_size, 2"};
+    for (int i = 0; i < 3; i++) {
+        char cmd[2400], f[600];
+        snprintf(f, sizeof f, "%s/badrank%d.json", kdir, i);
+        snprintf(cmd, sizeof cmd, "zcat " HTA " | sed '0,/\"rank\": 1/s//\"rank\": %s/' > %s", v[i],
+                 f);
+        cr_assert_eq(system(cmd), 0, "%s", cmd);
+        stall_tidy_trace *t = NULL;
+        stall_err err = {0};
+        cr_expect_eq(stall_kineto_load(f, &t, &err), STALL_EPARSE, "%s", v[i]);
+        cr_expect(strstr(err.msg, want[i]), "%s", err.msg);
+        cr_expect_null(t);
+    }
+}
+
 /* analyze through an INI ([trace] format = kineto) and directly, with the
  * outputs that say what the trace cannot show; run (mode = model) asks
  * for the worker count, then infers the fetch durations and says so;
