@@ -94,8 +94,12 @@ static int df_event(void *ctx, const jev_event *e, const jev_pos *p, stall_err *
     f->n_events++;
     if (strcmp(e->ph, "M") == 0) {
         int64_t v;
-        if (strcmp(e->name, "PR") == 0 && strcmp(e->a_name, "rank") == 0 &&
-            jev_int(e->a_value, &v) == 0 && v >= 0) {
+        if (strcmp(e->name, "PR") == 0 && strcmp(e->a_name, "rank") == 0) {
+            if (jev_int(e->a_value, &v) != 0 || v < 0)
+                return stall_err_set(err, STALL_EPARSE,
+                                     "%s: line %lld: 'PR' metadata: rank '%s' is not a rank (a "
+                                     "whole number >= 0)",
+                                     p->file, (long long)p->line, e->a_value);
             f->rank = v;
             f->have_rank = true;
         } else if (strcmp(e->name, "process_name") == 0 && strncmp(e->a_name, "Rank ", 5) == 0 &&

@@ -3,6 +3,7 @@
  * threads, a checkpoint) and hand-made traces of the two newer generations
  * (tests/dftracer/make_fixtures.py says which numbers they hold). */
 #include <criterion/criterion.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,6 +143,28 @@ Test(dftracer, worker_file_alone)
     cr_expect(strstr(err.msg, "no compute events"), "%s", err.msg);
     cr_expect(strstr(err.msg, "worker's file"), "%s", err.msg);
     cr_expect_null(t);
+}
+
+/* A 'PR' metadata rank that is not a rank is refused at its line (it was
+ * taken as absent and the rank drawn from the file name). */
+Test(dftracer, a_pr_rank_that_is_not_a_rank_is_refused)
+{
+    char f[] = "/tmp/stall_df_rank_XXXXXX";
+    int fd = mkstemp(f);
+    cr_assert_neq(fd, -1);
+    close(fd);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd,
+             "sed 's/\"args\":{\"name\":\"rank\",\"value\":\"0\"}/\"args\":{\"name\":"
+             "\"rank\",\"value\":\"-3\"}/' " SRC "/tests/dftracer/gen2025/trace-0-of-2.pfw > %s",
+             f);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    stall_tidy_trace *t = NULL;
+    stall_err err = {0};
+    cr_expect_eq(stall_dftracer_load(f, &t, &err), STALL_EPARSE);
+    cr_expect(strstr(err.msg, ": line 3: 'PR' metadata: rank '-3' is not a rank"), "%s", err.msg);
+    cr_expect_null(t);
+    unlink(f);
 }
 
 /* `stallsim analyze FOLDER` writes checkpoint.csv; a trace path is told
