@@ -409,8 +409,9 @@ static char *cfg_read_line(char *str, int num, void *stream)
 
 /* What inih's line reader cannot be trusted with, checked on the raw bytes
  * before it parses: a NUL byte (ends the line for fgets, hiding the rest),
- * an indented line (inih continues the previous value with it) and a
- * section given twice. */
+ * an indented line (inih continues the previous value with it), a section
+ * given twice and one without a name (its keys would read as above any
+ * section). */
 static int cfg_prescan(FILE *f, const char *path, stall_err *err)
 {
     enum { NSEC = 64 };
@@ -461,6 +462,11 @@ static int cfg_prescan(FILE *f, const char *path, stall_err *err)
             head[nhead] = '\0';
             head[nhead - 1] = '\0';
             char *name = cfg_trim(head + 1);
+            if (name[0] == '\0')
+                return stall_err_set(err, STALL_ECONFIG,
+                                     "%s:%d:1: a section header without a name ([]); name the "
+                                     "section, e.g. [trace]",
+                                     path, line);
             for (int i = 0; i < nsec; i++)
                 if (strcmp(secs[i], name) == 0)
                     return stall_err_set(err, STALL_ECONFIG,

@@ -519,6 +519,9 @@ Test(config, an_unclosed_section_header_names_its_line_and_column)
 {
     BAD("[loader\nworkers = 2\n", ":1:8: section header not closed (missing ']')");
     BAD("[scenario]\nmode = model\n[loader", ":3:8: section header not closed");
+    /* a header without a name: its keys read as above any section */
+    BAD("[scenario]\nname = a\n[ ]\nworkers = 2\n",
+        ":3:1: a section header without a name ([]); name the section");
     stall_config cfg;
     stall_err err = {0};
     cr_assert_eq(load("[loader] ; [note\nworkers = 2\n", &cfg, &err), 0, "%s", err.msg);
