@@ -514,6 +514,17 @@ static int cli_trace_cmd(int argc, char **argv, bool timeline)
     /* The destination before the trace is read; a timeline's file is none
      * of the trace's (analyze writes its own names into its folder). */
     rc = out ? cli_check_out("-o", out, !timeline, false, timeline && loaded ? c : NULL, &err) : 0;
+    /* analyze writes its files into the folder, over whatever holds their
+     * names: none of them may be an input */
+    for (int i = 0; rc == 0 && out && !timeline && loaded && stall_analysis_file(i); i++) {
+        char *p = stall_path_join(out, stall_analysis_file(i));
+        if (stall_job_check_apart(c, p, &err) != 0)
+            rc = stall_err_set(&err, STALL_EIO,
+                               "-o %s: its %s is an input of this run, which analyze would write "
+                               "over; choose another result folder (-o)",
+                               out, stall_analysis_file(i));
+        free(p);
+    }
     free(c);
     if (rc)
         return cli_fail(&err);

@@ -210,6 +210,16 @@ static int an_fill_checkpoints(FILE *f, void *ctx, stall_err *err)
     return 0;
 }
 
+/* The files an analysis writes into its folder, every kind. */
+static const char *const an_kinds[] = {
+    "analyze.csv", "per_rank.csv",   "per_worker.csv", "windows.csv",
+    "slowest.csv", "checkpoint.csv", "storage.csv",    NULL};
+
+const char *stall_analysis_file(int i)
+{
+    return i >= 0 && i < (int)(sizeof an_kinds / sizeof an_kinds[0]) ? an_kinds[i] : NULL;
+}
+
 int stall_analysis_write(const stall_analysis *a, const char *const *labels, int n, const char *dir,
                          stall_err *err)
 {
@@ -227,9 +237,7 @@ int stall_analysis_write(const stall_analysis *a, const char *const *labels, int
      * analysis's, the old one or the new one. Before, the old files were
      * removed first and the new written one by one, so that an interrupt
      * half-way lost the old analysis and left part of the new. */
-    static const char *const kinds[] = {"analyze.csv", "per_rank.csv", "per_worker.csv",
-                                        "windows.csv", "slowest.csv",  "checkpoint.csv",
-                                        "storage.csv"};
+    const char *const *kinds = an_kinds;
     char *tag = rc == 0 ? stall_path_join(dir, ".analyze") : NULL;
     char *work = tag ? stall_work_dir_begin(tag, err) : NULL;
     free(tag);
@@ -257,14 +265,14 @@ int stall_analysis_write(const stall_analysis *a, const char *const *labels, int
     }
     sigset_t saved;
     stall_signals_hold(&saved);
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0] && rc == 0; i++) {
+    for (size_t i = 0; kinds[i] && rc == 0; i++) {
         char *p = stall_path_join(dir, kinds[i]);
         if (unlink(p) != 0 && errno != ENOENT)
             rc = stall_err_set(err, STALL_EIO, "%s: cannot remove an older analysis's file: %s", p,
                                strerror(errno));
         free(p);
     }
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0] && rc == 0; i++) {
+    for (size_t i = 0; kinds[i] && rc == 0; i++) {
         char *from = stall_path_join(work, kinds[i]), *to = stall_path_join(dir, kinds[i]);
         struct stat st;
         if (lstat(from, &st) == 0 && rename(from, to) != 0)

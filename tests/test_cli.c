@@ -1555,6 +1555,15 @@ Test(cli, an_output_over_an_input_is_refused)
     cr_assert(same_bytes(cmd, keep), "the result folder was replaced without its trace");
     snprintf(cmd, sizeof cmd, BIN " run %s/old/effective.ini -q -o %s/old", d, d);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
+    /* analyze writes its files into the folder: a trace named like one of
+     * them (per_rank.csv) was written over */
+    snprintf(cmd, sizeof cmd, "cp %s %s/per_rank.csv", keep, d);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(cmd, sizeof cmd, BIN " analyze %s/per_rank.csv -o %s", d, d);
+    cli_refused(cmd, "its per_rank.csv is an input of this run, which analyze would write over; "
+                     "choose another result folder (-o)");
+    snprintf(cmd, sizeof cmd, "%s/per_rank.csv", d);
+    cr_assert(same_bytes(cmd, keep), "analyze wrote over its trace");
 }
 
 /* A trace or INI piped in (/dev/stdin) was detected, then read again from

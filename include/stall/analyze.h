@@ -223,6 +223,10 @@ void stall_analysis_print_storage(const stall_analysis *a, FILE *f);
 int stall_analysis_write(const stall_analysis *a, const char *const *labels, int n, const char *dir,
                          stall_err *err);
 
+/* The i-th name of the files an analysis writes into its folder (every
+ * kind, written or not), NULL past the last. */
+const char *stall_analysis_file(int i);
+
 /* The terminal report: the analyses side by side, then each verdict. */
 void stall_analysis_print(const stall_analysis *a, const char *const *labels, int n, FILE *f);
 
