@@ -276,8 +276,30 @@ class TimedLoader:
             raise AttributeError(name)
         return getattr(self.loader, name)
 
+    def _sampler_epoch(self):
+        """The epoch of a sampler with set_epoch (DistributedSampler), else None."""
+        s = self.sampler
+        if s is None or not hasattr(s, "set_epoch"):
+            return None
+        return getattr(s, "epoch", None)
+
+    def _check_set_epoch(self):
+        """Warns, once, when an epoch starts at a sampler epoch that an earlier complete epoch
+        already read: set_epoch was not called, so every epoch reads the same order (the trace is
+        still valid; the training is not what was meant). A peek (an epoch left early) counts
+        for nothing."""
+        e = self._sampler_epoch()
+        done = self.__dict__.get("_done_epochs", ())
+        if e is None or e not in done or self.__dict__.get("_warned", False):
+            return
+        self._warned = True
+        print(f"stallsim_capture: warning: {type(self.sampler).__name__}.set_epoch() was not "
+              f"called before this epoch (its epoch is still {e}): every epoch reads the same "
+              f"order; call sampler.set_epoch(epoch) before each epoch", file=sys.stderr)
+
     def __iter__(self):
         rec = self.recorder
+        self._check_set_epoch()
         rec._begin_epoch()
         epoch = rec.epoch
         it = iter(self.loader)  # with non-persistent workers this starts the worker processes
@@ -290,6 +312,8 @@ class TimedLoader:
                     item = next(it)
                 except StopIteration:
                     rec._end_epoch()
+                    if self._sampler_epoch() is not None:
+                        self.__dict__.setdefault("_done_epochs", set()).add(self._sampler_epoch())
                     return
                 t_ready = now()
                 c_ready = cpu_clock()

@@ -186,6 +186,38 @@ class CaptureTest(unittest.TestCase):
         rec.close()
         self.assertTrue(all(r["workers"] == "2" for r in rows_of(rec.path)))
 
+    def test_a_sampler_without_set_epoch_is_said(self):
+        # DistributedSampler without set_epoch reads the same order every epoch: the capture
+        # says so once (the trace itself is valid); with set_epoch, or after a peek that left
+        # an epoch early, it says nothing.
+        import contextlib
+        import io
+        from torch.utils.data.distributed import DistributedSampler
+
+        def run(set_epoch, peek=False, epochs=3):
+            d = tempfile.mkdtemp()
+            rec = sc.Recorder(rank=0, path=os.path.join(d, "trace_rank0.csv"))
+            ds = Squares()
+            sampler = DistributedSampler(ds, num_replicas=1, rank=0, shuffle=True, seed=0)
+            loader = rec.dataloader(ds, batch_size=4, sampler=sampler, num_workers=0)
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err):
+                if peek:
+                    next(iter(loader))
+                for epoch in range(epochs):
+                    if set_epoch:
+                        sampler.set_epoch(epoch)
+                    for _ in loader:
+                        rec.iter_end()
+            rec.close()
+            return err.getvalue()
+
+        said = run(False)
+        self.assertEqual(said.count("set_epoch() was not called"), 1, said)
+        self.assertIn("its epoch is still 0", said)
+        self.assertEqual(run(True), "")
+        self.assertEqual(run(True, peek=True), "")
+
     def test_merge_sorts_ranks(self):
         d = tempfile.mkdtemp()
         paths = []
