@@ -1179,3 +1179,26 @@ Test(storage, a_trace_without_samples_at_its_own_storage_gives_itself_back)
         cr_expect_float_eq(own[e], with[e], 1e-9, "epoch %d: %.6f s, with the columns %.6f s", e,
                            own[e], with[e]);
 }
+
+/* The trace's storage past the limits of a duration (a batch read at
+ * 1e-9 MB/s, 16 requests of 1e9 ms) is refused naming the key; the
+ * simulations of the trace's run refused it naming none. */
+Test(storage, a_trace_storage_past_the_limits_names_its_key)
+{
+    stall_err err = {0};
+    double ep[3];
+    int rc =
+        store_try("store_none", (const char *const[]){"storage.trace_mb_s=1e-9", NULL}, ep, &err);
+    cr_expect_eq(rc, STALL_ECONFIG, "rc %d", rc);
+    cr_expect(strstr(err.msg, "--set storage.trace_mb_s: 1e-09 MB/s reads a batch of 1.024 MB in "
+                              "1.024e+09 s, past the limit") == err.msg,
+              "%s", err.msg);
+    rc = store_try(
+        "store_none",
+        (const char *const[]){"storage.trace_mb_s=20", "storage.trace_latency_ms=1e9", NULL}, ep,
+        &err);
+    cr_expect_eq(rc, STALL_ECONFIG, "rc %d", rc);
+    cr_expect(strstr(err.msg, "--set storage.trace_latency_ms: 1e+09 ms for each of a batch's 16 "
+                              "requests is 1.6e+07 s, past the limit") == err.msg,
+              "%s", err.msg);
+}
