@@ -187,11 +187,16 @@ Test(cli, calibrate_prints_ini_lines_and_rejects_one_trace)
     snprintf(cmd, sizeof cmd, BIN " calibrate " STALL_SOURCE_DIR "/traces/w1/trace.csv");
     cr_assert_eq(sh(cmd, line, sizeof line), 2);
     cr_assert(strstr(line, "two or more traces") != NULL, "stderr: %s", line);
+    /* Copies without their captures' meta.json: no cores recorded (with
+     * it, cpu_cores stands for --cores, test_calibrate.c) */
     snprintf(cmd, sizeof cmd,
-             BIN " calibrate " STALL_SOURCE_DIR "/traces/w1/trace.csv " STALL_SOURCE_DIR
-                 "/traces/w4/trace.csv");
+             "mkdir -p %s/c1 %s/c4 && cp " STALL_SOURCE_DIR "/traces/w1/trace.csv %s/c1/ && "
+             "cp " STALL_SOURCE_DIR "/traces/w4/trace.csv %s/c4/",
+             cdir, cdir, cdir, cdir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(cmd, sizeof cmd, BIN " calibrate %s/c1/trace.csv %s/c4/trace.csv", cdir, cdir);
     cr_assert_eq(sh(cmd, line, sizeof line), 2,
-                 "two worker counts without --cores must be refused");
+                 "two worker counts without --cores or recorded cores must be refused");
     cr_assert(strstr(line, "--cores") != NULL, "stderr: %s", line);
     /* A Kineto trace: named for what it is and why it cannot serve (its
      * fetch durations are inferred by the model calibrate fits), not a cut
