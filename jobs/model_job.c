@@ -31,6 +31,7 @@
 #include "stream.h"
 #include "stall/dsanalyzer.h"
 #include "stall/io.h"
+#include "stall/limits.h"
 
 /* ---- mode = model ---- */
 
@@ -269,6 +270,26 @@ static int wi_store_fit_run(wi_model_run *j, stall_err *err)
                              "%s: has no effect: the trace's fetch times are not known, so no "
                              "read can be taken out of them",
                              where);
+    /* A read and a miss's waits are durations (limits.md): name the key
+     * that made the trace's run one past the limit (the model's own checks,
+     * in the simulations of that run, name none). */
+    const stall_storage *s = &j->p.storage;
+    if (what->trace_mb_s > 0 && s->batch_mb / what->trace_mb_s > STALL_LIMIT_DURATION_S) {
+        stall_config_origin(j->cfg, "storage", "trace_mb_s", where, sizeof where);
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: %g MB/s reads a batch of %g MB in %g s, past the limit of %g s "
+                             "for one duration (docs/limits.md)",
+                             where, what->trace_mb_s, s->batch_mb, s->batch_mb / what->trace_mb_s,
+                             STALL_LIMIT_DURATION_S);
+    }
+    if (what->trace_latency_ms / 1e3 * s->requests > STALL_LIMIT_DURATION_S) {
+        stall_config_origin(j->cfg, "storage", "trace_latency_ms", where, sizeof where);
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: %g ms for each of a batch's %g requests is %g s, past the limit "
+                             "of %g s for one duration (docs/limits.md)",
+                             where, what->trace_latency_ms, s->requests,
+                             what->trace_latency_ms / 1e3 * s->requests, STALL_LIMIT_DURATION_S);
+    }
     wi_feed f = {.open = wi_feed_open,
                  .error = wi_feed_error,
                  .span = j->ws ? wi_stream_span(j->ws, false) : 0,

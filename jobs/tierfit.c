@@ -24,6 +24,9 @@ static void tf_trace_whatif(const wi_whatif *what, wi_whatif *t)
     t->tiers = true;
     t->batch_mb = what->batch_mb;
     t->batch_mb_given = what->batch_mb_given;
+    /* [report] samples: a trace without a samples column (the notebook's)
+     * has that many per batch, one request each unless requests_per_batch */
+    t->samples = what->samples;
     t->requests_per_batch = what->requests_per_batch;
     t->dataset_mb = what->dataset_mb;
     t->partitioned = what->partitioned;
@@ -107,15 +110,16 @@ static uint64_t tf_key(const wi_whatif *what, const stall_measured *m)
 {
     uint64_t h = 14695981039346656037ull;
     int dims[5] = {m->ranks, m->epochs, m->workers, m->prefetch, m->ranks_per_node};
-    double st[9] = {what->trace_mb_s,
-                    what->trace_latency_ms,
-                    what->trace_cache_mb,
-                    what->batch_mb_given ? what->batch_mb : m->batch_mb,
-                    what->requests_per_batch,
-                    what->dataset_mb,
-                    what->admit_ms,
-                    m->mean_fetch_s,
-                    stall_measured_mean_epoch(m)};
+    double st[10] = {what->trace_mb_s,
+                     what->trace_latency_ms,
+                     what->trace_cache_mb,
+                     what->batch_mb_given ? what->batch_mb : m->batch_mb,
+                     what->requests_per_batch,
+                     what->dataset_mb,
+                     what->admit_ms,
+                     m->mean_fetch_s,
+                     stall_measured_mean_epoch(m),
+                     (double)wi_batch_samples(what, m)};
     bool kind[3] = {what->partitioned, what->latency_constant, what->fifo};
     h = tf_fnv(h, dims, sizeof dims);
     h = tf_fnv(h, &m->batches, sizeof m->batches);

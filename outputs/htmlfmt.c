@@ -95,6 +95,14 @@ const char *hf_fmt(char *buf, double v, hf_unit u)
     return buf;
 }
 
+const char *hf_share_below(char *buf, double v, double target)
+{
+    hf_fmt(buf, v, HF_SHARE);
+    if (v < target && strtod(buf, NULL) >= 100 * target)
+        snprintf(buf, HF_LEN, "%.1f%%", floor(1000 * v) / 10);
+    return buf;
+}
+
 static bool hf_ends(const char *s, const char *suf)
 {
     size_t n = strlen(s), m = strlen(suf);

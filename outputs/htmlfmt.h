@@ -31,6 +31,12 @@ typedef enum hf_unit { HF_NUM, HF_INT, HF_SHARE, HF_PCT, HF_DPCT, HF_TIME, HF_RA
 /* Writes v in unit u into buf (HF_LEN bytes) and returns buf. */
 const char *hf_fmt(char *buf, double v, hf_unit u);
 
+/* A share as hf_fmt writes it, but one below target that its one decimal
+ * would round up to the target or past it (0.79958 beside 0.8: "80.0%")
+ * is cut to the decimal below ("79.9%"), so that it does not read as
+ * meeting a target it misses. */
+const char *hf_share_below(char *buf, double v, double target);
+
 /* The unit a result-CSV column is shown in, from its name: *_share and
  * efficiency as shares, vs_measured_pct and *error_pct as signed changes,
  * other *_pct as percentages, throughput_* (per second) and the rest as

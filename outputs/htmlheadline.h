@@ -24,4 +24,8 @@ void hl_coincide(FILE *f, const char *dir, stall_result_kind k);
 /* The relative spread under which lines coincide (HL_FLAT, a fraction). */
 double hl_flat(void);
 
+/* A [plan] key of a plan folder's effective.ini ("key = value"), or NAN
+ * (no such key, file or folder). */
+double hl_plan_key(const char *dir, const char *key);
+
 #endif

@@ -175,8 +175,7 @@ int hl_sweep(FILE *f, const char *dir, stall_err *err)
     return 0;
 }
 
-/* A [plan] key of effective.ini ("key = value"), or NAN. */
-static double hl_plan_key(const char *dir, const char *key)
+double hl_plan_key(const char *dir, const char *key)
 {
     char *p = stall_path_join(dir, "effective.ini");
     size_t n = 0;

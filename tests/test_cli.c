@@ -194,6 +194,17 @@ Test(cli, calibrate_prints_ini_lines_and_rejects_one_trace)
                  "/traces/w4/trace.csv | grep -q 'on 2 cores (the traces. machine: their "
                  "capture.s meta.json cpu_cores; --cores sets others)'");
     cr_assert_eq(system(cmd), 0, "%s", cmd);
+    /* Copies without their captures' meta.json: no cores recorded (with
+     * it, cpu_cores stands for --cores, test_calibrate.c) */
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/c1 %s/c4 && cp " STALL_SOURCE_DIR "/traces/w1/trace.csv %s/c1/ && "
+             "cp " STALL_SOURCE_DIR "/traces/w4/trace.csv %s/c4/",
+             cdir, cdir, cdir, cdir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(cmd, sizeof cmd, BIN " calibrate %s/c1/trace.csv %s/c4/trace.csv", cdir, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2,
+                 "two worker counts without --cores or recorded cores must be refused");
+    cr_assert(strstr(line, "--cores") != NULL, "stderr: %s", line);
     /* A Kineto trace: named for what it is and why it cannot serve (its
      * fetch durations are inferred by the model calibrate fits), not a cut
      * file's parse error ("expected column 'rank' here"). The notebook's

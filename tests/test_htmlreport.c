@@ -1193,3 +1193,31 @@ Test(htmlreport, every_suggestion_writes_beside_the_folder)
     }
     cr_assert_geq(seen, 4, "only %d suggestions checked", seen);
 }
+
+/* scaling.csv holds the first GPU count that misses the efficiency
+ * (w2.ini: 71 at 0.79958 beside 0.8), and its table row read "80.0%", the
+ * target it misses, one row below 70's 80.3%; the terminal prints 79.96.
+ * A below-target efficiency is cut to the decimal below, the rest as
+ * before. */
+Test(htmlreport, a_plan_efficiency_just_below_its_target_does_not_read_as_it)
+{
+    const char *d = make("plb", "plan configs/w2.ini --set plan.max_gpus=128 -q");
+    stall_table *s = csv(d, "scaling.csv");
+    char *html = real_report(d);
+    int below = 0;
+    for (size_t r = 0; r < s->nrows; r++) {
+        double e = num(s, r, "efficiency");
+        char td[64];
+        snprintf(td, sizeof td, "<td class=\"n\">%s</td>", pct(e, true));
+        if (e < 0.8 && strcmp(pct(e, true), "80.0%") == 0) {
+            below++;
+            cr_expect_null(strstr(html, td), "%s GPUs at %.5f reads %s", cell(s, r, "gpus"), e, td);
+            snprintf(td, sizeof td, "<td class=\"n\">%.1f%%</td>", floor(1000 * e) / 10);
+            cr_expect(strstr(html, td), "%s GPUs at %.5f: no %s", cell(s, r, "gpus"), e, td);
+        } else
+            cr_expect(strstr(html, td), "%s GPUs at %.5f: no %s", cell(s, r, "gpus"), e, td);
+    }
+    cr_assert_eq(below, 1, "the case: one count just below 0.8 (%d)", below);
+    stall_table_free(s);
+    free(html);
+}

@@ -1130,3 +1130,75 @@ Test(storage, a_trace_storage_that_cannot_give_the_trace_back_is_refused)
     refused((const char *const[]){"storage.trace_mb_s=20", NULL},
             "--set storage.trace_mb_s: has no effect with [trace] format = none");
 }
+
+/* A trace without a samples column (the notebook's format; a tidy trace
+ * that leaves it out) has [report] samples per batch, a request each: its
+ * run at its own storage, simulated to find its read, made one request a
+ * batch while the what-if made 16, so 2 ms a miss was taken out once and
+ * read 16 times, and the trace's own storage did not give it back (+23.0%
+ * on store_none without its bytes and samples columns; with them +0.5%). */
+Test(storage, a_trace_without_samples_at_its_own_storage_gives_itself_back)
+{
+    char src[1200], dst[1200], line[1024];
+    snprintf(src, sizeof src, "%s/traces/store_none/trace.csv", STALL_SOURCE_DIR);
+    snprintf(dst, sizeof dst, "%s/nosamples.csv", sdir);
+    FILE *in = fopen(src, "r"), *out = fopen(dst, "w");
+    cr_assert(in && out, "%s, %s", src, dst);
+    /* its columns 11 and 12 are bytes and samples */
+    while (fgets(line, sizeof line, in)) {
+        char *p = line;
+        for (int c = 1; c <= 12; c++) {
+            char *comma = strchr(p, ',');
+            cr_assert_not_null(comma, "%s", line);
+            if (c <= 10)
+                fwrite(p, 1, (size_t)(comma - p) + 1, out);
+            p = comma + 1;
+        }
+        fputs(p, out);
+    }
+    fclose(in);
+    fclose(out);
+    char path[1300];
+    snprintf(path, sizeof path, "trace.path=%s", dst);
+    double meas[3], own[3], with[3];
+    store_measured("store_none", meas);
+    const char *sets[] = {"storage.trace_mb_s=20",
+                          "storage.trace_latency_ms=2",
+                          "storage.queue=fifo",
+                          "storage.latency=constant",
+                          "storage.batch_mb=1.024",
+                          "report.samples=16",
+                          path,
+                          NULL};
+    store_run("store_none", sets, 1, own);
+    sets[6] = NULL; /* the columns' own trace */
+    store_run("store_none", sets, 1, with);
+    double mo = (own[0] + own[1] + own[2]) / 3, mm = (meas[0] + meas[1] + meas[2]) / 3;
+    cr_expect_lt(fabs(mo / mm - 1), 0.02, "its own storage: %.3f s, measured %.3f s", mo, mm);
+    for (int e = 0; e < 3; e++)
+        cr_expect_float_eq(own[e], with[e], 1e-9, "epoch %d: %.6f s, with the columns %.6f s", e,
+                           own[e], with[e]);
+}
+
+/* The trace's storage past the limits of a duration (a batch read at
+ * 1e-9 MB/s, 16 requests of 1e9 ms) is refused naming the key; the
+ * simulations of the trace's run refused it naming none. */
+Test(storage, a_trace_storage_past_the_limits_names_its_key)
+{
+    stall_err err = {0};
+    double ep[3];
+    int rc =
+        store_try("store_none", (const char *const[]){"storage.trace_mb_s=1e-9", NULL}, ep, &err);
+    cr_expect_eq(rc, STALL_ECONFIG, "rc %d", rc);
+    cr_expect(strstr(err.msg, "--set storage.trace_mb_s: 1e-09 MB/s reads a batch of 1.024 MB in "
+                              "1.024e+09 s, past the limit") == err.msg,
+              "%s", err.msg);
+    rc = store_try(
+        "store_none",
+        (const char *const[]){"storage.trace_mb_s=20", "storage.trace_latency_ms=1e9", NULL}, ep,
+        &err);
+    cr_expect_eq(rc, STALL_ECONFIG, "rc %d", rc);
+    cr_expect(strstr(err.msg, "--set storage.trace_latency_ms: 1e+09 ms for each of a batch's 16 "
+                              "requests is 1.6e+07 s, past the limit") == err.msg,
+              "%s", err.msg);
+}
