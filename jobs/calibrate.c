@@ -183,7 +183,14 @@ static int cal_load(const char *arg, stall_measured *m, char **note, int *cores,
         wi_inputs_resolve(cfg, in);
         rc = wi_load_measured(&in->trace, m, err);
     }
-    if (rc == 0 && m->cpu.has && m->cpu.cores > 0) {
+    if (rc == 0 && m->cpu.has && m->cpu.cores > 0 && stall_config_given(cfg, "trace", "cores")) {
+        /* as run refuses it: the trace says its own */
+        char where[STALL_PATH_MAX + 64];
+        stall_config_origin(cfg, "trace", "cores", where, sizeof where);
+        rc = stall_err_set(err, STALL_ECONFIG,
+                           "%s: has no effect: the trace records its cores (its cores column: %d)",
+                           where, m->cpu.cores);
+    } else if (rc == 0 && m->cpu.has && m->cpu.cores > 0) {
         *cores = m->cpu.cores;
         *from = "their cores column";
     } else if (rc == 0) {
@@ -265,23 +272,35 @@ int stall_calibrate_fit(const char *const *paths, int n, int cores, int gpus_per
      * captured on) stand for --cores when it is not given */
     int rec = -1;
     c->cores_recorded = "";
+    char differ[160] = ""; /* the recorded counts, where they differ */
     for (int i = 0; i < n && rc == 0; i++) {
         int k;
         const char *from;
         rc = cal_load(paths[i], &ms[i], &c->note[i], &k, &from, err);
         c->workers_from[i] = ms[i].workers_from;
+        size_t len = strlen(differ);
+        if (rc == 0 && len + 16 < sizeof differ)
+            snprintf(differ + len, sizeof differ - len, "%s%s", i ? ", " : "", k > 0 ? "" : "none");
+        len = strlen(differ);
+        if (rc == 0 && k > 0 && len + 16 < sizeof differ)
+            snprintf(differ + len, sizeof differ - len, "%d", k);
         if (rc == 0 && (rec == -1 || rec == k)) {
             rec = k;
             c->cores_recorded = i == 0 || strcmp(c->cores_recorded, from) == 0
                                     ? from
                                     : "their cores column, INIs or meta.json";
-        } else
+        } else if (rc == 0) {
             rec = 0;
+        }
     }
+    bool mixed = rec == 0 && strstr(differ, ", ") && strspn(differ, "none, ") != strlen(differ);
     if (rc == 0 && cores <= 0 && rec > 0)
         cores = rec;
     else
         c->cores_recorded = "";
+    c->cores_differ[0] = '\0';
+    if (rc == 0 && cores <= 0 && mixed)
+        snprintf(c->cores_differ, sizeof c->cores_differ, "%s", differ);
     int distinct = 0;
     for (int i = 0; i < n && rc == 0; i++) {
         int seen = 0;
@@ -293,9 +312,15 @@ int stall_calibrate_fit(const char *const *paths, int n, int cores, int gpus_per
         rc = stall_err_set(err, STALL_EINVAL,
                            "calibrate needs traces with at least two different worker counts");
     if (rc == 0 && cores <= 0 && distinct < 3)
-        rc = stall_err_set(
-            err, STALL_EINVAL,
-            "calibrate: with two worker counts the core count cannot be estimated; give --cores N");
+        rc = c->cores_differ[0]
+                 ? stall_err_set(err, STALL_EINVAL,
+                                 "calibrate: the traces recorded different cores (%s, in the order "
+                                 "given) and with two worker counts the core count cannot be "
+                                 "estimated; give --cores N",
+                                 c->cores_differ)
+                 : stall_err_set(err, STALL_EINVAL,
+                                 "calibrate: with two worker counts the core count cannot be "
+                                 "estimated; give --cores N");
     c->cores_given = cores > 0 && !c->cores_recorded[0];
     c->gpus_per_node = gpus_per_node;
     if (rc == 0)
@@ -425,10 +450,13 @@ static char **cal_short_names(const char *const *paths, int n)
 void stall_calibration_print(const stall_calibration *c, const char *const *paths, FILE *out)
 {
     int n = c->n;
-    char how[96];
+    char how[256];
     if (c->cores_recorded && c->cores_recorded[0])
         snprintf(how, sizeof how, " (the traces' machine: %s; --cores sets others)",
                  c->cores_recorded);
+    else if (c->cores_differ[0])
+        snprintf(how, sizeof how, " (fitted: the traces recorded different cores, %s)",
+                 c->cores_differ);
     else
         snprintf(how, sizeof how, "%s", c->cores_given ? " (given)" : " (fitted)");
     fprintf(out,

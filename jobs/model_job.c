@@ -297,6 +297,12 @@ static int wi_store_fit_run(wi_model_run *j, stall_err *err)
     int rc = wi_store_fit_find(what, &j->m, j->ws ? &f : NULL, &j->store, err);
     if (rc)
         return rc;
+    /* both make the storage: name both */
+    char named[2 * (STALL_PATH_MAX + 64) + 8], lat[STALL_PATH_MAX + 64] = "";
+    if (stall_config_given(j->cfg, "storage", "trace_mb_s") &&
+        stall_config_given(j->cfg, "storage", "trace_latency_ms"))
+        stall_config_origin(j->cfg, "storage", "trace_latency_ms", lat, sizeof lat);
+    snprintf(named, sizeof named, "%s%s%s", where, lat[0] ? " with " : "", lat);
     if (j->store.rho < 0)
         return stall_err_set(
             err, STALL_ECONFIG,
@@ -304,7 +310,7 @@ static int wi_store_fit_run(wi_model_run *j, stall_err *err)
             "every read taken out of its fetches and read again, its mean fetch is %.4f s, "
             "measured %.4f s (a faster store, a lower trace_latency_ms, or the cache its run "
             "had: trace_cache_mb)",
-            where, j->store.emptied_s, j->store.meas_s);
+            named, j->store.emptied_s, j->store.meas_s);
     wi_store_fit_apply(what, &j->m, &j->store, &j->p);
     return 0;
 }
@@ -357,6 +363,17 @@ static int wi_prepare(wi_model_run *j, stall_err *err)
                              "%s: %g MB/s reads a batch of %g MB in %g s, past the limit of 1e6 s "
                              "for one duration (docs/limits.md)",
                              where, p->storage_mb_s, p->batch_mb, p->batch_mb / p->storage_mb_s);
+    }
+    /* ... and so is a batch's wait for its missed requests */
+    double nreq = p->tiers ? fmax(1.0, floor(p->storage.requests + 0.5)) : 0;
+    if (p->tiers && (double)p->storage.latency * nreq > STALL_LIMIT_DURATION_S * 1e9) {
+        char where[STALL_PATH_MAX + 64];
+        stall_config_origin(cfg, "storage", "latency_ms", where, sizeof where);
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: %g ms x %g requests per batch is %g s, past the limit of %g s "
+                             "for one duration (docs/limits.md)",
+                             where, (double)p->storage.latency / 1e6, nreq,
+                             (double)p->storage.latency * nreq / 1e9, STALL_LIMIT_DURATION_S);
     }
     stall_model_effects fx;
     wi_effects(j->have ? &j->m : NULL, &j->in.what, p, &fx);

@@ -418,3 +418,50 @@ Test(calds, the_traces_recorded_cores_stand_for_cores)
     cr_expect(strstr(err.msg, "the core count cannot be estimated; give --cores N") != NULL, "%s",
               err.msg);
 }
+
+/* Traces that recorded different cores (a copy of w4 said to come from an
+ * 8-core machine): the count is fitted and the line says what they
+ * recorded; with two worker counts the refusal says so too. An INI's
+ * [trace] cores beside a trace with a cores column is refused, as run
+ * refuses it. */
+Test(calds, traces_that_recorded_different_cores_are_said_so)
+{
+    char w1[600], w2[600], c8[600], cmd[1400];
+    snprintf(w1, sizeof w1, "%s/traces/w1/trace.csv", STALL_SOURCE_DIR);
+    snprintf(w2, sizeof w2, "%s/traces/w2/trace.csv", STALL_SOURCE_DIR);
+    snprintf(c8, sizeof c8, "%s/c8/trace.csv", tdir);
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/c8 && cp %s/traces/w4/trace.csv %s && echo '{\"cpu_cores\": 8}' > "
+             "%s/c8/meta.json",
+             tdir, STALL_SOURCE_DIR, c8, tdir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    const char *three[] = {w1, w2, c8};
+    stall_calibration c = fit(three, 3);
+    cr_expect_str_eq(c.cores_differ, "2, 2, 8");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    stall_calibration_print(&c, three, f);
+    fclose(f);
+    cr_expect(strstr(buf, "(fitted: the traces recorded different cores, 2, 2, 8)"), "%s", buf);
+    free(buf);
+    stall_calibration_free(&c);
+    const char *two[] = {w1, c8};
+    stall_err err = {0};
+    cr_expect_neq(stall_calibrate_fit(two, 2, 0, 0, &c, &err), 0);
+    cr_expect(strstr(err.msg, "the traces recorded different cores (2, 8, in the order given)"),
+              "%s", err.msg);
+    char ini[600];
+    snprintf(ini, sizeof ini, "%s/cc.ini", tdir);
+    f = fopen(ini, "w");
+    cr_assert_not_null(f);
+    fprintf(
+        f, "[trace]\nformat = tidy\npath = %s/traces/cpushare/sleep_ddp2_r1/trace.csv\ncores = 4\n",
+        STALL_SOURCE_DIR);
+    fclose(f);
+    const char *mix[] = {ini, w2};
+    cr_expect_neq(stall_calibrate_fit(mix, 2, 0, 0, &c, &err), 0);
+    cr_expect(strstr(err.msg, "cc.ini:4: [trace] cores: has no effect: the trace records its "
+                              "cores (its cores column: 2)"),
+              "%s", err.msg);
+}

@@ -1111,6 +1111,15 @@ Test(storage, a_trace_storage_that_cannot_give_the_trace_back_is_refused)
     cr_expect(strstr(err.msg, "--set storage.trace_mb_s: the trace's run could not have read at "
                               "that storage") == err.msg,
               "%s", err.msg);
+    /* both keys make the storage: both are named */
+    rc = store_try(
+        "store_none",
+        (const char *const[]){"storage.trace_mb_s=20", "storage.trace_latency_ms=6", NULL}, ep,
+        &err);
+    cr_expect_eq(rc, STALL_ECONFIG, "rc %d", rc);
+    cr_expect(strstr(err.msg, "--set storage.trace_mb_s with --set storage.trace_latency_ms: the "
+                              "trace's run could not have read at that storage") == err.msg,
+              "%s", err.msg);
     /* a store that costs nothing takes nothing out */
     stall_config cfg;
     stall_config_defaults(&cfg);
@@ -1200,5 +1209,12 @@ Test(storage, a_trace_storage_past_the_limits_names_its_key)
     cr_expect_eq(rc, STALL_ECONFIG, "rc %d", rc);
     cr_expect(strstr(err.msg, "--set storage.trace_latency_ms: 1e+09 ms for each of a batch's 16 "
                               "requests is 1.6e+07 s, past the limit") == err.msg,
+              "%s", err.msg);
+    /* the what-if's own latency too (it said "storage: latency x requests
+     * per batch is out of range", naming no key) */
+    rc = store_try("store_none", (const char *const[]){"storage.latency_ms=1e9", NULL}, ep, &err);
+    cr_expect_eq(rc, STALL_ECONFIG, "rc %d", rc);
+    cr_expect(strstr(err.msg, "--set storage.latency_ms: 1e+09 ms x 16 requests per batch is "
+                              "1.6e+07 s, past the limit") == err.msg,
               "%s", err.msg);
 }

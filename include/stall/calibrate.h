@@ -27,6 +27,8 @@ typedef struct stall_calibration {
                   fetch times */
     bool cores_given;
     const char *cores_recorded; /* where the traces recorded them ("": not taken from them) */
+    char cores_differ[160];     /* the counts the traces recorded, where they differ and the
+                                   count is fitted ("": not so) */
     int gpus_per_node;          /* as given; 0 = every rank of a trace on one node */
     double fetch_share;         /* fraction of a measured fetch that is CPU time */
     double compute_share;       /* fraction of a measured compute that is CPU time */
