@@ -1,15 +1,17 @@
 #!/bin/sh
 # The README's commands run as written. Every line `$ ./build/stallsim ...` inside a
-# fenced code block of README.md (with its continuation lines, ending in `\`) is run,
-# in order, from a scratch copy of the repository root: the top-level entries are
+# fenced code block of README.md (with its continuation lines, ending in `\`), and every
+# other `$ ` line of a block holding one (a helper: `$ cut ...`), is run, in order, from
+# a scratch copy of the repository root: the top-level entries are
 # symbolic links to the checkout, `build` points at the folder of the stallsim under
 # test, and `results/` is a fresh empty folder, so whatever the commands write lands
 # in the scratch folder, which is removed at the end. Fails naming the first command
 # that exits non-zero or prints other lines than the README shows (a line "..." in the
-# README stands for lines left out). Also checks that docs/ini.md has the INI key table of
-# `stallsim --help` (key, default, meaning) and that README.md names every package of
-# the Makefile's PKGS.
-#   sh tests/readme.sh BUILD/stallsim [README.md]
+# README stands for lines left out); a command that writes outside the scratch folder
+# (`-o /...`, `/tmp`) is refused. For README.md, also checks that docs/ini.md has the INI
+# key table of `stallsim --help` (key, default, meaning) and that README.md names every
+# package of the Makefile's PKGS. Another page (docs/commands.md) gets the commands' check.
+#   sh tests/readme.sh BUILD/stallsim [README.md | docs/PAGE.md]
 # Run from the repository root (ctest does).
 set -u
 bin="$1"
@@ -35,26 +37,46 @@ done
 ln -s "$bindir" "$work/build"
 
 # One command per line of $tmp/commands: `$ ./build/stallsim` lines inside ``` blocks,
-# continuation lines joined (the backslash-newline removed, as the shell would). The
-# lines after a command, up to the next `$ ` line or the end of the block, are the
-# output the README shows for it: $tmp/expect.N (empty when none is shown).
+# continuation lines joined (the backslash-newline removed, as the shell would). In a
+# block that holds such a command, every other `$ ` line runs too, in order: a helper
+# that makes the command's input or shows what it wrote (`$ cut ... results/x/sweep.csv`).
+# The lines after a command, up to the next `$ ` line or the end of the block, are the
+# output the README shows for it: $tmp/expect.N (empty when none is shown). A block
+# indented under a list item (its fence indented) is read without that indentation.
 awk -v dir="$tmp" '
-    function close_expect() { if (ef != "") { close(ef); ef = "" } }
-    /^[ \t]*```/ { inblock = !inblock; cont = 0; close_expect(); next }
+    function flush_block(   i, l, cont, line, ef) {
+        ef = ""
+        for (i = 1; has && i <= nb; i++) {
+            l = b[i]
+            if (cont) {
+                line = line " " l; sub(/[ \t]*\\$/, "", line)
+                if (l !~ /\\$/) { print line > (dir "/commands"); cont = 0 }
+                continue
+            }
+            if (l ~ /^\$ /) {
+                if (ef != "") close(ef)
+                n++; ef = dir "/expect." n; printf "" > ef
+                line = substr(l, 3)
+                if (l ~ /\\$/) { sub(/[ \t]*\\$/, "", line); cont = 1 }
+                else print line > (dir "/commands")
+                continue
+            }
+            if (ef != "") print l > ef
+        }
+        if (ef != "") close(ef)
+        nb = 0; has = 0
+    }
+    /^[ \t]*```/ {
+        if (inblock) flush_block(); else ind = index($0, "`") - 1
+        inblock = !inblock; next
+    }
     !inblock { next }
-    cont {
-        line = line " " $0; sub(/[ \t]*\\$/, "", line)
-        if ($0 !~ /\\$/) { print line > (dir "/commands"); cont = 0 }
-        next
+    {
+        l = $0
+        if (ind > 0 && substr(l, 1, ind) ~ /^[ \t]*$/) l = substr(l, ind + 1)
+        b[++nb] = l
+        if (l ~ /^\$ \.\/build\/stallsim( |$)/) has = 1
     }
-    /^\$ / { close_expect() }
-    /^\$ \.\/build\/stallsim( |$)/ {
-        n++; ef = dir "/expect." n; printf "" > ef
-        line = substr($0, 3)
-        if ($0 ~ /\\$/) { sub(/[ \t]*\\$/, "", line); cont = 1 } else print line > (dir "/commands")
-        next
-    }
-    ef != "" { print > ef }
 ' "$readme"
 [ -f "$tmp/commands" ] || : > "$tmp/commands"
 n=$(wc -l < "$tmp/commands")
@@ -104,8 +126,8 @@ while IFS= read -r cmd; do
     i=$((i + 1))
     echo "readme.sh: [$i/$n] $cmd"
     case " $cmd" in
-        *" -o /"*|*" -o~"*|*" --timeline /"*)
-            echo "readme.sh: FAILED: writes outside the repository (use a relative -o DIR): $cmd"
+        *" -o /"*|*" -o~"*|*" --timeline /"*|*" /tmp"*|*" ~/"*)
+            echo "readme.sh: FAILED: writes outside the repository (use a relative -o DIR, results/...): $cmd"
             fail=1
             continue ;;
     esac
@@ -122,8 +144,12 @@ while IFS= read -r cmd; do
     fi
 done < "$tmp/commands"
 
-# The packages the README says `make run` installs are the Makefile's PKGS.
-for p in $(sed -n 's/^PKGS[ \t]*[:+]*=//p' "$root/Makefile"); do
+# The checks of the README itself, not of another page given: the packages the README
+# says `make run` installs are the Makefile's PKGS.
+is_readme=0
+[ "$(cd "$(dirname "$readme")" && pwd -P)/$(basename "$readme")" = \
+  "$(cd "$root" && pwd -P)/README.md" ] && is_readme=1
+[ "$is_readme" -eq 1 ] && for p in $(sed -n 's/^PKGS[ \t]*[:+]*=//p' "$root/Makefile"); do
     if ! grep -Eq -- "(^|[ \`])$p([ \`]|$)" "$readme"; then
         echo "readme.sh: the Makefile installs $p; README.md does not list it"
         fail=1
@@ -132,7 +158,7 @@ done
 
 # docs/ini.md against the key table of --help: the same (section, key, default and
 # meaning) rows, compared as text with runs of blanks made one space.
-if [ -f "$root/docs/ini.md" ]; then
+if [ "$is_readme" -eq 1 ] && [ -f "$root/docs/ini.md" ]; then
     "$bin" --help | awk '
         /^INI keys/ { on = 1; next }
         on && /^$/ { exit }
@@ -161,5 +187,11 @@ if [ -f "$root/docs/ini.md" ]; then
     [ -s "$tmp/help-keys" ] || { echo "readme.sh: no INI keys in stallsim --help"; fail=1; }
 fi
 
-[ "$fail" -eq 0 ] && echo "readme.sh: $n README commands ran and printed what it shows; docs/ini.md has the keys of --help; README lists PKGS"
+if [ "$fail" -eq 0 ]; then
+    if [ "$is_readme" -eq 1 ]; then
+        echo "readme.sh: $n README commands ran and printed what it shows; docs/ini.md has the keys of --help; README lists PKGS"
+    else
+        echo "readme.sh: $n commands of $readme ran and printed what it shows"
+    fi
+fi
 exit "$fail"
