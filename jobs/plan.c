@@ -40,6 +40,13 @@ static void plan_eff(void *observer, const stall_model_params *p)
     double nreq = floor(p->storage.requests + 0.5);
     c->eff_tier_requests =
         p->tiers ? (double)p->batches * p->epochs * (nreq < 1 ? 1 : fmin(nreq, 1e6)) : 0;
+    /* the run's own warning (tiers.c), which a probe does not print */
+    const stall_storage *s = &p->storage;
+    bool whole = p->tiers && s->fit_rho < 0 && s->read_out && s->read_epochs > 0;
+    for (int e = 0; whole && e < s->read_epochs; e++)
+        whole = s->read_out[e] == 0;
+    if (whole)
+        c->reads_twice_epochs = s->read_epochs;
 }
 
 int plan_sim(plan_ctx *c, const stall_config *cfg, plan_probe *out, stall_err *err)
@@ -687,6 +694,15 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
         plan_workers_why(c, chosen, r);
     if (rc == 0 && stall_config_tiers(chosen))
         rc = plan_tiers(c, chosen, r, err);
+    if (rc == 0 && c->reads_twice_epochs > 0)
+        snprintf(r->reads_note, sizeof r->reads_note,
+                 "warning: %s, so nothing in it tells its reads from the rest of its fetches: "
+                 "they are kept whole and every modelled miss comes on top (where its epochs read "
+                 "cold, those reads count twice in every answer above); [storage] trace_mb_s and "
+                 "trace_latency_ms give the storage its run read from, trace_cache_mb the cache "
+                 "it had",
+                 c->reads_twice_epochs == 1 ? "the trace has one epoch"
+                                            : "the trace's epochs read alike");
     if (rc == 0) {
         int w = (int)r->workers.value;
         char least[32];

@@ -36,6 +36,11 @@ typedef struct plan_ctx {
      * their answers bind (plan.c, plan_workers_why). */
     char why_floor[512];
     double why_mb, why_mb_s;
+    /* A run whose storage tiers kept the trace's fetches whole (its epochs
+     * read alike, or one epoch, and no trace storage given): their cold
+     * reads count twice (docs/model.md 2.3); 0: none seen, else the trace's
+     * epochs */
+    int reads_twice_epochs;
 } plan_ctx;
 
 typedef struct plan_probe {

@@ -202,6 +202,8 @@ int stall_plan_run(const stall_config *cfg_in, const stall_plan_opts *opts, stal
                     r->stall_target);
         if (r->cores_note[0])
             fprintf(f, "%s\n", r->cores_note);
+        if (r->reads_note[0])
+            fprintf(f, "%s\n", r->reads_note);
         /* one line per not_met tier row, then what they leave */
         for (const char *l = r->tiers_why; r->tiers && *l;) {
             const char *nl = strchr(l, '\n');

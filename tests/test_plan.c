@@ -1055,3 +1055,36 @@ Test(plan, report_keys_it_does_not_read_are_left_out_and_said)
     free(a);
     free(b);
 }
+
+/* A plan on a trace whose epochs all read cold, with the storage tiers
+ * but not the trace's own storage: every probe keeps the fetches whole and
+ * reads again on top, which a run says in a warning and plan's probes did
+ * not; plan says it once. With trace_mb_s and trace_latency_ms (the
+ * store_none run's storage), or on store_warm (a warm epoch to compare),
+ * it has nothing to say. */
+Test(plan, a_plan_on_an_all_cold_trace_says_its_reads_count_twice)
+{
+    static const char *const cases[][4] = {{"trace.path=traces/store_none/trace.csv", NULL},
+                                           {"trace.path=traces/store_none/trace.csv",
+                                            "storage.trace_mb_s=20", "storage.trace_latency_ms=2",
+                                            NULL},
+                                           {NULL}};
+    for (int i = 0; i < 3; i++) {
+        stall_config *cfg = malloc(sizeof *cfg);
+        stall_config_defaults(cfg);
+        stall_err e = {0};
+        cr_assert_eq(stall_config_load(cfg, "configs/store-tiers.ini", &e), 0, "%s", e.msg);
+        pl_apply(cfg, (const char *const[]){"plan:max_gpus=2", "plan:max_workers=4", NULL});
+        for (int k = 0; cases[i][k]; k++)
+            cr_assert_eq(stall_config_set(cfg, cases[i][k], &e), 0, "%s", e.msg);
+        stall_plan_result r;
+        cr_assert_eq(stall_plan_compute(cfg, &r, &e), 0, "%s", e.msg);
+        if (i == 0)
+            cr_expect(strstr(r.reads_note, "warning: the trace's epochs read alike") &&
+                          strstr(r.reads_note, "[storage] trace_mb_s and trace_latency_ms"),
+                      "'%s'", r.reads_note);
+        else
+            cr_expect_str_empty(r.reads_note, "case %d: '%s'", i, r.reads_note);
+        free(cfg);
+    }
+}

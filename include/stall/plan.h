@@ -139,6 +139,8 @@ typedef struct stall_plan_result {
     char cores_note[256]; /* what the cores answer assumes: the default [fetch] cpu_share,
                              where neither the INI nor the trace's CPU columns give it
                              ("": they do) */
+    char reads_note[512]; /* the trace's cold reads counted twice by the storage tiers
+                             (docs/model.md 2.3; "": not so) */
     char limit[640];      /* what limits the scaling */
     int cut_gpus;         /* > 0: the curve stopped after this count, its next run too costly */
     double cut_requests;  /* the requests that run would have simulated */
