@@ -126,23 +126,12 @@ static int cd_sim(const wi_whatif *what, const stall_measured *m, wi_tables *w, 
     stall_model_params p;
     wi_params(what, m, true, &p);
     wi_cpu_waits_scale(&p, out);
-    double *e = stall_xcalloc((size_t)p.epochs, sizeof *e),
-           *st = stall_xcalloc((size_t)p.epochs, sizeof *st);
-    wi_collect c = {.epoch_s = e, .stall_s = st};
-    stall_model_stats ms;
-    int rc = wi_run(&p, w, &c, &ms, err);
-    double sum = 0;
-    for (int i = 0; i < p.epochs; i++)
-        sum += e[i];
-    *epoch_s = sum / p.epochs;
-    free(e);
-    free(st);
-    return rc;
+    return wi_sim_params(&p, w, NULL, epoch_s, NULL, err);
 }
 
 /* A fingerprint of what the fit depends on: the decomposed trace (a plan
  * or sweep runs the same trace many times; the fit is kept per process). */
-static uint64_t cd_fnv(uint64_t h, const void *v, size_t n)
+uint64_t wi_fnv(uint64_t h, const void *v, size_t n)
 {
     const unsigned char *b = v;
     for (size_t i = 0; i < n; i++)
@@ -156,19 +145,19 @@ static uint64_t cd_key(const stall_measured *m)
     size_t iters = (size_t)m->epochs * (size_t)m->batches;
     uint64_t h = 14695981039346656037ull;
     int dims[5] = {m->ranks, m->epochs, m->workers, m->prefetch, m->ranks_per_node};
-    h = cd_fnv(h, dims, sizeof dims);
-    h = cd_fnv(h, &m->batches, sizeof m->batches);
-    h = cd_fnv(h, &m->startup, sizeof m->startup);
-    h = cd_fnv(h, &m->handover, sizeof m->handover);
+    h = wi_fnv(h, dims, sizeof dims);
+    h = wi_fnv(h, &m->batches, sizeof m->batches);
+    h = wi_fnv(h, &m->startup, sizeof m->startup);
+    h = wi_fnv(h, &m->handover, sizeof m->handover);
     if (m->handover_epoch)
-        h = cd_fnv(h, m->handover_epoch, (size_t)m->epochs * sizeof *m->handover_epoch);
-    h = cd_fnv(h, &m->persistent, sizeof m->persistent);
-    h = cd_fnv(h, &m->cpu, sizeof m->cpu);
-    h = cd_fnv(h, m->fetch, cells * sizeof *m->fetch);
-    h = cd_fnv(h, m->compute, cells * sizeof *m->compute);
-    h = cd_fnv(h, m->tail, iters * sizeof *m->tail);
+        h = wi_fnv(h, m->handover_epoch, (size_t)m->epochs * sizeof *m->handover_epoch);
+    h = wi_fnv(h, &m->persistent, sizeof m->persistent);
+    h = wi_fnv(h, &m->cpu, sizeof m->cpu);
+    h = wi_fnv(h, m->fetch, cells * sizeof *m->fetch);
+    h = wi_fnv(h, m->compute, cells * sizeof *m->compute);
+    h = wi_fnv(h, m->tail, iters * sizeof *m->tail);
     if (m->late)
-        h = cd_fnv(h, m->late, (size_t)m->epochs * (size_t)m->ranks * sizeof *m->late);
+        h = wi_fnv(h, m->late, (size_t)m->epochs * (size_t)m->ranks * sizeof *m->late);
     return h;
 }
 

@@ -83,6 +83,32 @@ int wi_trace_cores(const stall_config *cfg, int cores, const char **from, stall_
     return cores;
 }
 
+int wi_sim_params(const stall_model_params *p, wi_tables *w, const wi_feed *f, double *epoch_s,
+                  double *fetch_s, stall_err *err)
+{
+    stall_durations d;
+    int rc = f ? f->open(f->ctx, p, &d, err) : 0;
+    double *e = stall_xcalloc((size_t)p->epochs, sizeof *e),
+           *st = stall_xcalloc((size_t)p->epochs, sizeof *st);
+    wi_collect c = {.epoch_s = e, .stall_s = st};
+    if (rc == 0) {
+        stall_model_stats ms;
+        rc = f ? wi_run_with(p, &d, &c, &ms, err) : wi_run(p, w, &c, &ms, err);
+        int src = rc && f ? f->error(f->ctx, err) : 0;
+        rc = src ? src : rc;
+    }
+    double sum = 0;
+    for (int i = 0; i < p->epochs; i++)
+        sum += e[i];
+    if (epoch_s)
+        *epoch_s = sum / p->epochs;
+    if (fetch_s)
+        *fetch_s = c.fetch_n ? c.fetch_sum / (double)c.fetch_n : 0;
+    free(e);
+    free(st);
+    return rc;
+}
+
 /* Runs trace `base` with `workers` under the CPU model *cpu, its CPU parts
  * multiplied by `deflate` (the inverse of the contention they were measured
  * under). Mean epoch and mean simulated fetch time (E - S). */
@@ -102,27 +128,12 @@ static int wi_sim_from(const stall_measured *base, const wi_feed *f, int workers
     /* the node starts workers x ranks processes (docs/model.md 2.4) */
     wi_startup_apply(base, &p);
     wi_tables w = {0};
-    stall_durations d;
     int rc = f ? wi_horizon_check(&what, f->span, err)
                : wi_tables_build(&what, base, p.ranks, p.epochs, p.batches, false, &w, err);
-    if (rc == 0 && f)
-        rc = f->open(f->ctx, &p, &d, err);
-    double *e = stall_xcalloc((size_t)p.epochs, sizeof *e),
-           *st = stall_xcalloc((size_t)p.epochs, sizeof *st);
-    wi_collect c = {.epoch_s = e, .stall_s = st};
-    if (rc == 0) {
-        stall_model_stats ms;
-        rc = f ? wi_run_with(&p, &d, &c, &ms, err) : wi_run(&p, &w, &c, &ms, err);
-        int src = rc && f ? f->error(f->ctx, err) : 0;
-        rc = src ? src : rc;
-    }
-    double sum = 0;
-    for (int i = 0; i < p.epochs; i++)
-        sum += e[i];
-    *epoch_s = sum / p.epochs;
-    *fetch_s = c.fetch_n ? c.fetch_sum / (double)c.fetch_n : 0;
-    free(e);
-    free(st);
+    if (rc == 0)
+        rc = wi_sim_params(&p, &w, f, epoch_s, fetch_s, err);
+    else
+        *epoch_s = *fetch_s = 0;
     wi_tables_free(&w);
     return rc;
 }

@@ -281,6 +281,17 @@ typedef struct wi_feed {
 int wi_deflate_fed(const stall_measured *base, const wi_feed *f, const wi_cpu *cpu, double *deflate,
                    stall_err *err);
 
+/* One simulation of p, its durations from f (a streamed trace) or else
+ * from w: the mean epoch and the mean simulated fetch (E - S), s (either
+ * may be NULL). */
+int wi_sim_params(const stall_model_params *p, wi_tables *w, const wi_feed *f, double *epoch_s,
+                  double *fetch_s, stall_err *err);
+
+/* 64-bit FNV-1a of n bytes at v, continuing h (start: 14695981039346656037):
+ * the fingerprints under which a fit is kept per process (cpudemand.c,
+ * tierfit.c). */
+uint64_t wi_fnv(uint64_t h, const void *v, size_t n);
+
 /* Simulated mean epoch time of trace `base` run with `workers`. */
 int wi_predict(const stall_measured *base, int workers, const wi_cpu *cpu, double *epoch_s,
                stall_err *err);

@@ -59,21 +59,7 @@ static int tf_sim(const tf_ctx *c, double rho, double *fetch_s, stall_err *err)
         wi_cpu_waits_scale(&p, c->cpufit->out);
     wi_tiers_fit_grid(c->orig, c->m, &p.storage);
     p.storage.fit_rho = rho;
-    stall_durations d;
-    int rc = c->f ? c->f->open(c->f->ctx, &p, &d, err) : 0;
-    double *e = stall_xcalloc((size_t)p.epochs, sizeof *e),
-           *st = stall_xcalloc((size_t)p.epochs, sizeof *st);
-    wi_collect col = {.epoch_s = e, .stall_s = st};
-    if (rc == 0) {
-        stall_model_stats ms;
-        rc = c->f ? wi_run_with(&p, &d, &col, &ms, err) : wi_run(&p, c->w, &col, &ms, err);
-        int src = rc && c->f ? c->f->error(c->f->ctx, err) : 0;
-        rc = src ? src : rc;
-    }
-    *fetch_s = col.fetch_n ? col.fetch_sum / (double)col.fetch_n : 0;
-    free(e);
-    free(st);
-    return rc;
+    return wi_sim_params(&p, c->w, c->f, NULL, fetch_s, err);
 }
 
 /* The largest rho that changes anything: it empties the fetches of the
@@ -98,14 +84,6 @@ static double tf_rho_most(const wi_whatif *what, const stall_measured *m)
 /* A fingerprint of what the fit depends on: the trace's grid and epochs,
  * and the storage of its run (a sweep or plan runs one trace many times;
  * the fit is kept per process). */
-static uint64_t tf_fnv(uint64_t h, const void *v, size_t n)
-{
-    const unsigned char *b = v;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 1099511628211ull;
-    return h;
-}
-
 static uint64_t tf_key(const wi_whatif *what, const stall_measured *m)
 {
     uint64_t h = 14695981039346656037ull;
@@ -121,11 +99,11 @@ static uint64_t tf_key(const wi_whatif *what, const stall_measured *m)
                      stall_measured_mean_epoch(m),
                      (double)wi_batch_samples(what, m)};
     bool kind[3] = {what->partitioned, what->latency_constant, what->fifo};
-    h = tf_fnv(h, dims, sizeof dims);
-    h = tf_fnv(h, &m->batches, sizeof m->batches);
-    h = tf_fnv(h, st, sizeof st);
-    h = tf_fnv(h, kind, sizeof kind);
-    h = tf_fnv(h, m->epoch_fetch_s, (size_t)m->epochs * sizeof *m->epoch_fetch_s);
+    h = wi_fnv(h, dims, sizeof dims);
+    h = wi_fnv(h, &m->batches, sizeof m->batches);
+    h = wi_fnv(h, st, sizeof st);
+    h = wi_fnv(h, kind, sizeof kind);
+    h = wi_fnv(h, m->epoch_fetch_s, (size_t)m->epochs * sizeof *m->epoch_fetch_s);
     return h;
 }
 
