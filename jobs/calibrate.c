@@ -270,37 +270,36 @@ int stall_calibrate_fit(const char *const *paths, int n, int cores, int gpus_per
     c->note = stall_xcalloc((size_t)n, sizeof *c->note);
     /* the cores every trace recorded alike (the machine they were
      * captured on) stand for --cores when it is not given */
-    int rec = -1;
-    c->cores_recorded = "";
-    char differ[160] = ""; /* the recorded counts, where they differ */
+    int *rk = stall_xcalloc((size_t)n, sizeof *rk); /* each trace's recorded cores, 0: none */
+    const char *from0 = "";
+    bool same_from = true;
     for (int i = 0; i < n && rc == 0; i++) {
-        int k;
         const char *from;
-        rc = cal_load(paths[i], &ms[i], &c->note[i], &k, &from, err);
+        rc = cal_load(paths[i], &ms[i], &c->note[i], &rk[i], &from, err);
         c->workers_from[i] = ms[i].workers_from;
-        size_t len = strlen(differ);
-        if (rc == 0 && len + 16 < sizeof differ)
-            snprintf(differ + len, sizeof differ - len, "%s%s", i ? ", " : "", k > 0 ? "" : "none");
-        len = strlen(differ);
-        if (rc == 0 && k > 0 && len + 16 < sizeof differ)
-            snprintf(differ + len, sizeof differ - len, "%d", k);
-        if (rc == 0 && (rec == -1 || rec == k)) {
-            rec = k;
-            c->cores_recorded = i == 0 || strcmp(c->cores_recorded, from) == 0
-                                    ? from
-                                    : "their cores column, INIs or meta.json";
-        } else if (rc == 0) {
-            rec = 0;
+        from0 = i == 0 ? from : from0;
+        same_from = same_from && strcmp(from, from0) == 0;
+    }
+    bool alike = true, any = false;
+    for (int i = 0; i < n; i++) {
+        alike = alike && rk[i] == rk[0];
+        any = any || rk[i] > 0;
+    }
+    c->cores_recorded = "";
+    c->cores_differ[0] = '\0';
+    if (rc == 0 && cores <= 0 && alike && rk[0] > 0) {
+        cores = rk[0];
+        c->cores_recorded = same_from ? from0 : "their cores column, INIs or meta.json";
+    } else if (rc == 0 && cores <= 0 && any) {
+        for (int i = 0; i < n; i++) {
+            size_t len = strlen(c->cores_differ);
+            char k[16] = "none";
+            if (rk[i] > 0)
+                snprintf(k, sizeof k, "%d", rk[i]);
+            snprintf(c->cores_differ + len, sizeof c->cores_differ - len, "%s%s", i ? ", " : "", k);
         }
     }
-    bool mixed = rec == 0 && strstr(differ, ", ") && strspn(differ, "none, ") != strlen(differ);
-    if (rc == 0 && cores <= 0 && rec > 0)
-        cores = rec;
-    else
-        c->cores_recorded = "";
-    c->cores_differ[0] = '\0';
-    if (rc == 0 && cores <= 0 && mixed)
-        snprintf(c->cores_differ, sizeof c->cores_differ, "%s", differ);
+    free(rk);
     int distinct = 0;
     for (int i = 0; i < n && rc == 0; i++) {
         int seen = 0;
