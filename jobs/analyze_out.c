@@ -215,9 +215,19 @@ static const char *const an_kinds[] = {
     "analyze.csv", "per_rank.csv",   "per_worker.csv", "windows.csv",
     "slowest.csv", "checkpoint.csv", "storage.csv",    NULL};
 
-const char *stall_analysis_file(int i)
+int stall_analysis_check_apart(const stall_config *cfg, const char *dir, stall_err *err)
 {
-    return i >= 0 && i < (int)(sizeof an_kinds / sizeof an_kinds[0]) ? an_kinds[i] : NULL;
+    int rc = 0;
+    for (int i = 0; rc == 0 && an_kinds[i]; i++) {
+        char *p = stall_path_join(dir, an_kinds[i]);
+        if (stall_job_check_apart(cfg, p, err) != 0)
+            rc = stall_err_set(err, STALL_EIO,
+                               "%s: its %s is an input of this run, which analyze would write "
+                               "over; choose another result folder (-o)",
+                               dir, an_kinds[i]);
+        free(p);
+    }
+    return rc;
 }
 
 int stall_analysis_write(const stall_analysis *a, const char *const *labels, int n, const char *dir,

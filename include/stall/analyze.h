@@ -223,9 +223,10 @@ void stall_analysis_print_storage(const stall_analysis *a, FILE *f);
 int stall_analysis_write(const stall_analysis *a, const char *const *labels, int n, const char *dir,
                          stall_err *err);
 
-/* The i-th name of the files an analysis writes into its folder (every
- * kind, written or not), NULL past the last. */
-const char *stall_analysis_file(int i);
+/* Refuses an analysis folder dir where a file an analysis writes
+ * (per_rank.csv, ...) is one of cfg's inputs: it would be written over.
+ * Returns 0 or STALL_EIO naming dir and the file. */
+int stall_analysis_check_apart(const stall_config *cfg, const char *dir, stall_err *err);
 
 /* The terminal report: the analyses side by side, then each verdict. */
 void stall_analysis_print(const stall_analysis *a, const char *const *labels, int n, FILE *f);
