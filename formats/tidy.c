@@ -23,6 +23,7 @@
 #include "stall/io.h"
 
 #include "stall/traceend.h"
+#include "tidy_int.h"
 #include "tidy_num.h"
 
 #include "stall/limits.h"
@@ -35,35 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum {
-    TC_RANK,
-    TC_EPOCH,
-    TC_BATCH,
-    TC_WORKER,
-    TC_FSTART,
-    TC_FEND,
-    TC_REQUEST,
-    TC_READY,
-    TC_ITEREND,
-    TC_REQUIRED,
-    TC_COMPUTE = TC_REQUIRED,
-    TC_BYTES,
-    TC_SAMPLES,
-    TC_ESTART,
-    TC_WORKERS,
-    TC_PREFETCH,
-    TC_PIN,
-    TC_PERSISTENT,
-    TC_CKSTART, /* a checkpoint after the row's iteration: start, end, bytes (empty: none) */
-    TC_CKEND,
-    TC_CKBYTES,
-    TC_CPU0, /* the CPU columns (stall_tidy_cpu), in STALL_TIDY_CPU_* order */
-    TC_CORES = TC_CPU0 + STALL_TIDY_CPU_N,
-    TC_RPN,
-    TC_ALL
-};
-
-static const char *const tidy_names[TC_ALL] = {
+const char *const tidy_names[TC_ALL] = {
     "rank",        "epoch",         "batch",        "worker",      "fetch_start", "fetch_end",
     "request",     "ready",         "iter_end",     "compute_end", "bytes",       "samples",
     "epoch_start", "workers",       "prefetch",     "pin_memory",  "persistent",  "ckpt_start",
@@ -71,59 +44,7 @@ static const char *const tidy_names[TC_ALL] = {
     "next_wait",   "compute_cpu",   "compute_wait", "post_cpu",    "post_wait",   "sync_cpu",
     "cores",       "ranks_per_node"};
 
-#define TIDY_MAXF 64
-
-struct stall_tidy_stream {
-    char *path;
-    long line;  /* line of the row being read (1-based) */
-    int nfield; /* fields seen in the current row */
-    char *field[TIDY_MAXF];
-    bool borrowed;   /* the fields point into buf (tidy_fast_line), not malloc'd */
-    int col[TC_ALL]; /* field index of each known column, -1 absent */
-    int ncols;       /* header width */
-    bool header_done;
-    int rc;
-    stall_err *err;
-    /* grid position */
-    int ranks;    /* known after the first batch */
-    int64_t rows; /* data rows so far */
-    int64_t cur_e, cur_k;
-    int cur_r;
-    int64_t batches;      /* per epoch, known after the first epoch */
-    stall_time v[TC_ALL]; /* the current row's times, and integers as int64 */
-    double bytes;         /* the current row's bytes */
-    /* physical lines: the record being read starts on rec_line */
-    long phys, rec_line, last_line;
-    /* consistency */
-    bool have_t0;
-    stall_time t0;               /* the first time read: every time lies within the span of it */
-    int64_t setting[4];          /* workers, prefetch, pin_memory, persistent of the first row */
-    int expect_workers;          /* without a workers column: the count given (-1: none) */
-    char *expect_origin;         /* where it was given */
-    bool compute_empty;          /* compute_end is empty on the first row (and so on every row) */
-    long setting_line;           /* line of the first row */
-    int nrank_cap;               /* per rank: */
-    stall_time *last_iter_end;   /*   iter_end of its previous row (-1: none) */
-    stall_time *cur_epoch_start; /*   epoch_start of its rows in the current epoch */
-    long *last_row_line;         /*   line of its previous row */
-    /* Rows parsed but not yet taken by stall_tidy_next (a physical line
-     * can end more than one record: libcsv also ends one at a bare CR). */
-    stall_tidy_row *q;
-    size_t qhead, qn, qcap;
-    /* the input */
-    FILE *f;
-    struct csv_parser p;
-    char *buf;
-    size_t n, pos, linelen;
-    bool eof;  /* fread returned nothing more */
-    bool done; /* end of input reached and checked */
-    stall_tidy_info info;
-};
-
-static int tidy_fail(stall_tidy_stream *t, int col, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int tidy_fail(stall_tidy_stream *t, int col, const char *fmt, ...)
+int tidy_fail(stall_tidy_stream *t, int col, const char *fmt, ...)
 {
     if (t->rc)
         return t->rc;
@@ -301,131 +222,6 @@ static void tidy_cpu(stall_tidy_stream *t, int64_t k)
             return;
         }
     }
-}
-
-/* Checks the row's place in the (epoch, batch, rank) grid. */
-static int tidy_place(stall_tidy_stream *t, int64_t e, int64_t k, int64_t r)
-{
-    if (t->rows == 0) {
-        if (e != 0 || k != 0 || r != 0)
-            return tidy_fail(t, -1, "the first row must be rank 0, epoch 0, batch 0%s%s", "", "");
-    } else if (e == t->cur_e && k == t->cur_k && r == t->cur_r + 1) {
-        if (t->ranks > 0 && r >= t->ranks)
-            return tidy_fail(t, t->col[TC_RANK],
-                             "rank %s is beyond the %s ranks of the first batch",
-                             t->field[t->col[TC_RANK]], "known");
-    } else if (e == t->cur_e && k == t->cur_k + 1 && r == 0) {
-        if (t->ranks == 0)
-            t->ranks = t->cur_r + 1;
-        else if (t->cur_r + 1 != t->ranks)
-            return tidy_fail(t, -1,
-                             "batch before this line has fewer rows than there are ranks "
-                             "(ranks disagree on batches, or rows are unsorted)%s%s",
-                             "", "");
-    } else if (e == t->cur_e + 1 && k == 0 && r == 0) {
-        if (t->ranks == 0)
-            t->ranks = t->cur_r + 1;
-        else if (t->cur_r + 1 != t->ranks)
-            return tidy_fail(
-                t, -1, "batch before this line has fewer rows than there are ranks%s%s", "", "");
-        if (t->batches == 0)
-            t->batches = t->cur_k + 1;
-        else if (t->cur_k + 1 != t->batches)
-            return tidy_fail(t, -1,
-                             "the epoch before this line has a different batch count than "
-                             "epoch 0 (%s%s)",
-                             "ranks must agree on batches per epoch", "");
-    } else if (r != t->cur_r && (e < t->cur_e || (e == t->cur_e && k < t->cur_k))) {
-        /* Another rank starts over: per-rank files were concatenated, or
-         * the rows are in (rank, epoch, batch) order. */
-        char got[96];
-        snprintf(got, sizeof got, "rank %lld starts over at epoch %lld, batch %lld", (long long)r,
-                 (long long)e, (long long)k);
-        return tidy_fail(t, t->col[TC_RANK],
-                         "%s: rows are in per-rank order (per-rank files concatenated?); merge "
-                         "the per-rank files with `python3 tools/stallsim_capture.py merge "
-                         "trace.csv trace_rank*.csv`%s",
-                         got, "");
-    } else {
-        char got[96];
-        snprintf(got, sizeof got, "(rank %lld, epoch %lld, batch %lld)", (long long)r, (long long)e,
-                 (long long)k);
-        return tidy_fail(t, -1,
-                         "row %s out of order or duplicated: rows must be sorted by (epoch, batch, "
-                         "rank) with no gaps%s",
-                         got, "");
-    }
-    t->cur_e = e;
-    t->cur_k = k;
-    t->cur_r = (int)r;
-    return 0;
-}
-
-/* What must hold between rows: one loader configuration for the whole
- * trace; per rank, a batch requested no earlier than the previous one
- * ended, and one epoch_start per epoch, no later than its first request. */
-static void tidy_consistent(stall_tidy_stream *t, int64_t e, int64_t k, int64_t r)
-{
-    static const int cols[4] = {TC_WORKERS, TC_PREFETCH, TC_PIN, TC_PERSISTENT};
-    for (int j = 0; j < 4; j++) {
-        int c = cols[j];
-        if (t->col[c] < 0)
-            continue;
-        if (t->rows == 0)
-            t->setting[j] = t->v[c];
-        else if (t->v[c] != t->setting[j]) {
-            tidy_fail(t, t->col[c],
-                      "'%s' is %lld here but %lld on line %ld (one loader "
-                      "configuration per trace)",
-                      tidy_names[c], (long long)t->v[c], (long long)t->setting[j], t->setting_line);
-            return;
-        }
-    }
-    if (t->rows == 0)
-        t->setting_line = t->line;
-    if (r >= t->nrank_cap) {
-        int cap = (int)r + 1 > 2 * t->nrank_cap ? (int)r + 1 : 2 * t->nrank_cap;
-        t->last_iter_end = stall_xrealloc(t->last_iter_end, (size_t)cap * sizeof(stall_time));
-        t->cur_epoch_start = stall_xrealloc(t->cur_epoch_start, (size_t)cap * sizeof(stall_time));
-        t->last_row_line = stall_xrealloc(t->last_row_line, (size_t)cap * sizeof(long));
-        for (int q = t->nrank_cap; q < cap; q++)
-            t->last_iter_end[q] = -1;
-        t->nrank_cap = cap;
-    }
-    stall_time req = t->v[TC_REQUEST];
-    if (t->last_iter_end[r] >= 0 && req < t->last_iter_end[r]) {
-        tidy_fail(t, t->col[TC_REQUEST],
-                  "'request' is before the 'iter_end' of rank %lld's previous batch on line %ld "
-                  "(batches must follow each other)",
-                  (long long)r, t->last_row_line[r]);
-        return;
-    }
-    if (t->col[TC_ESTART] >= 0) {
-        stall_time es = t->v[TC_ESTART];
-        if (k == 0)
-            t->cur_epoch_start[r] = es;
-        if (es > req) {
-            tidy_fail(t, t->col[TC_ESTART], "'epoch_start' is after this batch's 'request'%s", "");
-            return;
-        }
-        if (es != t->cur_epoch_start[r]) {
-            tidy_fail(t, t->col[TC_ESTART],
-                      "'epoch_start' differs from batch 0 of epoch %lld on rank %lld", (long long)e,
-                      (long long)r);
-            return;
-        }
-        if (k == 0 && t->last_iter_end[r] >= 0 && es < t->last_iter_end[r]) {
-            tidy_fail(t, t->col[TC_ESTART],
-                      "'epoch_start' is before the previous epoch's last 'iter_end' (line %ld)",
-                      t->last_row_line[r]);
-            return;
-        }
-    }
-    /* Without the column, an epoch starts at each rank's first request. */
-    if (t->col[TC_ESTART] < 0 && k == 0)
-        t->cur_epoch_start[r] = req;
-    t->last_iter_end[r] = t->v[TC_ITEREND];
-    t->last_row_line[r] = t->line;
 }
 
 /* The checkpoint columns of the row: both times, or both empty (no
@@ -683,9 +479,10 @@ static bool tidy_fast_line(stall_tidy_stream *t, char *s, size_t len)
 #define TIDY_BUF (1 << 18)
 
 /* A gzip or JSON file given as a tidy trace ([trace] format = tidy, path =
- * a profiler or DLIO trace): named as such, where the CSV reader would
- * report a NUL byte or a bad header, and the end check a cut file. */
-static int tidy_not_json(const char *path, stall_err *err)
+ * a profiler or DLIO trace), or an INI (its "[section]"): named as such,
+ * where the CSV reader would report a NUL byte or a bad header, and the
+ * end check a cut file. */
+static int tidy_not_csv(const char *path, stall_err *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -721,7 +518,7 @@ int stall_tidy_open(const char *path, stall_tidy_stream **out, stall_err *err)
     *out = NULL;
     if (stall_input_check(path, err) != 0)
         return STALL_EIO;
-    int jrc = tidy_not_json(path, err);
+    int jrc = tidy_not_csv(path, err);
     if (jrc)
         return jrc;
     /* A file cut short: warned, or refused when cut inside a number. */
