@@ -87,6 +87,10 @@ void wi_effects(const stall_measured *m, const wi_whatif *what, const stall_mode
     /* the contention of a trace without CPU columns is found where cores
      * are shared (model_job.c; one with them records its own) */
     fx->deflates = m && !m->cpu.has && p->cores > 0;
+    /* The cache holds nothing when the run starts but cached_start_mb, and
+     * each epoch reads every sample once: it hits from the second epoch on
+     * (docs/model.md 2.3), or costs its admission writes */
+    fx->caches = p->epochs > 1 || what->cached_start_mb > 0 || what->admit_ms > 0;
 }
 
 int wi_grid_check(const stall_config *cfg, const wi_whatif *what, const stall_measured *m,
@@ -148,6 +152,7 @@ void stall_model_effects_or(stall_model_effects *into, const stall_model_effects
     into->orders |= fx->orders;
     into->late |= fx->late;
     into->deflates |= fx->deflates;
+    into->caches |= fx->caches;
 }
 
 int stall_model_effects_check(const stall_config *cfg, const stall_model_effects *fx,
@@ -214,17 +219,25 @@ int stall_model_effects_check(const stall_config *cfg, const stall_model_effects
         {"trace", "cores",
          "no CPU contention is taken out of the trace's durations: that needs [cluster] cores > "
          "0 and a trace without CPU columns (a trace with them records its own cores)"},
+        {"storage", "cache_mb",
+         "the run has one epoch, which reads every sample once, so a cache that starts cold "
+         "hits nothing (every hit share is 0); it needs [run] epochs > 1 (with [fetch] resample "
+         "beyond the trace's epochs), [storage] cached_start_mb (a warm start) or admit_ms"},
     };
     const bool idle[STALL_MODEL_EFFECT_KEYS] = {
-        !fx->draws,    !fx->reads,         !fx->cpu_waits, !fx->beyond,
-        !fx->rescales, !fx->drops,         !fx->epochs,    !fx->trace_epochs,
-        !fx->workers,  !fx->trace_workers, !fx->nodes,     !fx->ranks,
-        !fx->orders,   !fx->late,          !fx->ranks,     !fx->deflates};
+        !fx->draws,    !fx->reads,  !fx->cpu_waits,    !fx->beyond,  !fx->rescales,
+        !fx->drops,    !fx->epochs, !fx->trace_epochs, !fx->workers, !fx->trace_workers,
+        !fx->nodes,    !fx->ranks,  !fx->orders,       !fx->late,    !fx->ranks,
+        !fx->deflates, !fx->caches};
     for (int i = 0; i < STALL_MODEL_EFFECT_KEYS; i++) {
         if (!idle[i] || !stall_config_given(cfg, keys[i].section, keys[i].key))
             continue;
         /* [align] fetch = none says what one GPU does anyway */
         if (strcmp(keys[i].section, "align") == 0 && !mc_aligns(&cfg->fetch_align))
+            continue;
+        /* [storage] cache_mb = 0 says what no cache does anyway (a sweep's
+         * baseline) */
+        if (strcmp(keys[i].key, "cache_mb") == 0 && cfg->cache_mb <= 0)
             continue;
         char where[STALL_PATH_MAX + 64];
         if (where_of && where_of[i])

@@ -45,6 +45,8 @@ typedef struct stall_model_effects {
                            ([ranks] late_start) */
     bool deflates;      /* the trace's contention is found on its cores: shared cores, no CPU
                            columns ([trace] cores) */
+    bool caches;        /* the node's cache can hit or write: more than one epoch, a warm start
+                           or admission writes ([storage] cache_mb) */
 } stall_model_effects;
 
 /* into |= fx, field by field: a key has an effect where any of the runs
@@ -52,7 +54,7 @@ typedef struct stall_model_effects {
 void stall_model_effects_or(stall_model_effects *into, const stall_model_effects *fx);
 
 /* The keys stall_model_effects_check judges, in this order. */
-#define STALL_MODEL_EFFECT_KEYS 16
+#define STALL_MODEL_EFFECT_KEYS 17
 
 /* mode = model's checks of one configuration that need the trace's grid
  * (from stall_model_grid; NULL without a trace), as stall_model_job makes
@@ -66,7 +68,8 @@ int stall_model_point_check(const stall_config *cfg, const stall_measured *grid,
  * resample, [cluster] scaling, [loader] drop_last, [loader] and [trace]
  * persistent_workers (twice each: one epoch, no workers), [storage] layout,
  * [loader] in_order, [ranks] late_start, [report] delay_threshold (one GPU),
- * [trace] cores (nothing deflated)
+ * [trace] cores (nothing deflated), [storage] cache_mb > 0 (a cold cache in
+ * a run of one epoch: it hits nothing)
  * and an [align] fetch list with a policy other than none given in cfg
  * where fx says they have no
  * effect, naming where they were given: where_of[i] (may be NULL, or

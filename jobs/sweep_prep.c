@@ -411,7 +411,8 @@ int stall__sweep_model_check(const stall_sweep *s, char *late, size_t n, stall_e
     stall_model_effects any = {0};
     long long replayed = -1, together = -1; /* a point that replays a late start, one that
                                                cannot (another GPU count) */
-    bool aligns = false; /* a point aligns its fetches (a policy other than none) */
+    bool aligns = false;  /* a point aligns its fetches (a policy other than none) */
+    double cache_max = 0; /* the largest [storage] cache_mb of a point */
     /* A point whose trace's contention would be found on the point's own
      * cores (the trace does not say its machine's): with a cores axis each
      * point would take the trace for a run on its cores. */
@@ -440,7 +441,7 @@ int stall__sweep_model_check(const stall_sweep *s, char *late, size_t n, stall_e
             /* told when the point runs */
             any.draws = any.reads = any.cpu_waits = any.beyond = any.rescales = any.drops = true;
             any.epochs = any.trace_epochs = any.workers = any.trace_workers = true;
-            any.nodes = any.ranks = any.late = true;
+            any.nodes = any.ranks = any.late = any.caches = true;
             continue;
         }
         stall_err e = {0};
@@ -465,6 +466,8 @@ int stall__sweep_model_check(const stall_sweep *s, char *late, size_t n, stall_e
             replayed = (long long)i;
         if (grc == 0 && grid.late_wide && !fx.late && together < 0)
             together = (long long)i;
+        if (pc->cache_mb > cache_max)
+            cache_max = pc->cache_mb;
         for (int k = 0; k < pc->fetch_align.n; k++)
             aligns |= stall_config_given(pc, "align", "fetch") &&
                       pc->fetch_align.v[k] != STALL_ALIGN_NONE;
@@ -486,7 +489,8 @@ int stall__sweep_model_check(const stall_sweep *s, char *late, size_t n, stall_e
                                                                   "loader.in_order",
                                                                   "ranks.late_start",
                                                                   "report.delay_threshold",
-                                                                  "trace.cores"};
+                                                                  "trace.cores",
+                                                                  "storage.cache_mb"};
         char where[STALL_MODEL_EFFECT_KEYS][STALL_PATH_MAX + 128];
         const char *where_of[STALL_MODEL_EFFECT_KEYS];
         for (int k = 0; k < STALL_MODEL_EFFECT_KEYS; k++) {
@@ -499,6 +503,8 @@ int stall__sweep_model_check(const stall_sweep *s, char *late, size_t n, stall_e
         /* [align] fetch: an axis's points each hold one policy; judged on
          * whether any point aligns (first stands for them all). */
         first->fetch_align = (stall_align_list){1, {aligns ? STALL_ALIGN_AVG : STALL_ALIGN_NONE}};
+        /* [storage] cache_mb: judged on whether any point has a cache */
+        first->cache_mb = cache_max;
         rc = stall_model_effects_check(first, &any, where_of, err);
     }
     if (rc == 0 && unpinned >= 0) {

@@ -288,7 +288,7 @@ Test(plan, bandwidth_and_cores_sit_at_the_one_percent_boundary)
 Test(plan, cores_with_storage_tiers_are_answered_against_unlimited_cores)
 {
     const char *const tiers[] = {"storage.batch_mb=20", "storage.bandwidth_mb_s=400",
-                                 "storage.cache_mb=100", "plan:max_gpus=2", NULL};
+                                 "storage.global_mb_s=100000", "plan:max_gpus=2", NULL};
     stall_config *cfg = pl_config(tiers);
     stall_plan_result *r = malloc(sizeof *r);
     stall_err e = {0};
