@@ -291,6 +291,14 @@ static int plan_bandwidth(plan_ctx *c, const stall_config *chosen, stall_plan_re
         batch_mb = c->eff_batch_mb;
     if (batch_mb <= 0) {
         snprintf(r->bandwidth.binding, sizeof r->bandwidth.binding, "not_modelled");
+        snprintf(r->bandwidth_note, sizeof r->bandwidth_note,
+                 "storage_bandwidth_mb_s is not_modelled: %s, so nothing tells the MB a batch "
+                 "reads; set [storage] batch_mb to ask it",
+                 chosen->format == STALL_FORMAT_NONE ? "there is no trace"
+                 : chosen->format == STALL_FORMAT_TIDY
+                     ? "the trace has no bytes column and the INI sets no [storage] batch_mb"
+                     : "the trace records no bytes per batch (only a tidy trace's bytes column "
+                       "does) and the INI sets no [storage] batch_mb");
         return 0;
     }
     stall_config *cfg = stall_xmalloc(sizeof *cfg);
@@ -361,7 +369,8 @@ static int plan_cores(plan_ctx *c, const stall_config *chosen, stall_plan_result
         snprintf(r->cores_note, sizeof r->cores_note,
                  "cores_per_node assumes every fetch is CPU work throughout ([fetch] cpu_share = "
                  "%g, the default: %s); set [fetch] cpu_share to the share of a fetch spent on a "
-                 "core (stallsim calibrate fits it)",
+                 "core (stallsim calibrate fits it from traces of the job at two or more worker "
+                 "counts)",
                  chosen->cpu_share,
                  chosen->format == STALL_FORMAT_NONE ? "no trace records CPU time"
                                                      : "the trace records no CPU time");

@@ -200,6 +200,8 @@ int stall_plan_run(const stall_config *cfg_in, const stall_plan_opts *opts, stal
                     "store; tier_link_mb_s and tier_global_mb_s keep the stall share within "
                     "stall_target = %g\n",
                     r->stall_target);
+        if (r->bandwidth_note[0])
+            fprintf(f, "%s\n", r->bandwidth_note);
         if (r->cores_note[0])
             fprintf(f, "%s\n", r->cores_note);
         if (r->reads_note[0])

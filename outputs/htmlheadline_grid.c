@@ -282,9 +282,13 @@ int hl_plan(FILE *f, const char *dir, stall_err *err)
     fprintf(f, ") &middot; host cores per node: %s (", hf_fmt(b[2], v[3], HF_INT));
     hf_escape(f, bind[3]);
     fputs(") &middot; storage bandwidth per node: ", f);
-    if (isnan(v[2]))
+    if (isnan(v[2])) {
         hf_escape(f, bind[2]);
-    else
+        if (strcmp(bind[2], "not_modelled") == 0)
+            fputs(" (no MB per batch: the trace records no bytes and the plan's INI sets no "
+                  "<code>[storage] batch_mb</code>)",
+                  f);
+    } else
         fprintf(f, "%s MB/s (%s)", hf_fmt(b[3], v[2], HF_NUM), bind[2]);
     fputs("</p>\n", f);
     if (strcmp(bind[3], "binds") == 0)

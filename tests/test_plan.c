@@ -1088,3 +1088,58 @@ Test(plan, a_plan_on_an_all_cold_trace_says_its_reads_count_twice)
         free(cfg);
     }
 }
+
+/* The notebook's own trace (configs/example-whatif.ini: the dsanalyzer
+ * files of tests/golden/seed-case1/input) records no bytes per batch: the
+ * bandwidth answer is not_modelled, and a note names what is missing and
+ * the key that supplies it (before, "-  not_modelled" stood alone); given
+ * that key, it is answered and the note is gone. A cache in its one-epoch
+ * runs, which start cold and hit nothing, is refused. */
+Test(plan, notebook_trace_says_why_bandwidth_is_not_modelled)
+{
+    stall_config *cfg = malloc(sizeof *cfg);
+    stall_config_defaults(cfg);
+    stall_err e = {0};
+    cr_assert_eq(stall_config_load(cfg, STALL_SOURCE_DIR "/configs/example-whatif.ini", &e), 0,
+                 "%s", e.msg);
+    cr_assert_eq(stall_config_set(cfg, "plan.max_gpus=4", &e), 0, "%s", e.msg);
+    stall_plan_result *r = malloc(sizeof *r);
+    cr_assert_eq(stall_plan_compute(cfg, r, &e), 0, "%s", e.msg);
+    cr_assert_str_eq(r->bandwidth.binding, "not_modelled");
+    cr_expect(strstr(r->bandwidth_note, "the trace records no bytes per batch") != NULL, "%s",
+              r->bandwidth_note);
+    cr_expect(strstr(r->bandwidth_note, "set [storage] batch_mb") != NULL, "%s", r->bandwidth_note);
+    cr_expect(strstr(r->cores_note, "two or more worker counts") != NULL, "%s", r->cores_note);
+    /* the terminal carries the note */
+    char tp[300];
+    snprintf(tp, sizeof tp, "%s/nb_plan.term", pdir);
+    FILE *t = fopen(tp, "w");
+    cr_assert_not_null(t);
+    char od[300];
+    snprintf(od, sizeof od, "%s/nb_plan", pdir);
+    stall_plan_opts po = {.outdir = od, .term = t};
+    cr_assert_eq(stall_plan_run(cfg, &po, &e), 0, "%s", e.msg);
+    fclose(t);
+    t = fopen(tp, "r");
+    char buf[8192];
+    size_t n = fread(buf, 1, sizeof buf - 1, t);
+    fclose(t);
+    buf[n] = '\0';
+    cr_expect(strstr(buf, "storage_bandwidth_mb_s is not_modelled: the trace records no bytes") !=
+                  NULL,
+              "%s", buf);
+
+    cr_assert_eq(stall_config_set(cfg, "storage.batch_mb=100", &e), 0, "%s", e.msg);
+    cr_assert_eq(stall_plan_compute(cfg, r, &e), 0, "%s", e.msg);
+    cr_expect_str_neq(r->bandwidth.binding, "not_modelled");
+    cr_expect(isfinite(r->bandwidth.value) && r->bandwidth.value > 0, "%g", r->bandwidth.value);
+    cr_expect_str_eq(r->bandwidth_note, "");
+
+    cr_assert_eq(stall_config_set(cfg, "storage.latency_ms=1", &e), 0, "%s", e.msg);
+    cr_assert_eq(stall_config_set(cfg, "storage.cache_mb=500000", &e), 0, "%s", e.msg);
+    cr_assert_eq(stall_plan_compute(cfg, r, &e), STALL_ECONFIG);
+    cr_expect(strstr(e.msg, "--set storage.cache_mb: has no effect: the run has one epoch") != NULL,
+              "%s", e.msg);
+    free(r);
+    free(cfg);
+}

@@ -135,16 +135,18 @@ typedef struct stall_plan_result {
      * spread, its epoch (the trace's label) and the rank that began last. */
     int late_rank, late_epoch;
     double late_s;
-    char why[1024];       /* why the worker target was not met ("" when met) */
-    char cores_note[256]; /* what the cores answer assumes: the default [fetch] cpu_share,
-                             where neither the INI nor the trace's CPU columns give it
-                             ("": they do) */
-    char reads_note[512]; /* the trace's cold reads counted twice by the storage tiers
-                             (docs/model.md 2.3; "": not so) */
-    char limit[640];      /* what limits the scaling */
-    int cut_gpus;         /* > 0: the curve stopped after this count, its next run too costly */
-    double cut_requests;  /* the requests that run would have simulated */
-    char sentence[1024];  /* which resource binds */
+    char why[1024];           /* why the worker target was not met ("" when met) */
+    char cores_note[320];     /* what the cores answer assumes: the default [fetch] cpu_share,
+                                 where neither the INI nor the trace's CPU columns give it
+                                 ("": they do) */
+    char bandwidth_note[256]; /* why storage_bandwidth_mb_s is not_modelled: no MB per
+                                 batch, and the key that gives it ("": modelled) */
+    char reads_note[512];     /* the trace's cold reads counted twice by the storage tiers
+                                 (docs/model.md 2.3; "": not so) */
+    char limit[640];          /* what limits the scaling */
+    int cut_gpus;             /* > 0: the curve stopped after this count, its next run too costly */
+    double cut_requests;      /* the requests that run would have simulated */
+    char sentence[1024];      /* which resource binds */
 } stall_plan_result;
 
 /* Answers the questions for cfg (its [plan] lines are read, the rest must
