@@ -672,7 +672,10 @@ int stall_analyze_job(const char *path, const char *outdir, int workers, FILE *t
         snprintf(gave, sizeof gave, " (%s%s)", a.workers_inferred ? "round robin, " : "", given);
         fprintf(term, "stallsim %s: analyze %s: %d ranks x %d epochs x %lld batches, %s%s\n",
                 stall_version(), path, a.ranks, a.epochs, (long long)a.batches, wk,
-                inferred   ? " (inferred from the fetch starts, round robin; --workers N says "
+                inferred && stall_an_is_ini(path)
+                    ? " (inferred from the fetch starts, round robin; [trace] workers or "
+                      "--workers N says otherwise)"
+                : inferred ? " (inferred from the fetch starts, round robin; --workers N says "
                              "otherwise)"
                 : given[0] ? gave
                 : a.workers_inferred ? " (round robin, as given)"

@@ -637,7 +637,9 @@ Test(analyze, no_storage_or_checkpoint_numbers_where_the_trace_shows_none)
 }
 
 /* analyze of a notebook (dsanalyzer) trace without --workers infers them
- * from the fetch starts, as validate does (it said "0 workers per rank"). */
+ * from the fetch starts, as validate does (it said "0 workers per rank"),
+ * and names [trace] workers beside --workers for an INI (it named only the
+ * option, where an INI's own key is [trace] workers). */
 Test(analyze, notebook_trace_without_workers_infers_them)
 {
     char *text = NULL;
@@ -649,6 +651,8 @@ Test(analyze, notebook_trace_without_workers_infers_them)
     cr_assert_eq(stall_analyze_job("configs/seed-case1.ini", out, 0, term, &err), 0, "%s", err.msg);
     fclose(term);
     cr_expect(strstr(text, "3 workers per rank (inferred from the fetch starts"), "%s", text);
+    /* given an INI, the key that says otherwise is the INI's */
+    cr_expect(strstr(text, "[trace] workers or --workers N says otherwise"), "%s", text);
     free(text);
 }
 
