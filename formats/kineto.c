@@ -52,19 +52,53 @@ static bool kt_prefix(const char *s, const char *p)
     return strncmp(s, p, strlen(p)) == 0;
 }
 
+/* The legacy exporter's (torch 1.13, export_chrome_trace) pid of the CPU
+ * events: the one pid that is not a number. */
+#define KT_LEGACY_PID "CPU functions"
+
+/* An event the reader uses (a DataLoader wait, a ProfilerStep) must say
+ * which process and thread it is on: pid a process id (an integer from 0,
+ * as a number or a string of digits, or the legacy exporter's "CPU
+ * functions"), tid an integer (negative ones occur: Kineto's ids of
+ * threads it made up), both present. */
+static int kt_ids(const jev_event *e, const jev_pos *p, stall_err *err)
+{
+    int64_t v;
+    if (e->pid[0] == '\0' ||
+        ((jev_int(e->pid, &v) != 0 || v < 0) && strcmp(e->pid, KT_LEGACY_PID) != 0))
+        return stall_err_set(err, STALL_EPARSE,
+                             "%s: line %lld (byte %lld): '%s': pid %s%s%s is not a process id "
+                             "(an integer from 0)",
+                             p->file, (long long)p->line, (long long)p->offset, e->name,
+                             e->pid[0] ? "'" : "", e->pid[0] ? e->pid : "missing (or null)",
+                             e->pid[0] ? "'" : "");
+    if (e->tid[0] == '\0' || jev_int(e->tid, &v) != 0)
+        return stall_err_set(err, STALL_EPARSE,
+                             "%s: line %lld (byte %lld): '%s': tid %s%s%s is not a thread id "
+                             "(an integer)",
+                             p->file, (long long)p->line, (long long)p->offset, e->name,
+                             e->tid[0] ? "'" : "", e->tid[0] ? e->tid : "missing (or null)",
+                             e->tid[0] ? "'" : "");
+    return 0;
+}
+
 static int kt_times(const jev_event *e, const jev_pos *p, stall_time *ts, stall_time *dur,
                     stall_err *err)
 {
-    if (jev_us_to_ns(e->ts, ts) != 0)
+    if (jev_us_to_ns(e->ts, ts) != 0 || *ts < 0)
         return stall_err_set(err, STALL_EPARSE,
-                             "%s: line %lld (byte %lld): '%s': ts '%s' is not a time in "
-                             "microseconds",
-                             p->file, (long long)p->line, (long long)p->offset, e->name, e->ts);
+                             "%s: line %lld (byte %lld): '%s': ts %s%s%s is not a time in "
+                             "microseconds (from 0)",
+                             p->file, (long long)p->line, (long long)p->offset, e->name,
+                             e->ts[0] ? "'" : "", e->ts[0] ? e->ts : "missing (or null)",
+                             e->ts[0] ? "'" : "");
     if (jev_us_to_ns(e->dur, dur) != 0 || *dur < 0)
         return stall_err_set(err, STALL_EPARSE,
-                             "%s: line %lld (byte %lld): '%s': dur '%s' is not a duration in "
-                             "microseconds",
-                             p->file, (long long)p->line, (long long)p->offset, e->name, e->dur);
+                             "%s: line %lld (byte %lld): '%s': dur %s%s%s is not a duration in "
+                             "microseconds (from 0)",
+                             p->file, (long long)p->line, (long long)p->offset, e->name,
+                             e->dur[0] ? "'" : "", e->dur[0] ? e->dur : "missing (or null)",
+                             e->dur[0] ? "'" : "");
     return 0;
 }
 
@@ -81,6 +115,9 @@ static int kt_event(void *ctx, const jev_event *e, const jev_pos *p, stall_err *
         return 0;
     }
     if (dl || pipe) {
+        int idrc = kt_ids(e, p, err);
+        if (idrc)
+            return idrc;
         if (f->pid[0] == '\0')
             snprintf(f->pid, sizeof f->pid, "%s", e->pid);
         else if (strcmp(f->pid, e->pid) != 0) {
@@ -110,7 +147,9 @@ static int kt_event(void *ctx, const jev_event *e, const jev_pos *p, stall_err *
         kt_step s;
         if (jev_int(n + 13, &s.n) != 0)
             return 0;
-        int rc = kt_times(e, p, &s.ts, &s.dur, err);
+        int rc = kt_ids(e, p, err);
+        if (rc == 0)
+            rc = kt_times(e, p, &s.ts, &s.dur, err);
         if (rc)
             return rc;
         if (f->nst == f->capst) {
