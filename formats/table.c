@@ -89,10 +89,19 @@ int stall_table_read(const char *path, stall_table **out, stall_err *err)
     csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL);
     char buf[65536];
     size_t len;
-    while (!r.rc && (len = fread(buf, 1, sizeof buf, f)) > 0)
-        if (csv_parse(&p, buf, len, table_on_field, table_on_record, &r) != len && !r.rc)
+    bool first = true;
+    while (!r.rc && (len = fread(buf, 1, sizeof buf, f)) > 0) {
+        char *at = buf;
+        /* a UTF-8 byte order mark (a table saved again by a spreadsheet) */
+        if (first && len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0) {
+            at += 3;
+            len -= 3;
+        }
+        first = false;
+        if (csv_parse(&p, at, len, table_on_field, table_on_record, &r) != len && !r.rc)
             r.rc = stall_err_set(err, STALL_EPARSE, "%s:%ld: %s", path, r.line + 1,
                                  csv_strerror(csv_error(&p)));
+    }
     if (!r.rc && ferror(f))
         r.rc = stall_err_set(err, STALL_EIO, "%s: read error", path);
     if (!r.rc && csv_fini(&p, table_on_field, table_on_record, &r) != 0 && !r.rc)

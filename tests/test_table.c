@@ -118,3 +118,25 @@ Test(table, numbers_stallsim_never_writes_are_refused_naming_the_cell)
     cr_expect(strstr(err.msg, "nb.csv:4:3: column 'Avg iteration time (sec)'"), "%s", err.msg);
     stall_table_free(t);
 }
+
+/* A result table saved again by a spreadsheet: a UTF-8 byte order mark
+ * and CRLF line ends. The mark was read as part of the first column's name
+ * (report: "no fetch_align/start_align columns"); both are read as
+ * stallsim's own file. */
+Test(table, a_byte_order_mark_and_crlf_are_read_as_the_plain_file)
+{
+    rd_write(dir, "s.csv",
+             "\xef\xbb\xbf"
+             "fetch_align,epoch_time_s\r\nnone,1.5\r\n");
+    char p[1100];
+    snprintf(p, sizeof p, "%s/s.csv", dir);
+    stall_table *t = NULL;
+    stall_err err = {0};
+    cr_assert_eq(stall_table_read(p, &t, &err), 0, "%s", err.msg);
+    cr_expect_eq(stall_table_col(t, "fetch_align"), 0);
+    cr_expect_eq(t->nrows, 1);
+    stall_table_refused_reset();
+    cr_expect_float_eq(stall_table_num(t, 0, 1), 1.5, 0);
+    cr_expect_eq(stall_table_refused(&err), 0, "%s", err.msg);
+    stall_table_free(t);
+}
