@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "jsonev.h"
+#include "stall/limits.h"
 #include "tracebuild.h"
 
 typedef struct kt_step {
@@ -45,6 +46,7 @@ typedef struct kt_file {
     bool have_base, have_rank, have_world;
     char backend[32];
     char bad_rank[40]; /* a distributedInfo.rank that is not a rank ("": none) */
+    char bad_base[40]; /* a baseTimeNanoseconds that is not a clock reading ("": none) */
 } kt_file;
 
 static bool kt_prefix(const char *s, const char *p)
@@ -85,17 +87,17 @@ static int kt_ids(const jev_event *e, const jev_pos *p, stall_err *err)
 static int kt_times(const jev_event *e, const jev_pos *p, stall_time *ts, stall_time *dur,
                     stall_err *err)
 {
-    if (jev_us_to_ns(e->ts, ts) != 0 || *ts < 0)
+    if (jev_us_to_ns(e->ts, ts) != 0 || *ts < 0 || (double)*ts > STALL_LIMIT_CLOCK_S * 1e9)
         return stall_err_set(err, STALL_EPARSE,
                              "%s: line %lld (byte %lld): '%s': ts %s%s%s is not a time in "
-                             "microseconds (from 0)",
+                             "microseconds (a clock reading, 0 to 4e9 s)",
                              p->file, (long long)p->line, (long long)p->offset, e->name,
                              e->ts[0] ? "'" : "", e->ts[0] ? e->ts : "missing (or null)",
                              e->ts[0] ? "'" : "");
-    if (jev_us_to_ns(e->dur, dur) != 0 || *dur < 0)
+    if (jev_us_to_ns(e->dur, dur) != 0 || *dur < 0 || (double)*dur > STALL_LIMIT_DURATION_S * 1e9)
         return stall_err_set(err, STALL_EPARSE,
                              "%s: line %lld (byte %lld): '%s': dur %s%s%s is not a duration in "
-                             "microseconds (from 0)",
+                             "microseconds (0 to 1e6 s)",
                              p->file, (long long)p->line, (long long)p->offset, e->name,
                              e->dur[0] ? "'" : "", e->dur[0] ? e->dur : "missing (or null)",
                              e->dur[0] ? "'" : "");
@@ -174,9 +176,13 @@ static void kt_top(void *ctx, const char *path, const char *text)
 {
     kt_file *f = ctx;
     int64_t v;
-    if (strcmp(path, "baseTimeNanoseconds") == 0 && jev_int(text, &v) == 0) {
-        f->base_ns = v;
-        f->have_base = true;
+    if (strcmp(path, "baseTimeNanoseconds") == 0) {
+        if (jev_int(text, &v) == 0 && v >= 0 && (double)v <= STALL_LIMIT_CLOCK_S * 1e9) {
+            f->base_ns = v;
+            f->have_base = true;
+        } else {
+            snprintf(f->bad_base, sizeof f->bad_base, "%s", text[0] ? text : "\"\"");
+        }
     } else if (strcmp(path, "distributedInfo.rank") == 0) {
         if (jev_int(text, &v) == 0 && v >= 0) {
             f->rank = v;
@@ -325,6 +331,14 @@ int stall_kineto_load(const char *path, stall_tidy_trace **out, stall_err *err)
                                "enumerate(DataPipe)#...) among its %lld events: nothing says when "
                                "the loop waited for data",
                                files[i], (long long)f->n_events);
+            break;
+        }
+        if (f->bad_base[0]) {
+            rc =
+                stall_err_set(err, STALL_EPARSE,
+                              "%s: baseTimeNanoseconds: \"%s\" is not a clock reading (nanoseconds "
+                              "of Unix time, 0 to %.0f s)",
+                              files[i], f->bad_base, STALL_LIMIT_CLOCK_S);
             break;
         }
         if (f->bad_rank[0] || (f->have_rank && f->have_world && f->rank >= f->world)) {

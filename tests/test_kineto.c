@@ -700,6 +700,11 @@ Test(kineto, bad_ids_and_times_of_used_events_are_refused)
         {false, "dur", "\"inf\"", "dur 'inf' is not a duration"},
         {false, "dur", NULL, "dur missing (or null) is not a duration"},
         {true, "dur", "-1", "dur '-1' is not a duration"},
+        /* past the limits (docs/limits.md): a clock reading after 4e9 s, a
+         * duration over 1e6 s; 9e15 us was taken, and analyze said the
+         * loop never waited for data */
+        {false, "ts", "8999999999999999", "ts '8999999999999999' is not a time"},
+        {false, "dur", "1000000000001", "dur '1000000000001' is not a duration"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *p = ids_trace((int)i, bad[i].step, bad[i].key, bad[i].val);
@@ -724,5 +729,28 @@ Test(kineto, bad_ids_and_times_of_used_events_are_refused)
         stall_err err = {0};
         cr_expect_eq(stall_kineto_load(p, &t, &err), 0, "%s = %s: %s", key[i], ok[i], err.msg);
         stall_tidy_free(t);
+    }
+}
+
+/* A baseTimeNanoseconds that is not a clock reading was taken as absent:
+ * the times read as relative to the profiler's start. */
+Test(kineto, a_base_time_that_is_not_a_clock_reading_is_refused)
+{
+    static const char *const v[] = {"\\\"x\\\"", "-5", "99999999999999999999"};
+    for (int i = 0; i < 3; i++) {
+        char cmd[2400], f[600];
+        snprintf(f, sizeof f, "%s/badbase%d.json", kdir, i);
+        snprintf(cmd, sizeof cmd,
+                 "zcat " KT "/torch211/w2_sched/*.json.gz"
+                 " | sed '0,/\"baseTimeNanoseconds\": [0-9]*/s//\"baseTimeNanoseconds\": %s/' > %s",
+                 v[i], f);
+        cr_assert_eq(system(cmd), 0, "%s", cmd);
+        stall_tidy_trace *t = NULL;
+        stall_err err = {0};
+        cr_expect_eq(stall_kineto_load(f, &t, &err), STALL_EPARSE, "%s", v[i]);
+        cr_expect(strstr(err.msg, f) && strstr(err.msg, "baseTimeNanoseconds:") &&
+                      strstr(err.msg, "is not a clock reading"),
+                  "%s", err.msg);
+        cr_expect_null(t);
     }
 }
