@@ -318,6 +318,13 @@ static int jev_chrome(jev_state *s, gzin *gz)
             break;
         }
         size_t n = carry + (size_t)got;
+        if (s->base == 0 && carry == 0 && n >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0) {
+            /* a UTF-8 byte order mark (a file saved by an editor): skipped,
+             * its bytes counted */
+            memmove(buf, buf + 3, n - 3);
+            n -= 3;
+            s->base = 3;
+        }
         bool eof = got == 0;
         long pend = -1;
         for (size_t i = 0; i < n; i++) {
@@ -436,8 +443,9 @@ static int jev_lines(jev_state *s, gzin *gz)
             }
         }
         lineno++;
-        /* the event text: brackets and a trailing comma taken off */
-        size_t a = 0, b = len;
+        /* the event text: brackets and a trailing comma taken off (and a
+         * UTF-8 byte order mark before the first line) */
+        size_t a = lineno == 1 && len >= 3 && memcmp(line, "\xef\xbb\xbf", 3) == 0 ? 3 : 0, b = len;
         while (a < b && jev_space(line[a]))
             a++;
         while (b > a && jev_space(line[b - 1]))

@@ -219,3 +219,23 @@ Test(dftracer, times_past_the_limits_are_refused)
         cr_assert_eq(system(cmd), 0);
     }
 }
+
+/* A byte order mark before the first line ("[") is skipped. */
+Test(dftracer, a_byte_order_mark_is_skipped)
+{
+    char d[] = "/tmp/stall_dft_XXXXXX", cmd[1400], p[600];
+    cr_assert_not_null(mkdtemp(d));
+    snprintf(p, sizeof p, "%s/trace-0-of-1.pfw", d);
+    snprintf(cmd, sizeof cmd,
+             "(printf '\\357\\273\\277'; zcat %s/tests/dftracer/gen2024/trace-0-of-1.pfw.gz) > %s",
+             SRC, p);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    stall_tidy_trace *a = load(p), *b = load(SRC "/tests/dftracer/gen2024/trace-0-of-1.pfw.gz");
+    cr_expect_eq(a->batches, b->batches);
+    cr_expect_eq(a->iter_end[stall_tidy_at(a, a->epochs - 1, 0, a->batches - 1)],
+                 b->iter_end[stall_tidy_at(b, b->epochs - 1, 0, b->batches - 1)]);
+    stall_tidy_free(a);
+    stall_tidy_free(b);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", d);
+    cr_assert_eq(system(cmd), 0);
+}

@@ -754,3 +754,19 @@ Test(kineto, a_base_time_that_is_not_a_clock_reading_is_refused)
         cr_expect_null(t);
     }
 }
+
+/* A trace saved by an editor with a UTF-8 byte order mark was "not JSON:
+ * lexical error" at byte 1; it reads as the file without it. */
+Test(kineto, a_byte_order_mark_is_skipped)
+{
+    char cmd[2400], f[600];
+    snprintf(f, sizeof f, "%s/bom.pt.trace.json", kdir);
+    snprintf(cmd, sizeof cmd, "(printf '\\357\\273\\277'; cat " KT "/w0_nosched/*.json) > %s", f);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    stall_tidy_trace *a = load(f), *b = load(KT "/w0_nosched");
+    cr_expect_eq(a->batches, b->batches);
+    cr_expect_eq(a->iter_end[stall_tidy_at(a, a->epochs - 1, 0, a->batches - 1)],
+                 b->iter_end[stall_tidy_at(b, b->epochs - 1, 0, b->batches - 1)]);
+    stall_tidy_free(a);
+    stall_tidy_free(b);
+}
