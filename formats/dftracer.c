@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "jsonev.h"
+#include "stall/limits.h"
 #include "tracebuild.h"
 
 typedef struct df_vec {
@@ -115,13 +116,16 @@ static int df_event(void *ctx, const jev_event *e, const jev_pos *p, stall_err *
     if (k < 0)
         return 0;
     tb_span s = {0};
-    if (jev_us_to_ns(e->ts, &s.ts) != 0)
+    if (jev_us_to_ns(e->ts, &s.ts) != 0 || s.ts < 0 || (double)s.ts > STALL_LIMIT_CLOCK_S * 1e9)
         return stall_err_set(err, STALL_EPARSE,
-                             "%s: line %lld: '%s': ts '%s' is not a time in microseconds", p->file,
-                             (long long)p->line, e->name, e->ts);
-    if (jev_us_to_ns(e->dur, &s.dur) != 0 || s.dur < 0)
+                             "%s: line %lld: '%s': ts '%s' is not a time in microseconds (a clock "
+                             "reading, 0 to 4e9 s)",
+                             p->file, (long long)p->line, e->name, e->ts);
+    if (jev_us_to_ns(e->dur, &s.dur) != 0 || s.dur < 0 ||
+        (double)s.dur > STALL_LIMIT_DURATION_S * 1e9)
         return stall_err_set(err, STALL_EPARSE,
-                             "%s: line %lld: '%s': dur '%s' is not a duration in microseconds",
+                             "%s: line %lld: '%s': dur '%s' is not a duration in microseconds (0 "
+                             "to 1e6 s)",
                              p->file, (long long)p->line, e->name, e->dur);
     s.key = tb_hash(e->pid, e->tid);
     if (f->name[k][0] == '\0')

@@ -1,8 +1,8 @@
 /*
  * jsonev.c - trace events streamed out of JSON with libyajl (a push
- * parser: it calls back per key and value, keeping no tree) and zlib
- * (gzread reads gzip and plain files alike), for the Kineto and dftracer
- * readers (jsonev.h).
+ * parser: it calls back per key and value, keeping no tree) over gzin.c
+ * (gzip and plain files alike; bytes after the gzip data refused), for the
+ * Kineto and dftracer readers (jsonev.h).
  *
  * Memory is one 64 KiB chunk (Chrome traces) or one line (dftracer's
  * line-per-event files), yajl's state, and one jev_event: whatever the
@@ -16,6 +16,7 @@
  * line checked to hold whole objects.
  */
 #include "jsonev.h"
+#include "gzin.h"
 #include "stall/io.h"
 
 #include <errno.h>
@@ -293,32 +294,37 @@ static void jev_advance(jev_state *s, const unsigned char *text, size_t len)
     s->base += (int64_t)len;
 }
 
-static int jev_gz_error(jev_state *s, gzFile gz)
+static int jev_gz_error(jev_state *s, gzin *gz)
 {
-    int code = 0;
-    const char *m = gzerror(gz, &code);
-    size_t fl = strlen(s->file);
-    if (m && strncmp(m, s->file, fl) == 0 && strncmp(m + fl, ": ", 2) == 0)
-        m += fl + 2; /* zlib puts the path in front */
-    return s->rc = stall_err_set(s->err, STALL_EPARSE, "%s: byte %lld: gzip: %s%s", s->file,
-                                 (long long)s->base, m && *m ? m : "read error",
-                                 code == Z_BUF_ERROR ? " (truncated file?)" : "");
+    const char *m = gzin_msg(gz);
+    if (!gzin_is_gzip(gz))
+        return s->rc = stall_err_set(s->err, STALL_EIO, "%s: byte %lld: %s", s->file,
+                                     (long long)s->base, m[0] ? m : "read error");
+    return s->rc = stall_err_set(s->err, STALL_EPARSE, "%s: byte %lld: gzip: %s", s->file,
+                                 (long long)s->base, m[0] ? m : "read error");
 }
 
 /* Chrome traces: 64 KiB chunks, trailing commas turned into spaces. */
-static int jev_chrome(jev_state *s, gzFile gz)
+static int jev_chrome(jev_state *s, gzin *gz)
 {
     unsigned char *buf = stall_xmalloc(JEV_CHUNK);
     size_t carry = 0;
     bool in_str = false, esc = false;
     int rc = 0;
     for (;;) {
-        int got = gzread(gz, buf + carry, (unsigned)(JEV_CHUNK - carry));
+        long got = gzin_read(gz, buf + carry, JEV_CHUNK - carry);
         if (got < 0) {
             rc = jev_gz_error(s, gz);
             break;
         }
         size_t n = carry + (size_t)got;
+        if (s->base == 0 && carry == 0 && n >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0) {
+            /* a UTF-8 byte order mark (a file saved by an editor): skipped,
+             * its bytes counted */
+            memmove(buf, buf + 3, n - 3);
+            n -= 3;
+            s->base = 3;
+        }
         bool eof = got == 0;
         long pend = -1;
         for (size_t i = 0; i < n; i++) {
@@ -353,13 +359,7 @@ static int jev_chrome(jev_state *s, gzFile gz)
         carry = n - feed;
         memmove(buf, buf + feed, carry);
         if (eof) {
-            if (!gzeof(gz)) {
-                rc = jev_gz_error(s, gz);
-                break;
-            }
-            int code = 0;
-            gzerror(gz, &code);
-            if (code != Z_OK) {
+            if (gzin_failed(gz)) {
                 rc = jev_gz_error(s, gz);
                 break;
             }
@@ -390,7 +390,7 @@ static bool jev_space(unsigned char c)
 }
 
 /* dftracer: a line at a time. */
-static int jev_lines(jev_state *s, gzFile gz)
+static int jev_lines(jev_state *s, gzin *gz)
 {
     size_t cap = JEV_CHUNK, len = 0;
     unsigned char *line = stall_xmalloc(cap);
@@ -411,8 +411,7 @@ static int jev_lines(jev_state *s, gzFile gz)
                 cap *= 2;
                 line = stall_xrealloc(line, cap);
             }
-            char *r =
-                gzgets(gz, (char *)line + len, (int)(cap - len > INT_MAX ? INT_MAX : cap - len));
+            char *r = gzin_gets(gz, (char *)line + len, cap - len);
             if (!r)
                 break;
             got_any = true;
@@ -430,26 +429,23 @@ static int jev_lines(jev_state *s, gzFile gz)
             }
         }
         if (!got_any) {
-            int code = 0;
-            gzerror(gz, &code);
-            if (!gzeof(gz) || code != Z_OK) {
+            if (gzin_failed(gz)) {
                 rc = jev_gz_error(s, gz);
                 goto out;
             }
             break;
         }
         if (!nl) { /* the last line: a gzip stream cut short says so here */
-            int code = 0;
-            gzerror(gz, &code);
-            if (code != Z_OK) {
+            if (gzin_failed(gz)) {
                 s->base += (int64_t)len;
                 rc = jev_gz_error(s, gz);
                 goto out;
             }
         }
         lineno++;
-        /* the event text: brackets and a trailing comma taken off */
-        size_t a = 0, b = len;
+        /* the event text: brackets and a trailing comma taken off (and a
+         * UTF-8 byte order mark before the first line) */
+        size_t a = lineno == 1 && len >= 3 && memcmp(line, "\xef\xbb\xbf", 3) == 0 ? 3 : 0, b = len;
         while (a < b && jev_space(line[a]))
             a++;
         while (b > a && jev_space(line[b - 1]))
@@ -496,11 +492,9 @@ int jev_read(const char *path, jev_kind kind, jev_event_fn on_event, jev_top_fn 
 {
     if (stall_input_check(path, err) != 0)
         return STALL_EIO;
-    gzFile gz = gzopen(path, "rb");
+    gzin *gz = gzin_open(path);
     if (!gz)
-        return stall_err_set(err, STALL_EIO, "%s: cannot open: %s", path,
-                             errno ? strerror(errno) : "out of memory");
-    gzbuffer(gz, 1 << 17);
+        return stall_err_set(err, STALL_EIO, "%s: cannot open: %s", path, strerror(errno));
     jev_state *s = stall_xcalloc(1, sizeof *s);
     s->kind = kind;
     s->on_event = on_event;
@@ -515,7 +509,7 @@ int jev_read(const char *path, jev_kind kind, jev_event_fn on_event, jev_top_fn 
     int rc = kind == JEV_CHROME ? jev_chrome(s, gz) : jev_lines(s, gz);
     yajl_free(s->h);
     free(s);
-    gzclose(gz);
+    gzin_close(gz);
     return rc;
 }
 

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "jsonev.h"
+#include "stall/limits.h"
 #include "tracebuild.h"
 
 typedef struct kt_step {
@@ -45,6 +46,7 @@ typedef struct kt_file {
     bool have_base, have_rank, have_world;
     char backend[32];
     char bad_rank[40]; /* a distributedInfo.rank that is not a rank ("": none) */
+    char bad_base[40]; /* a baseTimeNanoseconds that is not a clock reading ("": none) */
 } kt_file;
 
 static bool kt_prefix(const char *s, const char *p)
@@ -52,19 +54,53 @@ static bool kt_prefix(const char *s, const char *p)
     return strncmp(s, p, strlen(p)) == 0;
 }
 
+/* The legacy exporter's (torch 1.13, export_chrome_trace) pid of the CPU
+ * events: the one pid that is not a number. */
+#define KT_LEGACY_PID "CPU functions"
+
+/* An event the reader uses (a DataLoader wait, a ProfilerStep) must say
+ * which process and thread it is on: pid a process id (an integer from 0,
+ * as a number or a string of digits, or the legacy exporter's "CPU
+ * functions"), tid an integer (negative ones occur: Kineto's ids of
+ * threads it made up), both present. */
+static int kt_ids(const jev_event *e, const jev_pos *p, stall_err *err)
+{
+    int64_t v;
+    if (e->pid[0] == '\0' ||
+        ((jev_int(e->pid, &v) != 0 || v < 0) && strcmp(e->pid, KT_LEGACY_PID) != 0))
+        return stall_err_set(err, STALL_EPARSE,
+                             "%s: line %lld (byte %lld): '%s': pid %s%s%s is not a process id "
+                             "(an integer from 0)",
+                             p->file, (long long)p->line, (long long)p->offset, e->name,
+                             e->pid[0] ? "'" : "", e->pid[0] ? e->pid : "missing (or null)",
+                             e->pid[0] ? "'" : "");
+    if (e->tid[0] == '\0' || jev_int(e->tid, &v) != 0)
+        return stall_err_set(err, STALL_EPARSE,
+                             "%s: line %lld (byte %lld): '%s': tid %s%s%s is not a thread id "
+                             "(an integer)",
+                             p->file, (long long)p->line, (long long)p->offset, e->name,
+                             e->tid[0] ? "'" : "", e->tid[0] ? e->tid : "missing (or null)",
+                             e->tid[0] ? "'" : "");
+    return 0;
+}
+
 static int kt_times(const jev_event *e, const jev_pos *p, stall_time *ts, stall_time *dur,
                     stall_err *err)
 {
-    if (jev_us_to_ns(e->ts, ts) != 0)
+    if (jev_us_to_ns(e->ts, ts) != 0 || *ts < 0 || (double)*ts > STALL_LIMIT_CLOCK_S * 1e9)
         return stall_err_set(err, STALL_EPARSE,
-                             "%s: line %lld (byte %lld): '%s': ts '%s' is not a time in "
-                             "microseconds",
-                             p->file, (long long)p->line, (long long)p->offset, e->name, e->ts);
-    if (jev_us_to_ns(e->dur, dur) != 0 || *dur < 0)
+                             "%s: line %lld (byte %lld): '%s': ts %s%s%s is not a time in "
+                             "microseconds (a clock reading, 0 to 4e9 s)",
+                             p->file, (long long)p->line, (long long)p->offset, e->name,
+                             e->ts[0] ? "'" : "", e->ts[0] ? e->ts : "missing (or null)",
+                             e->ts[0] ? "'" : "");
+    if (jev_us_to_ns(e->dur, dur) != 0 || *dur < 0 || (double)*dur > STALL_LIMIT_DURATION_S * 1e9)
         return stall_err_set(err, STALL_EPARSE,
-                             "%s: line %lld (byte %lld): '%s': dur '%s' is not a duration in "
-                             "microseconds",
-                             p->file, (long long)p->line, (long long)p->offset, e->name, e->dur);
+                             "%s: line %lld (byte %lld): '%s': dur %s%s%s is not a duration in "
+                             "microseconds (0 to 1e6 s)",
+                             p->file, (long long)p->line, (long long)p->offset, e->name,
+                             e->dur[0] ? "'" : "", e->dur[0] ? e->dur : "missing (or null)",
+                             e->dur[0] ? "'" : "");
     return 0;
 }
 
@@ -81,6 +117,9 @@ static int kt_event(void *ctx, const jev_event *e, const jev_pos *p, stall_err *
         return 0;
     }
     if (dl || pipe) {
+        int idrc = kt_ids(e, p, err);
+        if (idrc)
+            return idrc;
         if (f->pid[0] == '\0')
             snprintf(f->pid, sizeof f->pid, "%s", e->pid);
         else if (strcmp(f->pid, e->pid) != 0) {
@@ -110,7 +149,9 @@ static int kt_event(void *ctx, const jev_event *e, const jev_pos *p, stall_err *
         kt_step s;
         if (jev_int(n + 13, &s.n) != 0)
             return 0;
-        int rc = kt_times(e, p, &s.ts, &s.dur, err);
+        int rc = kt_ids(e, p, err);
+        if (rc == 0)
+            rc = kt_times(e, p, &s.ts, &s.dur, err);
         if (rc)
             return rc;
         if (f->nst == f->capst) {
@@ -135,9 +176,13 @@ static void kt_top(void *ctx, const char *path, const char *text)
 {
     kt_file *f = ctx;
     int64_t v;
-    if (strcmp(path, "baseTimeNanoseconds") == 0 && jev_int(text, &v) == 0) {
-        f->base_ns = v;
-        f->have_base = true;
+    if (strcmp(path, "baseTimeNanoseconds") == 0) {
+        if (jev_int(text, &v) == 0 && v >= 0 && (double)v <= STALL_LIMIT_CLOCK_S * 1e9) {
+            f->base_ns = v;
+            f->have_base = true;
+        } else {
+            snprintf(f->bad_base, sizeof f->bad_base, "%s", text[0] ? text : "\"\"");
+        }
     } else if (strcmp(path, "distributedInfo.rank") == 0) {
         if (jev_int(text, &v) == 0 && v >= 0) {
             f->rank = v;
@@ -286,6 +331,14 @@ int stall_kineto_load(const char *path, stall_tidy_trace **out, stall_err *err)
                                "enumerate(DataPipe)#...) among its %lld events: nothing says when "
                                "the loop waited for data",
                                files[i], (long long)f->n_events);
+            break;
+        }
+        if (f->bad_base[0]) {
+            rc =
+                stall_err_set(err, STALL_EPARSE,
+                              "%s: baseTimeNanoseconds: \"%s\" is not a clock reading (nanoseconds "
+                              "of Unix time, 0 to %.0f s)",
+                              files[i], f->bad_base, STALL_LIMIT_CLOCK_S);
             break;
         }
         if (f->bad_rank[0] || (f->have_rank && f->have_world && f->rank >= f->world)) {

@@ -14,8 +14,12 @@
  * assembled by rank 0 from the point folders in point order: its bytes do
  * not depend on which thread, rank or earlier run produced a point. A
  * SIGINT/SIGTERM handler (installed for the run only) sets a flag and says
- * so on stderr; threads finish the points in flight and take no more. A
- * second signal goes to the handlers it replaced, which end the process.
+ * so on stderr; threads finish the points in flight and take no more, and
+ * each finished point is committed at once from then on. A second signal
+ * first commits, from the handler, every finished point not yet in place
+ * (a per-point atomic state says which: sweep_pst), then goes to the
+ * handlers it replaced, which remove the points' work folders and end the
+ * process: a rerun finds every point that had finished.
  */
 #include "stall/sweep.h"
 
@@ -77,6 +81,91 @@ static volatile sig_atomic_t sweep_notices; /* say at once on fd 2 (opts->notice
 static atomic_int sweep_inflight;           /* points being run now */
 static struct sigaction sweep_old_int, sweep_old_term;
 
+/* A point's state for the signal handler: its folder finished (whole in
+ * .point-N.tmp) but not in place, claimed by the thread or handler that
+ * renames it, or in place. A committer holds signals while it holds a
+ * claim, so the handler, waiting for claims to end, never waits for
+ * itself. */
+enum { SWEEP_PT_NONE, SWEEP_PT_FIN, SWEEP_PT_CLAIM, SWEEP_PT_PLACED };
+static _Atomic unsigned char *sweep_pst; /* [sweep_npts], NULL outside a run */
+static size_t sweep_npts;
+static const unsigned char *sweep_seen; /* sweep_run.seen */
+static int sweep_width;
+static char sweep_dir[4096]; /* the result folder ("" when too long) */
+
+/* sweep_dir/<pre>NNNNNN<suf> into b (n bytes); async-signal-safe. false
+ * when it does not fit. */
+static bool sweep_sig_path(char *b, size_t n, size_t i, const char *pre, const char *suf)
+{
+    size_t len = 0;
+    char num[32];
+    int k = (int)sizeof num;
+    do
+        num[--k] = (char)('0' + i % 10);
+    while ((i /= 10) > 0 && k > 0);
+    while ((int)sizeof num - k < sweep_width && k > 0)
+        num[--k] = '0';
+    const char *parts[] = {sweep_dir, "/", pre};
+    for (size_t p = 0; p < 3; p++)
+        for (const char *c = parts[p]; *c; c++)
+            if (len + 1 < n)
+                b[len++] = *c;
+            else
+                return false;
+    for (; k < (int)sizeof num; k++)
+        if (len + 1 < n)
+            b[len++] = num[k];
+        else
+            return false;
+    for (const char *c = suf; *c; c++)
+        if (len + 1 < n)
+            b[len++] = *c;
+        else
+            return false;
+    b[len] = '\0';
+    return true;
+}
+
+/* From the handler of the second signal: every finished point not yet in
+ * place is renamed into place (after one sync of the file system, as
+ * sweep_commit does), and renames that threads are doing are waited for
+ * (at most 10 s). Only async-signal-safe calls. */
+static void sweep_sig_commit(void)
+{
+    if (!sweep_pst || !sweep_dir[0])
+        return;
+    bool synced = false;
+    for (size_t i = 0; i < sweep_npts; i++) {
+        unsigned char fin = SWEEP_PT_FIN;
+        if (!atomic_compare_exchange_strong(&sweep_pst[i], &fin, SWEEP_PT_CLAIM))
+            continue;
+        if (!synced) {
+            stall_sync_fs_now(sweep_dir);
+            synced = true;
+        }
+        char tmp[4200], final[4200], old[4200];
+        struct stat st;
+        if (sweep_sig_path(tmp, sizeof tmp, i, ".point-", ".tmp") &&
+            sweep_sig_path(final, sizeof final, i, "point-", "") &&
+            sweep_sig_path(old, sizeof old, i, ".point-", ".old") && lstat(tmp, &st) == 0) {
+            bool aside = sweep_seen[i] && lstat(final, &st) == 0 && rename(final, old) == 0;
+            if (rename(tmp, final) != 0 && aside)
+                rename(old, final);
+            /* an .old left is removed by the rerun */
+        }
+        atomic_store(&sweep_pst[i], SWEEP_PT_PLACED);
+    }
+    for (int round = 0; round < 10000; round++) {
+        bool busy = false;
+        for (size_t i = 0; i < sweep_npts && !busy; i++)
+            busy = atomic_load(&sweep_pst[i]) == SWEEP_PT_CLAIM;
+        if (!busy)
+            break;
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+}
+
 /* Appends s to b (n bytes, at *len); async-signal-safe. */
 static void sweep_sig_put(char *b, size_t n, size_t *len, const char *s)
 {
@@ -86,12 +175,16 @@ static void sweep_sig_put(char *b, size_t n, size_t *len, const char *s)
 
 /* The first SIGINT/SIGTERM: the points in flight finish, no other starts,
  * and one line says so at once (only write(2) and the formatting here: the
- * handler is async-signal-safe). A second one stops now: the handlers the
- * sweep replaced (stall/cleanup.h's: they remove the points' work folders
- * and end the process of the signal) take it, raised again on return. */
+ * handler is async-signal-safe). A second one stops now: the finished
+ * points are put in place (sweep_sig_commit), then the handlers the sweep
+ * replaced (stall/cleanup.h's: they remove the points' work folders and end
+ * the process of the signal) take it, raised again on return. */
 static void sweep_on_signal(int sig)
 {
     if (sweep_stop) {
+        int saved = errno;
+        sweep_sig_commit();
+        errno = saved;
         sigaction(SIGINT, &sweep_old_int, NULL);
         sigaction(SIGTERM, &sweep_old_term, NULL);
         raise(sig); /* blocked in this handler: taken once it returns */
@@ -314,13 +407,21 @@ static void sweep_commit(sweep_run *r, bool all)
         int rc = stall_sync_fs(r->outdir, &e);
         size_t failed = SIZE_MAX;
         for (size_t k = 0; k < n; k++) {
-            if (rc != 0) {
-                char *tmp = sweep_point_dir(r, batch[k], ".point-", ".tmp");
-                stall_remove_tree(tmp);
-                free(tmp);
-            } else if (sweep_rename(r, batch[k], &e) != 0) {
-                rc = e.code;
+            /* A point the signal handler put in place is not claimed here. */
+            sigset_t saved;
+            stall_signals_hold(&saved);
+            unsigned char fin = SWEEP_PT_FIN;
+            if (atomic_compare_exchange_strong(&sweep_pst[batch[k]], &fin, SWEEP_PT_CLAIM)) {
+                if (rc != 0) {
+                    char *tmp = sweep_point_dir(r, batch[k], ".point-", ".tmp");
+                    stall_remove_tree(tmp);
+                    free(tmp);
+                } else if (sweep_rename(r, batch[k], &e) != 0) {
+                    rc = e.code;
+                }
+                atomic_store(&sweep_pst[batch[k]], rc == 0 ? SWEEP_PT_PLACED : SWEEP_PT_NONE);
             }
+            pthread_sigmask(SIG_SETMASK, &saved, NULL);
             if (rc != 0 && failed == SIZE_MAX)
                 failed = batch[k];
         }
@@ -388,10 +489,13 @@ static void *sweep_worker(void *arg)
                     r->pending = stall_xrealloc(r->pending, r->cap_pending * sizeof *r->pending);
                 }
                 r->pending[r->npending++] = i;
+                atomic_store(&sweep_pst[i], SWEEP_PT_FIN);
             }
             sweep_progress(r, false);
         }
-        sweep_commit(r, false);
+        /* Interrupted: what finished goes in place now, not after the
+         * points still in flight. */
+        sweep_commit(r, sweep_stop != 0);
         pthread_mutex_unlock(&r->lock);
     }
     return NULL;
@@ -591,8 +695,18 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
     if (rc == 0) {
         struct sigaction sa = {0};
         sa.sa_handler = sweep_on_signal;
-        sigemptyset(&sa.sa_mask);
+        sigemptyset(&sa.sa_mask); /* one handler at a time: no nested sweep_sig_commit */
+        sigaddset(&sa.sa_mask, SIGINT);
+        sigaddset(&sa.sa_mask, SIGTERM);
         sweep_stop = 0;
+        sweep_npts = s->points;
+        sweep_seen = r.seen;
+        sweep_width = r.width;
+        if (strlen(outdir) < sizeof sweep_dir)
+            memcpy(sweep_dir, outdir, strlen(outdir) + 1);
+        else
+            sweep_dir[0] = '\0';
+        sweep_pst = stall_xcalloc(s->points ? s->points : 1, sizeof *sweep_pst);
         sweep_notices = rank == 0 && opts->notices ? (local.progress ? 2 : 1) : 0;
         atomic_store(&sweep_inflight, 0);
         sigaction(SIGINT, &sa, &sweep_old_int);
@@ -617,6 +731,9 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
         pthread_mutex_unlock(&r.lock);
         sigaction(SIGINT, &sweep_old_int, NULL);
         sigaction(SIGTERM, &sweep_old_term, NULL);
+        _Atomic unsigned char *pst = sweep_pst;
+        sweep_pst = NULL;
+        free((void *)pst);
         if (r.done > 0 || r.mine == 0)
             sweep_progress(&r, true);
         res->interrupted = sweep_stop != 0;

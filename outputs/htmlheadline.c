@@ -108,10 +108,15 @@ static const char *hl_an(const stall_table *t, const char *source, const char *m
 
 static double hl_an_num(const stall_table *t, const char *source, const char *metric)
 {
-    const char *v = hl_an(t, source, metric);
-    char *end = NULL;
-    double x = v && *v ? strtod(v, &end) : NAN;
-    return end && *end == '\0' ? x : NAN;
+    int cs = stall_table_col(t, "source"), cm = stall_table_col(t, "metric"),
+        cv = stall_table_col(t, "value");
+    if (cs < 0 || cm < 0 || cv < 0)
+        return NAN;
+    for (size_t r = 0; r < t->nrows; r++)
+        if (strcmp(stall_table_get(t, r, cs), source) == 0 &&
+            strcmp(stall_table_get(t, r, cm), metric) == 0)
+            return stall_table_num(t, r, cv);
+    return NAN;
 }
 
 /* ---- writing ---- */

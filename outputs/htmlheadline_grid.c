@@ -303,10 +303,7 @@ int hl_plan(FILE *f, const char *dir, stall_err *err)
 /* The leading number of a notebook cell "mean±std" (total_summary.csv). */
 static double hl_seed_mean(const stall_table *t, size_t r, const char *col)
 {
-    const char *v = hl_get(t, r, col);
-    char *end = NULL;
-    double x = *v ? strtod(v, &end) : NAN;
-    return end && end != v ? x : NAN;
+    return stall_table_num_mean(t, r, stall_table_col(t, col));
 }
 
 /* mode = seed: the notebook's best alignment by mean stall, and what the

@@ -74,7 +74,7 @@ static hf_unit html_unit(const stall_table *t, int c)
     bool integer = true;
     for (size_t r = 0; r < t->nrows && integer; r++) {
         const char *s = stall_table_get(t, r, c);
-        if (*s && (isnan(stall_table_num(t, r, c)) || strpbrk(s, ".eE")))
+        if (*s && (isnan(stall_table_num_probe(t, r, c)) || strpbrk(s, ".eE")))
             integer = false;
     }
     return integer ? HF_INT : hf_unit_of(t->header[c]);
@@ -169,6 +169,12 @@ static void html_table_of(FILE *f, const stall_table *t, const char *file, const
     fputs("</tr>\n", f);
     int fa = stall_table_col(t, "fetch_align"), sa = stall_table_col(t, "start_align");
     size_t rows = t->nrows < HTML_MAX_ROWS ? t->nrows : HTML_MAX_ROWS;
+    /* A column of numbers: a cell in it that is not one (a hand edit:
+     * garbage, inf) is refused (stall_table_num keeps it), not shown. */
+    bool numeric[HTML_WIDE_COLS] = {false};
+    for (int i = 0; i < p->n; i++)
+        for (size_t r = 0; p->col[i] >= 0 && r < t->nrows && !numeric[i]; r++)
+            numeric[i] = !isnan(stall_table_num_probe(t, r, p->col[i]));
     for (size_t r = 0; r < rows; r++) {
         fputs("<tr>", f);
         for (int i = 0; i < p->n; i++) {
@@ -193,7 +199,7 @@ static void html_table_of(FILE *f, const stall_table *t, const char *file, const
                 continue;
             }
             const char *s = stall_table_get(t, r, c);
-            double v = stall_table_num(t, r, c);
+            double v = numeric[i] ? stall_table_num(t, r, c) : stall_table_num_probe(t, r, c);
             if (isnan(v) && *s && strcmp(s, "nan") != 0) {
                 fputs("<td>", f);
                 hf_escape(f, s);
@@ -580,6 +586,8 @@ int stall_html_report(const char *dir, FILE *term, stall_err *err)
         rc = html_tables(f, dir, res->kind, err);
     fputs("</body>\n</html>\n", f);
     fclose(f);
+    if (rc == 0)
+        rc = stall_table_refused(err);
     if (rc == 0)
         rc = stall_write_atomic_in(dir, "report.html", html_fill, &page, err);
     if (rc == 0 && term)

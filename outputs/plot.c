@@ -334,6 +334,7 @@ static int plot_folder(const char *dir, const stall_plot_opts *opts, stall_plot_
                              dir);
     plot_ctx c = {.dir = dir, .res = res};
     int rc = 0;
+    stall_table_refused_reset();
     switch (res->kind) {
     case STALL_RESULT_RUN:
         rc = stall_plot_run(&c, err);
@@ -360,6 +361,10 @@ static int plot_folder(const char *dir, const stall_plot_opts *opts, stall_plot_
     case STALL_RESULT_NONE:
         break;
     }
+    /* A number stallsim never writes (garbage, inf, nan where it writes
+     * nothing) in a cell read as one: refused before anything is written. */
+    if (rc == 0)
+        rc = stall_table_refused(err);
     char *final = stall_path_join(dir, "plots"), *plots = NULL;
     if (rc == 0 && res->nfig > 0) {
         plots = stall_work_dir_begin(final, err);

@@ -439,9 +439,9 @@ int stall_plot_seed(plot_ctx *c, stall_err *err)
                 vs = stall_table_num(rp, j, rt);
             }
         fprintf(c->dat, "%zu %s/%s", i, fa, sa);
-        stall_plot_num(c->dat, strtod(stall_table_get(nb, i, ci), NULL));
+        stall_plot_num(c->dat, stall_table_num_mean(nb, i, ci));
         stall_plot_num(c->dat, vi);
-        stall_plot_num(c->dat, strtod(stall_table_get(nb, i, cs), NULL));
+        stall_plot_num(c->dat, stall_table_num_mean(nb, i, cs));
         stall_plot_num(c->dat, vs);
         fputc('\n', c->dat);
     }

@@ -128,7 +128,7 @@ static void plot_axis_build(plot_axis *a, const stall_table *t)
         if (plot_axis_index(a, a->rv[i]) >= 0)
             continue;
         a->val[a->n++] = (char *)a->rv[i];
-        if (a->ncols == 1 && isnan(stall_table_num(t, i, a->cols[0])))
+        if (a->ncols == 1 && isnan(stall_table_num_probe(t, i, a->cols[0])))
             a->numeric = false;
     }
     if (a->numeric)

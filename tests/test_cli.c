@@ -604,6 +604,56 @@ Test(cli, sweep_ctrl_c_says_so_at_once_and_a_second_stops_now, .timeout = 900)
     remove(errf);
 }
 
+Test(cli, sweep_second_ctrl_c_keeps_the_points_that_had_finished, .timeout = 900)
+{
+    /* Point 0 takes milliseconds, point 1 seconds: point 0's folder is
+     * finished and waits to be put in place while point 1 runs. A first
+     * Ctrl-C, then a second during the shutdown: point 0 is in place, no
+     * work folder is left, and the rerun finds it done. Before, the second
+     * Ctrl-C left it as .point-000000.tmp and the rerun ran it again. */
+    const char *p = slow_ini();
+    char sw[700], errf[700], outf[700], cmd[2400];
+    snprintf(sw, sizeof sw, "%s/swk", cdir);
+    snprintf(errf, sizeof errf, "%s/sigint2.txt", cdir);
+    snprintf(outf, sizeof outf, "%s/rerun.txt", cdir);
+    pid_t pid = spawn_bin(errf, (const char *const[]){BIN, "sweep", p, "--sweep",
+                                                      "run.batches=300, 1000000", "-j", "2", "-o",
+                                                      sw, "-q", NULL});
+    char fin[800], placed[800];
+    snprintf(fin, sizeof fin, "%s/.point-000000.tmp", sw);
+    snprintf(placed, sizeof placed, "%s/point-000000", sw);
+    struct stat sb;
+    bool seen = false;
+    for (double end = now_s() + 300; now_s() < end && !seen; sleep_us(1000))
+        seen = stat(fin, &sb) == 0 || stat(placed, &sb) == 0;
+    cr_assert(seen, "point 0 did not finish in %s", sw);
+    kill(pid, SIGINT);
+    bool said = false, alive = true;
+    int st = 0;
+    for (double end = now_s() + 300; now_s() < end && !said && alive; sleep_us(2000)) {
+        said = file_has(errf, "interrupted; finishing ");
+        alive = waitpid(pid, &st, WNOHANG) != pid;
+    }
+    cr_assert(said && alive, "the sweep ended before the second Ctrl-C (said %d)", said);
+    kill(pid, SIGINT);
+    waitpid(pid, &st, 0);
+    cr_expect(WIFSIGNALED(st) && WTERMSIG(st) == SIGINT, "status %d", st);
+    char p0[800];
+    snprintf(p0, sizeof p0, "%s/point-000000/effective.ini", sw);
+    cr_expect_eq(stat(p0, &sb), 0, "the finished point 0 is not in place");
+    cr_expect_eq(count_named(sw, ".tmp"), 0, "work or finished folders left in %s", sw);
+    cr_expect_eq(count_named(sw, "point-000001"), 0, "point 1 had not finished");
+    snprintf(cmd, sizeof cmd, "(%s sweep %s --sweep 'run.batches=300, 1000000' -j 2 -o %s >%s)",
+             BIN, p, sw, outf);
+    cr_assert_eq(sh(cmd, NULL, 0), 0);
+    char *said_out = stall_read_file(outf, NULL);
+    cr_expect(said_out && strstr(said_out, "(1 run, 1 found done)"),
+              "the rerun ran point 0 again: %s", said_out ? said_out : "(nothing)");
+    free(said_out);
+    remove(errf);
+    remove(outf);
+}
+
 Test(cli, a_run_replaces_an_old_result_folder_whole_and_refuses_a_foreign_one)
 {
     char out[700], cmd[2400], line[512], stray[800];

@@ -191,3 +191,51 @@ Test(dftracer, analyze_writes_checkpoints)
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_expect_eq(system(cmd), 0);
 }
+
+/* A time past the limits (docs/limits.md: a clock reading from 0 to 4e9 s,
+ * a duration up to 1e6 s) is refused naming the file, line and event: a
+ * dur of 1e8 s, or a negative ts, was taken. */
+Test(dftracer, times_past_the_limits_are_refused)
+{
+    static const char *const from[] = {"\"dur\":758000", "\"ts\":1760000002000000"};
+    static const char *const to[] = {"\"dur\":100000000000000", "\"ts\":-5"};
+    static const char *const want[] = {"dur '100000000000000' is not a duration",
+                                       "ts '-5' is not a time"};
+    for (int i = 0; i < 2; i++) {
+        char d[] = "/tmp/stall_dft_XXXXXX", cmd[1400], p[600];
+        cr_assert_not_null(mkdtemp(d));
+        snprintf(p, sizeof p, "%s/trace-0-of-1.pfw", d);
+        snprintf(cmd, sizeof cmd,
+                 "zcat %s/tests/dftracer/gen2024/trace-0-of-1.pfw.gz | sed 's/%s/%s/' > %s", SRC,
+                 from[i], to[i], p);
+        cr_assert_eq(system(cmd), 0, "%s", cmd);
+        stall_tidy_trace *t = NULL;
+        stall_err err = {0};
+        cr_expect_eq(stall_dftracer_load(p, &t, &err), STALL_EPARSE, "%s was read", to[i]);
+        cr_expect(strstr(err.msg, p) && strstr(err.msg, want[i]) && strstr(err.msg, ": line "),
+                  "%s", err.msg);
+        cr_expect_null(t);
+        snprintf(cmd, sizeof cmd, "rm -rf %s", d);
+        cr_assert_eq(system(cmd), 0);
+    }
+}
+
+/* A byte order mark before the first line ("[") is skipped. */
+Test(dftracer, a_byte_order_mark_is_skipped)
+{
+    char d[] = "/tmp/stall_dft_XXXXXX", cmd[1400], p[600];
+    cr_assert_not_null(mkdtemp(d));
+    snprintf(p, sizeof p, "%s/trace-0-of-1.pfw", d);
+    snprintf(cmd, sizeof cmd,
+             "(printf '\\357\\273\\277'; zcat %s/tests/dftracer/gen2024/trace-0-of-1.pfw.gz) > %s",
+             SRC, p);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    stall_tidy_trace *a = load(p), *b = load(SRC "/tests/dftracer/gen2024/trace-0-of-1.pfw.gz");
+    cr_expect_eq(a->batches, b->batches);
+    cr_expect_eq(a->iter_end[stall_tidy_at(a, a->epochs - 1, 0, a->batches - 1)],
+                 b->iter_end[stall_tidy_at(b, b->epochs - 1, 0, b->batches - 1)]);
+    stall_tidy_free(a);
+    stall_tidy_free(b);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", d);
+    cr_assert_eq(system(cmd), 0);
+}

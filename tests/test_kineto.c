@@ -633,3 +633,140 @@ Test(kineto, torch211_ddp_analyze_cli_measures_the_barrier)
         "%s", s);
     free(s);
 }
+
+/* A trace of 3 DataLoader waits inside 3 ProfilerSteps; the second wait's
+ * (or step's) field `key` written as `val` (JSON text; NULL: left out). */
+static const char *ids_trace(int n, bool step, const char *key, const char *val)
+{
+    static char p[700];
+    snprintf(p, sizeof p, "%s/ids%d.pt.trace.json", kdir, n);
+    FILE *f = fopen(p, "w");
+    cr_assert_not_null(f);
+    fputs("{\"schemaVersion\": 1, \"traceEvents\": [\n", f);
+    for (int k = 0; k < 3; k++) {
+        const char *fields[] = {"pid", "tid", "ts", "dur"};
+        char dflt[4][32];
+        long long ts = 1000000LL + 10000LL * k;
+        snprintf(dflt[0], 32, "4242");
+        snprintf(dflt[1], 32, "4242");
+        for (int s = 0; s < 2; s++) {
+            bool this_one = k == 1 && s == (step ? 0 : 1);
+            snprintf(dflt[2], 32, "%lld", s == 0 ? ts : ts + 100);
+            snprintf(dflt[3], 32, "%d", s == 0 ? 9000 : 3000);
+            fprintf(f, "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"%s\"",
+                    s == 0 ? (k == 0   ? "ProfilerStep#0"
+                              : k == 1 ? "ProfilerStep#1"
+                                       : "ProfilerStep#2")
+                           : "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__");
+            for (int i = 0; i < 4; i++) {
+                if (this_one && strcmp(fields[i], key) == 0) {
+                    if (val)
+                        fprintf(f, ", \"%s\": %s", key, val);
+                } else {
+                    fprintf(f, ", \"%s\": %s", fields[i], dflt[i]);
+                }
+            }
+            fputs(k == 2 && s == 1 ? "}\n" : "},\n", f);
+        }
+    }
+    fputs("]}\n", f);
+    fclose(f);
+    return p;
+}
+
+/* A bad pid, tid, ts or dur on an event the reader uses is refused naming
+ * the file, the event's line and name, and the value: they were taken
+ * silently (a missing or unreadable pid put the wait on no process, or
+ * made it the main one). */
+Test(kineto, bad_ids_and_times_of_used_events_are_refused)
+{
+    static const struct {
+        bool step;
+        const char *key, *val, *want;
+    } bad[] = {
+        {false, "pid", "\"abc\"", "pid 'abc' is not a process id"},
+        {false, "pid", "-1", "pid '-1' is not a process id"},
+        {false, "pid", "1.5", "pid '1.5' is not a process id"},
+        {false, "pid", NULL, "pid missing (or null) is not a process id"},
+        {false, "pid", "null", "pid missing (or null) is not a process id"},
+        {false, "pid", "true", "pid 'true' is not a process id"},
+        {true, "pid", "\"x\"", "pid 'x' is not a process id"},
+        {false, "tid", "\"main\"", "tid 'main' is not a thread id"},
+        {false, "tid", NULL, "tid missing (or null) is not a thread id"},
+        {true, "tid", "2.5", "tid '2.5' is not a thread id"},
+        {false, "ts", "-5", "ts '-5' is not a time in microseconds"},
+        {false, "ts", "\"nan\"", "ts 'nan' is not a time"},
+        {true, "ts", NULL, "ts missing (or null) is not a time"},
+        {false, "dur", "\"inf\"", "dur 'inf' is not a duration"},
+        {false, "dur", NULL, "dur missing (or null) is not a duration"},
+        {true, "dur", "-1", "dur '-1' is not a duration"},
+        /* past the limits (docs/limits.md): a clock reading after 4e9 s, a
+         * duration over 1e6 s; 9e15 us was taken, and analyze said the
+         * loop never waited for data */
+        {false, "ts", "8999999999999999", "ts '8999999999999999' is not a time"},
+        {false, "dur", "1000000000001", "dur '1000000000001' is not a duration"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *p = ids_trace((int)i, bad[i].step, bad[i].key, bad[i].val);
+        stall_tidy_trace *t = NULL;
+        stall_err err = {0};
+        cr_expect_eq(stall_kineto_load(p, &t, &err), STALL_EPARSE, "%zu: %s = %s read", i,
+                     bad[i].key, bad[i].val ? bad[i].val : "(none)");
+        cr_expect(
+            strstr(err.msg, p) && strstr(err.msg, bad[i].want) &&
+                strstr(err.msg, bad[i].step ? "'ProfilerStep#1'" : "'enumerate(DataLoader)#") &&
+                strstr(err.msg, bad[i].step ? ": line 4 " : ": line 5 "),
+            "%zu: %s", i, err.msg);
+        cr_expect_null(t);
+    }
+    /* what real traces hold is read: a pid as a string of digits, the
+     * legacy exporter's "CPU functions", a negative tid, a tid string */
+    static const char *const key[] = {"pid", "pid", "tid", "tid"};
+    static const char *const ok[] = {"\"4242\"", "\"CPU functions\"", "-7", "\"5555\""};
+    for (int i = 0; i < 4; i++) {
+        const char *p = ids_trace(100 + i, false, key[i], ok[i]);
+        stall_tidy_trace *t = NULL;
+        stall_err err = {0};
+        cr_expect_eq(stall_kineto_load(p, &t, &err), 0, "%s = %s: %s", key[i], ok[i], err.msg);
+        stall_tidy_free(t);
+    }
+}
+
+/* A baseTimeNanoseconds that is not a clock reading was taken as absent:
+ * the times read as relative to the profiler's start. */
+Test(kineto, a_base_time_that_is_not_a_clock_reading_is_refused)
+{
+    static const char *const v[] = {"\\\"x\\\"", "-5", "99999999999999999999"};
+    for (int i = 0; i < 3; i++) {
+        char cmd[2400], f[600];
+        snprintf(f, sizeof f, "%s/badbase%d.json", kdir, i);
+        snprintf(cmd, sizeof cmd,
+                 "zcat " KT "/torch211/w2_sched/*.json.gz"
+                 " | sed '0,/\"baseTimeNanoseconds\": [0-9]*/s//\"baseTimeNanoseconds\": %s/' > %s",
+                 v[i], f);
+        cr_assert_eq(system(cmd), 0, "%s", cmd);
+        stall_tidy_trace *t = NULL;
+        stall_err err = {0};
+        cr_expect_eq(stall_kineto_load(f, &t, &err), STALL_EPARSE, "%s", v[i]);
+        cr_expect(strstr(err.msg, f) && strstr(err.msg, "baseTimeNanoseconds:") &&
+                      strstr(err.msg, "is not a clock reading"),
+                  "%s", err.msg);
+        cr_expect_null(t);
+    }
+}
+
+/* A trace saved by an editor with a UTF-8 byte order mark was "not JSON:
+ * lexical error" at byte 1; it reads as the file without it. */
+Test(kineto, a_byte_order_mark_is_skipped)
+{
+    char cmd[2400], f[600];
+    snprintf(f, sizeof f, "%s/bom.pt.trace.json", kdir);
+    snprintf(cmd, sizeof cmd, "(printf '\\357\\273\\277'; cat " KT "/w0_nosched/*.json) > %s", f);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    stall_tidy_trace *a = load(f), *b = load(KT "/w0_nosched");
+    cr_expect_eq(a->batches, b->batches);
+    cr_expect_eq(a->iter_end[stall_tidy_at(a, a->epochs - 1, 0, a->batches - 1)],
+                 b->iter_end[stall_tidy_at(b, b->epochs - 1, 0, b->batches - 1)]);
+    stall_tidy_free(a);
+    stall_tidy_free(b);
+}

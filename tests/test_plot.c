@@ -2350,3 +2350,43 @@ Test(plot, interrupted_plot_keeps_the_old_plots_and_a_killed_ones_work_is_remove
     cr_expect_not(rd_exists(plots, "old.txt"), "plots/ was not replaced whole");
     cr_expect(rd_exists(plots, "cdf.dat"));
 }
+
+/* A hand-edited number in a result table that stallsim never writes
+ * (garbage, inf, nan where it writes nothing) is refused by plot and
+ * report, naming file, line and column, and nothing is written; before, it
+ * was drawn as a gap or an infinite bar. */
+Test(plot, a_number_stallsim_never_writes_is_refused_naming_the_cell)
+{
+    static const char *const bad[] = {"garbage", "inf", "nan", "0x1p3"};
+    char cmd[2400];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(cmd, sizeof cmd, "rm -rf %s/* && true", dir);
+        cr_assert_eq(system(cmd), 0);
+        rd_run(dir, 2, 1, 4);
+        /* iterations.csv line 3 (epoch 0, batch 1): its stall_s, column 5 */
+        char it[1200];
+        snprintf(it, sizeof it, "%s/fetch-none_start-none/" STALL_RESULTS_ITERATIONS, dir);
+        snprintf(cmd, sizeof cmd, "sed -i '3s/^\\([^,]*,[^,]*,[^,]*,[^,]*,\\)[^,]*/\\1%s/' %s",
+                 bad[i], it);
+        cr_assert_eq(system(cmd), 0, "%s", cmd);
+        stall_plot_result res;
+        stall_err err = {0};
+        cr_expect_eq(stall_plot(dir, &no_gnuplot, &res, &err), STALL_EPARSE, "'%s' was drawn",
+                     bad[i]);
+        char want[1400];
+        snprintf(want, sizeof want, "%s:3:5: column 'stall_s': '%s' is not a number", it, bad[i]);
+        cr_expect(strstr(err.msg, want), "%s (want %s)", err.msg, want);
+        cr_expect_not(rd_exists(dir, "plots"), "plots/ written");
+        /* report, from the command line: one line, exit 2, no report.html */
+        char line[2048] = "";
+        snprintf(cmd, sizeof cmd, "%s report %s 2>&1 >/dev/null", BIN, dir);
+        FILE *f = popen(cmd, "r");
+        cr_assert_not_null(f);
+        if (!fgets(line, sizeof line, f))
+            line[0] = '\0';
+        int st = pclose(f);
+        cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 2, "report: status %d", st);
+        cr_expect(strstr(line, want), "report said: %s", line);
+        cr_expect_not(rd_exists(dir, "report.html"), "report.html written");
+    }
+}

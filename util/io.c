@@ -98,6 +98,24 @@ int stall_sync_fs(const char *path, stall_err *err)
     return 0;
 }
 
+void stall_sync_fs_now(const char *path)
+{
+    if (!io_sync)
+        return;
+#ifdef __linux__
+    int saved = errno;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        (void)syncfs(fd);
+        close(fd);
+    }
+    errno = saved;
+#else
+    (void)path;
+    sync();
+#endif
+}
+
 /* stall_cleanup_stale's test: a temporary file of the file named ctx. */
 static bool io_own_tmp(const char *base, size_t len, void *ctx)
 {

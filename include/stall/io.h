@@ -93,6 +93,9 @@ bool stall_io_sync(void);
  * files of a folder, or of a batch of folders), sync(2) where there is no
  * syncfs. Returns 0 or STALL_EIO naming path. */
 int stall_sync_fs(const char *path, stall_err *err);
+/* The same from a signal handler (open, syncfs or sync, close: all
+ * async-signal-safe; errno kept), errors ignored. */
+void stall_sync_fs_now(const char *path);
 
 /* Blocks SIGINT, SIGTERM and SIGHUP in the calling thread (the old mask in
  * *saved, for pthread_sigmask(SIG_SETMASK, saved, NULL)): between the
