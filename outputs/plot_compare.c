@@ -188,7 +188,10 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
             bool empty = col[j] < 0 || !*stall_table_get(t, i, col[j]);
             blank[j] |= empty;
             unknown[j] &= empty; /* empty in every row: the key says so */
-            if (j == 6 && !empty)
+            /* a checkpoint part only where some rank spent time on one: a
+             * trace with the checkpoint columns but no checkpoint (its 0 s)
+             * put "checkpoint" in the key over a part drawn nowhere */
+            if (j == 6 && !empty && stall_table_num(t, i, col[6]) > 0)
                 nparts = 7;
         }
     for (int i = 0; i < 6 && rc == 0; i++)

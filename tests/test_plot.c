@@ -2479,3 +2479,28 @@ Test(plot, real_stall_panels_show_the_first_iterations_stall)
     cr_expect_geq(ymax, first, "y range to %g under iteration 0's %g s", ymax, first);
     free(gp);
 }
+
+/* A trace with the checkpoint columns but no checkpoint (traces/gpu/h100_w4:
+ * ckpt_start empty, so the measured checkpoint_s is 0): no checkpoint part,
+ * whose key entry stood over a part drawn nowhere; a trace that did
+ * checkpoint keeps it (real_breakdown_of_a_checkpoint_trace_...). */
+Test(plot, real_breakdown_without_a_checkpoint_has_no_checkpoint_key)
+{
+    char *r = res_dir("h100");
+    cr_assert_eq(sh("%s validate traces/gpu/h100_w4 --analyze --plots -o %s -q", BIN, r), 0);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/per_rank.csv", r);
+    char *pr = rd_slurp(p);
+    cr_assert(pr && strstr(pr, "checkpoint_s") && strstr(pr, "\nmeasured,0,"), "%s", pr);
+    free(pr);
+    snprintf(p, sizeof p, "%s/plots/breakdown.gp", r);
+    char *gp = rd_slurp(p);
+    cr_assert_not_null(gp, "%s", p);
+    cr_expect_null(strstr(gp, "title \"checkpoint"), "%s", gp);
+    cr_expect(strstr(gp, "title \"all-reduce + step\""), "%s", gp);
+    free(gp);
+    snprintf(p, sizeof p, "%s/plots/breakdown.dat", r);
+    char *dat = rd_slurp(p);
+    cr_expect(dat && !strstr(dat, "checkpoint_s (x:"), "%s", dat);
+    free(dat);
+}
