@@ -182,7 +182,7 @@ static bool plot_ini_value(const char *path, const char *section, const char *ke
     while (!found && fgets(line, sizeof line, f)) {
         char *s = line + strspn(line, " \t");
         if (*s == '[') {
-            in = s[1 + sl] == ']' && strncmp(s + 1, section, sl) == 0;
+            in = strncmp(s + 1, section, sl) == 0 && s[1 + sl] == ']';
             continue;
         }
         if (!in || strncmp(s, key, kl) != 0)
