@@ -65,8 +65,7 @@ figures: build
 	    --set fetch.resample=bootstrap --set loader.workers=2 --analyze
 	$(STALLSIM) plot $(FIGURES)/w2-64
 	cp $(FIGURES)/w2-64/plots/stall_ranks.png docs/img/stall_ranks_64.png
-	$(STALLSIM) validate configs/w2.ini -o $(FIGURES)/straggler -q --analyze \
-	    --set trace.path=$(CURDIR)/traces/ddp2_straggler/trace.csv
+	$(STALLSIM) validate traces/ddp2_straggler -o $(FIGURES)/straggler -q --analyze
 	$(STALLSIM) plot $(FIGURES)/straggler
 	cp $(FIGURES)/straggler/plots/breakdown.png docs/img/breakdown_straggler.png
 	$(STALLSIM) sweep configs/example.ini -o $(FIGURES)/align -q -j $(JOBS)

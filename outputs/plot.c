@@ -166,6 +166,95 @@ double stall_plot_spread_pct(const double *v, size_t n)
     return mag > 0 ? 100 * (hi - lo) / mag : 0;
 }
 
+/* ---- what the titles name ---- */
+
+/* The value of key in [section] of the INI file at path (its first), with
+ * no comment or surrounding blanks; false where there is none. */
+static bool plot_ini_value(const char *path, const char *section, const char *key, char *out,
+                           size_t n)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    char line[2048];
+    bool in = false, found = false;
+    size_t sl = strlen(section), kl = strlen(key);
+    while (!found && fgets(line, sizeof line, f)) {
+        char *s = line + strspn(line, " \t");
+        if (*s == '[') {
+            in = strncmp(s + 1, section, sl) == 0 && s[1 + sl] == ']';
+            continue;
+        }
+        if (!in || strncmp(s, key, kl) != 0)
+            continue;
+        s += kl + strspn(s + kl, " \t");
+        if (*s != '=')
+            continue;
+        s += 1 + strspn(s + 1, " \t");
+        size_t e = strcspn(s, ";#\r\n");
+        while (e > 0 && (s[e - 1] == ' ' || s[e - 1] == '\t'))
+            e--;
+        snprintf(out, n, "%.*s", (int)e, s);
+        found = e > 0;
+    }
+    fclose(f);
+    return found;
+}
+
+/* s's last path component (of at most n - 1 characters) into out. */
+static void plot_base(const char *s, size_t len, char *out, size_t n)
+{
+    while (len > 1 && s[len - 1] == '/')
+        len--;
+    size_t b = len;
+    while (b > 0 && s[b - 1] != '/')
+        b--;
+    snprintf(out, n, "%.*s", (int)(len - b), s + b);
+}
+
+/* c->src: the scenario's name and its trace's, from the folder's
+ * effective.ini (a sweep's: its first point's), else the folder's name.
+ * A figure copied out of its folder, or one of many runs' side by side,
+ * says which input it was drawn from (every title said only what). */
+static void plot_source(plot_ctx *c)
+{
+    char name[128] = "", trace[512] = "", label[128] = "", raw[300];
+    char *ini = stall_path_join(c->dir, "effective.ini");
+    if (access(ini, F_OK) != 0) {
+        free(ini);
+        ini = stall_path_join(c->dir, "point-000000/effective.ini");
+    }
+    if (plot_ini_value(ini, "scenario", "name", name, sizeof name) &&
+        plot_ini_value(ini, "trace", "path", trace, sizeof trace)) {
+        plot_base(trace, strlen(trace), label, sizeof label);
+        if (strcmp(label, "trace.csv") == 0) {
+            /* a capture folder's trace.csv: the folder names it */
+            char *slash = strrchr(trace, '/');
+            if (slash)
+                plot_base(trace, (size_t)(slash - trace), label, sizeof label);
+        }
+    }
+    free(ini);
+    if (!*name)
+        plot_base(c->dir, strlen(c->dir), name, sizeof name);
+    /* the trace named once where the scenario is named after it (a trace
+     * given directly: its folder's name, or its file's stem) */
+    size_t nl = strlen(name);
+    if (*label && !(strncmp(label, name, nl) == 0 && (!label[nl] || label[nl] == '.')))
+        snprintf(raw, sizeof raw, " - %s, trace %s", name, label);
+    else
+        snprintf(raw, sizeof raw, " - %s", name);
+    size_t o = 0;
+    for (const char *s = raw; *s && o + 2 < sizeof c->src; s++) {
+        if ((unsigned char)*s < 0x20)
+            continue;
+        if (*s == '"' || *s == '\\')
+            c->src[o++] = '\\';
+        c->src[o++] = *s;
+    }
+    c->src[o] = '\0';
+}
+
 /* ---- writing and rendering ---- */
 
 typedef struct plot_buf {
@@ -333,6 +422,7 @@ static int plot_folder(const char *dir, const stall_plot_opts *opts, stall_plot_
                              "CONFIG.ini, e.g. configs/seed-case1.ini) and give that folder",
                              dir);
     plot_ctx c = {.dir = dir, .res = res};
+    plot_source(&c);
     int rc = 0;
     stall_table_refused_reset();
     switch (res->kind) {

@@ -61,7 +61,7 @@ int stall_plot_validate(plot_ctx *c, stall_err *err)
      * one row: inside it covered the tallest bar of the last epoch (the
      * dftracer UNet3D trace, a new user's report). */
     fprintf(c->gp,
-            "set multiplot layout 1,2 title \"Simulated vs measured per epoch%s\"\n"
+            "set multiplot layout 1,2 title \"Simulated vs measured per epoch%s%s\"\n"
             "set style fill solid 0.85 border -1\nset xlabel \"epoch\"\n"
             "set key below horizontal\nset bmargin 5\nset yrange [0:*]\nset xrange "
             "[-0.6:%zu.6]\nset offsets 0, "
@@ -74,6 +74,7 @@ int stall_plot_validate(plot_ctx *c, stall_err *err)
             "plot \"epochs.dat\" using ($1-0.2):5:(0.4) with boxes lc 8 title "
             "\"measured\", \"\" using ($1+0.2):6:(0.4) with boxes lc 1 title \"simulated\", \"\" "
             "using 1:(NaN):xtic(2) with points notitle\n",
+            c->src,
             inferred ? "\\nfetch times inferred from the loop's waits (fetch_fit.csv), not "
                        "measured: the simulated bars are built on that fit"
                      : "",
@@ -187,7 +188,10 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
             bool empty = col[j] < 0 || !*stall_table_get(t, i, col[j]);
             blank[j] |= empty;
             unknown[j] &= empty; /* empty in every row: the key says so */
-            if (j == 6 && !empty)
+            /* a checkpoint part only where some rank spent time on one: a
+             * trace with the checkpoint columns but no checkpoint (its 0 s)
+             * put "checkpoint" in the key over a part drawn nowhere */
+            if (j == 6 && !empty && stall_table_num(t, i, col[6]) > 0)
                 nparts = 7;
         }
     for (int i = 0; i < 6 && rc == 0; i++)
@@ -346,14 +350,14 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
     int every = ranks <= 16 ? 1 : (ranks + 15) / 16;
     free(skip);
     fprintf(c->gp,
-            "set title \"Where each rank's time went%s\"\n"
+            "set title \"Where each rank's time went%s%s\"\n"
             "set style fill solid 0.9 noborder\nset boxwidth 0.8\n"
             "set ylabel \"time [s] (sum over epochs)\"\nset xlabel \"rank%s\" offset 0,-1.5\n"
             "set bmargin 6\nset yrange [0:*]\nset offsets 0, 0, graph 0.05, 0\n"
             "set xrange [-0.7:%.9g]\nset key outside right top\nset grid noxtics\n"
             "set xtics scale 0\nevery = %d\n",
-            dropped ? "\\n" PLOT_NOT_COMPARABLE : "", nsrc > 1 ? " (bars grouped by source)" : "",
-            maxx + 0.7, every);
+            c->src, dropped ? "\\n" PLOT_NOT_COMPARABLE : "",
+            nsrc > 1 ? " (bars grouped by source)" : "", maxx + 0.7, every);
     /* Each group's name under the middle of its bars; the simulated one
      * says where its fetch times were inferred from the loop's waits
      * (fetch_fit.csv): its data part is the fit's, not a measurement's. */
@@ -446,7 +450,7 @@ int stall_plot_seed(plot_ctx *c, stall_err *err)
         fputc('\n', c->dat);
     }
     fprintf(c->gp,
-            "set multiplot layout 1,2 title \"Notebook (seed) and event replay per alignment\"\n"
+            "set multiplot layout 1,2 title \"Notebook (seed) and event replay per alignment%s\"\n"
             "set style fill solid 0.85 border -1\nset xlabel \"alignment (fetch/start)\"\n"
             "set key top right\nset yrange [0:*]\nset offsets 0, 0, graph 0.15, 0\n"
             "set xrange [-0.6:%zu.6]\nset xtics rotate by -30\n"
@@ -458,7 +462,7 @@ int stall_plot_seed(plot_ctx *c, stall_err *err)
             "plot \"alignments.dat\" using ($1-0.2):5:(0.4) with boxes lc 8 title "
             "\"notebook\", \"\" using ($1+0.2):6:(0.4) with boxes lc 1 title \"replay\", \"\" "
             "using 1:(NaN):xtic(2) with points notitle\n",
-            nb->nrows - 1);
+            c->src, nb->nrows - 1);
     stall_plot_end(c);
     stall_plot_note(c, "seed mode writes no iterations.csv: stall per rank, CDFs and GPU "
                        "utilisation need stallsim run with mode = replay on the same trace");

@@ -36,6 +36,11 @@ typedef struct plot_ctx {
     int w, h;
     const char *dropped[STALL_PLOT_MAX]; /* stall__plot_drop's figures */
     int ndropped;
+    /* What every title ends with, naming the input: " - <scenario>" and,
+     * where the trace's name is another, ", trace <name>" (effective.ini;
+     * a sweep's first point's; else the folder's name). Escaped for a
+     * gnuplot string literal: printed inside "..." as it is. */
+    char src[256];
 } plot_ctx;
 
 void stall_plot_note(plot_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

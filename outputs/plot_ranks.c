@@ -140,11 +140,14 @@ int stall__plot_stall_ranks(plot_ctx *c, const plot_combo *k, stall_err *err)
             fputc('\n', c->dat);
         }
         fprintf(c->gp,
-                "set multiplot layout %d,1 title \"Training stall per rank%s\" "
+                "set multiplot layout %d,1 title \"Training stall per rank%s%s\" "
                 "margins screen 0.1, 0.97, screen %.4f, %.4f spacing 0, 0.012\n"
-                "set xrange [0:%zu]\nset yrange [0:%.9g]\nunset key\n",
-                ranks, al, 60.0 / (140 + 120 * ranks), 1 - 40.0 / (140 + 120 * ranks), n - 1,
-                ymax > 0 ? ymax * 1.05 : 1.0);
+                "set xrange [%.9g:%zu]\nset yrange [0:%.9g]\nunset key\n",
+                ranks, al, c->src, 60.0 / (140 + 120 * ranks), 1 - 40.0 / (140 + 120 * ranks),
+                /* A margin left of iteration 0: its stall (the epoch's
+                 * start-up, often the tallest) was drawn on the left
+                 * border, unseen, while it set the y range. */
+                -fmax(0.5, 0.01 * (double)(n - 1)), n - 1, ymax > 0 ? ymax * 1.05 : 1.0);
         stall_plot_int_tics(c->gp, "x", 0, (double)(n - 1));
         /* Epoch boundaries as dashed lines, every one or none (only when
          * few enough to read: the first 50 of 150 epochs were drawn, and
@@ -215,7 +218,7 @@ int stall__plot_stall_ranks(plot_ctx *c, const plot_combo *k, stall_err *err)
     if (capped)
         ymax = cap99;
     fprintf(c->gp,
-            "set title \"Training stall per rank%s\\n"
+            "set title \"Training stall per rank%s%s\\n"
             "colour: the largest stall in each bin of %zu iteration%s%s\"\n"
             "set xlabel \"iteration (epochs in order)\"\nset ylabel \"rank\"\n"
             "set cblabel \"stall [s]\"\n"
@@ -223,7 +226,7 @@ int stall__plot_stall_ranks(plot_ctx *c, const plot_combo *k, stall_err *err)
             "4 \"#7f0000\")\n"
             "set cbrange [0:%.9g]\nset xrange [-0.5:%.1f]\nset yrange [-0.5:%d.5] reverse\n"
             "unset grid\nunset key\n",
-            al, per, per == 1 ? "" : "s", capped ? ", capped at the 99th percentile" : "",
+            al, c->src, per, per == 1 ? "" : "s", capped ? ", capped at the 99th percentile" : "",
             ymax > 0 ? ymax : 1.0, xend, ranks - 1);
     stall_plot_int_tics(c->gp, "x", -0.5, xend);
     fputs("plot \"stall_ranks.dat\" using 1:2:3 with image\n", c->gp);

@@ -235,7 +235,7 @@ static void plot_cdf(plot_ctx *c, plot_combo *k, int nk)
         fputs("\n\n", c->dat);
     }
     fputs("set multiplot layout 1,2 title ", c->gp);
-    char mt[200];
+    char mt[480];
     if (lines == 1 && nk > 1)
         snprintf(mt, sizeof mt,
                  "Distribution of iteration time and stall: the %d alignments coincide "
@@ -245,7 +245,11 @@ static void plot_cdf(plot_ctx *c, plot_combo *k, int nk)
         snprintf(mt, sizeof mt, "Distribution of iteration time and stall");
     else
         snprintf(mt, sizeof mt, "Distribution of iteration time and stall (alignment fetch/start)");
-    stall_plot_str(c->gp, mt);
+    size_t mtn = strlen(mt);
+    snprintf(mt + mtn, sizeof mt - mtn, "%s", c->src);
+    fputs("\"", c->gp);
+    fputs(mt, c->gp); /* the alignment words need no escaping; c->src is escaped */
+    fputs("\"", c->gp);
     fprintf(c->gp,
             "\nset ylabel \"fraction of iterations\"\nset yrange [0:1]\n"
             "set key bottom right%s\n",
@@ -437,12 +441,12 @@ static void plot_gpu_util(plot_ctx *c, plot_combo *k, int nk)
         }
     fprintf(c->gp,
             "set title \"GPU utilisation over the epoch (moving window of %zu iterations, "
-            "mean over %d epoch%s)\"\n"
+            "mean over %d epoch%s)%s\"\n"
             "set xlabel \"training epoch progress [%%]\"\nset ylabel \"GPU utilisation [%%]\"\n"
             "set xrange [0:100]\nset yrange [0:100]\n"
             "set key outside right top%s\n"
             "set style fill transparent solid 0.15 noborder\nplot ",
-            window_shown, epochs_shown, epochs_shown == 1 ? "" : "s",
+            window_shown, epochs_shown, epochs_shown == 1 ? "" : "s", c->src,
             k[0].lone ? "" : " title \"fetch/start\"");
     /* One element per band and line (no plot loop: each names its data). */
     int b = 0;
@@ -538,10 +542,10 @@ static void plot_run_epochs(plot_ctx *c, plot_combo *k, int nk)
         fprintf(c->gp, "measured = %.9g\n", measured);
     if (ne0 > 1) {
         fprintf(c->gp,
-                "set title \"Simulated epoch time per epoch%s\"\n"
+                "set title \"Simulated epoch time per epoch%s%s\"\n"
                 "set xlabel \"epoch\"\nset key outside right top\n"
                 "set xrange [%s:%d]\n",
-                sub, stall_table_get(k[0].it, 0, k[0].c_epoch), maxe);
+                c->src, sub, stall_table_get(k[0].it, 0, k[0].c_epoch), maxe);
         /* One tic per epoch where they are few; gnuplot's whole-number
          * steps beyond (a tic per epoch ran 150 epochs' labels together
          * into one black band). */
@@ -559,9 +563,9 @@ static void plot_run_epochs(plot_ctx *c, plot_combo *k, int nk)
                                 : ", measured with lines dt 2 lc rgb \"#000000\" title "
                                   "\"measured (mean over epochs)\"");
     } else {
-        char one[240];
-        snprintf(one, sizeof one, "%s%s",
-                 dropped || isnan(measured) ? "" : " (labels: against the measured)", sub);
+        char one[520];
+        snprintf(one, sizeof one, "%s%s%s",
+                 dropped || isnan(measured) ? "" : " (labels: against the measured)", c->src, sub);
         fprintf(
             c->gp,
             "set title \"Simulated epoch time%s%s\"\n"

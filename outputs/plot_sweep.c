@@ -326,16 +326,36 @@ int stall_plot_sweep(plot_ctx *c, stall_err *err)
                 }
         fputs("set title ", c->gp);
         stall_plot_str(c->gp, cap);
+        fprintf(c->gp, ".\"%s\"", c->src);
         bool lg = plot_axis_log(&ax[0]);
         char xl[600];
         snprintf(xl, sizeof xl, "%s%s", ax[0].name, lg ? " (log scale)" : "");
         fputs("\nset xlabel ", c->gp);
         stall_plot_str(c->gp, xl);
+        /* Throughput spanning a decade or more (a GPU count doubled 1..256)
+         * on a log scale, as plan's scaling figure draws it: on a linear one
+         * the first points lay flat along the bottom. */
+        double tlo = INFINITY, thi = 0;
+        for (size_t i = 0; i < t->nrows; i++) {
+            double v = stall_table_num(t, i, ct);
+            if (isfinite(v) && v > 0)
+                tlo = fmin(tlo, v), thi = fmax(thi, v);
+        }
+        for (size_t i = 0; i < t->nrows && thi > 0; i++) {
+            double v = stall_table_num(t, i, ct);
+            if (!(isfinite(v) && v > 0) && !isnan(v))
+                thi = 0; /* a zero throughput: no log scale */
+        }
+        bool ylg = thi > 0 && thi / tlo >= 10;
         fprintf(c->gp,
-                "\nset ylabel \"%s\"\nset y2label \"stall share [%%]\"\n"
-                "set yrange [0:*]\nset y2range [0:100]\nset ytics nomirror\nset y2tics\n"
+                "\nset ylabel \"%s%s\"\nset y2label \"stall share [%%]\"\n"
+                "set y2range [0:100]\nset ytics nomirror\nset y2tics\n"
                 "set key outside right top\n",
-                tname);
+                tname, ylg ? " (log scale)" : "");
+        if (ylg)
+            fprintf(c->gp, "set logscale y 10\nset yrange [%.9g:%.9g]\n", tlo / 1.5, thi * 1.5);
+        else
+            fputs("set yrange [0:*]\n", c->gp);
         if (ax[0].numeric && ax[0].n <= 16) {
             /* The swept values themselves as tics: gnuplot's own put 1.5
              * and 2.5 between worker counts (a new user's report). */
@@ -455,8 +475,8 @@ int stall_plot_sweep(plot_ctx *c, stall_err *err)
         stall_plot_str(c->gp, ax[1].name);
         fprintf(c->gp,
                 "\nset xrange [-0.5:%d.5]\nset yrange [-0.5:%d.5]\nunset grid\nunset key\n"
-                "set multiplot layout 1,2 title \"Sweep over two axes%s\"\n",
-                ax[0].n - 1, ax[1].n - 1,
+                "set multiplot layout 1,2 title \"Sweep over two axes%s%s\"\n",
+                ax[0].n - 1, ax[1].n - 1, c->src,
                 src[0] ? "\\n(event replay; the notebook's numbers: "
                          "each point's total_summary.csv)"
                        : "");
@@ -637,10 +657,10 @@ int stall_plot_plan(plot_ctx *c, stall_err *err)
     }
     fprintf(c->gp,
             "threshold = %.9g\n"
-            "set multiplot layout 1,2 title \"Weak scaling\"\n"
+            "set multiplot layout 1,2 title \"Weak scaling%s\"\n"
             "set logscale x 2\nset xlabel \"GPUs\"\nset key bottom right\n"
             "set xrange [%.9g:%.9g]\n",
-            100 * thr, gmin / 1.25, gmax * 1.25);
+            100 * thr, c->src, gmin / 1.25, gmax * 1.25);
     if (!isnan(chosen))
         fprintf(c->gp,
                 "chosen = %.9g\n"

@@ -1147,8 +1147,8 @@ Test(htmlreport, a_seed_sweep_says_its_numbers_are_the_event_replays)
     snprintf(gp, sizeof gp, "%s/plots/sweep.gp", d);
     char *text = stall_read_file(gp, NULL);
     cr_assert_not_null(text, "%s", gp);
-    cr_expect_not_null(strstr(text, "Sweep over two axes\\n(event replay; the notebook's "
-                                    "numbers: each point's total_summary.csv)"),
+    cr_expect_not_null(strstr(text, "Sweep over two axes - seed-case1\\n(event replay; the "
+                                    "notebook's numbers: each point's total_summary.csv)"),
                        "%s", text);
     free(text);
     free(html);

@@ -1944,6 +1944,34 @@ Test(plot, real_sweep_of_doubling_values_has_a_log_axis_and_apart_labels)
                       "labels %d and %d overlap (%.1f px apart)", i - 1, i,
                       fabs(cx[i] - cx[i - 1]));
     free(svg);
+    /* Throughput from 1 to 256 GPUs spans over a decade: a log y axis, as
+     * plan draws it, said in its label, its range inside the values' (on
+     * a linear one the first points lay flat along the bottom). */
+    snprintf(p, sizeof p, "%s/sweep.csv", r);
+    stall_table *sw = NULL;
+    stall_err err = {0};
+    cr_assert_eq(stall_table_read(p, &sw, &err), 0, "%s", err.msg);
+    int ct = stall_table_col(sw, STALL_COL_THROUGHPUT_SAMPLES);
+    cr_assert_geq(ct, 0);
+    double lo = INFINITY, hi = 0;
+    for (size_t i = 0; i < sw->nrows; i++)
+        lo = fmin(lo, stall_table_num(sw, i, ct)), hi = fmax(hi, stall_table_num(sw, i, ct));
+    stall_table_free(sw);
+    cr_assert_gt(hi / lo, 10, "%g .. %g", lo, hi);
+    snprintf(p, sizeof p, "%s/plots/sweep.gp", r);
+    gp = rd_slurp(p);
+    cr_assert(strstr(gp, "set logscale y 10") && strstr(gp, "(log scale)\"\nset y2label"), "%s",
+              gp);
+    const char *yr = strstr(gp, "set logscale y 10\nset yrange [");
+    cr_assert_not_null(yr, "%s", gp);
+    double ylo = 0, yhi = 0;
+    cr_assert_eq(sscanf(yr + strlen("set logscale y 10\nset yrange ["), "%lf:%lf", &ylo, &yhi), 2);
+    cr_expect(ylo > 0 && ylo < lo && yhi > hi, "y range %g:%g for %g .. %g", ylo, yhi, lo, hi);
+    /* and its title names the input (w2.ini's scenario, its trace) */
+    cr_expect(strstr(gp, "set title \"Throughput and stall share against cluster.gpus\".\" - "
+                         "w2-whatif, trace w2\""),
+              "%s", gp);
+    free(gp);
     r = res_dir("swlin");
     cr_assert_eq(sh("%s sweep configs/w2.ini --sweep loader.workers=1..16 -o %s -q -j 2", BIN, r),
                  0);
@@ -2389,4 +2417,130 @@ Test(plot, a_number_stallsim_never_writes_is_refused_naming_the_cell)
         cr_expect(strstr(line, want), "report said: %s", line);
         cr_expect_not(rd_exists(dir, "report.html"), "report.html written");
     }
+}
+
+/* The title of every figure of folder r (each script's multiplot title or
+ * first set title) names the input src: a figure copied out of its folder,
+ * or beside another run's, said only what it drew, not from which trace or
+ * scenario. */
+static void titles_name(const char *r, const char *src, int nwant)
+{
+    char p[1200];
+    snprintf(p, sizeof p, "ls %s/plots/*.gp > %s/gps.txt", r, dir);
+    cr_assert_eq(system(p), 0);
+    snprintf(p, sizeof p, "%s/gps.txt", dir);
+    char *list = rd_slurp(p);
+    cr_assert_not_null(list);
+    int n = 0;
+    for (char *save = NULL, *f = strtok_r(list, "\n", &save); f; f = strtok_r(NULL, "\n", &save)) {
+        char *gp = rd_slurp(f);
+        cr_assert_not_null(gp, "%s", f);
+        const char *m = strstr(gp, "multiplot layout"), *t = strstr(gp, "set title \"");
+        const char *at = m && (!t || m < t) ? strstr(m, "title \"") : t;
+        cr_assert_not_null(at, "%s: no title", f);
+        const char *eol = strchr(at, '\n');
+        cr_assert_not_null(eol);
+        char line[1200];
+        snprintf(line, sizeof line, "%.*s", (int)(eol - at), at);
+        cr_expect(strstr(line, src), "%s: the title does not name '%s': %s", f, src, line);
+        free(gp);
+        n++;
+    }
+    free(list);
+    cr_expect_eq(n, nwant, "%s: %d scripts", r, n);
+}
+
+Test(plot, real_figure_titles_name_their_input)
+{
+    char *r = res_dir("tv");
+    cr_assert_eq(sh("%s validate traces/ddp2_straggler --analyze -o %s -q", BIN, r), 0);
+    cr_assert_eq(sh("%s plot %s > /dev/null", BIN, r), 0);
+    titles_name(r, " - ddp2_straggler", 2); /* validate's epochs and the bars */
+    r = res_dir("tr");
+    cr_assert_eq(sh("%s run configs/w2.ini --analyze --plots -o %s -q", BIN, r), 0);
+    titles_name(r, " - w2-whatif, trace w2", 5);
+    r = res_dir("tx");
+    cr_assert_eq(sh("%s run configs/example.ini --plots -o %s -q", BIN, r), 0);
+    titles_name(r, " - example", 4);
+    r = res_dir("ts");
+    cr_assert_eq(sh("%s run configs/seed-case1.ini --plots -o %s -q", BIN, r), 0);
+    titles_name(r, " - seed-case1", 1);
+    r = res_dir("tp");
+    cr_assert_eq(sh("%s plan configs/w2.ini --set plan.max_gpus=4 --plots -o %s -q", BIN, r), 0);
+    titles_name(r, " - w2-whatif, trace w2", 1);
+    /* analyze writes no effective.ini: the folder's name */
+    r = res_dir("analyze-strag");
+    cr_assert_eq(sh("%s analyze traces/ddp2_straggler -o %s > /dev/null", BIN, r), 0);
+    cr_assert_eq(sh("%s plot %s > /dev/null", BIN, r), 0);
+    titles_name(r, " - analyze-strag", 1);
+}
+
+/* The stall panels leave a margin left of iteration 0: its stall, the
+ * epoch's start-up and often the tallest of the run (9.2 s on rank 0 of
+ * example-whatif.ini, against 3.6 s after it), was drawn on the left
+ * border, unseen, while it set the y range of every panel. */
+Test(plot, real_stall_panels_show_the_first_iterations_stall)
+{
+    char *r = res_dir("sr0");
+    cr_assert_eq(sh("%s run configs/example-whatif.ini --plots -o %s -q", BIN, r), 0);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/plots/stall_ranks.dat", r);
+    FILE *f = fopen(p, "r");
+    cr_assert_not_null(f, "%s", p);
+    char line[4096];
+    double first = 0, later = 0;
+    size_t rows = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#')
+            continue;
+        double v[7];
+        cr_assert_eq(sscanf(line, "%lf %lf %lf %lf %lf %lf %lf", &v[0], &v[1], &v[2], &v[3], &v[4],
+                            &v[5], &v[6]),
+                     7, "%s", line);
+        for (int k = 3; k < 7; k++)
+            *(rows ? &later : &first) = fmax(rows ? later : first, v[k]);
+        rows++;
+    }
+    fclose(f);
+    cr_assert_eq(rows, 850);
+    cr_assert_gt(first, 2 * later, "iteration 0: %g s, after: %g s", first, later);
+    snprintf(p, sizeof p, "%s/plots/stall_ranks.gp", r);
+    char *gp = rd_slurp(p);
+    const char *xr = strstr(gp, "set xrange [");
+    cr_assert_not_null(xr, "%s", gp);
+    double lo = 0, hi = 0;
+    cr_assert_eq(sscanf(xr + strlen("set xrange ["), "%lf:%lf", &lo, &hi), 2);
+    cr_expect_float_eq(hi, 849, 1e-9);
+    /* 1% of the width: iteration 0's line is 8 px right of the border */
+    cr_expect_leq(lo, -0.01 * 849 + 1e-9, "x range %g:%g", lo, hi);
+    double ymax = 0;
+    const char *yr = strstr(gp, "set yrange [0:");
+    cr_assert(yr && sscanf(yr + strlen("set yrange [0:"), "%lf", &ymax) == 1, "%s", gp);
+    cr_expect_geq(ymax, first, "y range to %g under iteration 0's %g s", ymax, first);
+    free(gp);
+}
+
+/* A trace with the checkpoint columns but no checkpoint (traces/gpu/h100_w4:
+ * ckpt_start empty, so the measured checkpoint_s is 0): no checkpoint part,
+ * whose key entry stood over a part drawn nowhere; a trace that did
+ * checkpoint keeps it (real_breakdown_of_a_checkpoint_trace_...). */
+Test(plot, real_breakdown_without_a_checkpoint_has_no_checkpoint_key)
+{
+    char *r = res_dir("h100");
+    cr_assert_eq(sh("%s validate traces/gpu/h100_w4 --analyze --plots -o %s -q", BIN, r), 0);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/per_rank.csv", r);
+    char *pr = rd_slurp(p);
+    cr_assert(pr && strstr(pr, "checkpoint_s") && strstr(pr, "\nmeasured,0,"), "%s", pr);
+    free(pr);
+    snprintf(p, sizeof p, "%s/plots/breakdown.gp", r);
+    char *gp = rd_slurp(p);
+    cr_assert_not_null(gp, "%s", p);
+    cr_expect_null(strstr(gp, "title \"checkpoint"), "%s", gp);
+    cr_expect(strstr(gp, "title \"all-reduce + step\""), "%s", gp);
+    free(gp);
+    snprintf(p, sizeof p, "%s/plots/breakdown.dat", r);
+    char *dat = rd_slurp(p);
+    cr_expect(dat && !strstr(dat, "checkpoint_s (x:"), "%s", dat);
+    free(dat);
 }
