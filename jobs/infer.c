@@ -47,6 +47,7 @@ typedef struct wi_inf {
     stall_time *fetch; /* [all] the draws of the current parameters */
     const double *obs; /* [cells] observed waits, sorted (s) */
     double *sim_e;     /* [epochs] simulated epoch times (s) */
+    double *sim_st;    /* [epochs] simulated stalls summed over the epoch's batches (s) */
     double *sim;       /* [cells] simulated waits (s) */
     int evals;
     int fail; /* a model run failed (cannot happen with valid inputs) */
@@ -96,6 +97,7 @@ static void wi_inf_iter(void *ctx, const stall_iter_record *rec)
         return;
     }
     int64_t k = rec->batch - f->pre;
+    f->sim_st[rec->epoch] += stall_ns_to_s(rec->stall_train);
     if (k == f->m->batches - 1)
         f->sim_e[rec->epoch] =
             stall_ns_to_s(rec->iter_end - (f->pre > 0 ? f->win0[rec->epoch] : rec->epoch_start));
@@ -125,6 +127,7 @@ static int wi_inf_sim(wi_inf *f, double mu, double sigma, double su, double ho)
                          .ctx = f};
     stall_err e = {0};
     f->evals++;
+    memset(f->sim_st, 0, (size_t)f->m->epochs * sizeof *f->sim_st);
     if (stall_model_run(&p, &d, wi_inf_iter, f, NULL, &e) != 0)
         return -1;
     gsl_sort(f->sim, 1, f->cells);
@@ -283,6 +286,7 @@ int wi_infer_measured(const stall_tidy_trace *t, int workers, int prefetch, bool
     wi_params(&what, m, false, &f.p);
     f.sim = stall_xmalloc(cells * sizeof *f.sim);
     f.sim_e = stall_xcalloc((size_t)m->epochs, sizeof *f.sim_e);
+    f.sim_st = stall_xcalloc((size_t)m->epochs, sizeof *f.sim_st);
     double *obs = stall_xmalloc(cells * sizeof *obs), *boot = stall_xmalloc(cells * sizeof *boot);
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     /* Observed waits, in the measured layout, and the mean iteration. */
@@ -464,6 +468,16 @@ int wi_infer_measured(const stall_tidy_trace *t, int workers, int prefetch, bool
     fit->sim_wait_s = gsl_stats_mean(f.sim, 1, cells);
     fit->sim_p95_s = gsl_stats_quantile_from_sorted_data(f.sim, 1, cells, 0.95);
     fit->evals = fit_evals;
+    /* A warm fit's windows as it simulated them (validate compares these:
+     * the run from an empty start is not the measured window's). */
+    if (warm) {
+        m->window_s = stall_xmalloc((size_t)m->epochs * sizeof *m->window_s);
+        m->window_stall_s = stall_xmalloc((size_t)m->epochs * sizeof *m->window_stall_s);
+        for (int e = 0; e < m->epochs; e++) {
+            m->window_s[e] = f.sim_e[e];
+            m->window_stall_s[e] = f.sim_st[e] / (double)m->batches;
+        }
+    }
     double fsum = 0;
     for (int e = 0; e < m->epochs; e++)
         for (int r = 0; r < m->ranks; r++)
@@ -490,6 +504,7 @@ int wi_infer_measured(const stall_tidy_trace *t, int workers, int prefetch, bool
     free(f.fetch);
     free(f.sim);
     free(f.sim_e);
+    free(f.sim_st);
     free(obs);
     free(boot);
     if (rc)
@@ -579,7 +594,7 @@ const char *wi_workers_trace_say(const stall_measured *m)
     return buf;
 }
 
-void wi_fit_say(const wi_fit *f, char *buf, size_t n)
+void wi_fit_say(const wi_fit *f, bool runs_warm, char *buf, size_t n)
 {
     char warm[512] = "", poor[256] = "", bounded[512] = "", fetch[160];
     /* A bounded fit's value is one of many that give the same waits: no
@@ -610,10 +625,11 @@ void wi_fit_say(const wi_fit *f, char *buf, size_t n)
             ". The first wait of the trace's epochs (median %.5f s) is not that of an empty "
             "start: they are profiling windows opened mid-training, so the fit simulated each "
             "after a warm-up (its pipeline running) and fitted the hand-over, the floor of the "
-            "waits, where an epoch's start would hold the start-up. CAUTION: the runs below "
-            "start every epoch with empty queues and the workers' start-up (none fitted), a "
-            "cold start the trace does not show",
-            f->first_wait_s);
+            "waits, where an epoch's start would hold the start-up%s",
+            f->first_wait_s,
+            runs_warm ? ""
+                      : ". CAUTION: the runs below start every epoch with empty queues and the "
+                        "workers' start-up (none fitted), a cold start the trace does not show");
     snprintf(buf, n,
              "fetch durations: INFERRED, not measured (the trace holds only the loop's waits): "
              "lognormal fitted so that %d workers x prefetch %d reproduce the waits: %s, %s %.4f s "

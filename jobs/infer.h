@@ -98,8 +98,10 @@ static inline bool wi_json_format(int format)
 stall_tidy_trace *wi_infer_hide(const stall_tidy_trace *t);
 
 /* One line saying what was inferred, for terminals ("fetch durations:
- * INFERRED ..."), into buf. */
-void wi_fit_say(const wi_fit *f, char *buf, size_t n);
+ * INFERRED ..."), into buf. runs_warm: the runs the terminal shows next
+ * start each window after a warm-up, as the fit did (validate's of a warm
+ * fit); else a warm fit's line cautions that they start empty. */
+void wi_fit_say(const wi_fit *f, bool runs_warm, char *buf, size_t n);
 
 /* ", the trace reports N" where [trace] workers overrode what a Kineto or
  * dftracer trace reported (m->workers_trace), else "". Static storage. */

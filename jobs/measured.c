@@ -31,6 +31,8 @@ void stall_measured_free(stall_measured *m)
     free(m->start_last);
     free(m->ckpt_s);
     free(m->fetch_fit);
+    free(m->window_s);
+    free(m->window_stall_s);
     memset(m, 0, sizeof *m);
 }
 

@@ -122,7 +122,7 @@ void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *p, cons
         fprintf(f, "%s\n", whole);
     if (m && m->fetch_fit) {
         char say[4096];
-        wi_fit_say(m->fetch_fit, say, sizeof say);
+        wi_fit_say(m->fetch_fit, false, say, sizeof say);
         fprintf(f, "%s (rows marked *: inferred)\n", say);
     }
     if (p->cores > 0)

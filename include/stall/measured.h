@@ -79,6 +79,10 @@ typedef struct stall_measured {
     double *ckpt_s;      /* [e] the checkpoints' time in the epoch (max over ranks); NULL: none */
     void *fetch_fit;     /* NULL: fetch durations measured; else they were inferred from
                             the loop's waits (jobs/infer.h's wi_fit, owned, freed with m) */
+    double *window_s;    /* [e] a fit of profiling windows opened mid-training (wi_fit's
+                            warm_start): each window simulated at the fit after its warm-up,
+                            its pipeline running, as measured (s); else NULL */
+    double *window_stall_s; /* [e] the same run's stall per batch (s), as stall_s */
     stall_measured_cpu cpu; /* the trace's CPU columns; has = false without them */
 } stall_measured;
 
