@@ -782,9 +782,9 @@ int stall_run_observed(const stall_config *cfg, const stall_run_opts *opts, bool
         }
         fputc('\n', opts->term);
         if (cfg->format != STALL_FORMAT_NONE && !ob->comparable)
-            fputs("measured: left out: the what-if changes GPUs, batches or epochs, so the "
-                  "trace's run is not comparable with it (stallsim analyze gives the "
-                  "trace's own)\n",
+            fputs("measured: left out: the what-if changes GPUs, batches or epochs, or the "
+                  "trace's epochs are profiling windows that it starts empty, so the trace's run "
+                  "is not comparable with it (stallsim analyze gives the trace's own)\n",
                   opts->term);
         stall_analysis_print(ob->a, labels, ob->n, opts->term);
         fprintf(opts->term,

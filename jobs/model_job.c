@@ -582,11 +582,14 @@ static int wi_run_alignment(wi_model_run *j, int i, stall_err *err)
 }
 
 /* vs_measured only where the run is the trace's run (a what-if on
- * workers, speed or cores), never across GPU, batch or epoch counts. */
+ * workers, speed or cores), never across GPU, batch or epoch counts, nor
+ * where the trace's epochs are profiling windows opened mid-training (a
+ * warm fit, m.window_s): the run starts each epoch empty, the window did
+ * not (the 1.13 ddp2_w2 printed +60.56% for its own configuration). */
 static bool wi_comparable(const wi_model_run *j)
 {
     return j->have && j->p.ranks == j->m.ranks && j->p.batches == j->m.batches &&
-           j->p.epochs == j->m.epochs;
+           j->p.epochs == j->m.epochs && !j->m.window_s;
 }
 
 /* replications*.csv, summary.csv and effective.ini into the work folder. */

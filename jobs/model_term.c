@@ -218,7 +218,11 @@ void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *p, cons
     if (!isnan(measured))
         fprintf(f, "%-5s %11.3f   (measured mean epoch time of the trace%s)\n", "trace", measured,
                 comparable ? ""
-                           : "; vs_meas left empty: the what-if changes GPUs, batches or epochs");
+                : m && m->window_s
+                    ? "; vs_meas left empty: the trace's epochs are profiling windows opened "
+                      "mid-training, these runs start each epoch empty (validate compares the "
+                      "windows)"
+                    : "; vs_meas left empty: the what-if changes GPUs, batches or epochs");
     /* Not the share of all ranks' time that --analyze prints. */
     if (p->ranks > 1)
         fprintf(f,

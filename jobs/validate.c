@@ -203,8 +203,11 @@ int stall_validate(const stall_config *cfg_in, const stall_run_opts *opts, stall
         rc = stall_job_manifest_with(&eff, outdir, hashing ? &hasher.d : opts->digests, NULL, NULL,
                                      err);
     }
+    /* The measured configuration, simulated; but of profiling windows opened
+     * mid-training the run (what --analyze and the figures take) starts
+     * each epoch empty: only the table's windows compare. */
     if (rc == 0 && opts->comparable)
-        *opts->comparable = true; /* the measured configuration, simulated */
+        *opts->comparable = !m.window_s;
     if (rc == 0 && opts->before_commit)
         rc = opts->before_commit(opts->before_commit_ctx, outdir, err);
     if (rc == 0)

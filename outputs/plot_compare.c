@@ -237,7 +237,8 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
          * nothing to draw (a bare plot command failed gnuplot). */
         stall_plot_note(c, "where each rank's time went: per_rank.csv holds the measured run "
                            "only, and this what-if is not comparable with it (other GPUs, "
-                           "batches or epochs); run it with --analyze for its simulated ranks");
+                           "batches or epochs, or profiling windows the run starts empty); run "
+                           "it with --analyze for its simulated ranks");
         /* (a breakdown an earlier plot drew, before stallsim analyze -o
          * replaced the run's per_rank.csv by the measured one's, would
          * contradict the note) */
@@ -363,11 +364,20 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
      * (fetch_fit.csv): its data part is the fit's, not a measurement's. */
     char *fit = stall_path_join(c->dir, "fetch_fit.csv");
     bool inferred = access(fit, F_OK) == 0;
+    /* A fit of profiling windows opened mid-training (warm_start): the
+     * simulated ranks' run starts each epoch empty, the windows did not
+     * (validate's epochs compare the windows; docs/model.md 8.2). */
+    size_t flen = 0;
+    char *ftext = inferred ? stall_read_file(fit, &flen) : NULL;
+    bool warm = ftext && strstr(ftext, "\nwarm_start,1,");
+    free(ftext);
     free(fit);
     for (int g = 0; g < nsrc; g++) {
         char name[192];
         snprintf(name, sizeof name, "%s%s", src[g],
-                 inferred && strcmp(src[g], "simulated") == 0 ? " (fetch times inferred)" : "");
+                 !inferred || strcmp(src[g], "simulated") != 0 ? ""
+                 : warm ? " (fetch times inferred; each epoch from an empty start)"
+                        : " (fetch times inferred)");
         fprintf(c->gp, "set label %d ", g + 1);
         stall_plot_str(c->gp, name);
         fprintf(c->gp, " at %.9g, graph 0 center offset 0, -2.6 font \",11\"\n",

@@ -68,12 +68,15 @@ double stall_plot_spread_pct(const double *v, size_t n);
 
 /* Whether a figure may draw the measured run beside the simulated one: false
  * for a run whose summary.csv has a measured epoch time but leaves
- * vs_measured_pct empty (the what-if changes GPUs, batches or epochs,
- * docs/model.md 5), as the terminal and summary.csv do; true for every
- * other folder (validate simulates the measured configuration). */
+ * vs_measured_pct empty (the what-if changes GPUs, batches or epochs, or the
+ * trace's epochs are profiling windows opened mid-training, which the run
+ * starts empty; docs/model.md 5), as the terminal and summary.csv do; true
+ * for every other folder (validate simulates the measured configuration). */
 bool stall_plot_measured_comparable(const char *dir);
 /* What a figure says in place of the measured line or bars it leaves out. */
-#define PLOT_NOT_COMPARABLE "measured not drawn: the what-if changes GPUs, batches or epochs"
+#define PLOT_NOT_COMPARABLE                                                                        \
+    "measured not drawn: not comparable (other GPUs, batches or epochs, or profiling windows "     \
+    "the run starts empty)"
 
 /* One alignment of a run folder: its iterations.csv and where its columns
  * are (plot_run.c). */

@@ -488,7 +488,8 @@ static void plot_run_epochs(plot_ctx *c, plot_combo *k, int nk)
 {
     enum { MAXEP = 4096 };
     size_t *first = stall_xcalloc(MAXEP + 1, sizeof *first);
-    /* A what-if of other GPUs, batches or epochs is not the measured run:
+    /* A what-if of other GPUs, batches or epochs (or of profiling windows,
+     * which it starts empty) is not the measured run:
      * no measured line, and the figure says why (as vs_measured_pct). */
     bool comparable = stall_plot_measured_comparable(c->dir);
     double measured = comparable ? k[0].measured_s : NAN;
@@ -499,7 +500,7 @@ static void plot_run_epochs(plot_ctx *c, plot_combo *k, int nk)
     bool inferred = access(fit, F_OK) == 0;
     free(fit);
     const char *sim = inferred ? "simulated (fetch times inferred)" : "simulated";
-    char sub[160];
+    char sub[256];
     snprintf(sub, sizeof sub, "%s%s", dropped ? "\\n" PLOT_NOT_COMPARABLE : "",
              inferred ? "\\nfetch times inferred from the loop's waits (fetch_fit.csv)" : "");
     int ne0 = plot_epochs(&k[0], first, MAXEP);
@@ -563,7 +564,7 @@ static void plot_run_epochs(plot_ctx *c, plot_combo *k, int nk)
                                 : ", measured with lines dt 2 lc rgb \"#000000\" title "
                                   "\"measured (mean over epochs)\"");
     } else {
-        char one[520];
+        char one[640];
         snprintf(one, sizeof one, "%s%s%s",
                  dropped || isnan(measured) ? "" : " (labels: against the measured)", c->src, sub);
         fprintf(
@@ -656,9 +657,9 @@ int stall_plot_run(plot_ctx *c, stall_err *err)
             stall_plot_note(c, "measured per-epoch times are not in a run folder (summary.csv has "
                                "the measured mean): stallsim validate draws them per epoch");
         else
-            stall_plot_note(c, "the measured run in epochs and breakdown: the what-if changes "
-                               "GPUs, batches or epochs, so it is not comparable (vs_measured_pct "
-                               "is empty)");
+            stall_plot_note(c, "the measured run in epochs and breakdown: not comparable with "
+                               "this run (other GPUs, batches or epochs, or profiling windows the "
+                               "run starts empty; vs_measured_pct is empty)");
     }
     for (int j = 0; j < nk; j++)
         stall_table_free(k[j].it);

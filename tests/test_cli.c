@@ -2019,13 +2019,26 @@ Test(cli, analyze_beside_a_run_has_the_measured_run_of_every_format)
     snprintf(dir, sizeof dir, "%s/an", cdir);
     char *alone = source_rows(dir, "per_rank.csv", "measured");
     const char *cmds[] = {"validate " WHATIF, "run " WHATIF,
-                          "validate " PUB "hta_trace_diff_test.json.gz --set trace.workers=2",
-                          "validate " PUB "dftracer_dlio_unet3d_2023.pfw.gz"};
-    for (int i = 0; i < 4; i++) {
+                          "validate " STALL_SOURCE_DIR
+                          "/tests/kineto/w2_nosched --set trace.workers=2",
+                          "validate " PUB "dftracer_dlio_unet3d_2023.pfw.gz",
+                          "validate " PUB "hta_trace_diff_test.json.gz --set trace.workers=2"};
+    for (int i = 0; i < 5; i++) {
         snprintf(dir, sizeof dir, "%s/both%d", cdir, i);
         snprintf(cmd, sizeof cmd, BIN " %s --analyze -o %s --no-sync", cmds[i], dir);
         int rc = sh_text(cmd, &text);
         cr_assert_eq(rc, 0, "%s: exit %d:\n%s", cmds[i], rc, text);
+        if (i == 4) {
+            /* HTA's trace is a profiling window opened mid-training: the
+             * simulated run starts it empty, so its measured run is left
+             * out, and said so (validate's table compares the windows). */
+            cr_assert(strstr(text, "measured: left out: the what-if changes GPUs, batches or "
+                                   "epochs, or the trace's epochs are profiling windows"),
+                      "%s:\n%s", cmds[i], text);
+            cr_assert_null(strstr(text, "\nverdict (measured): "), "%s:\n%s", cmds[i], text);
+            free(text);
+            continue;
+        }
         cr_assert(strstr(text, "   simulated    measured\n"), "%s:\n%s", cmds[i], text);
         cr_assert(strstr(text, "\nverdict (measured): "), "%s:\n%s", cmds[i], text);
         free(text);

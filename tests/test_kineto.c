@@ -649,8 +649,8 @@ Test(kineto, validate_of_windows_opened_mid_training_compares_warm_windows)
         char cmd[1600], log[600], p[700];
         snprintf(log, sizeof log, "%s/val%zu.txt", kdir, i);
         snprintf(cmd, sizeof cmd,
-                 STALL_BINARY_DIR "/stallsim validate %s --set trace.workers=2 -o %s/val%zu "
-                                  ">%s 2>&1",
+                 STALL_BINARY_DIR "/stallsim validate %s --set trace.workers=2 --analyze "
+                                  "--plots -o %s/val%zu >%s 2>&1",
                  src[i], kdir, i, log);
         int st = system(cmd);
         cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: status %d", src[i], st);
@@ -660,6 +660,16 @@ Test(kineto, validate_of_windows_opened_mid_training_compares_warm_windows)
         cr_expect(strstr(s, "profiling windows opened mid-training"), "%s", s);
         cr_expect(strstr(s, "each a window simulated after a warm-up"), "%s", s);
         cr_expect_null(strstr(s, "start every epoch with empty queues"), "%s", s);
+        /* --analyze's simulated ranks are the run from an empty start: the
+         * measured windows are left out beside them, and the breakdown
+         * figure says what its bars are */
+        cr_expect(strstr(s, "measured: left out:"), "%s", s);
+        free(s);
+        snprintf(p, sizeof p, "%s/val%zu/plots/breakdown.gp", kdir, i);
+        s = stall_read_file(p, &len);
+        cr_assert_not_null(s, "%s", p);
+        cr_expect(strstr(s, "simulated (fetch times inferred; each epoch from an empty start)"),
+                  "%s", s);
         free(s);
         snprintf(p, sizeof p, "%s/val%zu/validate.csv", kdir, i);
         stall_table *t = NULL;
@@ -673,6 +683,37 @@ Test(kineto, validate_of_windows_opened_mid_training_compares_warm_windows)
         }
         stall_table_free(t);
     }
+}
+
+/* run at such a trace's own configuration starts each epoch empty, as
+ * every what-if built on the fit does: its epoch is not the window's, and
+ * vs_meas is left empty with the reason (it printed +60.56%). */
+Test(kineto, run_of_windows_opened_mid_training_prints_no_vs_measured)
+{
+    char cmd[1600], log[600], p[700];
+    snprintf(log, sizeof log, "%s/run.txt", kdir);
+    snprintf(cmd, sizeof cmd,
+             STALL_BINARY_DIR "/stallsim run " KT "/ddp2_w2 --set trace.workers=2 -o %s/run >%s "
+                              "2>&1",
+             kdir, log);
+    int st = system(cmd);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
+    size_t len;
+    char *s = stall_read_file(log, &len);
+    cr_assert_not_null(s);
+    cr_expect(strstr(s, "vs_meas left empty: the trace's epochs are profiling windows opened "
+                        "mid-training"),
+              "%s", s);
+    free(s);
+    snprintf(p, sizeof p, "%s/run/summary.csv", kdir);
+    stall_table *t = NULL;
+    stall_err err = {0};
+    cr_assert_eq(stall_table_read(p, &t, &err), 0, "%s", err.msg);
+    int col = stall_table_col(t, "vs_measured_pct");
+    cr_assert_geq(col, 0);
+    cr_expect_str_empty(stall_table_get(t, 0, col));
+    cr_expect_gt(stall_table_num(t, 0, stall_table_col(t, "measured_epoch_time_s")), 0);
+    stall_table_free(t);
 }
 
 /* A trace of 3 DataLoader waits inside 3 ProfilerSteps; the second wait's

@@ -1414,12 +1414,14 @@ Test(plot, real_breakdown_with_unknown_handover_reaches_the_ranks_time)
 
 /* A part unknown for one source only (the profiler trace's hand-over,
  * inside its data, beside the simulated run's known one): the key names the
- * source; it read "hand-over" as if known for every bar. */
+ * source; it read "hand-over" as if known for every bar. (A trace profiled
+ * from its start: a window opened mid-training, w2_sched, is not comparable
+ * with the run, which starts it empty, and draws no measured bars.) */
 Test(plot, a_part_unknown_for_one_source_is_named_so)
 {
     NEED_GNUPLOT();
     char *r = res_dir("kmix");
-    cr_assert_eq(sh("%s run tests/kineto/w2_sched --set trace.workers=2 --analyze -o %s -q "
+    cr_assert_eq(sh("%s run tests/kineto/w2_nosched --set trace.workers=2 --analyze -o %s -q "
                     "--plots",
                     BIN, r),
                  0);
