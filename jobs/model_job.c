@@ -554,7 +554,8 @@ static int wi_run_alignment(wi_model_run *j, int i, stall_err *err)
         int src = rc ? wi_stream_error(j->ws, err) : 0;
         rc = src ? src : rc;
     } else if (rc == 0) {
-        /* The tables' lookups are pure: the run may use -j threads
+        /* The tables' lookups are pure, or keep their state per rank
+         * (drawn as asked, lazy.c): the run may use -j threads
          * (models/model_par.c), with the same output. */
         pj.threads = opts->jobs > 1 ? opts->jobs : 1;
         rc = wi_run(&pj, &j->w, &c, &job->st, err);
@@ -668,7 +669,7 @@ static void wi_print(const wi_model_run *j, double measured)
                           : 0;
     for (int r = 0; r < p->ranks; r++) {
         first[r] = j->ws ? wi_xform_fetch(&j->x, wi_stream_first_fetch(j->ws, r))
-                         : j->w.fetch[(size_t)r * (size_t)j->w.n];
+                         : wi_tables_fetch(&j->w, 0, r, 0);
         stall_time cpu = p->cores > 0 ? llround(p->cpu_share * (double)first[r]) : 0;
         if (read > 0 && first[r] < read + cpu)
             first[r] = read + cpu;
