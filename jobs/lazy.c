@@ -22,12 +22,16 @@
  * Memory: two generator states (5 KB each) and the window (16 B per cell,
  * 512 cells at first) per row, against 16 B per cell of the whole tables:
  * wi_tables_build takes this way only where rows are long (WI_LAZY_BATCHES).
- * Time: the stream is walked twice (the first pass only advances it), and a
- * row's pool reads are gathered per chunk after its indices are drawn.
+ * Time: the stream is walked twice (the first pass only advances it), both
+ * times with GSL's mt19937 run inline (draw.h, wi_draw_uniform_ints), and a
+ * row's pool reads, which miss the cache, are gathered per chunk after its
+ * indices are drawn, so that they overlap.
  * Each row's state is its own: threads may ask for different ranks at once
  * (models/model_par.c splits ranks by node), never for one rank.
  */
 #include "feed.h"
+
+#include "draw.h"
 
 #include <gsl/gsl_rng.h>
 #include <stdio.h>
@@ -52,6 +56,7 @@ struct wi_lazy {
     stall_time *pf, *pc; /* the pools, npool each (copies) */
     size_t npool;
     wi_xform x;
+    bool same; /* x changes no duration of the pools (none is negative) */
     int64_t lb, mlast, lnum;
     lz_row *rows; /* [e * g + r] */
 };
@@ -102,6 +107,7 @@ wi_lazy *wi_lazy_new(const wi_lazy_src *s, gsl_rng *rng)
     z->pf = s->pf == m->fetch ? z->mf : lz_dup(s->pf, s->npool);
     z->pc = s->pc == m->compute ? z->mc : lz_dup(s->pc, s->npool);
     z->x = s->x;
+    z->same = s->x.fscale == 1.0 && s->x.cscale == 1.0 && s->x.unturn == 0;
     z->lb = s->lb;
     z->mlast = s->mlast;
     z->lnum = s->lnum;
@@ -114,10 +120,7 @@ wi_lazy *wi_lazy_new(const wi_lazy_src *s, gsl_rng *rng)
                 continue;
             lz_row *row = &z->rows[(size_t)e * (size_t)z->g + (size_t)r];
             row->start = lz_clone(rng);
-            for (int64_t k = k0; k < z->n; k++) {
-                (void)gsl_rng_uniform_int(rng, z->npool);
-                (void)gsl_rng_uniform_int(rng, z->npool);
-            }
+            wi_draw_uniform_ints(rng, z->npool, NULL, 2 * (size_t)(z->n - k0));
         }
     return z;
 }
@@ -153,15 +156,24 @@ static void lz_draw(const wi_lazy *z, lz_row *row, int64_t cnt)
 {
     size_t at = (size_t)(row->hi - row->lo);
     stall_time *f = row->f + at, *c = row->c + at;
-    for (int64_t i = 0; i < cnt; i++) {
-        f[i] = (stall_time)gsl_rng_uniform_int(row->rng, z->npool);
-        c[i] = (stall_time)gsl_rng_uniform_int(row->rng, z->npool);
+    int64_t idx[2 * LZ_CHUNK]; /* a fetch's index, then its compute's */
+    for (int64_t i0 = 0; i0 < cnt; i0 += LZ_CHUNK) {
+        int64_t m = cnt - i0 < LZ_CHUNK ? cnt - i0 : LZ_CHUNK;
+        wi_draw_uniform_ints(row->rng, z->npool, idx, 2 * (size_t)m);
+        for (int64_t i = 0; i < m; i++) {
+            f[i0 + i] = z->pf[idx[2 * i]];
+            c[i0 + i] = z->pc[idx[2 * i + 1]];
+        }
     }
-    for (int64_t i = 0; i < cnt; i++) {
-        int64_t k = row->hi + i;
-        int64_t num = k == z->n - 1 ? z->lnum : z->lb;
-        f[i] = wi_part(wi_xform_fetch(&z->x, z->pf[f[i]]), num, z->lb);
-        c[i] = wi_part(wi_xform_compute(&z->x, z->pc[c[i]]), num, z->lb);
+    for (int64_t i = 0; i < cnt && !z->same; i++) {
+        f[i] = wi_xform_fetch(&z->x, f[i]);
+        c[i] = wi_xform_compute(&z->x, c[i]);
+    }
+    /* every drawn cell holds a full batch but each rank's last */
+    int64_t last = z->n - 1 - row->hi;
+    if (last < cnt) {
+        f[last] = wi_part(f[last], z->lnum, z->lb);
+        c[last] = wi_part(c[last], z->lnum, z->lb);
     }
     row->hi += cnt;
 }
