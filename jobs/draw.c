@@ -289,6 +289,33 @@ void wi_draw_raw_cells(gsl_rng *rng, const wi_draw *fd, const wi_draw *cd, int64
     memcpy(gsl_rng_state(rng), &s, sizeof s);
 }
 
+void wi_draw_uniform_ints(gsl_rng *rng, unsigned long range, int64_t *out, size_t n)
+{
+    pthread_once(&draw_once, draw_check);
+    /* gsl_rng_uniform_int: an output past the largest multiple of range
+     * below the generator's span is drawn again */
+    if (!draw_mt_on(rng) || range == 0 || range > 0xffffffffUL) {
+        for (size_t i = 0; i < n; i++) {
+            unsigned long k = gsl_rng_uniform_int(rng, range);
+            if (out)
+                out[i] = (int64_t)k;
+        }
+        return;
+    }
+    unsigned long scale = 0xffffffffUL / range;
+    draw_mt s;
+    memcpy(&s, gsl_rng_state(rng), sizeof s);
+    for (size_t i = 0; i < n; i++) {
+        unsigned long k;
+        do
+            k = draw_mt_get(&s) / scale;
+        while (k >= range);
+        if (out)
+            out[i] = (int64_t)k;
+    }
+    memcpy(gsl_rng_state(rng), &s, sizeof s);
+}
+
 stall_time wi_draw_max(const wi_draw *w)
 {
     if (w->kind != STALL_DIST_LOGNORMAL || w->b == 0)

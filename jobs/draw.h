@@ -44,6 +44,10 @@ stall_time wi_draw_cook(uint64_t raw, const wi_draw *w);
  * (a nonzero coordinate is a multiple of 2^-31), under 9.28; 9.5 bounds it
  * with room for rounding. */
 stall_time wi_draw_max(const wi_draw *w);
+/* n draws of gsl_rng_uniform_int(rng, range) into out (NULL: the stream
+ * only advanced), as n calls would, faster where rng is GSL's mt19937 (run
+ * inline as wi_draw_raw_cells runs it). */
+void wi_draw_uniform_ints(gsl_rng *rng, unsigned long range, int64_t *out, size_t n);
 /* n cells' wi_draw_raw of fd then cd each, into f[i] and c[i] (c may be
  * NULL: compute's are not kept), as n pairs of calls would, faster: GSL's
  * mt19937 run inline on a copy of rng's state (draw.c checks it against

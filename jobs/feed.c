@@ -26,19 +26,32 @@ void wi_tables_free(wi_tables *w)
     free(w->tail);
     free(w->gap);
     free(w->late);
+    wi_lazy_free(w->lazy);
+}
+
+stall_time wi_tables_fetch(const wi_tables *w, int e, int r, int64_t k)
+{
+    if (w->lazy)
+        return wi_lazy_fetch(w->lazy, e, r, k);
+    return w->fetch[((size_t)e * w->g + r) * (size_t)w->n + (size_t)k];
+}
+
+stall_time wi_tables_compute(const wi_tables *w, int e, int r, int64_t k)
+{
+    if (w->lazy)
+        return wi_lazy_compute(w->lazy, e, r, k);
+    return w->compute ? w->compute[((size_t)e * w->g + r) * (size_t)w->n + (size_t)k]
+                      : w->compute_ns;
 }
 
 static stall_time wi_cb_fetch(void *ctx, int e, int r, int64_t k)
 {
-    const wi_tables *w = ctx;
-    return w->fetch[((size_t)e * w->g + r) * (size_t)w->n + (size_t)k];
+    return wi_tables_fetch(ctx, e, r, k);
 }
 
 static stall_time wi_cb_compute(void *ctx, int e, int r, int64_t k)
 {
-    const wi_tables *w = ctx;
-    return w->compute ? w->compute[((size_t)e * w->g + r) * (size_t)w->n + (size_t)k]
-                      : w->compute_ns;
+    return wi_tables_compute(ctx, e, r, k);
 }
 
 static stall_time wi_cb_tail(void *ctx, int e, int64_t k)
@@ -253,7 +266,7 @@ int64_t wi_last_samples(const wi_whatif *what, const stall_measured *m, int g, i
     return n == m->batches ? wi_trace_last(what, m) : b;
 }
 
-static stall_time wi_part(stall_time v, int64_t num, int64_t den)
+stall_time wi_part(stall_time v, int64_t num, int64_t den)
 {
     return num == den || v < 0 || den < 1 ? v : (stall_time)(((__int128)v * num + den / 2) / den);
 }
@@ -287,6 +300,26 @@ int wi_tables_build_j(const wi_whatif *what, const stall_measured *m, int g, int
 int wi_tables_build_x(const wi_whatif *what, const stall_measured *m, int g, int ne, int64_t n,
                       bool whatif, int threads, int ovl, wi_tables *w, stall_err *err)
 {
+    return wi_tables_build_l(what, m, g, ne, n, whatif, threads, ovl, -1, w, err);
+}
+
+/* The rows from which the cells beyond a trace are drawn as asked (lazy.c):
+ * its two generator states and window (some 18 KB) against 16 B per cell
+ * of the whole tables. */
+#define WI_LAZY_BATCHES ((int64_t)4096)
+
+/* Whether no duration in v[0..n) is negative (none can then fail). */
+static bool wi_all_nonneg(const stall_time *v, size_t n)
+{
+    stall_time lo = 0;
+    for (size_t i = 0; i < n; i++)
+        lo = v[i] < lo ? v[i] : lo;
+    return lo >= 0;
+}
+
+int wi_tables_build_l(const wi_whatif *what, const stall_measured *m, int g, int ne, int64_t n,
+                      bool whatif, int threads, int ovl, int lazy, wi_tables *w, stall_err *err)
+{
     memset(w, 0, sizeof *w);
     w->g = g;
     w->ne = ne;
@@ -310,7 +343,6 @@ int wi_tables_build_x(const wi_whatif *what, const stall_measured *m, int g, int
                              "lognormal or gamma",
                              what->ini, g, ne, (long long)n, m->ranks, m->epochs,
                              (long long)m->batches);
-    w->fetch = stall_xmalloc_big(cells * sizeof *w->fetch);
     w->tail = stall_xmalloc((size_t)ne * (size_t)n * sizeof *w->tail);
     w->gap = stall_xcalloc((size_t)ne, sizeof *w->gap);
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
@@ -334,7 +366,8 @@ int wi_tables_build_x(const wi_whatif *what, const stall_measured *m, int g, int
         pc = full + mcells;
     }
     stall_dist ffit = what->fetch_dist, cfit = what->compute_dist;
-    if (m) {
+    /* (A bootstrap draw takes no fit, nor does a run within the trace.) */
+    if (m && beyond && what->resample != STALL_RESAMPLE_BOOTSTRAP) {
         ffit = wi_fit_pool(what->resample, pf, mcells);
         cfit = wi_fit_pool(what->resample, pc, mcells);
     }
@@ -347,9 +380,30 @@ int wi_tables_build_x(const wi_whatif *what, const stall_measured *m, int g, int
      * its duration came from (the trace's last batch: its own samples). */
     int64_t lnum = m ? wi_last_samples(what, m, g, n, whatif) : 1;
     bool fill = !m && wi_tables_fill_on(rng, &fdraw, &cdraw);
-    if (!fill || cdraw.kind != STALL_DIST_CONSTANT)
+    /* Drawn as asked where no cell can fail (bootstrap from durations none
+     * of which is negative): the run's memory then no longer grows with
+     * its ranks x batches. */
+    if (m && beyond && what->resample == STALL_RESAMPLE_BOOTSTRAP && lazy != 0 &&
+        (lazy > 0 || n >= WI_LAZY_BATCHES) && mcells > 0 && wi_all_nonneg(m->fetch, mcells) &&
+        wi_all_nonneg(m->compute, mcells)) {
+        wi_lazy_src s = {.m = m,
+                         .pf = pf,
+                         .pc = pc,
+                         .npool = mcells,
+                         .x = x,
+                         .g = g,
+                         .ne = ne,
+                         .n = n,
+                         .lb = lb,
+                         .mlast = mlast,
+                         .lnum = lnum};
+        w->lazy = wi_lazy_new(&s, rng);
+    } else {
+        w->fetch = stall_xmalloc_big(cells * sizeof *w->fetch);
+    }
+    if (!w->lazy && (!fill || cdraw.kind != STALL_DIST_CONSTANT))
         w->compute = stall_xmalloc_big(cells * sizeof *w->compute);
-    else
+    else if (!w->lazy)
         w->compute_ns = wi_xform_compute(&x, cdraw.ns);
     /* The overlap (fill.c) where it gives what the serial fill gives:
      * where no cell can fail, nor a check below that reads them (the
@@ -377,7 +431,7 @@ int wi_tables_build_x(const wi_whatif *what, const stall_measured *m, int g, int
         memset(w, 0, sizeof *w);
         return wi_drew_too_long(what, f, e, r, k, err);
     }
-    for (int e = 0; e < ne && !fill; e++)
+    for (int e = 0; e < ne && !fill && !w->lazy; e++)
         for (int r = 0; r < g; r++)
             for (int64_t k = 0; k < n; k++) {
                 size_t o = ((size_t)e * g + r) * (size_t)n + (size_t)k;

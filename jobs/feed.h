@@ -10,7 +10,10 @@
  * a pure function of its configuration, whatever the thread count. Cells the
  * trace measured are replayed as measured; cells beyond it (more ranks,
  * batches or epochs than measured) are resampled as [fetch] resample says.
- * Memory: O(epochs x ranks x batches) int64 for the tables.
+ * Memory: O(epochs x ranks x batches) int64 for the tables, except where
+ * the cells beyond a trace are resampled with bootstrap and its rows are
+ * long: those are drawn as the run asks for them (lazy.c), O(epochs x
+ * ranks) generator states and windows.
  */
 #ifndef STALL_JOBS_FEED_H
 #define STALL_JOBS_FEED_H
@@ -34,8 +37,14 @@ typedef struct wi_tables {
     stall_time *late; /* [e * g + r] a rank's late start (the trace's, at its own ranks); NULL:
                          none */
     stall_time compute_ns;
-    struct wi_ovl *ovl; /* fetch and compute still being filled (fill.c), or NULL */
+    struct wi_ovl *ovl;   /* fetch and compute still being filled (fill.c), or NULL */
+    struct wi_lazy *lazy; /* not NULL: fetch and compute are NULL and drawn as asked (lazy.c) */
 } wi_tables;
+
+/* A cell of the tables, wherever it is kept (w->fetch and w->compute may
+ * be NULL: drawn as asked, w->lazy). Not for two threads on one rank. */
+stall_time wi_tables_fetch(const wi_tables *w, int e, int r, int64_t k);
+stall_time wi_tables_compute(const wi_tables *w, int e, int r, int64_t k);
 
 /* Frees the tables (a fill under way stopped and its threads joined). */
 void wi_tables_free(wi_tables *w);
@@ -101,6 +110,37 @@ int wi_tables_build_j(const wi_whatif *what, const stall_measured *m, int g, int
  * any size), never (0) or as wi_tables_build_j chooses (-1); for tests. */
 int wi_tables_build_x(const wi_whatif *what, const stall_measured *m, int g, int ne, int64_t n,
                       bool whatif, int threads, int ovl, wi_tables *w, stall_err *err);
+
+/* The same choosing whether cells beyond the trace resampled with
+ * bootstrap are drawn as the run asks for them (lazy.c): lazy 1 wherever
+ * they can be, 0 never, -1 where rows are long (WI_LAZY_BATCHES); for
+ * tests. The values are the same either way. */
+int wi_tables_build_l(const wi_whatif *what, const stall_measured *m, int g, int ne, int64_t n,
+                      bool whatif, int threads, int ovl, int lazy, wi_tables *w, stall_err *err);
+
+/* lazy.c: the cells of g ranks x ne epochs x n batches beyond trace m,
+ * resampled with bootstrap from the pools pf and pc (npool each), drawn as
+ * asked with the values wi_tables_build's serial loop gives them (x
+ * applied, charged by lb, mlast and lnum as it charges them). wi_lazy_new
+ * advances rng past every drawn cell, as that loop does, and copies what it
+ * needs of m and the pools. A row (epoch and rank) is asked by one thread
+ * at a time. */
+typedef struct wi_lazy wi_lazy;
+typedef struct wi_lazy_src {
+    const stall_measured *m;
+    const stall_time *pf, *pc;
+    size_t npool;
+    wi_xform x;
+    int g, ne;
+    int64_t n, lb, mlast, lnum;
+} wi_lazy_src;
+wi_lazy *wi_lazy_new(const wi_lazy_src *s, gsl_rng *rng);
+stall_time wi_lazy_fetch(wi_lazy *z, int e, int r, int64_t k);
+stall_time wi_lazy_compute(wi_lazy *z, int e, int r, int64_t k);
+void wi_lazy_free(wi_lazy *z); /* NULL-safe */
+/* v x num / den rounded to nearest (v unchanged when num == den, v < 0 or
+ * den < 1): a duration charged by the samples of its batch. */
+stall_time wi_part(stall_time v, int64_t num, int64_t den);
 
 /* fill.c: the drawn tables (no trace): whether rng and the two draws allow
  * it, and the fill of w->fetch and w->compute (NULL: the constant cd->ns)

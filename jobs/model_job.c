@@ -28,6 +28,7 @@
 #include "model_check.h"
 #include "model_job.h"
 #include "infer.h"
+#include "memo.h"
 #include "stream.h"
 #include "stall/dsanalyzer.h"
 #include "stall/io.h"
@@ -222,6 +223,7 @@ typedef struct wi_model_run {
     const stall_run_opts *opts;
     bool have; /* a measured trace */
     stall_measured m;
+    bool m_kept;                      /* m is opts->memo's (jobs/memo.h), not the run's to free */
     wi_stream *ws;                    /* the trace in streaming passes, or NULL */
     wi_xform x;                       /* the what-if's transform (streaming) */
     wi_tables w;                      /* the duration tables (not streaming) */
@@ -323,9 +325,14 @@ static int wi_prepare(wi_model_run *j, stall_err *err)
     int rc = stall_job_inputs_json(cfg, err);
     if (rc == 0 && j->have && stall_job_streams(cfg, j->opts))
         rc = wi_open_stream(&j->in, &j->ws, &j->m, &j->x, j->whole, sizeof j->whole, err);
-    if (rc == 0 && j->have && !j->ws)
-        rc = wi_json_format(cfg->format) ? wi_load_json(&j->in.trace, &j->m, err)
-                                         : wi_load_measured(&j->in.trace, &j->m, err);
+    if (rc == 0 && j->have && !j->ws) {
+        j->m_kept = wi_memo_take(j->opts->memo, &j->in.trace, &j->m);
+        if (!j->m_kept)
+            rc = wi_json_format(cfg->format) ? wi_load_json(&j->in.trace, &j->m, err)
+                                             : wi_load_measured(&j->in.trace, &j->m, err);
+        if (rc == 0 && !j->m_kept)
+            j->m_kept = wi_memo_keep(j->opts->memo, &j->in.trace, &j->m);
+    }
     if (rc)
         return rc;
     stall_model_params *p = &j->p;
@@ -554,7 +561,8 @@ static int wi_run_alignment(wi_model_run *j, int i, stall_err *err)
         int src = rc ? wi_stream_error(j->ws, err) : 0;
         rc = src ? src : rc;
     } else if (rc == 0) {
-        /* The tables' lookups are pure: the run may use -j threads
+        /* The tables' lookups are pure, or keep their state per rank
+         * (drawn as asked, lazy.c): the run may use -j threads
          * (models/model_par.c), with the same output. */
         pj.threads = opts->jobs > 1 ? opts->jobs : 1;
         rc = wi_run(&pj, &j->w, &c, &job->st, err);
@@ -671,7 +679,7 @@ static void wi_print(const wi_model_run *j, double measured)
                           : 0;
     for (int r = 0; r < p->ranks; r++) {
         first[r] = j->ws ? wi_xform_fetch(&j->x, wi_stream_first_fetch(j->ws, r))
-                         : j->w.fetch[(size_t)r * (size_t)j->w.n];
+                         : wi_tables_fetch(&j->w, 0, r, 0);
         stall_time cpu = p->cores > 0 ? llround(p->cpu_share * (double)first[r]) : 0;
         if (read > 0 && first[r] < read + cpu)
             first[r] = read + cpu;
@@ -725,7 +733,8 @@ static void wi_run_free(wi_model_run *j)
     free(j->jobs);
     wi_tables_free(&j->w);
     wi_stream_close(j->ws);
-    stall_measured_free(&j->m);
+    if (!j->m_kept)
+        stall_measured_free(&j->m);
     wi_ck_free(&j->ck);
 }
 

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "feed.h"
+#include "memo.h"
 #include "model_check.h"
 #include "plan_ckpt.h"
 #include "plan_int.h"
@@ -57,7 +58,8 @@ int plan_sim(plan_ctx *c, const stall_config *cfg, plan_probe *out, stall_err *e
                         .plan_probe = 1,
                         .summary = &sum,
                         .on_params = plan_eff,
-                        .observer = c};
+                        .observer = c,
+                        .memo = c->memo};
     (*c->sims)++;
     int rc = stall_scenario_run(cfg, &o, err);
     if (rc == 0) {
@@ -579,7 +581,9 @@ static int plan_trace(plan_ctx *c, stall_plan_result *r, int *ranks, stall_err *
         if (rc == 0 && have && mp.cores > 0 && !stall_config_given(&c->base, "cluster", "cores"))
             plan_set_int(&c->base, "cluster", "cores", mp.cores);
     }
-    stall_measured_free(&m);
+    /* kept for the probes, which read the same [trace] */
+    if (!(rc == 0 && have && wi_memo_keep(c->memo, &in.trace, &m)))
+        stall_measured_free(&m);
     return rc;
 }
 
@@ -593,6 +597,7 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
     r->tier_link.value = r->tier_global.value = r->tier_cache.value = NAN;
     r->tier_link.gpu_h = r->tier_global.gpu_h = r->tier_cache.gpu_h = NAN;
     plan_ctx *c = stall_xcalloc(1, sizeof *c);
+    c->memo = wi_memo_new();
     c->base = *cfg;
     c->base.nextra = 0;
     c->src = stall_config_src(cfg);
@@ -685,7 +690,7 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
         if (ckbase)
             plan_set_int(ckbase, "loader", "workers", (long long)r->workers.value);
         plan_ckpt_answer ca;
-        rc = plan_ckpt(ckbase ? ckbase : chosen, r->ckpt_budget, &ca, err);
+        rc = plan_ckpt(ckbase ? ckbase : chosen, r->ckpt_budget, c->memo, &ca, err);
         r->ckpt_every.value = ca.value;
         r->ckpt_every.gpu_h = NAN;
         r->ckpt_every.sims = ca.sims;
@@ -755,6 +760,7 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
     }
     free(ckbase);
     free(chosen);
+    wi_memo_free(c->memo);
     free(c);
     return rc;
 }

@@ -17,7 +17,8 @@ typedef struct ck_probe {
     int epochs;
 } ck_probe;
 
-static int ck_sim(stall_config *cfg, int64_t every, ck_probe *p, int *sims, stall_err *err)
+static int ck_sim(stall_config *cfg, int64_t every, stall_trace_memo *memo, ck_probe *p, int *sims,
+                  stall_err *err)
 {
     char buf[32];
     snprintf(buf, sizeof buf, "%lld", (long long)every);
@@ -25,7 +26,7 @@ static int ck_sim(stall_config *cfg, int64_t every, ck_probe *p, int *sims, stal
     if (stall_config_apply(cfg, "checkpoint", "every_iterations", buf, "plan", &e) != 0)
         abort(); /* in range by construction */
     stall_summary sum;
-    stall_run_opts o = {.jobs = 1, .no_files = 1, .plan_probe = 1, .summary = &sum};
+    stall_run_opts o = {.jobs = 1, .no_files = 1, .plan_probe = 1, .summary = &sum, .memo = memo};
     (*sims)++;
     int rc = stall_scenario_run(cfg, &o, err);
     if (rc == 0) {
@@ -37,7 +38,8 @@ static int ck_sim(stall_config *cfg, int64_t every, ck_probe *p, int *sims, stal
     return rc;
 }
 
-int plan_ckpt(const stall_config *chosen, double budget, plan_ckpt_answer *a, stall_err *err)
+int plan_ckpt(const stall_config *chosen, double budget, stall_trace_memo *memo,
+              plan_ckpt_answer *a, stall_err *err)
 {
     *a = (plan_ckpt_answer){.value = NAN};
     stall_config *cfg = stall_xmalloc(sizeof *cfg);
@@ -46,7 +48,7 @@ int plan_ckpt(const stall_config *chosen, double budget, plan_ckpt_answer *a, st
     if (cfg->ckpt_every_s > 0 && stall_config_apply(cfg, "checkpoint", "every_s", "0", "plan", &e))
         abort();
     ck_probe p;
-    int rc = ck_sim(cfg, 1, &p, &a->sims, err);
+    int rc = ck_sim(cfg, 1, memo, &p, &a->sims, err);
     if (rc == 0 && !(p.share > 0))
         rc = stall_err_set(err, STALL_ECONFIG,
                            "%s: [plan] ckpt_stall_budget: no checkpoint to plan; give [checkpoint] "
@@ -58,7 +60,7 @@ int plan_ckpt(const stall_config *chosen, double budget, plan_ckpt_answer *a, st
     while (rc == 0 && p.share > budget && hi < most) {
         lo = hi;
         hi = hi * 2 < most ? hi * 2 : most;
-        rc = ck_sim(cfg, hi, &p, &a->sims, err);
+        rc = ck_sim(cfg, hi, memo, &p, &a->sims, err);
         share_hi = p.share;
     }
     if (rc == 0 && p.share > budget) {
@@ -73,7 +75,7 @@ int plan_ckpt(const stall_config *chosen, double budget, plan_ckpt_answer *a, st
     }
     while (rc == 0 && hi - lo > 1) {
         int64_t mid = lo + (hi - lo) / 2;
-        rc = ck_sim(cfg, mid, &p, &a->sims, err);
+        rc = ck_sim(cfg, mid, memo, &p, &a->sims, err);
         if (rc == 0 && p.share <= budget) {
             hi = mid;
             share_hi = p.share;
@@ -83,7 +85,7 @@ int plan_ckpt(const stall_config *chosen, double budget, plan_ckpt_answer *a, st
     }
     if (rc == 0) {
         /* The answer's own run, for its share and epoch time. */
-        rc = ck_sim(cfg, hi, &p, &a->sims, err);
+        rc = ck_sim(cfg, hi, memo, &p, &a->sims, err);
         share_hi = p.share;
         snprintf(a->binding, sizeof a->binding, "met");
         a->value = (double)hi;

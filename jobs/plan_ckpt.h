@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "stall/config.h"
+#include "stall/job.h"
 
 /* The answer: the interval (NAN: none), binding "met" or "not_met", the
  * simulations it took and a sentence. */
@@ -23,6 +24,7 @@ typedef struct plan_ckpt_answer {
  * budget, for configuration cfg (not [checkpoint] mode = off: plan.c
  * refuses that first; its interval keys are replaced): galloping from 1,
  * then bisection, assuming the share does not grow with the interval. */
-int plan_ckpt(const stall_config *cfg, double budget, plan_ckpt_answer *a, stall_err *err);
+int plan_ckpt(const stall_config *cfg, double budget, stall_trace_memo *memo, plan_ckpt_answer *a,
+              stall_err *err);
 
 #endif

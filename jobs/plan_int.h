@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include "stall/config.h"
+#include "stall/job.h"
 #include "stall/plan.h"
 
 typedef struct plan_ctx {
@@ -41,6 +42,7 @@ typedef struct plan_ctx {
      * reads count twice (docs/model.md 2.3); 0: none seen, else the trace's
      * epochs */
     int reads_twice_epochs;
+    stall_trace_memo *memo; /* the trace, read once for every probe (memo.h) */
 } plan_ctx;
 
 typedef struct plan_probe {

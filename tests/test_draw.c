@@ -64,6 +64,33 @@ static void tdraw_same(stall_dist d, int n, unsigned long seed)
     gsl_rng_free(b);
 }
 
+/* wi_draw_uniform_ints gives gsl_rng_uniform_int's values and leaves the
+ * generator where n calls leave it, for ranges that redraw often (3e9: a
+ * quarter of the outputs past the last multiple), rarely and never (1),
+ * across blocks of the generator's state, with and without out. */
+Test(draw, uniform_ints_give_gsls_values_and_state)
+{
+    const unsigned long ranges[] = {1, 7, 299200, 3000000000UL, 0xffffffffUL};
+    for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++)
+        for (int keep = 0; keep < 2; keep++) {
+            gsl_rng *a = gsl_rng_alloc(gsl_rng_mt19937), *b = gsl_rng_alloc(gsl_rng_mt19937);
+            gsl_rng_set(a, 17 + i);
+            gsl_rng_set(b, 17 + i);
+            enum { N = 2000 };
+            int64_t out[N];
+            wi_draw_uniform_ints(b, ranges[i], keep ? out : NULL, N);
+            for (int j = 0; j < N; j++) {
+                unsigned long want = gsl_rng_uniform_int(a, ranges[i]);
+                cr_assert(!keep || out[j] == (int64_t)want, "range %lu, draw %d: %lld, want %lu",
+                          ranges[i], j, (long long)out[j], want);
+            }
+            cr_assert_eq(gsl_rng_get(a), gsl_rng_get(b), "range %lu: the states differ after",
+                         ranges[i]);
+            gsl_rng_free(a);
+            gsl_rng_free(b);
+        }
+}
+
 Test(draw, lognormal_gives_gsls_values)
 {
     double sigmas[] = {0.05, 0.3, 0.4, 1.0, 2.5};

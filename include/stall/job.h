@@ -55,6 +55,9 @@ typedef struct stall_job_hasher {
 void stall_job_hash_start(stall_job_hasher *h, const stall_config *cfg);
 int stall_job_hash_finish(stall_job_hasher *h, stall_err *err);
 
+/* A trace kept across the runs of one job (jobs/memo.h; plan's probes). */
+typedef struct stall_trace_memo stall_trace_memo;
+
 typedef struct stall_run_opts {
     const char *outdir; /* result folder; NULL: results/<name> */
     int jobs;           /* threads for the combinations (>= 1) */
@@ -87,13 +90,17 @@ typedef struct stall_run_opts {
                          false without a trace) */
     const stall_job_digests *digests; /* not NULL: input SHA-256 known to the caller
                                          (a path not in it is hashed) */
-    int in_memory; /* how validate and mode = model read a trace (tidy or dsanalyzer),
-                      with the same outputs either way (the tests compare them):
-                      0 auto: in streaming passes, memory flat in its length, when its
-                        files hold STALL_STREAM_MIN_BYTES or more, else whole (reading
-                        a small file four times only costs time: sweeps and plans
-                        read it once per point);
-                      1: whole into memory; -1: always in streaming passes */
+    int in_memory;          /* how validate and mode = model read a trace (tidy or dsanalyzer),
+                               with the same outputs either way (the tests compare them):
+                               0 auto: in streaming passes, memory flat in its length, when its
+                                 files hold STALL_STREAM_MIN_BYTES or more, else whole (reading
+                                 a small file four times only costs time: sweeps and plans
+                                 read it once per point);
+                               1: whole into memory; -1: always in streaming passes */
+    stall_trace_memo *memo; /* not NULL (stallsim plan's probes): mode = model keeps the trace
+                               it reads whole here, or takes it from here where a run before
+                               read the same [trace], with the same outputs; NULL: each run
+                               reads its own */
 } stall_run_opts;
 
 /* Traces this large (their files together) are streamed when in_memory = 0:

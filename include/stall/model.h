@@ -188,7 +188,9 @@ typedef struct stall_model_params {
                                    fetch align none, no accumulation), else 1; the
                                    output is byte-identical for every value. With more
                                    than 1, the durations callbacks are called from
-                                   several threads at once: they must be pure. Default 1. */
+                                   several threads at once, each rank's from one thread
+                                   only (its group's): they must be pure, or keep any
+                                   state per rank. Default 1. */
     bool tiers;                 /* the storage tiers of `storage` (stall/storage.h),
                                    in place of storage_mb_s, batch_mb and
                                    read_in_fetch. Default false. */
