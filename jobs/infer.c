@@ -539,12 +539,23 @@ int wi_json_workers(const wi_trace_src *src, const stall_tidy_trace *t, bool nee
                              "%s: 0, but %s holds only the loop's waits, not its fetches: its "
                              "DataLoader had workers (give their count, docs/model.md 8.2)",
                              at, src->path);
+    /* Given directly (no INI), the only way to give the count is --set:
+     * say so, and do not name an INI that is not there ("config: "). */
+    if (need && *w < 1 && !(src->ini && src->ini[0]))
+        return stall_err_set(
+            err, STALL_ECONFIG,
+            "%s: the trace holds only the loop's waits and does not record how many "
+            "DataLoader workers fed it: set [trace] workers, here --set trace.workers=N (the "
+            "loader's num_workers; and --set trace.prefetch_factor=P when not PyTorch's 2), "
+            "so that the fetch durations can be inferred (docs/model.md 8.2)",
+            src->path);
     if (need && *w < 1)
         return stall_err_set(
             err, STALL_ECONFIG,
             "%s: %s: the trace holds only the loop's waits and does not record how many "
-            "DataLoader workers fed it: set [trace] workers (and prefetch_factor when not "
-            "PyTorch's 2) so that the fetch durations can be inferred (docs/model.md 8.2)",
+            "DataLoader workers fed it: set [trace] workers (the loader's num_workers; or "
+            "--set trace.workers=N) and prefetch_factor when not PyTorch's 2, so that the "
+            "fetch durations can be inferred (docs/model.md 8.2)",
             ini, src->path);
     return 0;
 }

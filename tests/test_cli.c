@@ -1963,6 +1963,43 @@ Test(cli, validate_reads_kineto_and_dftracer_traces)
     cr_assert_eq(count_entries(p), 0, "%s: written", p);
 }
 
+/* A Kineto trace given directly, with no INI: the only way to give the
+ * worker count is --set, and the refusal says so (it said "config: T: ...
+ * set [trace] workers", naming an INI the new user did not have). With an
+ * INI it names the INI and the key, and --set as well. */
+Test(cli, kineto_trace_given_directly_is_told_to_set_trace_workers_on_the_command_line)
+{
+    char p[700], cmd[2048], *text;
+    snprintf(cmd, sizeof cmd, BIN " run " PUB "hta_trace_diff_test.json.gz -o %s/kd", cdir);
+    int rc = sh_text(cmd, &text);
+    cr_assert_eq(rc, 2, "exit %d:\n%s", rc, text);
+    cr_expect(strstr(text, "set [trace] workers, here --set trace.workers=N"), "%s", text);
+    cr_expect(strstr(text, "--set trace.prefetch_factor=P"), "%s", text);
+    cr_expect_null(strstr(text, "config: "), "no INI to name: %s", text);
+    free(text);
+    snprintf(p, sizeof p, "%s/kd.ini", cdir);
+    FILE *f = fopen(p, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "[scenario]\nmode = model\n[trace]\nformat = kineto\npath = %s\n",
+            PUB "hta_trace_diff_test.json.gz");
+    fclose(f);
+    snprintf(cmd, sizeof cmd, BIN " validate %s -o %s/kd", p, cdir);
+    rc = sh_text(cmd, &text);
+    cr_assert_eq(rc, 2, "exit %d:\n%s", rc, text);
+    cr_expect(strstr(text, "kd.ini: "), "the INI named: %s", text);
+    cr_expect(strstr(text, "set [trace] workers (the loader's num_workers; or --set "
+                           "trace.workers=N)"),
+              "%s", text);
+    free(text);
+    /* What the message asks for is taken. */
+    snprintf(cmd, sizeof cmd,
+             BIN " validate " PUB "hta_trace_diff_test.json.gz --set trace.workers=2 -q -o %s/kd2",
+             cdir);
+    rc = sh_text(cmd, &text);
+    cr_expect_eq(rc, 0, "exit %d:\n%s", rc, text);
+    free(text);
+}
+
 /* validate --analyze and --plots write into validate's own folder,
  * results/<name>-validate/, not into the run's results/<name>/ (they did:
  * a folder of analysis files without effective.ini, which the next `run`
