@@ -480,8 +480,12 @@ int stall_kineto_load(const char *path, stall_tidy_trace **out, stall_err *err)
                    "loop, is no iteration)",
                    (long long)calls);
         if (windows == 0)
-            tb_say(&s, "; %d rank%s x 1 epoch (Kineto marks none) x %lld iterations", t->ranks,
-                   t->ranks == 1 ? "" : "s", (long long)t->batches);
+            tb_say(&s,
+                   "; %d rank%s x 1 epoch (Kineto marks none: a profiler around several of the "
+                   "loop's epochs reads as one, each earlier epoch's call that ends its loop an "
+                   "iteration; one profiler per epoch, a file each in one folder, gives epochs) x "
+                   "%lld iterations",
+                   t->ranks, t->ranks == 1 ? "" : "s", (long long)t->batches);
         else
             tb_say(&s,
                    "; %d rank%s x %d profiling windows (a file each, a schedule with repeat; "

@@ -1966,7 +1966,9 @@ Test(cli, validate_reads_kineto_and_dftracer_traces)
 /* A Kineto trace given directly, with no INI: the only way to give the
  * worker count is --set, and the refusal says so (it said "config: T: ...
  * set [trace] workers", naming an INI the new user did not have). With an
- * INI it names the INI and the key, and --set as well. */
+ * INI it names the INI and the key, and --set as well. A file of one
+ * profiler around several epochs reads as one epoch: the summary says how
+ * to get epochs. */
 Test(cli, kineto_trace_given_directly_is_told_to_set_trace_workers_on_the_command_line)
 {
     char p[700], cmd[2048], *text;
@@ -1990,6 +1992,14 @@ Test(cli, kineto_trace_given_directly_is_told_to_set_trace_workers_on_the_comman
     cr_expect(strstr(text, "set [trace] workers (the loader's num_workers; or --set "
                            "trace.workers=N)"),
               "%s", text);
+    free(text);
+    /* One file marks no epochs: the summary says how to get them. */
+    snprintf(cmd, sizeof cmd, BIN " analyze " STALL_SOURCE_DIR "/tests/kineto/w2_nosched -o %s/ka",
+             cdir);
+    rc = sh_text(cmd, &text);
+    cr_expect_eq(rc, 0, "exit %d:\n%s", rc, text);
+    cr_expect(strstr(text, "one profiler per epoch, a file each in one folder, gives epochs"), "%s",
+              text);
     free(text);
     /* What the message asks for is taken. */
     snprintf(cmd, sizeof cmd,
