@@ -613,8 +613,10 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
     if (rc == 0 && (cfg->format == STALL_FORMAT_KINETO || cfg->format == STALL_FORMAT_DFTRACER)) {
         stall_config_origin(cfg, "trace", "format", at, sizeof at);
         rc = stall_err_set(err, STALL_ECONFIG,
-                           "%s: plan takes tidy or dsanalyzer traces (or none); run a what-if "
-                           "on this trace with stallsim run, mode = model",
+                           "%s: plan takes tidy or dsanalyzer traces (or none); ask its "
+                           "what-ifs one at a time with stallsim run on this trace (mode = "
+                           "model), e.g. --set loader.workers=8 (and --set trace.workers=N, "
+                           "the measured count, for a Kineto trace with workers)",
                            at);
     }
     if (rc == 0 && cfg->fetch_align.n > 1 && stall_config_given(cfg, "align", "fetch")) {

@@ -397,6 +397,10 @@ Test(plan, a_kineto_trace_given_directly_is_named_in_the_refusal)
         char want[1024];
         snprintf(want, sizeof want, "%s: plan takes tidy or dsanalyzer traces", paths[i]);
         cr_assert(strncmp(e.msg, want, strlen(want)) == 0, "'%s' should start '%s'", e.msg, want);
+        /* And says what to run instead, with the keys to give. */
+        cr_expect(strstr(e.msg, "stallsim run on this trace"), "%s", e.msg);
+        cr_expect(strstr(e.msg, "--set loader.workers=8"), "%s", e.msg);
+        cr_expect(strstr(e.msg, "--set trace.workers=N"), "%s", e.msg);
         free(cfg);
     }
 }
