@@ -213,7 +213,8 @@ void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *p, cons
     if (no_means)
         fprintf(f,
                 "iter_s, stall_s, delay_s: -: no batch of an epoch comes after the %lld left "
-                "out of the means ([report] warmup), so there is nothing to average\n",
+                "out of the means ([report] warmup), so there is nothing to average (a "
+                "smaller warmup: --set report.warmup=1)\n",
                 (long long)cfg->warmup);
     if (!isnan(measured))
         fprintf(f, "%-5s %11.3f   (measured mean epoch time of the trace%s)\n", "trace", measured,

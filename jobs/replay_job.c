@@ -301,7 +301,7 @@ static void scen_term_no_means(FILE *t, const scen_ctx *c, bool any, const char 
     if (any)
         fprintf(t,
                 "%s: -: no batch comes after the %lld left out of the means ([report] warmup), "
-                "so there is nothing to average\n",
+                "so there is nothing to average (a smaller warmup: --set report.warmup=1)\n",
                 cols, (long long)c->cfg->warmup);
 }
 

@@ -1464,6 +1464,9 @@ Test(cli, a_mean_over_no_batches_is_shown_as_a_dash_and_explained)
     cr_expect(!strstr(text, "nan"), "%s", text);
     cr_expect(strstr(text, "iter_s, stall_s, delay_s: -: no batch of an epoch comes after"), "%s",
               text);
+    /* ... and says how to get means of so short an epoch. */
+    cr_expect(strstr(text, "nothing to average (a smaller warmup: --set report.warmup=1)"), "%s",
+              text);
 }
 
 /* 64 ranks with --analyze: the terminal lists the 16 ranks most often last
@@ -2781,7 +2784,8 @@ Test(cli, a_replay_with_no_batch_after_the_warmup_says_so)
         cr_assert_eq(sh_text(cmd, &text), 0, "%s", text);
         cr_expect_null(strstr(text, "nan"), "%s", text);
         cr_expect_not_null(strstr(text, ": -: no batch comes after the 850 left out of the means "
-                                        "([report] warmup), so there is nothing to average\n"),
+                                        "([report] warmup), so there is nothing to average (a "
+                                        "smaller warmup: --set report.warmup=1)\n"),
                            "%s", text);
         free(text);
     }
