@@ -352,6 +352,13 @@ static int sweep_point(sweep_run *r, size_t i, bool *skipped, stall_err *err)
         /* A model job told no_iterations makes no sub-folder (model_job.c). */
         if (rc == 0 && !r->opts->keep_iterations && cfg->mode != STALL_MODE_MODEL)
             sweep_drop_subdirs(tmp);
+        /* Finished, whole in tmp: from here a second signal puts it in
+         * place (sweep_sig_commit), as it does once it waits for the group
+         * commit; marked later (after reading its summary and waiting for
+         * the lock), a second signal in between left tmp behind, the
+         * point lost. */
+        if (rc == 0)
+            atomic_store(&sweep_pst[i], SWEEP_PT_FIN);
         if (rc == 0)
             sweep_keep(r, i, tmp, stall__sweep_summary_name(cfg));
         if (rc != 0)
@@ -488,8 +495,9 @@ static void *sweep_worker(void *arg)
                     r->cap_pending = r->cap_pending ? 2 * r->cap_pending : 64;
                     r->pending = stall_xrealloc(r->pending, r->cap_pending * sizeof *r->pending);
                 }
+                /* marked finished in sweep_point; a second signal may
+                 * have put it in place since, which sweep_commit skips */
                 r->pending[r->npending++] = i;
-                atomic_store(&sweep_pst[i], SWEEP_PT_FIN);
             }
             sweep_progress(r, false);
         }

@@ -203,3 +203,81 @@ Test(gzin, kineto_and_dftracer_refuse_bytes_after_the_gzip_data)
     cr_expect_eq(stall_dftracer_load(p, &t, &e), 0, "%s", e.msg);
     stall_tidy_free(t);
 }
+
+/* text as one gzip member whose header carries a comment of clen bytes
+ * (so that its length can be set to the byte); its length. */
+static size_t gz_member_c(const char *text, size_t clen, unsigned char *out, size_t cap)
+{
+    z_stream z = {0};
+    cr_assert_eq(deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+    char *comment = malloc(clen + 1);
+    memset(comment, 'c', clen);
+    comment[clen] = '\0';
+    gz_header h = {0};
+    h.comment = (Bytef *)comment;
+    cr_assert_eq(deflateSetHeader(&z, &h), Z_OK);
+    z.next_in = (unsigned char *)(uintptr_t)text;
+    z.avail_in = (uInt)strlen(text);
+    z.next_out = out;
+    z.avail_out = (uInt)cap;
+    cr_assert_eq(deflate(&z, Z_FINISH), Z_STREAM_END);
+    size_t n = cap - z.avail_out;
+    deflateEnd(&z);
+    free(comment);
+    return n;
+}
+
+/* The first read takes 64 KiB: a member ending one byte before it leaves
+ * the next member's 1f in that read and its 8b in the next (the path that
+ * reads on for the second magic byte); one ending at it leaves the next
+ * member wholly to the next read. Both are one stream; a lone 1f there, or
+ * 1f and another byte, is trailing garbage. */
+Test(gzin, a_member_ending_at_a_read_boundary_is_followed_across_it)
+{
+    size_t cap = 1 << 18, first = 1 << 16;
+    unsigned char *z = malloc(cap);
+    size_t probe = gz_member_c("first\n", 100, z, cap);
+    for (size_t back = 0; back <= 1; back++) {
+        size_t clen = 100 + (first - back) - probe;
+        size_t n = gz_member_c("first\n", clen, z, cap);
+        cr_assert_eq(n, first - back);
+        size_t m = n + gz_member("second\n", 7, z + n, cap - n);
+        char msg[256];
+        char *t = read_all(put("edge.gz", z, m), msg, sizeof msg);
+        cr_assert_not_null(t, "member ending %zu before the read's end: %s", back, msg);
+        cr_expect_str_eq(t, "first\nsecond\n");
+        free(t);
+        const unsigned char tails[2][2] = {{0x1f, 0x00}, {0x1f, 0x8c}};
+        for (int k = 0; k < 2; k++) {
+            memcpy(z + n, tails[k], 2);
+            t = read_all(put("edge-bad.gz", z, n + 1 + (size_t)k), msg, sizeof msg);
+            cr_expect_null(t, "tail %d after a member ending %zu before the read's end", k, back);
+            free(t);
+            cr_expect(strstr(msg, "trailing garbage") != NULL, "%s", msg);
+        }
+    }
+    free(z);
+}
+
+/* An empty file, one byte, and a gzip header cut short: read as an empty
+ * or one-byte plain file, or refused as truncated, never a crash. */
+Test(gzin, tiny_and_headless_files)
+{
+    char msg[256];
+    char *t = read_all(put("empty.gz", "", 0), msg, sizeof msg);
+    cr_assert_not_null(t, "%s", msg);
+    cr_expect_str_eq(t, "");
+    free(t);
+    t = read_all(put("one.gz", "\x1f", 1), msg, sizeof msg);
+    cr_assert_not_null(t, "%s", msg);
+    cr_expect_str_eq(t, "\x1f");
+    free(t);
+    unsigned char z[512];
+    gz_member(TEXT, strlen(TEXT), z, sizeof z);
+    for (size_t cut = 2; cut < 10; cut += 3) {
+        t = read_all(put("head.gz", z, cut), msg, sizeof msg);
+        cr_expect_null(t, "a header of %zu bytes read without a word", cut);
+        free(t);
+        cr_expect(strstr(msg, "truncated") != NULL, "%zu: %s", cut, msg);
+    }
+}
