@@ -115,6 +115,21 @@ static int df_event(void *ctx, const jev_event *e, const jev_pos *p, stall_err *
     int k = df_kind(e, &f->gen);
     if (k < 0)
         return 0;
+    /* A used event's process and thread key its spans (a worker's reads, the
+     * loop's): a missing or non-numeric pid or tid put events of different
+     * threads together without a word. */
+    int64_t id;
+    if (e->pid[0] == '\0' || jev_int(e->pid, &id) != 0 || id < 0)
+        return stall_err_set(err, STALL_EPARSE,
+                             "%s: line %lld: '%s': pid %s%s%s is not a process id (an integer "
+                             "from 0)",
+                             p->file, (long long)p->line, e->name, e->pid[0] ? "'" : "",
+                             e->pid[0] ? e->pid : "missing (or null)", e->pid[0] ? "'" : "");
+    if (e->tid[0] == '\0' || jev_int(e->tid, &id) != 0)
+        return stall_err_set(err, STALL_EPARSE,
+                             "%s: line %lld: '%s': tid %s%s%s is not a thread id (an integer)",
+                             p->file, (long long)p->line, e->name, e->tid[0] ? "'" : "",
+                             e->tid[0] ? e->tid : "missing (or null)", e->tid[0] ? "'" : "");
     tb_span s = {0};
     if (jev_us_to_ns(e->ts, &s.ts) != 0 || s.ts < 0 || (double)s.ts > STALL_LIMIT_CLOCK_S * 1e9)
         return stall_err_set(err, STALL_EPARSE,

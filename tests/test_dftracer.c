@@ -194,14 +194,22 @@ Test(dftracer, analyze_writes_checkpoints)
 
 /* A time past the limits (docs/limits.md: a clock reading from 0 to 4e9 s,
  * a duration up to 1e6 s) is refused naming the file, line and event: a
- * dur of 1e8 s, or a negative ts, was taken. */
-Test(dftracer, times_past_the_limits_are_refused)
+ * dur of 1e8 s, or a negative ts, was taken. So is a used event's pid or
+ * tid that is not one, or missing: it keys the event's thread (events of
+ * different threads were put together without a word). */
+Test(dftracer, times_past_the_limits_and_ids_that_are_none_are_refused)
 {
-    static const char *const from[] = {"\"dur\":758000", "\"ts\":1760000002000000"};
-    static const char *const to[] = {"\"dur\":100000000000000", "\"ts\":-5"};
+    static const char *const from[] = {"\"dur\":758000", "\"ts\":1760000002000000",
+                                       "\"pid\":4242,\"tid\":5001", "\"pid\":4242,\"tid\":5001",
+                                       "\"pid\":4242,\"tid\":5001"};
+    static const char *const to[] = {"\"dur\":100000000000000", "\"ts\":-5",
+                                     "\"pid\":\"w\",\"tid\":5001", "\"pid\":4242",
+                                     "\"pid\":-1,\"tid\":5001"};
     static const char *const want[] = {"dur '100000000000000' is not a duration",
-                                       "ts '-5' is not a time"};
-    for (int i = 0; i < 2; i++) {
+                                       "ts '-5' is not a time", "pid 'w' is not a process id",
+                                       "tid missing (or null) is not a thread id",
+                                       "pid '-1' is not a process id"};
+    for (int i = 0; i < 5; i++) {
         char d[] = "/tmp/stall_dft_XXXXXX", cmd[1400], p[600];
         cr_assert_not_null(mkdtemp(d));
         snprintf(p, sizeof p, "%s/trace-0-of-1.pfw", d);
