@@ -120,28 +120,16 @@ static int df_event(void *ctx, const jev_event *e, const jev_pos *p, stall_err *
      * threads together without a word. */
     int64_t id;
     if (e->pid[0] == '\0' || jev_int(e->pid, &id) != 0 || id < 0)
-        return stall_err_set(err, STALL_EPARSE,
-                             "%s: line %lld: '%s': pid %s%s%s is not a process id (an integer "
-                             "from 0)",
-                             p->file, (long long)p->line, e->name, e->pid[0] ? "'" : "",
-                             e->pid[0] ? e->pid : "missing (or null)", e->pid[0] ? "'" : "");
+        return jev_bad_field(e, p, "pid", e->pid, "a process id (an integer from 0)", err);
     if (e->tid[0] == '\0' || jev_int(e->tid, &id) != 0)
-        return stall_err_set(err, STALL_EPARSE,
-                             "%s: line %lld: '%s': tid %s%s%s is not a thread id (an integer)",
-                             p->file, (long long)p->line, e->name, e->tid[0] ? "'" : "",
-                             e->tid[0] ? e->tid : "missing (or null)", e->tid[0] ? "'" : "");
+        return jev_bad_field(e, p, "tid", e->tid, "a thread id (an integer)", err);
     tb_span s = {0};
     if (jev_us_to_ns(e->ts, &s.ts) != 0 || s.ts < 0 || (double)s.ts > STALL_LIMIT_CLOCK_S * 1e9)
-        return stall_err_set(err, STALL_EPARSE,
-                             "%s: line %lld: '%s': ts '%s' is not a time in microseconds (a clock "
-                             "reading, 0 to 4e9 s)",
-                             p->file, (long long)p->line, e->name, e->ts);
+        return jev_bad_field(e, p, "ts", e->ts,
+                             "a time in microseconds (a clock reading, 0 to 4e9 s)", err);
     if (jev_us_to_ns(e->dur, &s.dur) != 0 || s.dur < 0 ||
         (double)s.dur > STALL_LIMIT_DURATION_S * 1e9)
-        return stall_err_set(err, STALL_EPARSE,
-                             "%s: line %lld: '%s': dur '%s' is not a duration in microseconds (0 "
-                             "to 1e6 s)",
-                             p->file, (long long)p->line, e->name, e->dur);
+        return jev_bad_field(e, p, "dur", e->dur, "a duration in microseconds (0 to 1e6 s)", err);
     s.key = tb_hash(e->pid, e->tid);
     if (f->name[k][0] == '\0')
         snprintf(f->name[k], sizeof f->name[k], "%.47s", e->name);

@@ -526,6 +526,15 @@ long jev_head(const char *path, char *buf, size_t n)
     return got < 0 ? 0 : got;
 }
 
+int jev_bad_field(const jev_event *e, const jev_pos *p, const char *field, const char *val,
+                  const char *what, stall_err *err)
+{
+    return stall_err_set(err, STALL_EPARSE, "%s: line %lld (byte %lld): '%s': %s %s%s%s is not %s",
+                         p->file, (long long)p->line, (long long)p->offset, e->name, field,
+                         val[0] ? "'" : "", val[0] ? val : "missing (or null)", val[0] ? "'" : "",
+                         what);
+}
+
 int jev_int(const char *text, int64_t *v)
 {
     const char *p = text;

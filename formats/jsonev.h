@@ -59,6 +59,12 @@ int jev_us_to_ns(const char *text, int64_t *ns);
  * *v; 0 or -1. */
 int jev_int(const char *text, int64_t *v);
 
+/* The refusal of a used event's field (pid, tid, ts, dur) whose value val
+ * ("" where missing or null) is not `what`: STALL_EPARSE, err naming
+ * "file: line L (byte B): 'event': field 'val' is not what". */
+int jev_bad_field(const jev_event *e, const jev_pos *p, const char *field, const char *val,
+                  const char *what, stall_err *err);
+
 /* Reads up to n bytes of path's decompressed start into buf (for the
  * probes); returns the count, -1 when it cannot be opened. */
 long jev_head(const char *path, char *buf, size_t n);

@@ -58,17 +58,6 @@ static bool kt_prefix(const char *s, const char *p)
  * events: the one pid that is not a number. */
 #define KT_LEGACY_PID "CPU functions"
 
-/* The error for a used event's field (pid, tid, ts, dur) whose value val
- * ("" where missing or null) is not `what`. */
-static int kt_bad(const jev_event *e, const jev_pos *p, const char *field, const char *val,
-                  const char *what, stall_err *err)
-{
-    return stall_err_set(err, STALL_EPARSE, "%s: line %lld (byte %lld): '%s': %s %s%s%s is not %s",
-                         p->file, (long long)p->line, (long long)p->offset, e->name, field,
-                         val[0] ? "'" : "", val[0] ? val : "missing (or null)", val[0] ? "'" : "",
-                         what);
-}
-
 /* An event the reader uses (a DataLoader wait, a ProfilerStep) must say
  * which process and thread it is on: pid a process id (an integer from 0,
  * as a number or a string of digits, or the legacy exporter's "CPU
@@ -79,9 +68,9 @@ static int kt_ids(const jev_event *e, const jev_pos *p, stall_err *err)
     int64_t v;
     if (e->pid[0] == '\0' ||
         ((jev_int(e->pid, &v) != 0 || v < 0) && strcmp(e->pid, KT_LEGACY_PID) != 0))
-        return kt_bad(e, p, "pid", e->pid, "a process id (an integer from 0)", err);
+        return jev_bad_field(e, p, "pid", e->pid, "a process id (an integer from 0)", err);
     if (e->tid[0] == '\0' || jev_int(e->tid, &v) != 0)
-        return kt_bad(e, p, "tid", e->tid, "a thread id (an integer)", err);
+        return jev_bad_field(e, p, "tid", e->tid, "a thread id (an integer)", err);
     return 0;
 }
 
@@ -89,10 +78,10 @@ static int kt_times(const jev_event *e, const jev_pos *p, stall_time *ts, stall_
                     stall_err *err)
 {
     if (jev_us_to_ns(e->ts, ts) != 0 || *ts < 0 || (double)*ts > STALL_LIMIT_CLOCK_S * 1e9)
-        return kt_bad(e, p, "ts", e->ts, "a time in microseconds (a clock reading, 0 to 4e9 s)",
-                      err);
+        return jev_bad_field(e, p, "ts", e->ts,
+                             "a time in microseconds (a clock reading, 0 to 4e9 s)", err);
     if (jev_us_to_ns(e->dur, dur) != 0 || *dur < 0 || (double)*dur > STALL_LIMIT_DURATION_S * 1e9)
-        return kt_bad(e, p, "dur", e->dur, "a duration in microseconds (0 to 1e6 s)", err);
+        return jev_bad_field(e, p, "dur", e->dur, "a duration in microseconds (0 to 1e6 s)", err);
     return 0;
 }
 

@@ -307,7 +307,7 @@ put("dft_array_line.pfw", DT.replace('{"id":1,', '[1, 2]\n{"id":1,'), "dftracer"
     "dft_array_line.pfw: line 3 (byte")
 put("dft_garbage.pfw", DT.replace('"cat":"compute"', '"cat":compute'), "dftracer", 2, "dft_garbage.pfw: line 5 (byte")
 put("dft_bad_ts.pfw", DT.replace('"ts":1760000000001000', '"ts":"x"'), "dftracer", 2,
-    "dft_bad_ts.pfw: line 5: 'compute': ts 'x'")
+    "dft_bad_ts.pfw: line 5 (byte 454): 'compute': ts 'x'")
 put("dft_no_compute.pfw", DT.replace('"name":"compute"', '"name":"other"'), "dftracer", 2,
     "dft_no_compute.pfw: rank 0: no compute events")
 put("dft_empty.pfw", "", "dftracer", 2, "dft_empty.pfw: rank 0: no compute events")
