@@ -670,14 +670,14 @@ int stall_analyze_job(const char *path, const char *outdir, int workers, FILE *t
             snprintf(wk, sizeof wk, "%d workers per rank", a.workers);
         char gave[sizeof src->given + 32];
         snprintf(gave, sizeof gave, " (%s%s)", a.workers_inferred ? "round robin, " : "", given);
+        char how[112]; /* an INI's own key beside the option */
+        snprintf(how, sizeof how,
+                 " (inferred from the fetch starts, round robin; %s--workers N says otherwise)",
+                 stall_an_is_ini(path) ? "[trace] workers or " : "");
         fprintf(term, "stallsim %s: analyze %s: %d ranks x %d epochs x %lld batches, %s%s\n",
                 stall_version(), path, a.ranks, a.epochs, (long long)a.batches, wk,
-                inferred && stall_an_is_ini(path)
-                    ? " (inferred from the fetch starts, round robin; [trace] workers or "
-                      "--workers N says otherwise)"
-                : inferred ? " (inferred from the fetch starts, round robin; --workers N says "
-                             "otherwise)"
-                : given[0] ? gave
+                inferred             ? how
+                : given[0]           ? gave
                 : a.workers_inferred ? " (round robin, as given)"
                 : tidy               ? " (the trace's worker column)"
                                      : "");
