@@ -212,19 +212,44 @@ static void plot_base(const char *s, size_t len, char *out, size_t n)
     snprintf(out, n, "%.*s", (int)(len - b), s + b);
 }
 
+/* Whether the header of dir's sweep.csv names col: one of the sweep's
+ * axes (they come first, after "point"). */
+static bool plot_sweep_axis(const char *dir, const char *col)
+{
+    char *csv = stall_path_join(dir, "sweep.csv");
+    FILE *f = fopen(csv, "r");
+    free(csv);
+    if (!f)
+        return false;
+    char line[8192];
+    bool has = false;
+    if (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        char *save = NULL;
+        for (char *t = strtok_r(line, ",", &save); t && !has; t = strtok_r(NULL, ",", &save))
+            has = strcmp(t, col) == 0;
+    }
+    fclose(f);
+    return has;
+}
+
 /* c->src: the scenario's name and its trace's, from the folder's
  * effective.ini (a sweep's: its first point's), else the folder's name.
  * A figure copied out of its folder, or one of many runs' side by side,
- * says which input it was drawn from (every title said only what). */
+ * says which input it was drawn from (every title said only what). A
+ * sweep over trace.path names no trace: its first point's is one of
+ * several, which the figure's axis names. */
 static void plot_source(plot_ctx *c)
 {
     char name[128] = "", trace[512] = "", label[128] = "", raw[300];
     char *ini = stall_path_join(c->dir, "effective.ini");
+    bool traces = false;
     if (access(ini, F_OK) != 0) {
         free(ini);
         ini = stall_path_join(c->dir, "point-000000/effective.ini");
+        traces = plot_sweep_axis(c->dir, "trace.path");
     }
-    if (plot_ini_value(ini, "scenario", "name", name, sizeof name) &&
+    if (plot_ini_value(ini, "scenario", "name", name, sizeof name) && !traces &&
         plot_ini_value(ini, "trace", "path", trace, sizeof trace)) {
         plot_base(trace, strlen(trace), label, sizeof label);
         if (strcmp(label, "trace.csv") == 0) {

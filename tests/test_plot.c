@@ -2477,6 +2477,23 @@ Test(plot, real_figure_titles_name_their_input)
     titles_name(r, " - analyze-strag", 1);
 }
 
+/* A sweep over trace.path names no one trace in its title: it named the
+ * first point's ("Sweep over two axes - w2-whatif, trace w1") over a grid
+ * of w1, w2 and w4, whose axis names each. A sweep of one trace keeps it. */
+Test(plot, real_sweep_over_traces_names_no_one_of_them)
+{
+    char *r = res_dir("swtr");
+    cr_assert_eq(sh("%s sweep configs/w2.ini --sweep trace.path=traces/w1/trace.csv,"
+                    "traces/w4/trace.csv --sweep loader.workers=1,2 --plots -o %s -q",
+                    BIN, r),
+                 0);
+    titles_name(r, " - w2-whatif\"", 1);
+    r = res_dir("sw1tr");
+    cr_assert_eq(sh("%s sweep configs/w2.ini --sweep loader.workers=1,2 --plots -o %s -q", BIN, r),
+                 0);
+    titles_name(r, " - w2-whatif, trace w2\"", 1);
+}
+
 /* The stall panels leave a margin left of iteration 0: its stall, the
  * epoch's start-up and often the tallest of the run (9.2 s on rank 0 of
  * example-whatif.ini, against 3.6 s after it), was drawn on the left
