@@ -91,6 +91,10 @@ void wi_effects(const stall_measured *m, const wi_whatif *what, const stall_mode
      * each epoch reads every sample once: it hits from the second epoch on
      * (docs/model.md 2.3), or costs its admission writes */
     fx->caches = p->epochs > 1 || what->cached_start_mb > 0 || what->admit_ms > 0;
+    /* The loader's first round sends each worker prefetch_factor requests
+     * (model.c, as PyTorch's _reset): with no more batches than workers
+     * that round takes every batch, one per worker, whatever the factor */
+    fx->prefetches = p->workers > 0 && p->batches > p->workers;
 }
 
 int wi_grid_check(const stall_config *cfg, const wi_whatif *what, const stall_measured *m,
@@ -153,6 +157,7 @@ void stall_model_effects_or(stall_model_effects *into, const stall_model_effects
     into->late |= fx->late;
     into->deflates |= fx->deflates;
     into->caches |= fx->caches;
+    into->prefetches |= fx->prefetches;
 }
 
 int stall_model_effects_check(const stall_config *cfg, const stall_model_effects *fx,
@@ -223,12 +228,16 @@ int stall_model_effects_check(const stall_config *cfg, const stall_model_effects
          "the run has one epoch, which reads every sample once, so a cache that starts cold "
          "hits nothing (every hit share is 0); it needs [run] epochs > 1 (with [fetch] resample "
          "beyond the trace's epochs), [storage] cached_start_mb (a warm start) or admit_ms"},
+        {"loader", "prefetch_factor",
+         "an epoch has no more batches per GPU than workers, so the loader's first round of "
+         "requests (workers x prefetch_factor) already sends every batch, one to each worker, "
+         "whatever the factor; it needs [run] batches (or the trace's) above [loader] workers"},
     };
     const bool idle[STALL_MODEL_EFFECT_KEYS] = {
         !fx->draws,    !fx->reads,  !fx->cpu_waits,    !fx->beyond,  !fx->rescales,
         !fx->drops,    !fx->epochs, !fx->trace_epochs, !fx->workers, !fx->trace_workers,
         !fx->nodes,    !fx->ranks,  !fx->orders,       !fx->late,    !fx->ranks,
-        !fx->deflates, !fx->caches};
+        !fx->deflates, !fx->caches, !fx->prefetches};
     for (int i = 0; i < STALL_MODEL_EFFECT_KEYS; i++) {
         if (!idle[i] || !stall_config_given(cfg, keys[i].section, keys[i].key))
             continue;

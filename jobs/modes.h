@@ -47,6 +47,9 @@ typedef struct stall_model_effects {
                            columns ([trace] cores) */
     bool caches;        /* the node's cache can hit or write: more than one epoch, a warm start
                            or admission writes ([storage] cache_mb) */
+    bool prefetches;    /* an epoch has more batches per GPU than workers, so the loader's
+                           first round of requests does not take them all ([loader]
+                           prefetch_factor) */
 } stall_model_effects;
 
 /* into |= fx, field by field: a key has an effect where any of the runs
@@ -54,7 +57,7 @@ typedef struct stall_model_effects {
 void stall_model_effects_or(stall_model_effects *into, const stall_model_effects *fx);
 
 /* The keys stall_model_effects_check judges, in this order. */
-#define STALL_MODEL_EFFECT_KEYS 17
+#define STALL_MODEL_EFFECT_KEYS 18
 
 /* mode = model's checks of one configuration that need the trace's grid
  * (from stall_model_grid; NULL without a trace), as stall_model_job makes
@@ -69,7 +72,8 @@ int stall_model_point_check(const stall_config *cfg, const stall_measured *grid,
  * persistent_workers (twice each: one epoch, no workers), [storage] layout,
  * [loader] in_order, [ranks] late_start, [report] delay_threshold (one GPU),
  * [trace] cores (nothing deflated), [storage] cache_mb > 0 (a cold cache in
- * a run of one epoch: it hits nothing)
+ * a run of one epoch: it hits nothing), [loader] prefetch_factor (no more
+ * batches per GPU in an epoch than workers: the first requests take them all)
  * and an [align] fetch list with a policy other than none given in cfg
  * where fx says they have no
  * effect, naming where they were given: where_of[i] (may be NULL, or

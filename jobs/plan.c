@@ -516,6 +516,10 @@ static int plan_effects(const stall_config *cfg, const stall_measured *m, int ra
     /* its probes run one worker per GPU; the workers question tries up to
      * max_workers */
     any.orders = r->max_workers > 1;
+    /* the workers question tries 1 worker per GPU: the factor matters
+     * wherever an epoch has more than one batch per GPU (strong scaling
+     * only shrinks the trace's) */
+    any.prefetches = cfg->batches > 1 || !m || m->batches > 1;
     int rc = stall_model_effects_check(cfg, &any, NULL, err);
     if (rc && err) {
         size_t n = strlen(err->msg);

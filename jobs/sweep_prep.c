@@ -490,7 +490,8 @@ int stall__sweep_model_check(const stall_sweep *s, char *late, size_t n, stall_e
                                                                   "ranks.late_start",
                                                                   "report.delay_threshold",
                                                                   "trace.cores",
-                                                                  "storage.cache_mb"};
+                                                                  "storage.cache_mb",
+                                                                  "loader.prefetch_factor"};
         char where[STALL_MODEL_EFFECT_KEYS][STALL_PATH_MAX + 128];
         const char *where_of[STALL_MODEL_EFFECT_KEYS];
         for (int k = 0; k < STALL_MODEL_EFFECT_KEYS; k++) {

@@ -2379,6 +2379,38 @@ Test(cli, in_order_is_refused_where_one_worker_leaves_it_nothing_to_do)
     refusal_cases(c, sizeof c / sizeof c[0], "inord");
 }
 
+/* [loader] prefetch_factor where an epoch has no more batches per GPU than
+ * workers was taken silently: the loader's first round of requests sends
+ * every batch, one to each worker, whatever the factor (run traces/ddp2_w2
+ * --set run.batches=2 printed 0.160 s, 77.60% with factors 2, 4 and 8).
+ * Refused by run, by a sweep over all its points and by plan; taken where
+ * an epoch has more batches than workers. */
+Test(cli, prefetch_factor_is_refused_where_the_first_requests_take_every_batch)
+{
+    static const refusal_case c[] = {
+        {"run", "traces/ddp2_w2 --set run.batches=2 --set loader.prefetch_factor=4",
+         "stallsim: --set loader.prefetch_factor: has no effect: an epoch has no more batches "
+         "per GPU than workers"},
+        {"run",
+         "configs/w2.ini --set run.batches=4 --set loader.workers=4 --set "
+         "loader.prefetch_factor=1",
+         "stallsim: --set loader.prefetch_factor: has no effect: "},
+        {"sweep", "traces/ddp2_w2 --set run.batches=2 --sweep loader.prefetch_factor=1,2",
+         "stallsim: --sweep loader.prefetch_factor: has no effect: "},
+        /* where it acts */
+        {"run", "traces/ddp2_w2 --set run.batches=3 --set loader.prefetch_factor=1", NULL},
+        {"sweep",
+         "traces/ddp2_w2 --set run.batches=2 --set loader.prefetch_factor=1 --sweep "
+         "loader.workers=1,2",
+         NULL},
+        {"plan",
+         "configs/w2.ini --set loader.prefetch_factor=4 --set plan.max_workers=1 --set "
+         "plan.max_gpus=1",
+         NULL},
+    };
+    refusal_cases(c, sizeof c / sizeof c[0], "pref");
+}
+
 /* Keys accepted silently where they change nothing (exit 0, the same
  * outputs): [loader] and [trace] persistent_workers on a one-epoch run,
  * [storage] layout on one node, an [align] fetch list on one GPU. Each is
