@@ -17,10 +17,11 @@
  * flag and says so on stderr; threads finish the points in flight and take
  * no more, and each finished point is committed at once from then on. A
  * second signal first commits, from the handler, every finished point not
- * yet in place (a per-point atomic state says which: a point is marked
- * finished, then claimed around its rename, through stall__sweep_sig_*),
- * then goes to the handlers it replaced, which remove the points' work
- * folders and end the process: a rerun finds every point that had finished.
+ * yet in place, its job's folder whole in .point-N.tmp (a per-point atomic
+ * state says which: a point is marked running, then finished, then claimed
+ * around its rename, through stall__sweep_sig_*), then goes to the handlers
+ * it replaced, which remove the points' work folders and end the process:
+ * a rerun finds every point that had finished.
  */
 #include "stall/sweep.h"
 
@@ -54,12 +55,16 @@ static bool sweep_exists(const char *path)
     return stat(path, &st) == 0;
 }
 
-/* Removes the sub-folders of dir (per-iteration files). */
-static void sweep_drop_subdirs(const char *dir)
+/* Removes the sub-folders of dir (per-iteration files): a point job's
+ * before_commit, so that its folder is final once the job renames it to
+ * .point-N.tmp. Never fails. */
+static int sweep_drop_subdirs(void *ctx, const char *dir, stall_err *err)
 {
+    (void)ctx;
+    (void)err;
     DIR *d = opendir(dir);
     if (!d)
-        return;
+        return 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
@@ -71,6 +76,7 @@ static void sweep_drop_subdirs(const char *dir)
         free(child);
     }
     closedir(d);
+    return 0;
 }
 
 /* ---- running ---- */
@@ -197,28 +203,28 @@ static int sweep_point(sweep_run *r, size_t i, bool *skipped, stall_err *err)
         *skipped = st == STALL__SWEEP_PT_DONE;
     }
     if (rc == 0 && !*skipped) {
-        /* tmp waits for sweep_commit, which syncs and renames it. */
+        /* tmp waits for sweep_commit, which syncs and renames it. A model
+         * job told no_iterations makes no sub-folder (model_job.c); the
+         * others' go before the job renames its folder to tmp. */
+        bool drop = !r->opts->keep_iterations && cfg->mode != STALL_MODE_MODEL;
         stall_run_opts o = {.outdir = tmp,
                             .jobs = 1,
                             .term = NULL,
+                            .before_commit = drop ? sweep_drop_subdirs : NULL,
                             .no_iterations = !r->opts->keep_iterations,
                             .sweep_point = 1,
                             .digests = &r->digests};
         stall_err e = {0};
+        /* From the job's rename of its folder to tmp, whole and final, a
+         * second signal puts the point in place (sweep_sig.c), also before
+         * the job returns; then it is marked finished, as it waits for the
+         * group commit. */
+        stall__sweep_sig_running(i);
         rc = stall_scenario_run(cfg, &o, &e);
+        stall__sweep_sig_ran(i, rc == 0);
         /* Any error names the point it stopped at (its trace's too). */
         if (rc != 0)
             stall__sweep_point_err(r->s, i, &e, err);
-        /* A model job told no_iterations makes no sub-folder (model_job.c). */
-        if (rc == 0 && !r->opts->keep_iterations && cfg->mode != STALL_MODE_MODEL)
-            sweep_drop_subdirs(tmp);
-        /* Finished, whole in tmp: from here a second signal puts it in
-         * place (sweep_sig.c), as it does once it waits for the group
-         * commit; marked later (after reading its summary and waiting for
-         * the lock), a second signal in between left tmp behind, the
-         * point lost. */
-        if (rc == 0)
-            stall__sweep_sig_finished(i);
         if (rc == 0)
             sweep_keep(r, i, tmp, stall__sweep_summary_name(cfg));
         if (rc != 0)

@@ -108,9 +108,16 @@ bool stall__sweep_sig_stopped(void);
 /* Counts the points in flight, for the first signal's line (+1 as a point
  * starts, -1 as it ends). */
 void stall__sweep_sig_inflight(int delta);
-/* Marks point i finished, whole in .point-N.tmp: from now on a second
- * signal puts it in place unless the runner has claimed it. */
-void stall__sweep_sig_finished(size_t i);
+/* Point i's job starts (its .point-N.tmp absent): from the job's rename of
+ * its folder to .point-N.tmp, whole, a second signal puts it in place,
+ * also before the job returns. */
+void stall__sweep_sig_running(size_t i);
+/* Point i's job returned: ok, its folder whole in .point-N.tmp, it is
+ * marked finished (a second signal puts it in place unless the runner has
+ * claimed it), unless a second signal has put it in place already; failed,
+ * it is not finished. Waits (1 ms steps) while a handler on another thread
+ * looks at it. */
+void stall__sweep_sig_ran(size_t i, bool ok);
 /* Claims finished point i for the caller's rename; false when it is not
  * marked finished (the handler put it in place). The caller holds signals
  * (stall_signals_hold) from the claim to stall__sweep_sig_release, so that

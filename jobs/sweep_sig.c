@@ -33,12 +33,15 @@ static volatile sig_atomic_t sweep_notices; /* say at once on fd 2 (opts->notice
 static atomic_int sweep_inflight;           /* points being run now */
 static struct sigaction sweep_old_int, sweep_old_term;
 
-/* A point's state for the signal handler: its folder finished (whole in
- * .point-N.tmp) but not in place, claimed by the thread or handler that
- * renames it, or in place. A committer holds signals while it holds a
- * claim, so the handler, waiting for claims to end, never waits for
- * itself. */
-enum { SWEEP_PT_NONE, SWEEP_PT_FIN, SWEEP_PT_CLAIM, SWEEP_PT_PLACED };
+/* A point's state for the signal handler: its job running (its folder
+ * whole in .point-N.tmp once the job has renamed it there, which the
+ * handler looks for), its folder finished (whole in .point-N.tmp) but not
+ * in place, claimed by the thread or handler that renames it (or, from
+ * RUN, by the handler that looks), or in place. A committer holds signals
+ * while it holds a claim, so the handler, waiting for claims to end, never
+ * waits for itself; a handler's claim is held only while it looks and
+ * renames. */
+enum { SWEEP_PT_NONE, SWEEP_PT_FIN, SWEEP_PT_CLAIM, SWEEP_PT_PLACED, SWEEP_PT_RUN };
 static _Atomic unsigned char *sweep_pst; /* [sweep_npts], NULL outside a run */
 static size_t sweep_npts;
 static const unsigned char *sweep_seen; /* sweep_run.seen */
@@ -80,26 +83,38 @@ static bool sweep_sig_path(char *b, size_t n, size_t i, const char *pre, const c
 
 /* From the handler of the second signal: every finished point not yet in
  * place is renamed into place (after one sync of the file system, as
- * sweep_commit does), and renames that threads are doing are waited for
- * (at most 10 s). Only async-signal-safe calls. */
+ * sweep_commit does), and so is every running point whose job has renamed
+ * its folder to .point-N.tmp but not yet returned; renames that threads are
+ * doing are waited for (at most 10 s). O(points) lookups of state, one
+ * lstat per running point. Only async-signal-safe calls. */
 static void sweep_sig_commit(void)
 {
     if (!sweep_pst || !sweep_dir[0])
         return;
     bool synced = false;
     for (size_t i = 0; i < sweep_npts; i++) {
-        unsigned char fin = SWEEP_PT_FIN;
-        if (!atomic_compare_exchange_strong(&sweep_pst[i], &fin, SWEEP_PT_CLAIM))
+        /* A running point may be marked finished meanwhile: claimed all
+         * the same. */
+        unsigned char was = atomic_load(&sweep_pst[i]);
+        while ((was == SWEEP_PT_FIN || was == SWEEP_PT_RUN) &&
+               !atomic_compare_exchange_strong(&sweep_pst[i], &was, SWEEP_PT_CLAIM))
+            ;
+        if (was != SWEEP_PT_FIN && was != SWEEP_PT_RUN)
             continue;
+        char tmp[4200], final[4200], old[4200];
+        struct stat st;
+        bool whole = sweep_sig_path(tmp, sizeof tmp, i, ".point-", ".tmp") &&
+                     sweep_sig_path(final, sizeof final, i, "point-", "") &&
+                     sweep_sig_path(old, sizeof old, i, ".point-", ".old") && lstat(tmp, &st) == 0;
+        if (was == SWEEP_PT_RUN && !whole) {
+            atomic_store(&sweep_pst[i], SWEEP_PT_RUN); /* still in its job */
+            continue;
+        }
         if (!synced) {
             stall_sync_fs_now(sweep_dir);
             synced = true;
         }
-        char tmp[4200], final[4200], old[4200];
-        struct stat st;
-        if (sweep_sig_path(tmp, sizeof tmp, i, ".point-", ".tmp") &&
-            sweep_sig_path(final, sizeof final, i, "point-", "") &&
-            sweep_sig_path(old, sizeof old, i, ".point-", ".old") && lstat(tmp, &st) == 0) {
+        if (whole) {
             bool aside = sweep_seen[i] && lstat(final, &st) == 0 && rename(final, old) == 0;
             if (rename(tmp, final) != 0 && aside)
                 rename(old, final);
@@ -209,9 +224,24 @@ void stall__sweep_sig_inflight(int delta)
     atomic_fetch_add(&sweep_inflight, delta);
 }
 
-void stall__sweep_sig_finished(size_t i)
+void stall__sweep_sig_running(size_t i)
 {
-    atomic_store(&sweep_pst[i], SWEEP_PT_FIN);
+    atomic_store(&sweep_pst[i], SWEEP_PT_RUN);
+}
+
+void stall__sweep_sig_ran(size_t i, bool ok)
+{
+    unsigned char run = SWEEP_PT_RUN;
+    while (
+        !atomic_compare_exchange_strong(&sweep_pst[i], &run, ok ? SWEEP_PT_FIN : SWEEP_PT_NONE)) {
+        if (run != SWEEP_PT_CLAIM)
+            return; /* PLACED: the handler put it in place */
+        /* The handler is looking at it (on another thread: this one is
+         * not in the handler); it leaves it RUN or PLACED. */
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+        run = SWEEP_PT_RUN;
+    }
 }
 
 bool stall__sweep_sig_claim(size_t i)
