@@ -9,9 +9,9 @@
  * handlers it replaced (stall/cleanup.h's), which remove the points' work
  * folders and end the process. The handler reads only this file's state:
  * the stop flag, the count of points in flight, and a per-point atomic
- * state (sweep_pst) that the runner sets as a point's folder is whole and
- * claims while it renames it; paths are built in fixed buffers, with
- * async-signal-safe calls only.
+ * state (sweep_pst) that the runner sets as a point's job starts and as it
+ * returns, and claims while it renames the point's folder; paths are built
+ * in fixed buffers, with async-signal-safe calls only.
  */
 #include <errno.h>
 #include <signal.h>
