@@ -30,7 +30,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "stall/measured.h"
 #include "stall/io.h"
@@ -590,35 +589,6 @@ stall_tidy_trace *stall_an_recorder_take(stall_an_recorder *r)
 
 /* ---- stallsim analyze ---- */
 
-static char *an_default_outdir(const char *path)
-{
-    /* results/analyze-<name>: the INI's file name, or the trace's folder
-     * (named without its trailing '/': "ddp2_w2/" is ddp2_w2). */
-    char *trimmed = stall_xstrdup(path);
-    for (size_t n = strlen(trimmed); n > 1 && trimmed[n - 1] == '/'; n--)
-        trimmed[n - 1] = '\0';
-    path = trimmed;
-    char *dir = stall_path_dir(path);
-    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-    char name[STALL_NAME_MAX];
-    struct stat st;
-    if (stall_an_is_ini(path)) {
-        snprintf(name, sizeof name, "%.*s", (int)(strlen(base) - 4), base);
-    } else if (base[0] && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        snprintf(name, sizeof name, "%s", base); /* a folder of per-rank traces */
-    } else {
-        /* the trace's stem, or its folder's name for a trace.csv, as run
-         * names it (a folder name alone made every trace of an input/
-         * folder write results/analyze-input) */
-        stall_config_name_from_path(path, name, sizeof name);
-    }
-    free(dir);
-    free(trimmed);
-    char buf[STALL_NAME_MAX + 32];
-    snprintf(buf, sizeof buf, "results/analyze-%s", name);
-    return stall_xstrdup(buf);
-}
-
 int stall_analyze_job(const char *path, const char *outdir, int workers, FILE *term, stall_err *err)
 {
     stall_tidy_trace *t = NULL;
@@ -657,7 +627,7 @@ int stall_analyze_job(const char *path, const char *outdir, int workers, FILE *t
     /* A Kineto or dftracer trace's count given is its run's, no worker ids
      * assigned (it has none). */
     a.workers_inferred = workers > 0 || (given[0] && !tidy && !json && a.workers > 0);
-    char *dir = outdir ? stall_xstrdup(outdir) : an_default_outdir(path);
+    char *dir = outdir ? stall_xstrdup(outdir) : stall_an_default_outdir(path);
     const char *label = "measured";
     rc = stall_analysis_write(&a, &label, 1, dir, err);
     if (rc == 0 && term) {

@@ -2,12 +2,15 @@
  * analyze_load.c - the sources of an analysis in the tidy shape
  * (stall/analyze.h, docs/model.md section 8): an INI or a trace of any
  * format (tidy, dsanalyzer, Kineto, dftracer), with [trace] workers read as
- * run reads it. The analysis itself: analyze.c.
+ * run reads it, and the result folder named after a source. The analysis
+ * itself: analyze.c.
  */
 #include "stall/analyze.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "stall/dftracer.h"
 #include "stall/job.h"
@@ -21,6 +24,35 @@ bool stall_an_is_ini(const char *path)
 {
     size_t n = strlen(path);
     return n > 4 && strcmp(path + n - 4, ".ini") == 0;
+}
+
+char *stall_an_default_outdir(const char *path)
+{
+    /* results/analyze-<name>: the INI's file name, or the trace's folder
+     * (named without its trailing '/': "ddp2_w2/" is ddp2_w2). */
+    char *trimmed = stall_xstrdup(path);
+    for (size_t n = strlen(trimmed); n > 1 && trimmed[n - 1] == '/'; n--)
+        trimmed[n - 1] = '\0';
+    path = trimmed;
+    char *dir = stall_path_dir(path);
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    char name[STALL_NAME_MAX];
+    struct stat st;
+    if (stall_an_is_ini(path)) {
+        snprintf(name, sizeof name, "%.*s", (int)(strlen(base) - 4), base);
+    } else if (base[0] && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(name, sizeof name, "%s", base); /* a folder of per-rank traces */
+    } else {
+        /* the trace's stem, or its folder's name for a trace.csv, as run
+         * names it (a folder name alone made every trace of an input/
+         * folder write results/analyze-input) */
+        stall_config_name_from_path(path, name, sizeof name);
+    }
+    free(dir);
+    free(trimmed);
+    char buf[STALL_NAME_MAX + 32];
+    snprintf(buf, sizeof buf, "results/analyze-%s", name);
+    return stall_xstrdup(buf);
 }
 
 static int an_load_other(int format, const char *path, stall_tidy_trace **out, stall_err *err)

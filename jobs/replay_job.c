@@ -482,6 +482,8 @@ int stall_replay_job(const stall_config *cfg, const stall_run_opts *opts, stall_
     }
     if (rc == 0)
         rc = stall_job_manifest_with(cfg, outdir, digests, NULL, NULL, err);
+    if (rc == 0 && opts->before_commit)
+        rc = opts->before_commit(opts->before_commit_ctx, outdir, err);
     if (rc == 0)
         rc = stall_job_commit(final, outdir, err);
     else

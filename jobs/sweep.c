@@ -13,13 +13,15 @@
  * in flight and those finished since the last commit. sweep.csv is then
  * assembled by rank 0 from the point folders in point order: its bytes do
  * not depend on which thread, rank or earlier run produced a point. A
- * SIGINT/SIGTERM handler (installed for the run only) sets a flag and says
- * so on stderr; threads finish the points in flight and take no more, and
- * each finished point is committed at once from then on. A second signal
- * first commits, from the handler, every finished point not yet in place
- * (a per-point atomic state says which: sweep_pst), then goes to the
- * handlers it replaced, which remove the points' work folders and end the
- * process: a rerun finds every point that had finished.
+ * SIGINT/SIGTERM handler (sweep_sig.c, installed for the run only) sets a
+ * flag and says so on stderr; threads finish the points in flight and take
+ * no more, and each finished point is committed at once from then on. A
+ * second signal first commits, from the handler, every finished point not
+ * yet in place, its job's folder whole in .point-N.tmp (a per-point atomic
+ * state says which: a point is marked running, then finished, then claimed
+ * around its rename, through stall__sweep_sig_*), then goes to the handlers
+ * it replaced, which remove the points' work folders and end the process:
+ * a rerun finds every point that had finished.
  */
 #include "stall/sweep.h"
 
@@ -28,7 +30,6 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -54,12 +55,16 @@ static bool sweep_exists(const char *path)
     return stat(path, &st) == 0;
 }
 
-/* Removes the sub-folders of dir (per-iteration files). */
-static void sweep_drop_subdirs(const char *dir)
+/* Removes the sub-folders of dir (per-iteration files): a point job's
+ * before_commit, so that its folder is final once the job renames it to
+ * .point-N.tmp. Never fails. */
+static int sweep_drop_subdirs(void *ctx, const char *dir, stall_err *err)
 {
+    (void)ctx;
+    (void)err;
     DIR *d = opendir(dir);
     if (!d)
-        return;
+        return 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
@@ -71,149 +76,10 @@ static void sweep_drop_subdirs(const char *dir)
         free(child);
     }
     closedir(d);
+    return 0;
 }
 
 /* ---- running ---- */
-
-static volatile sig_atomic_t sweep_stop;
-static volatile sig_atomic_t sweep_notices; /* say at once on fd 2 (opts->notices); 2: after
-                                               the progress line */
-static atomic_int sweep_inflight;           /* points being run now */
-static struct sigaction sweep_old_int, sweep_old_term;
-
-/* A point's state for the signal handler: its folder finished (whole in
- * .point-N.tmp) but not in place, claimed by the thread or handler that
- * renames it, or in place. A committer holds signals while it holds a
- * claim, so the handler, waiting for claims to end, never waits for
- * itself. */
-enum { SWEEP_PT_NONE, SWEEP_PT_FIN, SWEEP_PT_CLAIM, SWEEP_PT_PLACED };
-static _Atomic unsigned char *sweep_pst; /* [sweep_npts], NULL outside a run */
-static size_t sweep_npts;
-static const unsigned char *sweep_seen; /* sweep_run.seen */
-static int sweep_width;
-static char sweep_dir[4096]; /* the result folder ("" when too long) */
-
-/* sweep_dir/<pre>NNNNNN<suf> into b (n bytes); async-signal-safe. false
- * when it does not fit. */
-static bool sweep_sig_path(char *b, size_t n, size_t i, const char *pre, const char *suf)
-{
-    size_t len = 0;
-    char num[32];
-    int k = (int)sizeof num;
-    do
-        num[--k] = (char)('0' + i % 10);
-    while ((i /= 10) > 0 && k > 0);
-    while ((int)sizeof num - k < sweep_width && k > 0)
-        num[--k] = '0';
-    const char *parts[] = {sweep_dir, "/", pre};
-    for (size_t p = 0; p < 3; p++)
-        for (const char *c = parts[p]; *c; c++)
-            if (len + 1 < n)
-                b[len++] = *c;
-            else
-                return false;
-    for (; k < (int)sizeof num; k++)
-        if (len + 1 < n)
-            b[len++] = num[k];
-        else
-            return false;
-    for (const char *c = suf; *c; c++)
-        if (len + 1 < n)
-            b[len++] = *c;
-        else
-            return false;
-    b[len] = '\0';
-    return true;
-}
-
-/* From the handler of the second signal: every finished point not yet in
- * place is renamed into place (after one sync of the file system, as
- * sweep_commit does), and renames that threads are doing are waited for
- * (at most 10 s). Only async-signal-safe calls. */
-static void sweep_sig_commit(void)
-{
-    if (!sweep_pst || !sweep_dir[0])
-        return;
-    bool synced = false;
-    for (size_t i = 0; i < sweep_npts; i++) {
-        unsigned char fin = SWEEP_PT_FIN;
-        if (!atomic_compare_exchange_strong(&sweep_pst[i], &fin, SWEEP_PT_CLAIM))
-            continue;
-        if (!synced) {
-            stall_sync_fs_now(sweep_dir);
-            synced = true;
-        }
-        char tmp[4200], final[4200], old[4200];
-        struct stat st;
-        if (sweep_sig_path(tmp, sizeof tmp, i, ".point-", ".tmp") &&
-            sweep_sig_path(final, sizeof final, i, "point-", "") &&
-            sweep_sig_path(old, sizeof old, i, ".point-", ".old") && lstat(tmp, &st) == 0) {
-            bool aside = sweep_seen[i] && lstat(final, &st) == 0 && rename(final, old) == 0;
-            if (rename(tmp, final) != 0 && aside)
-                rename(old, final);
-            /* an .old left is removed by the rerun */
-        }
-        atomic_store(&sweep_pst[i], SWEEP_PT_PLACED);
-    }
-    for (int round = 0; round < 10000; round++) {
-        bool busy = false;
-        for (size_t i = 0; i < sweep_npts && !busy; i++)
-            busy = atomic_load(&sweep_pst[i]) == SWEEP_PT_CLAIM;
-        if (!busy)
-            break;
-        struct timespec ms = {0, 1000000};
-        nanosleep(&ms, NULL);
-    }
-}
-
-/* Appends s to b (n bytes, at *len); async-signal-safe. */
-static void sweep_sig_put(char *b, size_t n, size_t *len, const char *s)
-{
-    while (*s && *len + 1 < n)
-        b[(*len)++] = *s++;
-}
-
-/* The first SIGINT/SIGTERM: the points in flight finish, no other starts,
- * and one line says so at once (only write(2) and the formatting here: the
- * handler is async-signal-safe). A second one stops now: the finished
- * points are put in place (sweep_sig_commit), then the handlers the sweep
- * replaced (stall/cleanup.h's: they remove the points' work folders and end
- * the process of the signal) take it, raised again on return. */
-static void sweep_on_signal(int sig)
-{
-    if (sweep_stop) {
-        int saved = errno;
-        sweep_sig_commit();
-        errno = saved;
-        sigaction(SIGINT, &sweep_old_int, NULL);
-        sigaction(SIGTERM, &sweep_old_term, NULL);
-        raise(sig); /* blocked in this handler: taken once it returns */
-        return;
-    }
-    sweep_stop = 1;
-    if (!sweep_notices)
-        return;
-    int saved = errno;
-    char b[160], num[24];
-    size_t len = 0, k = sizeof num - 1;
-    int n = atomic_load(&sweep_inflight);
-    unsigned v = n > 0 ? (unsigned)n : 0;
-    num[k] = '\0';
-    do
-        num[--k] = (char)('0' + v % 10);
-    while ((v /= 10) > 0 && k > 0);
-    /* below the progress line, which has no newline yet */
-    sweep_sig_put(b, sizeof b, &len, sweep_notices > 1 ? "\n" : "");
-    sweep_sig_put(b, sizeof b, &len, "stallsim sweep: interrupted; finishing ");
-    sweep_sig_put(b, sizeof b, &len, num + k);
-    sweep_sig_put(b, sizeof b, &len, n == 1 ? " point" : " points");
-    sweep_sig_put(b, sizeof b, &len,
-                  sig == SIGINT ? " in flight, Ctrl-C again to stop now\n"
-                                : " in flight, SIGTERM again to stop now\n");
-    ssize_t w = write(STDERR_FILENO, b, len);
-    (void)w;
-    errno = saved;
-}
 
 /* Group commit: at most this long between a point's end and its rename,
  * and at most this many folders per sync. */
@@ -337,28 +203,28 @@ static int sweep_point(sweep_run *r, size_t i, bool *skipped, stall_err *err)
         *skipped = st == STALL__SWEEP_PT_DONE;
     }
     if (rc == 0 && !*skipped) {
-        /* tmp waits for sweep_commit, which syncs and renames it. */
+        /* tmp waits for sweep_commit, which syncs and renames it. A model
+         * job told no_iterations makes no sub-folder (model_job.c); the
+         * others' go before the job renames its folder to tmp. */
+        bool drop = !r->opts->keep_iterations && cfg->mode != STALL_MODE_MODEL;
         stall_run_opts o = {.outdir = tmp,
                             .jobs = 1,
                             .term = NULL,
+                            .before_commit = drop ? sweep_drop_subdirs : NULL,
                             .no_iterations = !r->opts->keep_iterations,
                             .sweep_point = 1,
                             .digests = &r->digests};
         stall_err e = {0};
+        /* From the job's rename of its folder to tmp, whole and final, a
+         * second signal puts the point in place (sweep_sig.c), also before
+         * the job returns; then it is marked finished, as it waits for the
+         * group commit. */
+        stall__sweep_sig_running(i);
         rc = stall_scenario_run(cfg, &o, &e);
+        stall__sweep_sig_ran(i, rc == 0);
         /* Any error names the point it stopped at (its trace's too). */
         if (rc != 0)
             stall__sweep_point_err(r->s, i, &e, err);
-        /* A model job told no_iterations makes no sub-folder (model_job.c). */
-        if (rc == 0 && !r->opts->keep_iterations && cfg->mode != STALL_MODE_MODEL)
-            sweep_drop_subdirs(tmp);
-        /* Finished, whole in tmp: from here a second signal puts it in
-         * place (sweep_sig_commit), as it does once it waits for the group
-         * commit; marked later (after reading its summary and waiting for
-         * the lock), a second signal in between left tmp behind, the
-         * point lost. */
-        if (rc == 0)
-            atomic_store(&sweep_pst[i], SWEEP_PT_FIN);
         if (rc == 0)
             sweep_keep(r, i, tmp, stall__sweep_summary_name(cfg));
         if (rc != 0)
@@ -417,8 +283,7 @@ static void sweep_commit(sweep_run *r, bool all)
             /* A point the signal handler put in place is not claimed here. */
             sigset_t saved;
             stall_signals_hold(&saved);
-            unsigned char fin = SWEEP_PT_FIN;
-            if (atomic_compare_exchange_strong(&sweep_pst[batch[k]], &fin, SWEEP_PT_CLAIM)) {
+            if (stall__sweep_sig_claim(batch[k])) {
                 if (rc != 0) {
                     char *tmp = sweep_point_dir(r, batch[k], ".point-", ".tmp");
                     stall_remove_tree(tmp);
@@ -426,7 +291,7 @@ static void sweep_commit(sweep_run *r, bool all)
                 } else if (sweep_rename(r, batch[k], &e) != 0) {
                     rc = e.code;
                 }
-                atomic_store(&sweep_pst[batch[k]], rc == 0 ? SWEEP_PT_PLACED : SWEEP_PT_NONE);
+                stall__sweep_sig_release(batch[k], rc == 0);
             }
             pthread_sigmask(SIG_SETMASK, &saved, NULL);
             if (rc != 0 && failed == SIZE_MAX)
@@ -469,7 +334,7 @@ static void *sweep_worker(void *arg)
     for (;;) {
         pthread_mutex_lock(&r->lock);
         size_t k = r->next;
-        bool go = k < r->mine && !sweep_stop && r->fail_point == SIZE_MAX;
+        bool go = k < r->mine && !stall__sweep_sig_stopped() && r->fail_point == SIZE_MAX;
         if (go)
             r->next++;
         pthread_mutex_unlock(&r->lock);
@@ -478,9 +343,9 @@ static void *sweep_worker(void *arg)
         size_t i = r->first + k * r->step;
         stall_err e = {0};
         bool skipped = false;
-        atomic_fetch_add(&sweep_inflight, 1);
+        stall__sweep_sig_inflight(1);
         int rc = sweep_point(r, i, &skipped, &e);
-        atomic_fetch_sub(&sweep_inflight, 1);
+        stall__sweep_sig_inflight(-1);
         pthread_mutex_lock(&r->lock);
         if (rc != 0 && i < r->fail_point) {
             r->fail_point = i;
@@ -503,7 +368,7 @@ static void *sweep_worker(void *arg)
         }
         /* Interrupted: what finished goes in place now, not after the
          * points still in flight. */
-        sweep_commit(r, sweep_stop != 0);
+        sweep_commit(r, stall__sweep_sig_stopped());
         pthread_mutex_unlock(&r->lock);
     }
     return NULL;
@@ -701,24 +566,8 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
     char *deferred = stall_path_join(outdir, ".point-");
     stall_io_defer_sync(deferred);
     if (rc == 0) {
-        struct sigaction sa = {0};
-        sa.sa_handler = sweep_on_signal;
-        sigemptyset(&sa.sa_mask); /* one handler at a time: no nested sweep_sig_commit */
-        sigaddset(&sa.sa_mask, SIGINT);
-        sigaddset(&sa.sa_mask, SIGTERM);
-        sweep_stop = 0;
-        sweep_npts = s->points;
-        sweep_seen = r.seen;
-        sweep_width = r.width;
-        if (strlen(outdir) < sizeof sweep_dir)
-            memcpy(sweep_dir, outdir, strlen(outdir) + 1);
-        else
-            sweep_dir[0] = '\0';
-        sweep_pst = stall_xcalloc(s->points ? s->points : 1, sizeof *sweep_pst);
-        sweep_notices = rank == 0 && opts->notices ? (local.progress ? 2 : 1) : 0;
-        atomic_store(&sweep_inflight, 0);
-        sigaction(SIGINT, &sa, &sweep_old_int);
-        sigaction(SIGTERM, &sa, &sweep_old_term);
+        stall__sweep_sig_begin(outdir, s->points, r.seen, r.width,
+                               rank == 0 && opts->notices ? (local.progress ? 2 : 1) : 0);
         int nt = opts->jobs > 1 ? opts->jobs : 1;
         if ((size_t)nt > r.mine)
             nt = r.mine > 0 ? (int)r.mine : 1;
@@ -737,14 +586,10 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
         pthread_mutex_lock(&r.lock);
         sweep_commit(&r, true);
         pthread_mutex_unlock(&r.lock);
-        sigaction(SIGINT, &sweep_old_int, NULL);
-        sigaction(SIGTERM, &sweep_old_term, NULL);
-        _Atomic unsigned char *pst = sweep_pst;
-        sweep_pst = NULL;
-        free((void *)pst);
+        stall__sweep_sig_end();
         if (r.done > 0 || r.mine == 0)
             sweep_progress(&r, true);
-        res->interrupted = sweep_stop != 0;
+        res->interrupted = stall__sweep_sig_stopped();
         if (r.fail_point != SIZE_MAX) {
             *err = r.fail;
             rc = r.fail.code ? r.fail.code : STALL_EINTERNAL;

@@ -1,6 +1,7 @@
 /*
  * sweep_int.h - a sweep's axes and grid (sweep_grid.c), shared with the
- * runner (sweep.c). Private to jobs/.
+ * runner (sweep.c), its preparation of the folder (sweep_prep.c) and its
+ * signal handling (sweep_sig.c). Private to jobs/.
  */
 #ifndef STALL_JOBS_SWEEP_INT_H
 #define STALL_JOBS_SWEEP_INT_H
@@ -86,5 +87,44 @@ void stall__sweep_drop_drawn(const char *outdir);
  * mode, where the default [align] lists are axes on traces of one GPU
  * (points that differ only in their labels) ("" else). */
 int stall__sweep_model_check(const stall_sweep *s, char *late, size_t n, stall_err *err);
+
+/* sweep_sig.c: SIGINT and SIGTERM while the points run. One run at a time
+ * per process (the state is the handler's, file-scope). */
+
+/* Installs the handler for a run of `points` points into outdir (folders
+ * named with width digits; seen: sweep_run.seen, read by the handler, kept
+ * by the caller until stall__sweep_sig_end). notices: 0 says nothing on a
+ * first signal, 1 says it on stderr at once, 2 the same below the progress
+ * line. Clears the stop flag; every point starts unfinished. Allocates one
+ * byte a point (out of memory aborts). */
+void stall__sweep_sig_begin(const char *outdir, size_t points, const unsigned char *seen, int width,
+                            int notices);
+/* Restores the handlers that begin replaced and frees the points' states;
+ * stall__sweep_sig_stopped still answers for the run that ended. */
+void stall__sweep_sig_end(void);
+/* Whether a first signal came since stall__sweep_sig_begin: no point starts
+ * and each finished one is committed at once. */
+bool stall__sweep_sig_stopped(void);
+/* Counts the points in flight, for the first signal's line (+1 as a point
+ * starts, -1 as it ends). */
+void stall__sweep_sig_inflight(int delta);
+/* Point i's job starts (its .point-N.tmp absent): from the job's rename of
+ * its folder to .point-N.tmp, whole, a second signal puts it in place,
+ * also before the job returns. */
+void stall__sweep_sig_running(size_t i);
+/* Point i's job returned: ok, its folder whole in .point-N.tmp, it is
+ * marked finished (a second signal puts it in place unless the runner has
+ * claimed it), unless a second signal has put it in place already; failed,
+ * it is not finished. Waits (1 ms steps) while a handler on another thread
+ * looks at it. */
+void stall__sweep_sig_ran(size_t i, bool ok);
+/* Claims finished point i for the caller's rename; false when it is not
+ * marked finished (the handler put it in place). The caller holds signals
+ * (stall_signals_hold) from the claim to stall__sweep_sig_release, so that
+ * the handler, which waits for claims to end, never waits for its own
+ * thread. */
+bool stall__sweep_sig_claim(size_t i);
+/* Ends point i's claim: in place, or not (its folder was removed). */
+void stall__sweep_sig_release(size_t i, bool placed);
 
 #endif

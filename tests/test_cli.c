@@ -630,7 +630,9 @@ Test(cli, sweep_second_ctrl_c_keeps_the_points_that_had_finished, .timeout = 900
     /* Its job renames the folder into .point-000000.tmp a little before it
      * returns and the point counts as finished: under valgrind, which runs
      * one thread at a time, that took long enough for both signals to come
-     * first (CI, session 20). A point still in its job is not finished. */
+     * first (CI, session 20). The handler now puts such a point in place
+     * too (sweep::a_second_signal_places_a_point_whose_job_renamed_its_
+     * folder_but_had_not_returned); the wait stays, harmless. */
     sleep_us(300000);
     kill(pid, SIGINT);
     bool said = false, alive = true;

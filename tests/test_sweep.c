@@ -7,6 +7,7 @@
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "stall/io.h"
 
 #include "cfgbase.h"
+#include "jobs/sweep_int.h"
 #include "tmpdir.h"
 
 static char sdir[] = "/tmp/stall_sweep_XXXXXX";
@@ -517,6 +519,51 @@ Test(sweep, every_point_committed_and_no_temporary_folder_left)
         free(dir);
     }
     free(cfg);
+}
+
+Test(sweep, a_second_signal_places_a_point_whose_job_renamed_its_folder_but_had_not_returned)
+{
+    /* Point 0's job has renamed its folder to .point-000000.tmp, whole, and
+     * not yet returned; point 1's is still running. A second SIGINT puts
+     * point 0 in place (before, it was not marked finished yet and was left
+     * behind for the rerun to remove) and leaves point 1 to its job. The
+     * handlers replaced are SIG_IGN here, so the process lives on. */
+    struct sigaction ign = {0}, now;
+    ign.sa_handler = SIG_IGN;
+    sigemptyset(&ign.sa_mask);
+    cr_assert_eq(sigaction(SIGINT, &ign, NULL), 0);
+    char *dir = sw_path("sig", "");
+    cr_assert_eq(mkdir(dir, 0777), 0);
+    unsigned char seen[2] = {0, 0};
+    stall__sweep_sig_begin(dir, 2, seen, 6, 0);
+    stall__sweep_sig_running(0);
+    stall__sweep_sig_running(1);
+    char *tmp = sw_path("sig", ".point-000000.tmp");
+    char *in = sw_path("sig", ".point-000000.tmp/summary.csv");
+    cr_assert_eq(mkdir(tmp, 0777), 0);
+    FILE *f = fopen(in, "w");
+    cr_assert(f != NULL);
+    fputs("a\n1\n", f);
+    fclose(f);
+    raise(SIGINT);
+    cr_expect(stall__sweep_sig_stopped(), "the first SIGINT set no stop");
+    raise(SIGINT);
+    char *placed = sw_path("sig", "point-000000/summary.csv");
+    struct stat st;
+    cr_expect_eq(stat(placed, &st), 0, "point 0 was not put in place");
+    cr_expect_neq(stat(tmp, &st), 0, "point 0 was left in %s", tmp);
+    stall__sweep_sig_ran(0, true); /* returns: the handler placed it */
+    cr_expect(!stall__sweep_sig_claim(0), "point 0 is in place: nothing to claim");
+    stall__sweep_sig_ran(1, true);
+    cr_expect(stall__sweep_sig_claim(1), "point 1 finished after the signal: the runner's");
+    stall__sweep_sig_release(1, true);
+    stall__sweep_sig_end();
+    cr_assert_eq(sigaction(SIGINT, NULL, &now), 0);
+    cr_expect(now.sa_handler == SIG_IGN, "the replaced handler was not restored");
+    free(placed);
+    free(in);
+    free(tmp);
+    free(dir);
 }
 
 Test(sweep, missing_trace_refused_before_anything_is_written)

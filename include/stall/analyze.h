@@ -163,6 +163,11 @@ int stall_an_load(const char *trace_or_ini, int workers, stall_tidy_trace **out,
 /* stall_an_load's parts (jobs/analyze_load.c). Whether path names an INI
  * file (ends in .ini). */
 bool stall_an_is_ini(const char *path);
+/* `stallsim analyze`'s result folder when none is given:
+ * results/analyze-<name>, name the INI's file name less ".ini", a folder of
+ * per-rank traces' name, or a trace's stem (its folder's name for a
+ * trace.csv), as run names it. Returns a string to free. */
+char *stall_an_default_outdir(const char *path);
 
 /* What stall_an_load_src says of its source, for the first lines. */
 typedef struct stall_an_src {

@@ -70,9 +70,10 @@ typedef struct stall_run_opts {
     stall_iter_fn on_iter;
     void *observer;
     /* Called with the work folder once the run's own files are in it and
-     * before it is committed (mode = model and validate; not with
-     * no_files): what it writes there is part of the result folder, whole
-     * or absent with it (--analyze). Non-zero abandons the job. NULL: none. */
+     * before it is committed (every mode and validate; not with no_files):
+     * what it writes there, or removes, is part of the result folder, whole
+     * or absent with it (--analyze; a sweep point's dropped sub-folders).
+     * Non-zero abandons the job. NULL: none. */
     int (*before_commit)(void *ctx, const char *work, stall_err *err);
     void *before_commit_ctx;
     int no_iterations; /* 1: no per-iteration files (sweep points without --keep) */
