@@ -133,6 +133,8 @@ void wi_ck_init(wi_ckstats *s, const stall_model_params *p)
     s->wait = stall_xcalloc((size_t)s->ne, sizeof *s->wait);
     s->write = stall_xcalloc((size_t)s->ne, sizeof *s->write);
     s->epoch = stall_xcalloc((size_t)s->ne, sizeof *s->epoch);
+    s->ranks = p->ranks;
+    s->first = stall_xcalloc((size_t)s->ranks, sizeof *s->first);
 }
 
 void wi_ck_free(wi_ckstats *s)
@@ -141,6 +143,7 @@ void wi_ck_free(wi_ckstats *s)
     free(s->wait);
     free(s->write);
     free(s->epoch);
+    free(s->first);
     memset(s, 0, sizeof *s);
 }
 
@@ -155,6 +158,16 @@ void wi_ck_add(wi_ckstats *s, const stall_iter_record *rec, bool last)
     }
     if (last)
         s->epoch[rec->epoch] = rec->iter_end - rec->epoch_start;
+    if (rec->batch == 0) {
+        for (int r = 0; r < s->ranks; r++)
+            s->first[r] += rec->fetch_end[r] - rec->fetch_start[r];
+        s->first_n++;
+    }
+}
+
+stall_time wi_ck_first_fetch(const wi_ckstats *s, int r)
+{
+    return s->first_n > 0 ? s->first[r] / s->first_n : 0;
 }
 
 double wi_ck_share(const wi_ckstats *s)

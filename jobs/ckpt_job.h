@@ -30,6 +30,11 @@ typedef struct wi_ckstats {
     int ne, epoch0;
     int64_t *n;
     stall_time *wait, *write, *epoch;
+    /* Each rank's fetch of the batch its iteration 0 took, summed over the
+     * epochs (first_n of them): the empty start's first fetch as run. */
+    int ranks;
+    stall_time *first;
+    int first_n;
 } wi_ckstats;
 
 void wi_ck_init(wi_ckstats *s, const stall_model_params *p);
@@ -37,6 +42,8 @@ void wi_ck_init(wi_ckstats *s, const stall_model_params *p);
 void wi_epochs_print(FILE *f, const wi_ckstats *s, const stall_model_params *p);
 void wi_ck_free(wi_ckstats *s);
 void wi_ck_add(wi_ckstats *s, const stall_iter_record *rec, bool last);
+/* Rank r's mean first fetch of an epoch as run (0 before any epoch ran). */
+stall_time wi_ck_first_fetch(const wi_ckstats *s, int r);
 /* The run's checkpoint stall over its epoch time. */
 double wi_ck_share(const wi_ckstats *s);
 /* checkpoints.csv in dir (nothing without checkpoints). */

@@ -678,6 +678,14 @@ static void wi_print(const wi_model_run *j, double measured)
                           ? stall_s_to_ns(p->batch_mb / p->storage_mb_s)
                           : 0;
     for (int r = 0; r < p->ranks; r++) {
+        /* The storage tiers take the trace's read out of each fetch and
+         * read again at the what-if's store (2.3): the measured first fetch
+         * still holds the old read (a faster store's floor came out above
+         * the run's whole stall), so the first fetch as run stands for it. */
+        if (p->tiers && j->ck.first_n > 0) {
+            first[r] = wi_ck_first_fetch(&j->ck, r);
+            continue;
+        }
         first[r] = j->ws ? wi_xform_fetch(&j->x, wi_stream_first_fetch(j->ws, r))
                          : wi_tables_fetch(&j->w, 0, r, 0);
         stall_time cpu = p->cores > 0 ? llround(p->cpu_share * (double)first[r]) : 0;

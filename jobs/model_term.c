@@ -267,19 +267,22 @@ void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *p, cons
     double floor_s = hand + start, stall_s = 0;
     for (int i = 0; i < n; i++)
         stall_s = fmax(stall_s, jobs[i].sum.stall.mean * (double)p->batches);
-    char empty[160];
+    char empty[224];
+    /* with the tiers, the first fetch as run (model_job.c wi_print) */
+    const char *ff = p->tiers ? " as run at the what-if's store" : "";
     if (p->persistent_workers && p->workers > 0)
         snprintf(empty, sizeof empty,
-                 "first fetch %.4f s; the workers' start-up, %.4f s, in epoch 0 only: persistent "
-                 "workers",
-                 first, su);
+                 "first fetch %.4f s%s; the workers' start-up, %.4f s, in epoch 0 only: "
+                 "persistent workers",
+                 first, ff, su);
     else if (p->workers == 0)
         snprintf(empty, sizeof empty,
-                 "first fetch %.4f s; no worker processes to start: the loop loads each batch "
+                 "first fetch %.4f s%s; no worker processes to start: the loop loads each batch "
                  "itself",
-                 first);
+                 first, ff);
     else
-        snprintf(empty, sizeof empty, "worker start-up %.4f s + first fetch %.4f s", su, first);
+        snprintf(empty, sizeof empty, "worker start-up %.4f s + first fetch %.4f s%s", su, first,
+                 ff);
     fprintf(f,
             "stall floor: about %.3f s per epoch whatever the loader: hand-over %.6f s per batch "
             "(the run's mean) x %lld batches = %.3f s, and the empty start of each epoch (%s)\n",

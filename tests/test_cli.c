@@ -2336,7 +2336,9 @@ Test(cli, batches_in_flight_over_the_limit_are_refused_naming_the_keys)
          "flight per GPU, more than the limit of 1048576"},
         {"run",
          "configs/w2.ini --set loader.workers=1024 --set loader.prefetch_factor=1024 --set "
-         "cluster.gpus=1 --set run.batches=20 --set cluster.cores=0 --set fetch.cpu_share=1 "
+         "cluster.gpus=1 --set run.batches=1100 --set fetch.resample=bootstrap --set "
+         "cluster.cores=0 "
+         "--set fetch.cpu_share=1 "
          "--set compute.cpu_share=0",
          NULL},
     };
