@@ -65,6 +65,16 @@ static int cli_bad_usage(const char *what)
     return 2;
 }
 
+/* An option's value that does not parse, repeated (NULL: none given). */
+static int cli_bad_value(const char *opt, const char *value, const char *needs)
+{
+    if (value)
+        fprintf(stderr, "stallsim: %s %s: needs %s (try stallsim --help)\n", opt, value, needs);
+    else
+        fprintf(stderr, "stallsim: %s needs %s (try stallsim --help)\n", opt, needs);
+    return 2;
+}
+
 /* An output option's destination checked before anything runs (a bad one
  * used to be found after the simulation, with the result folder already
  * written or replaced): a result folder that a job replaces whole (job),
@@ -141,8 +151,8 @@ static int cli_run(int argc, char **argv, bool validate)
         } else if (strcmp(a, "--window") == 0 || strcmp(a, "--ranks") == 0) {
             if (++i >= argc || (a[2] == 'w' ? stall_tl_parse_window(argv[i], &tl)
                                             : stall_tl_parse_ranks(argv[i], &tl))) {
-                rc = cli_bad_usage(a[2] == 'w' ? "--window needs START:END seconds, START < END"
-                                               : "--ranks needs R or LO-HI");
+                rc = cli_bad_value(a, i < argc ? argv[i] : NULL,
+                                   a[2] == 'w' ? "START:END seconds, START < END" : "R or LO-HI");
                 goto done;
             }
         } else if (a[0] == '-' && a[1] != '\0') {
@@ -277,10 +287,11 @@ static int cli_trace_cmd(int argc, char **argv, bool timeline)
                                      "GPU, the limit of [loader] workers)");
         } else if (timeline && strcmp(a, "--window") == 0) {
             if (++i >= argc || stall_tl_parse_window(argv[i], &tl))
-                return cli_bad_usage("--window needs START:END seconds, START < END");
+                return cli_bad_value(a, i < argc ? argv[i] : NULL,
+                                     "START:END seconds, START < END");
         } else if (timeline && strcmp(a, "--ranks") == 0) {
             if (++i >= argc || stall_tl_parse_ranks(argv[i], &tl))
-                return cli_bad_usage("--ranks needs R or LO-HI");
+                return cli_bad_value(a, i < argc ? argv[i] : NULL, "R or LO-HI");
         } else if (a[0] == '-' && a[1] != '\0') {
             fprintf(stderr, "stallsim: unknown option %s (try stallsim --help)\n", a);
             return 2;

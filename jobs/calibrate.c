@@ -309,7 +309,10 @@ int stall_calibrate_fit(const char *const *paths, int n, int cores, int gpus_per
     }
     if (rc == 0 && distinct < 2)
         rc = stall_err_set(err, STALL_EINVAL,
-                           "calibrate needs traces with at least two different worker counts");
+                           "calibrate needs traces with at least two different worker counts: "
+                           "all %d have %d workers per GPU (capture the same job with another "
+                           "num_workers)",
+                           n, ms[0].workers);
     if (rc == 0 && cores <= 0 && distinct < 3)
         rc = c->cores_differ[0]
                  ? stall_err_set(err, STALL_EINVAL,

@@ -1598,6 +1598,27 @@ static bool same_bytes(const char *a, const char *b)
  * over the trace, `run --timeline C.ini` over the INI, and `validate
  * D/trace.csv -o D` (D an old result folder) replaced D without the trace.
  * Running a folder's own effective.ini into it again is still taken. */
+/* An option value that does not parse is repeated in the refusal (it said
+ * "--window needs START:END seconds, START < END" for --window 2:1), and
+ * calibrate's traces of one worker count name that count. */
+Test(cli, a_bad_option_value_is_repeated_in_its_refusal)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "cd %s && " BIN " timeline traces/w2 --window 2:1 -o %s/w.json",
+             STALL_SOURCE_DIR, cdir);
+    cli_refused(cmd, "stallsim: --window 2:1: needs START:END seconds, START < END");
+    snprintf(cmd, sizeof cmd,
+             "cd %s && " BIN " validate traces/w2 --timeline %s/v.json --ranks 3-x -o %s/v",
+             STALL_SOURCE_DIR, cdir, cdir);
+    cli_refused(cmd, "stallsim: --ranks 3-x: needs R or LO-HI");
+    snprintf(cmd, sizeof cmd, "cd %s && " BIN " timeline traces/w2 --window", STALL_SOURCE_DIR);
+    cli_refused(cmd, "stallsim: --window needs START:END seconds");
+    snprintf(cmd, sizeof cmd,
+             "cd %s && " BIN " calibrate configs/example.ini configs/example-whatif.ini",
+             STALL_SOURCE_DIR);
+    cli_refused(cmd, "at least two different worker counts: all 2 have 3 workers per GPU");
+}
+
 Test(cli, an_output_over_an_input_is_refused)
 {
     char d[64], trace[96], cfg[96], keep[96], cmd[4096];
