@@ -144,10 +144,11 @@ static stall_trace_kind det_folder(const char *path, stall_trace_detected *out, 
                              * with trace.csv is taken as its trace.csv instead */
             stall_err_set(err, STALL_EPARSE,
                           "%s: a folder of %d per-rank capture file%s (trace_rank*.csv) and no "
-                          "trace.csv: merge them first, python3 tools/stallsim_capture.py merge "
+                          "trace.csv: merge them first, python3 %s/stallsim_capture.py merge "
                           "%s%strace.csv %s%strace_rank*.csv, then give the folder or its "
                           "trace.csv",
-                          path, ranks, ranks == 1 ? "" : "s", path, sep, path, sep);
+                          path, ranks, ranks == 1 ? "" : "s", stall_tools_dir(), path, sep, path,
+                          sep);
         else
             stall_err_set(err, STALL_EPARSE,
                           "%s: a folder without trace files: a folder holds per-rank PyTorch "

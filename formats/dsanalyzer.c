@@ -715,13 +715,16 @@ int dsa_perf_dup(const char *path, long line, const dsa_cols *c, const dsa_prow 
 }
 
 int dsa_no_row(const char *path, const dsa_cols *c, int g, int64_t index, int64_t epoch,
-               const char *fetch_path, long fetch_line, stall_err *err)
+               const char *fetch_path, long fetch_line, int at, long line, stall_err *err)
 {
+    const char *where = at == DSA_AT_STEP     ? "among that step's rows, which begin on this line"
+                        : at == DSA_AT_BEFORE ? "before this line"
+                                              : "after this line, the file's last";
     return stall_err_set(err, STALL_EPARSE,
-                         "%s:1:%zu: no row for GPU %d, Step %lld of Epoch %lld "
+                         "%s:%ld:%zu: no row for GPU %d, Step %lld of Epoch %lld %s "
                          "(%s:%ld has that Index number)",
-                         path, c->cs + 1, g, (long long)index, (long long)epoch, fetch_path,
-                         fetch_line);
+                         path, line, (at == DSA_AT_STEP ? c->cg : c->cs) + 1, g, (long long)index,
+                         (long long)epoch, where, fetch_path, fetch_line);
 }
 
 int dsa_extra_step(const char *path, long line, const dsa_cols *c, int64_t step, int g,

@@ -62,7 +62,9 @@ enum dsc_slot {
 typedef struct dsc_prob {
     int kind; /* 0 none, DSC_EXTRA, DSC_MISSING, DSC_VALUE */
     int64_t step;
-    long line; /* DSC_EXTRA: the perf line; DSC_MISSING: the fetch line */
+    long line;    /* DSC_EXTRA: the perf line; DSC_MISSING: the fetch line */
+    int at;       /* DSC_MISSING: where in perf the row belongs (DSA_AT_*), */
+    long at_line; /* on this perf line */
 } dsc_prob;
 
 enum { DSC_EXTRA = 1, DSC_MISSING, DSC_VALUE };
@@ -96,6 +98,7 @@ struct dsa_check {
     stall_time *gt;
     double *gi, *gs;
     dsa_prow cur, dup;
+    long gline, last_line; /* the group's first perf line; the last row's */
     long dup_line, dup_first;
     int gmatch, have_dup;
     /* the clocks of start and perf (the last check) */
@@ -209,11 +212,14 @@ static void dsc_cursor(dsa_check *c)
 
 /* ---- perf --------------------------------------------------------------- */
 
-static void dsc_missing_all(dsa_check *c)
+/* Every GPU without a problem so far misses the cursor's step, whose rows
+ * belong at perf line `line` (at: DSA_AT_BEFORE or DSA_AT_END). */
+static void dsc_missing_all(dsa_check *c, int at, long line)
 {
     for (int g = 0; g < c->G; g++)
         if (!c->prob[g].kind) {
-            c->prob[g] = (dsc_prob){.kind = DSC_MISSING, .step = c->cix, .line = c->cline};
+            c->prob[g] = (dsc_prob){
+                .kind = DSC_MISSING, .step = c->cix, .line = c->cline, .at = at, .at_line = line};
             c->nprob++;
         }
 }
@@ -224,7 +230,11 @@ static void dsc_close(dsa_check *c, stall_ds_trace *v)
 {
     for (int g = 0; g < c->G; g++)
         if (c->seen[g] != c->gid && !c->prob[g].kind) {
-            c->prob[g] = (dsc_prob){.kind = DSC_MISSING, .step = c->cix, .line = c->cline};
+            c->prob[g] = (dsc_prob){.kind = DSC_MISSING,
+                                    .step = c->cix,
+                                    .line = c->cline,
+                                    .at = DSA_AT_STEP,
+                                    .at_line = c->gline};
             c->nprob++;
         }
     if (dsc_clean(c)) {
@@ -258,11 +268,13 @@ static void dsc_perf_row(dsa_check *c, const dsa_prow *pr, size_t row, stall_ds_
         if (c->gmatch)
             dsc_close(c, v);
         while (c->cvalid) {
-            dsc_missing_all(c);
+            dsc_missing_all(c, DSA_AT_END, c->last_line);
             dsc_cursor(c);
         }
         return;
     }
+    long line = c->p.t.line[row];
+    c->last_line = line;
     if (c->gid == 0 || pr->epoch != c->cur.epoch || pr->step != c->cur.step) {
         if (c->gid &&
             (pr->epoch < c->cur.epoch || (pr->epoch == c->cur.epoch && pr->step < c->cur.step))) {
@@ -274,17 +286,18 @@ static void dsc_perf_row(dsa_check *c, const dsa_prow *pr, size_t row, stall_ds_
             dsc_close(c, v);
         c->gid++;
         c->cur = *pr;
+        c->gline = line;
         c->gmatch = 0;
-        if (pr->epoch == c->epoch) {
-            while (c->cvalid && c->cix < pr->step) {
-                dsc_missing_all(c);
-                dsc_cursor(c);
-            }
-            c->gmatch = c->cvalid && c->cix == pr->step;
+        /* The steps of the selected epoch before this one that perf lacks
+         * belong before this line. */
+        while (c->cvalid &&
+               (pr->epoch > c->epoch || (pr->epoch == c->epoch && c->cix < pr->step))) {
+            dsc_missing_all(c, DSA_AT_BEFORE, line);
+            dsc_cursor(c);
         }
+        c->gmatch = pr->epoch == c->epoch && c->cvalid && c->cix == pr->step;
     }
     int g = (int)pr->gpu;
-    long line = c->p.t.line[row];
     if (c->seen[g] == c->gid) {
         if (!c->have_dup || dsa_prow_cmp(pr, &c->dup) < 0) {
             c->have_dup = 1;
@@ -362,6 +375,7 @@ int dsa_check_open(const char *fetch_csv, const char *start_csv, const char *per
     c->sc = sc;
     c->pc = pc;
     c->best = DSC_NONE;
+    c->last_line = 1; /* perf's header, while it has no row */
     /* An error in fetch's header line comes before anything. */
     int rc = dsa_open(fetch_csv, 0, &c->f, &c->ferr);
     if (rc) {
@@ -431,7 +445,7 @@ static int dsc_finish(dsa_check *c, stall_err *err)
                                   err);
         if (p->kind == DSC_MISSING)
             return dsa_no_row(c->perf_path, c->pc, g, p->step, c->epoch, c->fetch_path, p->line,
-                              err);
+                              p->at, p->at_line, err);
         if (p->kind == DSC_VALUE) {
             if (err)
                 *err = c->verr;

@@ -112,8 +112,16 @@ int dsa_perf_values(const dsa_table *t, size_t r, const dsa_cols *c, stall_time 
                     double *stall, stall_err *err);
 int dsa_perf_dup(const char *path, long line, const dsa_cols *c, const dsa_prow *b, long first_line,
                  stall_err *err);
+/* Where in perf a missing row of (Epoch, Step) belongs, for dsa_no_row:
+ * among that step's rows (line: the first of them, in file order), before
+ * the first row of a later (Epoch, Step) (line: that row), or after the
+ * file's last row (line: that row, or the header's when it has none). */
+enum { DSA_AT_STEP, DSA_AT_BEFORE, DSA_AT_END };
+/* GPU g has no perf row for Step index of the epoch (fetch_line has that
+ * Index number): STALL_EPARSE naming perf's line where the row belongs
+ * (at, one of DSA_AT_*) and its GPU column (DSA_AT_STEP) or Step column. */
 int dsa_no_row(const char *path, const dsa_cols *c, int g, int64_t index, int64_t epoch,
-               const char *fetch_path, long fetch_line, stall_err *err);
+               const char *fetch_path, long fetch_line, int at, long line, stall_err *err);
 int dsa_extra_step(const char *path, long line, const dsa_cols *c, int64_t step, int g,
                    int64_t epoch, const char *fetch_path, stall_err *err);
 void dsa_trace_alloc(stall_ds_trace *tr, size_t N);

@@ -14,6 +14,7 @@
 #include <csv.h>
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +103,29 @@ static int dsa_same_keys(const dsa_work *w, stall_err *err)
     return 0;
 }
 
+/* Where perf's missing row of (epoch, step) belongs (DSA_AT_*, dsa_no_row)
+ * and its line: the first row of that step in file order, else the first
+ * of a later (Epoch, Step), else the last row; in a file sorted by (Epoch,
+ * Step) the place the streaming check names. */
+static int dsa_row_place(const dsa_work *w, int64_t epoch, int64_t step, long *line)
+{
+    const dsa_table *t = &w->perf;
+    size_t step_row = SIZE_MAX, after_row = SIZE_MAX;
+    for (size_t i = 0; i < t->nrows; i++) {
+        const dsa_prow *p = &w->prows[i];
+        if (p->epoch == epoch && p->step == step)
+            step_row = p->row < step_row ? p->row : step_row;
+        else if (p->epoch > epoch || (p->epoch == epoch && p->step > step))
+            after_row = p->row < after_row ? p->row : after_row;
+    }
+    if (step_row != SIZE_MAX || after_row != SIZE_MAX) {
+        *line = t->line[step_row != SIZE_MAX ? step_row : after_row];
+        return step_row != SIZE_MAX ? DSA_AT_STEP : DSA_AT_BEFORE;
+    }
+    *line = t->nrows > 0 ? t->line[t->nrows - 1] : 1;
+    return DSA_AT_END;
+}
+
 /* Perf CSV: checks every row's keys, then matches the selected epoch's rows
  * to batches and reads their values. */
 static int dsa_load_perf(dsa_work *w, stall_ds_trace *tr, stall_err *err)
@@ -135,9 +159,12 @@ static int dsa_load_perf(dsa_work *w, stall_ds_trace *tr, stall_err *err)
             int here = p && p->epoch == tr->epoch && p->gpu == g;
             if (here && p->step < tr->index[k])
                 break; /* extra step, reported below */
-            if (!here || p->step > tr->index[k])
+            if (!here || p->step > tr->index[k]) {
+                long line;
+                int at = dsa_row_place(w, tr->epoch, tr->index[k], &line);
                 return dsa_no_row(t->path, c, g, tr->index[k], tr->epoch, w->fetch.path,
-                                  w->fetch.line[tr->label0 + k], err);
+                                  w->fetch.line[tr->label0 + k], at, line, err);
+            }
             size_t o = k * (size_t)G + (size_t)g;
             w->pline[o] = t->line[p->row];
             if ((rc = dsa_perf_values(t, p->row, c, &tr->time_ns[o], &tr->iter_s[o],

@@ -49,9 +49,9 @@ int tidy_place(stall_tidy_stream *t, int64_t e, int64_t k, int64_t r)
                  (long long)e, (long long)k);
         return tidy_fail(t, t->col[TC_RANK],
                          "%s: rows are in per-rank order (per-rank files concatenated?); merge "
-                         "the per-rank files with `python3 tools/stallsim_capture.py merge "
+                         "the per-rank files with `python3 %s/stallsim_capture.py merge "
                          "trace.csv trace_rank*.csv`%s",
-                         got, "");
+                         got, stall_tools_dir(), "");
     } else {
         char got[96];
         snprintf(got, sizeof got, "(rank %lld, epoch %lld, batch %lld)", (long long)r, (long long)e,

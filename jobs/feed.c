@@ -194,42 +194,59 @@ int wi_horizon_check(const wi_whatif *what, double span, stall_err *err)
                          wi_where(what->ini), span / 1e9, STALL_LIMIT_HORIZON_S);
 }
 
-/* Bytes a model run over g x ne x n cells needs: the duration tables, the
- * report's rows and per-rank stalls, and the model's per-worker state;
- * UINT64_MAX when that overflows. */
 /* Bytes an observer keeps per rank-iteration (analyze.c's recorder: seven
  * 8-byte columns and a 4-byte one, and three of a checkpoint's, in arrays
  * that grow by doubling: up to twice that). */
 #define WI_OBSERVED_CELL_BYTES (2 * (9 * 8 + 4))
 
-/* The memory a run of g ranks x ne epochs x n batches needs: with tables,
- * the fetch and compute tables per rank-iteration and the tail per
+/* How a run holds its duration tables, for its memory check. */
+typedef enum wi_store {
+    WI_STORE_NONE,  /* none: a streamed trace */
+    WI_STORE_WHOLE, /* the fetch and compute tables, every cell */
+    WI_STORE_LAZY   /* the cells beyond the trace drawn as asked (lazy.c) */
+} wi_store;
+
+/* The memory a run of g ranks x ne epochs x n batches needs: whole tables
+ * hold the fetch and compute tables per rank-iteration and the tail per
  * iteration (measured: 8 + 8 + 8 / g bytes per rank-iteration; the report
- * streams its rows and holds a fixed number for its quantiles); an
- * observer's records; the model's slots and queues per rank. UINT64_MAX on
- * overflow. */
-static uint64_t wi_mem_estimate(int g, int ne, int64_t n, bool tables, bool observed)
+ * streams its rows and holds a fixed number for its quantiles); tables
+ * drawn as asked hold the tail and lazy bytes (wi_lazy_bytes, and the
+ * pools built for it); an observer's records; the model's slots and queues
+ * per rank. UINT64_MAX on overflow. */
+static uint64_t wi_mem_estimate(int g, int ne, int64_t n, wi_store store, size_t lazy,
+                                bool observed)
 {
     size_t iters, cells, a = 0, b = 0, c, o = 0, w;
     if (!stall_size_mul((size_t)ne, (size_t)n, &iters) || !stall_size_mul(iters, (size_t)g, &cells))
         return UINT64_MAX;
-    if ((tables && (!stall_size_mul(cells, 2 * sizeof(stall_time), &a) ||
-                    !stall_size_mul(iters, sizeof(stall_time), &b))) ||
+    if ((store == WI_STORE_WHOLE && !stall_size_mul(cells, 2 * sizeof(stall_time), &a)) ||
+        (store != WI_STORE_NONE && !stall_size_mul(iters, sizeof(stall_time), &b)) ||
         (observed && !stall_size_mul(cells, WI_OBSERVED_CELL_BYTES, &o)) ||
         !stall_size_mul((size_t)g, 4096 + 64 * (size_t)STALL_LIMIT_WORKERS, &c) ||
+        (store == WI_STORE_LAZY && __builtin_add_overflow(a, lazy, &a)) ||
         __builtin_add_overflow(a, b, &w) || __builtin_add_overflow(w, c, &w) ||
         __builtin_add_overflow(w, o, &w) || __builtin_add_overflow(w, (size_t)(16 << 20), &w))
         return UINT64_MAX;
     return (uint64_t)w;
 }
 
-int wi_mem_check(const wi_whatif *what, int g, int ne, int64_t n, bool tables, stall_err *err)
+static int wi_mem_check_as(const wi_whatif *what, int g, int ne, int64_t n, wi_store store,
+                           size_t lazy, stall_err *err)
 {
     char run[STALL_PATH_MAX + 80];
     snprintf(run, sizeof run, "%s: %d ranks x %d epochs x %lld batches%s", wi_where(what->ini), g,
              ne, (long long)n,
              what->observed ? " (with the run's records for --analyze or --timeline)" : "");
-    return stall_mem_check(wi_mem_estimate(g, ne, n, tables, what->observed), run, err);
+    char fix[128];
+    snprintf(fix, sizeof fix,
+             "make the run smaller ([cluster] gpus, [run] epochs, [run] batches)%s",
+             what->observed ? " or leave out --analyze and --timeline" : "");
+    return stall_mem_check(wi_mem_estimate(g, ne, n, store, lazy, what->observed), run, fix, err);
+}
+
+int wi_mem_check(const wi_whatif *what, int g, int ne, int64_t n, bool tables, stall_err *err)
+{
+    return wi_mem_check_as(what, g, ne, n, tables ? WI_STORE_WHOLE : WI_STORE_NONE, 0, err);
 }
 
 /* Samples in the trace's own last batch of an epoch (b when it does not say). */
@@ -317,6 +334,46 @@ static bool wi_all_nonneg(const stall_time *v, size_t n)
     return lo >= 0;
 }
 
+/* Whether wi_tables_build_l draws the cells beyond trace m as the run asks
+ * for them (lazy as there): where no cell can fail (bootstrap from
+ * durations none of which is negative); the run's memory then no longer
+ * grows with its ranks x batches. */
+static bool wi_lazy_takes(const wi_whatif *what, const stall_measured *m, int g, int ne, int64_t n,
+                          int lazy)
+{
+    bool beyond = m && (g > m->ranks || ne > m->epochs || n > m->batches);
+    size_t mcells = m ? (size_t)m->epochs * m->ranks * (size_t)m->batches : 0;
+    return beyond && what->resample == STALL_RESAMPLE_BOOTSTRAP && lazy != 0 &&
+           (lazy > 0 || n >= WI_LAZY_BATCHES) && mcells > 0 && wi_all_nonneg(m->fetch, mcells) &&
+           wi_all_nonneg(m->compute, mcells);
+}
+
+/* The memory check of wi_tables_build_l's tables, drawn as asked where
+ * *lazy_on. */
+static int wi_tables_mem(const wi_whatif *what, const stall_measured *m, int g, int ne, int64_t n,
+                         int lazy, bool *lazy_on, stall_err *err)
+{
+    *lazy_on = wi_lazy_takes(what, m, g, ne, n, lazy);
+    if (!*lazy_on)
+        return wi_mem_check_as(what, g, ne, n, WI_STORE_WHOLE, 0, err);
+    /* the pools of full batches where the trace's last batch is partial:
+     * built for the draw and copied by it */
+    size_t mcells = (size_t)m->epochs * m->ranks * (size_t)m->batches;
+    bool own = wi_batch_samples(what, m) != wi_trace_last(what, m);
+    size_t lz = wi_lazy_bytes(g, ne, mcells, mcells, own),
+           full = own ? 2 * mcells * sizeof(stall_time) : 0;
+    if (lz == SIZE_MAX || __builtin_add_overflow(lz, full, &lz))
+        lz = SIZE_MAX;
+    return wi_mem_check_as(what, g, ne, n, WI_STORE_LAZY, lz, err);
+}
+
+int wi_tables_mem_check(const wi_whatif *what, const stall_measured *m, int g, int ne, int64_t n,
+                        int lazy, stall_err *err)
+{
+    bool on;
+    return wi_tables_mem(what, m, g, ne, n, lazy, &on, err);
+}
+
 int wi_tables_build_l(const wi_whatif *what, const stall_measured *m, int g, int ne, int64_t n,
                       bool whatif, int threads, int ovl, int lazy, wi_tables *w, stall_err *err)
 {
@@ -331,7 +388,8 @@ int wi_tables_build_l(const wi_whatif *what, const stall_measured *m, int g, int
                              "limits (1..%d ranks, 1..%d epochs, 1..%lld batches)",
                              wi_where(what->ini), g, ne, (long long)n, STALL_LIMIT_RANKS,
                              STALL_LIMIT_EPOCHS, (long long)STALL_LIMIT_BATCHES);
-    int mrc = wi_mem_check(what, g, ne, n, true, err);
+    bool lazy_on;
+    int mrc = wi_tables_mem(what, m, g, ne, n, lazy, &lazy_on, err);
     if (mrc)
         return mrc;
     size_t cells = (size_t)ne * g * (size_t)n;
@@ -380,12 +438,8 @@ int wi_tables_build_l(const wi_whatif *what, const stall_measured *m, int g, int
      * its duration came from (the trace's last batch: its own samples). */
     int64_t lnum = m ? wi_last_samples(what, m, g, n, whatif) : 1;
     bool fill = !m && wi_tables_fill_on(rng, &fdraw, &cdraw);
-    /* Drawn as asked where no cell can fail (bootstrap from durations none
-     * of which is negative): the run's memory then no longer grows with
-     * its ranks x batches. */
-    if (m && beyond && what->resample == STALL_RESAMPLE_BOOTSTRAP && lazy != 0 &&
-        (lazy > 0 || n >= WI_LAZY_BATCHES) && mcells > 0 && wi_all_nonneg(m->fetch, mcells) &&
-        wi_all_nonneg(m->compute, mcells)) {
+    /* Drawn as asked where no cell can fail (wi_lazy_takes). */
+    if (lazy_on) {
         wi_lazy_src s = {.m = m,
                          .pf = pf,
                          .pc = pc,

@@ -89,14 +89,19 @@ stall_time wi_xform_tail(const wi_xform *x, stall_time v);
  * span ns) past the engine's horizon, refused before any output. */
 int wi_horizon_check(const wi_whatif *what, double span, stall_err *err);
 
+/* Refuses (STALL_ECONFIG, naming the run and the keys that size it) a run
+ * of g ranks x ne epochs x n batches whose estimated memory exceeds the
+ * machine's: with whole tables (the duration tables) or without (a
+ * streamed trace), and what->observed's records. */
+int wi_mem_check(const wi_whatif *what, int g, int ne, int64_t n, bool tables, stall_err *err);
+/* The check wi_tables_build_l makes (lazy as there) for the tables of g x
+ * ne x n over trace m (may be NULL): the cells it draws as asked counted
+ * as lazy.c holds them (wi_lazy_bytes), not as tables. */
+int wi_tables_mem_check(const wi_whatif *what, const stall_measured *m, int g, int ne, int64_t n,
+                        int lazy, stall_err *err);
 /* Builds the tables for g ranks x ne epochs x n batches: from m where it
  * measured the cell (scaled by the what-if speed factors when whatif),
  * resampled beyond it, drawn from the what-if's distributions without m. */
-/* Refuses (STALL_ECONFIG, naming the run) a run of g ranks x ne epochs x n
- * batches whose estimated memory exceeds the machine's: with tables
- * (wi_tables_build: the duration tables) or without (a streamed trace),
- * and what->observed's records. */
-int wi_mem_check(const wi_whatif *what, int g, int ne, int64_t n, bool tables, stall_err *err);
 int wi_tables_build(const wi_whatif *what, const stall_measured *m, int g, int ne, int64_t n,
                     bool whatif, wi_tables *w, stall_err *err);
 /* The same tables, drawn on up to `threads` threads (fill.c) when they are
@@ -135,6 +140,12 @@ typedef struct wi_lazy_src {
     int64_t n, lb, mlast, lnum;
 } wi_lazy_src;
 wi_lazy *wi_lazy_new(const wi_lazy_src *s, gsl_rng *rng);
+/* The bytes wi_lazy_new and the rows' first windows take for g ranks x ne
+ * epochs over a trace of mcells cells, with its own copy of the pools
+ * (npool each) where own_pools (they are not the trace's): two generator
+ * states and a window of 512 cells per row (a window grows only to the
+ * batches the model has in flight). SIZE_MAX on overflow. */
+size_t wi_lazy_bytes(int g, int ne, size_t mcells, size_t npool, bool own_pools);
 stall_time wi_lazy_fetch(wi_lazy *z, int e, int r, int64_t k);
 stall_time wi_lazy_compute(wi_lazy *z, int e, int r, int64_t k);
 void wi_lazy_free(wi_lazy *z); /* NULL-safe */

@@ -21,7 +21,8 @@
  *
  * Memory: two generator states (5 KB each) and the window (16 B per cell,
  * 512 cells at first) per row, against 16 B per cell of the whole tables:
- * wi_tables_build takes this way only where rows are long (WI_LAZY_BATCHES).
+ * wi_tables_build takes this way only where rows are long (WI_LAZY_BATCHES),
+ * and its memory check counts these (wi_lazy_bytes), not the tables.
  * Time: the stream is walked twice (the first pass only advances it), both
  * times with GSL's mt19937 run inline (draw.h, wi_draw_uniform_ints), and a
  * row's pool reads, which miss the cache, are gathered per chunk after its
@@ -32,8 +33,10 @@
 #include "feed.h"
 
 #include "draw.h"
+#include "stall/limits.h"
 
 #include <gsl/gsl_rng.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +80,19 @@ static stall_time *lz_dup(const stall_time *v, size_t n)
     stall_time *d = stall_xmalloc_big(n * sizeof *d);
     memcpy(d, v, n * sizeof *d);
     return d;
+}
+
+size_t wi_lazy_bytes(int g, int ne, size_t mcells, size_t npool, bool own_pools)
+{
+    /* per row: its two generators and first window, as lz_seek allocates them */
+    size_t gen = sizeof(gsl_rng) + gsl_rng_mt19937->size;
+    size_t row = sizeof(lz_row) + 2 * gen + 2 * (size_t)LZ_CHUNK * 2 * sizeof(stall_time);
+    size_t rows, a, b, w;
+    if (!stall_size_mul((size_t)ne, (size_t)g, &rows) || !stall_size_mul(rows, row, &a) ||
+        !stall_size_mul(mcells + (own_pools ? npool : 0), 2 * sizeof(stall_time), &b) ||
+        __builtin_add_overflow(a, b, &w) || __builtin_add_overflow(w, sizeof(wi_lazy), &w))
+        return SIZE_MAX;
+    return w;
 }
 
 /* A copy of a generator; out of memory aborts, as stall_xmalloc does. */

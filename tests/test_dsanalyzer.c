@@ -658,8 +658,40 @@ Test(dsanalyzer, perf_missing_a_step_for_one_gpu)
                        "3,1,1,0,2021-09-01 19:48:56.3,1.3,0.03\n"
                        "4,1,1,1,2021-09-01 19:48:56.4,1.4,0.04\n"
                        "5,1,2,0,2021-09-01 19:48:57.5,1.5,0.05\n";
-    expect_fail(NULL, NULL, perf, "perf.csv:1:3:", "no row for GPU 1, Step 2 of Epoch 1");
-    expect_fail(NULL, NULL, perf, "perf.csv:1:3:", "fetch.csv:4");
+    expect_fail(NULL, NULL, perf, "perf.csv:6:4:",
+                "no row for GPU 1, Step 2 of Epoch 1 among that step's rows, which begin on this "
+                "line");
+    expect_fail(NULL, NULL, perf, "perf.csv:6:4:", "fetch.csv:4");
+}
+
+/* A missing perf row is named where it belongs in perf, by both readers
+ * (it was named at the header, perf.csv:1, wherever it was missing): a
+ * whole step missing before the next step's first row, or before the next
+ * epoch's, and the last step missing after the file's last row. */
+Test(dsanalyzer, a_missing_perf_row_is_named_where_it_belongs)
+{
+    const char *h = ",Epoch,Step,GPU,Time,Iteration time (sec),Training stall time (sec)\n";
+    const char *s0 = "1,1,0,0,2021-09-01 19:48:55.1,1.1,0.01\n"
+                     "2,1,0,1,2021-09-01 19:48:55.2,1.2,0.02\n";
+    const char *s1 = "3,1,1,0,2021-09-01 19:48:56.3,1.3,0.03\n"
+                     "4,1,1,1,2021-09-01 19:48:56.4,1.4,0.04\n";
+    const char *s2 = "5,1,2,0,2021-09-01 19:48:57.5,1.5,0.05\n"
+                     "0,1,2,1,2021-09-01 19:48:57.6,1.6,0.06\n";
+    const char *e2 = "6,2,0,0,2021-09-01 19:48:58.5,1.5,0.05\n"
+                     "7,2,0,1,2021-09-01 19:48:58.6,1.6,0.06\n";
+    char perf[2048];
+    snprintf(perf, sizeof perf, "%s%s%s", h, s0, s2);
+    expect_fail(NULL, NULL, perf,
+                "perf.csv:4:3:", "no row for GPU 0, Step 1 of Epoch 1 before this line (");
+    expect_fail(NULL, NULL, perf, "perf.csv:4:3:", "/fetch.csv:3 has that Index number");
+    snprintf(perf, sizeof perf, "%s%s%s", h, s0, s1);
+    expect_fail(NULL, NULL, perf, "perf.csv:5:3:",
+                "no row for GPU 0, Step 2 of Epoch 1 after this line, the file's last");
+    snprintf(perf, sizeof perf, "%s%s%s%s", h, s0, s1, e2);
+    expect_fail(NULL, NULL, perf, "perf.csv:6:3:", "no row for GPU 0, Step 2 of Epoch 1 before");
+    snprintf(perf, sizeof perf, "%s", h);
+    expect_fail(NULL, NULL, perf, "perf.csv:1:3:",
+                "no row for GPU 0, Step 0 of Epoch 1 after this line, the file's last");
 }
 
 Test(dsanalyzer, perf_extra_step_is_not_matched_by_position)
@@ -674,7 +706,7 @@ Test(dsanalyzer, perf_extra_step_is_not_matched_by_position)
                        "4,1,1,1,2021-09-01 19:48:56.4,1.4,0.04\n"
                        "5,1,5,0,2021-09-01 19:48:57.5,1.5,0.05\n";
     expect_fail(NULL, NULL, perf, "fetch.csv", NULL);
-    expect_fail(NULL, NULL, perf, "perf.csv:1:3:", "no row for GPU 0, Step 2");
+    expect_fail(NULL, NULL, perf, "perf.csv:2:4:", "no row for GPU 0, Step 2");
 }
 
 Test(dsanalyzer, perf_surplus_step_after_the_last_batch)
@@ -752,7 +784,7 @@ Test(dsanalyzer, late_value_error_comes_before_early_missing_perf_row)
     const char *nl = strchr(strchr(SORTED_PERF, '\n') + 1, '\n'); /* drop Step 0, GPU 0 */
     snprintf(perf, sizeof perf, "%.*s%s", (int)(strchr(SORTED_PERF, '\n') + 1 - SORTED_PERF),
              SORTED_PERF, nl + 1);
-    expect_fail(NULL, NULL, perf, "perf.csv:1:3:", "no row for GPU 0, Step 0");
+    expect_fail(NULL, NULL, perf, "perf.csv:2:4:", "no row for GPU 0, Step 0");
     expect_fail(fetch, NULL, perf, "fetch.csv:4:4:", "negative time");
     expect_fail_epoch(fetch, NULL, perf, 2, STALL_EPARSE, "fetch.csv:1:2:", "no rows with Epoch 2");
 }

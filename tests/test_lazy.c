@@ -7,11 +7,13 @@
  * the same records.
  */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "jobs/feed.h"
+#include "stall/limits.h"
 
 static uint64_t lrand(uint64_t *s)
 {
@@ -194,5 +196,57 @@ Test(lazy, a_run_with_many_batches_in_flight_gives_the_same_records)
             wi_tables_free(&a);
             wi_tables_free(&b);
         }
+    ltrace_free(&t);
+}
+
+/* The memory check counts what the tables hold (wi_tables_mem_check, the
+ * check wi_tables_build_l makes): a run whose cells beyond the trace are
+ * drawn as asked (rows of 4,096 batches or more, resampled with bootstrap)
+ * holds two generator states and a window per rank and epoch and the
+ * tails, not 16 B per cell; the check charged the whole tables and refused
+ * such a run where they would need 1.5 times the machine. The same run
+ * with whole tables (lazy 0), or from a trace with a negative duration (no
+ * cell is then drawn as asked), and a run whose tails alone pass the
+ * machine are still refused, naming the keys that size the run; the build
+ * refuses the last before it draws a cell. */
+Test(lazy, the_memory_check_counts_the_cells_drawn_as_asked_as_they_are_held)
+{
+    uint64_t have = stall_phys_memory();
+    if (have == 0)
+        cr_skip_test("the machine's memory is unknown");
+    ltrace t;
+    ltrace_make(&t, 2, 1, 300, 17);
+    wi_whatif what;
+    lwhat(&what, 1, 1.0);
+    const int64_t n = 100000000;
+    int g = (int)ceil(1.5 * (double)have / (16.0 * (double)n));
+    cr_assert_leq(g, STALL_LIMIT_RANKS);
+    stall_err err = {0};
+    cr_assert_eq(wi_tables_mem_check(&what, &t.m, g, 1, n, -1, &err), 0,
+                 "%d ranks x 1e8 batches drawn as asked: %s", g, err.msg);
+    cr_assert_eq(wi_tables_mem_check(&what, &t.m, g, 1, n, 0, &err), STALL_ECONFIG,
+                 "%d ranks x 1e8 batches held whole passed", g);
+    cr_assert(strstr(err.msg, "needs an estimated") &&
+                  strstr(err.msg, "make the run smaller ([cluster] gpus, [run] epochs, [run] "
+                                  "batches)"),
+              "%s", err.msg);
+    cr_assert_null(strchr(err.msg, '\n'), "%s", err.msg);
+    stall_time keep = t.compute[7];
+    t.compute[7] = -1;
+    cr_assert_eq(wi_tables_mem_check(&what, &t.m, g, 1, n, -1, &err), STALL_ECONFIG,
+                 "a trace with a negative duration: held whole, yet passed");
+    t.compute[7] = keep;
+    int ne = (int)ceil(1.5 * (double)have / (8.0 * (double)n));
+    cr_assert_leq(ne, STALL_LIMIT_EPOCHS);
+    cr_assert_eq(wi_tables_mem_check(&what, &t.m, 2, ne, n, -1, &err), STALL_ECONFIG,
+                 "%d epochs x 1e8 batches of tails passed", ne);
+    cr_assert(strstr(err.msg, "[run] epochs"), "%s", err.msg);
+    what.observed = true;
+    cr_assert_eq(wi_tables_mem_check(&what, &t.m, g, 1, n, -1, &err), STALL_ECONFIG);
+    cr_assert(strstr(err.msg, "leave out --analyze and --timeline"), "%s", err.msg);
+    what.observed = false;
+    wi_tables w;
+    cr_assert_eq(wi_tables_build_l(&what, &t.m, 2, ne, n, true, 1, 0, -1, &w, &err), STALL_ECONFIG,
+                 "%s", err.msg);
     ltrace_free(&t);
 }

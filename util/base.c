@@ -28,6 +28,15 @@ const char *stall_version(void)
     return STALL_VERSION_STRING;
 }
 
+#ifndef STALL_TOOLS_DIR
+#define STALL_TOOLS_DIR "tools"
+#endif
+
+const char *stall_tools_dir(void)
+{
+    return STALL_TOOLS_DIR;
+}
+
 const char *stall_strerror(int code)
 {
     switch (code) {

@@ -22,7 +22,7 @@ uint64_t stall_phys_memory(void)
     return (uint64_t)pages * (uint64_t)size;
 }
 
-int stall_mem_check(uint64_t bytes, const char *what, stall_err *err)
+int stall_mem_check(uint64_t bytes, const char *what, const char *fix, stall_err *err)
 {
     uint64_t have = stall_phys_memory();
     if (have == 0 || bytes <= have)
@@ -30,10 +30,10 @@ int stall_mem_check(uint64_t bytes, const char *what, stall_err *err)
     if (bytes == UINT64_MAX)
         return stall_err_set(err, STALL_ECONFIG,
                              "%s: the memory needed overflows 64 bits (more than the machine's "
-                             "%.1f GB; see the limits in --help)",
-                             what, (double)have / 1e9);
+                             "%.1f GB; see the limits in --help); %s",
+                             what, (double)have / 1e9, fix);
     return stall_err_set(err, STALL_ECONFIG,
                          "%s: needs an estimated %.1f GB of memory, more than the machine's %.1f "
-                         "GB; make the run smaller",
-                         what, (double)bytes / 1e9, (double)have / 1e9);
+                         "GB; %s",
+                         what, (double)bytes / 1e9, (double)have / 1e9, fix);
 }

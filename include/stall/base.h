@@ -105,6 +105,13 @@ stall_time stall_median_time(stall_time *v, size_t n);
 /* The version string of the library ("0.1.0"). */
 const char *stall_version(void);
 
+/* The absolute path of the source tree's tools/ folder (the capture tool,
+ * tools/stallsim_capture.py, and the other scripts), as the build saw it,
+ * without a trailing slash: messages that give a command to run name the
+ * script by it, so that the command works from any directory ("tools" in
+ * a build that does not define it). */
+const char *stall_tools_dir(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -70,10 +70,11 @@ int stall_s_to_ns_bounded(double seconds, double limit_s, stall_time *ns);
 /* The machine's physical memory in bytes (0 when unknown). */
 uint64_t stall_phys_memory(void);
 
-/* Refuses (STALL_ECONFIG naming what, the estimate and the memory) a run
- * whose estimated memory is more than the machine has. bytes = UINT64_MAX
- * means the estimate itself overflowed. */
-int stall_mem_check(uint64_t bytes, const char *what, stall_err *err);
+/* Refuses (STALL_ECONFIG naming what, the estimate and the memory, then
+ * fix: what to change, e.g. the keys that size the run) a run whose
+ * estimated memory is more than the machine has. bytes = UINT64_MAX means
+ * the estimate itself overflowed. */
+int stall_mem_check(uint64_t bytes, const char *what, const char *fix, stall_err *err);
 
 #ifdef __cplusplus
 }

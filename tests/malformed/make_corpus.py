@@ -198,7 +198,8 @@ put("ds_perf_gpu_out_of_range.csv", perf.replace("\n1,1,0,1,", "\n1,1,0,7,", 1),
     "ds_perf_gpu_out_of_range.csv:3:4:")
 put("ds_perf_duplicate.csv", "\n".join(plines[:2] + [plines[1]] + plines[2:]), "perf", 2,
     "ds_perf_duplicate.csv:3:")
-put("ds_perf_missing_gpu_row.csv", "\n".join(plines[:2] + plines[3:]), "perf", 2, "ds_perf_missing_gpu_row.csv")
+put("ds_perf_missing_gpu_row.csv", "\n".join(plines[:2] + plines[3:]), "perf", 2,
+    "ds_perf_missing_gpu_row.csv:2:4:")  # where the row belongs: its step's first row, GPU column
 put("ds_perf_nan_stall.csv", perf.replace("0.8,0.05\n", "0.8,NaN\n", 1), "perf", 2, "ds_perf_nan_stall.csv:2:7:")
 put("ds_perf_huge_iter.csv", perf.replace("0.8,0.05\n", "2e6,0.05\n", 1), "perf", 2, "ds_perf_huge_iter.csv:2:6:")
 put("ds_perf_empty.csv", "", "perf", 2, "ds_perf_empty.csv:1:1:")
