@@ -693,24 +693,26 @@ Test(cpushare, on_a_quiet_machine_two_ranks_predict_four_and_eight_in_epoch_1)
     cr_assert_lt(sum / n, 0.12, "mean |error| %.1f%%", 100 * sum / n);
 }
 
-/* The mean epoch and the terminal of `traces/cpushare/<trace>` run at its
- * own ranks with `cores` (-1: not given, the trace's). */
-static double cs_cores_run(const char *trace, int cores, char *term, size_t n)
+/* Runs `traces/cpushare/<trace>` (mode = model) with the "section.key=value"
+ * settings of `sets` (NULL-ended) into cdir/<tag>, its terminal into term
+ * (n bytes). */
+static void cs_run_term(const char *trace, const char *const *sets, const char *tag, char *term,
+                        size_t n)
 {
     stall_config cfg;
     stall_err err = {0};
     stall_config_defaults(&cfg);
-    char set[2][700];
-    snprintf(set[0], sizeof set[0], "trace.path=%s/traces/cpushare/%s/trace.csv", STALL_SOURCE_DIR,
+    char path[700];
+    snprintf(path, sizeof path, "trace.path=%s/traces/cpushare/%s/trace.csv", STALL_SOURCE_DIR,
              trace);
-    snprintf(set[1], sizeof set[1], "cluster.cores=%d", cores);
-    const char *fixed[] = {"scenario.mode=model", "trace.format=tidy", "align.start=none", set[0],
-                           set[1]};
-    for (int i = 0; i < (cores >= 0 ? 5 : 4); i++)
+    const char *fixed[] = {"scenario.mode=model", "trace.format=tidy", "align.start=none", path};
+    for (int i = 0; i < 4; i++)
         cr_assert_eq(stall_config_set(&cfg, fixed[i], &err), 0, "%s", err.msg);
+    for (const char *const *s = sets; s && *s; s++)
+        cr_assert_eq(stall_config_set(&cfg, *s, &err), 0, "%s: %s", *s, err.msg);
     cr_assert_eq(stall_config_check(&cfg, &err), 0, "%s", err.msg);
     char out[800], tp[820];
-    snprintf(out, sizeof out, "%s/cores-%s-%d", cdir, trace, cores);
+    snprintf(out, sizeof out, "%s/%s", cdir, tag);
     snprintf(tp, sizeof tp, "%s.txt", out);
     FILE *tf = fopen(tp, "w+");
     cr_assert_not_null(tf);
@@ -720,8 +722,19 @@ static double cs_cores_run(const char *trace, int cores, char *term, size_t n)
     size_t got = fread(term, 1, n - 1, tf);
     term[got] = '\0';
     fclose(tf);
+}
+
+/* The mean epoch and the terminal of `traces/cpushare/<trace>` run at its
+ * own ranks with `cores` (-1: not given, the trace's). */
+static double cs_cores_run(const char *trace, int cores, char *term, size_t n)
+{
+    char set[64], tag[128];
+    snprintf(set, sizeof set, "cluster.cores=%d", cores);
+    snprintf(tag, sizeof tag, "cores-%s-%d", trace, cores);
+    const char *sets[] = {cores >= 0 ? set : NULL, NULL};
+    cs_run_term(trace, sets, tag, term, n);
     char sp[900];
-    snprintf(sp, sizeof sp, "%s/summary.csv", out);
+    snprintf(sp, sizeof sp, "%s/%s/summary.csv", cdir, tag);
     FILE *f = fopen(sp, "r");
     cr_assert_not_null(f);
     char head[8192], row[8192];
@@ -785,33 +798,18 @@ Test(cpushare, more_cores_never_slower_and_cores_0_says_it_keeps_the_measured_wa
  * (g = 0: at its own ranks) into term (n bytes). */
 static void cs_term_run(const char *trace, int g, char *term, size_t n)
 {
-    stall_config cfg;
-    stall_err err = {0};
-    stall_config_defaults(&cfg);
-    char set[3][700];
-    snprintf(set[0], sizeof set[0], "trace.path=%s/traces/cpushare/%s/trace.csv", STALL_SOURCE_DIR,
-             trace);
-    snprintf(set[1], sizeof set[1], "cluster.gpus=%d", g);
-    snprintf(set[2], sizeof set[2], "cluster.gpus_per_node=%d", g);
-    const char *fixed[] = {"scenario.mode=model", "trace.format=tidy", set[0], set[1], set[2]};
-    for (int i = 0; i < (g > 0 ? 5 : 3); i++)
-        cr_assert_eq(stall_config_set(&cfg, fixed[i], &err), 0, "%s", err.msg);
-    const char *more[] = {"cluster.scaling=weak", "fetch.resample=bootstrap"};
+    char gpus[64], gpn[64], tag[128];
+    snprintf(gpus, sizeof gpus, "cluster.gpus=%d", g);
+    snprintf(gpn, sizeof gpn, "cluster.gpus_per_node=%d", g);
+    snprintf(tag, sizeof tag, "term-%s-%d", trace, g);
     int had = atoi(strstr(trace, "ddp") + 3);
-    for (int i = 0; i < (g > had ? 2 : g > 0 ? 1 : 0); i++)
-        cr_assert_eq(stall_config_set(&cfg, more[i], &err), 0, "%s", err.msg);
-    cr_assert_eq(stall_config_check(&cfg, &err), 0, "%s", err.msg);
-    char out[800], tp[820];
-    snprintf(out, sizeof out, "%s/term-%s-%d", cdir, trace, g);
-    snprintf(tp, sizeof tp, "%s.txt", out);
-    FILE *tf = fopen(tp, "w+");
-    cr_assert_not_null(tf);
-    stall_run_opts o = {.outdir = out, .jobs = 1, .term = tf};
-    cr_assert_eq(stall_scenario_run(&cfg, &o, &err), 0, "%s", err.msg);
-    rewind(tf);
-    size_t got = fread(term, 1, n - 1, tf);
-    term[got] = '\0';
-    fclose(tf);
+    /* weak scaling at another count; resampling beyond the trace's ranks */
+    const char *sets[] = {gpus, gpn, "cluster.scaling=weak", "fetch.resample=bootstrap", NULL};
+    if (g <= had)
+        sets[3] = NULL;
+    if (g <= 0)
+        sets[0] = NULL;
+    cs_run_term(trace, sets, tag, term, n);
 }
 
 /* A what-if to more ranks per node than the trace's states the margin its
