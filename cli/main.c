@@ -488,6 +488,8 @@ static int cli_sweep_plan(int argc, char **argv, bool plan)
         }
         const char *drawn = NULL;
         char *plan_dir = NULL;
+        /* out here: drawn points into its outdir after the branch */
+        stall_sweep_result res;
         if (rc == 0 && plan) {
             stall_plan_opts po = {.outdir = outdir, .term = quiet ? NULL : stdout};
             rc = stall_plan_run(cfg, &po, &err);
@@ -498,7 +500,6 @@ static int cli_sweep_plan(int argc, char **argv, bool plan)
             so.term = quiet ? NULL : stdout;
             so.progress = !quiet && isatty(STDERR_FILENO) ? stderr : NULL;
             so.notices = true; /* also with -q: Ctrl-C is answered at once */
-            stall_sweep_result res;
             rc = stall_sweep_run(cfg, &so, &res, &err);
             if (rc == 0 && res.interrupted) {
                 fprintf(stderr,
