@@ -37,6 +37,7 @@ Every time is time.time() (the wall clock shared by all processes on a host), wr
 import contextlib
 import csv
 import decimal
+import io
 import math
 import os
 import re
@@ -887,15 +888,38 @@ def _as_int(s):
 
 
 def read_rows(path):
+    """(header, rows as dicts) of a tidy CSV. Raises ValueError naming the file (and line) for
+    an empty file, a header that is not tidy, and a row whose field count is not the header's
+    (a rank killed while writing leaves its last line cut short)."""
     # utf-8-sig: a byte order mark is read as stallsim reads it (skipped).
     with open(path, newline="", encoding="utf-8-sig") as fh:
-        rd = csv.DictReader(fh)
-        head = rd.fieldnames or []
-        if head[:1] == [""] and len(head) > 1:
-            head = head[1:]  # pandas' unnamed index column (to_csv without index=False)
-        if head[:9] != COLUMNS[:9]:
-            raise ValueError(f"{path}: header does not start with the tidy columns {COLUMNS[:9]}")
-        return head, list(rd)
+        text = fh.read()
+    if not text.strip():
+        raise ValueError(f"{path}: empty file (no header): the rank wrote nothing (it was "
+                         "killed before its first epoch ended?); leave it out or run again")
+    rd = csv.reader(io.StringIO(text, newline=""))
+    head = next(rd)
+    skip = 1 if head[:1] == [""] and len(head) > 1 else 0  # pandas' unnamed index column
+    if head[skip:skip + 9] != COLUMNS[:9]:
+        raise ValueError(f"{path}: header does not start with the tidy columns {COLUMNS[:9]}")
+    rows = []
+    start = rd.line_num + 1
+    for fields in rd:
+        line, start = start, rd.line_num + 1
+        if not fields:
+            continue  # a blank line
+        # The Recorder ends every line with a newline: a last line without one was cut short
+        # (a rank killed while writing), even where its field count came out right.
+        cut = not text.endswith(("\n", "\r")) and rd.line_num == text.count("\n") + 1
+        if len(fields) != len(head) or cut:
+            raise ValueError(f"{path}:{line}: " + (
+                f"row has {len(fields)} fields, the header {len(head)}" if not cut else
+                f"the last line ({len(fields)} of {len(head)} fields) has no newline at its "
+                "end: it was cut short (the rank was killed while writing it?); delete that "
+                "line (merge then leaves out the epoch it cut short), or end a file made by "
+                "hand with a newline"))
+        rows.append(dict(zip(head[skip:], fields[skip:])))
+    return head[skip:], rows
 
 
 def _complete_epochs(rows, notes):
@@ -948,7 +972,8 @@ def merge(out_path, in_paths, notes=None):
     Refuses (ValueError, nothing written) inputs that cannot be one run's ranks: headers that
     differ, a rank in more than one input (the same file twice, or a merged trace again), loader
     settings that differ, or inputs further apart in time than either lasts (the ranks of one run
-    train at the same time; the format carries no run id). Leaves out the epochs cut short
+    train at the same time; the format carries no run id), an empty input or one without rows,
+    a row cut short (read_rows), and ranks that are not 0 to N-1. Leaves out the epochs cut short
     (_complete_epochs), saying so in `notes` (a list) when given. The output is written whole
     or not at all."""
     header = None
@@ -962,6 +987,10 @@ def merge(out_path, in_paths, notes=None):
             header = head
         elif head != header:
             raise ValueError(f"{p}: header differs from {in_paths[0]}")
+        if not rs:
+            raise ValueError(f"{p}: no rows: the rank recorded no batch (did its loop iterate "
+                             "over the loader rec.dataloader() returned?); leave it out or run "
+                             "again")
         mine = set()
         for i, r in enumerate(rs, start=2):
             try:
@@ -1003,6 +1032,11 @@ def merge(out_path, in_paths, notes=None):
         rows.extend(rs)
     if header is None:
         raise ValueError("merge: no input files")
+    missing = sorted(set(range(max(owner) + 1)) - set(owner))
+    if missing:
+        raise ValueError(f"rank {missing[0]} is missing (ranks "
+                         f"{', '.join(map(str, sorted(owner)))} given; stallsim reads ranks 0 "
+                         "to N-1): give every rank's file")
     try:
         rows.sort(key=lambda r: (_as_int(r["epoch"]), _as_int(r["batch"]), _as_int(r["rank"])))
     except ValueError as e:

@@ -594,6 +594,39 @@ class MergeRefusesTest(unittest.TestCase):
         with open(out) as fh:
             self.assertEqual(fh.read(), "before\n")
 
+    def test_a_rank_file_without_rows(self):
+        # a rank whose loop used no loader of rec.dataloader(): close() wrote the header alone,
+        # and merge made a one-rank trace of a two-rank run without a word
+        r0, r1 = self.split(DDP2, "a")
+        with open(r0) as fh:
+            head = fh.readline()
+        with open(r1, "w") as fh:
+            fh.write(head)
+        self.refused([r0, r1], [f"{r1}: no rows", "rec.dataloader()"])
+
+    def test_an_empty_rank_file(self):
+        r0, r1 = self.split(DDP2, "a")
+        open(r1, "w").close()
+        self.refused([r0, r1], [f"{r1}: empty file"])
+
+    def test_a_rank_file_cut_short(self):
+        # a rank killed while writing: its last line lost fields (merge wrote a row of empty
+        # fields, which check then named in the merged file) or only its newline and a digit
+        # or two of the last value (merge took the cut value as it was)
+        r0, r1 = self.split(DDP2, "a")
+        with open(r1) as fh:
+            text = fh.read()
+        n = text.count("\n")
+        for cut in (150, 2):
+            with open(r1, "w") as fh:
+                fh.write(text[:-cut])
+            self.refused([r0, r1], [f"{r1}:{n}: the last line", "no newline", "delete that line"])
+
+    def test_a_rank_missing(self):
+        # ranks 1 alone, or 0 and 2: merged without a word, then refused by check
+        _, r1 = self.split(DDP2, "a")
+        self.refused([r1], ["rank 0 is missing", "give every rank's file"])
+
 
 if __name__ == "__main__":
     print("torch", torch.__version__)
