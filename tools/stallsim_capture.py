@@ -360,6 +360,9 @@ class Recorder:
         self._setting = None    # and its (workers, prefetch, pin_memory, persistent)
         self._fh = None
         self._writer = None
+        self._written = None    # rows written to path; None until the file is created
+        self._warned_empty = False
+        self._warned = set()    # the kinds of misuse already warned of (_warn_once)
         self.last = None        # the row whose tail runs until the next request
         self.epoch_times = []   # last iter_end - epoch_start, per epoch
 
@@ -435,10 +438,24 @@ class Recorder:
 
     # --- called by the training loop ---
     def compute_end(self):
-        """Mark the end of local forward+backward for the current batch (before gradient sync)."""
-        if self.current is not None:
-            self.current["compute_end"] = now()
-            self.current["_c_ce"] = cpu_clock()
+        """Mark the end of local forward+backward for the current batch (before gradient sync).
+        Once per iteration: a second call is ignored (the first is the one before the sync), and
+        a call with no batch in hand (after iter_end) too; each is warned of once on stderr."""
+        row = self.current
+        if row is None:
+            if self.last is not None:
+                self._warn_once("late", "rec.compute_end() after rec.iter_end() (or after "
+                                "the `with rec.iteration()` block) is ignored, and the trace's "
+                                "compute_end stays empty: call it after loss.backward(), before "
+                                "the gradient sync and iter_end")
+            return
+        if row["compute_end"] is not None:
+            self._warn_once("twice", "rec.compute_end() called twice in one iteration: the "
+                            "first call is kept (the end of the local backward, before the "
+                            "gradient sync); call it once per iteration")
+            return
+        row["compute_end"] = now()
+        row["_c_ce"] = cpu_clock()
 
     def sync_end(self):
         """Mark the end of the gradient all-reduce (after compute_end, before the optimizer step):
@@ -546,25 +563,47 @@ class Recorder:
 
     def _write(self, rows):
         if self._writer is None:
-            d = os.path.dirname(self.path)
-            if d:
-                os.makedirs(d, exist_ok=True)
-            self._fh = open(self.path, "w", newline="")
-            self._writer = csv.writer(self._fh, lineterminator="\n")
-            self._writer.writerow(COLUMNS)
+            if self._written is None:  # this recorder's first write: a new file
+                d = os.path.dirname(self.path)
+                if d:
+                    os.makedirs(d, exist_ok=True)
+                self._fh = open(self.path, "w", newline="")
+                self._writer = csv.writer(self._fh, lineterminator="\n")
+                self._writer.writerow(COLUMNS)
+                self._written = 0
+            else:  # after close(): go on appending, never start the file over
+                self._fh = open(self.path, "a", newline="")
+                self._writer = csv.writer(self._fh, lineterminator="\n")
         for r in rows:
             self._writer.writerow([_fmt(r[c]) for c in COLUMNS])
+        self._written += len(rows)
         self._fh.flush()
 
     def close(self):
-        """Write what is left (an epoch cut short) and close the file."""
+        """Write what is left (an epoch cut short) and close the file. Called again (or
+        before more epochs), it keeps what was written: the file is never started over."""
         if self.rows:
             self._end_epoch()
-        if self._writer is None:
+        if self._written is None:
             self._write([])
-        self._fh.close()
+        if self._written == 0 and not self._warned_empty:
+            self._warned_empty = True
+            print(f"stallsim_capture: warning: rank {self.rank} recorded no batch, {self.path} "
+                  "holds only the header: iterate over the loader rec.dataloader() returned "
+                  "(a DataLoader built directly is not recorded)", file=sys.stderr)
+        if self._fh is not None:
+            self._fh.close()
         self._fh = None
         self._writer = None
+
+    def _warn_once(self, kind, msg):
+        """One warning of each kind per recorder, naming the line of the loop that called."""
+        if kind in self._warned:
+            return
+        self._warned.add(kind)
+        f = sys._getframe(2)
+        print(f"stallsim_capture: warning: {f.f_code.co_filename}:{f.f_lineno}: {msg}",
+              file=sys.stderr)
 
 
 def _fmt(v):

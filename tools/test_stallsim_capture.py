@@ -628,6 +628,86 @@ class MergeRefusesTest(unittest.TestCase):
         self.refused([r1], ["rank 0 is missing", "give every rank's file"])
 
 
+class RecorderMisuseTest(unittest.TestCase):
+    """What a loop gets wrong is kept right, or said once with the loop's line."""
+
+    def loop(self, body, epochs=2, close_each=False, stderr=None):
+        d = tempfile.mkdtemp()
+        path = os.path.join(d, "trace_rank0.csv")
+        rec = sc.Recorder(rank=0, path=path)
+        loader = rec.dataloader(Squares(), batch_size=8)
+        import contextlib
+        import io
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            for _ in range(epochs):
+                for _ in loader:
+                    body(rec)
+                if close_each:
+                    rec.close()
+            rec.close()
+        return path, err.getvalue()
+
+    def test_close_twice_or_each_epoch_keeps_every_epoch(self):
+        # close() again reopened the file with "w": the second close left the header alone,
+        # and a close() after each epoch kept only the last epoch
+        def body(rec):
+            rec.compute_end()
+            rec.iter_end()
+        for close_each in (False, True):
+            path, err = self.loop(body, close_each=close_each)
+            self.assertEqual(len(rows_of(path)), 2 * 5, f"close_each={close_each}")
+            self.assertEqual(err, "")
+            self.assertEqual(sc.check(self.merged(path))[0], [])
+
+    def merged(self, path):
+        out = os.path.join(os.path.dirname(path), "trace.csv")
+        sc.merge(out, [path])
+        return out
+
+    def test_compute_end_twice_keeps_the_first(self):
+        # the second call (e.g. after the all-reduce) replaced the first: compute then held
+        # the gradient sync, silently
+        marks = []
+
+        def body(rec):
+            rec.compute_end()
+            marks.append(rec.current["compute_end"])
+            time.sleep(0.002)
+            rec.compute_end()  # the line named below
+            rec.iter_end()
+        path, err = self.loop(body)
+        self.assertEqual([float(r["compute_end"]) for r in rows_of(path)],
+                         [round(t, 6) for t in marks])
+        self.assertEqual(err.count("\n"), 1, err)
+        self.assertIn(f"{__file__}:", err)
+        self.assertIn("compute_end() called twice", err)
+
+    def test_compute_end_after_iter_end_is_said(self):
+        def body(rec):
+            rec.iter_end()
+            rec.compute_end()
+        path, err = self.loop(body)
+        self.assertTrue(all(r["compute_end"] == "" for r in rows_of(path)))
+        self.assertEqual(err.count("\n"), 1, err)
+        self.assertIn("compute_end() after rec.iter_end()", err)
+
+    def test_a_recorder_that_recorded_nothing_says_so(self):
+        d = tempfile.mkdtemp()
+        rec = sc.Recorder(rank=0, path=os.path.join(d, "trace_rank0.csv"))
+        loader = torch.utils.data.DataLoader(Squares(), batch_size=8)  # not rec.dataloader()
+        import contextlib
+        import io
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            for _ in loader:
+                rec.compute_end()
+                rec.iter_end()
+            rec.close()
+        self.assertIn("recorded no batch", err.getvalue())
+        self.assertIn("rec.dataloader()", err.getvalue())
+
+
 if __name__ == "__main__":
     print("torch", torch.__version__)
     unittest.main()
