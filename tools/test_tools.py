@@ -151,6 +151,30 @@ with tempfile.TemporaryDirectory() as tmp:
         check(q.returncode == 2 and want in err and len(err.splitlines()) == 1,
               f"tidy_to_dsanalyzer {args[0]}: exit {q.returncode}, '{err}'")
 
+    # times past stallsim's clock limit (4e9 s): stamp() raised OverflowError (a traceback,
+    # exit 1) after the fetch file and half the start file were written
+    with open("traces/w2/trace.csv") as f:
+        lines = f.read().splitlines()
+    head = lines[0].split(",")
+    timed = [head.index(c) for c in ("fetch_start", "fetch_end", "request", "ready", "iter_end",
+                                     "compute_end", "epoch_start")]
+    far_rows = [lines[0]]
+    for line in lines[1:]:
+        row = line.split(",")
+        for i in timed:
+            row[i] = str(Decimal(row[i]) + 300_000_000_000) if row[i] else ""
+        far_rows.append(",".join(row))
+    far = os.path.join(tmp, "far.csv")
+    with open(far, "w") as f:
+        f.write("\n".join(far_rows) + "\n")
+    out = os.path.join(tmp, "far_out")
+    q = subprocess.run([PY, CONV, far, out], capture_output=True, text=True, cwd=ROOT)
+    err = q.stderr.strip()
+    check(q.returncode == 2 and f"far.csv:2:{head.index('fetch_start') + 1}: " in err
+          and "past the clock limit" in err and len(err.splitlines()) == 1
+          and not os.path.exists(out),
+          f"tidy_to_dsanalyzer: a time past the clock limit: exit {q.returncode}, '{err[-300:]}'")
+
 # tools/train_example.py writes its --out folder whole or not at all: a run into a work folder
 # renamed into place (it wrote in place, so an interrupted capture left half a folder, and a
 # second one replaced the first file by file); an interrupted one leaves the earlier folder as it

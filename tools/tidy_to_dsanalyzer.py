@@ -31,7 +31,9 @@ points at the notebook's trace.
 
 Usage: /usr/bin/python3 tools/tidy_to_dsanalyzer.py [--stem STEM] [--ini]
            [--epoch E] TRACE.csv|CAPTURE_FOLDER OUT_DIR
-Standard library only. Bad input: one line on stderr, exit 2.
+Standard library only. Bad input (a time past stallsim's clock limit of 4e9 s
+included): one line on stderr, exit 2, nothing written; the files are written
+under temporary names and renamed once all are: whole or not at all.
 """
 import csv
 import datetime
@@ -46,6 +48,9 @@ DROPPED = ("worker", "workers", "prefetch", "pin_memory", "persistent", "epoch_s
            "cores", "ranks_per_node")
 
 
+CLOCK_LIMIT_S = 4_000_000_000
+
+
 class Bad(Exception):
     pass
 
@@ -58,6 +63,8 @@ def to_ns(text, where):
         raise Bad(f"{where}: '{text}' is not a time in seconds")
     if not d.is_finite() or d < 0:
         raise Bad(f"{where}: '{text}' is not a time in seconds")
+    if d > CLOCK_LIMIT_S:  # stallsim's limit (include/stall/limits.h); stamp() ends at 9999
+        raise Bad(f"{where}: '{text}' s is past the clock limit of {CLOCK_LIMIT_S} s")
     return int((d * NS).quantize(decimal.Decimal(1), rounding=decimal.ROUND_HALF_UP))
 
 
@@ -133,36 +140,51 @@ def convert(src, out_dir, stem, ini, epoch):
     g = len(ranks)
     names = {"perf": f"{stem}.csv", "fetch": f"{stem}_simp_fetchdifftime.csv",
              "start": f"{stem}_simp_fetchstartdifftime.csv"}
-    with open(os.path.join(out_dir, names["fetch"]), "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(["", "Epoch", "Index number"] + [f"Fetch time (sec)_gpu{r}" for r in ranks])
-        for i, (e, k) in enumerate(keys):
-            w.writerow([i, e, k] + [seconds(cells[(e, k, r)]["fetch_end"] -
-                                            cells[(e, k, r)]["fetch_start"]) for r in ranks])
-    with open(os.path.join(out_dir, names["start"]), "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(["", "Epoch", "Index number"] + [f"Start time_gpu{r}" for r in ranks])
-        for i, (e, k) in enumerate(keys):
-            w.writerow([i, e, k] + [stamp(cells[(e, k, r)]["fetch_start"]) for r in ranks])
-    with open(os.path.join(out_dir, names["perf"]), "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(["", "Epoch", "Step", "GPU", "Time", "Iteration time (sec)",
-                    "Training stall time (sec)"])
-        i = 0
-        for e, k in keys:
-            for r in ranks:
-                t = cells[(e, k, r)]
-                w.writerow([i, e, k, r, stamp(t["ready"]), seconds(t["iter_end"] - t["request"]),
-                            seconds(t["ready"] - t["request"])])
-                i += 1
-    written = [os.path.join(out_dir, names[n]) for n in ("perf", "fetch", "start")]
-    if ini:
-        ini_path = os.path.join(out_dir, f"{stem}.ini")
-        with open(ini_path, "w") as f:
-            f.write(f"; {path} in the notebook's format, by tools/tidy_to_dsanalyzer.py\n"
-                    f"[trace]\nformat = dsanalyzer\nfetch = {names['fetch']}\n"
-                    f"start = {names['start']}\nperf = {names['perf']}\nepoch = {epoch}\n")
-        written.append(ini_path)
+    # Each file is written to a temporary name and renamed once all are written: an error
+    # (or Ctrl-C) on the way leaves OUT_DIR as it was, not a file and a half.
+    temps = {}
+
+    def tmp(n):
+        temps[n] = os.path.join(out_dir, f".{names[n]}.tmp{os.getpid()}")
+        return temps[n]
+    try:
+        with open(tmp("fetch"), "w", newline="") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(["", "Epoch", "Index number"] + [f"Fetch time (sec)_gpu{r}" for r in ranks])
+            for i, (e, k) in enumerate(keys):
+                w.writerow([i, e, k] + [seconds(cells[(e, k, r)]["fetch_end"] -
+                                                cells[(e, k, r)]["fetch_start"]) for r in ranks])
+        with open(tmp("start"), "w", newline="") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(["", "Epoch", "Index number"] + [f"Start time_gpu{r}" for r in ranks])
+            for i, (e, k) in enumerate(keys):
+                w.writerow([i, e, k] + [stamp(cells[(e, k, r)]["fetch_start"]) for r in ranks])
+        with open(tmp("perf"), "w", newline="") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(["", "Epoch", "Step", "GPU", "Time", "Iteration time (sec)",
+                        "Training stall time (sec)"])
+            i = 0
+            for e, k in keys:
+                for r in ranks:
+                    t = cells[(e, k, r)]
+                    w.writerow([i, e, k, r, stamp(t["ready"]),
+                                seconds(t["iter_end"] - t["request"]),
+                                seconds(t["ready"] - t["request"])])
+                    i += 1
+        if ini:
+            names["ini"] = f"{stem}.ini"
+            with open(tmp("ini"), "w") as f:
+                f.write(f"; {path} in the notebook's format, by tools/tidy_to_dsanalyzer.py\n"
+                        f"[trace]\nformat = dsanalyzer\nfetch = {names['fetch']}\n"
+                        f"start = {names['start']}\nperf = {names['perf']}\nepoch = {epoch}\n")
+        for n, t in temps.items():
+            os.replace(t, os.path.join(out_dir, names[n]))
+    finally:
+        for t in temps.values():
+            if os.path.exists(t):
+                os.remove(t)
+    written = [os.path.join(out_dir, names[n]) for n in ("perf", "fetch", "start", "ini")
+               if n in names]
     print(f"{path}: {len(epochs)} epochs x {len(keys) // len(epochs)} batches x {g} GPUs "
           f"(epochs {epochs[0]}..{epochs[-1]}) written to {', '.join(written)}")
     if dropped:
