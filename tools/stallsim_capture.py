@@ -460,10 +460,22 @@ class Recorder:
     def sync_end(self):
         """Mark the end of the gradient all-reduce (after compute_end, before the optimizer step):
         its CPU time goes to the sync_cpu column (optional; the model scales it with the ring's
-        steps when predicting other rank counts)."""
+        steps when predicting other rank counts). Once per iteration, after compute_end: a
+        second call is ignored (it would add the optimizer step), and a call without
+        compute_end, whose CPU time it counts from, too; each is warned of once on stderr."""
         row = self.current
-        if row is not None and row["_c_ce"] is not None:
-            row["sync_cpu"] = _diff(row["_c_ce"], cpu_clock())[0]
+        if row is None or row["_c_ce"] is None:
+            self._warn_once("sync_early", "rec.sync_end() without rec.compute_end() before it in "
+                            "the iteration is ignored, and the trace's sync_cpu stays empty: "
+                            "call compute_end() after loss.backward(), sync_end() after the "
+                            "all-reduce")
+            return
+        if row["sync_cpu"] is not None:
+            self._warn_once("sync_twice", "rec.sync_end() called twice in one iteration: the "
+                            "first call is kept (the end of the all-reduce); call it once per "
+                            "iteration")
+            return
+        row["sync_cpu"] = _diff(row["_c_ce"], cpu_clock())[0]
 
     def iter_end(self, t=None, c=None):
         """Mark the end of the current iteration (after gradient sync and optimizer step)."""

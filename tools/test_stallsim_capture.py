@@ -683,6 +683,35 @@ class RecorderMisuseTest(unittest.TestCase):
         self.assertIn(f"{__file__}:", err)
         self.assertIn("compute_end() called twice", err)
 
+    def test_sync_end_twice_keeps_the_first_and_without_compute_end_is_said(self):
+        # the second call replaced the first: sync_cpu then held the optimizer step, silently;
+        # and a sync_end() before compute_end() was dropped without a word
+        firsts = []
+
+        def body(rec):
+            rec.compute_end()
+            rec.sync_end()
+            firsts.append(rec.current["sync_cpu"])
+            t = time.process_time()
+            while time.process_time() - t < 0.003:  # CPU time the second call would add
+                pass
+            rec.sync_end()
+            rec.iter_end()
+        path, err = self.loop(body)
+        self.assertEqual([float(r["sync_cpu"]) for r in rows_of(path)],
+                         [round(c, 6) for c in firsts])
+        self.assertEqual(err.count("\n"), 1, err)
+        self.assertIn("sync_end() called twice", err)
+
+        def early(rec):
+            rec.sync_end()
+            rec.compute_end()
+            rec.iter_end()
+        path, err = self.loop(early)
+        self.assertTrue(all(r["sync_cpu"] == "" for r in rows_of(path)))
+        self.assertEqual(err.count("\n"), 1, err)
+        self.assertIn("sync_end() without rec.compute_end()", err)
+
     def test_compute_end_after_iter_end_is_said(self):
         def body(rec):
             rec.iter_end()
