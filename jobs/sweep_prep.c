@@ -437,6 +437,21 @@ int stall__sweep_model_check(const stall_sweep *s, char *late, size_t n, stall_e
             have = true;
             snprintf(last, sizeof last, "%s", id);
         }
+        /* More GPUs per node than the point's GPUs, the trace's (gpus not
+         * given; config/check.c refuses it against a given gpus): its GPUs
+         * are on one node whatever the size, as model_job.c refuses a run. */
+        if (grc == 0 && pc->gpus <= 0 && pc->gpus_per_node > grid.ranks &&
+            stall_config_given(pc, "cluster", "gpus_per_node")) {
+            stall_err e = {0};
+            char where[STALL_PATH_MAX + 64];
+            stall_config_origin(pc, "cluster", "gpus_per_node", where, sizeof where);
+            stall_err_set(&e, STALL_ECONFIG,
+                          "%s: %lld is more than the run's %d GPUs (the trace's; set [cluster] "
+                          "gpus for more)",
+                          where, (long long)pc->gpus_per_node, grid.ranks);
+            rc = stall__sweep_point_err(s, i, &e, err);
+            break;
+        }
         if (grc == 1 && pc->format != STALL_FORMAT_NONE) {
             /* told when the point runs */
             any.draws = any.reads = any.cpu_waits = any.beyond = any.rescales = any.drops = true;

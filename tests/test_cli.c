@@ -2522,6 +2522,53 @@ Test(cli, keys_refused_where_the_run_leaves_them_nothing_to_do)
     }
 }
 
+/* Keys a command took silently where nothing reads them (exit 0, the same
+ * outputs; found by a keys x inputs x commands audit): [cluster]
+ * gpus_per_node above the trace's GPUs in a sweep (run refuses it; sweep
+ * traces/w2 --set cluster.gpus_per_node=2 wrote the sweep.csv of 1), and
+ * [trace] cores in validate, which shares no cores (validate traces/w2
+ * --set trace.cores=1 and =4 wrote the same validate.csv and terminal).
+ * Refused, naming where they were given, writing nothing; analyze and
+ * timeline list [trace] cores in their "left out" line. */
+Test(cli, sweep_node_size_and_validate_trace_cores_are_refused_where_unread)
+{
+    static const refusal_case c[] = {
+        {"sweep", "traces/w2 --set cluster.gpus_per_node=2 --sweep loader.workers=1,2",
+         "stallsim: command line: [sweep] point 0 (loader.workers=1): --set "
+         "cluster.gpus_per_node: 2 is more than the run's 1 GPUs (the trace's; set [cluster] "
+         "gpus for more)"},
+        {"sweep", "traces/w2 --sweep cluster.gpus_per_node=1,2",
+         "stallsim: command line: [sweep] point 1 (cluster.gpus_per_node=2): --sweep "
+         "cluster.gpus_per_node: 2 is more than the run's 1 GPUs"},
+        {"validate", "traces/w2 --set trace.cores=4",
+         "stallsim: --set trace.cores: has no effect in validate: it simulates the measured run "
+         "with its durations as measured"},
+        {"validate", "configs/example.ini --set trace.cores=4",
+         "stallsim: --set trace.cores: has no effect in validate: "},
+        {"validate", "traces/cpushare/cpu_ddp2_r1 --set trace.cores=2",
+         "stallsim: --set trace.cores: has no effect in validate: "},
+        /* where they act */
+        {"sweep", "traces/ddp2_w2 --sweep cluster.gpus_per_node=1,2", NULL},
+        {"sweep",
+         "traces/w2 --set cluster.gpus_per_node=2 --sweep cluster.gpus=2,4 --set "
+         "fetch.resample=bootstrap",
+         NULL},
+        {"run", "traces/w2 --set trace.cores=4 --set cluster.cores=2", NULL},
+    };
+    refusal_cases(c, sizeof c / sizeof c[0], "unread");
+    char cmd[3000], *text;
+    snprintf(cmd, sizeof cmd,
+             "(printf '[trace]\\nformat = tidy\\npath = %s\\ncores = 4\\n' > %s/tc.ini && " BIN
+             " analyze %s/tc.ini -o %s/tc && " BIN " timeline %s/tc.ini -o %s/tc.json)",
+             STALL_SOURCE_DIR "/traces/w2/trace.csv", cdir, cdir, cdir, cdir, cdir);
+    cr_assert_eq(sh_text(cmd, &text), 0, "%s", text);
+    cr_expect(strstr(text, "left out (analyze reads what the trace recorded): [trace] cores\n"),
+              "%s", text);
+    cr_expect(strstr(text, "left out (timeline draws what the trace recorded): [trace] cores\n"),
+              "%s", text);
+    free(text);
+}
+
 /* validate of a one-epoch trace took [trace] persistent_workers silently
  * (start-up from epoch 0 only, paid once: what one epoch does anyway). */
 Test(cli, validate_refuses_trace_persistent_workers_on_one_epoch)
