@@ -50,6 +50,8 @@ typedef struct stall_model_effects {
     bool prefetches;    /* an epoch has more batches per GPU than workers, so the loader's
                            first round of requests does not take them all ([loader]
                            prefetch_factor) */
+    bool accumulates;   /* an epoch has more than one batch per GPU, so not every iteration
+                           synchronises at the epoch's end ([ddp] accumulation) */
 } stall_model_effects;
 
 /* into |= fx, field by field: a key has an effect where any of the runs
@@ -57,7 +59,7 @@ typedef struct stall_model_effects {
 void stall_model_effects_or(stall_model_effects *into, const stall_model_effects *fx);
 
 /* The keys stall_model_effects_check judges, in this order. */
-#define STALL_MODEL_EFFECT_KEYS 18
+#define STALL_MODEL_EFFECT_KEYS 22
 
 /* mode = model's checks of one configuration that need the trace's grid
  * (from stall_model_grid; NULL without a trace), as stall_model_job makes
@@ -73,7 +75,9 @@ int stall_model_point_check(const stall_config *cfg, const stall_measured *grid,
  * [loader] in_order, [ranks] late_start, [report] delay_threshold (one GPU),
  * [trace] cores (nothing deflated), [storage] cache_mb > 0 (a cold cache in
  * a run of one epoch: it hits nothing), [loader] prefetch_factor (no more
- * batches per GPU in an epoch than workers: the first requests take them all)
+ * batches per GPU in an epoch than workers: the first requests take them all),
+ * [ddp] bucket_mb, bandwidth_gb_s and latency_us (one GPU: the ring has no
+ * steps), [ddp] accumulation (one batch per GPU in an epoch)
  * and an [align] fetch list with a policy other than none given in cfg
  * where fx says they have no
  * effect, naming where they were given: where_of[i] (may be NULL, or

@@ -515,7 +515,7 @@ static int plan_effects(const stall_config *cfg, const stall_measured *m, int ra
     any.cpu_waits = m && m->cpu.has;
     /* its probes run one worker per GPU; the workers question tries up to
      * max_workers */
-    any.orders = r->max_workers > 1;
+    any.orders = r->max_workers > 1 && (cfg->batches > 1 || !m || m->batches > 1);
     /* the workers question tries 1 worker per GPU: the factor matters
      * wherever an epoch has more than one batch per GPU (strong scaling
      * only shrinks the trace's) */

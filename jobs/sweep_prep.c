@@ -456,7 +456,7 @@ int stall__sweep_model_check(const stall_sweep *s, char *late, size_t n, stall_e
             /* told when the point runs */
             any.draws = any.reads = any.cpu_waits = any.beyond = any.rescales = any.drops = true;
             any.epochs = any.trace_epochs = any.workers = any.trace_workers = true;
-            any.nodes = any.ranks = any.late = any.caches = true;
+            any.nodes = any.ranks = any.late = any.caches = any.accumulates = true;
             continue;
         }
         stall_err e = {0};
@@ -506,7 +506,11 @@ int stall__sweep_model_check(const stall_sweep *s, char *late, size_t n, stall_e
                                                                   "report.delay_threshold",
                                                                   "trace.cores",
                                                                   "storage.cache_mb",
-                                                                  "loader.prefetch_factor"};
+                                                                  "loader.prefetch_factor",
+                                                                  "ddp.bucket_mb",
+                                                                  "ddp.bandwidth_gb_s",
+                                                                  "ddp.latency_us",
+                                                                  "ddp.accumulation"};
         char where[STALL_MODEL_EFFECT_KEYS][STALL_PATH_MAX + 128];
         const char *where_of[STALL_MODEL_EFFECT_KEYS];
         for (int k = 0; k < STALL_MODEL_EFFECT_KEYS; k++) {

@@ -2569,6 +2569,58 @@ Test(cli, sweep_node_size_and_validate_trace_cores_are_refused_where_unread)
     free(text);
 }
 
+/* [ddp] keys taken silently where their values change nothing (the keys x
+ * inputs x commands audit): the ring keys beside [ddp] allreduce_s, which
+ * replaces the tail whole (run traces/ddp2_w2 --set ddp.allreduce_s=0.01
+ * gave the same summary.csv with and without bucket_mb=25,
+ * bandwidth_gb_s=10); the ring keys on one GPU, whose ring has no steps
+ * (run traces/w2 with bandwidth_gb_s=1, =10, or with bucket_mb=100 and
+ * latency_us=100: the summary.csv of allreduce_s=0); bandwidth_gb_s alone
+ * (a ring of 0 MB at 0 latency); [ddp] accumulation and [loader] in_order
+ * on a trace of one batch per GPU per epoch (the public DLIO trace: the
+ * same summary.csv with accumulation 1, 2 and 4 and in_order true and
+ * false). Refused by run, sweep and plan; taken where they act. */
+Test(cli, ddp_keys_are_refused_where_their_values_change_nothing)
+{
+    static const refusal_case c[] = {
+        {"run",
+         "traces/ddp2_w2 --set ddp.allreduce_s=0.01 --set ddp.bucket_mb=25 --set "
+         "ddp.bandwidth_gb_s=10",
+         "stallsim: --set ddp.bucket_mb: has no effect: --set ddp.allreduce_s replaces the whole "
+         "tail after backward, the ring model's too"},
+        {"run", "traces/ddp2_w2 --set ddp.bandwidth_gb_s=10",
+         "stallsim: --set ddp.bandwidth_gb_s: has no effect: the ring moves [ddp] bucket_mb = 0 "
+         "MB with latency_us = 0"},
+        {"run", "traces/w2 --set ddp.bandwidth_gb_s=10 --set ddp.bucket_mb=25",
+         "stallsim: --set ddp.bucket_mb: has no effect: the run has one GPU, whose ring "
+         "all-reduce has no steps"},
+        {"run", "traces/w2 --set ddp.bandwidth_gb_s=10 --set ddp.latency_us=5",
+         "stallsim: --set ddp.bandwidth_gb_s: has no effect: the run has one GPU"},
+        {"sweep", "traces/w2 --set ddp.bandwidth_gb_s=10 --sweep ddp.bucket_mb=10,20",
+         "stallsim: --sweep ddp.bucket_mb: has no effect: the run has one GPU"},
+        {"plan",
+         "traces/w2 --set ddp.bandwidth_gb_s=10 --set ddp.bucket_mb=25 --set plan.max_gpus=1",
+         "stallsim: --set ddp.bucket_mb: has no effect: the run has one GPU"},
+        {"run", "traces/w2 --set run.batches=1 --set ddp.accumulation=2",
+         "stallsim: --set ddp.accumulation: has no effect: an epoch has one batch per GPU"},
+        {"sweep", "traces/w2 --set run.batches=1 --sweep ddp.accumulation=2,4",
+         "stallsim: --sweep ddp.accumulation: has no effect: an epoch has one batch per GPU"},
+        {"run", "traces/w2 --set run.batches=1 --set loader.in_order=false",
+         "stallsim: --set loader.in_order: has no effect: the run has at most one DataLoader "
+         "worker per GPU, which fetches its batches one after another, or one batch per GPU"},
+        /* where they act */
+        {"run", "traces/ddp2_w2 --set ddp.bandwidth_gb_s=10 --set ddp.bucket_mb=25", NULL},
+        {"run", "traces/ddp2_w2 --set ddp.bandwidth_gb_s=10 --set ddp.latency_us=5", NULL},
+        {"run", "traces/ddp2_w2 --set ddp.allreduce_s=0.01", NULL},
+        {"plan",
+         "traces/w2 --set ddp.bandwidth_gb_s=10 --set ddp.bucket_mb=25 --set plan.max_gpus=2",
+         NULL},
+        {"run", "traces/w2 --set run.batches=2 --set ddp.accumulation=2", NULL},
+        {"run", "traces/w2 --set run.batches=1 --set ddp.accumulation=1", NULL},
+    };
+    refusal_cases(c, sizeof c / sizeof c[0], "ddpk");
+}
+
 /* validate of a one-epoch trace took [trace] persistent_workers silently
  * (start-up from epoch 0 only, paid once: what one epoch does anyway). */
 Test(cli, validate_refuses_trace_persistent_workers_on_one_epoch)
