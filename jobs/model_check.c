@@ -86,6 +86,10 @@ void wi_effects(const stall_measured *m, const wi_whatif *what, const stall_mode
     /* an epoch of one batch per GPU synchronises at its end every
      * iteration, whatever the accumulation (feed.c) */
     fx->accumulates = p->batches > 1;
+    /* An every_iterations past the run's iterations writes no checkpoint,
+     * where the trace records none (model_job.c says so for a run) */
+    fx->ckpts = !(what->ckpt_every_given && p->ckpt.every > (int64_t)p->epochs * p->batches &&
+                  p->ckpt.every_ns <= 0 && !(m && m->ckpt_n > 0));
     /* a late start is replayed at the trace's own GPU count (feed.c) */
     fx->late = m && m->late_any && p->ranks == m->ranks;
     /* the contention of a trace without CPU columns is found where cores
@@ -163,6 +167,7 @@ void stall_model_effects_or(stall_model_effects *into, const stall_model_effects
     into->caches |= fx->caches;
     into->prefetches |= fx->prefetches;
     into->accumulates |= fx->accumulates;
+    into->ckpts |= fx->ckpts;
 }
 
 /* The ring all-reduce of one GPU has no steps (feed.c: 2 (g - 1) of them):
@@ -250,13 +255,18 @@ int stall_model_effects_check(const stall_config *cfg, const stall_model_effects
         {"ddp", "accumulation",
          "an epoch has one batch per GPU, so every iteration ends an epoch and synchronises "
          "whatever the accumulation; it needs more than one batch per GPU ([run] batches)"},
+        {"checkpoint", "every_iterations",
+         "no run reaches the first checkpoint, after every_iterations iterations (counted over "
+         "the run), and the trace records none, so no checkpoint is written and the "
+         "[checkpoint] keys change nothing; it needs a shorter interval or a longer run ([run] "
+         "epochs)"},
     };
     const bool idle[STALL_MODEL_EFFECT_KEYS] = {
-        !fx->draws,    !fx->reads,      !fx->cpu_waits,    !fx->beyond,  !fx->rescales,
-        !fx->drops,    !fx->epochs,     !fx->trace_epochs, !fx->workers, !fx->trace_workers,
-        !fx->nodes,    !fx->ranks,      !fx->orders,       !fx->late,    !fx->ranks,
-        !fx->deflates, !fx->caches,     !fx->prefetches,   !fx->ranks,   !fx->ranks,
-        !fx->ranks,    !fx->accumulates};
+        !fx->draws,    !fx->reads,       !fx->cpu_waits,    !fx->beyond,  !fx->rescales,
+        !fx->drops,    !fx->epochs,      !fx->trace_epochs, !fx->workers, !fx->trace_workers,
+        !fx->nodes,    !fx->ranks,       !fx->orders,       !fx->late,    !fx->ranks,
+        !fx->deflates, !fx->caches,      !fx->prefetches,   !fx->ranks,   !fx->ranks,
+        !fx->ranks,    !fx->accumulates, !fx->ckpts};
     for (int i = 0; i < STALL_MODEL_EFFECT_KEYS; i++) {
         if (!idle[i] || !stall_config_given(cfg, keys[i].section, keys[i].key))
             continue;
@@ -313,6 +323,9 @@ int stall_model_grid(const stall_config *cfg, stall_measured *grid, stall_err *e
     grid->late_any = m.late_any;
     grid->late_wide = m.late_wide;
     grid->cpu.cores = m.cpu.cores;
+    /* whether it records checkpoints (stall_model_effects.ckpts); a
+     * streamed trace has no checkpoint columns */
+    grid->ckpt_n = m.ckpt_n;
     stall_measured_free(&m);
     return 0;
 }

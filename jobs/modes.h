@@ -52,6 +52,9 @@ typedef struct stall_model_effects {
                            prefetch_factor) */
     bool accumulates;   /* an epoch has more than one batch per GPU, so not every iteration
                            synchronises at the epoch's end ([ddp] accumulation) */
+    bool ckpts;         /* a checkpoint is written: no every_iterations past the run's
+                           iterations, or a trace that records checkpoints ([checkpoint]
+                           every_iterations) */
 } stall_model_effects;
 
 /* into |= fx, field by field: a key has an effect where any of the runs
@@ -59,7 +62,7 @@ typedef struct stall_model_effects {
 void stall_model_effects_or(stall_model_effects *into, const stall_model_effects *fx);
 
 /* The keys stall_model_effects_check judges, in this order. */
-#define STALL_MODEL_EFFECT_KEYS 22
+#define STALL_MODEL_EFFECT_KEYS 23
 
 /* mode = model's checks of one configuration that need the trace's grid
  * (from stall_model_grid; NULL without a trace), as stall_model_job makes
@@ -77,7 +80,8 @@ int stall_model_point_check(const stall_config *cfg, const stall_measured *grid,
  * a run of one epoch: it hits nothing), [loader] prefetch_factor (no more
  * batches per GPU in an epoch than workers: the first requests take them all),
  * [ddp] bucket_mb, bandwidth_gb_s and latency_us (one GPU: the ring has no
- * steps), [ddp] accumulation (one batch per GPU in an epoch)
+ * steps), [ddp] accumulation (one batch per GPU in an epoch), [checkpoint]
+ * every_iterations (past the run, no checkpoint in the trace)
  * and an [align] fetch list with a policy other than none given in cfg
  * where fx says they have no
  * effect, naming where they were given: where_of[i] (may be NULL, or

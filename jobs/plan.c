@@ -520,7 +520,24 @@ static int plan_effects(const stall_config *cfg, const stall_measured *m, int ra
      * wherever an epoch has more than one batch per GPU (strong scaling
      * only shrinks the trace's) */
     any.prefetches = cfg->batches > 1 || !m || m->batches > 1;
+    /* with [plan] ckpt_stall_budget the interval is the answer, whatever
+     * the configuration's */
+    any.ckpts |= r->ckpt_budget > 0;
     int rc = stall_model_effects_check(cfg, &any, NULL, err);
+    /* [storage] trace_cache_mb fits the trace's read against its other
+     * epochs: a trace of one has none (model_job.c refuses it on a run;
+     * plan's probes run it as not given), unless it is the cache of the
+     * run at the trace's storage */
+    if (rc == 0 && (!m || m->epochs < 2) && stall_config_given(cfg, "storage", "trace_cache_mb") &&
+        !stall_config_given(cfg, "storage", "trace_mb_s") &&
+        !stall_config_given(cfg, "storage", "trace_latency_ms")) {
+        char where[STALL_PATH_MAX + 64];
+        stall_config_origin(cfg, "storage", "trace_cache_mb", where, sizeof where);
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: has no effect: %s, and its read is fitted against the others' "
+                             "(its fetches are taken whole); leave it out",
+                             where, m ? "the trace has one epoch" : "there is no measured trace");
+    }
     if (rc && err) {
         size_t n = strlen(err->msg);
         snprintf(err->msg + n, sizeof err->msg - n,

@@ -413,6 +413,10 @@ int stall__sweep_model_check(const stall_sweep *s, char *late, size_t n, stall_e
                                                cannot (another GPU count) */
     bool aligns = false;  /* a point aligns its fetches (a policy other than none) */
     double cache_max = 0; /* the largest [storage] cache_mb of a point */
+    /* a point whose trace's read [storage] trace_cache_mb can fit: a trace
+     * of more than one epoch (model_job.c refuses it on a run of one), or
+     * the run at the trace's storage that it is the cache of */
+    bool fits_cache = false;
     /* A point whose trace's contention would be found on the point's own
      * cores (the trace does not say its machine's): with a cores axis each
      * point would take the trace for a run on its cores. */
@@ -452,11 +456,15 @@ int stall__sweep_model_check(const stall_sweep *s, char *late, size_t n, stall_e
             rc = stall__sweep_point_err(s, i, &e, err);
             break;
         }
+        fits_cache |= (grc == 1 && pc->format != STALL_FORMAT_NONE) ||
+                      (grc == 0 && grid.epochs > 1) ||
+                      stall_config_given(pc, "storage", "trace_mb_s") ||
+                      stall_config_given(pc, "storage", "trace_latency_ms");
         if (grc == 1 && pc->format != STALL_FORMAT_NONE) {
             /* told when the point runs */
             any.draws = any.reads = any.cpu_waits = any.beyond = any.rescales = any.drops = true;
             any.epochs = any.trace_epochs = any.workers = any.trace_workers = true;
-            any.nodes = any.ranks = any.late = any.caches = any.accumulates = true;
+            any.nodes = any.ranks = any.late = any.caches = any.accumulates = any.ckpts = true;
             continue;
         }
         stall_err e = {0};
@@ -510,7 +518,8 @@ int stall__sweep_model_check(const stall_sweep *s, char *late, size_t n, stall_e
                                                                   "ddp.bucket_mb",
                                                                   "ddp.bandwidth_gb_s",
                                                                   "ddp.latency_us",
-                                                                  "ddp.accumulation"};
+                                                                  "ddp.accumulation",
+                                                                  "checkpoint.every_iterations"};
         char where[STALL_MODEL_EFFECT_KEYS][STALL_PATH_MAX + 128];
         const char *where_of[STALL_MODEL_EFFECT_KEYS];
         for (int k = 0; k < STALL_MODEL_EFFECT_KEYS; k++) {
@@ -526,6 +535,21 @@ int stall__sweep_model_check(const stall_sweep *s, char *late, size_t n, stall_e
         /* [storage] cache_mb: judged on whether any point has a cache */
         first->cache_mb = cache_max;
         rc = stall_model_effects_check(first, &any, where_of, err);
+    }
+    if (rc == 0 && !fits_cache && stall_config_given(first, "storage", "trace_cache_mb")) {
+        char where[STALL_PATH_MAX + 128];
+        int a = stall__sweep_axis_of(s, "storage.trace_cache_mb");
+        if (a >= 0)
+            stall__sweep_axis_where(s, a, where, sizeof where);
+        else
+            stall_config_origin(first, "storage", "trace_cache_mb", where, sizeof where);
+        rc = stall_err_set(err, STALL_ECONFIG,
+                           "%s: has no effect: %s, and its read is fitted against the others' "
+                           "(its fetches are taken whole); leave it out",
+                           where,
+                           first->format == STALL_FORMAT_NONE ? "there is no measured trace"
+                                                              : "every trace of the sweep has "
+                                                                "one epoch");
     }
     if (rc == 0 && unpinned >= 0) {
         char where[STALL_PATH_MAX + 128];

@@ -2621,6 +2621,65 @@ Test(cli, ddp_keys_are_refused_where_their_values_change_nothing)
     refusal_cases(c, sizeof c / sizeof c[0], "ddpk");
 }
 
+/* Keys run refuses that sweep and plan took silently, their points and
+ * probes skipping run's check (the keys x inputs x commands audit):
+ * [checkpoint] every_iterations past the run's iterations on a trace that
+ * records no checkpoint (sweep traces/w2 with every_iterations=1000,
+ * mb_per_rank=10, bandwidth_mb_s=100 wrote the sweep.csv of no
+ * checkpoint keys; plan the same plan.csv and scaling.csv), and [storage]
+ * trace_cache_mb on a trace of one epoch (sweep configs/example-whatif.ini
+ * with the tiers). Now judged over all points and runs; taken where one
+ * writes a checkpoint, with [plan] ckpt_stall_budget, or a trace of more
+ * epochs. */
+Test(cli, sweep_and_plan_refuse_checkpoints_and_trace_cache_that_no_run_uses)
+{
+    static const refusal_case c[] = {
+        {"sweep",
+         "traces/w2 --set checkpoint.every_iterations=1000 --set checkpoint.mb_per_rank=10 "
+         "--set checkpoint.bandwidth_mb_s=100 --sweep loader.workers=1,2",
+         "stallsim: --set checkpoint.every_iterations: has no effect: no run reaches the first "
+         "checkpoint"},
+        {"sweep",
+         "traces/w2 --set checkpoint.mb_per_rank=10 --set checkpoint.bandwidth_mb_s=100 "
+         "--sweep checkpoint.every_iterations=500,1000",
+         "stallsim: --sweep checkpoint.every_iterations: has no effect: no run reaches"},
+        {"plan",
+         "traces/w2 --set checkpoint.every_iterations=1000 --set checkpoint.mb_per_rank=10 "
+         "--set checkpoint.bandwidth_mb_s=100 --set plan.max_gpus=2",
+         "stallsim: --set checkpoint.every_iterations: has no effect: no run reaches"},
+        {"sweep",
+         "configs/example-whatif.ini --set storage.trace_cache_mb=10 --set "
+         "storage.bandwidth_mb_s=50 --set storage.batch_mb=2 --set storage.latency_ms=1 "
+         "--sweep loader.workers=2,4",
+         "stallsim: --set storage.trace_cache_mb: has no effect: every trace of the sweep has one "
+         "epoch"},
+        {"plan",
+         "configs/example-whatif.ini --set storage.trace_cache_mb=10 --set "
+         "storage.bandwidth_mb_s=50 --set storage.batch_mb=2 --set storage.latency_ms=1 --set "
+         "plan.max_gpus=2",
+         "stallsim: --set storage.trace_cache_mb: has no effect: the trace has one epoch"},
+        /* where they act */
+        {"sweep",
+         "traces/w2 --set checkpoint.mb_per_rank=10 --set checkpoint.bandwidth_mb_s=100 "
+         "--sweep checkpoint.every_iterations=50,1000",
+         NULL},
+        {"plan",
+         "traces/w2 --set checkpoint.every_iterations=1000 --set checkpoint.mb_per_rank=10 "
+         "--set checkpoint.bandwidth_mb_s=100 --set plan.max_gpus=2 --set "
+         "plan.ckpt_stall_budget=0.1",
+         NULL},
+        {"sweep",
+         "traces/ckpt_w2_n14 --set checkpoint.every_iterations=100000 --sweep "
+         "loader.workers=1,2",
+         NULL},
+        {"sweep",
+         "traces/w2 --set storage.trace_cache_mb=10 --set storage.bandwidth_mb_s=50 --set "
+         "storage.batch_mb=2 --set storage.latency_ms=1 --sweep loader.workers=1,2",
+         NULL},
+    };
+    refusal_cases(c, sizeof c / sizeof c[0], "ckptc");
+}
+
 /* validate of a one-epoch trace took [trace] persistent_workers silently
  * (start-up from epoch 0 only, paid once: what one epoch does anyway). */
 Test(cli, validate_refuses_trace_persistent_workers_on_one_epoch)
