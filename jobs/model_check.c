@@ -90,6 +90,7 @@ void wi_effects(const stall_measured *m, const wi_whatif *what, const stall_mode
      * where the trace records none (model_job.c says so for a run) */
     fx->ckpts = !(what->ckpt_every_given && p->ckpt.every > (int64_t)p->epochs * p->batches &&
                   p->ckpt.every_ns <= 0 && !(m && m->ckpt_n > 0));
+    fx->batches_max = p->batches;
     /* a late start is replayed at the trace's own GPU count (feed.c) */
     fx->late = m && m->late_any && p->ranks == m->ranks;
     /* the contention of a trace without CPU columns is found where cores
@@ -168,6 +169,8 @@ void stall_model_effects_or(stall_model_effects *into, const stall_model_effects
     into->prefetches |= fx->prefetches;
     into->accumulates |= fx->accumulates;
     into->ckpts |= fx->ckpts;
+    if (fx->batches_max > into->batches_max)
+        into->batches_max = fx->batches_max;
 }
 
 /* The ring all-reduce of one GPU has no steps (feed.c: 2 (g - 1) of them):
@@ -260,13 +263,18 @@ int stall_model_effects_check(const stall_config *cfg, const stall_model_effects
          "the run), and the trace records none, so no checkpoint is written and the "
          "[checkpoint] keys change nothing; it needs a shorter interval or a longer run ([run] "
          "epochs)"},
+        {"report", "delay_threshold",
+         "no batch of an epoch comes after the [report] warmup batches left out of the means, so "
+         "effective_delay_pct has no iteration to count (it is left empty); it needs a smaller "
+         "warmup or more batches per GPU ([run] batches)"},
     };
     const bool idle[STALL_MODEL_EFFECT_KEYS] = {
-        !fx->draws,    !fx->reads,       !fx->cpu_waits,    !fx->beyond,  !fx->rescales,
-        !fx->drops,    !fx->epochs,      !fx->trace_epochs, !fx->workers, !fx->trace_workers,
-        !fx->nodes,    !fx->ranks,       !fx->orders,       !fx->late,    !fx->ranks,
-        !fx->deflates, !fx->caches,      !fx->prefetches,   !fx->ranks,   !fx->ranks,
-        !fx->ranks,    !fx->accumulates, !fx->ckpts};
+        !fx->draws,    !fx->reads,         !fx->cpu_waits, !fx->beyond,
+        !fx->rescales, !fx->drops,         !fx->epochs,    !fx->trace_epochs,
+        !fx->workers,  !fx->trace_workers, !fx->nodes,     !fx->ranks,
+        !fx->orders,   !fx->late,          !fx->ranks,     !fx->deflates,
+        !fx->caches,   !fx->prefetches,    !fx->ranks,     !fx->ranks,
+        !fx->ranks,    !fx->accumulates,   !fx->ckpts,     fx->batches_max <= cfg->warmup};
     for (int i = 0; i < STALL_MODEL_EFFECT_KEYS; i++) {
         if (!idle[i] || !stall_config_given(cfg, keys[i].section, keys[i].key))
             continue;

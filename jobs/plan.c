@@ -429,6 +429,17 @@ static int plan_check(const plan_ctx *c, const stall_plan_result *r, stall_err *
                              "checkpoints to plan)",
                              at);
     }
+    /* plan answers from one run per count, drawn from [run] seed: it runs
+     * no replications and gives no interval (run does) */
+    if (b->replications > 1 && stall_config_given(b, "run", "replications")) {
+        char at[STALL_PATH_MAX + 96];
+        stall_config_origin(b, "run", "replications", at, sizeof at);
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: has no effect in plan: its answers come from one run at each "
+                             "worker and GPU count (drawn from [run] seed), with no interval over "
+                             "seeds; replications are stallsim run's",
+                             at);
+    }
     stall_config *ck = stall_xmalloc(sizeof *ck);
     *ck = *b;
     if (ck->cores == 0)
@@ -523,6 +534,8 @@ static int plan_effects(const stall_config *cfg, const stall_measured *m, int ra
     /* with [plan] ckpt_stall_budget the interval is the answer, whatever
      * the configuration's */
     any.ckpts |= r->ckpt_budget > 0;
+    /* [report] keys: left out by plan, and listed (plan_out.c) */
+    any.batches_max = INT64_MAX;
     int rc = stall_model_effects_check(cfg, &any, NULL, err);
     /* [storage] trace_cache_mb fits the trace's read against its other
      * epochs: a trace of one has none (model_job.c refuses it on a run;

@@ -417,6 +417,7 @@ int stall__sweep_model_check(const stall_sweep *s, char *late, size_t n, stall_e
      * of more than one epoch (model_job.c refuses it on a run of one), or
      * the run at the trace's storage that it is the cache of */
     bool fits_cache = false;
+    int64_t warmup_min = INT64_MAX; /* the smallest [report] warmup of a point */
     /* A point whose trace's contention would be found on the point's own
      * cores (the trace does not say its machine's): with a cores axis each
      * point would take the trace for a run on its cores. */
@@ -465,6 +466,7 @@ int stall__sweep_model_check(const stall_sweep *s, char *late, size_t n, stall_e
             any.draws = any.reads = any.cpu_waits = any.beyond = any.rescales = any.drops = true;
             any.epochs = any.trace_epochs = any.workers = any.trace_workers = true;
             any.nodes = any.ranks = any.late = any.caches = any.accumulates = any.ckpts = true;
+            any.batches_max = INT64_MAX;
             continue;
         }
         stall_err e = {0};
@@ -491,6 +493,8 @@ int stall__sweep_model_check(const stall_sweep *s, char *late, size_t n, stall_e
             together = (long long)i;
         if (pc->cache_mb > cache_max)
             cache_max = pc->cache_mb;
+        if (pc->warmup < warmup_min)
+            warmup_min = pc->warmup;
         for (int k = 0; k < pc->fetch_align.n; k++)
             aligns |= stall_config_given(pc, "align", "fetch") &&
                       pc->fetch_align.v[k] != STALL_ALIGN_NONE;
@@ -519,7 +523,8 @@ int stall__sweep_model_check(const stall_sweep *s, char *late, size_t n, stall_e
                                                                   "ddp.bandwidth_gb_s",
                                                                   "ddp.latency_us",
                                                                   "ddp.accumulation",
-                                                                  "checkpoint.every_iterations"};
+                                                                  "checkpoint.every_iterations",
+                                                                  "report.delay_threshold"};
         char where[STALL_MODEL_EFFECT_KEYS][STALL_PATH_MAX + 128];
         const char *where_of[STALL_MODEL_EFFECT_KEYS];
         for (int k = 0; k < STALL_MODEL_EFFECT_KEYS; k++) {
@@ -534,6 +539,9 @@ int stall__sweep_model_check(const stall_sweep *s, char *late, size_t n, stall_e
         first->fetch_align = (stall_align_list){1, {aligns ? STALL_ALIGN_AVG : STALL_ALIGN_NONE}};
         /* [storage] cache_mb: judged on whether any point has a cache */
         first->cache_mb = cache_max;
+        /* [report] warmup: judged on the point that keeps the most */
+        if (warmup_min < INT64_MAX)
+            first->warmup = warmup_min;
         rc = stall_model_effects_check(first, &any, where_of, err);
     }
     if (rc == 0 && !fits_cache && stall_config_given(first, "storage", "trace_cache_mb")) {

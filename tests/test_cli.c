@@ -2680,6 +2680,46 @@ Test(cli, sweep_and_plan_refuse_checkpoints_and_trace_cache_that_no_run_uses)
     refusal_cases(c, sizeof c / sizeof c[0], "ckptc");
 }
 
+/* [report] delay_threshold where no batch of an epoch comes after [report]
+ * warmup (run tests/kineto/ddp2_w2 --set trace.workers=2: 6 batches per
+ * epoch, warmup 11; the same summary.csv, effective_delay_pct empty, with
+ * thresholds 0.001 and 0.5), and [run] replications in plan, which runs
+ * none (plan traces/ddp2_w2 with epochs 6 and resample: the same plan.csv,
+ * scaling.csv and terminal with replications 3) were taken silently. */
+Test(cli, delay_threshold_without_kept_batches_and_plan_replications_are_refused)
+{
+    static const refusal_case c[] = {
+        {"run", "tests/kineto/ddp2_w2 --set trace.workers=2 --set report.delay_threshold=0.1",
+         "stallsim: --set report.delay_threshold: has no effect: no batch of an epoch comes after "
+         "the [report] warmup batches"},
+        {"run", "traces/ddp2_w2 --set run.batches=5 --set report.delay_threshold=0.1",
+         "stallsim: --set report.delay_threshold: has no effect: no batch of an epoch comes"},
+        {"sweep",
+         "traces/ddp2_w2 --set run.batches=5 --set report.delay_threshold=0.1 --sweep "
+         "loader.workers=1,2",
+         "stallsim: --set report.delay_threshold: has no effect: no batch of an epoch comes"},
+        {"plan",
+         "traces/ddp2_w2 --set run.epochs=6 --set fetch.resample=bootstrap --set "
+         "plan.max_gpus=4 --set run.replications=3",
+         "stallsim: --set run.replications: has no effect in plan: its answers come from one "
+         "run at each worker and GPU count"},
+        /* where they act */
+        {"run",
+         "tests/kineto/ddp2_w2 --set trace.workers=2 --set report.delay_threshold=0.1 --set "
+         "report.warmup=2",
+         NULL},
+        {"sweep",
+         "traces/ddp2_w2 --set run.batches=5 --set report.delay_threshold=0.1 --sweep "
+         "report.warmup=2,11",
+         NULL},
+        {"run",
+         "traces/ddp2_w2 --set run.epochs=6 --set fetch.resample=bootstrap --set "
+         "run.replications=3",
+         NULL},
+    };
+    refusal_cases(c, sizeof c / sizeof c[0], "kept");
+}
+
 /* validate of a one-epoch trace took [trace] persistent_workers silently
  * (start-up from epoch 0 only, paid once: what one epoch does anyway). */
 Test(cli, validate_refuses_trace_persistent_workers_on_one_epoch)
