@@ -527,6 +527,24 @@ int stall_config_check(const stall_config *cfg, stall_err *err)
             err, STALL_ECONFIG, "%s: reading a batch takes longer than the limit of %g s at %s",
             cfg_at(cfg, "storage", "batch_mb", a, sizeof a), STALL_LIMIT_DURATION_S,
             cfg_at(cfg, "storage", "bandwidth_mb_s", b, sizeof b));
+    /* [ddp] allreduce_s replaces the measured tail whole (feed.c), the ring
+     * model's with it: a ring key beside it is never read. */
+    static const char *const ring_keys[] = {"bucket_mb", "bandwidth_gb_s", "latency_us"};
+    for (int i = 0; i < 3 && stall_config_given(cfg, "ddp", "allreduce_s"); i++)
+        if (stall_config_given(cfg, "ddp", ring_keys[i]))
+            return stall_err_set(err, STALL_ECONFIG,
+                                 "%s: has no effect: %s replaces the whole tail after backward, "
+                                 "the ring model's too; give one of them",
+                                 cfg_at(cfg, "ddp", ring_keys[i], a, sizeof a),
+                                 cfg_at(cfg, "ddp", "allreduce_s", b, sizeof b));
+    /* A ring of 0 MB at 0 latency takes 0 s whatever its bandwidth. */
+    if (stall_config_given(cfg, "ddp", "bandwidth_gb_s") && cfg->bucket_mb <= 0 &&
+        cfg->latency_us <= 0)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: has no effect: the ring moves [ddp] bucket_mb = 0 MB with "
+                             "latency_us = 0, so its tail is 0 s whatever the bandwidth; set "
+                             "bucket_mb (or allreduce_s = 0 for a tail of 0)",
+                             cfg_at(cfg, "ddp", "bandwidth_gb_s", a, sizeof a));
     bool ring = cfg->bucket_mb > 0 || cfg->bandwidth_gb_s > 0 || cfg->latency_us > 0;
     if (ring && cfg->bandwidth_gb_s <= 0)
         return stall_err_set(err, STALL_ECONFIG, "%s: must be > 0 for the ring all-reduce model",

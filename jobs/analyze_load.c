@@ -64,7 +64,8 @@ static int an_load_other(int format, const char *path, stall_tidy_trace **out, s
 /* The keys of cfg that src's reading leaves out, listed into src->left
  * (validate's "left out" line): [trace] prefetch_factor and
  * persistent_workers (the measured loader of run's model: the trace shows
- * what its loader did, start-ups included), [trace] workers where it
+ * what its loader did, start-ups included), [trace] cores (the capture
+ * machine's, for mode = model's what-ifs on other cores), [trace] workers where it
  * changes nothing (timeline of a Kineto or dftracer trace: no worker ids,
  * so no worker tracks to give it; a count the trace contradicts is
  * refused first), every key of the what-if, [align],
@@ -74,7 +75,7 @@ static void an_left_out(const stall_config *cfg, stall_an_src *src)
     static const char *const sections[] = {
         "align",   "replay", "report", "loader",     "cluster", "fetch",     "compute",
         "storage", "ddp",    "run",    "checkpoint", "ranks",   "straggler", NULL};
-    const char *keys[3];
+    const char *keys[4];
     int nk = 0;
     bool json = cfg->format == STALL_FORMAT_KINETO || cfg->format == STALL_FORMAT_DFTRACER;
     if (stall_config_given(cfg, "trace", "workers") && src->timeline && json)
@@ -83,6 +84,9 @@ static void an_left_out(const stall_config *cfg, stall_an_src *src)
         keys[nk++] = "prefetch_factor";
     if (stall_config_given(cfg, "trace", "persistent_workers"))
         keys[nk++] = "persistent_workers";
+    /* the capture machine's cores: mode = model's, for what-ifs on others */
+    if (stall_config_given(cfg, "trace", "cores"))
+        keys[nk++] = "cores";
     size_t n = sizeof src->left, len = 0;
     src->left[0] = '\0';
     for (int i = 0; i < nk; i++) {

@@ -80,8 +80,17 @@ void wi_effects(const stall_measured *m, const wi_whatif *what, const stall_mode
     /* alignment across GPUs (align.c) leaves one GPU's durations as they are */
     fx->ranks = p->ranks > 1;
     /* one worker (or none) fetches a rank's batches one after another, so
-     * they are ready in index order whatever in_order says (model.c) */
-    fx->orders = p->workers > 1;
+     * they are ready in index order whatever in_order says (model.c); one
+     * batch per GPU in an epoch is in order by itself */
+    fx->orders = p->workers > 1 && p->batches > 1;
+    /* an epoch of one batch per GPU synchronises at its end every
+     * iteration, whatever the accumulation (feed.c) */
+    fx->accumulates = p->batches > 1;
+    /* An every_iterations past the run's iterations writes no checkpoint,
+     * where the trace records none (model_job.c says so for a run) */
+    fx->ckpts = !(what->ckpt_every_given && p->ckpt.every > (int64_t)p->epochs * p->batches &&
+                  p->ckpt.every_ns <= 0 && !(m && m->ckpt_n > 0));
+    fx->batches_max = p->batches;
     /* a late start is replayed at the trace's own GPU count (feed.c) */
     fx->late = m && m->late_any && p->ranks == m->ranks;
     /* the contention of a trace without CPU columns is found where cores
@@ -158,7 +167,18 @@ void stall_model_effects_or(stall_model_effects *into, const stall_model_effects
     into->deflates |= fx->deflates;
     into->caches |= fx->caches;
     into->prefetches |= fx->prefetches;
+    into->accumulates |= fx->accumulates;
+    into->ckpts |= fx->ckpts;
+    if (fx->batches_max > into->batches_max)
+        into->batches_max = fx->batches_max;
 }
+
+/* The ring all-reduce of one GPU has no steps (feed.c: 2 (g - 1) of them):
+ * its tail is 0 s whatever the bucket, bandwidth and latency. */
+#define DDP_RING_ONE_GPU                                                                           \
+    "the run has one GPU, whose ring all-reduce has no steps, so the ring model's tail is 0 s "    \
+    "whatever its bucket, bandwidth and latency (it replaces the measured tail, optimizer "        \
+    "step included); it needs more GPUs ([cluster] gpus), or [ddp] allreduce_s for the tail"
 
 int stall_model_effects_check(const stall_config *cfg, const stall_model_effects *fx,
                               const char *const where_of[STALL_MODEL_EFFECT_KEYS], stall_err *err)
@@ -211,8 +231,8 @@ int stall_model_effects_check(const stall_config *cfg, const stall_model_effects
          "policy runs as none); it needs more GPUs ([cluster] gpus), or align.fetch = none"},
         {"loader", "in_order",
          "the run has at most one DataLoader worker per GPU, which fetches its batches one "
-         "after another, so they are ready in index order either way; it needs [loader] "
-         "workers > 1"},
+         "after another, or one batch per GPU in an epoch, so they are ready in index order "
+         "either way; it needs [loader] workers > 1 and more than one batch per GPU"},
         {"ranks", "late_start",
          "no rank of the trace began an epoch after another, or the run has another GPU count "
          "than the trace's, where no rank's start is taken from it (docs/model.md 2.4); it needs "
@@ -232,17 +252,37 @@ int stall_model_effects_check(const stall_config *cfg, const stall_model_effects
          "an epoch has no more batches per GPU than workers, so the loader's first round of "
          "requests (workers x prefetch_factor) already sends every batch, one to each worker, "
          "whatever the factor; it needs [run] batches (or the trace's) above [loader] workers"},
+        {"ddp", "bucket_mb", DDP_RING_ONE_GPU},
+        {"ddp", "bandwidth_gb_s", DDP_RING_ONE_GPU},
+        {"ddp", "latency_us", DDP_RING_ONE_GPU},
+        {"ddp", "accumulation",
+         "an epoch has one batch per GPU, so every iteration ends an epoch and synchronises "
+         "whatever the accumulation; it needs more than one batch per GPU ([run] batches)"},
+        {"checkpoint", "every_iterations",
+         "no run reaches the first checkpoint, after every_iterations iterations (counted over "
+         "the run), and the trace records none, so no checkpoint is written and the "
+         "[checkpoint] keys change nothing; it needs a shorter interval or a longer run ([run] "
+         "epochs)"},
+        {"report", "delay_threshold",
+         "no batch of an epoch comes after the [report] warmup batches left out of the means, so "
+         "effective_delay_pct has no iteration to count (it is left empty); it needs a smaller "
+         "warmup or more batches per GPU ([run] batches)"},
     };
     const bool idle[STALL_MODEL_EFFECT_KEYS] = {
-        !fx->draws,    !fx->reads,  !fx->cpu_waits,    !fx->beyond,  !fx->rescales,
-        !fx->drops,    !fx->epochs, !fx->trace_epochs, !fx->workers, !fx->trace_workers,
-        !fx->nodes,    !fx->ranks,  !fx->orders,       !fx->late,    !fx->ranks,
-        !fx->deflates, !fx->caches, !fx->prefetches};
+        !fx->draws,    !fx->reads,         !fx->cpu_waits, !fx->beyond,
+        !fx->rescales, !fx->drops,         !fx->epochs,    !fx->trace_epochs,
+        !fx->workers,  !fx->trace_workers, !fx->nodes,     !fx->ranks,
+        !fx->orders,   !fx->late,          !fx->ranks,     !fx->deflates,
+        !fx->caches,   !fx->prefetches,    !fx->ranks,     !fx->ranks,
+        !fx->ranks,    !fx->accumulates,   !fx->ckpts,     fx->batches_max <= cfg->warmup};
     for (int i = 0; i < STALL_MODEL_EFFECT_KEYS; i++) {
         if (!idle[i] || !stall_config_given(cfg, keys[i].section, keys[i].key))
             continue;
         /* [align] fetch = none says what one GPU does anyway */
         if (strcmp(keys[i].section, "align") == 0 && !mc_aligns(&cfg->fetch_align))
+            continue;
+        /* [ddp] accumulation = 1 says what no accumulation does anyway */
+        if (strcmp(keys[i].key, "accumulation") == 0 && cfg->accumulation <= 1)
             continue;
         /* [storage] cache_mb = 0 says what no cache does anyway (a sweep's
          * baseline) */
@@ -291,6 +331,9 @@ int stall_model_grid(const stall_config *cfg, stall_measured *grid, stall_err *e
     grid->late_any = m.late_any;
     grid->late_wide = m.late_wide;
     grid->cpu.cores = m.cpu.cores;
+    /* whether it records checkpoints (stall_model_effects.ckpts); a
+     * streamed trace has no checkpoint columns */
+    grid->ckpt_n = m.ckpt_n;
     stall_measured_free(&m);
     return 0;
 }

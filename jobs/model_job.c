@@ -392,6 +392,8 @@ static int wi_prepare(wi_model_run *j, stall_err *err)
         /* cpu_waits_out: refused below, with the reason that applies */
         stall_model_effects one = fx;
         one.cpu_waits = true;
+        /* every_iterations past the run: refused below, with its numbers */
+        one.ckpts = true;
         /* late_start: refused here with the reason that applies */
         if (!one.late && stall_config_given(cfg, "ranks", "late_start")) {
             char where[STALL_PATH_MAX + 64], why[160];

@@ -33,31 +33,39 @@ typedef struct stall_model_effects {
     bool beyond;    /* more ranks, epochs or batches than the trace ([fetch] resample) */
     bool rescales;  /* another GPU count, batches per GPU not given ([cluster] scaling) */
     bool drops; /* strong scaling leaves a rank's share a partial last batch ([loader] drop_last) */
-    bool epochs;        /* the run has more than one epoch ([loader] persistent_workers) */
-    bool trace_epochs;  /* the trace has more than one epoch, or the run has, with workers,
-                         * and takes the trace's setting ([trace] persistent_workers) */
-    bool workers;       /* the run has DataLoader workers ([loader] persistent_workers) */
-    bool trace_workers; /* the trace's run had DataLoader workers ([trace] persistent_workers) */
-    bool nodes;         /* the run spans more than one node ([storage] layout) */
-    bool ranks;         /* the run has more than one GPU ([align] fetch other than none) */
-    bool orders;        /* the run has more than one worker per GPU ([loader] in_order) */
-    bool late;          /* the trace's ranks began an epoch apart, the run has its GPU count
-                           ([ranks] late_start) */
-    bool deflates;      /* the trace's contention is found on its cores: shared cores, no CPU
-                           columns ([trace] cores) */
-    bool caches;        /* the node's cache can hit or write: more than one epoch, a warm start
-                           or admission writes ([storage] cache_mb) */
-    bool prefetches;    /* an epoch has more batches per GPU than workers, so the loader's
-                           first round of requests does not take them all ([loader]
-                           prefetch_factor) */
+    bool epochs;         /* the run has more than one epoch ([loader] persistent_workers) */
+    bool trace_epochs;   /* the trace has more than one epoch, or the run has, with workers,
+                          * and takes the trace's setting ([trace] persistent_workers) */
+    bool workers;        /* the run has DataLoader workers ([loader] persistent_workers) */
+    bool trace_workers;  /* the trace's run had DataLoader workers ([trace] persistent_workers) */
+    bool nodes;          /* the run spans more than one node ([storage] layout) */
+    bool ranks;          /* the run has more than one GPU ([align] fetch other than none) */
+    bool orders;         /* the run has more than one worker per GPU ([loader] in_order) */
+    bool late;           /* the trace's ranks began an epoch apart, the run has its GPU count
+                            ([ranks] late_start) */
+    bool deflates;       /* the trace's contention is found on its cores: shared cores, no CPU
+                            columns ([trace] cores) */
+    bool caches;         /* the node's cache can hit or write: more than one epoch, a warm start
+                            or admission writes ([storage] cache_mb) */
+    bool prefetches;     /* an epoch has more batches per GPU than workers, so the loader's
+                            first round of requests does not take them all ([loader]
+                            prefetch_factor) */
+    bool accumulates;    /* an epoch has more than one batch per GPU, so not every iteration
+                            synchronises at the epoch's end ([ddp] accumulation) */
+    bool ckpts;          /* a checkpoint is written: no every_iterations past the run's
+                            iterations, or a trace that records checkpoints ([checkpoint]
+                            every_iterations) */
+    int64_t batches_max; /* the most batches per GPU in an epoch of a run: none is kept in
+                            the means where it is at most [report] warmup ([report]
+                            delay_threshold) */
 } stall_model_effects;
 
-/* into |= fx, field by field: a key has an effect where any of the runs
+/* into |= fx, field by field (batches_max: the larger): a key has an effect where any of the runs
  * judged together (a sweep's points, a plan's counts) gives it one. */
 void stall_model_effects_or(stall_model_effects *into, const stall_model_effects *fx);
 
 /* The keys stall_model_effects_check judges, in this order. */
-#define STALL_MODEL_EFFECT_KEYS 18
+#define STALL_MODEL_EFFECT_KEYS 24
 
 /* mode = model's checks of one configuration that need the trace's grid
  * (from stall_model_grid; NULL without a trace), as stall_model_job makes
@@ -73,7 +81,11 @@ int stall_model_point_check(const stall_config *cfg, const stall_measured *grid,
  * [loader] in_order, [ranks] late_start, [report] delay_threshold (one GPU),
  * [trace] cores (nothing deflated), [storage] cache_mb > 0 (a cold cache in
  * a run of one epoch: it hits nothing), [loader] prefetch_factor (no more
- * batches per GPU in an epoch than workers: the first requests take them all)
+ * batches per GPU in an epoch than workers: the first requests take them all),
+ * [ddp] bucket_mb, bandwidth_gb_s and latency_us (one GPU: the ring has no
+ * steps), [ddp] accumulation (one batch per GPU in an epoch), [checkpoint]
+ * every_iterations (past the run, no checkpoint in the trace), [report]
+ * delay_threshold again (no batch of an epoch after [report] warmup)
  * and an [align] fetch list with a policy other than none given in cfg
  * where fx says they have no
  * effect, naming where they were given: where_of[i] (may be NULL, or

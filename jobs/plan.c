@@ -429,6 +429,17 @@ static int plan_check(const plan_ctx *c, const stall_plan_result *r, stall_err *
                              "checkpoints to plan)",
                              at);
     }
+    /* plan answers from one run per count, drawn from [run] seed: it runs
+     * no replications and gives no interval (run does) */
+    if (b->replications > 1 && stall_config_given(b, "run", "replications")) {
+        char at[STALL_PATH_MAX + 96];
+        stall_config_origin(b, "run", "replications", at, sizeof at);
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: has no effect in plan: its answers come from one run at each "
+                             "worker and GPU count (drawn from [run] seed), with no interval over "
+                             "seeds; replications are stallsim run's",
+                             at);
+    }
     stall_config *ck = stall_xmalloc(sizeof *ck);
     *ck = *b;
     if (ck->cores == 0)
@@ -515,12 +526,31 @@ static int plan_effects(const stall_config *cfg, const stall_measured *m, int ra
     any.cpu_waits = m && m->cpu.has;
     /* its probes run one worker per GPU; the workers question tries up to
      * max_workers */
-    any.orders = r->max_workers > 1;
+    any.orders = r->max_workers > 1 && (cfg->batches > 1 || !m || m->batches > 1);
     /* the workers question tries 1 worker per GPU: the factor matters
      * wherever an epoch has more than one batch per GPU (strong scaling
      * only shrinks the trace's) */
     any.prefetches = cfg->batches > 1 || !m || m->batches > 1;
+    /* with [plan] ckpt_stall_budget the interval is the answer, whatever
+     * the configuration's */
+    any.ckpts |= r->ckpt_budget > 0;
+    /* [report] keys: left out by plan, and listed (plan_out.c) */
+    any.batches_max = INT64_MAX;
     int rc = stall_model_effects_check(cfg, &any, NULL, err);
+    /* [storage] trace_cache_mb fits the trace's read against its other
+     * epochs: a trace of one has none (model_job.c refuses it on a run;
+     * plan's probes run it as not given), unless it is the cache of the
+     * run at the trace's storage */
+    if (rc == 0 && (!m || m->epochs < 2) && stall_config_given(cfg, "storage", "trace_cache_mb") &&
+        !stall_config_given(cfg, "storage", "trace_mb_s") &&
+        !stall_config_given(cfg, "storage", "trace_latency_ms")) {
+        char where[STALL_PATH_MAX + 64];
+        stall_config_origin(cfg, "storage", "trace_cache_mb", where, sizeof where);
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: has no effect: %s, and its read is fitted against the others' "
+                             "(its fetches are taken whole); leave it out",
+                             where, m ? "the trace has one epoch" : "there is no measured trace");
+    }
     if (rc && err) {
         size_t n = strlen(err->msg);
         snprintf(err->msg + n, sizeof err->msg - n,

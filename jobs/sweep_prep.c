@@ -413,6 +413,11 @@ int stall__sweep_model_check(const stall_sweep *s, char *late, size_t n, stall_e
                                                cannot (another GPU count) */
     bool aligns = false;  /* a point aligns its fetches (a policy other than none) */
     double cache_max = 0; /* the largest [storage] cache_mb of a point */
+    /* a point whose trace's read [storage] trace_cache_mb can fit: a trace
+     * of more than one epoch (model_job.c refuses it on a run of one), or
+     * the run at the trace's storage that it is the cache of */
+    bool fits_cache = false;
+    int64_t warmup_min = INT64_MAX; /* the smallest [report] warmup of a point */
     /* A point whose trace's contention would be found on the point's own
      * cores (the trace does not say its machine's): with a cores axis each
      * point would take the trace for a run on its cores. */
@@ -437,11 +442,31 @@ int stall__sweep_model_check(const stall_sweep *s, char *late, size_t n, stall_e
             have = true;
             snprintf(last, sizeof last, "%s", id);
         }
+        /* More GPUs per node than the point's GPUs, the trace's (gpus not
+         * given; config/check.c refuses it against a given gpus): its GPUs
+         * are on one node whatever the size, as model_job.c refuses a run. */
+        if (grc == 0 && pc->gpus <= 0 && pc->gpus_per_node > grid.ranks &&
+            stall_config_given(pc, "cluster", "gpus_per_node")) {
+            stall_err e = {0};
+            char where[STALL_PATH_MAX + 64];
+            stall_config_origin(pc, "cluster", "gpus_per_node", where, sizeof where);
+            stall_err_set(&e, STALL_ECONFIG,
+                          "%s: %lld is more than the run's %d GPUs (the trace's; set [cluster] "
+                          "gpus for more)",
+                          where, (long long)pc->gpus_per_node, grid.ranks);
+            rc = stall__sweep_point_err(s, i, &e, err);
+            break;
+        }
+        fits_cache |= (grc == 1 && pc->format != STALL_FORMAT_NONE) ||
+                      (grc == 0 && grid.epochs > 1) ||
+                      stall_config_given(pc, "storage", "trace_mb_s") ||
+                      stall_config_given(pc, "storage", "trace_latency_ms");
         if (grc == 1 && pc->format != STALL_FORMAT_NONE) {
             /* told when the point runs */
             any.draws = any.reads = any.cpu_waits = any.beyond = any.rescales = any.drops = true;
             any.epochs = any.trace_epochs = any.workers = any.trace_workers = true;
-            any.nodes = any.ranks = any.late = any.caches = true;
+            any.nodes = any.ranks = any.late = any.caches = any.accumulates = any.ckpts = true;
+            any.batches_max = INT64_MAX;
             continue;
         }
         stall_err e = {0};
@@ -468,6 +493,8 @@ int stall__sweep_model_check(const stall_sweep *s, char *late, size_t n, stall_e
             together = (long long)i;
         if (pc->cache_mb > cache_max)
             cache_max = pc->cache_mb;
+        if (pc->warmup < warmup_min)
+            warmup_min = pc->warmup;
         for (int k = 0; k < pc->fetch_align.n; k++)
             aligns |= stall_config_given(pc, "align", "fetch") &&
                       pc->fetch_align.v[k] != STALL_ALIGN_NONE;
@@ -491,7 +518,13 @@ int stall__sweep_model_check(const stall_sweep *s, char *late, size_t n, stall_e
                                                                   "report.delay_threshold",
                                                                   "trace.cores",
                                                                   "storage.cache_mb",
-                                                                  "loader.prefetch_factor"};
+                                                                  "loader.prefetch_factor",
+                                                                  "ddp.bucket_mb",
+                                                                  "ddp.bandwidth_gb_s",
+                                                                  "ddp.latency_us",
+                                                                  "ddp.accumulation",
+                                                                  "checkpoint.every_iterations",
+                                                                  "report.delay_threshold"};
         char where[STALL_MODEL_EFFECT_KEYS][STALL_PATH_MAX + 128];
         const char *where_of[STALL_MODEL_EFFECT_KEYS];
         for (int k = 0; k < STALL_MODEL_EFFECT_KEYS; k++) {
@@ -506,7 +539,25 @@ int stall__sweep_model_check(const stall_sweep *s, char *late, size_t n, stall_e
         first->fetch_align = (stall_align_list){1, {aligns ? STALL_ALIGN_AVG : STALL_ALIGN_NONE}};
         /* [storage] cache_mb: judged on whether any point has a cache */
         first->cache_mb = cache_max;
+        /* [report] warmup: judged on the point that keeps the most */
+        if (warmup_min < INT64_MAX)
+            first->warmup = warmup_min;
         rc = stall_model_effects_check(first, &any, where_of, err);
+    }
+    if (rc == 0 && !fits_cache && stall_config_given(first, "storage", "trace_cache_mb")) {
+        char where[STALL_PATH_MAX + 128];
+        int a = stall__sweep_axis_of(s, "storage.trace_cache_mb");
+        if (a >= 0)
+            stall__sweep_axis_where(s, a, where, sizeof where);
+        else
+            stall_config_origin(first, "storage", "trace_cache_mb", where, sizeof where);
+        rc = stall_err_set(err, STALL_ECONFIG,
+                           "%s: has no effect: %s, and its read is fitted against the others' "
+                           "(its fetches are taken whole); leave it out",
+                           where,
+                           first->format == STALL_FORMAT_NONE ? "there is no measured trace"
+                                                              : "every trace of the sweep has "
+                                                                "one epoch");
     }
     if (rc == 0 && unpinned >= 0) {
         char where[STALL_PATH_MAX + 128];

@@ -76,6 +76,20 @@ int stall_validate_check(const stall_config *cfg, stall_err *err)
     c->mode = STALL_MODE_MODEL;
     int rc = stall_config_check(c, err);
     free(c);
+    /* [trace] cores says the capture machine's cores, on which mode = model
+     * finds the contention a what-if on other cores takes out; validate
+     * shares no cores and keeps the durations as measured (waits for a core
+     * included), so no output depends on it. */
+    if (rc == 0 && stall_config_given(cfg, "trace", "cores")) {
+        char where[STALL_PATH_MAX + 64];
+        stall_config_origin(cfg, "trace", "cores", where, sizeof where);
+        rc = stall_err_set(err, STALL_ECONFIG,
+                           "%s: has no effect in validate: it simulates the measured run with "
+                           "its durations as measured (waits for a core included) and shares "
+                           "no cores; [trace] cores is the capture machine's, for mode = model's "
+                           "what-ifs on other cores",
+                           where);
+    }
     return rc;
 }
 

@@ -2522,6 +2522,204 @@ Test(cli, keys_refused_where_the_run_leaves_them_nothing_to_do)
     }
 }
 
+/* Keys a command took silently where nothing reads them (exit 0, the same
+ * outputs; found by a keys x inputs x commands audit): [cluster]
+ * gpus_per_node above the trace's GPUs in a sweep (run refuses it; sweep
+ * traces/w2 --set cluster.gpus_per_node=2 wrote the sweep.csv of 1), and
+ * [trace] cores in validate, which shares no cores (validate traces/w2
+ * --set trace.cores=1 and =4 wrote the same validate.csv and terminal).
+ * Refused, naming where they were given, writing nothing; analyze and
+ * timeline list [trace] cores in their "left out" line. */
+Test(cli, sweep_node_size_and_validate_trace_cores_are_refused_where_unread)
+{
+    static const refusal_case c[] = {
+        {"sweep", "traces/w2 --set cluster.gpus_per_node=2 --sweep loader.workers=1,2",
+         "stallsim: command line: [sweep] point 0 (loader.workers=1): --set "
+         "cluster.gpus_per_node: 2 is more than the run's 1 GPUs (the trace's; set [cluster] "
+         "gpus for more)"},
+        {"sweep", "traces/w2 --sweep cluster.gpus_per_node=1,2",
+         "stallsim: command line: [sweep] point 1 (cluster.gpus_per_node=2): --sweep "
+         "cluster.gpus_per_node: 2 is more than the run's 1 GPUs"},
+        {"validate", "traces/w2 --set trace.cores=4",
+         "stallsim: --set trace.cores: has no effect in validate: it simulates the measured run "
+         "with its durations as measured"},
+        {"validate", "configs/example.ini --set trace.cores=4",
+         "stallsim: --set trace.cores: has no effect in validate: "},
+        {"validate", "traces/cpushare/cpu_ddp2_r1 --set trace.cores=2",
+         "stallsim: --set trace.cores: has no effect in validate: "},
+        /* where they act */
+        {"sweep", "traces/ddp2_w2 --sweep cluster.gpus_per_node=1,2", NULL},
+        {"sweep",
+         "traces/w2 --set cluster.gpus_per_node=2 --sweep cluster.gpus=2,4 --set "
+         "fetch.resample=bootstrap",
+         NULL},
+        {"run", "traces/w2 --set trace.cores=4 --set cluster.cores=2", NULL},
+    };
+    refusal_cases(c, sizeof c / sizeof c[0], "unread");
+    char cmd[3000], *text;
+    snprintf(cmd, sizeof cmd,
+             "(printf '[trace]\\nformat = tidy\\npath = %s\\ncores = 4\\n' > %s/tc.ini && " BIN
+             " analyze %s/tc.ini -o %s/tc && " BIN " timeline %s/tc.ini -o %s/tc.json)",
+             STALL_SOURCE_DIR "/traces/w2/trace.csv", cdir, cdir, cdir, cdir, cdir);
+    cr_assert_eq(sh_text(cmd, &text), 0, "%s", text);
+    cr_expect(strstr(text, "left out (analyze reads what the trace recorded): [trace] cores\n"),
+              "%s", text);
+    cr_expect(strstr(text, "left out (timeline draws what the trace recorded): [trace] cores\n"),
+              "%s", text);
+    free(text);
+}
+
+/* [ddp] keys taken silently where their values change nothing (the keys x
+ * inputs x commands audit): the ring keys beside [ddp] allreduce_s, which
+ * replaces the tail whole (run traces/ddp2_w2 --set ddp.allreduce_s=0.01
+ * gave the same summary.csv with and without bucket_mb=25,
+ * bandwidth_gb_s=10); the ring keys on one GPU, whose ring has no steps
+ * (run traces/w2 with bandwidth_gb_s=1, =10, or with bucket_mb=100 and
+ * latency_us=100: the summary.csv of allreduce_s=0); bandwidth_gb_s alone
+ * (a ring of 0 MB at 0 latency); [ddp] accumulation and [loader] in_order
+ * on a trace of one batch per GPU per epoch (the public DLIO trace: the
+ * same summary.csv with accumulation 1, 2 and 4 and in_order true and
+ * false). Refused by run, sweep and plan; taken where they act. */
+Test(cli, ddp_keys_are_refused_where_their_values_change_nothing)
+{
+    static const refusal_case c[] = {
+        {"run",
+         "traces/ddp2_w2 --set ddp.allreduce_s=0.01 --set ddp.bucket_mb=25 --set "
+         "ddp.bandwidth_gb_s=10",
+         "stallsim: --set ddp.bucket_mb: has no effect: --set ddp.allreduce_s replaces the whole "
+         "tail after backward, the ring model's too"},
+        {"run", "traces/ddp2_w2 --set ddp.bandwidth_gb_s=10",
+         "stallsim: --set ddp.bandwidth_gb_s: has no effect: the ring moves [ddp] bucket_mb = 0 "
+         "MB with latency_us = 0"},
+        {"run", "traces/w2 --set ddp.bandwidth_gb_s=10 --set ddp.bucket_mb=25",
+         "stallsim: --set ddp.bucket_mb: has no effect: the run has one GPU, whose ring "
+         "all-reduce has no steps"},
+        {"run", "traces/w2 --set ddp.bandwidth_gb_s=10 --set ddp.latency_us=5",
+         "stallsim: --set ddp.bandwidth_gb_s: has no effect: the run has one GPU"},
+        {"sweep", "traces/w2 --set ddp.bandwidth_gb_s=10 --sweep ddp.bucket_mb=10,20",
+         "stallsim: --sweep ddp.bucket_mb: has no effect: the run has one GPU"},
+        {"plan",
+         "traces/w2 --set ddp.bandwidth_gb_s=10 --set ddp.bucket_mb=25 --set plan.max_gpus=1",
+         "stallsim: --set ddp.bucket_mb: has no effect: the run has one GPU"},
+        {"run", "traces/w2 --set run.batches=1 --set ddp.accumulation=2",
+         "stallsim: --set ddp.accumulation: has no effect: an epoch has one batch per GPU"},
+        {"sweep", "traces/w2 --set run.batches=1 --sweep ddp.accumulation=2,4",
+         "stallsim: --sweep ddp.accumulation: has no effect: an epoch has one batch per GPU"},
+        {"run", "traces/w2 --set run.batches=1 --set loader.in_order=false",
+         "stallsim: --set loader.in_order: has no effect: the run has at most one DataLoader "
+         "worker per GPU, which fetches its batches one after another, or one batch per GPU"},
+        /* where they act */
+        {"run", "traces/ddp2_w2 --set ddp.bandwidth_gb_s=10 --set ddp.bucket_mb=25", NULL},
+        {"run", "traces/ddp2_w2 --set ddp.bandwidth_gb_s=10 --set ddp.latency_us=5", NULL},
+        {"run", "traces/ddp2_w2 --set ddp.allreduce_s=0.01", NULL},
+        {"plan",
+         "traces/w2 --set ddp.bandwidth_gb_s=10 --set ddp.bucket_mb=25 --set plan.max_gpus=2",
+         NULL},
+        {"run", "traces/w2 --set run.batches=2 --set ddp.accumulation=2", NULL},
+        {"run", "traces/w2 --set run.batches=1 --set ddp.accumulation=1", NULL},
+    };
+    refusal_cases(c, sizeof c / sizeof c[0], "ddpk");
+}
+
+/* Keys run refuses that sweep and plan took silently, their points and
+ * probes skipping run's check (the keys x inputs x commands audit):
+ * [checkpoint] every_iterations past the run's iterations on a trace that
+ * records no checkpoint (sweep traces/w2 with every_iterations=1000,
+ * mb_per_rank=10, bandwidth_mb_s=100 wrote the sweep.csv of no
+ * checkpoint keys; plan the same plan.csv and scaling.csv), and [storage]
+ * trace_cache_mb on a trace of one epoch (sweep configs/example-whatif.ini
+ * with the tiers). Now judged over all points and runs; taken where one
+ * writes a checkpoint, with [plan] ckpt_stall_budget, or a trace of more
+ * epochs. */
+Test(cli, sweep_and_plan_refuse_checkpoints_and_trace_cache_that_no_run_uses)
+{
+    static const refusal_case c[] = {
+        {"sweep",
+         "traces/w2 --set checkpoint.every_iterations=1000 --set checkpoint.mb_per_rank=10 "
+         "--set checkpoint.bandwidth_mb_s=100 --sweep loader.workers=1,2",
+         "stallsim: --set checkpoint.every_iterations: has no effect: no run reaches the first "
+         "checkpoint"},
+        {"sweep",
+         "traces/w2 --set checkpoint.mb_per_rank=10 --set checkpoint.bandwidth_mb_s=100 "
+         "--sweep checkpoint.every_iterations=500,1000",
+         "stallsim: --sweep checkpoint.every_iterations: has no effect: no run reaches"},
+        {"plan",
+         "traces/w2 --set checkpoint.every_iterations=1000 --set checkpoint.mb_per_rank=10 "
+         "--set checkpoint.bandwidth_mb_s=100 --set plan.max_gpus=2",
+         "stallsim: --set checkpoint.every_iterations: has no effect: no run reaches"},
+        {"sweep",
+         "configs/example-whatif.ini --set storage.trace_cache_mb=10 --set "
+         "storage.bandwidth_mb_s=50 --set storage.batch_mb=2 --set storage.latency_ms=1 "
+         "--sweep loader.workers=2,4",
+         "stallsim: --set storage.trace_cache_mb: has no effect: every trace of the sweep has one "
+         "epoch"},
+        {"plan",
+         "configs/example-whatif.ini --set storage.trace_cache_mb=10 --set "
+         "storage.bandwidth_mb_s=50 --set storage.batch_mb=2 --set storage.latency_ms=1 --set "
+         "plan.max_gpus=2",
+         "stallsim: --set storage.trace_cache_mb: has no effect: the trace has one epoch"},
+        /* where they act */
+        {"sweep",
+         "traces/w2 --set checkpoint.mb_per_rank=10 --set checkpoint.bandwidth_mb_s=100 "
+         "--sweep checkpoint.every_iterations=50,1000",
+         NULL},
+        {"plan",
+         "traces/w2 --set checkpoint.every_iterations=1000 --set checkpoint.mb_per_rank=10 "
+         "--set checkpoint.bandwidth_mb_s=100 --set plan.max_gpus=2 --set "
+         "plan.ckpt_stall_budget=0.1",
+         NULL},
+        {"sweep",
+         "traces/ckpt_w2_n14 --set checkpoint.every_iterations=100000 --sweep "
+         "loader.workers=1,2",
+         NULL},
+        {"sweep",
+         "traces/w2 --set storage.trace_cache_mb=10 --set storage.bandwidth_mb_s=50 --set "
+         "storage.batch_mb=2 --set storage.latency_ms=1 --sweep loader.workers=1,2",
+         NULL},
+    };
+    refusal_cases(c, sizeof c / sizeof c[0], "ckptc");
+}
+
+/* [report] delay_threshold where no batch of an epoch comes after [report]
+ * warmup (run tests/kineto/ddp2_w2 --set trace.workers=2: 6 batches per
+ * epoch, warmup 11; the same summary.csv, effective_delay_pct empty, with
+ * thresholds 0.001 and 0.5), and [run] replications in plan, which runs
+ * none (plan traces/ddp2_w2 with epochs 6 and resample: the same plan.csv,
+ * scaling.csv and terminal with replications 3) were taken silently. */
+Test(cli, delay_threshold_without_kept_batches_and_plan_replications_are_refused)
+{
+    static const refusal_case c[] = {
+        {"run", "tests/kineto/ddp2_w2 --set trace.workers=2 --set report.delay_threshold=0.1",
+         "stallsim: --set report.delay_threshold: has no effect: no batch of an epoch comes after "
+         "the [report] warmup batches"},
+        {"run", "traces/ddp2_w2 --set run.batches=5 --set report.delay_threshold=0.1",
+         "stallsim: --set report.delay_threshold: has no effect: no batch of an epoch comes"},
+        {"sweep",
+         "traces/ddp2_w2 --set run.batches=5 --set report.delay_threshold=0.1 --sweep "
+         "loader.workers=1,2",
+         "stallsim: --set report.delay_threshold: has no effect: no batch of an epoch comes"},
+        {"plan",
+         "traces/ddp2_w2 --set run.epochs=6 --set fetch.resample=bootstrap --set "
+         "plan.max_gpus=4 --set run.replications=3",
+         "stallsim: --set run.replications: has no effect in plan: its answers come from one "
+         "run at each worker and GPU count"},
+        /* where they act */
+        {"run",
+         "tests/kineto/ddp2_w2 --set trace.workers=2 --set report.delay_threshold=0.1 --set "
+         "report.warmup=2",
+         NULL},
+        {"sweep",
+         "traces/ddp2_w2 --set run.batches=5 --set report.delay_threshold=0.1 --sweep "
+         "report.warmup=2,11",
+         NULL},
+        {"run",
+         "traces/ddp2_w2 --set run.epochs=6 --set fetch.resample=bootstrap --set "
+         "run.replications=3",
+         NULL},
+    };
+    refusal_cases(c, sizeof c / sizeof c[0], "kept");
+}
+
 /* validate of a one-epoch trace took [trace] persistent_workers silently
  * (start-up from epoch 0 only, paid once: what one epoch does anyway). */
 Test(cli, validate_refuses_trace_persistent_workers_on_one_epoch)
