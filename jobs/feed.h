@@ -89,6 +89,17 @@ stall_time wi_xform_tail(const wi_xform *x, stall_time v);
  * span ns) past the engine's horizon, refused before any output. */
 int wi_horizon_check(const wi_whatif *what, double span, stall_err *err);
 
+/* How a run holds its duration tables, for its memory check. */
+typedef enum wi_store {
+    WI_STORE_NONE,  /* none: a streamed trace */
+    WI_STORE_WHOLE, /* the fetch and compute tables, every cell */
+    WI_STORE_LAZY   /* the cells beyond the trace drawn as asked (lazy.c) */
+} wi_store;
+
+/* The memory check of a run whose tables are held as `store` says, lazy
+ * bytes beside them for WI_STORE_LAZY (memcheck.c). */
+int wi_mem_check_as(const wi_whatif *what, int g, int ne, int64_t n, wi_store store, size_t lazy,
+                    stall_err *err);
 /* Refuses (STALL_ECONFIG, naming the run and the keys that size it) a run
  * of g ranks x ne epochs x n batches whose estimated memory exceeds the
  * machine's: with whole tables (the duration tables) or without (a

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include "stall/config.h"
 #include "stall/job.h"
+#include "stall/measured.h"
 #include "stall/plan.h"
 
 typedef struct plan_ctx {
@@ -91,5 +92,12 @@ int plan_target(plan_ctx *c, const stall_config *chosen, int gpn, bool strong, s
 void plan_tiers_free(stall_config *cfg);
 
 int plan_tiers(plan_ctx *c, const stall_config *chosen, stall_plan_result *r, stall_err *err);
+
+/* Refuses the what-if keys that no run of the plan gives an effect
+ * (plan_effects.c): over its configuration's `ranks` GPUs and 1 to
+ * r->max_gpus GPUs with 1 to r->max_workers workers; m: the trace's grid
+ * (NULL without a trace). */
+int plan_effects(const stall_config *cfg, const stall_measured *m, int ranks,
+                 const stall_plan_result *r, stall_err *err);
 
 #endif
