@@ -16,117 +16,7 @@
 
 #include "stall/model.h"
 
-#define MS INT64_C(1000000)
-
-static uint64_t mix(uint64_t x)
-{
-    x += UINT64_C(0x9e3779b97f4a7c15);
-    x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return x ^ (x >> 31);
-}
-
-/* Durations: a few equal values (ties), a pure function of the cell. */
-typedef struct dur {
-    uint64_t salt;
-    int levels; /* distinct values, >= 1 */
-    stall_time unit;
-    int bad_epoch; /* fetch(bad_epoch, bad_rank, bad_batch) < 0; -1: none */
-    int bad_rank;
-    int64_t bad_batch;
-    bool bad_compute; /* the negative one is compute's */
-    bool late;        /* ranks start an epoch late (d_late) */
-} dur;
-
-static stall_time cell(const dur *d, uint64_t kind, int e, int r, int64_t k)
-{
-    uint64_t h = mix(d->salt ^ mix(kind ^ mix((uint64_t)e ^ mix((uint64_t)r ^ mix((uint64_t)k)))));
-    return d->unit * (stall_time)(h % (uint64_t)d->levels);
-}
-
-static stall_time d_fetch(void *ctx, int e, int r, int64_t k)
-{
-    const dur *d = ctx;
-    if (!d->bad_compute && e == d->bad_epoch && r == d->bad_rank && k == d->bad_batch)
-        return -7;
-    return cell(d, 1, e, r, k) + d->unit;
-}
-
-static stall_time d_compute(void *ctx, int e, int r, int64_t k)
-{
-    const dur *d = ctx;
-    if (d->bad_compute && e == d->bad_epoch && r == d->bad_rank && k == d->bad_batch)
-        return -7;
-    return cell(d, 2, e, r, k);
-}
-
-static stall_time d_tail(void *ctx, int e, int64_t k)
-{
-    return cell(ctx, 3, e, 0, k) / 2;
-}
-
-/* A rank's late start (docs/model.md 2.4), in a third of the cases. */
-static stall_time d_late(void *ctx, int e, int r)
-{
-    return 3 * cell(ctx, 5, e, r, 0);
-}
-
-static stall_time d_gap(void *ctx, int e)
-{
-    return cell(ctx, 4, e, 0, 0);
-}
-
-/* Everything a run delivers, as bytes. */
-typedef struct tape {
-    unsigned char *b;
-    size_t n, cap;
-    int g;
-} tape;
-
-static void put(tape *t, const void *p, size_t n)
-{
-    if (t->n + n > t->cap) {
-        t->cap = (t->n + n) * 2;
-        t->b = realloc(t->b, t->cap);
-        cr_assert_not_null(t->b);
-    }
-    memcpy(t->b + t->n, p, n);
-    t->n += n;
-}
-
-static void on_iter(void *ctx, const stall_iter_record *rec)
-{
-    tape *t = ctx;
-    int64_t v[] = {rec->epoch,       rec->batch,      rec->epoch_start,  rec->iter_end,
-                   rec->iter_time,   rec->stall_max,  rec->stall_min,    rec->delay,
-                   rec->stall_train, rec->wait_max,   rec->compute_max,  rec->tail,
-                   rec->ckpt_wait,   rec->ckpt_write, rec->fetch_spread, rec->start_spread};
-    put(t, v, sizeof v);
-    put(t, &rec->wait_mean_s, sizeof rec->wait_mean_s);
-    size_t a = (size_t)t->g * sizeof(stall_time);
-    put(t, rec->stall, a);
-    put(t, rec->ready, a);
-    put(t, rec->compute, a);
-    put(t, rec->fetch_start, a);
-    put(t, rec->fetch_end, a);
-    put(t, rec->fetched, (size_t)t->g * sizeof(int64_t));
-}
-
-static void run(const stall_model_params *p, const stall_durations *d, tape *t)
-{
-    *t = (tape){.g = p->ranks};
-    stall_model_stats st;
-    memset(&st, 0, sizeof st);
-    stall_err err;
-    memset(&err, 0, sizeof err);
-    int rc = stall_model_run(p, d, on_iter, t, &st, &err);
-    put(t, &rc, sizeof rc);
-    put(t, &st.events, sizeof st.events);
-    put(t, &st.iterations, sizeof st.iterations);
-    put(t, &st.end, sizeof st.end);
-    if (rc)
-        put(t, err.msg, strlen(err.msg) + 1);
-}
+#include "modeltape.h"
 
 static void random_params(uint64_t seed, stall_model_params *p, dur *d)
 {
@@ -176,11 +66,11 @@ static void compare(const stall_model_params *p0, const dur *dd, uint64_t seed)
     stall_model_params p = *p0;
     p.threads = 1;
     tape one;
-    run(&p, &d, &one);
+    tape_run(&p, &d, &one, false);
     for (int th = 2; th <= 4; th += 2) {
         p.threads = th;
         tape many;
-        run(&p, &d, &many);
+        tape_run(&p, &d, &many, false);
         cr_assert_eq(many.n, one.n,
                      "seed %" PRIu64 ", %d threads: %zu bytes delivered, serial %zu (ranks %d, gpn "
                      "%d, W %d, batches %" PRId64 ", epochs %d)",
