@@ -65,6 +65,32 @@ COLUMNS = COLUMNS + CPU_COLUMNS
 
 _KEY = "__stallsim_timing__"  # key of the timing entry in the dict a timed collate returns
 
+# A rank file's status, in a file beside it (PATH.status; the trace format is left as it is):
+# "open" from before its first row until rec.close() ends the run in order, then "closed". A
+# run that crashed or was killed never gets to "closed", and merge refuses its rank files
+# (unless told to salvage them). The merged trace of a salvaged run gets OUT.cut beside it.
+STATUS_SUFFIX = ".status"
+CUT_SUFFIX = ".cut"
+SALVAGE_OPTION = "--salvage-cut"
+
+
+def status_path(path):
+    """The file beside a rank file that says whether its run closed (PATH.status)."""
+    return path + STATUS_SUFFIX
+
+
+def _write_whole(path, text):
+    """Writes `text` to `path` whole or not at all (a temporary file renamed)."""
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        with open(tmp, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
+
 
 def now():
     """The one clock of a trace: time.time(), seconds since the epoch, shared by all processes."""
@@ -334,7 +360,8 @@ class Recorder:
 
     rank: the DDP rank (0 without DDP). path: this rank's CSV (e.g. trace_rank{r}.csv); rows are
     appended at the end of each epoch, so a crashed run keeps its finished epochs (and the rows of
-    the one cut short, which merge leaves out).
+    the one cut short, which merge leaves out). PATH.status beside it says "open" until close()
+    ends the run in order, then "closed": merge refuses a rank file whose run did not close.
     ranks_per_node: the ranks that share this node's cores (torchrun's LOCAL_WORLD_SIZE when not
     given; the column stays empty when neither says).
     """
@@ -363,6 +390,7 @@ class Recorder:
         self._written = None    # rows written to path; None until the file is created
         self._warned_empty = False
         self._warned = set()    # the kinds of misuse already warned of (_warn_once)
+        self._closed = False    # PATH.status says "closed" (no row written since)
         self.last = None        # the row whose tail runs until the next request
         self.epoch_times = []   # last iter_end - epoch_start, per epoch
 
@@ -575,10 +603,15 @@ class Recorder:
 
     def _write(self, rows):
         if self._writer is None:
+            d = os.path.dirname(self.path)
+            if d:
+                os.makedirs(d, exist_ok=True)
+            # "open" before the file gets a row: a crash from here on leaves it so (a stale
+            # "closed" of an earlier run at this path, or of an earlier close(), goes first)
+            _write_whole(status_path(self.path), "open: the run has not reached rec.close() "
+                         "since rows were last written\n")
+            self._closed = False
             if self._written is None:  # this recorder's first write: a new file
-                d = os.path.dirname(self.path)
-                if d:
-                    os.makedirs(d, exist_ok=True)
                 self._fh = open(self.path, "w", newline="")
                 self._writer = csv.writer(self._fh, lineterminator="\n")
                 self._writer.writerow(COLUMNS)
@@ -592,8 +625,15 @@ class Recorder:
         self._fh.flush()
 
     def close(self):
-        """Write what is left (an epoch cut short) and close the file. Called again (or
-        before more epochs), it keeps what was written: the file is never started over."""
+        """Write what is left (an epoch cut short) and close the file, and mark the run closed
+        (PATH.status says "closed"; merge refuses rank files without it). Called again (or
+        before more epochs), it keeps what was written: the file is never started over.
+        Called while an exception is being handled (in a `finally` or `except` block, or
+        after the interpreter reported an uncaught one), the run did not end in order: the
+        file is closed but stays "open", and that is said on stderr."""
+        crash = sys.exc_info()[1]
+        if crash is None:
+            crash = getattr(sys, "last_value", None)  # an uncaught one (atexit, a prompt)
         if self.rows:
             self._end_epoch()
         if self._written is None:
@@ -607,6 +647,14 @@ class Recorder:
             self._fh.close()
         self._fh = None
         self._writer = None
+        if crash is None:
+            _write_whole(status_path(self.path), "closed\n")
+            self._closed = True
+        elif not self._closed:  # (closed before, nothing written since: it stays closed)
+            print(f"stallsim_capture: warning: rank {self.rank}: rec.close() called while "
+                  f"handling {type(crash).__name__}: the run is taken as cut, and merge refuses "
+                  f"{self.path} unless given {SALVAGE_OPTION}; call rec.close() after the "
+                  "training loop, outside `finally` and `except` blocks", file=sys.stderr)
 
     def _warn_once(self, kind, msg):
         """One warning of each kind per recorder, naming the line of the loop that called."""
@@ -1017,16 +1065,65 @@ def _complete_epochs(rows, notes):
     return out
 
 
-def merge(out_path, in_paths, notes=None):
+def _rank_status(path):
+    """A rank file's status: "closed", "open" (or whatever else PATH.status says first), or
+    None when it has no PATH.status (a file written by hand, or by a capture tool from before
+    the status)."""
+    try:
+        with open(status_path(path)) as fh:
+            words = fh.read().split()
+    except FileNotFoundError:
+        return None
+    return words[0].rstrip(":") if words else "empty"
+
+
+def _closing(in_paths, salvage, notes):
+    """Whether the inputs' runs closed (rec.close() in order): None when all did, else the
+    line that says which did not. Refuses (ValueError) a rank file without "closed" beside it
+    unless `salvage`. Where no input has its PATH.status and none is in their folders, the
+    files are an older capture tool's, which wrote none: taken as they are, which is said in
+    `notes`."""
+    status = {p: _rank_status(p) for p in in_paths}
+    if all(v is None for v in status.values()):
+        folders = {os.path.dirname(os.path.abspath(p)) for p in in_paths}
+        if not any(f.endswith(".csv" + STATUS_SUFFIX) for d in folders
+                   for f in (os.listdir(d) if os.path.isdir(d) else ())):
+            notes.append(f"no rank file has a {STATUS_SUFFIX} file beside it (written by hand "
+                         "or by a capture tool from before the status): whether the run ended "
+                         "with rec.close() cannot be told; merged as given")
+            return None
+    # (a file that is not there is named by read_rows)
+    cut = [p for p, v in status.items() if v != "closed" and os.path.exists(p)]
+    if not cut:
+        return None
+    p = cut[0]
+    why = (f"{os.path.basename(status_path(p))} says '{status[p]}'" if status[p] is not None
+           else f"no {os.path.basename(status_path(p))} beside it")
+    line = (f"{p}: the run did not close ({why}): it crashed or was killed before rec.close(), "
+            "and its trace is cut short")
+    if len(cut) > 1:
+        line += f" ({len(cut) - 1} other rank file(s) did not close either)"
+    if not salvage:
+        raise ValueError(f"{line}; to merge what it recorded anyway, give {SALVAGE_OPTION}")
+    return line
+
+
+def merge(out_path, in_paths, notes=None, salvage=False):
     """Merge per-rank CSVs into one tidy CSV sorted by (epoch, batch, rank). Returns row count.
 
-    Refuses (ValueError, nothing written) inputs that cannot be one run's ranks: headers that
+    Refuses (ValueError, nothing written) a rank file whose run did not close (PATH.status
+    beside it does not say "closed": it crashed or was killed before rec.close()), unless
+    `salvage`: then the merged trace is marked cut (OUT.cut beside it, also said in `notes`).
+    Rank files without any status (an older capture tool's) are merged as given. Refuses
+    (ValueError, nothing written) inputs that cannot be one run's ranks: headers that
     differ, a rank in more than one input (the same file twice, or a merged trace again), loader
     settings that differ, or inputs further apart in time than either lasts (the ranks of one run
     train at the same time; the format carries no run id), an empty input or one without rows,
     a row cut short (read_rows), and ranks that are not 0 to N-1. Leaves out the epochs cut short
     (_complete_epochs), saying so in `notes` (a list) when given. The output is written whole
-    or not at all."""
+    or not at all; so is OUT.cut, written before it, or removed after it (a stale one)."""
+    notes = notes if notes is not None else []
+    cut = _closing(in_paths, salvage, notes)
     header = None
     rows = []
     owner = {}  # rank -> the input it came from
@@ -1092,11 +1189,15 @@ def merge(out_path, in_paths, notes=None):
         rows.sort(key=lambda r: (_as_int(r["epoch"]), _as_int(r["batch"]), _as_int(r["rank"])))
     except ValueError as e:
         raise ValueError(f"merge: {e} in an epoch, batch or rank column") from None
-    rows = _complete_epochs(rows, notes if notes is not None else [])
+    rows = _complete_epochs(rows, notes)
     rows.sort(key=lambda r: (_as_int(r["epoch"]), _as_int(r["batch"]), _as_int(r["rank"])))
     d = os.path.dirname(out_path)
     if d:
         os.makedirs(d, exist_ok=True)
+    # The mark goes first: a failure between the two leaves a trace taken for cut, never a
+    # cut trace taken for whole.
+    if cut is not None:
+        _write_whole(out_path + CUT_SUFFIX, f"cut: merged with {SALVAGE_OPTION}: {cut}\n")
     tmp = f"{out_path}.tmp{os.getpid()}"
     try:
         with open(tmp, "w", newline="") as fh:
@@ -1109,7 +1210,21 @@ def merge(out_path, in_paths, notes=None):
         with contextlib.suppress(OSError):
             os.remove(tmp)
         raise
+    if cut is None:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(out_path + CUT_SUFFIX)
+    else:
+        notes.append(f"the trace is marked cut ({out_path}{CUT_SUFFIX}): {cut}")
     return len(rows)
+
+
+def cut_note(path):
+    """What PATH.cut beside a merged trace says (a run merged with --salvage-cut), or None."""
+    try:
+        with open(path + CUT_SUFFIX) as fh:
+            return fh.read().strip() or "cut"
+    except FileNotFoundError:
+        return None
 
 
 def check(path):
@@ -1161,12 +1276,15 @@ def summary(path, skip=1):
 
 
 def main(argv):
-    usage = ("usage: stallsim_capture.py merge OUT.csv IN.csv [IN.csv ...]\n"
+    usage = (f"usage: stallsim_capture.py merge [{SALVAGE_OPTION}] OUT.csv IN.csv [IN.csv ...]\n"
              "       stallsim_capture.py check TRACE.csv")
+    salvage = argv[:1] == ["merge"] and SALVAGE_OPTION in argv
+    if salvage:
+        argv = [a for a in argv if a != SALVAGE_OPTION]
     if len(argv) >= 3 and argv[0] == "merge":
         notes = []
         try:
-            n = merge(argv[1], argv[2:], notes)
+            n = merge(argv[1], argv[2:], notes, salvage=salvage)
         except (ValueError, OSError, csv.Error) as e:
             print(f"stallsim_capture.py merge: {e}; nothing written", file=sys.stderr)
             return 1
@@ -1186,6 +1304,9 @@ def main(argv):
         if bad:
             print(f"{len(bad)} problem(s)")
             return 1
+        cut = cut_note(argv[1])
+        if cut is not None:
+            print(f"{argv[1]}{CUT_SUFFIX}: {cut}")
         print("epoch times (s): " + ", ".join(f"{t:.3f}" for t in times))
         m = summary(argv[1])
         # '-' where the trace has nothing to average (compute and post without compute_end)

@@ -628,6 +628,193 @@ class MergeRefusesTest(unittest.TestCase):
         self.refused([r1], ["rank 0 is missing", "give every rank's file"])
 
 
+# A real training run in a process of its own: a tiny model over a DataLoader with 2 workers,
+# 2 epochs of 5 batches, rec.close() after the loop. FAIL_AT: the sample whose fetch raises in
+# its worker (the run dies with the traceback); BREAK_AT: the batch after which the loop breaks;
+# KILL_AT: the (epoch, batch) at which the process is killed (SIGKILL: no Python runs after it).
+RUN = """
+import os, signal, sys, torch
+sys.path.insert(0, {tools!r})
+import stallsim_capture as sc
+
+class Data(torch.utils.data.Dataset):
+    def __len__(self):
+        return 40
+    def __getitem__(self, i):
+        if i == {fail_at}:
+            raise RuntimeError("a sample that cannot be read")
+        return torch.full((4,), float(i)), i % 2
+
+rec = sc.Recorder(rank=0, path={path!r})
+loader = rec.dataloader(Data(), batch_size=8, num_workers=2, multiprocessing_context="fork")
+model = torch.nn.Linear(4, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for k, (x, y) in enumerate(loader):
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        rec.compute_end()
+        opt.step()
+        rec.iter_end()
+        if k == {break_at}:
+            break
+        if (epoch, k) == {kill_at}:
+            os.kill(os.getpid(), signal.SIGKILL)
+rec.close()
+"""
+
+
+class RunClosedTest(unittest.TestCase):
+    """merge takes a rank file whose run ended with rec.close(), and refuses one that crashed
+    (unless told to salvage it, and then says the trace is cut)."""
+
+    def run_training(self, fail_at=-1, break_at=-1, kill_at=None):
+        d = tempfile.mkdtemp()
+        path = os.path.join(d, "trace_rank0.csv")
+        script = os.path.join(d, "train.py")
+        with open(script, "w") as fh:
+            fh.write(RUN.format(tools=os.path.dirname(sc.__file__), path=path, fail_at=fail_at,
+                                break_at=break_at, kill_at=kill_at))
+        p = subprocess.run([sys.executable, script], capture_output=True, text=True)
+        return p, path
+
+    def merge_cli(self, path, *opts):
+        out = os.path.join(os.path.dirname(path), "trace.csv")
+        p = subprocess.run([sys.executable, sc.__file__, "merge", *opts, out, path],
+                           capture_output=True, text=True)
+        return p, out
+
+    def test_a_worker_that_raises_in_the_first_epoch_is_refused_or_salvaged_as_cut(self):
+        # the run died in its first epoch: merge made a short trace of its 2 batches that
+        # looked like a whole run's (what a break leaves), and check took it
+        run, path = self.run_training(fail_at=20)  # batch 2 of epoch 0
+        self.assertNotEqual(run.returncode, 0, run.stderr)
+        self.assertIn("a sample that cannot be read", run.stderr)
+        self.assertEqual(len(rows_of(path)), 2)  # the rows it wrote as the loop was left
+        p, out = self.merge_cli(path)
+        self.assertEqual(p.returncode, 1, p.stdout)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        for w in (f"{path}: the run did not close", "crashed or was killed before rec.close()",
+                  sc.SALVAGE_OPTION, "nothing written"):
+            self.assertIn(w, p.stderr)
+        self.assertEqual(sorted(os.listdir(os.path.dirname(path))),
+                         ["trace_rank0.csv", "trace_rank0.csv.status", "train.py"])
+        p, out = self.merge_cli(path, sc.SALVAGE_OPTION)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(f"the trace is marked cut ({out}.cut)", p.stdout)
+        self.assertEqual(len(rows_of(out)), 2)
+        with open(out + ".cut") as fh:
+            self.assertIn(f"{path}: the run did not close", fh.read())
+        c = subprocess.run([sys.executable, sc.__file__, "check", out],
+                           capture_output=True, text=True)
+        self.assertEqual(c.returncode, 0, c.stdout)
+        self.assertIn(f"{out}.cut: cut: merged with {sc.SALVAGE_OPTION}", c.stdout)
+        # merged again from a closed run, the trace loses its stale mark
+        with open(path + ".status", "w") as fh:
+            fh.write("closed\n")
+        p, out = self.merge_cli(path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertFalse(os.path.exists(out + ".cut"))
+
+    def test_a_killed_run_is_refused_or_salvaged_as_cut(self):
+        run, path = self.run_training(kill_at=(1, 2))
+        self.assertEqual(run.returncode, -9, run.stderr)
+        self.assertEqual(len(rows_of(path)), 5)  # epoch 0; epoch 1 was never written
+        p, out = self.merge_cli(path)
+        self.assertEqual(p.returncode, 1, p.stdout)
+        self.assertIn(f"{path}: the run did not close (trace_rank0.csv.status says 'open')",
+                      p.stderr)
+        self.assertFalse(os.path.exists(out))
+        p, out = self.merge_cli(path, sc.SALVAGE_OPTION)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("the trace is marked cut", p.stdout)
+        self.assertEqual(len(rows_of(out)), 5)
+
+    def test_a_run_that_closed_merges(self):
+        run, path = self.run_training()
+        self.assertEqual(run.returncode, 0, run.stderr)
+        with open(path + ".status") as fh:
+            self.assertEqual(fh.read(), "closed\n")
+        p, out = self.merge_cli(path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("cut", p.stdout)
+        self.assertNotIn("status", p.stdout)
+        self.assertFalse(os.path.exists(out + ".cut"))
+        self.assertEqual(len(rows_of(out)), 10)
+        self.assertEqual(sc.check(out)[0], [])
+
+    def test_a_break_then_close_merges(self):
+        # a deliberate break in the first epoch leaves the same rows as a crash there: only
+        # rec.close() after it tells them apart
+        run, path = self.run_training(break_at=1)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        with open(path + ".status") as fh:
+            self.assertEqual(fh.read(), "closed\n")
+        p, out = self.merge_cli(path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("cut", p.stdout)
+        self.assertEqual(len(rows_of(out)), 4)  # batches 0 and 1 of both epochs
+        self.assertEqual(sc.check(out)[0], [])
+
+    def loop_then_raise(self, close_each, close_in_finally):
+        d = tempfile.mkdtemp()
+        path = os.path.join(d, "trace_rank0.csv")
+        rec = sc.Recorder(rank=0, path=path)
+        loader = rec.dataloader(Squares(), batch_size=8)
+        import contextlib
+        import io
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), self.assertRaises(KeyError):
+            try:
+                for epoch in range(2):
+                    for k, _ in enumerate(loader):
+                        rec.iter_end()
+                        if (epoch, k) == (1, 2):
+                            raise KeyError("the loop failed")
+                    if close_each:
+                        rec.close()
+            finally:
+                if close_in_finally:
+                    rec.close()
+        return path, err.getvalue()
+
+    def test_a_close_in_finally_or_before_the_crash_does_not_close_the_run(self):
+        # rec.close() in a `finally` ran on the way out of a crash, and a close() after each
+        # epoch left its "closed" from before the epoch that crashed
+        for close_each, close_in_finally in ((False, True), (True, False)):
+            path, err = self.loop_then_raise(close_each, close_in_finally)
+            with self.assertRaises(ValueError) as e:
+                sc.merge(os.path.join(os.path.dirname(path), "trace.csv"), [path])
+            self.assertIn("the run did not close", str(e.exception))
+            self.assertEqual(sc._rank_status(path), "open", (close_each, close_in_finally))
+            if close_in_finally:
+                self.assertIn("rec.close() called while handling KeyError", err)
+
+    def test_rank_files_of_an_older_tool_merge_as_given(self):
+        # rank files with no status anywhere beside them: written before the status existed
+        d = tempfile.mkdtemp()
+        with open(DDP2) as fh:
+            lines = fh.read().splitlines()
+        paths = []
+        for r in ("0", "1"):
+            paths.append(os.path.join(d, f"trace_rank{r}.csv"))
+            with open(paths[-1], "w") as fh:
+                fh.write("\n".join([lines[0]] + [ln for ln in lines[1:]
+                                                 if ln.split(",")[0] == r]) + "\n")
+        out = os.path.join(d, "trace.csv")
+        notes = []
+        sc.merge(out, paths, notes)
+        self.assertIn("whether the run ended with rec.close() cannot be told", notes[0])
+        # but beside another rank's status, a rank file without one is refused
+        with open(paths[0] + ".status", "w") as fh:
+            fh.write("closed\n")
+        with self.assertRaises(ValueError) as e:
+            sc.merge(out, paths)
+        self.assertIn(f"{paths[1]}: the run did not close (no trace_rank1.csv.status beside it)",
+                      str(e.exception))
+
+
 class RecorderMisuseTest(unittest.TestCase):
     """What a loop gets wrong is kept right, or said once with the loop's line."""
 

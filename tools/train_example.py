@@ -651,6 +651,7 @@ def capture(a):
     if not a.keep_rank_files:
         for f in rank_files:
             os.remove(f)
+            os.remove(sc.status_path(f))  # whether its run closed: merge has read it
     for r in range(world):  # the checkpoints are not kept, only their times
         if os.path.exists(os.path.join(a.out, f"ckpt_rank{r}.pt")):
             os.remove(os.path.join(a.out, f"ckpt_rank{r}.pt"))
