@@ -36,8 +36,7 @@
 static void cli_cut_note(FILE *f)
 {
     for (int i = 0; stall_trace_cut_file(i); i++)
-        fprintf(f, " (note: %s: the last line has no newline: the file may be cut)",
-                stall_trace_cut_file(i));
+        fprintf(f, " (note: %s: %s)", stall_trace_cut_file(i), stall_trace_cut_why(i));
 }
 
 static int cli_fail(const stall_err *err)
@@ -52,10 +51,8 @@ static int cli_warn_cut(int rc)
 {
     if (rc == 0)
         for (int i = 0; stall_trace_cut_file(i); i++)
-            fprintf(stderr,
-                    "stallsim: warning: %s: the last line has no newline: the file may be "
-                    "cut\n",
-                    stall_trace_cut_file(i));
+            fprintf(stderr, "stallsim: warning: %s: %s\n", stall_trace_cut_file(i),
+                    stall_trace_cut_why(i));
     return rc;
 }
 

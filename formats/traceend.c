@@ -13,6 +13,7 @@
 #include <string.h>
 
 #define TE_PATH_MAX 1024
+#define TE_WHY_MAX 2048
 
 /* ---- the end of a file: cut? ---- */
 
@@ -137,29 +138,77 @@ int stall_trace_check_end(const char *path, bool *cut, stall_err *err)
 }
 
 static pthread_mutex_t te_lock = PTHREAD_MUTEX_INITIALIZER;
-static char te_cut[8][TE_PATH_MAX];
+static struct {
+    char path[TE_PATH_MAX];
+    char why[TE_WHY_MAX];
+} te_cut[8];
 static int te_ncut;
+
+/* Remembers path with why, once per (path, why). */
+static void te_remember(const char *path, const char *why)
+{
+    pthread_mutex_lock(&te_lock);
+    bool seen = false;
+    for (int i = 0; i < te_ncut && !seen; i++)
+        seen = strcmp(te_cut[i].path, path) == 0 && strcmp(te_cut[i].why, why) == 0;
+    if (!seen && te_ncut < 8 && strlen(path) < TE_PATH_MAX) {
+        strcpy(te_cut[te_ncut].path, path);
+        snprintf(te_cut[te_ncut].why, TE_WHY_MAX, "%s", why);
+        te_ncut++;
+    }
+    pthread_mutex_unlock(&te_lock);
+}
+
+/* PATH.cut, left by the capture tool's `merge --salvage-cut` beside a trace
+ * merged from rank files whose run did not close: its first line, or "". */
+static void te_salvaged(const char *path, char *line, size_t n)
+{
+    line[0] = '\0';
+    char mark[TE_PATH_MAX + 8];
+    if (snprintf(mark, sizeof mark, "%s.cut", path) >= (int)sizeof mark)
+        return;
+    FILE *f = fopen(mark, "r");
+    if (!f)
+        return;
+    if (!fgets(line, (int)n, f) || !line[0])
+        snprintf(line, n, "cut");
+    fclose(f);
+    line[strcspn(line, "\r\n")] = '\0';
+}
 
 int stall_trace_check_end_warn(const char *path, stall_err *err)
 {
     bool cut = false;
     int rc = stall_trace_check_end(path, &cut, err);
-    if (rc || !cut)
+    if (rc)
         return rc;
-    pthread_mutex_lock(&te_lock);
-    bool seen = false;
-    for (int i = 0; i < te_ncut && !seen; i++)
-        seen = strcmp(te_cut[i], path) == 0;
-    if (!seen && te_ncut < 8 && strlen(path) < TE_PATH_MAX)
-        strcpy(te_cut[te_ncut++], path);
-    pthread_mutex_unlock(&te_lock);
+    if (cut)
+        te_remember(path, "the last line has no newline: the file may be cut");
+    char line[TE_WHY_MAX - 160];
+    te_salvaged(path, line, sizeof line);
+    if (line[0]) {
+        char why[TE_WHY_MAX];
+        snprintf(why, sizeof why,
+                 "merged from rank files whose run did not close (crashed or killed): the "
+                 "epochs it did not finish are missing (%s.cut: %s)",
+                 path, line);
+        te_remember(path, why);
+    }
     return 0;
 }
 
 const char *stall_trace_cut_file(int i)
 {
     pthread_mutex_lock(&te_lock);
-    const char *p = i >= 0 && i < te_ncut ? te_cut[i] : NULL;
+    const char *p = i >= 0 && i < te_ncut ? te_cut[i].path : NULL;
+    pthread_mutex_unlock(&te_lock);
+    return p;
+}
+
+const char *stall_trace_cut_why(int i)
+{
+    pthread_mutex_lock(&te_lock);
+    const char *p = i >= 0 && i < te_ncut ? te_cut[i].why : NULL;
     pthread_mutex_unlock(&te_lock);
     return p;
 }

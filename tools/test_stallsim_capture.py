@@ -730,6 +730,15 @@ class RunClosedTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("the trace is marked cut", p.stdout)
         self.assertEqual(len(rows_of(out)), 5)
+        # stallsim reads the salvaged trace (its finished epoch) and says it is cut
+        if not os.access(STALLSIM, os.X_OK):
+            self.skipTest(f"no stallsim binary at {STALLSIM}")
+        v = subprocess.run([STALLSIM, "validate", out, "-o", os.path.join(tempfile.mkdtemp(),
+                            "v"), "-q"], capture_output=True, text=True)
+        self.assertEqual(v.returncode, 0, v.stderr)
+        self.assertIn(f"stallsim: warning: {out}: merged from rank files whose run did not "
+                      f"close (crashed or killed)", v.stderr)
+        self.assertIn(f"({out}.cut: cut: merged with {sc.SALVAGE_OPTION}: {path}", v.stderr)
 
     def test_a_run_that_closed_merges(self):
         run, path = self.run_training()

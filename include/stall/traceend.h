@@ -25,11 +25,14 @@ int stall_trace_check_end(const char *path, bool *cut, stall_err *err);
 
 /* stall_trace_check_end, remembering a file whose last line has no newline
  * (once per path per process) for the command to warn of at its end: on
- * success a line of its own, on failure a note in its one error line. */
+ * success a line of its own, on failure a note in its one error line. A
+ * trace with PATH.cut beside it (the capture tool's `merge --salvage-cut`:
+ * a run that crashed or was killed) is remembered so too. */
 int stall_trace_check_end_warn(const char *path, stall_err *err);
 
-/* The i-th file remembered so (i from 0), or NULL. */
+/* The i-th file remembered so (i from 0), or NULL; and why (a phrase). */
 const char *stall_trace_cut_file(int i);
+const char *stall_trace_cut_why(int i);
 
 #ifdef __cplusplus
 }
