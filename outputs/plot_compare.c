@@ -357,7 +357,7 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
             "set bmargin 6\nset yrange [0:*]\nset offsets 0, 0, graph 0.05, 0\n"
             "set xrange [-0.7:%.9g]\nset key outside right top\nset grid noxtics\n"
             "set xtics scale 0\nevery = %d\n",
-            c->src, dropped ? "\\n" PLOT_NOT_COMPARABLE : "",
+            c->src, dropped ? "\\n" PLOT_NOT_COMPARABLE_TITLE : "",
             nsrc > 1 ? " (bars grouped by source)" : "", maxx + 0.7, every);
     /* Each group's name under the middle of its bars; the simulated one
      * says where its fetch times were inferred from the loop's waits

@@ -501,7 +501,7 @@ static void plot_run_epochs(plot_ctx *c, plot_combo *k, int nk)
     free(fit);
     const char *sim = inferred ? "simulated (fetch times inferred)" : "simulated";
     char sub[256];
-    snprintf(sub, sizeof sub, "%s%s", dropped ? "\\n" PLOT_NOT_COMPARABLE : "",
+    snprintf(sub, sizeof sub, "%s%s", dropped ? "\\n" PLOT_NOT_COMPARABLE_TITLE : "",
              inferred ? "\\nfetch times inferred from the loop's waits (fetch_fit.csv)" : "");
     int ne0 = plot_epochs(&k[0], first, MAXEP);
     char cap[256];
