@@ -365,12 +365,24 @@ static void plot_gpu_util(plot_ctx *c, plot_combo *k, int nk)
     size_t most = 0;
     for (int j = 0; j < nk; j++)
         most = nwin[j] > most ? nwin[j] : most;
-    if (most < 2) {
-        stall_plot_note(c,
-                        "GPU utilisation over the epoch: the shortest epoch has %zu "
-                        "iteration%s, one moving window, nothing to draw over its progress "
-                        "(gpu_busy_share in summary.csv has the mean)",
-                        window_shown, window_shown == 1 ? "" : "s");
+    /* Nor is an epoch of fewer than two windows: its few points (2 of a
+     * Kineto trace's 6 batches in windows of 5) drew a straight line
+     * across the middle of the epoch, from 58% to 95%, a trend of two
+     * overlapping means. */
+    if (most < 2 || most <= window_shown) {
+        if (most < 2)
+            stall_plot_note(c,
+                            "GPU utilisation over the epoch: the shortest epoch has %zu "
+                            "iteration%s, one moving window, nothing to draw over its progress "
+                            "(gpu_busy_share in summary.csv has the mean)",
+                            window_shown, window_shown == 1 ? "" : "s");
+        else
+            stall_plot_note(c,
+                            "GPU utilisation over the epoch: the shortest epoch has %zu "
+                            "iterations, under two moving windows of %zu: %zu overlapping "
+                            "windows, too few to draw over its progress (gpu_busy_share in "
+                            "summary.csv has the mean)",
+                            most + window_shown - 1, window_shown, most);
         stall__plot_drop(c, "gpu_util");
         for (int j = 0; j < nk; j++) {
             free(body[j]);
@@ -448,14 +460,16 @@ static void plot_gpu_util(plot_ctx *c, plot_combo *k, int nk)
             "set style fill transparent solid 0.15 noborder\nplot ",
             window_shown, epochs_shown, epochs_shown == 1 ? "" : "s", c->src,
             k[0].lone ? "" : " title \"fetch/start\"");
-    /* One element per band and line (no plot loop: each names its data). */
+    /* One element per band and line (no plot loop: each names its data);
+     * the key says what the band is (the first band's entry: the title's
+     * "mean over 3 epochs" left the shaded area unexplained). */
     int b = 0;
     for (int j = 0; epochs_shown > 1 && j < nk; j++)
         if (rep[j] == j && nwin[j] > 0) {
             fprintf(c->gp,
-                    "\"gpu_util.dat\" index %d using 1:($2-$3):($2+$3) with filledcurves lc %d "
-                    "notitle, \\\n     ",
-                    b, (b % 8) + 1);
+                    "\"gpu_util.dat\" index %d using 1:($2-$3):($2+$3) with filledcurves lc "
+                    "%d %s, \\\n     ",
+                    b, (b % 8) + 1, b ? "notitle" : "title \"+- std over epochs\"");
             b++;
         }
     b = 0;

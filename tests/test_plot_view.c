@@ -116,3 +116,47 @@ Test(plotview, kineto_whatif_titles_fit_over_the_plot)
         free(gp);
     }
 }
+
+/* A Kineto trace of 6 batches (w0_sched, a profiling window) in moving
+ * windows of 5: two points, drawn as a straight line across the middle of
+ * the epoch from 58% to 95% (the ddp2_w2 capture) or 32% to 31%, a trend
+ * of two overlapping means. No figure under two windows per epoch, and the
+ * terminal says why; 60 batches (w2) still draw theirs. */
+Test(plotview, kineto_epoch_of_few_windows_draws_no_utilisation_line)
+{
+    char *r = sub("k0");
+    cr_assert_eq(sh("%s run tests/kineto/w0_sched --plots -o %s", BIN, r), 0);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/cmd.log", dir);
+    char *log = rd_slurp(p);
+    cr_assert(log && strstr(log, "under two moving windows of 5"), "%s", log ? log : "");
+    free(log);
+    cr_expect_not(rd_exists(r, "plots/gpu_util.gp"), "gpu_util drawn from 2 windows");
+    cr_expect(rd_exists(r, "plots/cdf.gp") && rd_exists(r, "plots/epochs.gp"));
+    r = sub("w2");
+    cr_assert_eq(sh("%s run traces/w2/trace.csv --plots -o %s -q", BIN, r), 0);
+    cr_expect(rd_exists(r, "plots/gpu_util.gp"));
+}
+
+/* The shaded band of gpu_util (+- one std over epochs) had no key entry:
+ * the title's "mean over 3 epochs" left it unexplained, and on h100_w2 it
+ * spans 0-70% over the start of the epoch. The key names it; a run of one
+ * epoch has no band and no entry. */
+Test(plotview, utilisation_band_is_named_in_the_key)
+{
+    char *r = sub("h100");
+    cr_assert_eq(sh("%s run traces/gpu/h100_w2/trace.csv --plots -o %s -q", BIN, r), 0);
+    char *gp = gp_of(r, "gpu_util");
+    const char *band = strstr(gp, "with filledcurves");
+    cr_assert_not_null(band, "no band: %s", gp);
+    const char *eol = strchr(band, '\n');
+    char el[400];
+    snprintf(el, sizeof el, "%.*s", (int)(eol - band), band);
+    cr_expect(strstr(el, "title \"+- std over epochs\""), "the band's key: %s", el);
+    free(gp);
+    r = sub("ex1");
+    cr_assert_eq(sh("%s run configs/example-whatif.ini --plots -o %s -q", BIN, r), 0);
+    gp = gp_of(r, "gpu_util");
+    cr_expect_null(strstr(gp, "filledcurves"), "a band over one epoch");
+    free(gp);
+}
