@@ -160,3 +160,49 @@ Test(plotview, utilisation_band_is_named_in_the_key)
     cr_expect_null(strstr(gp, "filledcurves"), "a band over one epoch");
     free(gp);
 }
+
+/* The notebook's trace has no compute_end: its measured compute holds the
+ * all-reduce and the optimizer step (analyze: "compute includes the
+ * all-reduce"), and its post part is 0. The breakdown's key said "compute"
+ * and "all-reduce + step" over a part drawn nowhere, as if none took place.
+ * It names the sources whose compute holds them; a tidy trace with
+ * compute_end keeps the plain words. */
+static char *breakdown_key(const char *r)
+{
+    char *gp = gp_of(r, "breakdown");
+    const char *plot = strstr(gp, "\nplot ");
+    cr_assert_not_null(plot);
+    char *keys = calloc(1, 4096);
+    for (const char *t = strstr(plot, "title \""); t; t = strstr(t + 1, "title \"")) {
+        const char *e = strchr(t + 7, '"');
+        size_t n = strlen(keys);
+        snprintf(keys + n, 4096 - n, "%.*s|", (int)(e - t - 7), t + 7);
+    }
+    free(gp);
+    return keys;
+}
+
+Test(plotview, notebook_trace_breakdown_says_compute_holds_the_allreduce)
+{
+    char *r = sub("an");
+    cr_assert_eq(sh("%s analyze configs/example-whatif.ini -o %s", BIN, r), 0);
+    cr_assert_eq(sh("%s plot %s", BIN, r), 0);
+    char *k = breakdown_key(r);
+    cr_expect(strstr(k, "|compute, incl. all-reduce + step|") &&
+                  strstr(k, "all-reduce + step (inside compute)|"),
+              "measured alone: %s", k);
+    free(k);
+    r = sub("wi");
+    cr_assert_eq(sh("%s run configs/example-whatif.ini --analyze --plots -o %s -q", BIN, r), 0);
+    k = breakdown_key(r);
+    cr_expect(strstr(k, "|compute (measured: incl. all-reduce + step)|") &&
+                  strstr(k, "all-reduce + step (measured: inside compute)|"),
+              "simulated beside measured: %s", k);
+    free(k);
+    r = sub("ddp");
+    cr_assert_eq(sh("%s validate traces/ddp2_w2/trace.csv --analyze --plots -o %s -q", BIN, r), 0);
+    k = breakdown_key(r);
+    cr_expect(strstr(k, "|compute|") && strstr(k, "all-reduce + step|"), "tidy: %s", k);
+    cr_expect_null(strstr(k, "incl."), "tidy: %s", k);
+    free(k);
+}
