@@ -206,3 +206,54 @@ Test(plotview, notebook_trace_breakdown_says_compute_holds_the_allreduce)
     cr_expect_null(strstr(k, "incl."), "tidy: %s", k);
     free(k);
 }
+
+/* configs/store-tiers.ini (store_warm): a cold epoch, then two warm ones.
+ * The epochs figure drew them against the measured mean (1.644 s): the
+ * cold one read as 63% over the measured, the warm ones 38% under, where
+ * each is within 9% of its own measured epoch (2.934, 1.004, 0.995 s). With
+ * --analyze the folder's storage.csv has the measured epochs, drawn as they
+ * are on one rank (its epoch_s is the mean over ranks: on ddp2_w2's two,
+ * not the epoch time, and the mean line stays). */
+Test(plotview, storage_tiers_epochs_drawn_against_the_measured_epochs)
+{
+    char *r = sub("tiers");
+    cr_assert_eq(sh("%s run configs/store-tiers.ini --analyze --plots -o %s", BIN, r), 0);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/plots/epochs.dat", r);
+    char *dat = rd_slurp(p);
+    cr_assert_not_null(dat);
+    const char *m = strstr(dat, "# measured");
+    cr_assert_not_null(m, "no measured epochs: %s", dat);
+    int e[3];
+    double v[3];
+    cr_assert_eq(sscanf(strchr(m, '\n') + 1, "%d %lf %d %lf %d %lf", &e[0], &v[0], &e[1], &v[1],
+                        &e[2], &v[2]),
+                 6, "%s", m);
+    const double want[] = {2.933897, 1.003535, 0.994726}; /* storage.csv, measured */
+    for (int i = 0; i < 3; i++) {
+        cr_expect_eq(e[i], i);
+        cr_expect(fabs(v[i] - want[i]) < 1e-6, "epoch %d: %g", i, v[i]);
+    }
+    free(dat);
+    char *gp = gp_of(r, "epochs");
+    cr_expect(strstr(gp, "index 1 using 1:2 with linespoints dt 2 pt 6 lc rgb \"#000000\" title "
+                         "\"measured\""),
+              "%s", gp);
+    cr_expect_null(strstr(gp, "mean over epochs"), "%s", gp);
+    free(gp);
+    snprintf(p, sizeof p, "%s/cmd.log", dir);
+    char *log = rd_slurp(p);
+    cr_expect(log && !strstr(log, "measured per-epoch times are not in a run folder"), "%s",
+              log ? log : "");
+    free(log);
+
+    r = sub("ddp");
+    cr_assert_eq(sh("%s run traces/ddp2_w2/trace.csv --set scenario.mode=model --analyze --plots "
+                    "-o %s -q",
+                    BIN, r),
+                 0);
+    cr_assert(rd_exists(r, "storage.csv"));
+    gp = gp_of(r, "epochs");
+    cr_expect(strstr(gp, "title \"measured (mean over epochs)\""), "%s", gp);
+    free(gp);
+}
