@@ -149,6 +149,14 @@ int stall__plot_stall_ranks(plot_ctx *c, const plot_combo *k, stall_err *err)
                  * border, unseen, while it set the y range. */
                 -fmax(0.5, 0.01 * (double)(n - 1)), n - 1, ymax > 0 ? ymax * 1.05 : 1.0);
         stall_plot_int_tics(c->gp, "x", 0, (double)(n - 1));
+        /* Three to six y tics per panel, on 1, 2, 5 x 10^k: gnuplot's own
+         * put ten in a panel of 120 px, 0 to 0.18 by 0.02 on the Kineto
+         * ddp2_w2 what-if, labels touching each other and the next panel's
+         * top one. */
+        if (ymax > 0) {
+            double raw = ymax * 1.05 / 5, mag = pow(10, floor(log10(raw))), f = raw / mag;
+            fprintf(c->gp, "set ytics %.9g\n", (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag);
+        }
         /* Epoch boundaries as dashed lines, every one or none (only when
          * few enough to read: the first 50 of 150 epochs were drawn, and
          * the label's "dashed: epoch start" said the run ended there). */

@@ -257,3 +257,32 @@ Test(plotview, storage_tiers_epochs_drawn_against_the_measured_epochs)
     cr_expect(strstr(gp, "title \"measured (mean over epochs)\""), "%s", gp);
     free(gp);
 }
+
+/* The stall panels of a short run (Kineto ddp2_w2, two ranks of 6
+ * iterations) got gnuplot's ten y tics each, 0 to 0.18 by 0.02 in 120 px:
+ * labels touching, the top one against the panel above's "0". Three to
+ * six tics per panel; a panel of 850 iterations (the notebook's trace, 0 to
+ * 9.7 s) as well. */
+static void panel_tics(const char *r)
+{
+    char *gp = gp_of(r, "stall_ranks");
+    const char *yr = strstr(gp, "set yrange [0:"), *yt = strstr(gp, "\nset ytics ");
+    cr_assert(yr && yt, "%s", gp);
+    double top = atof(yr + strlen("set yrange [0:")), step = atof(yt + strlen("\nset ytics "));
+    cr_assert_gt(step, 0);
+    int tics = (int)floor(top / step + 1e-9) + 1;
+    cr_expect(tics >= 3 && tics <= 6, "%s: %d tics (0 to %g by %g)", r, tics, top, step);
+    free(gp);
+}
+
+Test(plotview, stall_panels_have_a_few_y_tics)
+{
+    char *r = sub("kddp");
+    cr_assert_eq(
+        sh("%s run tests/kineto/torch211/ddp2_w2 --set trace.workers=2 --plots -o %s -q", BIN, r),
+        0);
+    panel_tics(r);
+    r = sub("ex");
+    cr_assert_eq(sh("%s run configs/example.ini --plots -o %s -q", BIN, r), 0);
+    panel_tics(r);
+}
