@@ -284,3 +284,21 @@ Test(plotview, stall_panels_have_a_few_y_tics)
     cr_assert_eq(sh("%s run configs/example.ini --plots -o %s -q", BIN, r), 0);
     panel_tics(r);
 }
+
+/* The epochs figure of a run of several epochs ran its x axis from the
+ * first epoch to the last: their points sat on the frame, half of each
+ * marker under it (epochs 0 and 2 of configs/w2.ini), and the tallest one
+ * could sit on the top edge. A margin on each side and above. */
+Test(plotview, epoch_points_stay_off_the_frame)
+{
+    char *r = sub("w2");
+    cr_assert_eq(sh("%s run configs/w2.ini --plots -o %s -q", BIN, r), 0);
+    char *gp = gp_of(r, "epochs");
+    const char *xr = strstr(gp, "set xrange [");
+    cr_assert_not_null(xr, "%s", gp);
+    double lo, hi;
+    cr_assert_eq(sscanf(xr + strlen("set xrange ["), "%lf:%lf", &lo, &hi), 2);
+    cr_expect(lo < 0 && hi > 2 && lo > -1 && hi < 3, "x range [%g:%g] for epochs 0..2", lo, hi);
+    cr_expect(strstr(gp, "set offsets 0, 0, graph 0.05, 0\n"), "%s", gp);
+    free(gp);
+}
