@@ -302,3 +302,23 @@ Test(plotview, epoch_points_stay_off_the_frame)
     cr_expect(strstr(gp, "set offsets 0, 0, graph 0.05, 0\n"), "%s", gp);
     free(gp);
 }
+
+/* A short run's stall panels mark each iteration; the last one's marker
+ * sat on the right border, half under it (iteration 5 of the Kineto
+ * ddp2_w2 what-if), where iteration 0's has a margin. The same margin on
+ * the right; a long run's line still ends at the border. */
+Test(plotview, short_stall_panels_keep_the_last_marker_inside)
+{
+    char *r = sub("kddp");
+    cr_assert_eq(
+        sh("%s run tests/kineto/torch211/ddp2_w2 --set trace.workers=2 --plots -o %s -q", BIN, r),
+        0);
+    char *gp = gp_of(r, "stall_ranks");
+    const char *xr = strstr(gp, "set xrange [");
+    cr_assert_not_null(xr, "%s", gp);
+    double lo, hi;
+    cr_assert_eq(sscanf(xr + strlen("set xrange ["), "%lf:%lf", &lo, &hi), 2);
+    cr_expect(strstr(gp, "linespoints"), "6 iterations are marked: %s", gp);
+    cr_expect_float_eq(hi - 5, 0 - lo, 1e-9, "x range [%g:%g] for iterations 0..5", lo, hi);
+    free(gp);
+}
