@@ -322,3 +322,30 @@ Test(plotview, short_stall_panels_keep_the_last_marker_inside)
     cr_expect_float_eq(hi - 5, 0 - lo, 1e-9, "x range [%g:%g] for iterations 0..5", lo, hi);
     free(gp);
 }
+
+/* validate --analyze of a Kineto trace whose epochs are profiling windows
+ * (w2_sched): analyze leaves the measured ranks out (the simulated run
+ * starts each epoch empty, the windows did not), and the breakdown drew
+ * the simulated bars alone without a word: a validation figure with no
+ * measured series. Its title says why, as a what-if's does; a tidy trace's
+ * validation draws both and says nothing. */
+Test(plotview, validate_of_profiling_windows_says_the_measured_bars_are_left_out)
+{
+    char *r = sub("kval");
+    cr_assert_eq(sh("%s validate tests/kineto/w2_sched --set trace.workers=2 --analyze --plots -o "
+                    "%s -q",
+                    BIN, r),
+                 0);
+    char *gp = gp_of(r, "breakdown");
+    char title[1024];
+    title_widest_line(gp, title, sizeof title);
+    cr_expect(strstr(title, "measured not drawn: not comparable"), "%s", title);
+    cr_expect_null(strstr(gp, "index 1 "), "one group of bars: %s", gp);
+    free(gp);
+    r = sub("tval");
+    cr_assert_eq(sh("%s validate traces/ddp2_w2/trace.csv --analyze --plots -o %s -q", BIN, r), 0);
+    gp = gp_of(r, "breakdown");
+    title_widest_line(gp, title, sizeof title);
+    cr_expect_null(strstr(title, "not drawn"), "%s", title);
+    free(gp);
+}
