@@ -349,3 +349,22 @@ Test(plotview, validate_of_profiling_windows_says_the_measured_bars_are_left_out
     cr_expect_null(strstr(title, "not drawn"), "%s", title);
     free(gp);
 }
+
+/* A sweep over a numeric axis on a linear scale (storage.cache_mb=0..80 of
+ * store-tiers.ini) drew its first and last points on the frame, half of
+ * each marker under it. A margin each side. */
+Test(plotview, sweep_points_stay_off_the_frame)
+{
+    char *r = sub("swc");
+    cr_assert_eq(sh("%s sweep configs/store-tiers.ini --sweep storage.cache_mb=0,20,40 --plots -o "
+                    "%s -q",
+                    BIN, r),
+                 0);
+    char *gp = gp_of(r, "sweep");
+    const char *xr = strstr(gp, "set xrange [");
+    cr_assert_not_null(xr, "no x range: %s", gp);
+    double lo, hi;
+    cr_assert_eq(sscanf(xr + strlen("set xrange ["), "%lf:%lf", &lo, &hi), 2);
+    cr_expect(lo < 0 && hi > 40 && lo > -4 && hi < 44, "x range [%g:%g] for 0..40", lo, hi);
+    free(gp);
+}
