@@ -143,7 +143,10 @@ int stall__plot_stall_ranks(plot_ctx *c, const plot_combo *k, stall_err *err)
                 "set multiplot layout %d,1 title \"Training stall per rank%s%s\" "
                 "margins screen 0.1, 0.97, screen %.4f, %.4f spacing 0, 0.012\n"
                 "set xrange [%.9g:%.9g]\nset yrange [0:%.9g]\nunset key\n",
-                ranks, al, c->src, 60.0 / (140 + 120 * ranks), 1 - 40.0 / (140 + 120 * ranks),
+                ranks, al, c->src, 60.0 / (140 + 120 * ranks),
+                /* 14 px more for a second title line (the input's, a
+                 * what-if's keys: plot_source), which sat on the panel */
+                1 - (strncmp(c->src, "\\n", 2) == 0 ? 54.0 : 40.0) / (140 + 120 * ranks),
                 /* A margin left of iteration 0: its stall (the epoch's
                  * start-up, often the tallest) was drawn on the left
                  * border, unseen, while it set the y range. */

@@ -452,8 +452,8 @@ static void plot_gpu_util(plot_ctx *c, plot_combo *k, int nk)
             fputs("\n\n", c->dat);
         }
     fprintf(c->gp,
-            "set title \"GPU utilisation over the epoch (moving window of %zu iterations, "
-            "mean over %d epoch%s)%s\"\n"
+            "set title \"GPU utilisation (moving window of %zu iterations, mean over %d "
+            "epoch%s)%s\"\n"
             "set xlabel \"training epoch progress [%%]\"\nset ylabel \"GPU utilisation [%%]\"\n"
             "set xrange [0:100]\nset yrange [0:100]\n"
             "set key outside right top%s\n"

@@ -368,3 +368,62 @@ Test(plotview, sweep_points_stay_off_the_frame)
     cr_expect(lo < 0 && hi > 40 && lo > -4 && hi < 44, "x range [%g:%g] for 0..40", lo, hi);
     free(gp);
 }
+
+/* The title of a figure, whichever way the script sets it: `set title` or
+ * the multiplot's. */
+static void fig_title(const char *gp, char *title, size_t n)
+{
+    const char *m = strstr(gp, "multiplot layout"), *t = strstr(gp, "set title \"");
+    const char *at = m && (!t || m < t) ? strstr(m, "title \"") : t;
+    cr_assert_not_null(at, "no title: %s", gp);
+    at = strchr(at, '"') + 1;
+    const char *e = at;
+    while (*e && !(*e == '"' && e[-1] != '\\'))
+        e++;
+    snprintf(title, n, "%.*s", (int)(e - at), at);
+}
+
+/* Every what-if of a trace was titled by the trace alone: `stallsim run
+ * traces/ddp2_w2/trace.csv --set loader.workers=8 --set compute.scale=0.5`
+ * wrote results/ddp2_w2+loader.workers=8+compute.scale=0.5/ whose figures
+ * all said "- ddp2_w2", as the plain run's do, and two what-ifs side by
+ * side read alike. The folder's keys are named, on a line of their own
+ * where they would push a title past the figure's edges (gpu_util's, 130
+ * characters, lost its first 6 on the left). validate leaves what-if keys
+ * out: its folder's are not named. */
+Test(plotview, whatif_figures_name_the_whatif)
+{
+    const char *name = "ddp2_w2+loader.workers=8+compute.scale=0.5";
+    char *r = sub(name);
+    cr_assert_eq(sh("%s run traces/ddp2_w2/trace.csv --set loader.workers=8 --set "
+                    "compute.scale=0.5 --analyze --plots -o %s -q",
+                    BIN, r),
+                 0);
+    const char *figs[] = {"stall_ranks", "cdf", "gpu_util", "epochs", "breakdown"};
+    for (int i = 0; i < 5; i++) {
+        char *gp = gp_of(r, figs[i]);
+        char title[1024];
+        fig_title(gp, title, sizeof title);
+        cr_expect(strstr(title, name), "%s: %s", figs[i], title);
+        int len = 0, widest = 0;
+        for (const char *q = title; *q; q++) {
+            if (q[0] == '\\' && q[1] == 'n') {
+                len = 0;
+                q++;
+                continue;
+            }
+            widest = ++len > widest ? len : widest;
+        }
+        cr_expect_leq(widest, 76, "%s: a title line of %d characters: %s", figs[i], widest, title);
+        free(gp);
+    }
+    r = sub("ddp2_w2-validate+loader.workers=8");
+    cr_assert_eq(
+        sh("%s validate traces/ddp2_w2/trace.csv --set loader.workers=8 --plots -o %s -q", BIN, r),
+        0);
+    char *gp = gp_of(r, "epochs");
+    char title[1024];
+    fig_title(gp, title, sizeof title);
+    cr_expect_null(strstr(title, "loader.workers"), "%s", title);
+    free(gp);
+}
