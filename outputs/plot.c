@@ -241,7 +241,7 @@ static bool plot_sweep_axis(const char *dir, const char *col)
  * several, which the figure's axis names. */
 static void plot_source(plot_ctx *c)
 {
-    char name[128] = "", trace[512] = "", label[128] = "", raw[300];
+    char name[128] = "", trace[512] = "", label[128] = "", raw[420];
     char *ini = stall_path_join(c->dir, "effective.ini");
     bool traces = false;
     if (access(ini, F_OK) != 0) {
@@ -262,15 +262,42 @@ static void plot_source(plot_ctx *c)
     free(ini);
     if (!*name)
         plot_base(c->dir, strlen(c->dir), name, sizeof name);
+    /* A what-if's default folder, <name>[-sweep|-plan]+<its --set keys>
+     * (results/h100_w4+loader.workers=8): the keys are the question it
+     * asked, and the title names them; every what-if of a trace was titled
+     * by the trace's name alone, two of them side by side alike. Not
+     * validate's (it leaves the what-if keys out), nor a folder that -o
+     * named. */
+    char who[256], base[256];
+    snprintf(who, sizeof who, "%s", name);
+    size_t nl = strlen(name);
+    plot_base(c->dir, strlen(c->dir), base, sizeof base);
+    if ((c->res->kind == STALL_RESULT_RUN || c->res->kind == STALL_RESULT_SWEEP ||
+         c->res->kind == STALL_RESULT_PLAN) &&
+        strncmp(base, name, nl) == 0) {
+        const char *tag = base + nl;
+        if (strncmp(tag, "-sweep+", 7) == 0 || strncmp(tag, "-plan+", 6) == 0)
+            tag = strchr(tag, '+');
+        if (*tag == '+')
+            snprintf(who, sizeof who, "%s%.200s", name, tag);
+    }
     /* the trace named once where the scenario is named after it (a trace
      * given directly: its folder's name, or its file's stem) */
-    size_t nl = strlen(name);
     if (*label && !(strncmp(label, name, nl) == 0 && (!label[nl] || label[nl] == '.')))
-        snprintf(raw, sizeof raw, " - %s, trace %s", name, label);
+        snprintf(raw, sizeof raw, " - %s, trace %s", who, label);
     else
-        snprintf(raw, sizeof raw, " - %s", name);
+        snprintf(raw, sizeof raw, " - %s", who);
+    /* A long one (what-if keys) on a line of its own, under the title's
+     * first, which it pushed past the figure's edges ("ation over the
+     * epoch ..." of gpu_util - ddp2_w2+loader.workers=8+compute.scale=0.5). */
     size_t o = 0;
-    for (const char *s = raw; *s && o + 2 < sizeof c->src; s++) {
+    const char *s = raw;
+    if (strlen(raw) > 26) {
+        snprintf(c->src, sizeof c->src, "\\n");
+        o = 2;
+        s += 3;
+    }
+    for (; *s && o + 2 < sizeof c->src; s++) {
         if ((unsigned char)*s < 0x20)
             continue;
         if (*s == '"' || *s == '\\')

@@ -267,6 +267,14 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
             ndata++;
         }
     }
+    /* A trace without compute_end (the notebook's; analyze.csv's
+     * "measured,have_compute_end,0", whether or not its bars are drawn) has
+     * its all-reduce and step inside compute, and so has every simulated
+     * rank, which replays those compute durations (post_s holds only what
+     * the model adds). The key said "compute" and "all-reduce + step" over
+     * a part drawn as 0, as if none took place. */
+    if (ant && strstr(ant, "\nmeasured,have_compute_end,0\n"))
+        words[3] = "compute, incl. the trace's all-reduce + step";
     free(ant);
     if (ndata > 0 && ndata == nsrc)
         words[4] = "barrier wait for the others' data";
@@ -300,6 +308,26 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
     }
     for (int g = 1; g < nsrc; g++)
         off[g] = off[g - 1] + nrk[g - 1] + 1;
+    /* The simulated group's name (below) says where its fetch times were inferred from the loop's
+     * waits (fetch_fit.csv): its data part is the fit's, not a measurement's. */
+    char *fit = stall_path_join(c->dir, "fetch_fit.csv");
+    bool inferred = access(fit, F_OK) == 0;
+    /* A fit of profiling windows opened mid-training (warm_start): the
+     * simulated ranks' run starts each epoch empty, the windows did not
+     * (validate's epochs compare the windows; docs/model.md 8.2). */
+    size_t flen = 0;
+    char *ftext = inferred ? stall_read_file(fit, &flen) : NULL;
+    bool warm = ftext && strstr(ftext, "\nwarm_start,1,");
+    free(ftext);
+    free(fit);
+    /* validate of such windows: analyze leaves the measured ranks out
+     * (the run starts each epoch empty, the windows did not), and the
+     * figure drew the simulated bars alone without a word, its folder
+     * being comparable otherwise. */
+    bool has_measured = false;
+    for (int g = 0; g < nsrc; g++)
+        has_measured |= strcmp(src[g], "measured") == 0;
+    dropped |= warm && !has_measured;
     stall_plot_begin(c, "breakdown", ranks > 16 ? 1200 : 900, 480,
                      dropped ? "Where each rank's time went (seconds summed over epochs), "
                                "simulated (" PLOT_NOT_COMPARABLE ")"
@@ -357,21 +385,8 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
             "set bmargin 6\nset yrange [0:*]\nset offsets 0, 0, graph 0.05, 0\n"
             "set xrange [-0.7:%.9g]\nset key outside right top\nset grid noxtics\n"
             "set xtics scale 0\nevery = %d\n",
-            c->src, dropped ? "\\n" PLOT_NOT_COMPARABLE : "",
+            c->src, dropped ? "\\n" PLOT_NOT_COMPARABLE_TITLE : "",
             nsrc > 1 ? " (bars grouped by source)" : "", maxx + 0.7, every);
-    /* Each group's name under the middle of its bars; the simulated one
-     * says where its fetch times were inferred from the loop's waits
-     * (fetch_fit.csv): its data part is the fit's, not a measurement's. */
-    char *fit = stall_path_join(c->dir, "fetch_fit.csv");
-    bool inferred = access(fit, F_OK) == 0;
-    /* A fit of profiling windows opened mid-training (warm_start): the
-     * simulated ranks' run starts each epoch empty, the windows did not
-     * (validate's epochs compare the windows; docs/model.md 8.2). */
-    size_t flen = 0;
-    char *ftext = inferred ? stall_read_file(fit, &flen) : NULL;
-    bool warm = ftext && strstr(ftext, "\nwarm_start,1,");
-    free(ftext);
-    free(fit);
     for (int g = 0; g < nsrc; g++) {
         char name[192];
         snprintf(name, sizeof name, "%s%s", src[g],

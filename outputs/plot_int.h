@@ -77,6 +77,13 @@ bool stall_plot_measured_comparable(const char *dir);
 #define PLOT_NOT_COMPARABLE                                                                        \
     "measured not drawn: not comparable (other GPUs, batches or epochs, or profiling windows "     \
     "the run starts empty)"
+/* The same on two lines of a title: on one (110 characters, about 700 px)
+ * it ran past the left edge of an epochs figure whose key took the right
+ * third ("ed not drawn: ..." on a Kineto what-if), each title line being
+ * centred over the plot area, not the canvas. */
+#define PLOT_NOT_COMPARABLE_TITLE                                                                  \
+    "measured not drawn: not comparable (other GPUs, batches or epochs,\\nor profiling windows "   \
+    "the run starts empty)"
 
 /* One alignment of a run folder: its iterations.csv and where its columns
  * are (plot_run.c). */

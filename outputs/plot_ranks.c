@@ -142,13 +142,28 @@ int stall__plot_stall_ranks(plot_ctx *c, const plot_combo *k, stall_err *err)
         fprintf(c->gp,
                 "set multiplot layout %d,1 title \"Training stall per rank%s%s\" "
                 "margins screen 0.1, 0.97, screen %.4f, %.4f spacing 0, 0.012\n"
-                "set xrange [%.9g:%zu]\nset yrange [0:%.9g]\nunset key\n",
-                ranks, al, c->src, 60.0 / (140 + 120 * ranks), 1 - 40.0 / (140 + 120 * ranks),
+                "set xrange [%.9g:%.9g]\nset yrange [0:%.9g]\nunset key\n",
+                ranks, al, c->src, 60.0 / (140 + 120 * ranks),
+                /* 14 px more for a second title line (the input's, a
+                 * what-if's keys: plot_source), which sat on the panel */
+                1 - (strncmp(c->src, "\\n", 2) == 0 ? 54.0 : 40.0) / (140 + 120 * ranks),
                 /* A margin left of iteration 0: its stall (the epoch's
                  * start-up, often the tallest) was drawn on the left
                  * border, unseen, while it set the y range. */
-                -fmax(0.5, 0.01 * (double)(n - 1)), n - 1, ymax > 0 ? ymax * 1.05 : 1.0);
+                -fmax(0.5, 0.01 * (double)(n - 1)),
+                /* and right of the last where each iteration is marked: its
+                 * marker sat on the right border, half under it */
+                (double)(n - 1) + (n <= PLOT_MARK_ITERS ? fmax(0.5, 0.01 * (double)(n - 1)) : 0),
+                ymax > 0 ? ymax * 1.05 : 1.0);
         stall_plot_int_tics(c->gp, "x", 0, (double)(n - 1));
+        /* Three to six y tics per panel, on 1, 2, 5 x 10^k: gnuplot's own
+         * put ten in a panel of 120 px, 0 to 0.18 by 0.02 on the Kineto
+         * ddp2_w2 what-if, labels touching each other and the next panel's
+         * top one. */
+        if (ymax > 0) {
+            double raw = ymax * 1.05 / 5, mag = pow(10, floor(log10(raw))), f = raw / mag;
+            fprintf(c->gp, "set ytics %.9g\n", (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag);
+        }
         /* Epoch boundaries as dashed lines, every one or none (only when
          * few enough to read: the first 50 of 150 epochs were drawn, and
          * the label's "dashed: epoch start" said the run ended there). */

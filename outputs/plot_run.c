@@ -365,12 +365,24 @@ static void plot_gpu_util(plot_ctx *c, plot_combo *k, int nk)
     size_t most = 0;
     for (int j = 0; j < nk; j++)
         most = nwin[j] > most ? nwin[j] : most;
-    if (most < 2) {
-        stall_plot_note(c,
-                        "GPU utilisation over the epoch: the shortest epoch has %zu "
-                        "iteration%s, one moving window, nothing to draw over its progress "
-                        "(gpu_busy_share in summary.csv has the mean)",
-                        window_shown, window_shown == 1 ? "" : "s");
+    /* Nor is an epoch of fewer than two windows: its few points (2 of a
+     * Kineto trace's 6 batches in windows of 5) drew a straight line
+     * across the middle of the epoch, from 58% to 95%, a trend of two
+     * overlapping means. */
+    if (most < 2 || most <= window_shown) {
+        if (most < 2)
+            stall_plot_note(c,
+                            "GPU utilisation over the epoch: the shortest epoch has %zu "
+                            "iteration%s, one moving window, nothing to draw over its progress "
+                            "(gpu_busy_share in summary.csv has the mean)",
+                            window_shown, window_shown == 1 ? "" : "s");
+        else
+            stall_plot_note(c,
+                            "GPU utilisation over the epoch: the shortest epoch has %zu "
+                            "iterations, under two moving windows of %zu: %zu overlapping "
+                            "windows, too few to draw over its progress (gpu_busy_share in "
+                            "summary.csv has the mean)",
+                            most + window_shown - 1, window_shown, most);
         stall__plot_drop(c, "gpu_util");
         for (int j = 0; j < nk; j++) {
             free(body[j]);
@@ -440,22 +452,24 @@ static void plot_gpu_util(plot_ctx *c, plot_combo *k, int nk)
             fputs("\n\n", c->dat);
         }
     fprintf(c->gp,
-            "set title \"GPU utilisation over the epoch (moving window of %zu iterations, "
-            "mean over %d epoch%s)%s\"\n"
+            "set title \"GPU utilisation (moving window of %zu iterations, mean over %d "
+            "epoch%s)%s\"\n"
             "set xlabel \"training epoch progress [%%]\"\nset ylabel \"GPU utilisation [%%]\"\n"
             "set xrange [0:100]\nset yrange [0:100]\n"
             "set key outside right top%s\n"
             "set style fill transparent solid 0.15 noborder\nplot ",
             window_shown, epochs_shown, epochs_shown == 1 ? "" : "s", c->src,
             k[0].lone ? "" : " title \"fetch/start\"");
-    /* One element per band and line (no plot loop: each names its data). */
+    /* One element per band and line (no plot loop: each names its data);
+     * the key says what the band is (the first band's entry: the title's
+     * "mean over 3 epochs" left the shaded area unexplained). */
     int b = 0;
     for (int j = 0; epochs_shown > 1 && j < nk; j++)
         if (rep[j] == j && nwin[j] > 0) {
             fprintf(c->gp,
-                    "\"gpu_util.dat\" index %d using 1:($2-$3):($2+$3) with filledcurves lc %d "
-                    "notitle, \\\n     ",
-                    b, (b % 8) + 1);
+                    "\"gpu_util.dat\" index %d using 1:($2-$3):($2+$3) with filledcurves lc "
+                    "%d %s, \\\n     ",
+                    b, (b % 8) + 1, b ? "notitle" : "title \"+- std over epochs\"");
             b++;
         }
     b = 0;
@@ -483,8 +497,37 @@ static void plot_gpu_util(plot_ctx *c, plot_combo *k, int nk)
     free(title);
 }
 
-/* Simulated epoch times (from iterations.csv) against the measured mean. */
-static void plot_run_epochs(plot_ctx *c, plot_combo *k, int nk)
+/* The measured epoch times of a one-rank run's trace, epoch by epoch, from
+ * storage.csv (run --analyze of a tidy trace with bytes: its epoch_s is the
+ * mean over ranks, the epoch time itself on one rank only), where its
+ * epochs are the simulated ones [e0, e0 + ne). Into m; false where not. */
+static bool plot_measured_epochs(const char *dir, int gpus, int e0, int ne, double *m)
+{
+    if (gpus != 1 || !stall_result_has(dir, "storage.csv"))
+        return false;
+    stall_table *t = NULL;
+    stall_err err = {0};
+    if (stall_plot_read(dir, "storage.csv", &t, &err))
+        return false;
+    int cs = stall_table_col(t, STALL_COL_SOURCE), ce = stall_table_col(t, STALL_COL_EPOCH),
+        cv = stall_table_col(t, "epoch_s");
+    int n = 0;
+    bool ok = cs >= 0 && ce >= 0 && cv >= 0;
+    for (size_t i = 0; ok && i < t->nrows; i++) {
+        if (strcmp(stall_table_get(t, i, cs), "measured") != 0)
+            continue;
+        double v = stall_table_num(t, i, cv);
+        ok = n < ne && atoi(stall_table_get(t, i, ce)) == e0 + n && isfinite(v);
+        if (ok)
+            m[n++] = v;
+    }
+    stall_table_free(t);
+    return ok && n == ne;
+}
+
+/* Simulated epoch times (from iterations.csv) against the measured mean,
+ * or the measured epochs where storage.csv has them (plot_measured_epochs). */
+static bool plot_run_epochs(plot_ctx *c, plot_combo *k, int nk, int gpus)
 {
     enum { MAXEP = 4096 };
     size_t *first = stall_xcalloc(MAXEP + 1, sizeof *first);
@@ -501,13 +544,22 @@ static void plot_run_epochs(plot_ctx *c, plot_combo *k, int nk)
     free(fit);
     const char *sim = inferred ? "simulated (fetch times inferred)" : "simulated";
     char sub[256];
-    snprintf(sub, sizeof sub, "%s%s", dropped ? "\\n" PLOT_NOT_COMPARABLE : "",
+    snprintf(sub, sizeof sub, "%s%s", dropped ? "\\n" PLOT_NOT_COMPARABLE_TITLE : "",
              inferred ? "\\nfetch times inferred from the loop's waits (fetch_fit.csv)" : "");
     int ne0 = plot_epochs(&k[0], first, MAXEP);
+    /* A cold epoch and warm ones (storage tiers) against their mean: the
+     * cold one read as 63% over the measured, the warm ones 38% under,
+     * where each is within 9% of its own measured epoch. */
+    double *mep = stall_xcalloc((size_t)ne0 + 1, sizeof *mep);
+    int e0 = ne0 > 0 ? atoi(stall_table_get(k[0].it, 0, k[0].c_epoch)) : 0;
+    bool per_epoch = ne0 > 1 && !isnan(measured) &&
+                     plot_measured_epochs(
+                         c->dir, gpus, atoi(stall_table_get(k[0].it, 0, k[0].c_epoch)), ne0, mep);
     char cap[256];
     snprintf(cap, sizeof cap, "Simulated epoch time per %s%s",
              ne0 > 1 ? "epoch and alignment" : "alignment",
              dropped           ? " (" PLOT_NOT_COMPARABLE ")"
+             : per_epoch       ? ", against the measured epoch times (storage.csv, dashed)"
              : isnan(measured) ? ""
                                : ", against the measured mean epoch time (dashed)");
     stall_plot_begin(c, "epochs", 900, 420, cap);
@@ -537,16 +589,30 @@ static void plot_run_epochs(plot_ctx *c, plot_combo *k, int nk)
         if (ne0 > 1)
             fputs("\n\n", c->dat);
     }
+    if (per_epoch) {
+        fputs("# measured (storage.csv)\n", c->dat);
+        for (int e = 0; e < ne0; e++) {
+            fprintf(c->dat, "%d", e0 + e);
+            stall_plot_num(c->dat, mep[e]);
+            fputc('\n', c->dat);
+        }
+        fputs("\n\n", c->dat);
+    }
+    free(mep);
     free(first);
     fputs("set ylabel \"epoch time [s]\"\nset yrange [0:*]\n", c->gp);
     if (!isnan(measured))
         fprintf(c->gp, "measured = %.9g\n", measured);
     if (ne0 > 1) {
+        /* A margin beside the first and last epochs, and above the
+         * tallest: their points sat on the frame, half of each marker
+         * under it (epochs 0 and 2 of every 3-epoch run). */
+        double pad = fmax(0.1, 0.03 * (maxe - e0));
         fprintf(c->gp,
                 "set title \"Simulated epoch time per epoch%s%s\"\n"
                 "set xlabel \"epoch\"\nset key outside right top\n"
-                "set xrange [%s:%d]\n",
-                c->src, sub, stall_table_get(k[0].it, 0, k[0].c_epoch), maxe);
+                "set xrange [%.9g:%.9g]\nset offsets 0, 0, graph 0.05, 0\n",
+                c->src, sub, e0 - pad, maxe + pad);
         /* One tic per epoch where they are few; gnuplot's whole-number
          * steps beyond (a tic per epoch ran 150 epochs' labels together
          * into one black band). */
@@ -559,10 +625,16 @@ static void plot_run_epochs(plot_ctx *c, plot_combo *k, int nk)
             snprintf(t, sizeof t, "%s%s%s", sim, k[j].lone ? "" : " ", k[j].lone ? "" : k[j].label);
             stall_plot_str(c->gp, t);
         }
-        fprintf(c->gp, "%s\n",
-                isnan(measured) ? ""
-                                : ", measured with lines dt 2 lc rgb \"#000000\" title "
-                                  "\"measured (mean over epochs)\"");
+        if (per_epoch)
+            fprintf(c->gp,
+                    ", \\\n     \"epochs.dat\" index %d using 1:2 with linespoints dt 2 pt 6 lc "
+                    "rgb \"#000000\" title \"measured\"\n",
+                    nk);
+        else
+            fprintf(c->gp, "%s\n",
+                    isnan(measured) ? ""
+                                    : ", measured with lines dt 2 lc rgb \"#000000\" title "
+                                      "\"measured (mean over epochs)\"");
     } else {
         char one[640];
         snprintf(one, sizeof one, "%s%s%s",
@@ -583,6 +655,7 @@ static void plot_run_epochs(plot_ctx *c, plot_combo *k, int nk)
                   "- 1))) with labels offset 0, 1.2 notitle");
     }
     stall_plot_end(c);
+    return per_epoch;
 }
 
 int stall_plot_run(plot_ctx *c, stall_err *err)
@@ -652,11 +725,13 @@ int stall_plot_run(plot_ctx *c, stall_err *err)
     if (rc == 0) {
         plot_cdf(c, k, nk);
         plot_gpu_util(c, k, nk);
-        plot_run_epochs(c, k, nk);
-        if (stall_plot_measured_comparable(c->dir))
+        int cg = stall_table_col(sum, STALL_COL_GPUS);
+        bool per_epoch = plot_run_epochs(c, k, nk, cg >= 0 ? atoi(stall_table_get(sum, 0, cg)) : 0);
+        /* (one rank's measured epochs drawn from storage.csv: no note) */
+        if (!per_epoch && stall_plot_measured_comparable(c->dir))
             stall_plot_note(c, "measured per-epoch times are not in a run folder (summary.csv has "
                                "the measured mean): stallsim validate draws them per epoch");
-        else
+        else if (!per_epoch)
             stall_plot_note(c, "the measured run in epochs and breakdown: not comparable with "
                                "this run (other GPUs, batches or epochs, or profiling windows the "
                                "run starts empty; vs_measured_pct is empty)");

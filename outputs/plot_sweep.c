@@ -374,6 +374,20 @@ int stall_plot_sweep(plot_ctx *c, stall_err *err)
             fprintf(c->gp, "set logscale x %d\nset xrange [%.9g:%.9g]\n", hi / lo > 4096 ? 10 : 2,
                     lo / 1.25, hi * 1.25);
         }
+        if (ax[0].numeric && !lg && ax[0].n > 1) {
+            /* A margin each side (3% of the span): the first and last
+             * points sat on the frame, half of each marker under it
+             * (storage.cache_mb=0..80 of store-tiers.ini). */
+            double lo = INFINITY, hi = -INFINITY;
+            for (int v = 0; v < ax[0].n; v++) {
+                double x = strtod(ax[0].val[v], NULL);
+                lo = fmin(lo, x);
+                hi = fmax(hi, x);
+            }
+            if (hi > lo)
+                fprintf(c->gp, "set xrange [%.9g:%.9g]\n", lo - 0.03 * (hi - lo),
+                        hi + 0.03 * (hi - lo));
+        }
         if (ax[0].numeric && ax[0].n == 1) {
             /* One value: an x range around it (gnuplot warned of an
              * empty range and widened it by 1% on its own). */

@@ -1,0 +1,429 @@
+/*
+ * stallsim plot, as a user looks at the figures: real commands on real
+ * traces of each format, then what the figure draws (its script and data)
+ * checked where a look at the PNG found it wrong.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "resultdir.h"
+#include "tmpdir.h"
+
+#define BIN STALL_BINARY_DIR "/stallsim"
+
+static char dir[] = "/tmp/stall_plotview_XXXXXX";
+static void setup(void)
+{
+    tmpdir_make(dir);
+}
+static void teardown(void)
+{
+    tmpdir_remove(dir);
+}
+TestSuite(plotview, .init = setup, .fini = teardown, .timeout = 300);
+
+static char *sub(const char *name)
+{
+    static char p[4][1024];
+    static int i;
+    i = (i + 1) % 4;
+    snprintf(p[i], sizeof p[i], "%s/%s", dir, name);
+    return p[i];
+}
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+    char cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    char full[4300];
+    snprintf(full, sizeof full, "cd %s && %s >%s/cmd.log 2>&1", STALL_SOURCE_DIR, cmd, dir);
+    int st = system(full);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        char logp[1100];
+        snprintf(logp, sizeof logp, "%s/cmd.log", dir);
+        char *log = rd_slurp(logp);
+        cr_log_error("%s: %s", cmd, log ? log : "");
+        free(log);
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The script of figure fig in result folder r. */
+static char *gp_of(const char *r, const char *fig)
+{
+    char p[1200];
+    snprintf(p, sizeof p, "%s/plots/%s.gp", r, fig);
+    char *gp = rd_slurp(p);
+    cr_assert_not_null(gp, "%s: not written", p);
+    return gp;
+}
+
+/* The longest line of the first `set title "..."` of a script (lines split
+ * by gnuplot's \n), in characters. */
+static int title_widest_line(const char *gp, char *title, size_t n)
+{
+    const char *t = strstr(gp, "set title \"");
+    cr_assert_not_null(t, "no title");
+    t += strlen("set title \"");
+    const char *e = strstr(t, "\"\n");
+    cr_assert_not_null(e);
+    snprintf(title, n, "%.*s", (int)(e - t), t);
+    int widest = 0, len = 0;
+    for (const char *q = t; q < e; q++) {
+        if (q[0] == '\\' && q[1] == 'n') {
+            widest = len > widest ? len : widest;
+            len = 0;
+            q++;
+            continue;
+        }
+        len++;
+    }
+    return len > widest ? len : widest;
+}
+
+/* A Kineto what-if whose epochs are profiling windows (not comparable with
+ * the measured run) of fetch times inferred from the loop's waits: its
+ * epochs figure's key ("simulated (fetch times inferred)") takes the right
+ * third of the canvas, and the title, centred over what is left, ran past
+ * its left edge: "ed not drawn: not comparable (...)" in the PNG. Each title
+ * line stays within what a 900-px figure's plot area holds (about 76
+ * characters of the 10-pt font), the sentence whole across its lines. */
+Test(plotview, kineto_whatif_titles_fit_over_the_plot)
+{
+    char *r = sub("kddp");
+    cr_assert_eq(sh("%s run tests/kineto/torch211/ddp2_w2 --set trace.workers=2 --analyze --plots "
+                    "-o %s -q",
+                    BIN, r),
+                 0);
+    const char *figs[] = {"epochs", "breakdown"};
+    for (int i = 0; i < 2; i++) {
+        char *gp = gp_of(r, figs[i]);
+        char title[1024];
+        int w = title_widest_line(gp, title, sizeof title);
+        cr_expect_leq(w, 76, "%s: a title line of %d characters: %s", figs[i], w, title);
+        cr_expect(strstr(title, "measured not drawn: not comparable"), "%s: %s", figs[i], title);
+        cr_expect(strstr(title, "profiling windows the run starts empty"), "%s: %s", figs[i],
+                  title);
+        free(gp);
+    }
+}
+
+/* A Kineto trace of 6 batches (w0_sched, a profiling window) in moving
+ * windows of 5: two points, drawn as a straight line across the middle of
+ * the epoch from 58% to 95% (the ddp2_w2 capture) or 32% to 31%, a trend
+ * of two overlapping means. No figure under two windows per epoch, and the
+ * terminal says why; 60 batches (w2) still draw theirs. */
+Test(plotview, kineto_epoch_of_few_windows_draws_no_utilisation_line)
+{
+    char *r = sub("k0");
+    cr_assert_eq(sh("%s run tests/kineto/w0_sched --plots -o %s", BIN, r), 0);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/cmd.log", dir);
+    char *log = rd_slurp(p);
+    cr_assert(log && strstr(log, "under two moving windows of 5"), "%s", log ? log : "");
+    free(log);
+    cr_expect_not(rd_exists(r, "plots/gpu_util.gp"), "gpu_util drawn from 2 windows");
+    cr_expect(rd_exists(r, "plots/cdf.gp") && rd_exists(r, "plots/epochs.gp"));
+    r = sub("w2");
+    cr_assert_eq(sh("%s run traces/w2/trace.csv --plots -o %s -q", BIN, r), 0);
+    cr_expect(rd_exists(r, "plots/gpu_util.gp"));
+}
+
+/* The shaded band of gpu_util (+- one std over epochs) had no key entry:
+ * the title's "mean over 3 epochs" left it unexplained, and on h100_w2 it
+ * spans 0-70% over the start of the epoch. The key names it; a run of one
+ * epoch has no band and no entry. */
+Test(plotview, utilisation_band_is_named_in_the_key)
+{
+    char *r = sub("h100");
+    cr_assert_eq(sh("%s run traces/gpu/h100_w2/trace.csv --plots -o %s -q", BIN, r), 0);
+    char *gp = gp_of(r, "gpu_util");
+    const char *band = strstr(gp, "with filledcurves");
+    cr_assert_not_null(band, "no band: %s", gp);
+    const char *eol = strchr(band, '\n');
+    char el[400];
+    snprintf(el, sizeof el, "%.*s", (int)(eol - band), band);
+    cr_expect(strstr(el, "title \"+- std over epochs\""), "the band's key: %s", el);
+    free(gp);
+    r = sub("ex1");
+    cr_assert_eq(sh("%s run configs/example-whatif.ini --plots -o %s -q", BIN, r), 0);
+    gp = gp_of(r, "gpu_util");
+    cr_expect_null(strstr(gp, "filledcurves"), "a band over one epoch");
+    free(gp);
+}
+
+/* The notebook's trace has no compute_end: its measured compute holds the
+ * all-reduce and the optimizer step (analyze: "compute includes the
+ * all-reduce"), and so does the simulated one, which replays those
+ * durations; the post part is 0. The breakdown's key said "compute" and
+ * "all-reduce + step" over a part drawn nowhere, as if none took place.
+ * It says compute holds them; a tidy trace with compute_end keeps the
+ * plain words. */
+static char *breakdown_key(const char *r)
+{
+    char *gp = gp_of(r, "breakdown");
+    const char *plot = strstr(gp, "\nplot ");
+    cr_assert_not_null(plot);
+    char *keys = calloc(1, 4096);
+    for (const char *t = strstr(plot, "title \""); t; t = strstr(t + 1, "title \"")) {
+        const char *e = strchr(t + 7, '"');
+        size_t n = strlen(keys);
+        snprintf(keys + n, 4096 - n, "%.*s|", (int)(e - t - 7), t + 7);
+    }
+    free(gp);
+    return keys;
+}
+
+Test(plotview, notebook_trace_breakdown_says_compute_holds_the_allreduce)
+{
+    char *r = sub("an");
+    cr_assert_eq(sh("%s analyze configs/example-whatif.ini -o %s", BIN, r), 0);
+    cr_assert_eq(sh("%s plot %s", BIN, r), 0);
+    char *k = breakdown_key(r);
+    cr_expect(strstr(k, "|compute, incl. the trace's all-reduce + step|"), "measured alone: %s", k);
+    free(k);
+    r = sub("wi");
+    cr_assert_eq(sh("%s run configs/example-whatif.ini --analyze --plots -o %s -q", BIN, r), 0);
+    k = breakdown_key(r);
+    cr_expect(strstr(k, "|compute, incl. the trace's all-reduce + step|"),
+              "simulated beside measured: %s", k);
+    free(k);
+    r = sub("ddp");
+    cr_assert_eq(sh("%s validate traces/ddp2_w2/trace.csv --analyze --plots -o %s -q", BIN, r), 0);
+    k = breakdown_key(r);
+    cr_expect(strstr(k, "|compute|") && strstr(k, "all-reduce + step|"), "tidy: %s", k);
+    cr_expect_null(strstr(k, "incl."), "tidy: %s", k);
+    free(k);
+}
+
+/* configs/store-tiers.ini (store_warm): a cold epoch, then two warm ones.
+ * The epochs figure drew them against the measured mean (1.644 s): the
+ * cold one read as 63% over the measured, the warm ones 38% under, where
+ * each is within 9% of its own measured epoch (2.934, 1.004, 0.995 s). With
+ * --analyze the folder's storage.csv has the measured epochs, drawn as they
+ * are on one rank (its epoch_s is the mean over ranks: on ddp2_w2's two,
+ * not the epoch time, and the mean line stays). */
+Test(plotview, storage_tiers_epochs_drawn_against_the_measured_epochs)
+{
+    char *r = sub("tiers");
+    cr_assert_eq(sh("%s run configs/store-tiers.ini --analyze --plots -o %s", BIN, r), 0);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/plots/epochs.dat", r);
+    char *dat = rd_slurp(p);
+    cr_assert_not_null(dat);
+    const char *m = strstr(dat, "# measured");
+    cr_assert_not_null(m, "no measured epochs: %s", dat);
+    int e[3];
+    double v[3];
+    cr_assert_eq(sscanf(strchr(m, '\n') + 1, "%d %lf %d %lf %d %lf", &e[0], &v[0], &e[1], &v[1],
+                        &e[2], &v[2]),
+                 6, "%s", m);
+    const double want[] = {2.933897, 1.003535, 0.994726}; /* storage.csv, measured */
+    for (int i = 0; i < 3; i++) {
+        cr_expect_eq(e[i], i);
+        cr_expect(fabs(v[i] - want[i]) < 1e-6, "epoch %d: %g", i, v[i]);
+    }
+    free(dat);
+    char *gp = gp_of(r, "epochs");
+    cr_expect(strstr(gp, "index 1 using 1:2 with linespoints dt 2 pt 6 lc rgb \"#000000\" title "
+                         "\"measured\""),
+              "%s", gp);
+    cr_expect_null(strstr(gp, "mean over epochs"), "%s", gp);
+    free(gp);
+    snprintf(p, sizeof p, "%s/cmd.log", dir);
+    char *log = rd_slurp(p);
+    cr_expect(log && !strstr(log, "measured per-epoch times are not in a run folder"), "%s",
+              log ? log : "");
+    free(log);
+
+    r = sub("ddp");
+    cr_assert_eq(sh("%s run traces/ddp2_w2/trace.csv --set scenario.mode=model --analyze --plots "
+                    "-o %s -q",
+                    BIN, r),
+                 0);
+    cr_assert(rd_exists(r, "storage.csv"));
+    gp = gp_of(r, "epochs");
+    cr_expect(strstr(gp, "title \"measured (mean over epochs)\""), "%s", gp);
+    free(gp);
+}
+
+/* The stall panels of a short run (Kineto ddp2_w2, two ranks of 6
+ * iterations) got gnuplot's ten y tics each, 0 to 0.18 by 0.02 in 120 px:
+ * labels touching, the top one against the panel above's "0". Three to
+ * six tics per panel; a panel of 850 iterations (the notebook's trace, 0 to
+ * 9.7 s) as well. */
+static void panel_tics(const char *r)
+{
+    char *gp = gp_of(r, "stall_ranks");
+    const char *yr = strstr(gp, "set yrange [0:"), *yt = strstr(gp, "\nset ytics ");
+    cr_assert(yr && yt, "%s", gp);
+    double top = atof(yr + strlen("set yrange [0:")), step = atof(yt + strlen("\nset ytics "));
+    cr_assert_gt(step, 0);
+    int tics = (int)floor(top / step + 1e-9) + 1;
+    cr_expect(tics >= 3 && tics <= 6, "%s: %d tics (0 to %g by %g)", r, tics, top, step);
+    free(gp);
+}
+
+Test(plotview, stall_panels_have_a_few_y_tics)
+{
+    char *r = sub("kddp");
+    cr_assert_eq(
+        sh("%s run tests/kineto/torch211/ddp2_w2 --set trace.workers=2 --plots -o %s -q", BIN, r),
+        0);
+    panel_tics(r);
+    r = sub("ex");
+    cr_assert_eq(sh("%s run configs/example.ini --plots -o %s -q", BIN, r), 0);
+    panel_tics(r);
+}
+
+/* The epochs figure of a run of several epochs ran its x axis from the
+ * first epoch to the last: their points sat on the frame, half of each
+ * marker under it (epochs 0 and 2 of configs/w2.ini), and the tallest one
+ * could sit on the top edge. A margin on each side and above. */
+Test(plotview, epoch_points_stay_off_the_frame)
+{
+    char *r = sub("w2");
+    cr_assert_eq(sh("%s run configs/w2.ini --plots -o %s -q", BIN, r), 0);
+    char *gp = gp_of(r, "epochs");
+    const char *xr = strstr(gp, "set xrange [");
+    cr_assert_not_null(xr, "%s", gp);
+    double lo, hi;
+    cr_assert_eq(sscanf(xr + strlen("set xrange ["), "%lf:%lf", &lo, &hi), 2);
+    cr_expect(lo < 0 && hi > 2 && lo > -1 && hi < 3, "x range [%g:%g] for epochs 0..2", lo, hi);
+    cr_expect(strstr(gp, "set offsets 0, 0, graph 0.05, 0\n"), "%s", gp);
+    free(gp);
+}
+
+/* A short run's stall panels mark each iteration; the last one's marker
+ * sat on the right border, half under it (iteration 5 of the Kineto
+ * ddp2_w2 what-if), where iteration 0's has a margin. The same margin on
+ * the right; a long run's line still ends at the border. */
+Test(plotview, short_stall_panels_keep_the_last_marker_inside)
+{
+    char *r = sub("kddp");
+    cr_assert_eq(
+        sh("%s run tests/kineto/torch211/ddp2_w2 --set trace.workers=2 --plots -o %s -q", BIN, r),
+        0);
+    char *gp = gp_of(r, "stall_ranks");
+    const char *xr = strstr(gp, "set xrange [");
+    cr_assert_not_null(xr, "%s", gp);
+    double lo, hi;
+    cr_assert_eq(sscanf(xr + strlen("set xrange ["), "%lf:%lf", &lo, &hi), 2);
+    cr_expect(strstr(gp, "linespoints"), "6 iterations are marked: %s", gp);
+    cr_expect_float_eq(hi - 5, 0 - lo, 1e-9, "x range [%g:%g] for iterations 0..5", lo, hi);
+    free(gp);
+}
+
+/* validate --analyze of a Kineto trace whose epochs are profiling windows
+ * (w2_sched): analyze leaves the measured ranks out (the simulated run
+ * starts each epoch empty, the windows did not), and the breakdown drew
+ * the simulated bars alone without a word: a validation figure with no
+ * measured series. Its title says why, as a what-if's does; a tidy trace's
+ * validation draws both and says nothing. */
+Test(plotview, validate_of_profiling_windows_says_the_measured_bars_are_left_out)
+{
+    char *r = sub("kval");
+    cr_assert_eq(sh("%s validate tests/kineto/w2_sched --set trace.workers=2 --analyze --plots -o "
+                    "%s -q",
+                    BIN, r),
+                 0);
+    char *gp = gp_of(r, "breakdown");
+    char title[1024];
+    title_widest_line(gp, title, sizeof title);
+    cr_expect(strstr(title, "measured not drawn: not comparable"), "%s", title);
+    cr_expect_null(strstr(gp, "index 1 "), "one group of bars: %s", gp);
+    free(gp);
+    r = sub("tval");
+    cr_assert_eq(sh("%s validate traces/ddp2_w2/trace.csv --analyze --plots -o %s -q", BIN, r), 0);
+    gp = gp_of(r, "breakdown");
+    title_widest_line(gp, title, sizeof title);
+    cr_expect_null(strstr(title, "not drawn"), "%s", title);
+    free(gp);
+}
+
+/* A sweep over a numeric axis on a linear scale (storage.cache_mb=0..80 of
+ * store-tiers.ini) drew its first and last points on the frame, half of
+ * each marker under it. A margin each side. */
+Test(plotview, sweep_points_stay_off_the_frame)
+{
+    char *r = sub("swc");
+    cr_assert_eq(sh("%s sweep configs/store-tiers.ini --sweep storage.cache_mb=0,20,40 --plots -o "
+                    "%s -q",
+                    BIN, r),
+                 0);
+    char *gp = gp_of(r, "sweep");
+    const char *xr = strstr(gp, "set xrange [");
+    cr_assert_not_null(xr, "no x range: %s", gp);
+    double lo, hi;
+    cr_assert_eq(sscanf(xr + strlen("set xrange ["), "%lf:%lf", &lo, &hi), 2);
+    cr_expect(lo < 0 && hi > 40 && lo > -4 && hi < 44, "x range [%g:%g] for 0..40", lo, hi);
+    free(gp);
+}
+
+/* The title of a figure, whichever way the script sets it: `set title` or
+ * the multiplot's. */
+static void fig_title(const char *gp, char *title, size_t n)
+{
+    const char *m = strstr(gp, "multiplot layout"), *t = strstr(gp, "set title \"");
+    const char *at = m && (!t || m < t) ? strstr(m, "title \"") : t;
+    cr_assert_not_null(at, "no title: %s", gp);
+    at = strchr(at, '"') + 1;
+    const char *e = at;
+    while (*e && !(*e == '"' && e[-1] != '\\'))
+        e++;
+    snprintf(title, n, "%.*s", (int)(e - at), at);
+}
+
+/* Every what-if of a trace was titled by the trace alone: `stallsim run
+ * traces/ddp2_w2/trace.csv --set loader.workers=8 --set compute.scale=0.5`
+ * wrote results/ddp2_w2+loader.workers=8+compute.scale=0.5/ whose figures
+ * all said "- ddp2_w2", as the plain run's do, and two what-ifs side by
+ * side read alike. The folder's keys are named, on a line of their own
+ * where they would push a title past the figure's edges (gpu_util's, 130
+ * characters, lost its first 6 on the left). validate leaves what-if keys
+ * out: its folder's are not named. */
+Test(plotview, whatif_figures_name_the_whatif)
+{
+    const char *name = "ddp2_w2+loader.workers=8+compute.scale=0.5";
+    char *r = sub(name);
+    cr_assert_eq(sh("%s run traces/ddp2_w2/trace.csv --set loader.workers=8 --set "
+                    "compute.scale=0.5 --analyze --plots -o %s -q",
+                    BIN, r),
+                 0);
+    const char *figs[] = {"stall_ranks", "cdf", "gpu_util", "epochs", "breakdown"};
+    for (int i = 0; i < 5; i++) {
+        char *gp = gp_of(r, figs[i]);
+        char title[1024];
+        fig_title(gp, title, sizeof title);
+        cr_expect(strstr(title, name), "%s: %s", figs[i], title);
+        int len = 0, widest = 0;
+        for (const char *q = title; *q; q++) {
+            if (q[0] == '\\' && q[1] == 'n') {
+                len = 0;
+                q++;
+                continue;
+            }
+            widest = ++len > widest ? len : widest;
+        }
+        cr_expect_leq(widest, 76, "%s: a title line of %d characters: %s", figs[i], widest, title);
+        free(gp);
+    }
+    r = sub("ddp2_w2-validate+loader.workers=8");
+    cr_assert_eq(
+        sh("%s validate traces/ddp2_w2/trace.csv --set loader.workers=8 --plots -o %s -q", BIN, r),
+        0);
+    char *gp = gp_of(r, "epochs");
+    char title[1024];
+    fig_title(gp, title, sizeof title);
+    cr_expect_null(strstr(title, "loader.workers"), "%s", title);
+    free(gp);
+}
