@@ -105,6 +105,12 @@ static int job_fill_manifest(FILE *f, void *arg, stall_err *err)
         fprintf(f, "; input %s\n;   sha256 %s\n", rel, m->in->hex[i]);
         free(rel);
     }
+    if (m->cfg->set_len) {
+        /* the what-if's --set keys, for the figures' titles (plot) */
+        char tag[97];
+        stall_config_set_tag(m->cfg, tag, sizeof tag);
+        fprintf(f, "; set %s\n", tag);
+    }
     fputc('\n', f);
     stall_config_write(m->cfg, m->outdir, f);
     if (!m->tail)

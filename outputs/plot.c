@@ -170,6 +170,34 @@ double stall_plot_spread_pct(const double *v, size_t n)
 
 /* The value of key in [section] of the INI file at path (its first), with
  * no comment or surrounding blanks; false where there is none. */
+/* The --set keys of a run or plan, from effective.ini's "; set +k=v..."
+ * line (jobs/job.c), into out ("" when none), less [plan]'s. */
+static void plot_ini_sets(const char *path, char *out, size_t n)
+{
+    out[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    char line[256];
+    while (fgets(line, sizeof line, f) && line[0] == ';')
+        if (strncmp(line, "; set +", 7) == 0) {
+            line[strcspn(line, "\r\n")] = '\0';
+            /* less plan's own search keys (+plan.max_gpus=4): not a what-if */
+            size_t o = 0;
+            for (char *k = line + 6; *k && o + 1 < n;) {
+                size_t len = 1 + strcspn(k + 1, "+");
+                if (strncmp(k, "+plan.", 6) != 0 && o + len < n) {
+                    memcpy(out + o, k, len);
+                    o += len;
+                }
+                k += len;
+            }
+            out[o] = '\0';
+            break;
+        }
+    fclose(f);
+}
+
 static bool plot_ini_value(const char *path, const char *section, const char *key, char *out,
                            size_t n)
 {
@@ -259,6 +287,11 @@ static void plot_source(plot_ctx *c)
                 plot_base(trace, (size_t)(slash - trace), label, sizeof label);
         }
     }
+    /* A run's or plan's effective.ini names its --set keys (wherever -o
+     * put it); a sweep's point's would name the point's too. */
+    char sets[128] = "";
+    if (c->res->kind == STALL_RESULT_RUN || c->res->kind == STALL_RESULT_PLAN)
+        plot_ini_sets(ini, sets, sizeof sets);
     free(ini);
     if (!*name)
         plot_base(c->dir, strlen(c->dir), name, sizeof name);
@@ -272,9 +305,11 @@ static void plot_source(plot_ctx *c)
     snprintf(who, sizeof who, "%s", name);
     size_t nl = strlen(name);
     plot_base(c->dir, strlen(c->dir), base, sizeof base);
-    if ((c->res->kind == STALL_RESULT_RUN || c->res->kind == STALL_RESULT_SWEEP ||
-         c->res->kind == STALL_RESULT_PLAN) &&
-        strncmp(base, name, nl) == 0) {
+    if (*sets)
+        snprintf(who, sizeof who, "%s%s", name, sets);
+    else if ((c->res->kind == STALL_RESULT_RUN || c->res->kind == STALL_RESULT_SWEEP ||
+              c->res->kind == STALL_RESULT_PLAN) &&
+             strncmp(base, name, nl) == 0) {
         const char *tag = base + nl;
         if (strncmp(tag, "-sweep+", 7) == 0 || strncmp(tag, "-plan+", 6) == 0)
             tag = strchr(tag, '+');

@@ -390,7 +390,8 @@ static void fig_title(const char *gp, char *title, size_t n)
  * side read alike. The folder's keys are named, on a line of their own
  * where they would push a title past the figure's edges (gpu_util's, 130
  * characters, lost its first 6 on the left). validate leaves what-if keys
- * out: its folder's are not named. */
+ * out: its folder's are not named. A folder that -o names takes the keys
+ * from effective.ini's "; set" line (titled by the trace alone before). */
 Test(plotview, whatif_figures_name_the_whatif)
 {
     const char *name = "ddp2_w2+loader.workers=8+compute.scale=0.5";
@@ -415,6 +416,17 @@ Test(plotview, whatif_figures_name_the_whatif)
             widest = ++len > widest ? len : widest;
         }
         cr_expect_leq(widest, 76, "%s: a title line of %d characters: %s", figs[i], widest, title);
+        free(gp);
+    }
+    /* wherever -o puts it: effective.ini names the keys ("; set ...") */
+    r = sub("anywhere");
+    cr_assert_eq(
+        sh("%s run traces/ddp2_w2/trace.csv --set loader.workers=8 --plots -o %s -q", BIN, r), 0);
+    {
+        char *gp = gp_of(r, "stall_ranks");
+        char title[1024];
+        fig_title(gp, title, sizeof title);
+        cr_expect(strstr(title, "ddp2_w2+loader.workers=8"), "-o anywhere: %s", title);
         free(gp);
     }
     r = sub("ddp2_w2-validate+loader.workers=8");
