@@ -2594,8 +2594,8 @@ Test(cli, ddp_keys_are_refused_where_their_values_change_nothing)
         {"run", "traces/w2 --set ddp.bandwidth_gb_s=10 --set ddp.bucket_mb=25",
          "stallsim: --set ddp.bucket_mb: has no effect: the run has one GPU, whose ring "
          "all-reduce has no steps"},
-        {"run", "traces/w2 --set ddp.bandwidth_gb_s=10 --set ddp.latency_us=5",
-         "stallsim: --set ddp.bandwidth_gb_s: has no effect: the run has one GPU"},
+        {"run", "traces/w2 --set ddp.latency_us=5",
+         "stallsim: --set ddp.latency_us: has no effect: the run has one GPU"},
         {"sweep", "traces/w2 --set ddp.bandwidth_gb_s=10 --sweep ddp.bucket_mb=10,20",
          "stallsim: --sweep ddp.bucket_mb: has no effect: the run has one GPU"},
         {"plan",
@@ -2610,7 +2610,6 @@ Test(cli, ddp_keys_are_refused_where_their_values_change_nothing)
          "worker per GPU, which fetches its batches one after another, or one batch per GPU"},
         /* where they act */
         {"run", "traces/ddp2_w2 --set ddp.bandwidth_gb_s=10 --set ddp.bucket_mb=25", NULL},
-        {"run", "traces/ddp2_w2 --set ddp.bandwidth_gb_s=10 --set ddp.latency_us=5", NULL},
         {"run", "traces/ddp2_w2 --set ddp.allreduce_s=0.01", NULL},
         {"plan",
          "traces/w2 --set ddp.bandwidth_gb_s=10 --set ddp.bucket_mb=25 --set plan.max_gpus=2",
@@ -2619,6 +2618,38 @@ Test(cli, ddp_keys_are_refused_where_their_values_change_nothing)
         {"run", "traces/w2 --set run.batches=1 --set ddp.accumulation=1", NULL},
     };
     refusal_cases(c, sizeof c / sizeof c[0], "ddpk");
+}
+
+/* A latency-only ring ([ddp] latency_us > 0, bucket_mb = 0) was refused
+ * for want of a bandwidth_gb_s that its tail, 2 (G - 1) x latency_us,
+ * never reads (jobs/feed.c): now it runs without one and gives the tail of
+ * [ddp] allreduce_s set to that value (2 ranks, 5 ms: 10 ms), while a
+ * bandwidth given beside it, which is not read, is refused; a bucket
+ * without a bandwidth is refused naming both keys. */
+Test(cli, latency_only_ring_needs_no_bandwidth_and_refuses_one)
+{
+    static const refusal_case c[] = {
+        {"run", "traces/ddp2_w2 --set ddp.latency_us=5 --set ddp.bandwidth_gb_s=10",
+         "stallsim: --set ddp.bandwidth_gb_s: has no effect: the ring moves [ddp] bucket_mb = 0 "
+         "MB, so its tail is the latency's alone"},
+        {"run", "traces/ddp2_w2 --set ddp.bucket_mb=25",
+         "stallsim: traces/ddp2_w2: [ddp] bandwidth_gb_s (default 0): must be > 0 for the ring "
+         "all-reduce model to move --set ddp.bucket_mb"},
+        {"plan", "traces/ddp2_w2 --set ddp.latency_us=5 --set plan.max_gpus=4", NULL},
+    };
+    refusal_cases(c, sizeof c / sizeof c[0], "lring");
+    char cmd[3000];
+    snprintf(cmd, sizeof cmd,
+             "cd %s && " BIN
+             " run traces/ddp2_w2 --set ddp.latency_us=5000 -q -o %s/lring_l && " BIN
+             " run traces/ddp2_w2 --set ddp.allreduce_s=0.01 -q -o %s/lring_a && " BIN
+             " run traces/ddp2_w2 -q -o %s/lring_m && cmp %s/lring_l/summary.csv "
+             "%s/lring_a/summary.csv && ! cmp -s %s/lring_l/summary.csv %s/lring_m/summary.csv",
+             STALL_SOURCE_DIR, cdir, cdir, cdir, cdir, cdir, cdir, cdir);
+    char line[2048];
+    cr_expect_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    snprintf(cmd, sizeof cmd, "grep -qx 'latency_us = 5000.0' %s/lring_l/effective.ini", cdir);
+    cr_expect_eq(sh(cmd, line, sizeof line), 0, "effective.ini: %s", line);
 }
 
 /* Keys run refuses that sweep and plan took silently, their points and
