@@ -2528,9 +2528,11 @@ Test(cli, keys_refused_where_the_run_leaves_them_nothing_to_do)
  * traces/w2 --set cluster.gpus_per_node=2 wrote the sweep.csv of 1), and
  * [trace] cores in validate, which shares no cores (validate traces/w2
  * --set trace.cores=1 and =4 wrote the same validate.csv and terminal).
- * Refused, naming where they were given, writing nothing; analyze and
- * timeline list [trace] cores in their "left out" line. */
-Test(cli, sweep_node_size_and_validate_trace_cores_are_refused_where_unread)
+ * The node size is refused, naming where it was given, writing nothing;
+ * [trace] cores, once refused by validate alone, is left out and listed in
+ * the "left out" line by validate, analyze and timeline alike, as validate
+ * does with every key it does not read. */
+Test(cli, sweep_node_size_is_refused_and_trace_cores_left_out_where_unread)
 {
     static const refusal_case c[] = {
         {"sweep", "traces/w2 --set cluster.gpus_per_node=2 --sweep loader.workers=1,2",
@@ -2540,13 +2542,8 @@ Test(cli, sweep_node_size_and_validate_trace_cores_are_refused_where_unread)
         {"sweep", "traces/w2 --sweep cluster.gpus_per_node=1,2",
          "stallsim: command line: [sweep] point 1 (cluster.gpus_per_node=2): --sweep "
          "cluster.gpus_per_node: 2 is more than the run's 1 GPUs"},
-        {"validate", "traces/w2 --set trace.cores=4",
-         "stallsim: --set trace.cores: has no effect in validate: it simulates the measured run "
-         "with its durations as measured"},
-        {"validate", "configs/example.ini --set trace.cores=4",
-         "stallsim: --set trace.cores: has no effect in validate: "},
-        {"validate", "traces/cpushare/cpu_ddp2_r1 --set trace.cores=2",
-         "stallsim: --set trace.cores: has no effect in validate: "},
+        {"validate", "configs/example.ini --set trace.cores=4", NULL},
+        {"validate", "traces/cpushare/cpu_ddp2_r1 --set trace.cores=2", NULL},
         /* where they act */
         {"sweep", "traces/ddp2_w2 --sweep cluster.gpus_per_node=1,2", NULL},
         {"sweep",
@@ -2565,6 +2562,15 @@ Test(cli, sweep_node_size_and_validate_trace_cores_are_refused_where_unread)
     cr_expect(strstr(text, "left out (analyze reads what the trace recorded): [trace] cores\n"),
               "%s", text);
     cr_expect(strstr(text, "left out (timeline draws what the trace recorded): [trace] cores\n"),
+              "%s", text);
+    free(text);
+    snprintf(cmd, sizeof cmd,
+             "(cd %s && " BIN " validate traces/w2 --set trace.cores=4 -o %s/tcv4 && " BIN
+             " validate traces/w2 -q -o %s/tcv0 && cmp %s/tcv4/validate.csv %s/tcv0/validate.csv)",
+             STALL_SOURCE_DIR, cdir, cdir, cdir, cdir);
+    cr_assert_eq(sh_text(cmd, &text), 0, "%s", text);
+    cr_expect(strstr(text, "left out (validate simulates the measured configuration): [trace] "
+                           "cores\n"),
               "%s", text);
     free(text);
 }
