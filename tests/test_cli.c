@@ -2658,6 +2658,63 @@ Test(cli, latency_only_ring_needs_no_bandwidth_and_refuses_one)
     cr_expect_eq(sh(cmd, line, sizeof line), 0, "effective.ini: %s", line);
 }
 
+/* A result folder's effective.ini names its inputs relative to its own
+ * folder, so the folder copied elsewhere without them failed with a bare
+ * "cannot open" of a path under the copy. The line now says why (paths
+ * relative to the folder, the folder moved away from its inputs) and how
+ * (put the input there, or --set trace.path=FILE), and the copy runs with
+ * the trace given, to the original's summary. Another INI's missing path,
+ * or one given with --set, has the plain line. */
+Test(cli, a_copied_result_folder_says_its_inputs_are_relative_to_it)
+{
+    char cmd[3000], *text;
+    snprintf(cmd, sizeof cmd,
+             "(" BIN " run %s/configs/w2.ini -q -o %s/mvorig && mkdir -p %s/mv/a/b && cp -r "
+             "%s/mvorig %s/mv/a/b/copy && " BIN " run %s/mv/a/b/copy/effective.ini -q -o "
+             "%s/mvrerun)",
+             STALL_SOURCE_DIR, cdir, cdir, cdir, cdir, cdir, cdir);
+    cr_assert_eq(sh_text(cmd, &text), 2, "%s", text);
+    char want[1024];
+    snprintf(want, sizeof want, "stallsim: %s/mv/a/b/copy/effective.ini:15: [trace] path: ", cdir);
+    cr_expect(strncmp(text, want, strlen(want)) == 0, "%s", text);
+    cr_expect(strstr(text, ": cannot open: No such file or directory (effective.ini names its "
+                           "inputs relative to its own folder: a result folder copied or moved "
+                           "away from its inputs, or whose inputs were removed, finds none "
+                           "there; put the input at that path, or give it with --set "
+                           "trace.path=FILE)\n"),
+              "%s", text);
+    free(text);
+    snprintf(cmd, sizeof cmd, "test ! -e %s/mvrerun", cdir);
+    cr_expect_eq(sh(cmd, NULL, 0), 0, "wrote its folder");
+    /* analyze reads it the same way */
+    snprintf(cmd, sizeof cmd, BIN " analyze %s/mv/a/b/copy/effective.ini -o %s/mvan", cdir, cdir);
+    cr_expect_eq(sh_text(cmd, &text), 2, "%s", text);
+    cr_expect(strstr(text, "(effective.ini names its inputs relative to its own folder"), "%s",
+              text);
+    free(text);
+    /* given the trace, the copy runs to the same summary */
+    snprintf(cmd, sizeof cmd,
+             "(" BIN " run %s/mv/a/b/copy/effective.ini --set trace.path=%s/traces/w2/trace.csv "
+             "-q -o %s/mvrerun && cmp %s/mvorig/summary.csv %s/mvrerun/summary.csv)",
+             cdir, STALL_SOURCE_DIR, cdir, cdir, cdir);
+    cr_expect_eq(sh_text(cmd, &text), 0, "%s", text);
+    free(text);
+    /* a path given with --set, or another INI's, has the plain line */
+    snprintf(cmd, sizeof cmd,
+             BIN " run %s/mv/a/b/copy/effective.ini --set trace.path=%s/none.csv -q -o %s/mvx",
+             cdir, cdir, cdir);
+    cr_expect_eq(sh_text(cmd, &text), 2, "%s", text);
+    cr_expect(strstr(text, "none.csv: cannot open: No such file or directory\n"), "%s", text);
+    free(text);
+    snprintf(cmd, sizeof cmd,
+             "(printf '[scenario]\\nmode = model\\n[trace]\\nformat = tidy\\npath = none.csv\\n' > "
+             "%s/mv/plain.ini && " BIN " run %s/mv/plain.ini -q -o %s/mvy)",
+             cdir, cdir, cdir);
+    cr_expect_eq(sh_text(cmd, &text), 2, "%s", text);
+    cr_expect(strstr(text, "none.csv: cannot open: No such file or directory\n"), "%s", text);
+    free(text);
+}
+
 /* Keys run refuses that sweep and plan took silently, their points and
  * probes skipping run's check (the keys x inputs x commands audit):
  * [checkpoint] every_iterations past the run's iterations on a trace that
