@@ -305,6 +305,7 @@ static double fluid_dt(double need, double rate)
 }
 
 static double fluid_next_runs(const stall__fluid *f, double d);
+static double fluid_next_links(const stall__fluid *f, double d);
 
 /* The least of the nodes' times to their next departure. For one rate r >
  * 0, need -> fluid_dt(need, r) does not decrease (the division is
@@ -336,7 +337,9 @@ stall_time stall__fluid_next(const stall__fluid *f, stall_time now)
         }
         double least = fmin(fmin(m[0], m[1]), fmin(m[2], m[3]));
         best = fluid_dt(least, r);
-    } else
+    } else if (f->global <= 0)
+        best = fluid_next_links(f, d);
+    else
         best = fluid_next_runs(f, d);
     if (best > (double)(STALL_LIMIT_HORIZON_NS - now))
         return STALL_LIMIT_HORIZON_NS + 1;
@@ -374,5 +377,43 @@ static double fluid_next_runs(const stall__fluid *f, double d)
         double dt = fluid_dt(run_need, run_rate);
         best = dt < best ? dt : best;
     }
+    return best;
+}
+
+/* Links alone: a node's rate is link / n (fluid_rates sets it whenever its
+ * n changes), so the nodes with n reads in flight, n < 64, share one rate
+ * and one division (a node whose rate is not its count's, or past 64, takes
+ * its own). */
+static double fluid_next_links(const stall__fluid *f, double d)
+{
+    enum { NMAX = 64 };
+    double least[NMAX], rate[NMAX], best = INFINITY;
+    uint64_t seen = 0;
+    for (int i = 0; i < f->nodes; i++) {
+        int n = f->n[i];
+        if (n == 0)
+            continue;
+        double r = f->rate[i];
+        double need = f->head[i] - (f->v[i] + r * d);
+        if (n < NMAX && r > 0 && need == need) { /* a NaN need is passed over, as below */
+            if (!(seen >> n & 1)) {
+                seen |= (uint64_t)1 << n;
+                least[n] = need;
+                rate[n] = r;
+                continue;
+            }
+            if (rate[n] == r) {
+                least[n] = need < least[n] ? need : least[n];
+                continue;
+            }
+        }
+        double dt = fluid_dt(need, r);
+        best = dt < best ? dt : best;
+    }
+    for (int n = 1; n < NMAX; n++)
+        if (seen >> n & 1) {
+            double dt = fluid_dt(least[n], rate[n]);
+            best = dt < best ? dt : best;
+        }
     return best;
 }
