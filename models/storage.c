@@ -381,38 +381,29 @@ static double fluid_next_runs(const stall__fluid *f, double d)
 }
 
 /* Links alone: a node's rate is link / n (fluid_rates sets it whenever its
- * n changes), so the nodes with n reads in flight, n < 64, share one rate
- * and one division (a node whose rate is not its count's, or past 64, takes
- * its own). */
+ * n changes and the node is busy), so the nodes with n reads in flight, n
+ * < 64, share one rate and one division, of the same link / n. Without a
+ * branch but past 64: an idle node (n = 0, head NaN) leaves slot 0 as it
+ * is (a NaN need is never less). */
 static double fluid_next_links(const stall__fluid *f, double d)
 {
     enum { NMAX = 64 };
-    double least[NMAX], rate[NMAX], best = INFINITY;
-    uint64_t seen = 0;
+    double least[NMAX], best = INFINITY;
+    for (int k = 0; k < NMAX; k++)
+        least[k] = INFINITY;
     for (int i = 0; i < f->nodes; i++) {
         int n = f->n[i];
-        if (n == 0)
+        double need = f->head[i] - (f->v[i] + f->rate[i] * d);
+        if (n < NMAX) {
+            least[n] = need < least[n] ? need : least[n];
             continue;
-        double r = f->rate[i];
-        double need = f->head[i] - (f->v[i] + r * d);
-        if (n < NMAX && r > 0 && need == need) { /* a NaN need is passed over, as below */
-            if (!(seen >> n & 1)) {
-                seen |= (uint64_t)1 << n;
-                least[n] = need;
-                rate[n] = r;
-                continue;
-            }
-            if (rate[n] == r) {
-                least[n] = need < least[n] ? need : least[n];
-                continue;
-            }
         }
-        double dt = fluid_dt(need, r);
+        double dt = fluid_dt(need, f->rate[i]);
         best = dt < best ? dt : best;
     }
     for (int n = 1; n < NMAX; n++)
-        if (seen >> n & 1) {
-            double dt = fluid_dt(least[n], rate[n]);
+        if (least[n] < INFINITY) {
+            double dt = fluid_dt(least[n], f->link / n);
             best = dt < best ? dt : best;
         }
     return best;
