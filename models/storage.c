@@ -388,23 +388,28 @@ static double fluid_next_runs(const stall__fluid *f, double d)
 static double fluid_next_links(const stall__fluid *f, double d)
 {
     enum { NMAX = 64 };
-    double least[NMAX], best = INFINITY;
+    /* two tables, even and odd nodes, so that neighbours of one count do
+     * not wait for each other's store */
+    double least[2][NMAX], best = INFINITY;
     for (int k = 0; k < NMAX; k++)
-        least[k] = INFINITY;
+        least[0][k] = least[1][k] = INFINITY;
     for (int i = 0; i < f->nodes; i++) {
         int n = f->n[i];
         double need = f->head[i] - (f->v[i] + f->rate[i] * d);
+        double *l = least[i & 1];
         if (n < NMAX) {
-            least[n] = need < least[n] ? need : least[n];
+            l[n] = need < l[n] ? need : l[n];
             continue;
         }
         double dt = fluid_dt(need, f->rate[i]);
         best = dt < best ? dt : best;
     }
-    for (int n = 1; n < NMAX; n++)
-        if (least[n] < INFINITY) {
-            double dt = fluid_dt(least[n], f->link / n);
+    for (int n = 1; n < NMAX; n++) {
+        double m = least[0][n] < least[1][n] ? least[0][n] : least[1][n];
+        if (m < INFINITY) {
+            double dt = fluid_dt(m, f->link / n);
             best = dt < best ? dt : best;
         }
+    }
     return best;
 }
