@@ -537,17 +537,27 @@ int stall_config_check(const stall_config *cfg, stall_err *err)
                                  "the ring model's too; give one of them",
                                  cfg_at(cfg, "ddp", ring_keys[i], a, sizeof a),
                                  cfg_at(cfg, "ddp", "allreduce_s", b, sizeof b));
-    /* A ring of 0 MB at 0 latency takes 0 s whatever its bandwidth. */
-    if (stall_config_given(cfg, "ddp", "bandwidth_gb_s") && cfg->bucket_mb <= 0 &&
-        cfg->latency_us <= 0)
+    /* The ring's tail is 2(G-1) x latency_us + 2(G-1)/G x bucket_mb /
+     * bandwidth_gb_s (jobs/feed.c): the bandwidth is read only for the
+     * bucket's term, so a ring of 0 MB never reads it (with latency_us = 0
+     * its tail is 0 s; with latency_us > 0 the latency alone sets it). */
+    if (stall_config_given(cfg, "ddp", "bandwidth_gb_s") && cfg->bucket_mb <= 0) {
+        if (cfg->latency_us <= 0)
+            return stall_err_set(err, STALL_ECONFIG,
+                                 "%s: has no effect: the ring moves [ddp] bucket_mb = 0 MB with "
+                                 "latency_us = 0, so its tail is 0 s whatever the bandwidth; set "
+                                 "bucket_mb (or allreduce_s = 0 for a tail of 0)",
+                                 cfg_at(cfg, "ddp", "bandwidth_gb_s", a, sizeof a));
         return stall_err_set(err, STALL_ECONFIG,
-                             "%s: has no effect: the ring moves [ddp] bucket_mb = 0 MB with "
-                             "latency_us = 0, so its tail is 0 s whatever the bandwidth; set "
-                             "bucket_mb (or allreduce_s = 0 for a tail of 0)",
+                             "%s: has no effect: the ring moves [ddp] bucket_mb = 0 MB, so its "
+                             "tail is the latency's alone (2 (G - 1) x latency_us) whatever the "
+                             "bandwidth; set bucket_mb, or leave bandwidth_gb_s out",
                              cfg_at(cfg, "ddp", "bandwidth_gb_s", a, sizeof a));
-    bool ring = cfg->bucket_mb > 0 || cfg->bandwidth_gb_s > 0 || cfg->latency_us > 0;
-    if (ring && cfg->bandwidth_gb_s <= 0)
-        return stall_err_set(err, STALL_ECONFIG, "%s: must be > 0 for the ring all-reduce model",
-                             cfg_at(cfg, "ddp", "bandwidth_gb_s", a, sizeof a));
+    }
+    if (cfg->bucket_mb > 0 && cfg->bandwidth_gb_s <= 0)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: must be > 0 for the ring all-reduce model to move %s",
+                             cfg_at(cfg, "ddp", "bandwidth_gb_s", a, sizeof a),
+                             cfg_at(cfg, "ddp", "bucket_mb", b, sizeof b));
     return cfg_check_uneven(cfg, err);
 }

@@ -127,10 +127,14 @@ static stall_time wi_ddp_tail(const wi_whatif *what, int g)
 {
     if (what->allreduce_given)
         return stall_s_to_ns(what->allreduce_s);
-    if (what->bandwidth_gb_s > 0) {
+    /* The ring model: on with a bucket (and its bandwidth, config/check.c)
+     * or a latency alone, whose ring never reads the bandwidth. */
+    if (what->bucket_mb > 0 || what->latency_us > 0) {
         double steps = 2.0 * (g - 1);
         double s = steps * what->latency_us * 1e-6 +
-                   (g > 1 ? steps / g * what->bucket_mb * 1e6 / (what->bandwidth_gb_s * 1e9) : 0);
+                   (g > 1 && what->bucket_mb > 0
+                        ? steps / g * what->bucket_mb * 1e6 / (what->bandwidth_gb_s * 1e9)
+                        : 0);
         stall_time ns;
         return stall_s_to_ns_bounded(s, STALL_LIMIT_DURATION_S, &ns) == 0 ? ns : -2;
     }

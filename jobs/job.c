@@ -399,6 +399,22 @@ void stall_job_abort(const char *work)
     stall_work_dir_abort(work);
 }
 
+/* The words after "cannot open" when a result folder's effective.ini names
+ * an input that is not there: its paths are relative to its own folder
+ * (stall_config_write), so a copy of the folder elsewhere, without the
+ * inputs at the same relative place, finds none. "" otherwise (another
+ * INI, a path given with --set, a file that is there but unreadable). */
+static const char *job_moved_hint(const stall_config *cfg, const char *where, int e)
+{
+    const char *slash = strrchr(cfg->ini_path, '/');
+    const char *base = slash ? slash + 1 : cfg->ini_path;
+    if (e != ENOENT || strcmp(base, "effective.ini") != 0 || strncmp(where, "--", 2) == 0)
+        return "";
+    return " (effective.ini names its inputs relative to its own folder: a result folder copied "
+           "or moved away from its inputs, or whose inputs were removed, finds none there; put "
+           "the input at that path, or give it with --set trace.";
+}
+
 static int job_inputs(const stall_config *cfg, bool json, stall_err *err)
 {
     static const char *const ds_keys[] = {"fetch", "start", "perf"};
@@ -420,9 +436,12 @@ static int job_inputs(const stall_config *cfg, bool json, stall_err *err)
         const char *path = cfg->format == STALL_FORMAT_DSANALYZER ? paths[i] : cfg->path;
         char where[STALL_PATH_MAX + 64];
         if (access(path, R_OK) != 0) {
+            int e = errno;
             stall_config_origin(cfg, "trace", key, where, sizeof where);
-            return stall_err_set(err, STALL_EIO, "%s: %s: cannot open: %s", where, path,
-                                 strerror(errno));
+            return stall_err_set(err, STALL_EIO, "%s: %s: cannot open: %s%s%s%s", where, path,
+                                 strerror(e), job_moved_hint(cfg, where, e),
+                                 *job_moved_hint(cfg, where, e) ? key : "",
+                                 *job_moved_hint(cfg, where, e) ? "=FILE)" : "");
         }
         stall_err bad = {0};
         if (stall_input_check(path, &bad) != 0) { /* a FIFO: named with its INI line */

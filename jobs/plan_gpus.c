@@ -189,7 +189,7 @@ int plan_scaling(plan_ctx *c, const stall_config *chosen, int gpn, stall_plan_re
         bool tiers = stall_config_tiers(cf);
         bool has = k == 0   ? cf->bandwidth_mb_s > 0 || tiers
                    : k == 1 ? cf->cores > 0
-                   : k == 2 ? (cf->allreduce_s > 0 || cf->bandwidth_gb_s > 0)
+                   : k == 2 ? (cf->allreduce_s > 0 || cf->bucket_mb > 0 || cf->latency_us > 0)
                             : plan_ckpt_on(c, cf);
         if (has) {
             if (k == 0 && tiers) /* a store that costs nothing (0 would be refused) */

@@ -47,10 +47,15 @@ static int wi_fill_validate(FILE *f, void *arg, stall_err *err)
 }
 
 /* [report]: validate writes validate.csv, epoch times and total stalls,
- * none of the means, counts, throughput or ranks.csv its keys shape. */
+ * none of the means, counts, throughput or ranks.csv its keys shape.
+ * [trace] cores says the capture machine's cores, on which mode = model
+ * finds the contention a what-if on other cores takes out; validate shares
+ * no cores and keeps the durations as measured (waits for a core
+ * included), so no output depends on it: left out and listed, as analyze
+ * and timeline list it. */
 const char *const stall_validate_ignored[] = {
-    "report",  "align", "replay", "loader",     "cluster", "fetch",     "compute",
-    "storage", "ddp",   "run",    "checkpoint", "ranks",   "straggler", NULL};
+    "report", "align", "replay",     "loader", "cluster",   "fetch",       "compute", "storage",
+    "ddp",    "run",   "checkpoint", "ranks",  "straggler", "trace.cores", NULL};
 
 /* validate of a scenario without a measured trace. */
 static int stall_validate_no_trace(const stall_config *cfg, stall_err *err)
@@ -76,20 +81,6 @@ int stall_validate_check(const stall_config *cfg, stall_err *err)
     c->mode = STALL_MODE_MODEL;
     int rc = stall_config_check(c, err);
     free(c);
-    /* [trace] cores says the capture machine's cores, on which mode = model
-     * finds the contention a what-if on other cores takes out; validate
-     * shares no cores and keeps the durations as measured (waits for a core
-     * included), so no output depends on it. */
-    if (rc == 0 && stall_config_given(cfg, "trace", "cores")) {
-        char where[STALL_PATH_MAX + 64];
-        stall_config_origin(cfg, "trace", "cores", where, sizeof where);
-        rc = stall_err_set(err, STALL_ECONFIG,
-                           "%s: has no effect in validate: it simulates the measured run with "
-                           "its durations as measured (waits for a core included) and shares "
-                           "no cores; [trace] cores is the capture machine's, for mode = model's "
-                           "what-ifs on other cores",
-                           where);
-    }
     return rc;
 }
 

@@ -26,14 +26,20 @@ typedef struct fluid_job {
 
 typedef struct fluid_node {
     fluid_job *heap;
-    int n, cap;
-    double v;    /* MB each of its reads has received */
-    double rate; /* MB per ns per read */
+    int cap;
 } fluid_node;
 
+/* The per-node values every event reads or updates sit in arrays of their
+ * own (n, v, rate and the heap's top), so that the passes over all nodes
+ * (advance, the done scan, the next departure) read them in order instead
+ * of following each node's heap. */
 typedef struct stall__fluid {
     int nodes;
     fluid_node *node;
+    int *n;              /* [nodes] reads in flight */
+    double *v;           /* [nodes] MB each of its reads has received */
+    double *rate;        /* [nodes] MB per ns per read */
+    double *head;        /* [nodes] the heap top's F; NaN when n = 0 */
     double link, global; /* MB per ns; 0 = unlimited */
     int total;           /* reads in flight */
     int64_t *order;      /* [nodes] scratch for the water-filling */

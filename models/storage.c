@@ -103,6 +103,12 @@ void stall__fluid_init(stall__fluid *f, int nodes, double link_mb_s, double glob
 {
     f->nodes = nodes;
     f->node = stall_xcalloc((size_t)nodes, sizeof *f->node);
+    f->n = stall_xcalloc((size_t)nodes, sizeof *f->n);
+    f->v = stall_xcalloc((size_t)nodes, sizeof *f->v);
+    f->rate = stall_xcalloc((size_t)nodes, sizeof *f->rate);
+    f->head = stall_xcalloc((size_t)nodes, sizeof *f->head);
+    for (int i = 0; i < nodes; i++)
+        f->head[i] = NAN; /* idle */
     f->order = stall_xcalloc((size_t)nodes, sizeof *f->order);
     f->link = link_mb_s * 1e-9;
     f->global = global_mb_s * 1e-9;
@@ -119,8 +125,14 @@ void stall__fluid_free(stall__fluid *f)
     for (int i = 0; i < f->nodes; i++)
         free(f->node[i].heap);
     free(f->node);
+    free(f->n);
+    free(f->v);
+    free(f->rate);
+    free(f->head);
     free(f->order);
     f->node = NULL;
+    f->n = NULL;
+    f->v = f->rate = f->head = NULL;
     f->order = NULL;
 }
 
@@ -129,15 +141,21 @@ static bool fluid_less(const fluid_job *a, const fluid_job *b)
     return a->finish < b->finish || (a->finish == b->finish && a->seq < b->seq);
 }
 
+/* Every busy node's V moves on by its rate x dt (a node's own arithmetic,
+ * in the same order as ever: v += rate x dt at each event). An idle node's
+ * V moves too, without a branch, so that the loop vectorises: nothing reads
+ * it until its next read joins and sets it to 0. */
 static void fluid_advance(stall__fluid *f, stall_time now)
 {
     stall_time dt = now - f->last;
     f->last = now;
     if (dt <= 0 || f->total == 0)
         return;
+    double d = (double)dt;
+    const double *restrict rate = f->rate;
+    double *restrict v = f->v;
     for (int i = 0; i < f->nodes; i++)
-        if (f->node[i].n > 0)
-            f->node[i].v += f->node[i].rate * (double)dt;
+        v[i] += rate[i] * d;
 }
 
 /* More reads first (they get less of their link each), then the lower node:
@@ -157,50 +175,50 @@ static void fluid_rates(stall__fluid *f, int changed)
     if (f->global <= 0) {
         /* links alone: a node's rate is its own reads' (the others keep
          * theirs, the same value the loop over every node gave them) */
-        fluid_node *nd = &f->node[changed];
-        if (nd->n > 0)
-            nd->rate = f->link / nd->n;
+        if (f->n[changed] > 0)
+            f->rate[changed] = f->link / f->n[changed];
         return;
     }
     if (f->link <= 0) {
         double r = f->global / f->total;
         for (int i = 0; i < f->nodes; i++)
-            f->node[i].rate = r;
+            f->rate[i] = r;
         return;
     }
     int k = 0;
     for (int i = 0; i < f->nodes; i++)
-        if (f->node[i].n > 0)
-            f->order[k++] = (((int64_t)1 << 31) - f->node[i].n) * ((int64_t)1 << 32) + i;
+        if (f->n[i] > 0)
+            f->order[k++] = (((int64_t)1 << 31) - f->n[i]) * ((int64_t)1 << 32) + i;
     qsort(f->order, (size_t)k, sizeof *f->order, fluid_cmp);
     double left = f->global;
     int reads = f->total;
     int j = 0;
     for (; j < k; j++) {
-        fluid_node *nd = &f->node[f->order[j] & 0xffffffff];
-        double own = f->link / nd->n;
+        int i = (int)(f->order[j] & 0xffffffff);
+        double own = f->link / f->n[i];
         if (own * reads > left)
             break;
-        nd->rate = own;
+        f->rate[i] = own;
         left -= f->link;
-        reads -= nd->n;
+        reads -= f->n[i];
     }
     for (; j < k; j++)
-        f->node[f->order[j] & 0xffffffff].rate = left / reads;
+        f->rate[f->order[j] & 0xffffffff] = left / reads;
 }
 
 void stall__fluid_add(stall__fluid *f, stall_time now, int node, double mb, int64_t id)
 {
     fluid_advance(f, now);
     fluid_node *nd = &f->node[node];
-    if (nd->n == nd->cap) {
+    int n = f->n[node];
+    if (n == nd->cap) {
         nd->cap = nd->cap ? nd->cap * 2 : 8;
         nd->heap = stall_xrealloc(nd->heap, (size_t)nd->cap * sizeof *nd->heap);
     }
-    if (nd->n == 0)
-        nd->v = 0; /* a new busy period */
-    fluid_job job = {.finish = nd->v + mb, .seq = f->seq++, .id = id};
-    int i = nd->n++;
+    if (n == 0)
+        f->v[node] = 0; /* a new busy period */
+    fluid_job job = {.finish = f->v[node] + mb, .seq = f->seq++, .id = id};
+    int i = n++;
     while (i > 0) {
         int parent = (i - 1) / 2;
         if (!fluid_less(&job, &nd->heap[parent]))
@@ -209,40 +227,70 @@ void stall__fluid_add(stall__fluid *f, stall_time now, int node, double mb, int6
         i = parent;
     }
     nd->heap[i] = job;
+    f->n[node] = n;
+    f->head[node] = nd->heap[0].finish;
     f->total++;
     fluid_rates(f, node);
 }
 
 /* Done: F reached, up to what a thousandth of a ns at the rate gives (the
  * departure was rounded up to a whole ns). */
-static bool fluid_done(const fluid_node *nd)
+static bool fluid_done(const stall__fluid *f, int i)
 {
-    return nd->n > 0 && nd->heap[0].finish - nd->v <= nd->rate * 1e-3 + 1e-12 * nd->heap[0].finish;
+    double h = f->head[i]; /* NaN on an idle node: never done */
+    return h - f->v[i] <= f->rate[i] * 1e-3 + 1e-12 * h;
+}
+
+/* The first node done by now, or -1: blocks of 8 nodes tested without a
+ * branch (an idle node's values are read but not taken), then the block
+ * that holds one node by node. */
+static int fluid_first_done(const stall__fluid *f)
+{
+    enum { B = 8 };
+    const double *restrict v = f->v, *restrict rate = f->rate, *restrict head = f->head;
+    int i = 0;
+    for (; i + B <= f->nodes; i += B) {
+        long any = 0;
+        for (int k = 0; k < B; k++) {
+            double h = head[i + k];
+            any |= (long)(h - v[i + k] <= rate[i + k] * 1e-3 + 1e-12 * h);
+        }
+        if (any)
+            break;
+    }
+    for (; i < f->nodes; i++)
+        if (fluid_done(f, i))
+            return i;
+    return -1;
 }
 
 bool stall__fluid_pop_done(stall__fluid *f, stall_time now, int64_t *id)
 {
     fluid_advance(f, now);
-    for (int i = 0; i < f->nodes; i++) {
+    int i = fluid_first_done(f);
+    if (i >= 0) {
         fluid_node *nd = &f->node[i];
-        if (!fluid_done(nd))
-            continue;
+        int n = f->n[i];
         *id = nd->heap[0].id;
-        fluid_job last = nd->heap[--nd->n];
+        fluid_job last = nd->heap[--n];
         int j = 0;
         for (;;) {
             int c = 2 * j + 1;
-            if (c >= nd->n)
+            if (c >= n)
                 break;
-            if (c + 1 < nd->n && fluid_less(&nd->heap[c + 1], &nd->heap[c]))
+            if (c + 1 < n && fluid_less(&nd->heap[c + 1], &nd->heap[c]))
                 c++;
             if (!fluid_less(&nd->heap[c], &last))
                 break;
             nd->heap[j] = nd->heap[c];
             j = c;
         }
-        if (nd->n > 0)
+        if (n > 0) {
             nd->heap[j] = last;
+            f->head[i] = nd->heap[0].finish;
+        } else
+            f->head[i] = NAN;
+        f->n[i] = n;
         f->total--;
         fluid_rates(f, i);
         return true;
@@ -250,21 +298,118 @@ bool stall__fluid_pop_done(stall__fluid *f, stall_time now, int64_t *id)
     return false;
 }
 
+/* A node's time to its next departure, ceil(need / rate) ns (0 when due). */
+static double fluid_dt(double need, double rate)
+{
+    return need <= 0 ? 0 : ceil(need / rate);
+}
+
+static double fluid_next_runs(const stall__fluid *f, double d);
+static double fluid_next_links(const stall__fluid *f, double d);
+
+/* The least of the nodes' times to their next departure. For one rate r >
+ * 0, need -> fluid_dt(need, r) does not decrease (the division is
+ * correctly rounded, ceil monotone), so the least over a run of nodes of
+ * that rate is fluid_dt of their least need: one division per run of equal
+ * rates (every node's with only a global bandwidth) instead of one per
+ * node, the same value. */
 stall_time stall__fluid_next(const stall__fluid *f, stall_time now)
 {
     if (f->total == 0)
         return -1;
-    double best = INFINITY;
-    for (int i = 0; i < f->nodes; i++) {
-        const fluid_node *nd = &f->node[i];
-        if (nd->n == 0)
-            continue;
-        double v = nd->v + nd->rate * (double)(now - f->last);
-        double need = nd->heap[0].finish - v;
-        double dt = need <= 0 ? 0 : ceil(need / nd->rate);
-        best = dt < best ? dt : best;
-    }
+    double best = INFINITY, d = (double)(now - f->last);
+    if (f->link <= 0 && f->global > 0) {
+        /* A global bandwidth alone: every node's rate is global / total
+         * (fluid_rates), one run; the least need without a branch, in four
+         * lanes (the least of a set whatever its order; an idle node's
+         * head is NaN, never less). */
+        const double *restrict head = f->head, *restrict v = f->v;
+        double r = f->rate[0], rd = r * d, m[4] = {INFINITY, INFINITY, INFINITY, INFINITY};
+        int i = 0;
+        for (; i + 4 <= f->nodes; i += 4)
+            for (int k = 0; k < 4; k++) {
+                double need = head[i + k] - (v[i + k] + rd);
+                m[k] = need < m[k] ? need : m[k];
+            }
+        for (; i < f->nodes; i++) {
+            double need = head[i] - (v[i] + rd);
+            m[0] = need < m[0] ? need : m[0];
+        }
+        double least = fmin(fmin(m[0], m[1]), fmin(m[2], m[3]));
+        best = fluid_dt(least, r);
+    } else if (f->global <= 0)
+        best = fluid_next_links(f, d);
+    else
+        best = fluid_next_runs(f, d);
     if (best > (double)(STALL_LIMIT_HORIZON_NS - now))
         return STALL_LIMIT_HORIZON_NS + 1;
     return now + (stall_time)best;
+}
+
+static double fluid_next_runs(const stall__fluid *f, double d)
+{
+    double best = INFINITY;
+    double run_rate = 0, run_need = INFINITY; /* run_rate 0: no run open */
+    for (int i = 0; i < f->nodes; i++) {
+        if (f->n[i] == 0)
+            continue;
+        double r = f->rate[i];
+        double v = f->v[i] + r * d;
+        double need = f->head[i] - v;
+        if (r > 0 && r == run_rate) {
+            run_need = need < run_need ? need : run_need;
+            continue;
+        }
+        if (run_rate > 0) {
+            double dt = fluid_dt(run_need, run_rate);
+            best = dt < best ? dt : best;
+        }
+        if (r > 0 && need == need) { /* open a run (a NaN need is passed over, as below) */
+            run_rate = r;
+            run_need = need;
+            continue;
+        }
+        run_rate = 0;
+        double dt = fluid_dt(need, r);
+        best = dt < best ? dt : best;
+    }
+    if (run_rate > 0) {
+        double dt = fluid_dt(run_need, run_rate);
+        best = dt < best ? dt : best;
+    }
+    return best;
+}
+
+/* Links alone: a node's rate is link / n (fluid_rates sets it whenever its
+ * n changes and the node is busy), so the nodes with n reads in flight, n
+ * < 64, share one rate and one division, of the same link / n. Without a
+ * branch but past 64: an idle node (n = 0, head NaN) leaves slot 0 as it
+ * is (a NaN need is never less). */
+static double fluid_next_links(const stall__fluid *f, double d)
+{
+    enum { NMAX = 64 };
+    /* two tables, even and odd nodes, so that neighbours of one count do
+     * not wait for each other's store */
+    double least[2][NMAX], best = INFINITY;
+    for (int k = 0; k < NMAX; k++)
+        least[0][k] = least[1][k] = INFINITY;
+    for (int i = 0; i < f->nodes; i++) {
+        int n = f->n[i];
+        double need = f->head[i] - (f->v[i] + f->rate[i] * d);
+        double *l = least[i & 1];
+        if (n < NMAX) {
+            l[n] = need < l[n] ? need : l[n];
+            continue;
+        }
+        double dt = fluid_dt(need, f->rate[i]);
+        best = dt < best ? dt : best;
+    }
+    for (int n = 1; n < NMAX; n++) {
+        double m = least[0][n] < least[1][n] ? least[0][n] : least[1][n];
+        if (m < INFINITY) {
+            double dt = fluid_dt(m, f->link / n);
+            best = dt < best ? dt : best;
+        }
+    }
+    return best;
 }

@@ -2528,9 +2528,11 @@ Test(cli, keys_refused_where_the_run_leaves_them_nothing_to_do)
  * traces/w2 --set cluster.gpus_per_node=2 wrote the sweep.csv of 1), and
  * [trace] cores in validate, which shares no cores (validate traces/w2
  * --set trace.cores=1 and =4 wrote the same validate.csv and terminal).
- * Refused, naming where they were given, writing nothing; analyze and
- * timeline list [trace] cores in their "left out" line. */
-Test(cli, sweep_node_size_and_validate_trace_cores_are_refused_where_unread)
+ * The node size is refused, naming where it was given, writing nothing;
+ * [trace] cores, once refused by validate alone, is left out and listed in
+ * the "left out" line by validate, analyze and timeline alike, as validate
+ * does with every key it does not read. */
+Test(cli, sweep_node_size_is_refused_and_trace_cores_left_out_where_unread)
 {
     static const refusal_case c[] = {
         {"sweep", "traces/w2 --set cluster.gpus_per_node=2 --sweep loader.workers=1,2",
@@ -2540,13 +2542,8 @@ Test(cli, sweep_node_size_and_validate_trace_cores_are_refused_where_unread)
         {"sweep", "traces/w2 --sweep cluster.gpus_per_node=1,2",
          "stallsim: command line: [sweep] point 1 (cluster.gpus_per_node=2): --sweep "
          "cluster.gpus_per_node: 2 is more than the run's 1 GPUs"},
-        {"validate", "traces/w2 --set trace.cores=4",
-         "stallsim: --set trace.cores: has no effect in validate: it simulates the measured run "
-         "with its durations as measured"},
-        {"validate", "configs/example.ini --set trace.cores=4",
-         "stallsim: --set trace.cores: has no effect in validate: "},
-        {"validate", "traces/cpushare/cpu_ddp2_r1 --set trace.cores=2",
-         "stallsim: --set trace.cores: has no effect in validate: "},
+        {"validate", "configs/example.ini --set trace.cores=4", NULL},
+        {"validate", "traces/cpushare/cpu_ddp2_r1 --set trace.cores=2", NULL},
         /* where they act */
         {"sweep", "traces/ddp2_w2 --sweep cluster.gpus_per_node=1,2", NULL},
         {"sweep",
@@ -2565,6 +2562,15 @@ Test(cli, sweep_node_size_and_validate_trace_cores_are_refused_where_unread)
     cr_expect(strstr(text, "left out (analyze reads what the trace recorded): [trace] cores\n"),
               "%s", text);
     cr_expect(strstr(text, "left out (timeline draws what the trace recorded): [trace] cores\n"),
+              "%s", text);
+    free(text);
+    snprintf(cmd, sizeof cmd,
+             "(cd %s && " BIN " validate traces/w2 --set trace.cores=4 -o %s/tcv4 && " BIN
+             " validate traces/w2 -q -o %s/tcv0 && cmp %s/tcv4/validate.csv %s/tcv0/validate.csv)",
+             STALL_SOURCE_DIR, cdir, cdir, cdir, cdir);
+    cr_assert_eq(sh_text(cmd, &text), 0, "%s", text);
+    cr_expect(strstr(text, "left out (validate simulates the measured configuration): [trace] "
+                           "cores\n"),
               "%s", text);
     free(text);
 }
@@ -2594,8 +2600,8 @@ Test(cli, ddp_keys_are_refused_where_their_values_change_nothing)
         {"run", "traces/w2 --set ddp.bandwidth_gb_s=10 --set ddp.bucket_mb=25",
          "stallsim: --set ddp.bucket_mb: has no effect: the run has one GPU, whose ring "
          "all-reduce has no steps"},
-        {"run", "traces/w2 --set ddp.bandwidth_gb_s=10 --set ddp.latency_us=5",
-         "stallsim: --set ddp.bandwidth_gb_s: has no effect: the run has one GPU"},
+        {"run", "traces/w2 --set ddp.latency_us=5",
+         "stallsim: --set ddp.latency_us: has no effect: the run has one GPU"},
         {"sweep", "traces/w2 --set ddp.bandwidth_gb_s=10 --sweep ddp.bucket_mb=10,20",
          "stallsim: --sweep ddp.bucket_mb: has no effect: the run has one GPU"},
         {"plan",
@@ -2610,7 +2616,6 @@ Test(cli, ddp_keys_are_refused_where_their_values_change_nothing)
          "worker per GPU, which fetches its batches one after another, or one batch per GPU"},
         /* where they act */
         {"run", "traces/ddp2_w2 --set ddp.bandwidth_gb_s=10 --set ddp.bucket_mb=25", NULL},
-        {"run", "traces/ddp2_w2 --set ddp.bandwidth_gb_s=10 --set ddp.latency_us=5", NULL},
         {"run", "traces/ddp2_w2 --set ddp.allreduce_s=0.01", NULL},
         {"plan",
          "traces/w2 --set ddp.bandwidth_gb_s=10 --set ddp.bucket_mb=25 --set plan.max_gpus=2",
@@ -2619,6 +2624,95 @@ Test(cli, ddp_keys_are_refused_where_their_values_change_nothing)
         {"run", "traces/w2 --set run.batches=1 --set ddp.accumulation=1", NULL},
     };
     refusal_cases(c, sizeof c / sizeof c[0], "ddpk");
+}
+
+/* A latency-only ring ([ddp] latency_us > 0, bucket_mb = 0) was refused
+ * for want of a bandwidth_gb_s that its tail, 2 (G - 1) x latency_us,
+ * never reads (jobs/feed.c): now it runs without one and gives the tail of
+ * [ddp] allreduce_s set to that value (2 ranks, 5 ms: 10 ms), while a
+ * bandwidth given beside it, which is not read, is refused; a bucket
+ * without a bandwidth is refused naming both keys. */
+Test(cli, latency_only_ring_needs_no_bandwidth_and_refuses_one)
+{
+    static const refusal_case c[] = {
+        {"run", "traces/ddp2_w2 --set ddp.latency_us=5 --set ddp.bandwidth_gb_s=10",
+         "stallsim: --set ddp.bandwidth_gb_s: has no effect: the ring moves [ddp] bucket_mb = 0 "
+         "MB, so its tail is the latency's alone"},
+        {"run", "traces/ddp2_w2 --set ddp.bucket_mb=25",
+         "stallsim: traces/ddp2_w2: [ddp] bandwidth_gb_s (default 0): must be > 0 for the ring "
+         "all-reduce model to move --set ddp.bucket_mb"},
+        {"plan", "traces/ddp2_w2 --set ddp.latency_us=5 --set plan.max_gpus=4", NULL},
+    };
+    refusal_cases(c, sizeof c / sizeof c[0], "lring");
+    char cmd[3000];
+    snprintf(cmd, sizeof cmd,
+             "cd %s && " BIN
+             " run traces/ddp2_w2 --set ddp.latency_us=5000 -q -o %s/lring_l && " BIN
+             " run traces/ddp2_w2 --set ddp.allreduce_s=0.01 -q -o %s/lring_a && " BIN
+             " run traces/ddp2_w2 -q -o %s/lring_m && cmp %s/lring_l/summary.csv "
+             "%s/lring_a/summary.csv && ! cmp -s %s/lring_l/summary.csv %s/lring_m/summary.csv",
+             STALL_SOURCE_DIR, cdir, cdir, cdir, cdir, cdir, cdir, cdir);
+    char line[2048];
+    cr_expect_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    snprintf(cmd, sizeof cmd, "grep -qx 'latency_us = 5000.0' %s/lring_l/effective.ini", cdir);
+    cr_expect_eq(sh(cmd, line, sizeof line), 0, "effective.ini: %s", line);
+}
+
+/* A result folder's effective.ini names its inputs relative to its own
+ * folder, so the folder copied elsewhere without them failed with a bare
+ * "cannot open" of a path under the copy. The line now says why (paths
+ * relative to the folder, the folder moved away from its inputs) and how
+ * (put the input there, or --set trace.path=FILE), and the copy runs with
+ * the trace given, to the original's summary. Another INI's missing path,
+ * or one given with --set, has the plain line. */
+Test(cli, a_copied_result_folder_says_its_inputs_are_relative_to_it)
+{
+    char cmd[3000], *text;
+    snprintf(cmd, sizeof cmd,
+             "(" BIN " run %s/configs/w2.ini -q -o %s/mvorig && mkdir -p %s/mv/a/b && cp -r "
+             "%s/mvorig %s/mv/a/b/copy && " BIN " run %s/mv/a/b/copy/effective.ini -q -o "
+             "%s/mvrerun)",
+             STALL_SOURCE_DIR, cdir, cdir, cdir, cdir, cdir, cdir);
+    cr_assert_eq(sh_text(cmd, &text), 2, "%s", text);
+    char want[1024];
+    snprintf(want, sizeof want, "stallsim: %s/mv/a/b/copy/effective.ini:15: [trace] path: ", cdir);
+    cr_expect(strncmp(text, want, strlen(want)) == 0, "%s", text);
+    cr_expect(strstr(text, ": cannot open: No such file or directory (effective.ini names its "
+                           "inputs relative to its own folder: a result folder copied or moved "
+                           "away from its inputs, or whose inputs were removed, finds none "
+                           "there; put the input at that path, or give it with --set "
+                           "trace.path=FILE)\n"),
+              "%s", text);
+    free(text);
+    snprintf(cmd, sizeof cmd, "test ! -e %s/mvrerun", cdir);
+    cr_expect_eq(sh(cmd, NULL, 0), 0, "wrote its folder");
+    /* analyze reads it the same way */
+    snprintf(cmd, sizeof cmd, BIN " analyze %s/mv/a/b/copy/effective.ini -o %s/mvan", cdir, cdir);
+    cr_expect_eq(sh_text(cmd, &text), 2, "%s", text);
+    cr_expect(strstr(text, "(effective.ini names its inputs relative to its own folder"), "%s",
+              text);
+    free(text);
+    /* given the trace, the copy runs to the same summary */
+    snprintf(cmd, sizeof cmd,
+             "(" BIN " run %s/mv/a/b/copy/effective.ini --set trace.path=%s/traces/w2/trace.csv "
+             "-q -o %s/mvrerun && cmp %s/mvorig/summary.csv %s/mvrerun/summary.csv)",
+             cdir, STALL_SOURCE_DIR, cdir, cdir, cdir);
+    cr_expect_eq(sh_text(cmd, &text), 0, "%s", text);
+    free(text);
+    /* a path given with --set, or another INI's, has the plain line */
+    snprintf(cmd, sizeof cmd,
+             BIN " run %s/mv/a/b/copy/effective.ini --set trace.path=%s/none.csv -q -o %s/mvx",
+             cdir, cdir, cdir);
+    cr_expect_eq(sh_text(cmd, &text), 2, "%s", text);
+    cr_expect(strstr(text, "none.csv: cannot open: No such file or directory\n"), "%s", text);
+    free(text);
+    snprintf(cmd, sizeof cmd,
+             "(printf '[scenario]\\nmode = model\\n[trace]\\nformat = tidy\\npath = none.csv\\n' > "
+             "%s/mv/plain.ini && " BIN " run %s/mv/plain.ini -q -o %s/mvy)",
+             cdir, cdir, cdir);
+    cr_expect_eq(sh_text(cmd, &text), 2, "%s", text);
+    cr_expect(strstr(text, "none.csv: cannot open: No such file or directory\n"), "%s", text);
+    free(text);
 }
 
 /* Keys run refuses that sweep and plan took silently, their points and

@@ -163,6 +163,209 @@ Test(storage, fluid_global_bandwidth_is_max_min_fair)
     stall__fluid_free(&f);
 }
 
+/* The fluid as it was written before its per-node values moved into arrays
+ * of their own (a node struct each, every pass following it, a division per
+ * node for the next departure): the reference the faster fluid must match
+ * to the ns and the id, so that no result moves. */
+typedef struct ref_node {
+    fluid_job *heap;
+    int n, cap;
+    double v, rate;
+} ref_node;
+
+typedef struct ref_fluid {
+    int nodes, total;
+    ref_node *node;
+    int64_t *order;
+    double link, global;
+    stall_time last;
+    uint64_t seq;
+} ref_fluid;
+
+static bool ref_less(const fluid_job *a, const fluid_job *b)
+{
+    return a->finish < b->finish || (a->finish == b->finish && a->seq < b->seq);
+}
+
+static void ref_advance(ref_fluid *f, stall_time now)
+{
+    stall_time dt = now - f->last;
+    f->last = now;
+    if (dt <= 0 || f->total == 0)
+        return;
+    for (int i = 0; i < f->nodes; i++)
+        if (f->node[i].n > 0)
+            f->node[i].v += f->node[i].rate * (double)dt;
+}
+
+static int ref_cmp(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void ref_rates(ref_fluid *f, int changed)
+{
+    if (f->total == 0)
+        return;
+    if (f->global <= 0) {
+        if (f->node[changed].n > 0)
+            f->node[changed].rate = f->link / f->node[changed].n;
+        return;
+    }
+    if (f->link <= 0) {
+        for (int i = 0; i < f->nodes; i++)
+            f->node[i].rate = f->global / f->total;
+        return;
+    }
+    int k = 0;
+    for (int i = 0; i < f->nodes; i++)
+        if (f->node[i].n > 0)
+            f->order[k++] = (((int64_t)1 << 31) - f->node[i].n) * ((int64_t)1 << 32) + i;
+    qsort(f->order, (size_t)k, sizeof *f->order, ref_cmp);
+    double left = f->global;
+    int reads = f->total, j = 0;
+    for (; j < k; j++) {
+        ref_node *nd = &f->node[f->order[j] & 0xffffffff];
+        double own = f->link / nd->n;
+        if (own * reads > left)
+            break;
+        nd->rate = own;
+        left -= f->link;
+        reads -= nd->n;
+    }
+    for (; j < k; j++)
+        f->node[f->order[j] & 0xffffffff].rate = left / reads;
+}
+
+static void ref_add(ref_fluid *f, stall_time now, int node, double mb, int64_t id)
+{
+    ref_advance(f, now);
+    ref_node *nd = &f->node[node];
+    if (nd->n == nd->cap) {
+        nd->cap = nd->cap ? nd->cap * 2 : 8;
+        nd->heap = realloc(nd->heap, (size_t)nd->cap * sizeof *nd->heap);
+    }
+    if (nd->n == 0)
+        nd->v = 0;
+    fluid_job job = {.finish = nd->v + mb, .seq = f->seq++, .id = id};
+    int i = nd->n++;
+    while (i > 0 && ref_less(&job, &nd->heap[(i - 1) / 2])) {
+        nd->heap[i] = nd->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    nd->heap[i] = job;
+    f->total++;
+    ref_rates(f, node);
+}
+
+static bool ref_pop_done(ref_fluid *f, stall_time now, int64_t *id)
+{
+    ref_advance(f, now);
+    for (int i = 0; i < f->nodes; i++) {
+        ref_node *nd = &f->node[i];
+        if (!(nd->n > 0 &&
+              nd->heap[0].finish - nd->v <= nd->rate * 1e-3 + 1e-12 * nd->heap[0].finish))
+            continue;
+        *id = nd->heap[0].id;
+        fluid_job last = nd->heap[--nd->n];
+        int j = 0;
+        for (;;) {
+            int c = 2 * j + 1;
+            if (c >= nd->n)
+                break;
+            if (c + 1 < nd->n && ref_less(&nd->heap[c + 1], &nd->heap[c]))
+                c++;
+            if (!ref_less(&nd->heap[c], &last))
+                break;
+            nd->heap[j] = nd->heap[c];
+            j = c;
+        }
+        if (nd->n > 0)
+            nd->heap[j] = last;
+        f->total--;
+        ref_rates(f, i);
+        return true;
+    }
+    return false;
+}
+
+static stall_time ref_next(const ref_fluid *f, stall_time now)
+{
+    if (f->total == 0)
+        return -1;
+    double best = INFINITY;
+    for (int i = 0; i < f->nodes; i++) {
+        const ref_node *nd = &f->node[i];
+        if (nd->n == 0)
+            continue;
+        double v = nd->v + nd->rate * (double)(now - f->last);
+        double need = nd->heap[0].finish - v;
+        double dt = need <= 0 ? 0 : ceil(need / nd->rate);
+        best = dt < best ? dt : best;
+    }
+    return now + (stall_time)best;
+}
+
+/* Random joins (sizes of a few distinct values, so that departures tie)
+ * on 1 to 40 nodes, with a link alone, a global bandwidth alone and both,
+ * departures taken as the model takes them (next, then pop while done):
+ * every departure's id and time the reference's. */
+Test(storage, fluid_matches_the_per_node_reference_to_the_ns)
+{
+    const double bw[][2] = {{100, 0}, {0, 100}, {30, 100}, {7, 13}, {0, 0.5}};
+    unsigned seed = 12345;
+    long departures = 0;
+    for (int c = 0; c < 5; c++)
+        for (int nodes = 1; nodes <= 40; nodes += 13) {
+            stall__fluid f;
+            ref_fluid r = {.nodes = nodes,
+                           .node = calloc((size_t)nodes, sizeof(ref_node)),
+                           .order = calloc((size_t)nodes, sizeof(int64_t)),
+                           .link = bw[c][0] * 1e-9,
+                           .global = bw[c][1] * 1e-9};
+            stall__fluid_init(&f, nodes, bw[c][0], bw[c][1]);
+            stall_time now = 0;
+            int64_t next_id = 0;
+            for (int step = 0; step < 4000; step++) {
+                seed = seed * 1103515245u + 12345u;
+                unsigned x = seed >> 8;
+                if (x % 3 != 0 || f.total == 0) {
+                    now += (stall_time)(x % 7 == 0 ? 0 : x % 5000000);
+                    /* not past the next departure: as the model, which handles it first */
+                    stall_time t = ref_next(&r, now);
+                    if (t >= 0 && t < now)
+                        now = t;
+                    double mb = 0.05 * (1 + (int)(x / 7 % 4));
+                    int node = (int)(x / 29 % (unsigned)nodes);
+                    stall__fluid_add(&f, now, node, mb, next_id);
+                    ref_add(&r, now, node, mb, next_id++);
+                    continue;
+                }
+                stall_time t = stall__fluid_next(&f, now), tr = ref_next(&r, now);
+                cr_assert_eq(t, tr, "case %d, %d nodes, step %d: next %lld, reference %lld", c,
+                             nodes, step, (long long)t, (long long)tr);
+                now = t;
+                for (;;) {
+                    int64_t id, idr;
+                    bool got = stall__fluid_pop_done(&f, now, &id);
+                    bool gotr = ref_pop_done(&r, now, &idr);
+                    cr_assert_eq(got, gotr, "case %d, %d nodes, step %d", c, nodes, step);
+                    if (!got)
+                        break;
+                    cr_assert_eq(id, idr, "case %d, %d nodes, step %d", c, nodes, step);
+                    departures++;
+                }
+            }
+            stall__fluid_free(&f);
+            for (int i = 0; i < nodes; i++)
+                free(r.node[i].heap);
+            free(r.node);
+            free(r.order);
+        }
+    cr_assert_gt(departures, 10000, "%ld departures", departures);
+}
+
 /* ---- the model ---- */
 
 typedef struct run_out {

@@ -16,8 +16,10 @@ extern "C" {
 
 /* The keys validate leaves out: the what-if and replay sections (it
  * simulates the measured configuration, as mode = model would without
- * what-ifs) and [report] (validate.csv holds epoch times and total
- * stalls, none of what its keys shape). NULL-terminated. */
+ * what-ifs), [report] (validate.csv holds epoch times and total
+ * stalls, none of what its keys shape) and [trace] cores (the capture
+ * machine's, for mode = model's what-ifs on other cores: validate shares
+ * no cores). NULL-terminated. */
 extern const char *const stall_validate_ignored[];
 
 /* stall_config_check for validate: cfg's what-if and replay keys (listed by
