@@ -299,8 +299,8 @@ static void plot_source(plot_ctx *c)
      * (results/h100_w4+loader.workers=8): the keys are the question it
      * asked, and the title names them; every what-if of a trace was titled
      * by the trace's name alone, two of them side by side alike. Not
-     * validate's (it leaves the what-if keys out), nor a folder that -o
-     * named. */
+     * validate's (it leaves the what-if keys out). A run's or plan's keys
+     * come from effective.ini's "; set" line (sets) wherever -o put it. */
     char who[256], base[256];
     snprintf(who, sizeof who, "%s", name);
     size_t nl = strlen(name);
@@ -314,7 +314,7 @@ static void plot_source(plot_ctx *c)
         if (strncmp(tag, "-sweep+", 7) == 0 || strncmp(tag, "-plan+", 6) == 0)
             tag = strchr(tag, '+');
         if (*tag == '+')
-            snprintf(who, sizeof who, "%s%.200s", name, tag);
+            snprintf(who, sizeof who, "%s%.120s", name, tag);
     }
     /* the trace named once where the scenario is named after it (a trace
      * given directly: its folder's name, or its file's stem) */
