@@ -127,6 +127,13 @@ int stall__plot_stall_ranks(plot_ctx *c, const plot_combo *k, stall_err *err)
         snprintf(alsemi, sizeof alsemi, "alignment %s; ", k->label);
     }
     if (ranks <= PLOT_PANEL_RANKS) {
+        /* Epoch start-up stalls that dwarf every later one (spawn_persistent:
+         * 1.95 s at iteration 0, 0.03-0.06 s after) flattened the rest onto
+         * the axis: past 8 times the later ones' largest, the scale stops
+         * above those, and each panel names what went above it. */
+        double top = ymax;
+        if (later > 0 && ymax > 8 * later)
+            top = later * 1.25 / 1.05;
         snprintf(cap, sizeof cap, "Training stall of each rank over the run's iterations%s", al);
         stall_plot_begin(c, "stall_ranks", 900, 140 + 120 * ranks, cap);
         fputs("# iteration epoch batch", c->dat);
@@ -154,14 +161,14 @@ int stall__plot_stall_ranks(plot_ctx *c, const plot_combo *k, stall_err *err)
                 /* and right of the last where each iteration is marked: its
                  * marker sat on the right border, half under it */
                 (double)(n - 1) + (n <= PLOT_MARK_ITERS ? fmax(0.5, 0.01 * (double)(n - 1)) : 0),
-                ymax > 0 ? ymax * 1.05 : 1.0);
+                top > 0 ? top * 1.05 : 1.0);
         stall_plot_int_tics(c->gp, "x", 0, (double)(n - 1));
         /* Three to six y tics per panel, on 1, 2, 5 x 10^k: gnuplot's own
          * put ten in a panel of 120 px, 0 to 0.18 by 0.02 on the Kineto
          * ddp2_w2 what-if, labels touching each other and the next panel's
          * top one. */
-        if (ymax > 0) {
-            double raw = ymax * 1.05 / 5, mag = pow(10, floor(log10(raw))), f = raw / mag;
+        if (top > 0) {
+            double raw = top * 1.05 / 5, mag = pow(10, floor(log10(raw))), f = raw / mag;
             fprintf(c->gp, "set ytics %.9g\n", (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag);
         }
         /* Epoch boundaries as dashed lines, every one or none (only when
@@ -179,14 +186,42 @@ int stall__plot_stall_ranks(plot_ctx *c, const plot_combo *k, stall_err *err)
                         "set arrow from %zu, graph 0 to %zu, graph 1 nohead dt 2 lc rgb "
                         "\"#888888\"\n",
                         i, i);
+        if (top < ymax) {
+            fprintf(c->gp, "set style textbox opaque noborder\narray cut[%d]\n", ranks);
+            for (int r = 0; r < ranks; r++) {
+                int above = 0;
+                size_t at = 0;
+                double most = 0;
+                for (size_t i = 0; i < n; i++)
+                    if (SR(i, r) > top * 1.05) {
+                        above++;
+                        if (SR(i, r) > most) {
+                            most = SR(i, r);
+                            at = i;
+                        }
+                    }
+                if (above)
+                    fprintf(c->gp,
+                            "cut[%d] = \"%d epoch start-up stall%s above the scale, up to %.3g s "
+                            "(iteration %zu)\"\n",
+                            r + 1, above, above > 1 ? "s" : "", most, at);
+                else
+                    fprintf(c->gp, "cut[%d] = \"\"\n", r + 1);
+            }
+        }
         fprintf(c->gp,
                 "do for [r=0:%d] {\n"
+                "%s"
                 "  set ylabel sprintf(\"rank %%d\\nstall [s]\", r)\n"
                 "  if (r == %d) { set xlabel \"iteration (epochs in order%s)\"; "
                 "set format x \"%%g\" } else { unset xlabel; set format x \"\" }\n"
                 "  plot \"stall_ranks.dat\" using 1:(column(4 + r)) with %s lw 1 lc 1\n"
                 "}\n",
-                ranks - 1, ranks - 1, ep ? "; dashed: epoch start" : "",
+                ranks - 1,
+                top < ymax
+                    ? "  set label 1 cut[r + 1] at graph 0.99, graph 0.88 right front boxed\n"
+                    : "",
+                ranks - 1, ep ? "; dashed: epoch start" : "",
                 /* A few iterations: each value marked, not only a line
                  * between them (2 iterations were one straight line). */
                 n <= PLOT_MARK_ITERS ? "linespoints pt 7 ps 0.6" : "lines");

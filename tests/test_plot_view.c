@@ -439,3 +439,43 @@ Test(plotview, whatif_figures_name_the_whatif)
     cr_expect_null(strstr(title, "loader.workers"), "%s", title);
     free(gp);
 }
+
+/* traces/spawn_persistent: a 1.95 s start-up stall at iteration 0 and
+ * 0.03-0.06 s after it. The y range went to 2 s and every later stall lay
+ * on the axis, unreadable. The scale now stops above the later stalls and
+ * the panel names what went above it; the data file keeps every value. */
+Test(plotview, a_startup_stall_that_dwarfs_the_rest_is_named_above_the_scale)
+{
+    char *r = sub("spawn");
+    cr_assert_eq(sh("%s run traces/spawn_persistent/trace.csv --plots -o %s -q", BIN, r), 0);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/plots/stall_ranks.dat", r);
+    FILE *f = fopen(p, "r");
+    cr_assert_not_null(f, "%s", p);
+    char line[512];
+    double first = -1, later = 0;
+    while (fgets(line, sizeof line, f)) {
+        double it, ep, b, v;
+        if (line[0] == '#' || sscanf(line, "%lf %lf %lf %lf", &it, &ep, &b, &v) != 4)
+            continue;
+        if (first < 0)
+            first = v;
+        else
+            later = fmax(later, v);
+    }
+    fclose(f);
+    cr_assert_gt(first, 8 * later, "iteration 0: %g s, after: %g s", first, later);
+    char *gp = gp_of(r, "stall_ranks");
+    const char *yr = strstr(gp, "set yrange [0:");
+    cr_assert_not_null(yr, "%s", gp);
+    double top = atof(yr + strlen("set yrange [0:"));
+    cr_expect_geq(top, later, "the scale %g s cuts a later stall of %g s", top, later);
+    cr_expect_lt(top, 2 * later, "the scale %g s flattens the later stalls (up to %g s)", top,
+                 later);
+    char want[128];
+    snprintf(want, sizeof want,
+             "1 epoch start-up stall above the scale, up to %.3g s (iteration 0)", first);
+    cr_expect(strstr(gp, want), "no '%s' in\n%s", want, gp);
+    cr_expect(strstr(gp, "set label 1 cut[r + 1]"), "%s", gp);
+    free(gp);
+}
