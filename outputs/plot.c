@@ -182,6 +182,20 @@ static void plot_ini_sets(const char *path, char *out, size_t n)
     while (fgets(line, sizeof line, f) && line[0] == ';')
         if (strncmp(line, "; set +", 7) == 0) {
             line[strcspn(line, "\r\n")] = '\0';
+            /* A tag cut to fit a folder's name ends in its first 83
+             * characters, "+" and 12 hex digits of its SHA-256
+             * (stall_config_set_tag): the digits, and the key they cut,
+             * say nothing in a title; "+..." says that more follow. */
+            char *tail = line + 6;
+            size_t tl = strlen(tail);
+            bool cut = tl == 96 && tail[tl - 13] == '+' &&
+                       strspn(tail + tl - 12, "0123456789abcdef") == 12;
+            if (cut) {
+                tail[tl - 13] = '\0';
+                char *last = strrchr(tail, '+');
+                if (last && last != tail)
+                    *last = '\0';
+            }
             /* less plan's own search keys (+plan.max_gpus=4): not a what-if */
             size_t o = 0;
             for (char *k = line + 6; *k && o + 1 < n;) {
@@ -193,6 +207,8 @@ static void plot_ini_sets(const char *path, char *out, size_t n)
                 k += len;
             }
             out[o] = '\0';
+            if (cut && o + 4 < n)
+                strcpy(out + o, "+...");
             break;
         }
     fclose(f);

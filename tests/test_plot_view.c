@@ -479,3 +479,23 @@ Test(plotview, a_startup_stall_that_dwarfs_the_rest_is_named_above_the_scale)
     cr_expect(strstr(gp, "set label 1 cut[r + 1]"), "%s", gp);
     free(gp);
 }
+
+/* More --set keys than a folder's name holds: the tag ends in 12 hex
+ * digits of its SHA-256 after a key cut short (w2-64 of `make figures`:
+ * "...+run.epochs=2+fetch.resamp+4547f6ffd5b5"); the title keeps the whole
+ * keys and says that more follow. */
+Test(plotview, a_cut_set_tag_is_named_by_its_whole_keys)
+{
+    char *r = sub("many");
+    cr_assert_eq(sh("%s run configs/w2.ini --set cluster.gpus=4 --set cluster.gpus_per_node=2 "
+                    "--set run.batches=100 --set run.epochs=2 --set fetch.resample=bootstrap "
+                    "--set loader.workers=2 --plots -o %s -q",
+                    BIN, r),
+                 0);
+    char *gp = gp_of(r, "cdf");
+    const char *want = "w2-whatif+cluster.gpus=4+cluster.gpus_per_node=2+run.batches=100+run."
+                       "epochs=2+...";
+    cr_expect(strstr(gp, want), "no '%s' in the title:\n%.400s", want, strstr(gp, "title"));
+    cr_expect_null(strstr(gp, "fetch.resamp+"), "%.400s", strstr(gp, "title"));
+    free(gp);
+}
