@@ -29,9 +29,11 @@ void plan_cost_at(const plan_ctx *c, const stall_config *cfg, const stall_plan_r
     /* weak scaling keeps the requests per rank; strong splits the last
      * run's among the g */
     e->requests = c->eff_tier_requests * (strong ? c->eff_ranks : g);
-    /* the fair store (models/fluid.c) passes each request over every
-     * node; a FIFO one queues it once */
-    e->work = cfg->queue == 1 ? 0 : e->requests * e->nodes;
+    /* the fair store (models/fluid.c), where a bandwidth makes one,
+     * passes each request over every node; a FIFO one queues it once, and
+     * without a bandwidth a request is its latency alone */
+    bool fluid = cfg->queue != 1 && (cfg->bandwidth_mb_s > 0 || cfg->global_mb_s > 0);
+    e->work = fluid ? e->requests * e->nodes : 0;
     e->over = e->requests > r->max_requests ? 1 : e->work > r->max_request_nodes ? 2 : 0;
 }
 
@@ -232,6 +234,7 @@ int plan_scaling(plan_ctx *c, const stall_config *chosen, int gpn, stall_plan_re
                                  : "checkpoint writes sharing each node's write bandwidth"};
     const char *without[PLAN_LIMITERS] = {"it", "it", "it", "checkpoints"};
     double gain[PLAN_LIMITERS] = {0, 0, 0, 0};
+    char untested[640] = "";
     for (int k = 0; k < PLAN_LIMITERS && rc == 0; k++) {
         stall_config *cf = stall_xmalloc(sizeof *cf);
         *cf = *chosen;
@@ -241,9 +244,22 @@ int plan_scaling(plan_ctx *c, const stall_config *chosen, int gpn, stall_plan_re
                    : k == 2 ? (cf->allreduce_s > 0 || cf->bucket_mb > 0 || cf->latency_us > 0)
                             : plan_ckpt_on(c, cf);
         if (has) {
-            if (k == 0 && tiers) /* a store that costs nothing (0 would be refused) */
+            if (k == 0 && tiers) { /* a store that costs nothing (0 would be refused) */
                 plan_tiers_free(cf);
-            else if (k == 0)
+                /* its bandwidths make the fair store, whose cost the
+                 * configuration's latency alone did not have */
+                plan_cost e;
+                plan_cost_at(c, cf, r, hi, gpn, false, &e);
+                if (e.over) {
+                    char t[512];
+                    snprintf(untested, sizeof untested,
+                             "; the storage is not tried (its run without the store's cost, "
+                             "which takes the fair store: %s)",
+                             plan_cost_text(r, &e, t, sizeof t));
+                    has = false;
+                    r->storage_untried = true;
+                }
+            } else if (k == 0)
                 cf->bandwidth_mb_s = 0;
             else if (k == 1)
                 cf->cores = 0;
@@ -253,10 +269,11 @@ int plan_scaling(plan_ctx *c, const stall_config *chosen, int gpn, stall_plan_re
                 plan_ckpt_none(c, cf);
             /* Efficiency against the same counterfactual on 1 GPU. */
             plan_probe q1;
-            rc = plan_curve_point(c, cf, gpn, 1, &q1, err);
-            if (rc == 0)
+            if (has)
+                rc = plan_curve_point(c, cf, gpn, 1, &q1, err);
+            if (rc == 0 && has)
                 rc = plan_curve_point(c, cf, gpn, hi, &p, err);
-            if (rc == 0)
+            if (rc == 0 && has)
                 gain[k] = p.thr / q1.thr / hi - eff;
         }
         free(cf);
@@ -274,12 +291,12 @@ int plan_scaling(plan_ctx *c, const stall_config *chosen, int gpn, stall_plan_re
         snprintf(r->limit, sizeof r->limit,
                  "at %d GPUs efficiency falls to %s: stragglers at the barrier (every "
                  "iteration waits for the slowest of more ranks; no shared resource and no "
-                 "checkpoint gives back 1%%)",
-                 hi, et);
+                 "checkpoint gives back 1%%)%s",
+                 hi, et, untested);
     else
         snprintf(r->limit, sizeof r->limit,
-                 "at %d GPUs efficiency falls to %s: %s (without %s, %.3f)", hi, et, words[best],
-                 without[best], eff + gain[best]);
+                 "at %d GPUs efficiency falls to %s: %s (without %s, %.3f)%s", hi, et, words[best],
+                 without[best], eff + gain[best], untested);
     return 0;
 }
 

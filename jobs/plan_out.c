@@ -135,7 +135,7 @@ static int plan_fill_keys(FILE *f, void *arg, stall_err *err)
         fprintf(f, "max_request_nodes = %s\n", stall_repr(a, r->max_request_nodes));
     /* The searches that stopped short of a run past those bounds, as the
      * terminal says them (plan.csv: binding cost). */
-    if (strcmp(r->gpus.binding, "cost") == 0)
+    if (strcmp(r->gpus.binding, "cost") == 0 || r->storage_untried)
         plan_comment(f, "max_efficient_gpus", r->limit);
     if (r->curve_note[0])
         plan_comment(f, "scaling", r->curve_note);

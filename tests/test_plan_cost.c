@@ -195,3 +195,31 @@ Test(plan_cost, max_request_nodes_is_refused_where_it_has_no_effect)
             NULL,
         "%s", out);
 }
+
+/* Without a bandwidth a request is its latency alone (no fair store): the
+ * curve is not cut by max_request_nodes. Where efficiency falls, the run
+ * without the store's cost would take the fair store (bandwidths far above
+ * the demand): past the bound it is not made, and the limit says so. */
+Test(plan_cost, latency_alone_is_not_cut_and_an_untried_storage_is_said)
+{
+    static char out[65536];
+    const char *ini = pc_ini("");
+    cr_assert_eq(pc_plan(ini, "--set plan.max_request_nodes=5000", out, sizeof out), 0, "%s", out);
+    cr_expect(strstr(pc_file("plan.csv"), "\nmax_efficient_gpus,64,max_gpus,") != NULL, "%s",
+              pc_file("plan.csv"));
+    cr_expect(strstr(out, "max_request_nodes") == NULL, "%s", out);
+    cr_assert_eq(pc_plan(ini,
+                         "--set plan.max_request_nodes=100 --set compute.dist=lognormal --set "
+                         "compute.sigma=1 --set fetch.dist=lognormal --set fetch.sigma=1",
+                         out, sizeof out),
+                 0, "%s", out);
+    cr_expect(strstr(out, "at 2 GPUs efficiency falls to 0.765: stragglers at the barrier") != NULL,
+              "%s", out);
+    cr_expect(strstr(out,
+                     "; the storage is not tried (its run without the store's cost, which "
+                     "takes the fair store: a run of 2 GPUs would simulate 160 requests on "
+                     "2 nodes, 320 requests x nodes, above [plan] max_request_nodes = 100") != NULL,
+              "%s", out);
+    cr_expect(strstr(pc_file("effective.ini"), "the storage is not tried") != NULL, "%s",
+              pc_file("effective.ini"));
+}

@@ -160,6 +160,10 @@ typedef struct stall_plan_result {
      * effective.ini ("": it ran to max_gpus, or stopped at its answer,
      * binding cost) */
     char curve_note[640];
+    /* The limit's run without the store's cost (a store of bandwidths far
+     * above the demand, the fair store) would pass the bound: not made, and
+     * the limit says so */
+    bool storage_untried;
     char sentence[1024]; /* which resource binds */
 } stall_plan_result;
 
