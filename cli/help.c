@@ -210,6 +210,8 @@ void cli_usage(FILE *f)
         "      max_gpus (1024), target_throughput and target_epoch_s (the fewest GPUs for\n"
         "      them, with GPU-hours per epoch), ckpt_stall_budget (the shortest checkpoint\n"
         "      interval within it), max_requests (2e7: the storage-tier requests one run of\n"
-        "      the curve may simulate); plan.csv, scaling.csv, effective.ini\n",
+        "      the curve may simulate), max_request_nodes (1e9: those requests x nodes, with\n"
+        "      the fair store; the GPU-count searches stop short of a run past either and say\n"
+        "      so); plan.csv, scaling.csv, effective.ini\n",
         f);
 }

@@ -38,6 +38,8 @@ static void plan_eff(void *observer, const stall_model_params *p)
     c->eff_startup_s = p->workers > 0 ? stall_ns_to_s(p->startup) : 0;
     c->eff_workers = p->workers;
     c->eff_batches = p->batches;
+    c->eff_ranks = p->ranks;
+    c->eff_gpn = p->gpus_per_node;
     double nreq = floor(p->storage.requests + 0.5);
     c->eff_tier_requests =
         p->tiers ? (double)p->batches * p->epochs * (nreq < 1 ? 1 : fmin(nreq, 1e6)) : 0;
@@ -96,6 +98,7 @@ static int plan_keys(const stall_config *cfg, stall_plan_result *r, const char *
     r->max_workers = 64;
     r->max_gpus = 1024;
     r->max_requests = STALL_PLAN_TIER_REQUESTS;
+    r->max_request_nodes = STALL_PLAN_TIER_REQUEST_NODES;
     for (int i = 0; i < cfg->nextra; i++) {
         const struct stall_config_extra *x = &cfg->extra[i];
         char where[STALL_PATH_MAX + 96];
@@ -134,27 +137,44 @@ static int plan_keys(const stall_config *cfg, stall_plan_result *r, const char *
             r->ckpt_budget = v;
         else if (strcmp(x->key, "max_requests") == 0 && num && v >= 1 && v <= 1e12) {
             r->max_requests = v;
+            r->max_requests_given = true;
             if (!stall_config_tiers(cfg))
                 return stall_err_set(err, STALL_ECONFIG,
                                      "%s: has no effect without the storage tiers (it bounds the "
                                      "requests a run of the scaling curve simulates)",
                                      where);
+        } else if (strcmp(x->key, "max_request_nodes") == 0 && num && v >= 1 && v <= 1e15) {
+            r->max_request_nodes = v;
+            r->max_request_nodes_given = true;
+            if (!stall_config_tiers(cfg))
+                return stall_err_set(err, STALL_ECONFIG,
+                                     "%s: has no effect without the storage tiers (it bounds the "
+                                     "requests x nodes a run of the scaling curve simulates)",
+                                     where);
+            /* a FIFO store queues each request once, whatever the nodes */
+            if (cfg->queue == 1)
+                return stall_err_set(err, STALL_ECONFIG,
+                                     "%s: has no effect with [storage] queue = fifo (a FIFO "
+                                     "store's request costs the same at any node count; "
+                                     "max_requests bounds them)",
+                                     where);
         } else if (strcmp(x->key, "stall_target") == 0 || strcmp(x->key, "efficiency") == 0 ||
                    strcmp(x->key, "max_workers") == 0 || strcmp(x->key, "max_gpus") == 0 ||
                    strcmp(x->key, "target_throughput") == 0 ||
                    strcmp(x->key, "target_epoch_s") == 0 ||
-                   strcmp(x->key, "ckpt_stall_budget") == 0 || strcmp(x->key, "max_requests") == 0)
+                   strcmp(x->key, "ckpt_stall_budget") == 0 ||
+                   strcmp(x->key, "max_requests") == 0 || strcmp(x->key, "max_request_nodes") == 0)
             return stall_err_set(err, STALL_ECONFIG,
                                  "%s: bad value '%s' (stall_target in [0, 1], efficiency in (0, "
                                  "1], max_workers 1..1024, max_gpus 1..65536, "
                                  "target_throughput and target_epoch_s > 0, ckpt_stall_budget in "
-                                 "(0, 1), max_requests 1..1e12)",
+                                 "(0, 1), max_requests 1..1e12, max_request_nodes 1..1e15)",
                                  where, x->value);
         else
             return stall_err_set(err, STALL_ECONFIG,
                                  "%s: unknown key (expected stall_target, efficiency, max_workers, "
                                  "max_gpus, target_throughput, target_epoch_s, "
-                                 "ckpt_stall_budget or max_requests)",
+                                 "ckpt_stall_budget, max_requests or max_request_nodes)",
                                  where);
     }
     return 0;
@@ -176,6 +196,21 @@ static int plan_workers(plan_ctx *c, stall_plan_result *r, stall_err *err)
         rc = plan_sim(c, cfg, &p, err);
         if (rc)
             break;
+        /* Every question but the GPU counts' asks at the configuration's
+         * GPUs, tens of runs: one past the bounds on the storage tiers'
+         * simulation refuses the plan (the GPU-count searches stop short
+         * of such runs, and say so). */
+        plan_cost e;
+        char t[640];
+        plan_cost_at(c, cfg, r, c->eff_ranks, c->eff_gpn, false, &e);
+        if (w == 1 && e.over) {
+            rc = stall_err_set(err, STALL_ECONFIG,
+                               "plan: %s; plan makes tens of runs at the configuration's GPUs "
+                               "(the workers, bandwidth, cores and tier questions), so it stops "
+                               "here",
+                               plan_cost_text(r, &e, t, sizeof t));
+            break;
+        }
         if (best_w == 0 || p.stall < best.stall) {
             best = p;
             best_w = w;

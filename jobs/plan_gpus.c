@@ -13,6 +13,50 @@
 #include "plan_int.h"
 #include "stall/plan.h"
 
+/* ---- the storage tiers' simulation cost ---- */
+
+void plan_cost_at(const plan_ctx *c, const stall_config *cfg, const stall_plan_result *r, int g,
+                  int gpn, bool strong, plan_cost *e)
+{
+    memset(e, 0, sizeof *e);
+    e->gpus = g;
+    int per = g < gpn ? g : gpn;
+    if (per < 1)
+        per = 1;
+    e->nodes = (g + per - 1) / per;
+    if (!c->have_eff || !(c->eff_tier_requests > 0))
+        return;
+    /* weak scaling keeps the requests per rank; strong splits the last
+     * run's among the g */
+    e->requests = c->eff_tier_requests * (strong ? c->eff_ranks : g);
+    /* the fair store (models/fluid.c), where a bandwidth makes one,
+     * passes each request over every node; a FIFO one queues it once, and
+     * without a bandwidth a request is its latency alone */
+    bool fluid = cfg->queue != 1 && (cfg->bandwidth_mb_s > 0 || cfg->global_mb_s > 0);
+    e->work = fluid ? e->requests * e->nodes : 0;
+    e->over = e->requests > r->max_requests ? 1 : e->work > r->max_request_nodes ? 2 : 0;
+}
+
+const char *plan_cost_text(const stall_plan_result *r, const plan_cost *e, char *b, size_t n)
+{
+    if (e->over == 1)
+        snprintf(b, n,
+                 "a run of %d GPU%s would simulate %.3g requests, above [plan] max_requests = "
+                 "%.3g per run (fewer, larger requests: [storage] requests_per_batch; a higher "
+                 "max_requests, about 1 us each)",
+                 e->gpus, e->gpus == 1 ? "" : "s", e->requests, r->max_requests);
+    else
+        snprintf(b, n,
+                 "a run of %d GPU%s would simulate %.3g requests on %d node%s, %.3g requests x "
+                 "nodes, above [plan] max_request_nodes = %.3g per run (the fair store passes "
+                 "every request over every node, about 3-5 ns each: fewer nodes, [cluster] "
+                 "gpus_per_node; fewer, larger requests, [storage] requests_per_batch; a lower "
+                 "[plan] max_gpus; or a higher max_request_nodes)",
+                 e->gpus, e->gpus == 1 ? "" : "s", e->requests, e->nodes, e->nodes == 1 ? "" : "s",
+                 e->work, r->max_request_nodes);
+    return b;
+}
+
 /* ---- 2. scaling ---- */
 
 int plan_curve_point(plan_ctx *c, const stall_config *chosen, int gpn, int g, plan_probe *p,
@@ -93,6 +137,7 @@ int plan_scaling(plan_ctx *c, const stall_config *chosen, int gpn, stall_plan_re
 {
     c->sims = &r->gpus.sims;
     plan_probe p, p1 = {0};
+    plan_cost cut = {0};
     int rc = 0, last_ok = 0, first_bad = 0;
     for (int g = 1; rc == 0 && r->n < STALL_PLAN_CURVE_MAX;) {
         rc = plan_curve_point(c, chosen, gpn, g, &p, err);
@@ -114,13 +159,23 @@ int plan_scaling(plan_ctx *c, const stall_config *chosen, int gpn, stall_plan_re
         if (g == r->max_gpus)
             break;
         int next = g * 2 > r->max_gpus ? r->max_gpus : g * 2;
-        /* The storage tiers simulate every request of every batch: a run
-         * of `next` GPUs past the limit would take minutes (about 1 us a
-         * request); the curve stops, and says so. */
-        double cost = c->have_eff ? c->eff_tier_requests * next : 0;
-        if (first_bad == 0 && cost > r->max_requests) {
+        /* The storage tiers simulate every request of every batch (about
+         * 1 us each), and the fair store passes each over every node: a
+         * run of `next` GPUs past either bound would take minutes; the
+         * curve stops, and says so (past its answer too). */
+        plan_cost e;
+        plan_cost_at(c, chosen, r, next, gpn, false, &e);
+        if (e.over && first_bad == 0) {
             r->cut_gpus = g;
-            r->cut_requests = cost;
+            r->cut_requests = e.requests;
+            cut = e;
+            break;
+        }
+        if (e.over) {
+            char t[512];
+            snprintf(r->curve_note, sizeof r->curve_note,
+                     "the curve stops at %d GPUs, past its answer: %s", g,
+                     plan_cost_text(r, &e, t, sizeof t));
             break;
         }
         g = next;
@@ -147,16 +202,12 @@ int plan_scaling(plan_ctx *c, const stall_config *chosen, int gpn, stall_plan_re
         plan_curve_insert(r, hi, &phi, &p1);
     r->gpus.value = lo;
     if (hi == 0 && r->cut_gpus > 0) {
+        char t[512];
         snprintf(r->gpus.binding, sizeof r->gpus.binding, "cost");
         snprintf(r->limit, sizeof r->limit,
                  "efficiency stays >= %g up to %d GPUs, where the search stops: with the storage "
-                 "tiers every request is simulated, and a run of %d GPUs would simulate %.3g "
-                 "requests, above [plan] max_requests = %.3g per run (fewer, larger requests: "
-                 "[storage] requests_per_batch; a higher max_requests, about 1 us each): the "
-                 "answer is at least %d",
-                 r->efficiency, r->cut_gpus,
-                 2 * r->cut_gpus > r->max_gpus ? r->max_gpus : 2 * r->cut_gpus, r->cut_requests,
-                 r->max_requests, r->cut_gpus);
+                 "tiers every request is simulated, and %s: the answer is at least %d",
+                 r->efficiency, r->cut_gpus, plan_cost_text(r, &cut, t, sizeof t), r->cut_gpus);
         return 0;
     }
     if (hi == 0) {
@@ -183,6 +234,7 @@ int plan_scaling(plan_ctx *c, const stall_config *chosen, int gpn, stall_plan_re
                                  : "checkpoint writes sharing each node's write bandwidth"};
     const char *without[PLAN_LIMITERS] = {"it", "it", "it", "checkpoints"};
     double gain[PLAN_LIMITERS] = {0, 0, 0, 0};
+    char untested[640] = "";
     for (int k = 0; k < PLAN_LIMITERS && rc == 0; k++) {
         stall_config *cf = stall_xmalloc(sizeof *cf);
         *cf = *chosen;
@@ -192,9 +244,22 @@ int plan_scaling(plan_ctx *c, const stall_config *chosen, int gpn, stall_plan_re
                    : k == 2 ? (cf->allreduce_s > 0 || cf->bucket_mb > 0 || cf->latency_us > 0)
                             : plan_ckpt_on(c, cf);
         if (has) {
-            if (k == 0 && tiers) /* a store that costs nothing (0 would be refused) */
+            if (k == 0 && tiers) { /* a store that costs nothing (0 would be refused) */
                 plan_tiers_free(cf);
-            else if (k == 0)
+                /* its bandwidths make the fair store, whose cost the
+                 * configuration's latency alone did not have */
+                plan_cost e;
+                plan_cost_at(c, cf, r, hi, gpn, false, &e);
+                if (e.over) {
+                    char t[512];
+                    snprintf(untested, sizeof untested,
+                             "; the storage is not tried (its run without the store's cost, "
+                             "which takes the fair store: %s)",
+                             plan_cost_text(r, &e, t, sizeof t));
+                    has = false;
+                    r->storage_untried = true;
+                }
+            } else if (k == 0)
                 cf->bandwidth_mb_s = 0;
             else if (k == 1)
                 cf->cores = 0;
@@ -204,10 +269,11 @@ int plan_scaling(plan_ctx *c, const stall_config *chosen, int gpn, stall_plan_re
                 plan_ckpt_none(c, cf);
             /* Efficiency against the same counterfactual on 1 GPU. */
             plan_probe q1;
-            rc = plan_curve_point(c, cf, gpn, 1, &q1, err);
-            if (rc == 0)
+            if (has)
+                rc = plan_curve_point(c, cf, gpn, 1, &q1, err);
+            if (rc == 0 && has)
                 rc = plan_curve_point(c, cf, gpn, hi, &p, err);
-            if (rc == 0)
+            if (rc == 0 && has)
                 gain[k] = p.thr / q1.thr / hi - eff;
         }
         free(cf);
@@ -225,12 +291,12 @@ int plan_scaling(plan_ctx *c, const stall_config *chosen, int gpn, stall_plan_re
         snprintf(r->limit, sizeof r->limit,
                  "at %d GPUs efficiency falls to %s: stragglers at the barrier (every "
                  "iteration waits for the slowest of more ranks; no shared resource and no "
-                 "checkpoint gives back 1%%)",
-                 hi, et);
+                 "checkpoint gives back 1%%)%s",
+                 hi, et, untested);
     else
         snprintf(r->limit, sizeof r->limit,
-                 "at %d GPUs efficiency falls to %s: %s (without %s, %.3f)", hi, et, words[best],
-                 without[best], eff + gain[best]);
+                 "at %d GPUs efficiency falls to %s: %s (without %s, %.3f)%s", hi, et, words[best],
+                 without[best], eff + gain[best], untested);
     return 0;
 }
 
@@ -291,8 +357,9 @@ int plan_target(plan_ctx *c, const stall_config *chosen, int gpn, bool strong, s
 {
     c->sims = &a->sims;
     plan_probe p = {0}, best = {0};
+    plan_cost cut = {0};
     int rc = 0, lo = 0, hi = 0;
-    for (int g = 1;; g = g * 2 > r->max_gpus ? r->max_gpus : g * 2) {
+    for (int g = 1;;) {
         rc = plan_target_point(c, chosen, gpn, g, strong, &p, err);
         if (rc)
             return rc;
@@ -304,6 +371,30 @@ int plan_target(plan_ctx *c, const stall_config *chosen, int gpn, bool strong, s
         lo = g;
         if (g == r->max_gpus)
             break;
+        int next = g * 2 > r->max_gpus ? r->max_gpus : g * 2;
+        /* past the bounds on the storage tiers' simulation, as the curve */
+        plan_cost_at(c, chosen, r, next, gpn, strong, &cut);
+        if (cut.over)
+            break;
+        g = next;
+    }
+    if (hi == 0 && cut.over) {
+        a->value = NAN;
+        a->gpu_h = NAN;
+        snprintf(a->binding, sizeof a->binding, "cost");
+        char t[512], got[160];
+        double thr = isnan(p.samples_s) ? p.thr : p.samples_s;
+        if (strong)
+            snprintf(got, sizeof got, "an epoch takes %.6g s, above the %g s asked", p.epoch_s,
+                     r->target_epoch_s);
+        else
+            snprintf(got, sizeof got, "throughput is %.6g %s, below the %g asked", thr,
+                     isnan(p.samples_s) ? "batches/s" : "samples/s", r->target_throughput);
+        snprintf(why, nwhy,
+                 "not reached up to %d GPUs, where the search stops (there %s, stall share "
+                 "%.3f): with the storage tiers every request is simulated, and %s",
+                 lo, got, p.stall, plan_cost_text(r, &cut, t, sizeof t));
+        return 0;
     }
     if (hi == 0) {
         a->value = NAN;

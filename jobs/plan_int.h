@@ -26,8 +26,9 @@ typedef struct plan_ctx {
      * requests per batch; 0 without the tiers): the cost of a run grows
      * with this times the GPUs */
     double eff_tier_requests;
-    double base_amount; /* samples (else batches) in one epoch of the planned configuration:
-                           the unit of an answer's epoch data */
+    int eff_ranks, eff_gpn; /* the last run's GPUs and GPUs per node */
+    double base_amount;     /* samples (else batches) in one epoch of the planned configuration:
+                               the unit of an answer's epoch data */
     /* What the trace records (false without one): checkpoints (tidy
      * ckpt_* columns, written where no interval is given) and CPU time
      * (tidy cpu_* columns, which give the fetches' CPU share). */
@@ -67,6 +68,19 @@ void plan_set_int(stall_config *cfg, const char *section, const char *key, long 
 const char *plan_miss_text(char *b, size_t n, double v, double target);
 
 /* The GPU-count questions (plan_gpus.c). */
+/* What a run of g GPUs (nodes of gpn; strong: the dataset split over
+ * them, else weak scaling) would simulate with the storage tiers, from the
+ * last run's requests, and which bound it passes: over 0 none, 1 [plan]
+ * max_requests, 2 max_request_nodes. */
+typedef struct plan_cost {
+    int gpus, nodes, over;
+    double requests, work; /* work: requests x nodes with the fair store, else 0 */
+} plan_cost;
+void plan_cost_at(const plan_ctx *c, const stall_config *cfg, const stall_plan_result *r, int g,
+                  int gpn, bool strong, plan_cost *e);
+/* That run and the bound it passes, in words: "a run of g GPUs would
+ * simulate ..., above [plan] ... (the keys that lower it)". */
+const char *plan_cost_text(const stall_plan_result *r, const plan_cost *e, char *b, size_t n);
 /* One run of the chosen configuration at g GPUs, nodes of gpn, weak scaling. */
 int plan_curve_point(plan_ctx *c, const stall_config *chosen, int gpn, int g, plan_probe *p,
                      stall_err *err);

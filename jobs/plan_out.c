@@ -92,6 +92,27 @@ static int plan_fill_scaling(FILE *f, void *arg, stall_err *err)
     return 0;
 }
 
+/* A sentence as comment lines of at most about 100 characters (the INI
+ * reader takes lines of 198), each "; " and the first "; what: ". */
+static void plan_comment(FILE *f, const char *what, const char *text)
+{
+    int col = fprintf(f, "; %s:", what);
+    for (const char *w = text; *w;) {
+        while (*w == ' ')
+            w++;
+        int len = (int)strcspn(w, " ");
+        if (len == 0)
+            break;
+        if (col + 1 + len > 100) {
+            fputs("\n;", f);
+            col = 1;
+        }
+        col += fprintf(f, " %.*s", len, w);
+        w += len;
+    }
+    fputc('\n', f);
+}
+
 /* effective.ini's [plan] section: every key, resolved, so that the file
  * plans again as is. */
 static int plan_fill_keys(FILE *f, void *arg, stall_err *err)
@@ -108,6 +129,20 @@ static int plan_fill_keys(FILE *f, void *arg, stall_err *err)
         fprintf(f, "target_epoch_s = %s\n", stall_repr(a, r->target_epoch_s));
     if (r->ckpt_budget > 0)
         fprintf(f, "ckpt_stall_budget = %s\n", stall_repr(a, r->ckpt_budget));
+    if (r->max_requests_given)
+        fprintf(f, "max_requests = %s\n", stall_repr(a, r->max_requests));
+    if (r->max_request_nodes_given)
+        fprintf(f, "max_request_nodes = %s\n", stall_repr(a, r->max_request_nodes));
+    /* The searches that stopped short of a run past those bounds, as the
+     * terminal says them (plan.csv: binding cost). */
+    if (strcmp(r->gpus.binding, "cost") == 0 || r->storage_untried)
+        plan_comment(f, "max_efficient_gpus", r->limit);
+    if (r->curve_note[0])
+        plan_comment(f, "scaling", r->curve_note);
+    if (strcmp(r->throughput_gpus.binding, "cost") == 0)
+        plan_comment(f, "gpus_for_throughput", r->throughput_why);
+    if (strcmp(r->epoch_gpus.binding, "cost") == 0)
+        plan_comment(f, "gpus_for_epoch_s", r->epoch_why);
     return 0;
 }
 
@@ -226,6 +261,8 @@ int stall_plan_run(const stall_config *cfg_in, const stall_plan_opts *opts, stal
                 r->resampled ? "trace resampled with bootstrap beyond its ranks"
                              : "per-GPU batches fixed",
                 r->limit);
+        if (r->curve_note[0])
+            fprintf(f, "scaling: %s\n", r->curve_note);
         /* in the unit of the figure and of the throughput target: samples/s
          * when the samples per batch are known, else batches/s */
         bool samples = r->n > 0 && !isnan(r->curve_samples_s[0]);

@@ -69,6 +69,11 @@ extern "C" {
 /* The most storage-tier requests one run of the scaling curve may simulate
  * (about 1 us each): past it the curve stops, binding "cost". */
 #define STALL_PLAN_TIER_REQUESTS 2e7
+/* The most requests x nodes one run of the scaling curve or of a GPU target
+ * may simulate with the fair store (each request passes over every node's
+ * share of it, about 3-5 ns a pass on the 2-core development VM): past it the
+ * search stops, as past STALL_PLAN_TIER_REQUESTS. */
+#define STALL_PLAN_TIER_REQUEST_NODES 1e9
 
 typedef struct stall_plan_answer {
     double value;     /* NAN: not answered (e.g. bandwidth without batch_mb) */
@@ -78,7 +83,9 @@ typedef struct stall_plan_answer {
                          scaling), so that gpu_h / data compares answers; NAN with gpu_h */
     char binding[24]; /* one word: met, not_met, storage, cores, allreduce, checkpoint,
                          stragglers, none, not_modelled; max_gpus: not reached up to
-                         the search's bound, the answer is at least it */
+                         the search's bound, the answer is at least it; cost: the search
+                         stopped where its next run would pass [plan] max_requests or
+                         max_request_nodes */
     int sims;         /* simulations the answer took */
     /* The run behind gpu_h (where gpu_h is not NAN): its GPU count (for
      * the workers' answer the configuration's, else the answer) and its
@@ -92,6 +99,8 @@ typedef struct stall_plan_result {
     double stall_target, efficiency;
     int max_workers, max_gpus;
     double max_requests; /* [plan] max_requests: storage-tier requests a curve run may simulate */
+    double max_request_nodes; /* [plan] max_request_nodes: those requests x the run's nodes */
+    bool max_requests_given, max_request_nodes_given; /* written to effective.ini */
     stall_plan_answer workers, gpus, bandwidth, cores;
     /* [plan] target_throughput, target_epoch_s (0: not asked) and their
      * answers: the fewest GPUs that reach them (binding met, or max_gpus
@@ -112,7 +121,7 @@ typedef struct stall_plan_result {
      * run simulated, in sentences ("": every row met). */
     double tier_best_stall[3];
     char tiers_why[1536];
-    char throughput_why[512], epoch_why[512];
+    char throughput_why[1024], epoch_why[1024];
     /* [plan] ckpt_stall_budget (0: not asked): the shortest checkpoint
      * interval in iterations whose checkpoint stall share stays within it
      * (binding met, or not_met with one checkpoint per run), jobs/plan_ckpt.c.
@@ -143,10 +152,19 @@ typedef struct stall_plan_result {
                                  batch, and the key that gives it ("": modelled) */
     char reads_note[512];     /* the trace's cold reads counted twice by the storage tiers
                                  (docs/model.md 2.3; "": not so) */
-    char limit[640];          /* what limits the scaling */
+    char limit[1024];         /* what limits the scaling */
     int cut_gpus;             /* > 0: the curve stopped after this count, its next run too costly */
     double cut_requests;      /* the requests that run would have simulated */
-    char sentence[1024];      /* which resource binds */
+    /* The curve stopped past its answer, short of a run past max_requests
+     * or max_request_nodes: where and why, for the terminal and
+     * effective.ini ("": it ran to max_gpus, or stopped at its answer,
+     * binding cost) */
+    char curve_note[640];
+    /* The limit's run without the store's cost (a store of bandwidths far
+     * above the demand, the fair store) would pass the bound: not made, and
+     * the limit says so */
+    bool storage_untried;
+    char sentence[1024]; /* which resource binds */
 } stall_plan_result;
 
 /* Answers the questions for cfg (its [plan] lines are read, the rest must
