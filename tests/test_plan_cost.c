@@ -33,12 +33,12 @@ static void teardown(void)
 }
 TestSuite(plan_cost, .init = setup, .fini = teardown, .timeout = 120);
 
-static const char *const pc_ini_text =
-    "[scenario]\nname = cost\nmode = model\n[trace]\nformat = none\n"
-    "[fetch]\ndist = constant\nmean_s = 0.02\n[compute]\ndist = constant\nmean_s = 0.01\n"
-    "[cluster]\ngpus = 1\ngpus_per_node = 1\n[run]\nbatches = 20\nepochs = 1\n"
-    "[storage]\nbatch_mb = 2\nlatency_ms = 1\nrequests_per_batch = 4\n%s"
-    "[plan]\nmax_workers = 4\nmax_gpus = 64\n";
+#define PC_INI_TEXT                                                                                \
+    "[scenario]\nname = cost\nmode = model\n[trace]\nformat = none\n"                              \
+    "[fetch]\ndist = constant\nmean_s = 0.02\n[compute]\ndist = constant\nmean_s = 0.01\n"         \
+    "[cluster]\ngpus = 1\ngpus_per_node = 1\n[run]\nbatches = 20\nepochs = 1\n"                    \
+    "[storage]\nbatch_mb = 2\nlatency_ms = 1\nrequests_per_batch = 4\n%s"                          \
+    "[plan]\nmax_workers = 4\nmax_gpus = 64\n"
 
 /* Writes the INI (store: its [storage] bandwidth lines) and returns its path. */
 static const char *pc_ini(const char *store)
@@ -47,7 +47,7 @@ static const char *pc_ini(const char *store)
     snprintf(path, sizeof path, "%s/cost.ini", dir);
     FILE *f = fopen(path, "w");
     cr_assert_not_null(f);
-    fprintf(f, pc_ini_text, store);
+    fprintf(f, PC_INI_TEXT, store);
     fclose(f);
     return path;
 }
