@@ -338,6 +338,17 @@ static int plan_bandwidth(plan_ctx *c, const stall_config *chosen, stall_plan_re
                        "does) and the INI sets no [storage] batch_mb");
         return 0;
     }
+    /* A FIFO store has one bandwidth (models/storage.c): with one queue
+     * for every node (global_mb_s) there is no node's bandwidth to search,
+     * and each probe of one would be refused beside it. */
+    if (chosen->queue == 1 && chosen->global_mb_s > 0) {
+        snprintf(r->bandwidth.binding, sizeof r->bandwidth.binding, "not_modelled");
+        snprintf(r->bandwidth_note, sizeof r->bandwidth_note,
+                 "storage_bandwidth_mb_s is not_modelled: [storage] queue = fifo with "
+                 "global_mb_s is one queue for every node, which has no bandwidth per node (a "
+                 "FIFO store has one bandwidth); the tiers' answer names the least global_mb_s");
+        return 0;
+    }
     stall_config *cfg = stall_xmalloc(sizeof *cfg);
     *cfg = *chosen;
     cfg->bandwidth_mb_s = 0;

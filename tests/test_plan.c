@@ -771,6 +771,17 @@ Test(plan, a_trace_bytes_column_and_a_fifo_store_are_planned)
     cr_assert(isfinite(r.cores.value) && r.cores.value < 64, "%g (%s)", r.cores.value,
               r.cores.binding);
     free(st);
+    /* A FIFO store of one queue (global_mb_s): the bandwidth question
+     * probed a node's bandwidth beside it, which a FIFO store refuses, and
+     * the whole plan failed ("a FIFO store has one bandwidth"). */
+    cfg = pl_trace_config((const char *const[]){
+        "trace.format=tidy", "trace.path=traces/w2/trace.csv", "storage.queue=fifo",
+        "storage.global_mb_s=100", "plan:max_gpus=2", "plan:max_workers=4", NULL});
+    cr_assert_eq(stall_plan_compute(cfg, &r, &e), 0, "%s", e.msg);
+    cr_assert_str_eq(r.bandwidth.binding, "not_modelled");
+    cr_assert(strstr(r.bandwidth_note, "one queue for every node"), "%s", r.bandwidth_note);
+    cr_assert(r.tiers);
+    free(cfg);
 }
 
 /* A new user's report: `stallsim plan configs/w2.ini` said "at 71 GPUs
