@@ -672,7 +672,7 @@ int stall_plot_plan(plot_ctx *c, stall_err *err)
     fprintf(c->gp,
             "threshold = %.9g\n"
             "set multiplot layout 1,2 title \"Weak scaling%s\"\n"
-            "set logscale x 2\nset xlabel \"GPUs\"\nset key bottom right\n"
+            "set logscale x 2\nset xlabel \"GPUs\"\nset key bottom right opaque\n"
             "set xrange [%.9g:%.9g]\n",
             100 * thr, c->src, gmin / 1.25, gmax * 1.25);
     if (!isnan(chosen))

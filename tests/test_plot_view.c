@@ -499,3 +499,22 @@ Test(plotview, a_cut_set_tag_is_named_by_its_whole_keys)
     cr_expect_null(strstr(gp, "fetch.resamp+"), "%.400s", strstr(gp, "title"));
     free(gp);
 }
+
+/* plan's scaling figure: the dotted line at the chosen GPU count (64, the
+ * search's bound, on `make figures`' plan) ran through the key's samples
+ * at the bottom right; the key is drawn opaque, over it. */
+Test(plotview, the_plan_key_is_drawn_over_the_chosen_count_line)
+{
+    char *r = sub("plan");
+    cr_assert_eq(sh("%s plan configs/w2.ini --set plan.max_gpus=8 --set plan.max_workers=4 --plots "
+                    "-o %s -q",
+                    BIN, r),
+                 0);
+    char *gp = gp_of(r, "scaling");
+    const char *arrow = strstr(gp, "set arrow 1 from chosen");
+    cr_assert_not_null(arrow, "no chosen-count line:\n%s", gp);
+    const char *key = strstr(gp, "set key bottom right");
+    cr_assert_not_null(key, "%s", gp);
+    cr_expect_eq(strncmp(key, "set key bottom right opaque\n", 28), 0, "%.40s", key);
+    free(gp);
+}
