@@ -661,6 +661,53 @@ Test(cli, sweep_second_ctrl_c_keeps_the_points_that_had_finished, .timeout = 900
     remove(outf);
 }
 
+/* run --analyze --timeline FILE over an older result folder and timeline:
+ * interrupted at the moment its timeline file changes, the timeline and the
+ * folder are both the new run's or both the old. The timeline was renamed
+ * into place before the analysis and the folder's commit, so a Ctrl-C
+ * during the analysis left the new timeline beside the old folder. */
+Test(cli, an_interrupted_timeline_run_moves_the_timeline_with_its_folder, .timeout = 900)
+{
+    char p[700], out[700], tl[700], errf[700], cmd[2400], line[512];
+    snprintf(p, sizeof p, "%s/tlk.ini", cdir);
+    FILE *f = fopen(p, "w");
+    cr_assert_not_null(f);
+    fputs("[scenario]\nname = tlk\nmode = model\n[trace]\nformat = none\n[loader]\nworkers = 4\n"
+          "[cluster]\ngpus = 16\n[fetch]\nmean_s = 0.1\ndist = lognormal\nsigma = 0.3\n"
+          "[compute]\nmean_s = 0.05\n[run]\nbatches = 20000\n",
+          f);
+    fclose(f);
+    snprintf(out, sizeof out, "%s/tlk", cdir);
+    snprintf(tl, sizeof tl, "%s/tlk.json", cdir);
+    snprintf(errf, sizeof errf, "%s/tlk_stderr.txt", cdir);
+    snprintf(cmd, sizeof cmd, "%s run %s -o %s -q --analyze --timeline %s --set run.batches=20",
+             BIN, p, out, tl);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    struct stat t0, d0, t1, d1;
+    cr_assert_eq(stat(tl, &t0), 0);
+    cr_assert_eq(stat(out, &d0), 0);
+    pid_t pid = spawn_bin(errf, (const char *const[]){BIN, "run", p, "-o", out, "-q", "--analyze",
+                                                      "--timeline", tl, NULL});
+    int st = 0;
+    bool exited = false, changed = false;
+    for (double end = now_s() + 300; now_s() < end && !changed && !exited; sleep_us(1000)) {
+        changed = stat(tl, &t1) == 0 && t1.st_ino != t0.st_ino;
+        exited = !changed && waitpid(pid, &st, WNOHANG) == pid;
+    }
+    if (!exited) {
+        kill(pid, SIGINT);
+        waitpid(pid, &st, 0);
+    }
+    cr_assert(changed, "the run ended (status %d) before its timeline changed", st);
+    cr_assert_eq(stat(tl, &t1), 0, "the timeline is gone");
+    cr_assert_eq(stat(out, &d1), 0, "the result folder is gone");
+    bool new_tl = t1.st_ino != t0.st_ino, new_dir = d1.st_ino != d0.st_ino;
+    cr_expect_eq(new_tl, new_dir, "the timeline is %s but the result folder %s",
+                 new_tl ? "the new run's" : "the old", new_dir ? "the new run's" : "the old");
+    cr_expect_eq(count_named(cdir, ".tmp."), 0, "temporary files left in %s", cdir);
+    remove(errf);
+}
+
 Test(cli, a_run_replaces_an_old_result_folder_whole_and_refuses_a_foreign_one)
 {
     char out[700], cmd[2400], line[512], stray[800];
