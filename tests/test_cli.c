@@ -375,7 +375,8 @@ static const char *first_non_leak_record(const char *text)
 /* Interrupts `stallsim run` of a large model once its work folder holds at
  * least `entries` entries (0: the folder exists, the simulation is under
  * way; 2: a combination folder with a file being written in it), and checks
- * that the run dies of the signal leaving nothing behind. No fixed delay: it
+ * that the run dies of the signal leaving nothing behind, saying so in one
+ * line. No fixed delay: it
  * polls for the sign with a deadline long enough for a run under valgrind
  * (tools/valgrind-cli.sh), where the sign comes tens of times later. */
 static void interrupt_run(const char *ini_path, int sig, int entries)
@@ -430,6 +431,14 @@ static void interrupt_run(const char *ini_path, int sig, int entries)
     text[got] = '\0';
     fclose(f);
     remove(errf);
+    /* The handler's one line, said after the clean-up. */
+    char said[96];
+    snprintf(said, sizeof said, "stallsim: interrupted (%s); temporary files removed\n",
+             sig == SIGINT ? "SIGINT" : "SIGTERM");
+    char *line = strstr(text, said);
+    cr_expect(line != NULL, "no line '%s' on stderr:\n%s", said, text);
+    if (line)
+        memmove(line, line + strlen(said), strlen(line + strlen(said)) + 1);
     const char *bad = first_non_leak_record(text);
     cr_expect(bad == NULL, "stderr of the interrupted run holds more than leak records:\n%s",
               bad ? bad : "");
@@ -705,6 +714,30 @@ Test(cli, an_interrupted_timeline_run_moves_the_timeline_with_its_folder, .timeo
     cr_expect_eq(new_tl, new_dir, "the timeline is %s but the result folder %s",
                  new_tl ? "the new run's" : "the old", new_dir ? "the new run's" : "the old");
     cr_expect_eq(count_named(cdir, ".tmp."), 0, "temporary files left in %s", cdir);
+    remove(errf);
+}
+
+/* run -o mk1/mk2/R makes mk1 and mk2: interrupted before R is in place, it
+ * removes them again (they were left, empty), and says so in one line. */
+Test(cli, an_interrupted_run_removes_the_folders_it_made_for_its_result, .timeout = 900)
+{
+    const char *p = slow_ini();
+    char top[700], mid[760], out[800], errf[700];
+    snprintf(top, sizeof top, "%s/mk1", cdir);
+    snprintf(mid, sizeof mid, "%s/mk2", top);
+    snprintf(out, sizeof out, "%s/R", mid);
+    snprintf(errf, sizeof errf, "%s/mk_stderr.txt", cdir);
+    pid_t pid = spawn_bin(errf, (const char *const[]){BIN, "run", p, "-o", out, "-q", NULL});
+    bool seen = wait_named(mid, "R.tmp.", pid);
+    kill(pid, SIGINT);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    cr_assert(seen, "no work folder R.tmp.PID appeared in %s", mid);
+    cr_expect(WIFSIGNALED(st) && WTERMSIG(st) == SIGINT, "status %d", st);
+    struct stat sb;
+    cr_expect_neq(stat(top, &sb), 0, "%s, made for the result, was left", top);
+    cr_expect(file_has(errf, "stallsim: interrupted (SIGINT); temporary files removed\n"),
+              "no line on stderr");
     remove(errf);
 }
 
