@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Tests of tools/tier_fit.py, tools/validate_all.py, tools/cpushare_fit.py and
-tools/tidy_to_dsanalyzer.py and stallsim_capture.py merge under Ctrl-C and SIGTERM (and train_example.py's output folder) against the shipped
-captures and the built stallsim (run from the repository root by ctest):
+tools/tidy_to_dsanalyzer.py (and train_example.py's output folder; stallsim_capture.py merge
+and tidy_to_dsanalyzer.py under Ctrl-C and SIGTERM) against the shipped captures and the
+built stallsim (run from the repository root by ctest):
 the fit meets the reference's cold epoch and reproduces a prediction of
 docs/validation.md; bad input is one line on stderr and exit 2."""
 import json
