@@ -741,6 +741,27 @@ Test(cli, an_interrupted_run_removes_the_folders_it_made_for_its_result, .timeou
     remove(errf);
 }
 
+/* --timeline FILE inside the result folder the run replaces: refused
+ * before anything is run, the folder untouched. The file went into the old
+ * folder, deleted with it when the new one took its place (exit 0). */
+Test(cli, a_timeline_inside_the_result_folder_is_refused)
+{
+    char out[700], tl[800], cmd[2400], line[512];
+    snprintf(out, sizeof out, "%s/tin", cdir);
+    snprintf(tl, sizeof tl, "%s/tl.json", out);
+    const char *p = ini("tin", "model", "");
+    snprintf(cmd, sizeof cmd, "%s run %s -o %s -q", BIN, p, out);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    struct stat d0, d1;
+    cr_assert_eq(stat(out, &d0), 0);
+    snprintf(cmd, sizeof cmd, "%s run %s -o %s -q --timeline %s", BIN, p, out, tl);
+    cr_expect_eq(sh(cmd, line, sizeof line), 2, "%s", line);
+    cr_expect(strstr(line, "inside the result folder") != NULL, "%s", line);
+    cr_assert_eq(stat(out, &d1), 0);
+    cr_expect_eq(d0.st_ino, d1.st_ino, "the result folder was replaced");
+    cr_expect_eq(count_named(cdir, ".tmp"), 0, "temporary files left");
+}
+
 Test(cli, a_run_replaces_an_old_result_folder_whole_and_refuses_a_foreign_one)
 {
     char out[700], cmd[2400], line[512], stray[800];
