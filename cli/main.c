@@ -6,6 +6,7 @@
  * Exit status: 0 success, 2 bad input or configuration, 1 internal failure.
  * Every error is one line on stderr that names the file and line (or key).
  */
+#define _DEFAULT_SOURCE /* realpath */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +91,25 @@ static int cli_check_out(const char *opt, const char *path, bool folder, bool jo
         snprintf(msg, sizeof msg, "%s", err->msg);
         stall_err_set(err, rc, "%s %s", opt, msg);
     }
+    return rc;
+}
+
+/* A --timeline file inside the result folder would be in the old folder
+ * when the new one replaces it whole: refused (it was lost). */
+static int cli_timeline_apart(const char *timeline, const char *dir, stall_err *err)
+{
+    char *tdir = stall_path_dir(timeline);
+    char *rt = realpath(tdir, NULL), *rd = realpath(dir, NULL);
+    int rc = 0;
+    size_t n = rd ? strlen(rd) : 0;
+    if (rt && rd && strncmp(rt, rd, n) == 0 && (rt[n] == '\0' || rt[n] == '/' || n == 1))
+        rc = stall_err_set(err, STALL_EIO,
+                           "--timeline %s: inside the result folder %s, which the run replaces "
+                           "whole; choose a file outside it",
+                           timeline, dir);
+    free(rt);
+    free(rd);
+    free(tdir);
     return rc;
 }
 
@@ -195,10 +215,12 @@ static int cli_run(int argc, char **argv, bool validate)
         if (rc == 0) {
             char *dir = validate ? stall_validate_outdir(cfg, &o) : stall_job_outdir(cfg, &o);
             rc = cli_check_out(outdir ? "-o" : "result folder", dir, true, true, cfg, &err);
+            if (rc == 0 && timeline)
+                rc = cli_check_out("--timeline", timeline, false, false, cfg, &err);
+            if (rc == 0 && timeline)
+                rc = cli_timeline_apart(timeline, dir, &err);
             free(dir);
         }
-        if (rc == 0 && timeline)
-            rc = cli_check_out("--timeline", timeline, false, false, cfg, &err);
         if (rc == 0) {
             if ((tl.window || tl.rank_hi >= 0) && !timeline)
                 rc = stall_err_set(&err, STALL_ECONFIG, "--window and --ranks need --timeline");

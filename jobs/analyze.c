@@ -690,7 +690,7 @@ static int an_before_commit(void *ctx, const char *work, stall_err *err)
     int rc =
         sim ? 0 : stall_err_set(err, STALL_EINTERNAL, "the simulated run recorded no iteration");
     if (rc == 0 && ob->timeline)
-        rc = stall_timeline_export(sim, ob->tl, ob->timeline, err);
+        rc = stall_timeline_export_with(sim, ob->tl, ob->timeline, work, err);
     if (rc == 0 && ob->analyze) {
         ob->n = 1;
         stall_analyze(sim, &ob->a[0]);

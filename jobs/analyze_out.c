@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "stall/cleanup.h"
 #include "stall/dftracer.h"
 #include "stall/io.h"
 #include "stall/kineto.h"
@@ -237,6 +238,9 @@ int stall_analysis_write(const stall_analysis *a, const char *const *labels, int
     bool ckpt = false;
     for (int j = 0; j < n; j++)
         ckpt = ckpt || a[j].checkpoint_s;
+    /* The folders made for it go again if it fails or is interrupted
+     * before its files are in place. */
+    stall_cleanup_add_made_for(dir);
     int rc = stall_mkdirs(dir, err);
     /* The new analysis is written whole into a work folder in dir
      * (.analyze.tmp.<pid>, removed on SIGINT/SIGTERM/SIGHUP, and by the
@@ -292,6 +296,9 @@ int stall_analysis_write(const stall_analysis *a, const char *const *labels, int
         free(to);
     }
     stall_work_dir_abort(work);
+    char *inside = stall_path_join(dir, ".analyze");
+    stall_cleanup_made_end(inside, rc != 0);
+    free(inside);
     pthread_sigmask(SIG_SETMASK, &saved, NULL);
     free(work);
     return rc;

@@ -378,25 +378,37 @@ int stall_job_begin(const char *final, bool clean_stale, char **work, stall_err 
     if (rc)
         return rc;
     char *parent = stall_path_dir(final);
+    /* The folders -o names that are not there yet (outermost first) are
+     * registered, so that an error or a signal before the result is in
+     * place removes them again: an interrupted `run -o a/b/R` left a/b. */
+    stall_cleanup_add_made_for(parent);
     rc = stall_mkdirs(parent, err);
     free(parent);
-    if (rc)
+    if (rc) {
+        stall_cleanup_made_end(final, true);
         return rc;
+    }
     /* The work folders of earlier runs into final that were killed
      * (SIGKILL leaves them; their pid is gone) go first, unless the caller
      * cleaned the parent once for many (a sweep's points). */
     *work = clean_stale ? stall_work_dir_begin(final, err) : stall_work_dir_make(final, err);
+    if (!*work)
+        stall_cleanup_made_end(final, true);
     return *work ? 0 : err->code;
 }
 
 int stall_job_commit(const char *final, const char *work, stall_err *err)
 {
-    return stall_work_dir_commit(final, work, err);
+    int rc = stall_work_dir_commit(final, work, err);
+    stall_cleanup_made_end(final, rc != 0);
+    return rc;
 }
 
 void stall_job_abort(const char *work)
 {
     stall_work_dir_abort(work);
+    if (work)
+        stall_cleanup_made_end(work, true); /* final's ancestors are work's */
 }
 
 /* The words after "cannot open" when a result folder's effective.ini names

@@ -332,6 +332,12 @@ static int tl_fill(FILE *f, void *arg, stall_err *err)
 int stall_timeline_export(const stall_tidy_trace *t, const stall_tl_opts *o, const char *path,
                           stall_err *err)
 {
+    return stall_timeline_export_with(t, o, path, NULL, err);
+}
+
+int stall_timeline_export_with(const stall_tidy_trace *t, const stall_tl_opts *o, const char *path,
+                               const char *work, stall_err *err)
+{
     tl_ctx c = {.t = t};
     if (o)
         c.o = *o;
@@ -362,5 +368,6 @@ int stall_timeline_export(const stall_tidy_trace *t, const stall_tl_opts *o, con
                                  "from the start of %s)",
                                  c.o.from_s, c.o.to_s, stall_ns_to_s(end - c.origin), t->path);
     }
-    return stall_write_atomic(path, tl_fill, &c, err);
+    return work ? stall_write_atomic_with(path, work, tl_fill, &c, err)
+                : stall_write_atomic(path, tl_fill, &c, err);
 }

@@ -375,7 +375,8 @@ static const char *first_non_leak_record(const char *text)
 /* Interrupts `stallsim run` of a large model once its work folder holds at
  * least `entries` entries (0: the folder exists, the simulation is under
  * way; 2: a combination folder with a file being written in it), and checks
- * that the run dies of the signal leaving nothing behind. No fixed delay: it
+ * that the run dies of the signal leaving nothing behind, saying so in one
+ * line. No fixed delay: it
  * polls for the sign with a deadline long enough for a run under valgrind
  * (tools/valgrind-cli.sh), where the sign comes tens of times later. */
 static void interrupt_run(const char *ini_path, int sig, int entries)
@@ -430,6 +431,14 @@ static void interrupt_run(const char *ini_path, int sig, int entries)
     text[got] = '\0';
     fclose(f);
     remove(errf);
+    /* The handler's one line, said after the clean-up. */
+    char said[96];
+    snprintf(said, sizeof said, "stallsim: interrupted (%s); temporary files removed\n",
+             sig == SIGINT ? "SIGINT" : "SIGTERM");
+    char *line = strstr(text, said);
+    cr_expect(line != NULL, "no line '%s' on stderr:\n%s", said, text);
+    if (line)
+        memmove(line, line + strlen(said), strlen(line + strlen(said)) + 1);
     const char *bad = first_non_leak_record(text);
     cr_expect(bad == NULL, "stderr of the interrupted run holds more than leak records:\n%s",
               bad ? bad : "");
@@ -659,6 +668,98 @@ Test(cli, sweep_second_ctrl_c_keeps_the_points_that_had_finished, .timeout = 900
     free(said_out);
     remove(errf);
     remove(outf);
+}
+
+/* run --analyze --timeline FILE over an older result folder and timeline:
+ * interrupted at the moment its timeline file changes, the timeline and the
+ * folder are both the new run's or both the old. The timeline was renamed
+ * into place before the analysis and the folder's commit, so a Ctrl-C
+ * during the analysis left the new timeline beside the old folder. */
+Test(cli, an_interrupted_timeline_run_moves_the_timeline_with_its_folder, .timeout = 900)
+{
+    char p[700], out[700], tl[700], errf[700], cmd[2400], line[512];
+    snprintf(p, sizeof p, "%s/tlk.ini", cdir);
+    FILE *f = fopen(p, "w");
+    cr_assert_not_null(f);
+    fputs("[scenario]\nname = tlk\nmode = model\n[trace]\nformat = none\n[loader]\nworkers = 4\n"
+          "[cluster]\ngpus = 16\n[fetch]\nmean_s = 0.1\ndist = lognormal\nsigma = 0.3\n"
+          "[compute]\nmean_s = 0.05\n[run]\nbatches = 20000\n",
+          f);
+    fclose(f);
+    snprintf(out, sizeof out, "%s/tlk", cdir);
+    snprintf(tl, sizeof tl, "%s/tlk.json", cdir);
+    snprintf(errf, sizeof errf, "%s/tlk_stderr.txt", cdir);
+    snprintf(cmd, sizeof cmd, "%s run %s -o %s -q --analyze --timeline %s --set run.batches=20",
+             BIN, p, out, tl);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    struct stat t0, d0, t1, d1;
+    cr_assert_eq(stat(tl, &t0), 0);
+    cr_assert_eq(stat(out, &d0), 0);
+    pid_t pid = spawn_bin(errf, (const char *const[]){BIN, "run", p, "-o", out, "-q", "--analyze",
+                                                      "--timeline", tl, NULL});
+    int st = 0;
+    bool exited = false, changed = false;
+    for (double end = now_s() + 300; now_s() < end && !changed && !exited; sleep_us(1000)) {
+        changed = stat(tl, &t1) == 0 && t1.st_ino != t0.st_ino;
+        exited = !changed && waitpid(pid, &st, WNOHANG) == pid;
+    }
+    if (!exited) {
+        kill(pid, SIGINT);
+        waitpid(pid, &st, 0);
+    }
+    cr_assert(changed, "the run ended (status %d) before its timeline changed", st);
+    cr_assert_eq(stat(tl, &t1), 0, "the timeline is gone");
+    cr_assert_eq(stat(out, &d1), 0, "the result folder is gone");
+    bool new_tl = t1.st_ino != t0.st_ino, new_dir = d1.st_ino != d0.st_ino;
+    cr_expect_eq(new_tl, new_dir, "the timeline is %s but the result folder %s",
+                 new_tl ? "the new run's" : "the old", new_dir ? "the new run's" : "the old");
+    cr_expect_eq(count_named(cdir, ".tmp."), 0, "temporary files left in %s", cdir);
+    remove(errf);
+}
+
+/* run -o mk1/mk2/R makes mk1 and mk2: interrupted before R is in place, it
+ * removes them again (they were left, empty), and says so in one line. */
+Test(cli, an_interrupted_run_removes_the_folders_it_made_for_its_result, .timeout = 900)
+{
+    const char *p = slow_ini();
+    char top[700], mid[760], out[800], errf[700];
+    snprintf(top, sizeof top, "%s/mk1", cdir);
+    snprintf(mid, sizeof mid, "%s/mk2", top);
+    snprintf(out, sizeof out, "%s/R", mid);
+    snprintf(errf, sizeof errf, "%s/mk_stderr.txt", cdir);
+    pid_t pid = spawn_bin(errf, (const char *const[]){BIN, "run", p, "-o", out, "-q", NULL});
+    bool seen = wait_named(mid, "R.tmp.", pid);
+    kill(pid, SIGINT);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    cr_assert(seen, "no work folder R.tmp.PID appeared in %s", mid);
+    cr_expect(WIFSIGNALED(st) && WTERMSIG(st) == SIGINT, "status %d", st);
+    struct stat sb;
+    cr_expect_neq(stat(top, &sb), 0, "%s, made for the result, was left", top);
+    cr_expect(file_has(errf, "stallsim: interrupted (SIGINT); temporary files removed\n"),
+              "no line on stderr");
+    remove(errf);
+}
+
+/* --timeline FILE inside the result folder the run replaces: refused
+ * before anything is run, the folder untouched. The file went into the old
+ * folder, deleted with it when the new one took its place (exit 0). */
+Test(cli, a_timeline_inside_the_result_folder_is_refused)
+{
+    char out[700], tl[800], cmd[2400], line[512];
+    snprintf(out, sizeof out, "%s/tin", cdir);
+    snprintf(tl, sizeof tl, "%s/tl.json", out);
+    const char *p = ini("tin", "model", "");
+    snprintf(cmd, sizeof cmd, "%s run %s -o %s -q", BIN, p, out);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    struct stat d0, d1;
+    cr_assert_eq(stat(out, &d0), 0);
+    snprintf(cmd, sizeof cmd, "%s run %s -o %s -q --timeline %s", BIN, p, out, tl);
+    cr_expect_eq(sh(cmd, line, sizeof line), 2, "%s", line);
+    cr_expect(strstr(line, "inside the result folder") != NULL, "%s", line);
+    cr_assert_eq(stat(out, &d1), 0);
+    cr_expect_eq(d0.st_ino, d1.st_ino, "the result folder was replaced");
+    cr_expect_eq(count_named(cdir, ".tmp"), 0, "temporary files left");
 }
 
 Test(cli, a_run_replaces_an_old_result_folder_whole_and_refuses_a_foreign_one)

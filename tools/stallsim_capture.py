@@ -41,6 +41,7 @@ import io
 import math
 import os
 import re
+import signal
 import sys
 import time
 
@@ -90,6 +91,38 @@ def _write_whole(path, text):
         with contextlib.suppress(OSError):
             os.remove(tmp)
         raise
+
+
+def _makedirs(d):
+    """os.makedirs(d), returning the folders it made, outermost first."""
+    made = []
+    d = os.path.abspath(d) if d else ""
+    while d and not os.path.exists(d):
+        made.append(d)
+        d = os.path.dirname(d)
+    made.reverse()
+    for m in made:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(m)
+    return made
+
+
+def _on_interrupt(sig, frame):
+    """Ctrl-C and SIGTERM in the merge and check commands: KeyboardInterrupt, whose clean-up
+    (temporary files removed) a further signal does not cut short."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _on_interrupt.sig = sig
+    raise KeyboardInterrupt
+
+
+def _die_of(sig, line):
+    """One line on stderr, then the end a signal gives (exit 130 or 143 in a shell)."""
+    print(line, file=sys.stderr)
+    sys.stderr.flush()
+    signal.signal(sig, signal.SIG_DFL)
+    os.kill(os.getpid(), sig)
+    return 128 + sig
 
 
 def now():
@@ -1191,24 +1224,40 @@ def merge(out_path, in_paths, notes=None, salvage=False):
         raise ValueError(f"merge: {e} in an epoch, batch or rank column") from None
     rows = _complete_epochs(rows, notes)
     rows.sort(key=lambda r: (_as_int(r["epoch"]), _as_int(r["batch"]), _as_int(r["rank"])))
-    d = os.path.dirname(out_path)
-    if d:
-        os.makedirs(d, exist_ok=True)
-    # The mark goes first: a failure between the two leaves a trace taken for cut, never a
-    # cut trace taken for whole.
-    if cut is not None:
-        _write_whole(out_path + CUT_SUFFIX, f"cut: merged with {SALVAGE_OPTION}: {cut}\n")
-    tmp = f"{out_path}.tmp{os.getpid()}"
+    made = _makedirs(os.path.dirname(out_path))
+    # The mark goes first: a crash between the two leaves a trace taken for cut, never a
+    # cut trace taken for whole. An error or an interrupt (Ctrl-C, SIGTERM) between them puts
+    # the earlier mark (or none) back, so that an earlier whole OUT.csv is not taken for cut.
+    mark = out_path + CUT_SUFFIX
     try:
+        with open(mark) as fh:
+            old_mark = fh.read()
+    except FileNotFoundError:
+        old_mark = None
+    tmp = f"{out_path}.tmp{os.getpid()}"
+    placed = False
+    try:
+        if cut is not None:
+            _write_whole(mark, f"cut: merged with {SALVAGE_OPTION}: {cut}\n")
         with open(tmp, "w", newline="") as fh:
             w = csv.writer(fh, lineterminator="\n")
             w.writerow(header)
             for r in rows:
                 w.writerow([r[c] for c in header])
         os.replace(tmp, out_path)
+        placed = True
     except BaseException:
         with contextlib.suppress(OSError):
             os.remove(tmp)
+        if not placed and cut is not None:
+            with contextlib.suppress(OSError):
+                if old_mark is None:
+                    os.remove(mark)
+                else:
+                    _write_whole(mark, old_mark)
+        for d in reversed(made):  # the folders it made for OUT.csv, if still empty
+            with contextlib.suppress(OSError):
+                os.rmdir(d)
         raise
     if cut is None:
         with contextlib.suppress(FileNotFoundError):
@@ -1283,8 +1332,14 @@ def main(argv):
         argv = [a for a in argv if a != SALVAGE_OPTION]
     if len(argv) >= 3 and argv[0] == "merge":
         notes = []
+        _on_interrupt.sig = signal.SIGINT
+        signal.signal(signal.SIGINT, _on_interrupt)
+        signal.signal(signal.SIGTERM, _on_interrupt)
         try:
             n = merge(argv[1], argv[2:], notes, salvage=salvage)
+        except KeyboardInterrupt:
+            return _die_of(_on_interrupt.sig, f"stallsim_capture.py merge: interrupted; "
+                           f"{argv[1]} left as it was")
         except (ValueError, OSError, csv.Error) as e:
             print(f"stallsim_capture.py merge: {e}; nothing written", file=sys.stderr)
             return 1

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Tests of tools/tier_fit.py, tools/validate_all.py, tools/cpushare_fit.py and
-tools/tidy_to_dsanalyzer.py (and train_example.py's output folder) against the shipped
-captures and the built stallsim (run from the repository root by ctest):
+tools/tidy_to_dsanalyzer.py (and train_example.py's output folder; stallsim_capture.py merge
+and tidy_to_dsanalyzer.py under Ctrl-C and SIGTERM) against the shipped captures and the
+built stallsim (run from the repository root by ctest):
 the fit meets the reference's cold epoch and reproduces a prediction of
 docs/validation.md; bad input is one line on stderr and exit 2."""
 import json
@@ -214,5 +215,89 @@ with tempfile.TemporaryDirectory() as tmp:
     check(r.returncode == 2 and "not a capture folder" in r.stderr
           and os.listdir(foreign) == ["notes.txt"],
           f"a folder that is no capture's is refused: {r.returncode} {r.stderr[-200:]!r}")
+
+# Ctrl-C and SIGTERM on tidy_to_dsanalyzer.py and stallsim_capture.py merge while they write:
+# one line on stderr, the end of the signal, no temporary file, the earlier files as they were
+# and no folder made for the output. SIGTERM killed both at once, leaving their temporary
+# files (and merge's output folder); Ctrl-C printed a traceback.
+def big_tidy(path, ranks, batches):
+    with open(path, "w") as f:
+        f.write("rank,epoch,batch,worker,fetch_start,fetch_end,request,ready,iter_end,"
+                "compute_end,bytes,samples,epoch_start,workers,prefetch,pin_memory,persistent\n")
+        for e in range(2):
+            for b in range(batches):
+                for r in range(ranks):
+                    t = 1795224176.0 + e * batches * 0.05 + b * 0.05
+                    f.write(f"{r},{e},{b},{b % 2},{t:.6f},{t + 0.08:.6f},{t + 0.03:.6f},"
+                            f"{t + 0.081:.6f},{t + 0.09:.6f},{t + 0.089:.6f},196736,16,"
+                            f"{1795224176.0 + e * batches * 0.05:.6f},2,2,0,0\n")
+
+
+def interrupt_writing(argv, watch, sig):
+    """Runs argv, sends sig once a temporary file shows in folder watch; (status, stderr)."""
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                         cwd=ROOT)
+    t0 = time.time()
+    while time.time() - t0 < 120 and p.poll() is None:
+        if os.path.isdir(watch) and any(".tmp" in n for n in os.listdir(watch)):
+            p.send_signal(sig)
+            break
+        time.sleep(0.002)
+    return p.wait(60), p.communicate()[1]
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    src = os.path.join(tmp, "big.csv")
+    big_tidy(src, 16, 3000)
+    out = os.path.join(tmp, "ds")
+    os.mkdir(out)
+    old = {n: str(i) for i, n in enumerate(["big.csv", "big_simp_fetchdifftime.csv"])}
+    for n, v in old.items():
+        with open(os.path.join(out, n), "w") as f:
+            f.write(v)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        rc, err = interrupt_writing([PY, CONV, src, out], out, sig)
+        now = {n: open(os.path.join(out, n)).read() for n in os.listdir(out)}
+        check(rc == -sig and now == old and len(err.strip().splitlines()) == 1
+              and "interrupted" in err,
+              f"tidy_to_dsanalyzer, signal {sig} while writing: exit {rc}, {sorted(now)}, "
+              f"stderr {err[-300:]!r}")
+    ranks = []
+    with open(src) as f:
+        head = f.readline()
+        files = {}
+        for line in f:
+            r = line.split(",", 1)[0]
+            if r not in files:
+                files[r] = open(os.path.join(tmp, f"r{r}.csv"), "w")
+                files[r].write(head)
+                ranks.append(os.path.join(tmp, f"r{r}.csv"))
+            files[r].write(line)
+        for fh in files.values():
+            fh.close()
+    MERGE = os.path.join(ROOT, "tools", "stallsim_capture.py")
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        made = os.path.join(tmp, "new")
+        rc, err = interrupt_writing([PY, MERGE, "merge", os.path.join(made, "m.csv")] + ranks,
+                                    made, sig)
+        check(rc == -sig and not os.path.exists(made) and len(err.strip().splitlines()) == 1
+              and "interrupted" in err,
+              f"merge, signal {sig} while writing: exit {rc}, "
+              f"{os.listdir(made) if os.path.exists(made) else 'no folder'}, "
+              f"stderr {err[-300:]!r}")
+    # --salvage-cut writes OUT.cut first: interrupted before OUT.csv was replaced, the earlier
+    # whole OUT.csv is not left marked cut.
+    whole = os.path.join(tmp, "whole")
+    os.mkdir(whole)
+    with open(os.path.join(whole, "m.csv"), "w") as f:
+        f.write("earlier\n")
+    for r in ranks:
+        with open(r + ".status", "w") as f:
+            f.write("closed\n" if r != ranks[0] else "open\n")
+    rc, err = interrupt_writing([PY, MERGE, "merge", "--salvage-cut", os.path.join(whole, "m.csv")]
+                                + ranks, whole, signal.SIGINT)
+    check(rc == -signal.SIGINT and sorted(os.listdir(whole)) == ["m.csv"]
+          and open(os.path.join(whole, "m.csv")).read() == "earlier\n",
+          f"merge --salvage-cut interrupted: exit {rc}, {sorted(os.listdir(whole))}")
 
 sys.exit(1 if failures else 0)

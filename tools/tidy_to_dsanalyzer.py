@@ -39,6 +39,7 @@ import csv
 import datetime
 import decimal
 import os
+import signal
 import sys
 
 NS = 10**9
@@ -136,6 +137,11 @@ def convert(src, out_dir, stem, ini, epoch):
         for r in ranks:
             if (e, k, r) not in cells:
                 raise Bad(f"{path}: epoch {e}, batch {k} has no row of rank {r}")
+    made = []  # the folders made for OUT_DIR, outermost first: gone again if it fails
+    d = os.path.abspath(out_dir)
+    while not os.path.exists(d):
+        made.insert(0, d)
+        d = os.path.dirname(d)
     os.makedirs(out_dir, exist_ok=True)
     g = len(ranks)
     names = {"perf": f"{stem}.csv", "fetch": f"{stem}_simp_fetchdifftime.csv",
@@ -177,12 +183,25 @@ def convert(src, out_dir, stem, ini, epoch):
                 f.write(f"; {path} in the notebook's format, by tools/tidy_to_dsanalyzer.py\n"
                         f"[trace]\nformat = dsanalyzer\nfetch = {names['fetch']}\n"
                         f"start = {names['start']}\nperf = {names['perf']}\nepoch = {epoch}\n")
-        for n, t in temps.items():
-            os.replace(t, os.path.join(out_dir, names[n]))
+        # No signal between the renames: all the new files or none (a Ctrl-C, held, comes
+        # after them).
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        try:
+            for n, t in temps.items():
+                os.replace(t, os.path.join(out_dir, names[n]))
+            temps.clear()
+            convert.done = True
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
     finally:
         for t in temps.values():
             if os.path.exists(t):
                 os.remove(t)
+        for d in reversed(made if temps else []):
+            try:
+                os.rmdir(d)
+            except OSError:
+                pass
     written = [os.path.join(out_dir, names[n]) for n in ("perf", "fetch", "start", "ini")
                if n in names]
     print(f"{path}: {len(epochs)} epochs x {len(keys) // len(epochs)} batches x {g} GPUs "
@@ -228,9 +247,29 @@ def main(argv):
     convert(src, out, stem, ini, epoch)
 
 
+def _on_interrupt(sig, frame):
+    """Ctrl-C and SIGTERM: KeyboardInterrupt, whose clean-up (the temporary files removed) a
+    further signal does not cut short."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _on_interrupt.sig = sig
+    raise KeyboardInterrupt
+
+
+convert.done = False
+
 if __name__ == "__main__":
+    _on_interrupt.sig = signal.SIGINT
+    signal.signal(signal.SIGINT, _on_interrupt)
+    signal.signal(signal.SIGTERM, _on_interrupt)
     try:
         main(sys.argv[1:])
+    except KeyboardInterrupt:
+        print("tidy_to_dsanalyzer: interrupted; " + ("its files were all written" if convert.done
+              else "OUT_DIR left as it was"), file=sys.stderr)
+        sys.stderr.flush()
+        signal.signal(_on_interrupt.sig, signal.SIG_DFL)
+        os.kill(os.getpid(), _on_interrupt.sig)
     except (Bad, OSError) as exc:
         print(f"tidy_to_dsanalyzer: {exc}", file=sys.stderr)
         sys.exit(2)

@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,65 @@ void stall_cleanup_forget(const char *path)
         if (cleanup_used[i] && strcmp(cleanup_paths[i], path) == 0) {
             cleanup_used[i] = 0;
             break;
+        }
+    pthread_mutex_unlock(&cleanup_lock);
+}
+
+static char cleanup_made[STALL_CLEANUP_MADE][STALL_CLEANUP_PATH];
+static volatile sig_atomic_t cleanup_made_used[STALL_CLEANUP_MADE];
+
+void stall_cleanup_add_made(const char *path)
+{
+    size_t n = strlen(path);
+    if (n >= STALL_CLEANUP_PATH)
+        return;
+    pthread_mutex_lock(&cleanup_lock);
+    for (int i = 0; i < STALL_CLEANUP_MADE; i++)
+        if (!cleanup_made_used[i]) {
+            memcpy(cleanup_made[i], path, n + 1);
+            cleanup_made_used[i] = 1;
+            break;
+        }
+    pthread_mutex_unlock(&cleanup_lock);
+}
+
+void stall_cleanup_add_made_for(const char *dir)
+{
+    size_t len = strlen(dir);
+    if (len >= STALL_CLEANUP_PATH)
+        return;
+    char made[STALL_CLEANUP_PATH];
+    for (size_t n = 0; n < len;) {
+        while (n < len && dir[n] == '/')
+            n++;
+        while (n < len && dir[n] != '/')
+            n++;
+        memcpy(made, dir, n);
+        made[n] = '\0';
+        struct stat st;
+        if (stat(made, &st) != 0)
+            stall_cleanup_add_made(made);
+    }
+}
+
+/* Whether dir is path's ancestor (a prefix ending at a '/'). */
+static bool cleanup_ancestor(const char *dir, const char *path)
+{
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    return strncmp(dir, path, n) == 0 && path[n] == '/';
+}
+
+void stall_cleanup_made_end(const char *final, bool remove)
+{
+    pthread_mutex_lock(&cleanup_lock);
+    /* Innermost first: the slots hold them outermost first. */
+    for (int i = STALL_CLEANUP_MADE - 1; i >= 0; i--)
+        if (cleanup_made_used[i] && cleanup_ancestor(cleanup_made[i], final)) {
+            if (remove)
+                rmdir(cleanup_made[i]);
+            cleanup_made_used[i] = 0;
         }
     pthread_mutex_unlock(&cleanup_lock);
 }
@@ -143,6 +203,18 @@ static void cleanup_on_signal(int sig)
         struct timespec pause_1ms = {0, 1000000};
         nanosleep(&pause_1ms, NULL);
     }
+    /* The folders made on the way, if nothing else is in them now. */
+    for (int i = STALL_CLEANUP_MADE - 1; i >= 0; i--)
+        if (cleanup_made_used[i])
+            rmdir(cleanup_made[i]);
+    /* One line, so that a user sees why it stopped (the shell says nothing
+     * of a Ctrl-C): async-signal-safe write(2) of a fixed text. */
+    const char *said = sig == SIGINT ? "stallsim: interrupted (SIGINT); temporary files removed\n"
+                       : sig == SIGTERM
+                           ? "stallsim: interrupted (SIGTERM); temporary files removed\n"
+                           : "stallsim: interrupted (SIGHUP); temporary files removed\n";
+    ssize_t w = write(STDERR_FILENO, said, strlen(said)); /* strlen: async-signal-safe */
+    (void)w;
     signal(sig, SIG_DFL);
     raise(sig);
 }

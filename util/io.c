@@ -209,6 +209,75 @@ int stall_atomic_commit(stall_atomic *a, stall_err *err)
     return io_atomic_end(a, 0, err);
 }
 
+/* Files written beside a result folder, put in place with it
+ * (stall_write_atomic_with): the work folder, the temporary name and the
+ * final one. */
+#define IO_COMPANIONS 8
+static struct {
+    char *work, *tmp, *path;
+} io_comp[IO_COMPANIONS];
+static pthread_mutex_t io_comp_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int stall_write_atomic_with(const char *path, const char *work, stall_fill_fn fill, void *ctx,
+                            stall_err *err)
+{
+    stall_atomic a;
+    int rc = stall_atomic_open(&a, path, err);
+    if (rc)
+        return rc;
+    FILE *f = a.f;
+    rc = fill(f, ctx, err);
+    bool sync = io_sync && !stall_io_deferred(path);
+    if (rc == 0 && (ferror(f) || fflush(f) != 0 || (sync && fsync(fileno(f)) != 0)))
+        rc = stall_err_set(err, STALL_EIO, "%s: write failed: %s", path, strerror(errno));
+    if (fclose(f) != 0 && rc == 0)
+        rc = stall_err_set(err, STALL_EIO, "%s: close failed: %s", path, strerror(errno));
+    a.f = NULL;
+    int slot = -1;
+    pthread_mutex_lock(&io_comp_lock);
+    for (int i = 0; rc == 0 && i < IO_COMPANIONS && slot < 0; i++)
+        if (!io_comp[i].work)
+            slot = i;
+    if (slot >= 0) {
+        io_comp[slot].work = stall_xstrdup(work);
+        io_comp[slot].tmp = a.tmp;
+        io_comp[slot].path = a.path;
+    }
+    pthread_mutex_unlock(&io_comp_lock);
+    if (slot >= 0)
+        return 0; /* the tmp stays registered for removal on a signal */
+    if (rc == 0)
+        rc = stall_err_set(err, STALL_EINTERNAL, "%s: too many files beside one result folder",
+                           path);
+    remove(a.tmp);
+    io_atomic_release(&a);
+    return rc;
+}
+
+/* Puts work's companion files in place (place) or removes them; returns 0
+ * or STALL_EIO for the first that would not rename (the others still
+ * go). */
+static int io_companions_end(const char *work, bool place, stall_err *err)
+{
+    int rc = 0;
+    pthread_mutex_lock(&io_comp_lock);
+    for (int i = 0; i < IO_COMPANIONS; i++) {
+        if (!io_comp[i].work || strcmp(io_comp[i].work, work) != 0)
+            continue;
+        if (place && rename(io_comp[i].tmp, io_comp[i].path) != 0 && rc == 0)
+            rc = stall_err_set(err, STALL_EIO, "%s: cannot rename into place: %s", io_comp[i].path,
+                               strerror(errno));
+        remove(io_comp[i].tmp); /* ENOENT once renamed */
+        stall_cleanup_forget(io_comp[i].tmp);
+        free(io_comp[i].work);
+        free(io_comp[i].tmp);
+        free(io_comp[i].path);
+        memset(&io_comp[i], 0, sizeof io_comp[i]);
+    }
+    pthread_mutex_unlock(&io_comp_lock);
+    return rc;
+}
+
 int stall_write_atomic(const char *path, stall_fill_fn fill, void *ctx, stall_err *err)
 {
     stall_atomic a;
@@ -289,6 +358,7 @@ int stall_work_dir_commit(const char *final, const char *work, stall_err *err)
      * synced by that prefix's owner, with others, before its own rename. */
     int rc = stall_io_deferred(work) ? 0 : stall_sync_fs(work, err);
     if (rc) {
+        io_companions_end(work, false, NULL);
         stall_remove_tree(work);
         stall_cleanup_forget(work);
         return rc;
@@ -309,11 +379,14 @@ int stall_work_dir_commit(const char *final, const char *work, stall_err *err)
         if (had)
             rename(old, final);
     }
+    /* The files beside it (run --timeline) with it, signals still held. */
+    int crc = io_companions_end(work, rc == 0, err);
     if (rc == 0 && had)
         stall_remove_tree(old);
     if (rc)
         stall_remove_tree(work);
     stall_cleanup_forget(work);
+    rc = rc ? rc : crc;
     pthread_sigmask(SIG_SETMASK, &saved, NULL);
     free(old);
     return rc;
@@ -324,6 +397,7 @@ void stall_work_dir_abort(const char *work)
     if (!work)
         return;
     io_defer_end(work);
+    io_companions_end(work, false, NULL);
     stall_remove_tree(work);
     stall_cleanup_forget(work);
 }

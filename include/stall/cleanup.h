@@ -35,6 +35,20 @@ extern "C" {
 void stall_cleanup_add(const char *path);
 void stall_cleanup_forget(const char *path);
 
+/* Folders made on the way to a result (`-o a/b/R` makes a and a/b):
+ * stall_cleanup_add_made registers one (outermost first); the signal
+ * handler, after the registered paths, removes them innermost first if
+ * they are empty (rmdir: never what another process put there).
+ * stall_cleanup_made_end forgets those that are final's ancestors (final
+ * is in place: they hold it), or (remove) removes those that are empty
+ * first, innermost first (an error). Thread-safe. */
+#define STALL_CLEANUP_MADE 16
+void stall_cleanup_add_made(const char *path);
+void stall_cleanup_made_end(const char *final, bool remove);
+/* stall_cleanup_add_made for each folder of the path dir (dir too) that
+ * is not there yet, outermost first; before stall_mkdirs(dir). */
+void stall_cleanup_add_made_for(const char *dir);
+
 /* Installs the signal handlers (once; later calls do nothing). */
 void stall_cleanup_on_signals(void);
 

@@ -41,6 +41,16 @@ int stall_atomic_open(stall_atomic *a, const char *path, stall_err *err);
 int stall_atomic_commit(stall_atomic *a, stall_err *err);
 void stall_atomic_abort(stall_atomic *a);
 
+/* stall_write_atomic, except that the written file (flushed, synced and
+ * closed) stays under its temporary name, still removed on a signal, until
+ * the result folder being made in `work` (stall_work_dir_make) is
+ * committed: stall_work_dir_commit renames it into place right after the
+ * folder, under the same held signals, so that an interrupt leaves both
+ * new or both as they were (run --timeline FILE beside its folder); an
+ * abort or a failed commit removes it. */
+int stall_write_atomic_with(const char *path, const char *work, stall_fill_fn fill, void *ctx,
+                            stall_err *err);
+
 /* Refuses an input path that names a pipe, FIFO, socket or device:
  * stallsim reads an input more than once (its format is told from its
  * head, then a reader reads it, some in several passes; its SHA-256 goes

@@ -44,6 +44,10 @@ int stall_tl_parse_ranks(const char *s, stall_tl_opts *o);
  * A rank filter beyond the trace's ranks is STALL_ECONFIG. */
 int stall_timeline_export(const stall_tidy_trace *t, const stall_tl_opts *o, const char *path,
                           stall_err *err);
+/* The same, put in place with the result folder being made in `work`
+ * (stall_write_atomic_with): run and validate --timeline. */
+int stall_timeline_export_with(const stall_tidy_trace *t, const stall_tl_opts *o, const char *path,
+                               const char *work, stall_err *err);
 
 #ifdef __cplusplus
 }
