@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "stall/io.h"
@@ -116,6 +117,30 @@ static inline int rd_have(const char *prog)
     char cmd[256];
     snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", prog);
     return system(cmd) == 0;
+}
+
+/* Runs a shell command (printf-style) from the source tree, its output in
+ * dir/cmd.log, logged on failure; returns its exit status (-1: killed). */
+static inline int rd_sh(const char *dir, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static inline int rd_sh(const char *dir, const char *fmt, ...)
+{
+    char cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    char full[4300];
+    snprintf(full, sizeof full, "cd %s && %s >%s/cmd.log 2>&1", STALL_SOURCE_DIR, cmd, dir);
+    int st = system(full);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        char logp[1100];
+        snprintf(logp, sizeof logp, "%s/cmd.log", dir);
+        char *log = rd_slurp(logp);
+        cr_log_error("%s: %s", cmd, log ? log : "");
+        free(log);
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 #endif

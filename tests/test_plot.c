@@ -252,26 +252,7 @@ Test(plot, gnuplot_failure_is_an_error_quoting_it)
  * the svg holds drawn marks (coloured lines, filled polygons or an image)
  * and the png is no flat picture of the size the script asks. */
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-    char cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    char full[4300];
-    snprintf(full, sizeof full, "cd %s && %s >%s/cmd.log 2>&1", STALL_SOURCE_DIR, cmd, dir);
-    int st = system(full);
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        char logp[1100];
-        snprintf(logp, sizeof logp, "%s/cmd.log", dir);
-        char *log = rd_slurp(logp);
-        cr_log_error("%s: %s", cmd, log ? log : "");
-        free(log);
-    }
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+#define sh(...) rd_sh(dir, __VA_ARGS__)
 
 /* The .dat of a figure: rows of fields, blocks (gnuplot's index) split by
  * two blank lines. */

@@ -36,26 +36,7 @@ static char *sub(const char *name)
     return p[i];
 }
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-    char cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    char full[4300];
-    snprintf(full, sizeof full, "cd %s && %s >%s/cmd.log 2>&1", STALL_SOURCE_DIR, cmd, dir);
-    int st = system(full);
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        char logp[1100];
-        snprintf(logp, sizeof logp, "%s/cmd.log", dir);
-        char *log = rd_slurp(logp);
-        cr_log_error("%s: %s", cmd, log ? log : "");
-        free(log);
-    }
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+#define sh(...) rd_sh(dir, __VA_ARGS__)
 
 /* The script of figure fig in result folder r. */
 static char *gp_of(const char *r, const char *fig)
