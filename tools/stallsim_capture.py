@@ -1332,21 +1332,26 @@ def main(argv):
         argv = [a for a in argv if a != SALVAGE_OPTION]
     if len(argv) >= 3 and argv[0] == "merge":
         notes = []
+        n = None
         _on_interrupt.sig = signal.SIGINT
         signal.signal(signal.SIGINT, _on_interrupt)
         signal.signal(signal.SIGTERM, _on_interrupt)
         try:
             n = merge(argv[1], argv[2:], notes, salvage=salvage)
+            for note in notes:
+                print(f"stallsim_capture.py merge: {note}")
+            print(f"wrote {argv[1]}: {n} rows")
+            return 0
         except KeyboardInterrupt:
             return _die_of(_on_interrupt.sig, f"stallsim_capture.py merge: interrupted; "
-                           f"{argv[1]} left as it was")
+                           + (f"{argv[1]} written whole" if n is not None
+                              else f"{argv[1]} left as it was"))
         except (ValueError, OSError, csv.Error) as e:
             print(f"stallsim_capture.py merge: {e}; nothing written", file=sys.stderr)
             return 1
-        for note in notes:
-            print(f"stallsim_capture.py merge: {note}")
-        print(f"wrote {argv[1]}: {n} rows")
-        return 0
+        finally:  # a signal after this ends it as usual, without a traceback
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if len(argv) == 2 and argv[0] == "check":
         try:
             bad, times = check(argv[1])

@@ -264,6 +264,8 @@ if __name__ == "__main__":
     signal.signal(signal.SIGTERM, _on_interrupt)
     try:
         main(sys.argv[1:])
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # written: a signal now ends it as usual
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
     except KeyboardInterrupt:
         print("tidy_to_dsanalyzer: interrupted; " + ("its files were all written" if convert.done
               else "OUT_DIR left as it was"), file=sys.stderr)
