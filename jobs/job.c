@@ -450,10 +450,9 @@ static int job_inputs(const stall_config *cfg, bool json, stall_err *err)
         if (access(path, R_OK) != 0) {
             int e = errno;
             stall_config_origin(cfg, "trace", key, where, sizeof where);
+            const char *hint = job_moved_hint(cfg, where, e);
             return stall_err_set(err, STALL_EIO, "%s: %s: cannot open: %s%s%s%s", where, path,
-                                 strerror(e), job_moved_hint(cfg, where, e),
-                                 *job_moved_hint(cfg, where, e) ? key : "",
-                                 *job_moved_hint(cfg, where, e) ? "=FILE)" : "");
+                                 strerror(e), hint, *hint ? key : "", *hint ? "=FILE)" : "");
         }
         stall_err bad = {0};
         if (stall_input_check(path, &bad) != 0) { /* a FIFO: named with its INI line */

@@ -186,7 +186,8 @@ void stall_atomic_abort(stall_atomic *a)
 }
 
 /* Ends an open handle: rc != 0 (fill's failure) removes the file. */
-static int io_atomic_end(stall_atomic *a, int rc, stall_err *err)
+/* Flushes (and syncs) a's temporary file and closes it; rc carried on. */
+static int io_atomic_close(stall_atomic *a, int rc, stall_err *err)
 {
     const char *path = a->path;
     bool sync = io_sync && !stall_io_deferred(path);
@@ -195,6 +196,14 @@ static int io_atomic_end(stall_atomic *a, int rc, stall_err *err)
         rc = stall_err_set(err, STALL_EIO, "%s: write failed: %s", path, strerror(errno));
     if (fclose(f) != 0 && rc == 0)
         rc = stall_err_set(err, STALL_EIO, "%s: close failed: %s", path, strerror(errno));
+    a->f = NULL;
+    return rc;
+}
+
+static int io_atomic_end(stall_atomic *a, int rc, stall_err *err)
+{
+    const char *path = a->path;
+    rc = io_atomic_close(a, rc, err);
     if (rc == 0 && rename(a->tmp, path) != 0)
         rc = stall_err_set(err, STALL_EIO, "%s: cannot rename into place: %s", path,
                            strerror(errno));
@@ -225,14 +234,7 @@ int stall_write_atomic_with(const char *path, const char *work, stall_fill_fn fi
     int rc = stall_atomic_open(&a, path, err);
     if (rc)
         return rc;
-    FILE *f = a.f;
-    rc = fill(f, ctx, err);
-    bool sync = io_sync && !stall_io_deferred(path);
-    if (rc == 0 && (ferror(f) || fflush(f) != 0 || (sync && fsync(fileno(f)) != 0)))
-        rc = stall_err_set(err, STALL_EIO, "%s: write failed: %s", path, strerror(errno));
-    if (fclose(f) != 0 && rc == 0)
-        rc = stall_err_set(err, STALL_EIO, "%s: close failed: %s", path, strerror(errno));
-    a.f = NULL;
+    rc = io_atomic_close(&a, fill(a.f, ctx, err), err);
     int slot = -1;
     pthread_mutex_lock(&io_comp_lock);
     for (int i = 0; rc == 0 && i < IO_COMPANIONS && slot < 0; i++)
