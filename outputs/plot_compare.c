@@ -273,8 +273,14 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
      * rank, which replays those compute durations (post_s holds only what
      * the model adds). The key said "compute" and "all-reduce + step" over
      * a part drawn as 0, as if none took place. */
-    if (ant && strstr(ant, "\nmeasured,have_compute_end,0\n"))
+    bool folded = ant && strstr(ant, "\nmeasured,have_compute_end,0\n");
+    bool post_drawn = false; /* an all-reduce part of a bar above 0 (a ring the model adds) */
+    for (size_t i = 0; i < t->nrows; i++)
+        post_drawn |= !skip[i] && col[5] >= 0 && stall_table_num(t, i, col[5]) > 0;
+    if (folded) {
         words[3] = "compute, incl. the trace's all-reduce + step";
+        words[5] = "all-reduce + step the model adds";
+    }
     free(ant);
     if (ndata > 0 && ndata == nsrc)
         words[4] = "barrier wait for the others' data";
@@ -409,7 +415,9 @@ int stall_plot_breakdown(plot_ctx *c, stall_err *err)
             fprintf(c->gp, ")%s with boxes lc rgb \"%s\" ",
                     j == 0 ? ":xtic(int($2) % every == 0 ? stringcolumn(2) : \"\")" : "",
                     stall_plot_colors[j]);
-            if (g == 0)
+            /* (folded, every bar's own all-reduce part 0: it is compute's,
+             * and its key entry named nothing drawn) */
+            if (g == 0 && !(folded && !post_drawn && j == 5))
                 fprintf(c->gp, "title \"%s%s\"", words[j], unknown[j] && j < 6 ? " (unknown)" : "");
             else
                 fputs("notitle", c->gp);

@@ -171,12 +171,18 @@ Test(plotview, notebook_trace_breakdown_says_compute_holds_the_allreduce)
     cr_assert_eq(sh("%s plot %s", BIN, r), 0);
     char *k = breakdown_key(r);
     cr_expect(strstr(k, "|compute, incl. the trace's all-reduce + step|"), "measured alone: %s", k);
+    /* the measured bars' own all-reduce part is 0 (it is compute's): no
+     * key entry for what is not drawn */
+    cr_expect_null(strstr(k, "all-reduce + step|barrier"), "measured alone: %s", k);
+    cr_expect_null(strstr(k, "the model adds"), "measured alone: %s", k);
     free(k);
     r = sub("wi");
     cr_assert_eq(sh("%s run configs/example-whatif.ini --analyze --plots -o %s -q", BIN, r), 0);
     k = breakdown_key(r);
     cr_expect(strstr(k, "|compute, incl. the trace's all-reduce + step|"),
               "simulated beside measured: %s", k);
+    /* the simulated bars' part is what the model adds beyond the trace */
+    cr_expect(strstr(k, "all-reduce + step the model adds|"), "simulated beside measured: %s", k);
     free(k);
     r = sub("ddp");
     cr_assert_eq(sh("%s validate traces/ddp2_w2/trace.csv --analyze --plots -o %s -q", BIN, r), 0);
