@@ -113,6 +113,30 @@ static int cli_timeline_apart(const char *timeline, const char *dir, stall_err *
     return rc;
 }
 
+/* Refuses a key given twice among the overrides (is_sweep NULL: all are
+ * --set): --set took the last one silently, yet the default result folder
+ * was named after both ("+loader.workers=1+loader.workers=3" for a run of
+ * 3), and a second --sweep of a key dropped the first axis; an INI refuses
+ * a key given twice, the command line does too. A --set and a --sweep of
+ * one key are the sweep's to refuse (sweep_grid.c). 0 or 2, said. */
+static int cli_sets_once(const char **sets, const bool *is_sweep, int nsets)
+{
+    for (int i = 1; i < nsets; i++) {
+        size_t n = strcspn(sets[i], "=");
+        for (int j = 0; j < i; j++) {
+            bool sw = is_sweep && is_sweep[i];
+            if (sw != (is_sweep && is_sweep[j]) || strcspn(sets[j], "=") != n ||
+                strncmp(sets[i], sets[j], n) != 0)
+                continue;
+            const char *opt = sw ? "--sweep" : "--set";
+            fprintf(stderr, "stallsim: %s %s: %.*s given twice (first %s %s); give it once\n", opt,
+                    sets[i], (int)n, sets[i], opt, sets[j]);
+            return 2;
+        }
+    }
+    return 0;
+}
+
 static int cli_run(int argc, char **argv, bool validate)
 {
     const char *ini = NULL, *outdir = NULL;
@@ -188,6 +212,9 @@ static int cli_run(int argc, char **argv, bool validate)
                                     : "run needs a TRACE or CONFIG.ini");
         goto done;
     }
+    rc = cli_sets_once(sets, NULL, nsets);
+    if (rc)
+        goto done;
     {
         stall_config *cfg = malloc(sizeof *cfg);
         stall_err err = {0};
@@ -473,6 +500,8 @@ static int cli_sweep_plan(int argc, char **argv, bool plan)
     if (rc == 0 && !ini)
         rc = cli_bad_usage(plan ? "plan needs a TRACE or CONFIG.ini"
                                 : "sweep needs a TRACE or CONFIG.ini");
+    if (rc == 0)
+        rc = cli_sets_once(sets, is_sweep, nsets);
     stall_config *cfg = rc == 0 ? malloc(sizeof *cfg) : NULL;
     if (rc == 0 && !cfg)
         rc = 1;

@@ -3905,3 +3905,37 @@ Test(cli, validate_names_its_start_up_the_workers)
         cr_expect_null(strstr(out, ": start-up "), "%s: %s", cmd, out);
     }
 }
+
+/* A key given twice on the command line: --set took the last value without
+ * a word while the default result folder was named after both
+ * (results/w2-whatif+loader.workers=1+loader.workers=3/ for a run of 3
+ * workers), and a second --sweep of a key dropped the first axis (1 point,
+ * not 3 + 1). Both are refused, naming both, and nothing is written; an
+ * INI refuses a key given twice too. */
+Test(cli, a_key_given_twice_on_the_command_line_is_refused)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "cd %s && " BIN " run " W2 " --set loader.workers=1 --set loader.workers=3 -q", cdir);
+    cli_refused(cmd, "stallsim: --set loader.workers=3: loader.workers given twice (first --set "
+                     "loader.workers=1); give it once");
+    snprintf(cmd, sizeof cmd, "test ! -e %s/results", cdir);
+    cr_expect_eq(sh(cmd, NULL, 0), 0, "a refused run wrote %s/results", cdir);
+    snprintf(cmd, sizeof cmd,
+             BIN " validate " W2 " --set=trace.workers=2 --set trace.workers=2 -o %s/tw -q", cdir);
+    cli_refused(cmd, "--set trace.workers=2: trace.workers given twice (first --set "
+                     "trace.workers=2)");
+    snprintf(cmd, sizeof cmd,
+             BIN " sweep " W2 " --sweep loader.workers=1..3 --sweep loader.workers=4 -o %s/tw2 -q",
+             cdir);
+    cli_refused(cmd, "--sweep loader.workers=4: loader.workers given twice (first --sweep "
+                     "loader.workers=1..3)");
+    snprintf(cmd, sizeof cmd,
+             BIN " plan " W2 " --set plan.max_gpus=2 --set plan.max_gpus=4 -o %s/tw3 -q", cdir);
+    cli_refused(cmd, "--set plan.max_gpus=4: plan.max_gpus given twice");
+    /* two keys of one section are two keys */
+    snprintf(cmd, sizeof cmd,
+             BIN " run " W2 " --set loader.workers=3 --set loader.prefetch_factor=3 -o %s/tw4 -q",
+             cdir);
+    cr_expect_eq(sh(cmd, NULL, 0), 0, "%s", cmd);
+}
