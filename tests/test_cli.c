@@ -3939,3 +3939,26 @@ Test(cli, a_key_given_twice_on_the_command_line_is_refused)
              cdir);
     cr_expect_eq(sh(cmd, NULL, 0), 0, "%s", cmd);
 }
+
+/* The memory check compared a run's estimate with the machine's physical
+ * memory only: under ulimit -v (or a cgroup's limit, a Slurm job's --mem)
+ * a run the machine could hold but the process could not passed the check,
+ * then aborted on its first large allocation ("out of memory", exit 134,
+ * a core) or was killed. It is refused up front, naming the limit. (Not
+ * under AddressSanitizer, which cannot start under ulimit -v.) */
+Test(cli, a_run_past_ulimit_v_is_refused_up_front)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    cr_skip_test("AddressSanitizer does not run under ulimit -v");
+#else
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "ulimit -v 2000000 && " BIN " run " W2 " --set run.batches=100000000 --set "
+             "fetch.resample=bootstrap -o %s/ulim -q",
+             cdir);
+    cli_refused(cmd, "needs an estimated 2.4 GB of memory, more than this process's "
+                     "address-space limit (ulimit -v) 2.0 GB; make the run smaller");
+    snprintf(cmd, sizeof cmd, "test ! -e %s/ulim", cdir);
+    cr_expect_eq(sh(cmd, NULL, 0), 0, "a refused run wrote %s/ulim", cdir);
+#endif
+}

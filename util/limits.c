@@ -3,7 +3,10 @@
  */
 #include "stall/limits.h"
 
+#include <fcntl.h>
 #include <math.h>
+#include <stdlib.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 int stall_s_to_ns_bounded(double seconds, double limit_s, stall_time *ns)
@@ -22,18 +25,64 @@ uint64_t stall_phys_memory(void)
     return (uint64_t)pages * (uint64_t)size;
 }
 
-int stall_mem_check(uint64_t bytes, const char *what, const char *fix, stall_err *err)
+/* A cgroup's limit in bytes from the file at path ("max" or a number);
+ * UINT64_MAX when there is none or it cannot be read. Read with open and
+ * read, not stdio: the check may run where malloc would fail. */
+static uint64_t limits_cgroup_file(const char *path)
+{
+    char buf[64];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return UINT64_MAX;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return UINT64_MAX;
+    buf[n] = '\0';
+    char *end = NULL;
+    unsigned long long v = strtoull(buf, &end, 10);
+    if (end == buf || (*end != '\n' && *end != '\0') || v == 0)
+        return UINT64_MAX;
+    return (uint64_t)v;
+}
+
+uint64_t stall_mem_limit(const char **source)
 {
     uint64_t have = stall_phys_memory();
+    const char *from = "the machine's";
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (have == 0 || (uint64_t)rl.rlim_cur < have)) {
+        have = (uint64_t)rl.rlim_cur;
+        from = "this process's address-space limit (ulimit -v)";
+    }
+    /* cgroup v2, then v1 (a Slurm job's --mem, a container's limit) */
+    static const char *const cg[] = {"/sys/fs/cgroup/memory.max",
+                                     "/sys/fs/cgroup/memory/memory.limit_in_bytes"};
+    for (size_t i = 0; i < sizeof cg / sizeof cg[0]; i++) {
+        uint64_t v = limits_cgroup_file(cg[i]);
+        if (v != UINT64_MAX && (have == 0 || v < have)) {
+            have = v;
+            from = i == 0 ? "the cgroup's memory.max" : "the cgroup's memory.limit_in_bytes";
+        }
+    }
+    if (source)
+        *source = from;
+    return have;
+}
+
+int stall_mem_check(uint64_t bytes, const char *what, const char *fix, stall_err *err)
+{
+    const char *from = NULL;
+    uint64_t have = stall_mem_limit(&from);
     if (have == 0 || bytes <= have)
         return 0;
     if (bytes == UINT64_MAX)
         return stall_err_set(err, STALL_ECONFIG,
-                             "%s: the memory needed overflows 64 bits (more than the machine's "
+                             "%s: the memory needed overflows 64 bits (more than %s "
                              "%.1f GB; see the limits in --help); %s",
-                             what, (double)have / 1e9, fix);
+                             what, from, (double)have / 1e9, fix);
     return stall_err_set(err, STALL_ECONFIG,
-                         "%s: needs an estimated %.1f GB of memory, more than the machine's %.1f "
-                         "GB; %s",
-                         what, (double)bytes / 1e9, (double)have / 1e9, fix);
+                         "%s: needs an estimated %.1f GB of memory, more than %s %.1f GB; %s", what,
+                         (double)bytes / 1e9, from, (double)have / 1e9, fix);
 }

@@ -70,10 +70,20 @@ int stall_s_to_ns_bounded(double seconds, double limit_s, stall_time *ns);
 /* The machine's physical memory in bytes (0 when unknown). */
 uint64_t stall_phys_memory(void);
 
+/* The memory this process may use, in bytes: the least of the machine's
+ * physical memory, the address-space limit (ulimit -v, RLIMIT_AS) and the
+ * cgroup's limit (v2 memory.max, v1 memory.limit_in_bytes: a Slurm job's
+ * --mem, a container's); 0 when none is known. *source (when not NULL)
+ * names the one that binds, as "the machine's", for messages. Allocates
+ * nothing. */
+uint64_t stall_mem_limit(const char **source);
+
 /* Refuses (STALL_ECONFIG naming what, the estimate and the memory, then
  * fix: what to change, e.g. the keys that size the run) a run whose
- * estimated memory is more than the machine has. bytes = UINT64_MAX means
- * the estimate itself overflowed. */
+ * estimated memory is more than stall_mem_limit: the machine's memory, or
+ * less where ulimit -v or a cgroup allows less (a run past those was killed
+ * or aborted half-way). bytes = UINT64_MAX means the estimate itself
+ * overflowed. */
 int stall_mem_check(uint64_t bytes, const char *what, const char *fix, stall_err *err);
 
 #ifdef __cplusplus
