@@ -427,6 +427,34 @@ Test(plotview, whatif_figures_name_the_whatif)
     free(gp);
 }
 
+/* validate simulates the trace's measured configuration, leaving the INI's
+ * what-if out, yet its figures were titled by the INI's [scenario] name:
+ * `validate configs/w2.ini` drew "... - w2-whatif, trace w2", the name of
+ * the 4-worker what-if it did not run. They name the trace and say that
+ * it is its measured configuration, the per-rank bar too. */
+Test(plotview, validate_figures_name_the_measured_configuration)
+{
+    char *r = sub("v-w2");
+    cr_assert_eq(sh("%s validate configs/w2.ini --analyze --plots -o %s -q", BIN, r), 0);
+    const char *figs[] = {"epochs", "breakdown"};
+    for (int i = 0; i < 2; i++) {
+        char *gp = gp_of(r, figs[i]);
+        char title[1024];
+        fig_title(gp, title, sizeof title);
+        cr_expect(strstr(title, "validate: w2, measured configuration"), "%s: %s", figs[i], title);
+        cr_expect_null(strstr(title, "whatif"), "%s: %s", figs[i], title);
+        free(gp);
+    }
+    /* a trace given directly: named once */
+    r = sub("v-strag");
+    cr_assert_eq(sh("%s validate traces/ddp2_straggler --plots -o %s -q", BIN, r), 0);
+    char *gp = gp_of(r, "epochs");
+    char title[1024];
+    fig_title(gp, title, sizeof title);
+    cr_expect(strstr(title, "\\nvalidate: ddp2_straggler, measured configuration"), "%s", title);
+    free(gp);
+}
+
 /* traces/spawn_persistent: a 1.95 s start-up stall at iteration 0 and
  * 0.03-0.06 s after it. The y range went to 2 s and every later stall lay
  * on the axis, unreadable. The scale now stops above the later stalls and
