@@ -533,3 +533,44 @@ Test(plotview, the_plan_key_is_drawn_over_the_chosen_count_line)
     cr_expect_eq(strncmp(key, "set key bottom right opaque\n", 28), 0, "%.40s", key);
     free(gp);
 }
+
+/* plan's throughput panel drew the ideal line grey and dashed over the
+ * simulated blue one: near 100% efficiency (example-whatif.ini, 99% at 64
+ * GPUs) they read as one line. The ideal is green, drawn first (under the
+ * simulated line), named as such in the key, also at 100% in the
+ * efficiency panel, where the gap shows; the throughput panel says how
+ * close the two are. */
+Test(plotview, plan_ideal_line_is_told_from_the_simulated_one)
+{
+    char *r = sub("plan-ideal");
+    cr_assert_eq(
+        sh("%s plan configs/example-whatif.ini --set plan.max_gpus=64 --plots -o %s -q", BIN, r),
+        0);
+    char *gp = gp_of(r, "scaling");
+    const char *p1 = strstr(gp, "\nplot "), *p2 = p1 ? strstr(p1 + 1, "\nplot ") : NULL;
+    cr_assert(p1 && p2, "%s", gp);
+    char thr[1024], eff[1024];
+    snprintf(thr, sizeof thr, "%.*s", (int)strcspn(p1 + 1, "\n"), p1 + 1);
+    snprintf(eff, sizeof eff, "%.*s", (int)strcspn(p2 + 1, "\n"), p2 + 1);
+    /* the ideal first, in a colour of its own */
+    const char *ideal = strstr(thr, "title \"ideal"), *simul = strstr(thr, "title \"simulated\"");
+    cr_assert(ideal && simul, "%s", thr);
+    cr_expect_lt(ideal, simul, "the ideal is drawn over the simulated line: %s", thr);
+    cr_expect(strstr(thr, "using 1:3 with lines dt (16,8) lw 2 lc rgb \"#009E73\""), "%s", thr);
+    cr_expect_null(strstr(thr, "#888888"), "%s", thr);
+    cr_expect(strstr(thr, "using 1:2 with linespoints pt 7 lw 1.5 lc 1 title \"simulated\""), "%s",
+              thr);
+    /* the efficiency panel draws the ideal too, in its colour */
+    const char *want =
+        "plot 100 with lines dt (16,8) lw 2 lc rgb \"#009E73\" title \"ideal (100%)\"";
+    cr_expect_eq(strncmp(eff, want, strlen(want)), 0, "%s", eff);
+    /* and the throughput panel says how close they are, then not on the other */
+    const char *l3 = strstr(gp, "set label 3 \"simulated within ");
+    cr_assert_not_null(l3, "%s", gp);
+    double within = atof(l3 + strlen("set label 3 \"simulated within "));
+    cr_expect(within > 0 && within <= 5, "%g", within);
+    cr_expect_lt(l3, p1);
+    const char *un = strstr(gp, "unset label 3");
+    cr_expect(un && un > p1 && un < p2, "label 3 stays on the efficiency panel");
+    free(gp);
+}
