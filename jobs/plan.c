@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "feed.h"
 #include "memo.h"
@@ -64,6 +65,13 @@ int plan_sim(plan_ctx *c, const stall_config *cfg, plan_probe *out, stall_err *e
                         .memo = c->memo};
     (*c->sims)++;
     int rc = stall_scenario_run(cfg, &o, err);
+    c->total_sims++;
+    if (c->prog.f) {
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        double s = (double)(t.tv_sec - c->t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - c->t0.tv_nsec);
+        stall_progress_line(&c->prog, s, false, "plan: %d simulations, %.1f s", c->total_sims, s);
+    }
     if (rc == 0) {
         out->thr = sum.throughput_batches_s;
         out->samples_s = sum.throughput_samples_s;
@@ -559,6 +567,11 @@ static int plan_trace(plan_ctx *c, stall_plan_result *r, int *ranks, stall_err *
 
 int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err *err)
 {
+    return plan_compute(cfg, r, NULL, err);
+}
+
+int plan_compute(const stall_config *cfg, stall_plan_result *r, FILE *progress, stall_err *err)
+{
     memset(r, 0, sizeof *r);
     r->workers.gpu_h = r->gpus.gpu_h = r->bandwidth.gpu_h = r->cores.gpu_h = NAN;
     r->workers.data = r->gpus.data = NAN;
@@ -571,6 +584,8 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
     c->base = *cfg;
     c->base.nextra = 0;
     c->src = stall_config_src(cfg);
+    c->prog.f = progress;
+    clock_gettime(CLOCK_MONOTONIC, &c->t0);
     int rc = plan_keys(cfg, r, c->src, err);
     char at[STALL_PATH_MAX + 64];
     if (rc == 0 && cfg->mode != STALL_MODE_MODEL) {
@@ -730,6 +745,8 @@ int stall_plan_compute(const stall_config *cfg, stall_plan_result *r, stall_err 
                      r->gpus.value == 1 ? "" : "s", lim, lim[strlen(lim) - 1] == 's' ? "" : "s");
         }
     }
+    /* gone before the table, an error or the next command's line */
+    stall_progress_clear(&c->prog);
     free(ckbase);
     free(chosen);
     wi_memo_free(c->memo);

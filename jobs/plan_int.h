@@ -6,10 +6,13 @@
 #define STALL_JOBS_PLAN_INT_H
 
 #include <stdbool.h>
+#include <stdio.h>
+#include <time.h>
 #include "stall/config.h"
 #include "stall/job.h"
 #include "stall/measured.h"
 #include "stall/plan.h"
+#include "stall/progress.h"
 
 typedef struct plan_ctx {
     stall_config base; /* the configuration, without [plan] lines */
@@ -45,6 +48,11 @@ typedef struct plan_ctx {
      * epochs */
     int reads_twice_epochs;
     stall_trace_memo *memo; /* the trace, read once for every probe (memo.h) */
+    /* The progress line (stderr on a terminal; stall_plan_run): the
+     * simulations made so far and the time since the plan began. */
+    stall_progress prog;
+    struct timespec t0;
+    int total_sims;
 } plan_ctx;
 
 typedef struct plan_probe {
@@ -56,6 +64,8 @@ typedef struct plan_probe {
 
 /* One in-memory run of cfg, counted in *c->sims. */
 int plan_sim(plan_ctx *c, const stall_config *cfg, plan_probe *out, stall_err *err);
+/* stall_plan_compute with a progress line on progress (NULL: none). */
+int plan_compute(const stall_config *cfg, stall_plan_result *r, FILE *progress, stall_err *err);
 /* Sets a real key as given, as the file would. */
 void plan_set_real(stall_config *cfg, const char *section, const char *key, double v);
 /* Sets an integer key as given (values in range by construction). */

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "feed.h"
 #include "plan_int.h"
@@ -160,7 +161,9 @@ int stall_plan_run(const stall_config *cfg_in, const stall_plan_opts *opts, stal
     char ignored[256];
     size_t nign = stall_config_drop(cfg, plan_ignored, ignored, sizeof ignored);
     stall_plan_result *r = stall_xmalloc(sizeof *r);
-    int rc = stall_plan_compute(cfg, r, err);
+    /* A progress line on stderr where it is a terminal, unless -q (no
+     * term), as sweep's: never on stdout, nothing where redirected. */
+    int rc = plan_compute(cfg, r, opts->term && isatty(STDERR_FILENO) ? stderr : NULL, err);
     /* Its own folder, not the run's it would replace. */
     char *outdir = stall_job_outdir_as(cfg, opts->outdir, "-plan"), *work = NULL;
     /* Built beside the target and renamed whole (job.h). */

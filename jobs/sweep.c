@@ -43,6 +43,7 @@
 #include "stall/cleanup.h"
 #include "stall/io.h"
 #include "stall/job.h"
+#include "stall/progress.h"
 #include "modes.h"
 #include "stall/scenario.h"
 #include "sweep_int.h"
@@ -98,7 +99,7 @@ typedef struct sweep_run {
     stall_err fail;
     pthread_mutex_t lock;
     struct timespec t0;
-    double last_print;
+    stall_progress prog; /* the progress line (opts->progress) */
     int ranks;
     size_t *pending; /* finished .point-N.tmp folders, not yet synced and renamed */
     size_t npending, cap_pending;
@@ -312,20 +313,13 @@ static void sweep_commit(sweep_run *r, bool all)
 
 static void sweep_progress(sweep_run *r, bool last)
 {
-    FILE *f = r->opts->progress;
-    if (!f)
+    if (!r->prog.f)
         return;
     double t = sweep_now(&r->t0);
-    if (!last && t - r->last_print < 0.2)
-        return;
-    r->last_print = t;
     double rate = t > 0 ? (double)r->done / t : 0;
     double left = rate > 0 ? (double)(r->mine - r->done) / rate : 0;
-    fprintf(f, "\rsweep: %zu/%zu points%s, %.1f points/s, %.0f s left   ", r->done, r->mine,
-            r->ranks > 1 ? " (rank 0)" : "", rate, left);
-    if (last)
-        fputc('\n', f);
-    fflush(f);
+    stall_progress_line(&r->prog, t, last, "sweep: %zu/%zu points%s, %.1f points/s, %.0f s left",
+                        r->done, r->mine, r->ranks > 1 ? " (rank 0)" : "", rate, left);
 }
 
 static void *sweep_worker(void *arg)
@@ -534,6 +528,7 @@ int stall_sweep_run(const stall_config *cfg, const stall_sweep_opts *opts, stall
     if (rank != 0)
         local.progress = local.term = NULL;
     r.opts = &local;
+    r.prog.f = local.progress;
     pthread_mutex_init(&r.lock, NULL);
     clock_gettime(CLOCK_MONOTONIC, &r.t0);
     char note[2 * 4096 + 128] = "";

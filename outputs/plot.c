@@ -333,8 +333,14 @@ static void plot_source(plot_ctx *c)
             snprintf(who, sizeof who, "%s%.120s", name, tag);
     }
     /* the trace named once where the scenario is named after it (a trace
-     * given directly: its folder's name, or its file's stem) */
-    if (*label && !(strncmp(label, name, nl) == 0 && (!label[nl] || label[nl] == '.')))
+     * given directly: its folder's name, or its file's stem). validate
+     * simulates the trace's measured configuration, not the INI's what-if
+     * its [scenario] name names ("w2-whatif" of configs/w2.ini): the
+     * title says so, naming the trace (a notebook trace, which has no
+     * trace.path: the scenario). */
+    if (c->res->kind == STALL_RESULT_VALIDATE)
+        snprintf(raw, sizeof raw, " - validate: %s, measured configuration", *label ? label : name);
+    else if (*label && !(strncmp(label, name, nl) == 0 && (!label[nl] || label[nl] == '.')))
         snprintf(raw, sizeof raw, " - %s, trace %s", who, label);
     else
         snprintf(raw, sizeof raw, " - %s", who);

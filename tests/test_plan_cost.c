@@ -223,3 +223,56 @@ Test(plan_cost, latency_alone_is_not_cut_and_an_untried_storage_is_said)
     cr_expect(strstr(pc_file("effective.ini"), "the storage is not tried") != NULL, "%s",
               pc_file("effective.ini"));
 }
+
+/* The whole of a file, or NULL. */
+static char *pc_slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    static char buf[2][65536];
+    static int i;
+    i ^= 1;
+    size_t k = fread(buf[i], 1, sizeof buf[i] - 1, f);
+    buf[i][k] = '\0';
+    fclose(f);
+    return buf[i];
+}
+
+/* plan said nothing while it ran (tens of seconds on a large search). On a
+ * terminal it writes sweep's progress line on stderr, erased before the
+ * table; stdout, and stderr where it is redirected, are as they were: the
+ * same bytes with stderr a terminal (script(1)'s) as with it redirected,
+ * and nothing on a redirected stderr. A plan of 0.5 s: past the line's
+ * first 0.2 s. */
+Test(plan_cost, progress_on_a_terminal_only)
+{
+    if (system("command -v script >/dev/null 2>&1") != 0)
+        cr_skip_test("script(1) not installed");
+    const char *args = "plan configs/example-whatif.ini --set plan.max_gpus=4096";
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "cd %s && script -qec '%s %s -o %s/pr > %s/tty.out' %s/tty.log > /dev/null "
+             "2>&1 && %s %s -o %s/pr > %s/red.out 2> %s/red.err",
+             STALL_SOURCE_DIR, BIN, args, dir, dir, dir, BIN, args, dir, dir, dir);
+    int st = system(cmd);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: %d", cmd, st);
+    char p[700];
+    snprintf(p, sizeof p, "%s/tty.log", dir);
+    char *log = pc_slurp(p);
+    cr_assert_not_null(log);
+    cr_expect(strstr(log, "\rplan: ") && strstr(log, " simulations, "), "no progress line:\n%s",
+              log);
+    cr_expect(strstr(log, "\r\033[K"), "the progress line is not erased:\n%s", log);
+    snprintf(p, sizeof p, "%s/red.err", dir);
+    char *err = pc_slurp(p);
+    cr_assert_not_null(err);
+    cr_expect_str_eq(err, "", "a redirected stderr got: %s", err);
+    snprintf(p, sizeof p, "%s/tty.out", dir);
+    char *tty = pc_slurp(p);
+    snprintf(p, sizeof p, "%s/red.out", dir);
+    char *red = pc_slurp(p);
+    cr_assert(tty && red);
+    cr_expect(strstr(red, "max_efficient_gpus"), "%s", red);
+    cr_expect_str_eq(tty, red, "stdout differs with stderr a terminal");
+}

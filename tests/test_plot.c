@@ -2441,7 +2441,8 @@ Test(plot, real_figure_titles_name_their_input)
     char *r = res_dir("tv");
     cr_assert_eq(sh("%s validate traces/ddp2_straggler --analyze -o %s -q", BIN, r), 0);
     cr_assert_eq(sh("%s plot %s > /dev/null", BIN, r), 0);
-    titles_name(r, " - ddp2_straggler", 2); /* validate's epochs and the bars */
+    /* validate's epochs and the bars: the trace's measured configuration */
+    titles_name(r, "validate: ddp2_straggler, measured configuration", 2);
     r = res_dir("tr");
     cr_assert_eq(sh("%s run configs/w2.ini --analyze --plots -o %s -q", BIN, r), 0);
     titles_name(r, " - w2-whatif, trace w2", 5);

@@ -427,6 +427,34 @@ Test(plotview, whatif_figures_name_the_whatif)
     free(gp);
 }
 
+/* validate simulates the trace's measured configuration, leaving the INI's
+ * what-if out, yet its figures were titled by the INI's [scenario] name:
+ * `validate configs/w2.ini` drew "... - w2-whatif, trace w2", the name of
+ * the 4-worker what-if it did not run. They name the trace and say that
+ * it is its measured configuration, the per-rank bar too. */
+Test(plotview, validate_figures_name_the_measured_configuration)
+{
+    char *r = sub("v-w2");
+    cr_assert_eq(sh("%s validate configs/w2.ini --analyze --plots -o %s -q", BIN, r), 0);
+    const char *figs[] = {"epochs", "breakdown"};
+    for (int i = 0; i < 2; i++) {
+        char *gp = gp_of(r, figs[i]);
+        char title[1024];
+        fig_title(gp, title, sizeof title);
+        cr_expect(strstr(title, "validate: w2, measured configuration"), "%s: %s", figs[i], title);
+        cr_expect_null(strstr(title, "whatif"), "%s: %s", figs[i], title);
+        free(gp);
+    }
+    /* a trace given directly: named once */
+    r = sub("v-strag");
+    cr_assert_eq(sh("%s validate traces/ddp2_straggler --plots -o %s -q", BIN, r), 0);
+    char *gp = gp_of(r, "epochs");
+    char title[1024];
+    fig_title(gp, title, sizeof title);
+    cr_expect(strstr(title, "\\nvalidate: ddp2_straggler, measured configuration"), "%s", title);
+    free(gp);
+}
+
 /* traces/spawn_persistent: a 1.95 s start-up stall at iteration 0 and
  * 0.03-0.06 s after it. The y range went to 2 s and every later stall lay
  * on the axis, unreadable. The scale now stops above the later stalls and
@@ -503,5 +531,46 @@ Test(plotview, the_plan_key_is_drawn_over_the_chosen_count_line)
     const char *key = strstr(gp, "set key bottom right");
     cr_assert_not_null(key, "%s", gp);
     cr_expect_eq(strncmp(key, "set key bottom right opaque\n", 28), 0, "%.40s", key);
+    free(gp);
+}
+
+/* plan's throughput panel drew the ideal line grey and dashed over the
+ * simulated blue one: near 100% efficiency (example-whatif.ini, 99% at 64
+ * GPUs) they read as one line. The ideal is green, drawn first (under the
+ * simulated line), named as such in the key, also at 100% in the
+ * efficiency panel, where the gap shows; the throughput panel says how
+ * close the two are. */
+Test(plotview, plan_ideal_line_is_told_from_the_simulated_one)
+{
+    char *r = sub("plan-ideal");
+    cr_assert_eq(
+        sh("%s plan configs/example-whatif.ini --set plan.max_gpus=64 --plots -o %s -q", BIN, r),
+        0);
+    char *gp = gp_of(r, "scaling");
+    const char *p1 = strstr(gp, "\nplot "), *p2 = p1 ? strstr(p1 + 1, "\nplot ") : NULL;
+    cr_assert(p1 && p2, "%s", gp);
+    char thr[1024], eff[1024];
+    snprintf(thr, sizeof thr, "%.*s", (int)strcspn(p1 + 1, "\n"), p1 + 1);
+    snprintf(eff, sizeof eff, "%.*s", (int)strcspn(p2 + 1, "\n"), p2 + 1);
+    /* the ideal first, in a colour of its own */
+    const char *ideal = strstr(thr, "title \"ideal"), *simul = strstr(thr, "title \"simulated\"");
+    cr_assert(ideal && simul, "%s", thr);
+    cr_expect_lt(ideal, simul, "the ideal is drawn over the simulated line: %s", thr);
+    cr_expect(strstr(thr, "using 1:3 with lines dt (16,8) lw 2 lc rgb \"#009E73\""), "%s", thr);
+    cr_expect_null(strstr(thr, "#888888"), "%s", thr);
+    cr_expect(strstr(thr, "using 1:2 with linespoints pt 7 lw 1.5 lc 1 title \"simulated\""), "%s",
+              thr);
+    /* the efficiency panel draws the ideal too, in its colour */
+    const char *want =
+        "plot 100 with lines dt (16,8) lw 2 lc rgb \"#009E73\" title \"ideal (100%)\"";
+    cr_expect_eq(strncmp(eff, want, strlen(want)), 0, "%s", eff);
+    /* and the throughput panel says how close they are, then not on the other */
+    const char *l3 = strstr(gp, "set label 3 \"simulated within ");
+    cr_assert_not_null(l3, "%s", gp);
+    double within = atof(l3 + strlen("set label 3 \"simulated within "));
+    cr_expect(within > 0 && within <= 5, "%g", within);
+    cr_expect_lt(l3, p1);
+    const char *un = strstr(gp, "unset label 3");
+    cr_expect(un && un > p1 && un < p2, "label 3 stays on the efficiency panel");
     free(gp);
 }

@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE /* syscall, getdents64 */
 #include "stall/cleanup.h"
+#include "stall/progress.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -213,7 +214,9 @@ static void cleanup_on_signal(int sig)
                        : sig == SIGTERM
                            ? "stallsim: interrupted (SIGTERM); temporary files removed\n"
                            : "stallsim: interrupted (SIGHUP); temporary files removed\n";
-    ssize_t w = write(STDERR_FILENO, said, strlen(said)); /* strlen: async-signal-safe */
+    /* below a progress line (sweep, plan), which has no newline yet */
+    ssize_t w = stall_progress_any_open() ? write(STDERR_FILENO, "\n", 1) : 0;
+    w = write(STDERR_FILENO, said, strlen(said)); /* strlen: async-signal-safe */
     (void)w;
     signal(sig, SIG_DFL);
     raise(sig);

@@ -177,7 +177,8 @@ typedef struct stall_plan_opts {
 } stall_plan_opts;
 
 /* stall_plan_compute, then plan.csv and scaling.csv in the result folder
- * and the table on opts->term. */
+ * and the table on opts->term. With opts->term, and stderr a terminal, a
+ * progress line on stderr while it computes (erased before the table). */
 int stall_plan_run(const stall_config *cfg, const stall_plan_opts *opts, stall_err *err);
 
 #ifdef __cplusplus
