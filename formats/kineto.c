@@ -197,6 +197,29 @@ static int kt_cmp_step(const void *a, const void *b)
     return x->ts < y->ts ? -1 : x->ts > y->ts;
 }
 
+/* A training loop's ProfilerStep ranges follow one another: two that
+ * overlap pair DataLoader calls with iterations that overlap (each call went
+ * to the step it fell in, and the iterations read as measured). An exact
+ * duplicate (same ts and dur, as in a file concatenated with itself) is
+ * left to kt_iterations, which reads it as a step without a call. */
+static int kt_steps_check(kt_file *f, const char *file, stall_err *err)
+{
+    if (f->nst > 1)
+        qsort(f->st, f->nst, sizeof *f->st, kt_cmp_step);
+    for (size_t i = 1; i < f->nst; i++) {
+        const kt_step *a = &f->st[i - 1], *b = &f->st[i];
+        if (b->ts < a->ts + a->dur && !(b->ts == a->ts && b->dur == a->dur))
+            return stall_err_set(err, STALL_EPARSE,
+                                 "%s: ProfilerStep#%lld (ts %.3f us) starts before "
+                                 "ProfilerStep#%lld (ts %.3f us, dur %.3f us) ends: the "
+                                 "profiler's steps overlap, so which DataLoader call belongs to "
+                                 "which iteration is unknown",
+                                 file, (long long)b->n, (double)b->ts / 1e3, (long long)a->n,
+                                 (double)a->ts / 1e3, (double)a->dur / 1e3);
+    }
+    return 0;
+}
+
 /* The file's iterations into r (one epoch); *rule says which rule made them. */
 static void kt_iterations(kt_file *f, tb_rank *r, int64_t *steps_used, int64_t *steps_without,
                           int64_t *steps_multi, int64_t *calls)
@@ -358,6 +381,8 @@ int stall_kineto_load(const char *path, stall_tidy_trace **out, stall_err *err)
         }
         tb_rank *r = &ranks[j];
         rel[j] = rel[j] || kt_relative(f);
+        if ((rc = kt_steps_check(f, files[i], err)) != 0)
+            break;
         int before = r->nep;
         int64_t su, sw, sm, c;
         kt_iterations(f, r, &su, &sw, &sm, &c);

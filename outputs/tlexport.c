@@ -7,6 +7,7 @@
  */
 #include "stall/tlexport.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,6 +55,7 @@ typedef struct tl_ctx {
     const stall_tidy_trace *t;
     stall_tl_opts o;
     stall_time origin, from, to;
+    const char *path; /* the file written, for a write failure's message */
 } tl_ctx;
 
 typedef struct tl_fetch {
@@ -312,7 +314,6 @@ static void tl_counters(stall_tl *w, const tl_ctx *c, int r)
 
 static int tl_fill(FILE *f, void *arg, stall_err *err)
 {
-    (void)err;
     const tl_ctx *c = arg;
     stall_tl w;
     stall_tl_begin(&w, f);
@@ -326,7 +327,10 @@ static int tl_fill(FILE *f, void *arg, stall_err *err)
             tl_fetches(&w, c, r);
         tl_counters(&w, c, r);
     }
-    return stall_tl_end(&w);
+    /* The stream's error (a full disk, the file-size limit) is the
+     * failure: returned without a message it read "success", exit 0. */
+    int rc = stall_tl_end(&w);
+    return rc ? stall_err_set(err, rc, "%s: write failed: %s", c->path, strerror(errno)) : 0;
 }
 
 int stall_timeline_export(const stall_tidy_trace *t, const stall_tl_opts *o, const char *path,
@@ -338,7 +342,7 @@ int stall_timeline_export(const stall_tidy_trace *t, const stall_tl_opts *o, con
 int stall_timeline_export_with(const stall_tidy_trace *t, const stall_tl_opts *o, const char *path,
                                const char *work, stall_err *err)
 {
-    tl_ctx c = {.t = t};
+    tl_ctx c = {.t = t, .path = path};
     if (o)
         c.o = *o;
     else

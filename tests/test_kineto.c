@@ -852,3 +852,36 @@ Test(kineto, a_byte_order_mark_is_skipped)
     stall_tidy_free(a);
     stall_tidy_free(b);
 }
+
+/* A training loop's ProfilerStep ranges follow one another. Two that
+ * overlap (here one moved into the previous step, or stretched into the
+ * next) were read: each DataLoader call went to the step it fell in, and
+ * analyze, run and validate went on with iterations that overlap. Refused,
+ * naming the file and both steps; steps that only touch are read as
+ * before. */
+Test(kineto, overlapping_profiler_steps_are_refused)
+{
+    static const struct {
+        const char *key, *val, *first, *second;
+    } bad[] = {
+        {"ts", "1005000", "ProfilerStep#0", "ProfilerStep#1"},
+        {"dur", "15000", "ProfilerStep#1", "ProfilerStep#2"},
+    };
+    for (int i = 0; i < 2; i++) {
+        const char *p = ids_trace(200 + i, true, bad[i].key, bad[i].val);
+        stall_tidy_trace *t = NULL;
+        stall_err err = {0};
+        cr_expect_eq(stall_kineto_load(p, &t, &err), STALL_EPARSE, "%s = %s read", bad[i].key,
+                     bad[i].val);
+        cr_expect(strstr(err.msg, p) && strstr(err.msg, bad[i].first) &&
+                      strstr(err.msg, bad[i].second) && strstr(err.msg, "overlap"),
+                  "%d: %s", i, err.msg);
+        cr_expect_null(t);
+    }
+    /* touching: step 1 ends as step 2 begins */
+    const char *p = ids_trace(202, true, "dur", "10000");
+    stall_tidy_trace *t = NULL;
+    stall_err err = {0};
+    cr_expect_eq(stall_kineto_load(p, &t, &err), 0, "%s", err.msg);
+    stall_tidy_free(t);
+}

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -515,4 +517,35 @@ Test(timeline, a_rerun_removes_the_temporary_file_a_killed_one_left)
     cr_expect_eq(stat(out, &sb), 0, "no timeline written");
     cr_expect_neq(stat(stale, &sb), 0, "the killed run's %s was left", stale);
     cr_expect_eq(stat(live, &sb), 0, "a live process's temporary file was removed");
+}
+
+/* A timeline that cannot be written (here: past the file-size limit, as on
+ * a full disk) is an error naming the file, and leaves nothing. The write
+ * failure came back as STALL_EIO with no message: `stallsim timeline`
+ * printed "stallsim: success" and exited 0, and `run`/`validate
+ * --timeline` exited 0 without their result folder. */
+Test(timeline, a_write_failure_is_an_error_naming_the_file)
+{
+    stall_tidy_trace *t = load("traces/w2/trace.csv", 0);
+    char out[512];
+    snprintf(out, sizeof out, "%s/full.json", tdir);
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit old, lim;
+    cr_assert_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+    lim = old;
+    lim.rlim_cur = 4096;
+    cr_assert_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    stall_err err = {0};
+    int rc = stall_timeline_export(t, NULL, out, &err);
+    setrlimit(RLIMIT_FSIZE, &old);
+    cr_expect_eq(rc, STALL_EIO, "rc %d", rc);
+    cr_expect_eq(err.code, STALL_EIO, "err.code %d (%s)", err.code, err.msg);
+    cr_expect(strstr(err.msg, out) != NULL && strstr(err.msg, "write failed") != NULL, "%s",
+              err.msg);
+    struct stat sb;
+    cr_expect_neq(stat(out, &sb), 0, "a partial timeline was left");
+    char tmp[600];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid());
+    cr_expect_neq(stat(tmp, &sb), 0, "its temporary file was left");
+    stall_tidy_free(t);
 }
