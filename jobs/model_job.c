@@ -319,6 +319,42 @@ static int wi_store_fit_run(wi_model_run *j, stall_err *err)
 
 /* The trace (streamed or whole), the model's parameters and durations,
  * and the checks that need them. */
+/* The least a row of iterations.csv and of ranks.csv takes: one-digit
+ * integers and 0.000000000 in each seconds column (stall_report_stream's
+ * fixed 9 decimals), commas, newline. */
+#define WI_ITER_ROW_MIN 112
+#define WI_RANK_ROW_MIN 18
+
+/* Refuses, before the tables are built or a row written, a run whose
+ * per-iteration files cannot fit where they go: each fetch alignment's
+ * iterations.csv (and ranks.csv) at their smallest rows. */
+static int wi_disk_check(const wi_model_run *j, stall_err *err)
+{
+    const stall_run_opts *opts = j->opts;
+    if (opts->no_files || opts->no_iterations || !j->final)
+        return 0;
+    const stall_model_params *p = &j->p;
+    bool ranks_csv = stall_job_per_rank(j->cfg, p->ranks);
+    double iters = (double)p->epochs * (double)p->batches;
+    double row = WI_ITER_ROW_MIN + (ranks_csv ? (double)p->ranks * WI_RANK_ROW_MIN : 0.0);
+    double bytes = iters * row * j->fl.n;
+    if (!(bytes < 1.8e19))
+        bytes = 1.8e19;
+    char what[STALL_PATH_MAX + 160];
+    snprintf(what, sizeof what,
+             "%s: %d ranks x %d epochs x %lld batches: iterations.csv (%d B a row or more)%s%s",
+             wi_where(j->in.what.ini), p->ranks, p->epochs, (long long)p->batches, WI_ITER_ROW_MIN,
+             ranks_csv ? " and ranks.csv (18 B a rank and iteration)" : "",
+             j->fl.n > 1 ? " for each fetch alignment" : "");
+    char fix[200];
+    snprintf(fix, sizeof fix,
+             "make the run smaller ([run] batches, [run] epochs)%s%s, or give -o a folder on a "
+             "disk with room",
+             ranks_csv ? ", set [report] per_rank = false" : "",
+             j->fl.n > 1 ? ", give [align] fetch one policy" : "");
+    return stall_disk_check((uint64_t)bytes, j->final, what, fix, err);
+}
+
 static int wi_prepare(wi_model_run *j, stall_err *err)
 {
     const stall_config *cfg = j->cfg;
@@ -350,9 +386,17 @@ static int wi_prepare(wi_model_run *j, stall_err *err)
             rc = wi_horizon_check(what, wi_stream_span(j->ws, true), err);
         if (rc == 0)
             rc = wi_mem_check(what, p->ranks, p->epochs, p->batches, false, err);
+        if (rc == 0)
+            rc = wi_disk_check(j, err);
     } else {
-        rc = wi_tables_build_j(what, j->have ? &j->m : NULL, p->ranks, p->epochs, p->batches, true,
-                               j->opts->jobs > 1 ? j->opts->jobs : 1, &j->w, err);
+        /* memory, then disk, before a cell is drawn */
+        rc = wi_tables_mem_check(what, j->have ? &j->m : NULL, p->ranks, p->epochs, p->batches, -1,
+                                 err);
+        if (rc == 0)
+            rc = wi_disk_check(j, err);
+        if (rc == 0)
+            rc = wi_tables_build_j(what, j->have ? &j->m : NULL, p->ranks, p->epochs, p->batches,
+                                   true, j->opts->jobs > 1 ? j->opts->jobs : 1, &j->w, err);
     }
     if (rc)
         return rc;
@@ -765,10 +809,10 @@ int stall_model_job(const stall_config *cfg, const stall_run_opts *opts, stall_e
         j.fl = cfg->fetch_align;
     wi_inputs_resolve(cfg, &j.in);
     j.in.what.observed = opts->on_iter != NULL;
+    bool files = !opts->no_files;
+    j.final = stall_job_outdir(cfg, opts);
     rc = wi_prepare(&j, err);
     j.jobs = stall_xcalloc((size_t)j.fl.n, sizeof *j.jobs);
-    j.final = stall_job_outdir(cfg, opts);
-    bool files = !opts->no_files;
     if (rc == 0 && files)
         rc = stall_job_begin(j.final, !opts->sweep_point, &j.outdir, err);
     j.samples = cfg->samples > 0 ? cfg->samples : (j.have ? j.m.samples : 0);

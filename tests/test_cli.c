@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/statvfs.h>
 
 #include "stall/io.h"
 #include "tmpdir.h"
@@ -3960,5 +3961,41 @@ Test(cli, a_run_past_ulimit_v_is_refused_up_front)
                      "address-space limit (ulimit -v) 2.0 GB; make the run smaller");
     snprintf(cmd, sizeof cmd, "test ! -e %s/ulim", cdir);
     cr_expect_eq(sh(cmd, NULL, 0), 0, "a refused run wrote %s/ulim", cdir);
+#endif
+}
+
+/* A what-if of 1e9 batches a rank wrote 55 GB of iterations.csv and
+ * ranks.csv into its temporary folder and filled the disk before it was
+ * stopped. A run whose per-iteration files cannot fit, even at their
+ * smallest rows (112 B a row of iterations.csv, 18 B a rank and iteration
+ * of ranks.csv), is refused before it writes a row, naming the size, the
+ * free space and the keys that shrink it. Sized here to twice the free
+ * space of the test's folder; with 64 ranks the rows hold few cells to
+ * draw, so the run's memory stays small. (Under ulimit -f and -v: were
+ * it not refused, the run would stop at 10 MB of output and 6 GB.) */
+Test(cli, a_run_whose_files_cannot_fit_on_the_disk_is_refused)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    cr_skip_test("AddressSanitizer does not run under ulimit -v");
+#else
+    struct statvfs sv;
+    cr_assert_eq(statvfs(cdir, &sv), 0);
+    double free_b = (double)sv.f_bavail * (double)sv.f_frsize;
+    double row = 112.0 + 64 * 18.0; /* an iteration's rows at their smallest */
+    double batches = ceil(2.0 * free_b / (3 * row));
+    if (batches > 1e9)
+        cr_skip_test("%.0f GB free: more than the batch limit can fill", free_b / 1e9);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "ulimit -f 20000 && ulimit -v 6000000 && " BIN " run " W2
+             " --set run.batches=%.0f --set fetch.resample=bootstrap --set cluster.gpus=64 -o "
+             "%s/full -q",
+             batches, cdir);
+    cli_refused(cmd, "64 ranks x 3 epochs x");
+    cli_refused(cmd, "and ranks.csv (18 B a rank and iteration): writes at least");
+    cli_refused(cmd, "free where");
+    cli_refused(cmd, "set [report] per_rank = false, or give -o a folder on a disk with room");
+    snprintf(cmd, sizeof cmd, "test ! -e %s/full && ! ls -d %s/full.tmp* 2>/dev/null", cdir, cdir);
+    cr_expect_eq(sh(cmd, NULL, 0), 0, "a refused run wrote %s/full", cdir);
 #endif
 }

@@ -211,7 +211,7 @@ Test(lazy, a_run_with_many_batches_in_flight_gives_the_same_records)
  * refuses the last before it draws a cell. */
 Test(lazy, the_memory_check_counts_the_cells_drawn_as_asked_as_they_are_held)
 {
-    uint64_t have = stall_phys_memory();
+    uint64_t have = stall_mem_limit(NULL);
     if (have == 0)
         cr_skip_test("the machine's memory is unknown");
     ltrace t;

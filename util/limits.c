@@ -6,7 +6,9 @@
 #include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 int stall_s_to_ns_bounded(double seconds, double limit_s, stall_time *ns)
@@ -46,10 +48,39 @@ static uint64_t limits_cgroup_file(const char *path)
     return (uint64_t)v;
 }
 
+uint64_t stall_mem_available(void)
+{
+    char buf[4096];
+    int fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    const char *p = strstr(buf, "MemAvailable:");
+    if (!p)
+        return 0;
+    char *end = NULL;
+    unsigned long long kb = strtoull(p + strlen("MemAvailable:"), &end, 10);
+    if (end == p + strlen("MemAvailable:") || strncmp(end, " kB", 3) != 0 || kb == 0 ||
+        kb > UINT64_MAX / 1024)
+        return 0;
+    return (uint64_t)kb * 1024;
+}
+
 uint64_t stall_mem_limit(const char **source)
 {
     uint64_t have = stall_phys_memory();
     const char *from = "the machine's";
+    /* what the machine can give a new process without swapping out others:
+     * a run sized to its whole memory was killed by the kernel half-way */
+    uint64_t avail = stall_mem_available();
+    if (avail != 0 && (have == 0 || avail < have)) {
+        have = avail;
+        from = "the memory the machine has available (/proc/meminfo MemAvailable)";
+    }
     struct rlimit rl;
     if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
         (have == 0 || (uint64_t)rl.rlim_cur < have)) {
@@ -85,4 +116,49 @@ int stall_mem_check(uint64_t bytes, const char *what, const char *fix, stall_err
     return stall_err_set(err, STALL_ECONFIG,
                          "%s: needs an estimated %.1f GB of memory, more than %s %.1f GB; %s", what,
                          (double)bytes / 1e9, from, (double)have / 1e9, fix);
+}
+
+uint64_t stall_disk_free(const char *path)
+{
+    /* the nearest folder of path that exists (a result folder is made
+     * after the check) */
+    char buf[4096];
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof buf)
+        return UINT64_MAX;
+    memcpy(buf, path, n + 1);
+    struct statvfs sv;
+    for (;;) {
+        if (statvfs(buf, &sv) == 0)
+            break;
+        char *slash = strrchr(buf, '/');
+        if (!slash) {
+            if (statvfs(".", &sv) != 0)
+                return UINT64_MAX;
+            break;
+        }
+        if (slash == buf) {
+            if (statvfs("/", &sv) != 0)
+                return UINT64_MAX;
+            break;
+        }
+        *slash = '\0';
+    }
+    /* a file system of no blocks (/proc, /sys) is no disk: unknown, and
+     * making the folder there fails with its own message */
+    if (sv.f_blocks == 0 || (sv.f_frsize != 0 && sv.f_bavail > UINT64_MAX / sv.f_frsize))
+        return UINT64_MAX;
+    return (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize;
+}
+
+int stall_disk_check(uint64_t bytes, const char *dir, const char *what, const char *fix,
+                     stall_err *err)
+{
+    uint64_t have = stall_disk_free(dir);
+    if (have == UINT64_MAX || bytes <= have)
+        return 0;
+    return stall_err_set(
+        err, STALL_ECONFIG,
+        "%s: writes at least %.1f GB, more than the %.1f GB free where %s goes; %s", what,
+        (double)bytes / 1e9, (double)have / 1e9, dir, fix);
 }

@@ -70,9 +70,14 @@ int stall_s_to_ns_bounded(double seconds, double limit_s, stall_time *ns);
 /* The machine's physical memory in bytes (0 when unknown). */
 uint64_t stall_phys_memory(void);
 
+/* The memory the kernel says a new process can take without swapping
+ * (MemAvailable in /proc/meminfo), in bytes; 0 when unknown. Allocates
+ * nothing. */
+uint64_t stall_mem_available(void);
+
 /* The memory this process may use, in bytes: the least of the machine's
- * physical memory, the address-space limit (ulimit -v, RLIMIT_AS) and the
- * cgroup's limit (v2 memory.max, v1 memory.limit_in_bytes: a Slurm job's
+ * physical memory, its available memory (stall_mem_available), the address-space limit (ulimit -v,
+ * RLIMIT_AS) and the cgroup's limit (v2 memory.max, v1 memory.limit_in_bytes: a Slurm job's
  * --mem, a container's); 0 when none is known. *source (when not NULL)
  * names the one that binds, as "the machine's", for messages. Allocates
  * nothing. */
@@ -85,6 +90,17 @@ uint64_t stall_mem_limit(const char **source);
  * or aborted half-way). bytes = UINT64_MAX means the estimate itself
  * overflowed. */
 int stall_mem_check(uint64_t bytes, const char *what, const char *fix, stall_err *err);
+
+/* The bytes free to this user on the file system of path, or of its
+ * nearest folder that exists (statvfs f_bavail); UINT64_MAX when unknown. */
+uint64_t stall_disk_free(const char *path);
+
+/* Refuses (STALL_ECONFIG naming what, the bytes, the free space and dir,
+ * then fix) output of at least bytes that the file system of dir has no
+ * room for: a run that would fill the disk before failing (a 1e9-batch
+ * what-if wrote 55 GB of iterations.csv and ranks.csv). */
+int stall_disk_check(uint64_t bytes, const char *dir, const char *what, const char *fix,
+                     stall_err *err);
 
 #ifdef __cplusplus
 }
