@@ -63,6 +63,15 @@ static int cli_bad_usage(const char *what)
     return 2;
 }
 
+/* An option that takes one value given twice: refused, as a key given
+ * twice is (-o a -o b wrote to b without a word). */
+static int cli_given_twice(const char *opt, const char *first, const char *second)
+{
+    fprintf(stderr, "stallsim: %s %s: %s given twice (first %s %s); give it once\n", opt, second,
+            opt, opt, first);
+    return 2;
+}
+
 /* An option's value that does not parse, repeated (NULL: none given). */
 static int cli_bad_value(const char *opt, const char *value, const char *needs)
 {
@@ -159,6 +168,10 @@ static int cli_run(int argc, char **argv, bool validate)
                 rc = cli_bad_usage("-o needs a folder");
                 goto done;
             }
+            if (outdir) {
+                rc = cli_given_twice("-o", outdir, argv[i]);
+                goto done;
+            }
             outdir = argv[i];
         } else if (strcmp(a, "--set") == 0) {
             if (++i >= argc) {
@@ -186,6 +199,10 @@ static int cli_run(int argc, char **argv, bool validate)
         } else if (strcmp(a, "--timeline") == 0) {
             if (++i >= argc) {
                 rc = cli_bad_usage("--timeline needs FILE.json");
+                goto done;
+            }
+            if (timeline) {
+                rc = cli_given_twice("--timeline", timeline, argv[i]);
                 goto done;
             }
             timeline = argv[i];
@@ -325,6 +342,8 @@ static int cli_trace_cmd(int argc, char **argv, bool timeline)
         if (strcmp(a, "-o") == 0 || strcmp(a, "--out") == 0) {
             if (++i >= argc)
                 return cli_bad_usage(timeline ? "-o needs FILE.json" : "-o needs a folder");
+            if (out)
+                return cli_given_twice("-o", out, argv[i]);
             out = argv[i];
         } else if (strcmp(a, "--workers") == 0) {
             _Static_assert(STALL_LIMIT_WORKERS == 1024, "the message below names the limit");
@@ -454,6 +473,8 @@ static int cli_sweep_plan(int argc, char **argv, bool plan)
         if (strcmp(a, "-o") == 0 || strcmp(a, "--out") == 0) {
             if (!v)
                 rc = cli_bad_usage("-o needs a folder");
+            else if (outdir)
+                rc = cli_given_twice("-o", outdir, v);
             outdir = v;
             i++;
         } else if (strcmp(a, "--set") == 0 || (!plan && strcmp(a, "--sweep") == 0)) {

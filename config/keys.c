@@ -372,6 +372,20 @@ void cfg_suggest(const char *section, const char *key, char *buf, size_t n)
             if (d < bd && cfg_near(d, cfg_keys[i].key))
                 best = &cfg_keys[i], bd = d;
         }
+        /* Else the keys of the section of which key is whole words
+         * (prefetch: prefetch_factor; mb_s: trace_mb_s or bandwidth_mb_s). */
+        size_t kn = strlen(key), len = 0;
+        for (size_t i = 0; i < cfg_nkeys && !best && kn >= 3; i++) {
+            const char *k = cfg_keys[i].key, *at = strstr(k, key);
+            if (strcmp(cfg_keys[i].section, section) == 0 && at && (at == k || at[-1] == '_') &&
+                (at[kn] == '\0' || at[kn] == '_') && len + strlen(k) + 24 < n)
+                len += (size_t)snprintf(buf + len, n - len, "%s%s",
+                                        len ? " or " : " (did you mean ", k);
+        }
+        if (len) {
+            snprintf(buf + len, n - len, "?)");
+            return;
+        }
         if (best) {
             snprintf(buf, n, " (did you mean %s?)", best->key);
             return;

@@ -3999,3 +3999,40 @@ Test(cli, a_run_whose_files_cannot_fit_on_the_disk_is_refused)
     cr_expect_eq(sh(cmd, NULL, 0), 0, "a refused run wrote %s/full", cdir);
 #endif
 }
+
+/* -o (and --timeline) given twice took the last without a word, as --set
+ * of one key twice did: refused in run, sweep and timeline, naming both. */
+Test(cli, an_option_of_one_value_given_twice_is_refused)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, BIN " run " W2 " -o %s/o1 -o %s/o2 -q", cdir, cdir);
+    cli_refused(cmd, "-o given twice (first -o ");
+    snprintf(cmd, sizeof cmd, BIN " sweep " W2 " -o %s/o1 -o %s/o2 -q", cdir, cdir);
+    cli_refused(cmd, "-o given twice (first -o ");
+    snprintf(cmd, sizeof cmd,
+             BIN " run " W2 " --timeline %s/t1.json --timeline %s/t2.json -o %s/o3 -q", cdir, cdir,
+             cdir);
+    cli_refused(cmd, "--timeline given twice (first --timeline ");
+    snprintf(cmd, sizeof cmd,
+             BIN " timeline " STALL_SOURCE_DIR "/traces/w2/trace.csv -o %s/t1.json -o %s/t2.json",
+             cdir, cdir);
+    cli_refused(cmd, "-o given twice");
+    snprintf(cmd, sizeof cmd, "test ! -e %s/o1 && test ! -e %s/o2 && test ! -e %s/t1.json", cdir,
+             cdir, cdir);
+    cr_expect_eq(sh(cmd, NULL, 0), 0, "a refused command wrote a file");
+}
+
+/* A key misspelt as part of its name (loader.prefetch, storage.mb_s) got
+ * no suggestion, the edit distance being too far: the keys of the section
+ * it is whole words of are named. */
+Test(cli, a_key_given_as_part_of_its_name_is_suggested)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, BIN " run " W2 " --set loader.prefetch=3 -o %s/p1 -q", cdir);
+    cli_refused(cmd, "unknown key [loader] prefetch (did you mean prefetch_factor?)");
+    snprintf(cmd, sizeof cmd, BIN " run " W2 " --set storage.mb_s=300 -o %s/p1 -q", cdir);
+    cli_refused(cmd, "(did you mean bandwidth_mb_s or global_mb_s or trace_mb_s?)");
+    /* a near misspelling keeps its one suggestion */
+    snprintf(cmd, sizeof cmd, BIN " run " W2 " --set fetch.resamp=bootstrap -o %s/p1 -q", cdir);
+    cli_refused(cmd, "(did you mean resample?)");
+}
