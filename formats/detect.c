@@ -185,6 +185,25 @@ stall_trace_kind stall_trace_detect(const char *path, stall_trace_detected *out,
     /* The JSON traces' own names: their reader gives the precise error of a
      * file that is cut, empty or malformed. */
     bool pfw = det_ends_with(path, ".pfw") || det_ends_with(path, ".pfw.gz");
+    /* A capture folder's meta.json (the run's settings) beside its trace:
+     * read as a profiler trace it gave two lines, the second "no
+     * DataLoader events among its 0 events". */
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (strcmp(base, "meta.json") == 0) {
+        char folder[STALL_DETECT_PATH_MAX], csv[STALL_DETECT_PATH_MAX];
+        if (base == path)
+            snprintf(folder, sizeof folder, ".");
+        else
+            snprintf(folder, sizeof folder, "%.*s", (int)(base - path), path);
+        if (stall_trace_capture_folder(folder, csv, sizeof csv)) {
+            stall_err_set(err, STALL_EPARSE,
+                          "%s: the capture's settings (stallsim_capture.py's meta.json), not a "
+                          "trace: give its folder or %s",
+                          path, csv);
+            return STALL_TRACE_UNKNOWN;
+        }
+    }
     if (pfw || det_ends_with(path, ".json") || det_ends_with(path, ".json.gz")) {
         out->kind = pfw ? STALL_TRACE_DFTRACER : STALL_TRACE_KINETO;
         snprintf(out->what, sizeof out->what, "%s",

@@ -355,3 +355,25 @@ Test(detect, a_fifo_is_refused_by_every_reader_without_being_opened, .timeout = 
     cr_assert_eq(stall_trace_detect("/dev/null", &d, &err), STALL_TRACE_UNKNOWN);
     cr_assert(strstr(err.msg, "/dev/null: not a regular file (a device; "), "%s", err.msg);
 }
+
+/* A capture folder's meta.json given as the trace was read as a Kineto
+ * trace: two lines, the second "no DataLoader events among its 0
+ * events". It is refused in one line naming the trace beside it; a
+ * meta.json with no trace.csv beside it is still read as a JSON trace. */
+Test(detect, a_captures_meta_json_names_its_trace)
+{
+    stall_trace_detected d;
+    stall_err err = {0};
+    const char *meta = put("meta.json", "{\"command\": \"python3 train.py\", \"cpu_cores\": 2}\n");
+    cr_assert_eq(stall_trace_detect(meta, &d, &err), STALL_TRACE_KINETO,
+                 "no trace.csv beside it: %s", err.msg);
+    put("trace.csv", "rank,epoch,batch,worker,fetch_start\n0,0,0,0,1\n");
+    cr_assert_eq(stall_trace_detect(meta, &d, &err), STALL_TRACE_UNKNOWN);
+    char want[700];
+    snprintf(want, sizeof want,
+             "%s: the capture's settings (stallsim_capture.py's meta.json), not a trace: give its "
+             "folder or %s/trace.csv",
+             meta, ddir);
+    cr_assert_str_eq(err.msg, want);
+    cr_assert_null(strchr(err.msg, '\n'));
+}
