@@ -76,8 +76,9 @@ uint64_t stall_phys_memory(void);
 uint64_t stall_mem_available(void);
 
 /* The memory this process may use, in bytes: the least of the machine's
- * physical memory, its available memory (stall_mem_available), the address-space limit (ulimit -v,
- * RLIMIT_AS) and the cgroup's limit (v2 memory.max, v1 memory.limit_in_bytes: a Slurm job's
+ * physical memory, 90% of its available memory (stall_mem_available), the address-space limit
+ * (ulimit -v, RLIMIT_AS) and the cgroup's limit (v2 memory.max, v1 memory.limit_in_bytes: a Slurm
+ * job's
  * --mem, a container's); 0 when none is known. *source (when not NULL)
  * names the one that binds, as "the machine's", for messages. Allocates
  * nothing. */
