@@ -105,6 +105,12 @@ int wi_mem_check_as(const wi_whatif *what, int g, int ne, int64_t n, wi_store st
  * machine's: with whole tables (the duration tables) or without (a
  * streamed trace), and what->observed's records. */
 int wi_mem_check(const wi_whatif *what, int g, int ne, int64_t n, bool tables, stall_err *err);
+/* Refuses (STALL_ECONFIG, naming the run, the size, the free space and
+ * the keys that shrink it) a run whose per-iteration files, in dir, cannot
+ * fit even at their smallest rows: iterations.csv (and ranks.csv where
+ * ranks_csv) for each of alignments fetch alignments (memcheck.c). */
+int wi_disk_check(const wi_whatif *what, const char *dir, int g, int ne, int64_t n, bool ranks_csv,
+                  int alignments, stall_err *err);
 /* The check wi_tables_build_l makes (lazy as there) for the tables of g x
  * ne x n over trace m (may be NULL): the cells it draws as asked counted
  * as lazy.c holds them (wi_lazy_bytes), not as tables. */

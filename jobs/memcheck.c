@@ -1,7 +1,7 @@
 /*
- * memcheck.c - the memory a model run needs, estimated before it runs, and
- * its refusal where the machine has less (feed.h: wi_mem_check; feed.c
- * decides how the tables are held).
+ * memcheck.c - the memory a model run needs and the disk its files take,
+ * estimated before it runs, and its refusal where the machine has less (feed.h: wi_mem_check;
+ * feed.c decides how the tables are held).
  */
 #include "feed.h"
 
@@ -55,4 +55,30 @@ int wi_mem_check_as(const wi_whatif *what, int g, int ne, int64_t n, wi_store st
 int wi_mem_check(const wi_whatif *what, int g, int ne, int64_t n, bool tables, stall_err *err)
 {
     return wi_mem_check_as(what, g, ne, n, tables ? WI_STORE_WHOLE : WI_STORE_NONE, 0, err);
+}
+
+/* The least a row of iterations.csv and of ranks.csv takes: one-digit
+ * integers and 0.000000000 in each seconds column (stall_report_stream's
+ * fixed 9 decimals), commas, newline. */
+#define WI_ITER_ROW_MIN 112
+#define WI_RANK_ROW_MIN 18
+
+int wi_disk_check(const wi_whatif *what, const char *dir, int g, int ne, int64_t n, bool ranks_csv,
+                  int alignments, stall_err *err)
+{
+    double row = WI_ITER_ROW_MIN + (ranks_csv ? (double)g * WI_RANK_ROW_MIN : 0.0);
+    double bytes = (double)ne * (double)n * row * alignments;
+    char run[STALL_PATH_MAX + 160];
+    snprintf(run, sizeof run,
+             "%s: %d ranks x %d epochs x %lld batches: iterations.csv (%d B a row or more)%s%s",
+             wi_where(what->ini), g, ne, (long long)n, WI_ITER_ROW_MIN,
+             ranks_csv ? " and ranks.csv (18 B a rank and iteration)" : "",
+             alignments > 1 ? " for each fetch alignment" : "");
+    char fix[200];
+    snprintf(fix, sizeof fix,
+             "make the run smaller ([run] batches, [run] epochs)%s%s, or give -o a folder on a "
+             "disk with room",
+             ranks_csv ? ", set [report] per_rank = false" : "",
+             alignments > 1 ? ", give [align] fetch one policy" : "");
+    return stall_disk_check(bytes < 1.8e19 ? (uint64_t)bytes : UINT64_MAX, dir, run, fix, err);
 }

@@ -319,40 +319,14 @@ static int wi_store_fit_run(wi_model_run *j, stall_err *err)
 
 /* The trace (streamed or whole), the model's parameters and durations,
  * and the checks that need them. */
-/* The least a row of iterations.csv and of ranks.csv takes: one-digit
- * integers and 0.000000000 in each seconds column (stall_report_stream's
- * fixed 9 decimals), commas, newline. */
-#define WI_ITER_ROW_MIN 112
-#define WI_RANK_ROW_MIN 18
-
-/* Refuses, before the tables are built or a row written, a run whose
- * per-iteration files cannot fit where they go: each fetch alignment's
- * iterations.csv (and ranks.csv) at their smallest rows. */
-static int wi_disk_check(const wi_model_run *j, stall_err *err)
+/* wi_disk_check for the run's files: none where it writes none. */
+static int wi_run_disk_check(const wi_model_run *j, stall_err *err)
 {
     const stall_run_opts *opts = j->opts;
     if (opts->no_files || opts->no_iterations || !j->final)
         return 0;
-    const stall_model_params *p = &j->p;
-    bool ranks_csv = stall_job_per_rank(j->cfg, p->ranks);
-    double iters = (double)p->epochs * (double)p->batches;
-    double row = WI_ITER_ROW_MIN + (ranks_csv ? (double)p->ranks * WI_RANK_ROW_MIN : 0.0);
-    double bytes = iters * row * j->fl.n;
-    if (!(bytes < 1.8e19))
-        bytes = 1.8e19;
-    char what[STALL_PATH_MAX + 160];
-    snprintf(what, sizeof what,
-             "%s: %d ranks x %d epochs x %lld batches: iterations.csv (%d B a row or more)%s%s",
-             wi_where(j->in.what.ini), p->ranks, p->epochs, (long long)p->batches, WI_ITER_ROW_MIN,
-             ranks_csv ? " and ranks.csv (18 B a rank and iteration)" : "",
-             j->fl.n > 1 ? " for each fetch alignment" : "");
-    char fix[200];
-    snprintf(fix, sizeof fix,
-             "make the run smaller ([run] batches, [run] epochs)%s%s, or give -o a folder on a "
-             "disk with room",
-             ranks_csv ? ", set [report] per_rank = false" : "",
-             j->fl.n > 1 ? ", give [align] fetch one policy" : "");
-    return stall_disk_check((uint64_t)bytes, j->final, what, fix, err);
+    return wi_disk_check(&j->in.what, j->final, j->p.ranks, j->p.epochs, j->p.batches,
+                         stall_job_per_rank(j->cfg, j->p.ranks), j->fl.n, err);
 }
 
 static int wi_prepare(wi_model_run *j, stall_err *err)
@@ -387,13 +361,13 @@ static int wi_prepare(wi_model_run *j, stall_err *err)
         if (rc == 0)
             rc = wi_mem_check(what, p->ranks, p->epochs, p->batches, false, err);
         if (rc == 0)
-            rc = wi_disk_check(j, err);
+            rc = wi_run_disk_check(j, err);
     } else {
         /* memory, then disk, before a cell is drawn */
         rc = wi_tables_mem_check(what, j->have ? &j->m : NULL, p->ranks, p->epochs, p->batches, -1,
                                  err);
         if (rc == 0)
-            rc = wi_disk_check(j, err);
+            rc = wi_run_disk_check(j, err);
         if (rc == 0)
             rc = wi_tables_build_j(what, j->have ? &j->m : NULL, p->ranks, p->epochs, p->batches,
                                    true, j->opts->jobs > 1 ? j->opts->jobs : 1, &j->w, err);
@@ -678,37 +652,6 @@ static int wi_write_results(const wi_model_run *j, double measured, stall_err *e
         rc = stall_job_manifest_with(&eff, j->outdir, j->opts->digests, NULL, NULL, err);
     }
     return rc;
-}
-
-/* Ranks that began an epoch late (docs/model.md 2.4): said where the
- * widest start spread exceeds 5% of its measured epoch, as validate says
- * it, with whether the run replays it (the trace's own rank count) or not. */
-static void wi_late_print(FILE *f, const stall_measured *m, const stall_model_params *p, int e0,
-                          bool none)
-{
-    /* with late_start = none given, whatever the spread: what the key took
-     * away (it is refused where there is none) */
-    int w = stall_measured_late_epoch(m, none ? 0.0 : 0.05);
-    if (w < 0)
-        return;
-    fprintf(f,
-            "ranks that start late: the trace's ranks began epoch %d %.3f s apart (rank %d last%s)",
-            e0 + w, m->start_spread_s[w], m->start_last[w],
-            m->start_spread_s[w] > 0.05 * m->epoch_s[w] ? "" : ", under 5% of the epoch");
-    if (p->ranks == m->ranks && none)
-        fprintf(f, "; [ranks] late_start = none: every rank begins every epoch together, as an "
-                   "aligned launch would (docs/model.md 2.4)\n");
-    else if (p->ranks == m->ranks)
-        fprintf(
-            f, "; each rank begins the trace's epochs as late as it did, and its lateness "
-               "counts in its first batch's stall from the epoch's start (stall_s, stall%%), "
-               "as in the measured run ([ranks] late_start = none: together; docs/model.md 2.4)\n");
-    else
-        fprintf(f,
-                "; not simulated for %d GPUs (a late start has no rule for another rank count): "
-                "the ranks begin every epoch together, so compare the epochs they began together "
-                "(docs/model.md 2.4)\n",
-                p->ranks);
 }
 
 /* The terminal summary, and the replications' intervals. */

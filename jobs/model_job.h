@@ -41,4 +41,11 @@ void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *p, cons
              const char *trace_from, const wi_cpu_fit *fit, const wi_store_fit *store,
              bool samples);
 
+/* The line on ranks that began an epoch late in trace m (docs/model.md
+ * 2.4), where the widest start spread exceeds 5% of its measured epoch (or
+ * with late_start = none given: none), with what the run p does with it;
+ * e0 is the trace's first epoch's label. */
+void wi_late_print(FILE *f, const stall_measured *m, const stall_model_params *p, int e0,
+                   bool none);
+
 #endif

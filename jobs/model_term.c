@@ -1,7 +1,7 @@
 /*
  * model_term.c - mode = model's terminal summary (model_job.h): the run's
  * configuration and what the trace gave, a row per fetch alignment, the
- * CPU, storage and stall-floor lines. Split from model_job.c, which runs
+ * CPU, storage, stall-floor and late-start lines. Split from model_job.c, which runs
  * the job and writes its files.
  */
 #include "model_job.h"
@@ -288,4 +288,34 @@ void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *p, cons
             "(the run's mean) x %lld batches = %.3f s, and the empty start of each epoch (%s)\n",
             floor_s, stall_ns_to_s(p->handover), (long long)p->batches, hand, empty);
     (void)stall_s;
+}
+
+/* Ranks that began an epoch late (docs/model.md 2.4): said where the
+ * widest start spread exceeds 5% of its measured epoch, as validate says
+ * it, with whether the run replays it (the trace's own rank count) or not. */
+void wi_late_print(FILE *f, const stall_measured *m, const stall_model_params *p, int e0, bool none)
+{
+    /* with late_start = none given, whatever the spread: what the key took
+     * away (it is refused where there is none) */
+    int w = stall_measured_late_epoch(m, none ? 0.0 : 0.05);
+    if (w < 0)
+        return;
+    fprintf(f,
+            "ranks that start late: the trace's ranks began epoch %d %.3f s apart (rank %d last%s)",
+            e0 + w, m->start_spread_s[w], m->start_last[w],
+            m->start_spread_s[w] > 0.05 * m->epoch_s[w] ? "" : ", under 5% of the epoch");
+    if (p->ranks == m->ranks && none)
+        fprintf(f, "; [ranks] late_start = none: every rank begins every epoch together, as an "
+                   "aligned launch would (docs/model.md 2.4)\n");
+    else if (p->ranks == m->ranks)
+        fprintf(
+            f, "; each rank begins the trace's epochs as late as it did, and its lateness "
+               "counts in its first batch's stall from the epoch's start (stall_s, stall%%), "
+               "as in the measured run ([ranks] late_start = none: together; docs/model.md 2.4)\n");
+    else
+        fprintf(f,
+                "; not simulated for %d GPUs (a late start has no rule for another rank count): "
+                "the ranks begin every epoch together, so compare the epochs they began together "
+                "(docs/model.md 2.4)\n",
+                p->ranks);
 }

@@ -33,19 +33,27 @@ static char cleanup_paths[STALL_CLEANUP_SLOTS][STALL_CLEANUP_PATH];
 static volatile sig_atomic_t cleanup_used[STALL_CLEANUP_SLOTS];
 static pthread_mutex_t cleanup_lock = PTHREAD_MUTEX_INITIALIZER;
 
-void stall_cleanup_add(const char *path)
+/* Puts path in the first free one of n slots (a path too long, or no
+ * slot free, is not kept). */
+static void cleanup_claim(char (*slots)[STALL_CLEANUP_PATH], volatile sig_atomic_t *used, int n,
+                          const char *path)
 {
-    size_t n = strlen(path);
-    if (n >= STALL_CLEANUP_PATH)
+    size_t len = strlen(path);
+    if (len >= STALL_CLEANUP_PATH)
         return;
     pthread_mutex_lock(&cleanup_lock);
-    for (int i = 0; i < STALL_CLEANUP_SLOTS; i++)
-        if (!cleanup_used[i]) {
-            memcpy(cleanup_paths[i], path, n + 1);
-            cleanup_used[i] = 1;
+    for (int i = 0; i < n; i++)
+        if (!used[i]) {
+            memcpy(slots[i], path, len + 1);
+            used[i] = 1;
             break;
         }
     pthread_mutex_unlock(&cleanup_lock);
+}
+
+void stall_cleanup_add(const char *path)
+{
+    cleanup_claim(cleanup_paths, cleanup_used, STALL_CLEANUP_SLOTS, path);
 }
 
 void stall_cleanup_forget(const char *path)
@@ -64,17 +72,7 @@ static volatile sig_atomic_t cleanup_made_used[STALL_CLEANUP_MADE];
 
 void stall_cleanup_add_made(const char *path)
 {
-    size_t n = strlen(path);
-    if (n >= STALL_CLEANUP_PATH)
-        return;
-    pthread_mutex_lock(&cleanup_lock);
-    for (int i = 0; i < STALL_CLEANUP_MADE; i++)
-        if (!cleanup_made_used[i]) {
-            memcpy(cleanup_made[i], path, n + 1);
-            cleanup_made_used[i] = 1;
-            break;
-        }
-    pthread_mutex_unlock(&cleanup_lock);
+    cleanup_claim(cleanup_made, cleanup_made_used, STALL_CLEANUP_MADE, path);
 }
 
 void stall_cleanup_add_made_for(const char *dir)

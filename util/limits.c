@@ -4,6 +4,7 @@
 #include "stall/limits.h"
 
 #include <fcntl.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,20 +28,29 @@ uint64_t stall_phys_memory(void)
     return (uint64_t)pages * (uint64_t)size;
 }
 
+/* The start of a small file, NUL-terminated: read with open and read, not
+ * stdio, as the check may run where malloc would fail. False when it
+ * cannot be read or is empty. */
+static bool limits_read(const char *path, char *buf, size_t n)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t got = read(fd, buf, n - 1);
+    close(fd);
+    if (got <= 0)
+        return false;
+    buf[got] = '\0';
+    return true;
+}
+
 /* A cgroup's limit in bytes from the file at path ("max" or a number);
- * UINT64_MAX when there is none or it cannot be read. Read with open and
- * read, not stdio: the check may run where malloc would fail. */
+ * UINT64_MAX when there is none or it cannot be read. */
 static uint64_t limits_cgroup_file(const char *path)
 {
     char buf[64];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (!limits_read(path, buf, sizeof buf))
         return UINT64_MAX;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return UINT64_MAX;
-    buf[n] = '\0';
     char *end = NULL;
     unsigned long long v = strtoull(buf, &end, 10);
     if (end == buf || (*end != '\n' && *end != '\0') || v == 0)
@@ -50,22 +60,14 @@ static uint64_t limits_cgroup_file(const char *path)
 
 uint64_t stall_mem_available(void)
 {
+    static const char key[] = "MemAvailable:";
     char buf[4096];
-    int fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    const char *p = strstr(buf, "MemAvailable:");
+    const char *p = limits_read("/proc/meminfo", buf, sizeof buf) ? strstr(buf, key) : NULL;
     if (!p)
         return 0;
     char *end = NULL;
-    unsigned long long kb = strtoull(p + strlen("MemAvailable:"), &end, 10);
-    if (end == p + strlen("MemAvailable:") || strncmp(end, " kB", 3) != 0 || kb == 0 ||
-        kb > UINT64_MAX / 1024)
+    unsigned long long kb = strtoull(p + strlen(key), &end, 10);
+    if (end == p + strlen(key) || strncmp(end, " kB", 3) != 0 || kb == 0 || kb > UINT64_MAX / 1024)
         return 0;
     return (uint64_t)kb * 1024;
 }
@@ -131,21 +133,15 @@ uint64_t stall_disk_free(const char *path)
         return UINT64_MAX;
     memcpy(buf, path, n + 1);
     struct statvfs sv;
-    for (;;) {
-        if (statvfs(buf, &sv) == 0)
-            break;
+    while (statvfs(buf, &sv) != 0) {
+        /* its parent: "a/b" -> "a", "/a" -> "/", "a" -> "." */
         char *slash = strrchr(buf, '/');
-        if (!slash) {
-            if (statvfs(".", &sv) != 0)
-                return UINT64_MAX;
-            break;
-        }
-        if (slash == buf) {
-            if (statvfs("/", &sv) != 0)
-                return UINT64_MAX;
-            break;
-        }
-        *slash = '\0';
+        if ((slash == buf && buf[1] == '\0') || strcmp(buf, ".") == 0)
+            return UINT64_MAX;
+        if (slash)
+            slash[slash == buf] = '\0';
+        else
+            memcpy(buf, ".", 2);
     }
     /* a file system of no blocks (/proc, /sys) is no disk: unknown, and
      * making the folder there fails with its own message */
