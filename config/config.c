@@ -729,7 +729,9 @@ int stall_config_load_any(stall_config *cfg, const char *path, char *note, size_
         if (kind == STALL_TRACE_TIDY && d->has_workers)
             workers = "workers per GPU from its workers column";
         if (kind == STALL_TRACE_TIDY && d->has_prefetch)
-            prefetch = "prefetch factor from its prefetch column";
+            prefetch = d->prefetch == 0 ? "prefetch factor 2 (PyTorch's default) for workers it "
+                                          "is given (its prefetch column is 0: no workers)"
+                                        : "prefetch factor from its prefetch column";
         if (kind == STALL_TRACE_KINETO || kind == STALL_TRACE_DFTRACER) {
             if (rc == 0 && n) /* the reader says what it found and assumed */
                 snprintf(note, n, "%s: %s", path, d->what);

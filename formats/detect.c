@@ -5,6 +5,7 @@
 #include "stall/io.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,6 +169,7 @@ static stall_trace_kind det_folder(const char *path, stall_trace_detected *out, 
 stall_trace_kind stall_trace_detect(const char *path, stall_trace_detected *out, stall_err *err)
 {
     memset(out, 0, sizeof *out);
+    out->prefetch = -1;
     if (strlen(path) >= STALL_DETECT_PATH_MAX) {
         stall_err_set(err, STALL_EIO, "%s: path too long", path);
         return STALL_TRACE_UNKNOWN;
@@ -260,8 +262,11 @@ stall_trace_kind stall_trace_detect(const char *path, stall_trace_detected *out,
         return STALL_TRACE_INI;
     }
     char *nl = strpbrk(s, "\r\n");
-    if (nl)
+    char *row = NULL; /* the first data row, for a tidy trace's prefetch */
+    if (nl) {
+        row = nl + strspn(nl, "\r\n");
         *nl = '\0';
+    }
     char *fld[64];
     int nf = det_fields(s, fld, 64);
     int skip = nf > 1 && fld[0][0] == '\0'; /* pandas' unnamed index column */
@@ -271,9 +276,24 @@ stall_trace_kind stall_trace_detect(const char *path, stall_trace_detected *out,
         snprintf(out->what, sizeof out->what, "a tidy trace%s",
                  skip ? " (with pandas' index column)" : "");
         /* The loader settings the trace records. */
+        int at = -1;
         for (int i = 0; i < nf; i++) {
             out->has_workers |= strcmp(fld[i], "workers") == 0;
-            out->has_prefetch |= strcmp(fld[i], "prefetch") == 0;
+            if (strcmp(fld[i], "prefetch") == 0)
+                out->has_prefetch = true, at = i;
+        }
+        /* Its value on the first row (the reader holds it to every row). */
+        out->prefetch = -1;
+        char *end = row ? strpbrk(row, "\r\n") : NULL;
+        if (at >= 0 && end) {
+            *end = '\0';
+            char *val[64];
+            char *e = NULL;
+            if (det_fields(row, val, 64) > at) {
+                long v = strtol(val[at], &e, 10);
+                if (e != val[at] && *e == '\0' && v >= 0 && v <= INT_MAX)
+                    out->prefetch = (int)v;
+            }
         }
     } else if (nf >= 3 && fld[0][0] == '\0' && strcmp(fld[1], "Epoch") == 0) {
         const char *role = NULL;

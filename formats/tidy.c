@@ -369,6 +369,14 @@ static void tidy_row(stall_tidy_stream *t)
                   "from 0 to %d)",
                   (long long)w, t->expect_origin, t->expect_workers,
                   t->expect_workers > 0 ? t->expect_workers - 1 : 0);
+    /* A loader with workers prefetches prefetch_factor >= 1 batches each
+     * (PyTorch refuses 0); 0 is what a capture writes without workers. */
+    if (t->rc == 0 && t->col[TC_WORKERS] >= 0 && t->col[TC_PREFETCH] >= 0 && t->setting[0] > 0 &&
+        t->setting[1] == 0)
+        tidy_fail(t, t->col[TC_PREFETCH],
+                  "'prefetch' is 0 but 'workers' is %lld (a DataLoader with workers prefetches "
+                  "prefetch_factor >= 1 batches each; 0 is for a loader without workers)",
+                  (long long)t->setting[0]);
     if (t->rc == 0)
         tidy_cpu(t, k);
     if (t->rc)

@@ -53,6 +53,34 @@ Test(detect, tidy_traces_in_every_spelling_users_have)
                      "%d: %s", i, err.msg);
         cr_assert_eq(d.has_workers, i == 1);
         cr_assert_eq(d.has_prefetch, i == 1);
+        cr_assert_eq(d.prefetch, i == 1 ? 2 : -1);
+    }
+}
+
+/* The note of a trace given in place of an INI says which prefetch factor
+ * runs: a prefetch column of 0 (a loader without workers) is not the
+ * factor for the workers a what-if gives it. */
+Test(detect, a_tidy_traces_prefetch_of_0_is_noted_as_the_default)
+{
+    const char *head = "rank,epoch,batch,worker,fetch_start,fetch_end,request,ready,iter_end,"
+                       "workers,prefetch\n";
+    char text[512];
+    for (int pf = 0; pf <= 3; pf += 3) {
+        snprintf(text, sizeof text, "%s0,0,0,%d,1,2,1,2,3,%d,%d\n", head, pf ? 0 : -1, pf ? 2 : 0,
+                 pf);
+        stall_trace_detected d;
+        stall_err err = {0};
+        cr_assert_eq(stall_trace_detect(put("pf.csv", text), &d, &err), STALL_TRACE_TIDY, "%s",
+                     err.msg);
+        cr_assert_eq(d.prefetch, pf);
+        stall_config cfg;
+        stall_config_defaults(&cfg);
+        char note[1024];
+        cr_assert_eq(stall_config_load_any(&cfg, put("pf.csv", text), note, sizeof note, &err), 0,
+                     "%s", err.msg);
+        cr_assert(strstr(note, pf ? "prefetch factor from its prefetch column"
+                                  : "prefetch factor 2 (PyTorch's default)"),
+                  "%s", note);
     }
 }
 

@@ -947,6 +947,11 @@ def _read_like_stallsim(path):
             if "workers" in col and w >= max(setting["workers"], 1):
                 fail(col["worker"], f"'worker' is {w} but 'workers' is {setting['workers']} (ids "
                      f"run from 0 to {max(setting['workers'] - 1, 0)})")
+            if "workers" in col and "prefetch" in col and setting["workers"] > 0 and \
+                    setting["prefetch"] == 0:
+                fail(col["prefetch"], f"'prefetch' is 0 but 'workers' is {setting['workers']} (a "
+                     "DataLoader with workers prefetches prefetch_factor >= 1 batches each; 0 is "
+                     "for a loader without workers)")
             for c in CPU_COLUMNS[:-2]:
                 if c in col and fields[col[c]] != "":
                     rc, ns, _ = _decimal(fields[col[c]], 9)

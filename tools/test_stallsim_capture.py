@@ -471,6 +471,17 @@ class CheckAgreesWithStallsimTest(unittest.TestCase):
         self.agree(edited(self.lines, 4, c, "9"), "w9.csv",
                    f"4:{c}: 'worker' is 9 but 'workers' is 2 (ids run from 0 to 1)")
 
+    def test_a_prefetch_of_0_with_workers(self):
+        # a capture writes 0 only without workers; it once ran as prefetch 2, the note
+        # saying "prefetch factor from its prefetch column"
+        lines = list(self.lines)
+        c = self.col("prefetch")
+        for i in range(2, len(lines) + 1):
+            lines = edited(lines, i, c, "0")
+        self.agree(lines, "pf0.csv", f"2:{c}: 'prefetch' is 0 but 'workers' is 2 (a DataLoader "
+                   "with workers prefetches prefetch_factor >= 1 batches each; 0 is for a loader "
+                   "without workers)")
+
     def test_a_negative_byte_count(self):
         c = self.col("bytes")
         self.agree(edited(self.lines, 4, c, "-5"), "bytes.csv",

@@ -37,6 +37,9 @@ typedef struct stall_trace_detected {
     char fetch[STALL_DETECT_PATH_MAX], start[STALL_DETECT_PATH_MAX], perf[STALL_DETECT_PATH_MAX];
     /* tidy: the header has a workers, prefetch column. */
     bool has_workers, has_prefetch;
+    /* tidy: the prefetch column's value on the first row; -1 when there is
+     * no column or no whole first row. */
+    int prefetch;
     /* What the file is, for the one line a command prints, e.g. "a tidy
      * trace" or "the notebook's perf CSV". */
     char what[96];
