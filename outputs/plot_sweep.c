@@ -5,6 +5,7 @@
  * data), and a plan's weak scaling (log-log throughput against the ideal line, efficiency against
  * the threshold).
  */
+#include <ini.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -549,28 +550,25 @@ int stall_plot_sweep(plot_ctx *c, stall_err *err)
  * simulated line's blue (lc 1), nor the threshold's black. */
 #define PLOT_IDEAL_RGB "#009E73"
 
-/* [plan] efficiency from effective.ini, when set there; else NAN. */
+static int plot_plan_ini(void *user, const char *section, const char *name, const char *value)
+{
+    if (strcmp(section, "plan") == 0 && strcmp(name, "efficiency") == 0) {
+        char *end = NULL;
+        double v = strtod(value, &end);
+        if (end != value)
+            *(double *)user = v;
+    }
+    return 1;
+}
+
+/* [plan] efficiency from effective.ini (read by inih, as the INI reader
+ * reads it), when set there; else NAN. */
 static double plot_plan_threshold(const char *dir)
 {
     char *p = stall_path_join(dir, "effective.ini");
-    FILE *f = fopen(p, "r");
-    free(p);
-    if (!f)
-        return NAN;
-    char line[1024];
-    bool in_plan = false;
     double v = NAN;
-    while (fgets(line, sizeof line, f)) {
-        char *s = line + strspn(line, " \t");
-        if (*s == '[')
-            in_plan = strncmp(s, "[plan]", 6) == 0;
-        else if (in_plan && strncmp(s, "efficiency", 10) == 0) {
-            s += 10 + strspn(s + 10, " \t");
-            if (*s == '=' || *s == ':')
-                v = strtod(s + 1, NULL);
-        }
-    }
-    fclose(f);
+    ini_parse(p, plot_plan_ini, &v);
+    free(p);
     return v;
 }
 
