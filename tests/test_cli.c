@@ -4036,3 +4036,52 @@ Test(cli, a_key_given_as_part_of_its_name_is_suggested)
     snprintf(cmd, sizeof cmd, BIN " run " W2 " --set fetch.resamp=bootstrap -o %s/p1 -q", cdir);
     cli_refused(cmd, "(did you mean resample?)");
 }
+
+/* A what-if key asked of a replay scenario (the notebook's CSVs run in
+ * replay by default) named only "leave out --set loader.workers", not the
+ * mode that answers it; the fix now names mode = model (and the file's
+ * start alignment, which the model refuses, set to none), and following it
+ * runs. */
+Test(cli, a_what_if_key_in_replay_names_mode_model_as_the_fix)
+{
+    char cmd[4000], line[2048];
+    const char *perf = GOLD STEM ".csv";
+    snprintf(cmd, sizeof cmd, BIN " run %s --set loader.workers=6 -o %s/wm0", perf, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2);
+    cr_assert(strstr(line, "--set loader.workers: has no effect in mode = replay (it is a what-if "
+                           "of mode = model); fix: --set scenario.mode=model to ask it (the "
+                           "closed-loop what-if), or leave out --set loader.workers\n"),
+              "%s", line);
+    snprintf(cmd, sizeof cmd,
+             BIN " run %s --set loader.workers=6 --set scenario.mode=model -q -o %s/wm0", perf,
+             cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    /* An INI with start alignments: both keys in the fix, and it runs. */
+    const char *p = ini("wm", "replay", "[align]\nstart = avg, none\n");
+    snprintf(cmd, sizeof cmd, BIN " run %s --set compute.scale=0.5 -o %s/wm1", p, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2);
+    cr_assert(strstr(line, "fix: --set scenario.mode=model --set align.start=none to ask it (the "
+                           "closed-loop what-if), or leave out --set compute.scale\n"),
+              "%s", line);
+    snprintf(cmd, sizeof cmd,
+             BIN " run %s --set compute.scale=0.5 --set scenario.mode=model --set align.start=none "
+                 "-q -o %s/wm1",
+             p, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    /* A key of the file: the file's own fix. */
+    p = ini("wm2", "replay", "[loader]\nworkers = 6\n");
+    snprintf(cmd, sizeof cmd, BIN " run %s -o %s/wm2", p, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2);
+    cr_assert(strstr(line, ":9: [loader] workers: has no effect in mode = replay (it is a what-if "
+                           "of mode = model); fix: mode = model in [scenario] to ask it (the "
+                           "closed-loop what-if), or remove line 9 of "),
+              "%s", line);
+    /* Not a what-if: [align] start in model mode keeps its own fix. */
+    snprintf(cmd, sizeof cmd,
+             BIN " run %s --set scenario.mode=model --set align.start=avg -o %s/wm3", perf, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2);
+    cr_assert(strstr(line, "; fix: --set align.start=none\n"), "%s", line);
+    struct stat st;
+    snprintf(cmd, sizeof cmd, "%s/wm2", cdir);
+    cr_assert(stat(cmd, &st) != 0, "a refused run left %s", cmd);
+}
