@@ -7,6 +7,7 @@
  * Every error is one line on stderr that names the file and line (or key).
  */
 #define _DEFAULT_SOURCE /* realpath */
+#define _GNU_SOURCE     /* fopencookie */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,6 +147,27 @@ static int cli_sets_once(const char **sets, const bool *is_sweep, int nsets)
     return 0;
 }
 
+/* The terminal of run and validate, which says what was detected of a
+ * trace given in place of an INI just before its first line: a refusal
+ * (of the configuration, or of the trace's fit to the what-if) is then the
+ * one line it names, not the note and then the error. */
+typedef struct {
+    const char *note;
+    bool said;
+} cli_noted;
+
+static ssize_t cli_noted_write(void *c, const char *buf, size_t n)
+{
+    cli_noted *w = c;
+    if (!w->said && w->note[0]) {
+        printf("stallsim: %s\n", w->note);
+        w->said = true;
+    }
+    size_t put = fwrite(buf, 1, n, stdout);
+    fflush(stdout);
+    return put == n ? (ssize_t)n : -1;
+}
+
 static int cli_run(int argc, char **argv, bool validate)
 {
     const char *ini = NULL, *outdir = NULL;
@@ -251,11 +273,21 @@ static int cli_run(int argc, char **argv, bool validate)
             bool replays = !validate && cfg->mode != STALL_MODE_MODEL;
             stall_config_note_for(note, sizeof note,
                                   replays ? STALL_NOTE_REPLAY : STALL_NOTE_LOADER, 0);
-            printf("stallsim: %s\n", note), fflush(stdout);
         }
         if (rc == 0)
             rc = validate ? stall_validate_check(cfg, &err) : stall_config_check(cfg, &err);
-        stall_run_opts o = {.outdir = outdir, .jobs = jobs, .term = quiet ? NULL : stdout};
+        /* The note, where there is one, before the terminal's first line. */
+        cli_noted nw = {.note = noted ? note : ""};
+        FILE *term = quiet ? NULL : stdout;
+        if (rc == 0 && noted) {
+            fflush(stdout);
+            term = fopencookie(&nw, "w", (cookie_io_functions_t){.write = cli_noted_write});
+            if (term)
+                setvbuf(term, NULL, _IONBF, 0);
+            else
+                printf("stallsim: %s\n", note), fflush(stdout), term = stdout;
+        }
+        stall_run_opts o = {.outdir = outdir, .jobs = jobs, .term = term};
         if (rc == 0) {
             char *dir = validate ? stall_validate_outdir(cfg, &o) : stall_job_outdir(cfg, &o);
             rc = cli_check_out(outdir ? "-o" : "result folder", dir, true, true, cfg, &err);
@@ -280,6 +312,8 @@ static int cli_run(int argc, char **argv, bool validate)
             }
         }
         free(cfg);
+        if (term && term != stdout)
+            fclose(term);
         rc = rc ? cli_fail(&err) : 0;
     }
 done:

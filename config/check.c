@@ -133,6 +133,8 @@ bool stall_config_applies(const stall_config *cfg, const char *section, const ch
     return true;
 }
 
+static bool cfg_model_only(const stall_config *cfg, const char *section, const char *key);
+
 static int cfg_check_applies(const stall_config *cfg, stall_err *err)
 {
     int mbit = 1 << cfg->mode, fbit = 1 << cfg->format;
@@ -167,14 +169,30 @@ static int cfg_check_applies(const stall_config *cfg, stall_err *err)
             }
             /* The exact fix: a value that says "no effect", else the key
              * left out (the line removed, the --set dropped). */
-            char fix[STALL_PATH_MAX + 160];
+            char fix[2 * STALL_PATH_MAX + 200];
+            /* A what-if asked of a replay or seed scenario: the mode that
+             * answers it comes first (with the file's start alignment, which
+             * the model refuses, set to none), then leaving the key out. */
+            char or_model[160] = "";
+            if (by_mode && cfg_model_only(cfg, key->section, key->key)) {
+                bool starts =
+                    stall_config_given(cfg, "align", "start") &&
+                    !(cfg->start_align.n == 1 && cfg->start_align.v[0] == STALL_ALIGN_NONE);
+                snprintf(or_model, sizeof or_model, "%s%s to ask it (the closed-loop what-if), or ",
+                         cfg->given[k] == 2 ? "--set scenario.mode=model"
+                                            : "mode = model in [scenario]",
+                         starts ? (cfg->given[k] == 2 ? " --set align.start=none"
+                                                      : " and [align] start = none")
+                                : "");
+            }
             if (strcmp(key->section, "align") == 0 && strcmp(key->key, "start") == 0)
                 snprintf(fix, sizeof fix, "; fix: --set align.start=none");
             else if (cfg->given[k] == 2)
-                snprintf(fix, sizeof fix, "; fix: leave out --set %s.%s", key->section, key->key);
+                snprintf(fix, sizeof fix, "; fix: %sleave out --set %s.%s", or_model, key->section,
+                         key->key);
             else if (cfg->given_line[k] > 0)
-                snprintf(fix, sizeof fix, "; fix: remove line %d of %s", cfg->given_line[k],
-                         cfg->ini_path);
+                snprintf(fix, sizeof fix, "; fix: %sremove line %d of %s", or_model,
+                         cfg->given_line[k], cfg->ini_path);
             else
                 fix[0] = '\0';
             if (by_mode)

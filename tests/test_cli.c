@@ -4036,3 +4036,104 @@ Test(cli, a_key_given_as_part_of_its_name_is_suggested)
     snprintf(cmd, sizeof cmd, BIN " run " W2 " --set fetch.resamp=bootstrap -o %s/p1 -q", cdir);
     cli_refused(cmd, "(did you mean resample?)");
 }
+
+/* A what-if key asked of a replay scenario (the notebook's CSVs run in
+ * replay by default) named only "leave out --set loader.workers", not the
+ * mode that answers it; the fix now names mode = model (and the file's
+ * start alignment, which the model refuses, set to none), and following it
+ * runs. */
+Test(cli, a_what_if_key_in_replay_names_mode_model_as_the_fix)
+{
+    char cmd[4000], line[2048];
+    const char *perf = GOLD STEM ".csv";
+    snprintf(cmd, sizeof cmd, BIN " run %s --set loader.workers=6 -o %s/wm0", perf, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2);
+    cr_assert(strstr(line, "--set loader.workers: has no effect in mode = replay (it is a what-if "
+                           "of mode = model); fix: --set scenario.mode=model to ask it (the "
+                           "closed-loop what-if), or leave out --set loader.workers\n"),
+              "%s", line);
+    snprintf(cmd, sizeof cmd,
+             BIN " run %s --set loader.workers=6 --set scenario.mode=model -q -o %s/wm0", perf,
+             cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    /* An INI with start alignments: both keys in the fix, and it runs. */
+    const char *p = ini("wm", "replay", "[align]\nstart = avg, none\n");
+    snprintf(cmd, sizeof cmd, BIN " run %s --set compute.scale=0.5 -o %s/wm1", p, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2);
+    cr_assert(strstr(line, "fix: --set scenario.mode=model --set align.start=none to ask it (the "
+                           "closed-loop what-if), or leave out --set compute.scale\n"),
+              "%s", line);
+    snprintf(cmd, sizeof cmd,
+             BIN " run %s --set compute.scale=0.5 --set scenario.mode=model --set align.start=none "
+                 "-q -o %s/wm1",
+             p, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+    /* A key of the file: the file's own fix. */
+    p = ini("wm2", "replay", "[loader]\nworkers = 6\n");
+    snprintf(cmd, sizeof cmd, BIN " run %s -o %s/wm2", p, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2);
+    cr_assert(strstr(line, ":9: [loader] workers: has no effect in mode = replay (it is a what-if "
+                           "of mode = model); fix: mode = model in [scenario] to ask it (the "
+                           "closed-loop what-if), or remove line 9 of "),
+              "%s", line);
+    /* Not a what-if: [align] start in model mode keeps its own fix. */
+    snprintf(cmd, sizeof cmd,
+             BIN " run %s --set scenario.mode=model --set align.start=avg -o %s/wm3", perf, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2);
+    cr_assert(strstr(line, "; fix: --set align.start=none\n"), "%s", line);
+    struct stat st;
+    snprintf(cmd, sizeof cmd, "%s/wm2", cdir);
+    cr_assert(stat(cmd, &st) != 0, "a refused run left %s", cmd);
+}
+
+/* A trace given in place of an INI: what was detected was printed before
+ * the configuration was checked and the trace fitted to the what-if, so a
+ * refusal was two lines (the note on stdout, then the error), and a tidy
+ * trace run in replay was first said to be "replayed as measured". The
+ * note now comes just before the terminal's first line: a refusal is its
+ * one line, a run still begins with the note. */
+Test(cli, a_refusal_of_a_trace_given_alone_is_one_line)
+{
+    char cmd[4000];
+    const char *w2 = STALL_SOURCE_DIR "/traces/w2";
+    const char *perf = GOLD STEM ".csv";
+    const struct {
+        const char *trace, *args, *says;
+    } c[] = {
+        {w2, "--set cluster.gpus=8", "[fetch] resample: the what-if needs 8 ranks"},
+        {w2, "--set scenario.mode=replay", "--set scenario.mode: replay and seed modes read"},
+        {perf, "--set loader.workers=6", "--set loader.workers: has no effect in mode = replay"},
+        {perf, "--set scenario.mode=model --set storage.bandwidth_mb_s=1000",
+         "[storage] batch_mb (default 0): must be > 0"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        snprintf(cmd, sizeof cmd, BIN " run %s %s -o %s/one%zu > %s/one.out 2> %s/one.err",
+                 c[i].trace, c[i].args, cdir, i, cdir, cdir);
+        int st = system(cmd);
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2, "%s", c[i].args);
+        snprintf(cmd, sizeof cmd, "%s/one.out", cdir);
+        char *out = stall_read_file(cmd, NULL);
+        snprintf(cmd, sizeof cmd, "%s/one.err", cdir);
+        char *err = stall_read_file(cmd, NULL);
+        cr_assert(out && err);
+        cr_assert_str_empty(out, "%s: stdout: %s", c[i].args, out);
+        char *nl = strchr(err, '\n');
+        cr_assert(nl && nl[1] == '\0' && strstr(err, c[i].says), "%s: %s", c[i].args, err);
+        free(out);
+        free(err);
+    }
+    /* A run that goes on still says what was detected, first. */
+    snprintf(cmd, sizeof cmd, BIN " run %s -o %s/one_ok > %s/one.out 2>&1", w2, cdir, cdir);
+    int st = system(cmd);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    snprintf(cmd, sizeof cmd, "%s/one.out", cdir);
+    char *out = stall_read_file(cmd, NULL);
+    cr_assert(out);
+    cr_assert(strncmp(out,
+                      "stallsim: " STALL_SOURCE_DIR "/traces/w2/trace.csv: a tidy trace; assumed: ",
+                      strlen("stallsim: " STALL_SOURCE_DIR
+                             "/traces/w2/trace.csv: a tidy trace; assumed: ")) == 0 &&
+                  strstr(out, "\nstallsim 0.1.0: scenario 'w2' (model)"),
+              "%s", out);
+    free(out);
+}
