@@ -623,3 +623,28 @@ Test(plotview, plan_ideal_line_is_told_from_the_simulated_one)
     cr_expect(un && un > p1 && un < p2, "label 3 stays on the efficiency panel");
     free(gp);
 }
+
+/* `stallsim analyze TRACE -o DIR` then `plot DIR`: an analyze folder has no
+ * effective.ini, and its figure was titled by the folder given ("Where each
+ * rank's time went - an_kin" for the public Kineto trace, "- mine" below),
+ * naming nothing of what was analysed. analyze.csv now names the input as
+ * its default folder does, and the title says it wherever -o put it. */
+Test(plotview, an_analyze_folder_given_with_o_is_titled_by_its_input)
+{
+    const char *in[] = {"tests/public/hta_trace_diff_test.json.gz", "traces/ddp2_straggler",
+                        "configs/example.ini"};
+    const char *want[] = {"analyze-hta_trace_diff_test", "analyze-ddp2_straggler",
+                          "analyze-example"};
+    for (int k = 0; k < 3; k++) {
+        char *r = sub("mine");
+        cr_assert_eq(sh("rm -rf %s && %s analyze %s -o %s > /dev/null && %s plot %s > /dev/null", r,
+                        BIN, in[k], r, BIN, r),
+                     0, "%s", in[k]);
+        char *gp = gp_of(r, "breakdown");
+        char title[1024];
+        fig_title(gp, title, sizeof title);
+        cr_expect(strstr(title, want[k]), "%s: '%s' does not name it", in[k], title);
+        cr_expect_null(strstr(title, "mine"), "%s: '%s' names the folder", in[k], title);
+        free(gp);
+    }
+}
