@@ -628,6 +628,9 @@ int stall_analyze_job(const char *path, const char *outdir, int workers, FILE *t
      * assigned (it has none). */
     a.workers_inferred = workers > 0 || (given[0] && !tidy && !json && a.workers > 0);
     char *dir = outdir ? stall_xstrdup(outdir) : stall_an_default_outdir(path);
+    char *named = stall_an_default_outdir(path); /* results/analyze-<input> */
+    snprintf(a.input, sizeof a.input, "%s", named + strlen("results/analyze-"));
+    free(named);
     const char *label = "measured";
     rc = stall_analysis_write(&a, &label, 1, dir, err);
     if (rc == 0 && term) {

@@ -53,6 +53,15 @@ static int an_fill_summary(FILE *f, void *ctx, stall_err *err)
     for (int j = 0; j < o->n; j++) {
         const stall_analysis *a = &o->a[j];
         const char *l = o->labels[j];
+        /* the input, for the figures' titles: a folder given with -o
+         * named them by itself ("Where each rank's time went - an_kin") */
+        if (a->input[0]) {
+            fprintf(f, "%s,input,\"", l);
+            for (const char *q = a->input; *q; q++)
+                if (*q != '"' && (unsigned char)*q >= 0x20)
+                    fputc(*q, f);
+            fputs("\"\n", f);
+        }
         fprintf(f, "%s,ranks,%d\n%s,epochs,%d\n%s,batches,%lld\n", l, a->ranks, l, a->epochs, l,
                 (long long)a->batches);
         fprintf(f, "%s,workers,%d\n%s,workers_inferred,%d\n%s,have_compute_end,%d\n", l, a->workers,

@@ -277,6 +277,26 @@ static bool plot_sweep_axis(const char *dir, const char *col)
     return has;
 }
 
+/* An analyze folder's input as its default folder names it
+ * (analyze-<input>), from analyze.csv's (measured, input) row; "" where
+ * there is none (written before it was). A folder given with -o named
+ * the figures by itself: "- an_kin" for the public Kineto trace. */
+static void plot_analyze_input(const char *dir, char *out, size_t n)
+{
+    out[0] = '\0';
+    stall_table *t = NULL;
+    stall_err e = {0};
+    if (stall_plot_read(dir, "analyze.csv", &t, &e) != 0)
+        return;
+    for (size_t i = 0; t->ncols >= 3 && i < t->nrows; i++)
+        if (strcmp(stall_table_get(t, i, 0), "measured") == 0 &&
+            strcmp(stall_table_get(t, i, 1), "input") == 0 && *stall_table_get(t, i, 2)) {
+            snprintf(out, n, "analyze-%s", stall_table_get(t, i, 2));
+            break;
+        }
+    stall_table_free(t);
+}
+
 /* c->src: the scenario's name and its trace's, from the folder's
  * effective.ini (a sweep's: its first point's), else the folder's name.
  * A figure copied out of its folder, or one of many runs' side by side,
@@ -309,6 +329,8 @@ static void plot_source(plot_ctx *c)
     if (c->res->kind == STALL_RESULT_RUN || c->res->kind == STALL_RESULT_PLAN)
         plot_ini_sets(ini, sets, sizeof sets);
     free(ini);
+    if (!*name && c->res->kind == STALL_RESULT_ANALYZE)
+        plot_analyze_input(c->dir, name, sizeof name);
     if (!*name)
         plot_base(c->dir, strlen(c->dir), name, sizeof name);
     /* A what-if's default folder, <name>[-sweep|-plan]+<its --set keys>

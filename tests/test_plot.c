@@ -2455,11 +2455,12 @@ Test(plot, real_figure_titles_name_their_input)
     r = res_dir("tp");
     cr_assert_eq(sh("%s plan configs/w2.ini --set plan.max_gpus=4 --plots -o %s -q", BIN, r), 0);
     titles_name(r, " - w2-whatif, trace w2", 1);
-    /* analyze writes no effective.ini: the folder's name */
+    /* analyze writes no effective.ini: its input, as its default folder
+     * names it, from analyze.csv (not the folder -o gave) */
     r = res_dir("analyze-strag");
     cr_assert_eq(sh("%s analyze traces/ddp2_straggler -o %s > /dev/null", BIN, r), 0);
     cr_assert_eq(sh("%s plot %s > /dev/null", BIN, r), 0);
-    titles_name(r, " - analyze-strag", 1);
+    titles_name(r, " - analyze-ddp2_straggler", 1);
 }
 
 /* A sweep over trace.path names no one trace in its title: it named the

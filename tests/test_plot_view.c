@@ -495,6 +495,55 @@ Test(plotview, a_startup_stall_that_dwarfs_the_rest_is_named_above_the_scale)
     free(gp);
 }
 
+/* The note of a cut start-up stall is an opaque box at the panel's top
+ * (graph 0.81-0.94 of 120 px): the later stalls rose to 80% of the scale,
+ * and on traces/spawn_persistent the box hid the peaks at iterations 100
+ * and 150 (0.078 s, 0.068 s), on the 8-rank sleep_ddp8_r2 every panel's.
+ * Every later stall now stays under the box: below 75% of the scale, the
+ * note centred at 90%. */
+Test(plotview, the_note_of_a_cut_stall_hides_no_later_stall)
+{
+    const char *tr[] = {"traces/spawn_persistent", "traces/cpushare/sleep_ddp8_r2"};
+    for (int k = 0; k < 2; k++) {
+        char *r = sub(k ? "cut8" : "cut1");
+        cr_assert_eq(sh("%s run %s --plots -o %s -q", BIN, tr[k], r), 0);
+        char p[1200];
+        snprintf(p, sizeof p, "%s/plots/stall_ranks.dat", r);
+        FILE *f = fopen(p, "r");
+        cr_assert_not_null(f, "%s", p);
+        char *gp = gp_of(r, "stall_ranks");
+        const char *yr = strstr(gp, "set yrange [0:");
+        cr_assert_not_null(yr, "%s", gp);
+        double scale = atof(yr + strlen("set yrange [0:"));
+        const char *lab = strstr(gp, "set label 1 cut[r + 1] at graph 0.99, graph ");
+        cr_assert_not_null(lab, "%s: no note of a cut stall:\n%s", tr[k], gp);
+        double at = atof(lab + strlen("set label 1 cut[r + 1] at graph 0.99, graph "));
+        cr_expect_geq(at, 0.88, "%s: the note at graph %g", tr[k], at);
+        /* every value under the scale (the cut ones are above it) */
+        char line[4096];
+        double most = 0;
+        while (fgets(line, sizeof line, f)) {
+            if (line[0] == '#')
+                continue;
+            char *q = line, *e;
+            for (int col = 0;; col++) {
+                double v = strtod(q, &e);
+                if (e == q)
+                    break;
+                if (col >= 3 && v <= scale)
+                    most = fmax(most, v);
+                q = e;
+            }
+        }
+        fclose(f);
+        cr_expect_gt(most, 0, "%s", tr[k]);
+        cr_expect_leq(most / scale, 0.75,
+                      "%s: a later stall of %g s at %.0f%% of the %g s scale, under the note",
+                      tr[k], most, 100 * most / scale, scale);
+        free(gp);
+    }
+}
+
 /* More --set keys than a folder's name holds: the tag ends in 12 hex
  * digits of its SHA-256 after a key cut short (w2-64 of `make figures`:
  * "...+run.epochs=2+fetch.resamp+4547f6ffd5b5"); the title keeps the whole
@@ -573,4 +622,29 @@ Test(plotview, plan_ideal_line_is_told_from_the_simulated_one)
     const char *un = strstr(gp, "unset label 3");
     cr_expect(un && un > p1 && un < p2, "label 3 stays on the efficiency panel");
     free(gp);
+}
+
+/* `stallsim analyze TRACE -o DIR` then `plot DIR`: an analyze folder has no
+ * effective.ini, and its figure was titled by the folder given ("Where each
+ * rank's time went - an_kin" for the public Kineto trace, "- mine" below),
+ * naming nothing of what was analysed. analyze.csv now names the input as
+ * its default folder does, and the title says it wherever -o put it. */
+Test(plotview, an_analyze_folder_given_with_o_is_titled_by_its_input)
+{
+    const char *in[] = {"tests/public/hta_trace_diff_test.json.gz", "traces/ddp2_straggler",
+                        "configs/example.ini"};
+    const char *want[] = {"analyze-hta_trace_diff_test", "analyze-ddp2_straggler",
+                          "analyze-example"};
+    for (int k = 0; k < 3; k++) {
+        char *r = sub("mine");
+        cr_assert_eq(sh("rm -rf %s && %s analyze %s -o %s > /dev/null && %s plot %s > /dev/null", r,
+                        BIN, in[k], r, BIN, r),
+                     0, "%s", in[k]);
+        char *gp = gp_of(r, "breakdown");
+        char title[1024];
+        fig_title(gp, title, sizeof title);
+        cr_expect(strstr(title, want[k]), "%s: '%s' does not name it", in[k], title);
+        cr_expect_null(strstr(title, "mine"), "%s: '%s' names the folder", in[k], title);
+        free(gp);
+    }
 }

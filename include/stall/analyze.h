@@ -133,6 +133,9 @@ typedef struct stall_analysis {
     int warm_epoch;          /* index of the fastest-fetching epoch (io only) */
     double storage_s;        /* sum over epochs of io[].storage_s (per rank) */
     double share_storage;    /* storage_s x ranks / the ranks' time: a part of share_data */
+    char input[128];         /* the input analysed, as its default folder names it
+                                (analyze-<input>: the INI's stem, the trace's name); "": not
+                                said (a simulated run's, whose folder has effective.ini) */
     double *epoch_time_s;    /* [e * ranks + r] the rank's epoch time, for the checkpoints'
                                 share of it; NULL unless ckpt_inside and checkpoint_s */
     int straggler;           /* the rank the others waited for most; -1 with one rank */
