@@ -648,3 +648,31 @@ Test(plotview, an_analyze_folder_given_with_o_is_titled_by_its_input)
         free(gp);
     }
 }
+
+/* The breakdown's key (outside, right) is sized by gnuplot from its font's
+ * widest character, a quarter more than its titles take: on the example
+ * what-if the plot area ended at 521 of 900 px, the key's column taking the
+ * other half of the figure empty. The key now takes back a fifth of its
+ * longest title: the plot area reaches past 60% of the width. gnuplot runs
+ * the written script and prints where its plot area ended. */
+Test(plotview, the_breakdowns_key_leaves_the_bars_the_figure)
+{
+    if (!rd_have("gnuplot"))
+        cr_skip_test("gnuplot not on PATH");
+    char *r = sub("bk");
+    cr_assert_eq(sh("%s run configs/example-whatif.ini --analyze --plots -o %s -q", BIN, r), 0);
+    char *gp = gp_of(r, "breakdown");
+    cr_assert(strstr(gp, "set terminal svg size 900,480"), "%s", gp);
+    free(gp);
+    cr_assert_eq(sh("cd %s/plots && echo 'set print \"%s/edge.txt\"; print GPVAL_TERM_XMAX' | "
+                    "gnuplot -e 'out=\"%s/edge\"' breakdown.gp -",
+                    r, dir, dir),
+                 0);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/edge.txt", dir);
+    char *edge = rd_slurp(p);
+    cr_assert_not_null(edge);
+    double x = atof(edge);
+    cr_expect_geq(x, 0.6 * 900, "the plot area ends at %.0f of 900 px: %s", x, edge);
+    free(edge);
+}
