@@ -105,19 +105,40 @@ static void evq_append(stall_evq *q, int i, evq_entry e)
         q->mask |= UINT64_C(1) << (i - 1);
 }
 
-/* Sorts bucket 0's entries from head on by seq (insertion sort: a
- * redistribution brings few equal keys) and rewrites their slots. */
+/* Sorts v[0..n) by seq. Sequence numbers are unique, so any correct sort
+ * gives the one order. */
+static int evq_cmp_seq(const void *x, const void *y)
+{
+    uint64_t a = ((const evq_entry *)x)->seq, b = ((const evq_entry *)y)->seq;
+    return (a > b) - (a < b);
+}
+
+/* Sorts bucket 0's entries from head on by seq and rewrites their slots.
+ * A redistribution usually brings few equal keys (insertion sort); where
+ * many events share a time (thousands of ranks released by one barrier, or
+ * resumed by one node's core) their entries come in the spilled bucket's
+ * order, which removals have shuffled, and insertion sort was quadratic:
+ * those take qsort. An already sorted run is left as it is. */
 static void evq_sort_front(stall_evq *q)
 {
     evq_bucket *b = &q->b[0];
-    for (size_t i = b->head + 1; i < b->n; i++) {
-        evq_entry e = b->v[i];
-        size_t j = i;
-        while (j > b->head && b->v[j - 1].seq > e.seq) {
-            b->v[j] = b->v[j - 1];
-            j--;
+    size_t n = b->n - b->head;
+    evq_entry *v = b->v + b->head;
+    size_t k = 1;
+    while (k < n && v[k - 1].seq < v[k].seq)
+        k++;
+    if (k < n && n > 32) {
+        qsort(v, n, sizeof *v, evq_cmp_seq);
+    } else {
+        for (size_t i = k; i < n; i++) {
+            evq_entry e = v[i];
+            size_t j = i;
+            while (j > 0 && v[j - 1].seq > e.seq) {
+                v[j] = v[j - 1];
+                j--;
+            }
+            v[j] = e;
         }
-        b->v[j] = e;
     }
     for (size_t i = b->head; i < b->n; i++)
         b->v[i].ev->slot = evq_slot(0, i);
