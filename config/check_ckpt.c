@@ -19,6 +19,15 @@ static int ck_no_effect(const stall_config *cfg, const char *section, const char
     return stall_err_set(err, STALL_ECONFIG, "%s: has no effect %s", a, why);
 }
 
+/* A trace that may record checkpoints, whose interval, size and write time
+ * then come from it (docs/model.md 2.5): a tidy trace's ckpt_* columns, a
+ * DLIO trace's checkpoint events (8.1). Whether it does is known once it is
+ * read (jobs/ckpt_job.c). */
+static bool ck_may_record(const stall_config *cfg)
+{
+    return cfg->format == STALL_FORMAT_TIDY || cfg->format == STALL_FORMAT_DFTRACER;
+}
+
 static int ck_checkpoint(const stall_config *cfg, stall_err *err)
 {
     static const char *const keys[] = {"mb_per_rank",   "bandwidth_mb_s", "mode",
@@ -34,9 +43,11 @@ static int ck_checkpoint(const stall_config *cfg, stall_err *err)
         for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
             if (stall_config_given(cfg, "checkpoint", all[i]))
                 return ck_no_effect(cfg, "checkpoint", all[i], "with [checkpoint] mode = off", err);
-        if (cfg->format != STALL_FORMAT_TIDY)
+        if (!ck_may_record(cfg))
             return ck_no_effect(cfg, "checkpoint", "mode",
-                                "= off: only a tidy trace records checkpoints to switch off", err);
+                                "= off: only a tidy or DLIO (dftracer) trace records checkpoints "
+                                "to switch off",
+                                err);
         return 0;
     }
     if (cfg->ckpt_every > 0 && cfg->ckpt_every_s > 0) {
@@ -46,7 +57,7 @@ static int ck_checkpoint(const stall_config *cfg, stall_err *err)
     }
     /* A tidy trace may record checkpoints (their interval, size and write
      * time); without one, nothing says when to write. */
-    if (!every && cfg->format != STALL_FORMAT_TIDY)
+    if (!every && !ck_may_record(cfg))
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
             if (stall_config_given(cfg, "checkpoint", keys[i]))
                 return ck_no_effect(cfg, "checkpoint", keys[i],
@@ -67,13 +78,12 @@ static int ck_checkpoint(const stall_config *cfg, stall_err *err)
                              "with bandwidth_mb_s or global_mb_s > 0",
                              a);
     }
-    if (every && cfg->format != STALL_FORMAT_TIDY &&
-        (cfg->ckpt_mb <= 0 || (!store && cfg->ckpt_mb_s <= 0))) {
+    if (every && !ck_may_record(cfg) && (cfg->ckpt_mb <= 0 || (!store && cfg->ckpt_mb_s <= 0))) {
         const char *k = cfg->ckpt_mb <= 0 ? "mb_per_rank" : "bandwidth_mb_s";
         stall_config_origin(cfg, "checkpoint", k, a, sizeof a);
         return stall_err_set(err, STALL_ECONFIG,
-                             "%s: must be > 0 to write checkpoints (only a tidy trace that records "
-                             "them gives a default)",
+                             "%s: must be > 0 to write checkpoints (only a tidy or DLIO trace "
+                             "that records them gives a default)",
                              a);
     }
     if (cfg->ckpt_mb_s > 0 && cfg->ckpt_mb / cfg->ckpt_mb_s > STALL_LIMIT_DURATION_S) {

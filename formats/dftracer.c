@@ -238,7 +238,7 @@ static void df_rank(df_vec *v, tb_rank *r, df_stats *st)
             if (te->n > 0)
                 te->it[te->n - 1].iter_end =
                     q > te->it[te->n - 1].compute_end ? q : te->it[te->n - 1].compute_end;
-            tb_iter it = {q, c[ci].ts, ce, ce};
+            tb_iter it = {.request = q, .ready = c[ci].ts, .compute_end = ce, .iter_end = ce};
             tb_push(te, &it);
             lo = ce;
         }
@@ -268,8 +268,24 @@ static void df_rank(df_vec *v, tb_rank *r, df_stats *st)
         if (flush && cur_e != INT64_MIN) {
             long e = df_epoch_of(ep, ne, cur_s);
             double d = stall_ns_to_s(cur_e - cur_s);
-            r->ep[e < 0 ? 0 : e].checkpoint_s += d;
+            tb_epoch *te = &r->ep[e < 0 ? 0 : e];
+            te->checkpoint_s += d;
             st->ckpt_s += d;
+            /* ... and onto the iteration it follows (the last whose compute
+             * began before it), as a tidy trace's ckpt_start/ckpt_end, for
+             * run and validate (docs/model.md 2.5); one before the epoch's
+             * first compute follows no iteration of it and stays in the
+             * epoch's sum only. */
+            tb_iter *at = NULL;
+            for (size_t j = 0; j < te->n && te->it[j].ready <= cur_s; j++)
+                at = &te->it[j];
+            if (at && at->has_ckpt) {
+                at->ckpt_end = cur_e; /* two after one iteration: one span */
+            } else if (at) {
+                at->ckpt_start = cur_s;
+                at->ckpt_end = cur_e;
+                at->has_ckpt = true;
+            }
         }
         if (i == v[DF_CKPT].n)
             break;

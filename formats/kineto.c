@@ -262,8 +262,10 @@ static void kt_iterations(kt_file *f, tb_rank *r, int64_t *steps_used, int64_t *
             if (!ep)
                 ep = tb_add_epoch(r, base + s->ts);
             stall_time ready = d->ts + d->dur;
-            tb_iter it = {base + d->ts, base + ready, base + ready,
-                          base + (end > ready ? end : ready)};
+            tb_iter it = {.request = base + d->ts,
+                          .ready = base + ready,
+                          .compute_end = base + ready,
+                          .iter_end = base + (end > ready ? end : ready)};
             tb_push(ep, &it);
             (*steps_used)++;
         }
@@ -275,7 +277,10 @@ static void kt_iterations(kt_file *f, tb_rank *r, int64_t *steps_used, int64_t *
         if (!ep)
             ep = tb_add_epoch(r, base + d->ts);
         stall_time ready = d->ts + d->dur;
-        tb_iter it = {base + d->ts, base + ready, base + ready, base + f->dl[i + 1].ts};
+        tb_iter it = {.request = base + d->ts,
+                      .ready = base + ready,
+                      .compute_end = base + ready,
+                      .iter_end = base + f->dl[i + 1].ts};
         tb_push(ep, &it);
     }
 }

@@ -165,6 +165,18 @@ stall_tidy_trace *tb_build(tb_rank *ranks, int n, bool fetch_known, bool with_co
     t->epoch_start = stall_xmalloc((size_t)kept * (size_t)n * sizeof *t->epoch_start);
     t->checkpoint_s =
         with_checkpoints ? stall_xcalloc((size_t)kept * (size_t)n, sizeof *t->checkpoint_s) : NULL;
+    /* Checkpoints after kept iterations: the tidy ckpt_* columns (bytes
+     * unknown: 0), which run and validate take (docs/model.md 2.5, 8.1). */
+    bool any_ck = false;
+    for (int ei = 0; ei < kept && with_checkpoints && !any_ck; ei++)
+        for (int r = 0; r < n && !any_ck; r++)
+            for (size_t k = 0; k < batches && !any_ck; k++)
+                any_ck = ranks[r].ep[keep[ei]].it[k].has_ckpt;
+    if (any_ck) {
+        t->ckpt_start = stall_xmalloc(cells * sizeof *t->ckpt_start);
+        t->ckpt_end = stall_xmalloc(cells * sizeof *t->ckpt_end);
+        t->ckpt_bytes = stall_xcalloc(cells, sizeof *t->ckpt_bytes);
+    }
     for (int ei = 0; ei < kept; ei++)
         for (int r = 0; r < n; r++) {
             const tb_epoch *ep = &ranks[r].ep[keep[ei]];
@@ -183,6 +195,10 @@ stall_tidy_trace *tb_build(tb_rank *ranks, int n, bool fetch_known, bool with_co
                     k + 1 == batches && k + 1 < ep->n ? ep->it[k + 1].request : it->iter_end;
                 if (t->compute_end)
                     t->compute_end[i] = it->compute_end;
+                if (t->ckpt_start) {
+                    t->ckpt_start[i] = it->has_ckpt ? it->ckpt_start : -1;
+                    t->ckpt_end[i] = it->has_ckpt ? it->ckpt_end : -1;
+                }
                 t->worker[i] = -1;
                 if (fetch_known) {
                     t->fetch_start[i] = it->request;

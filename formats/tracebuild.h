@@ -17,6 +17,10 @@
 /* One iteration of one rank as the trace shows it; ns since the epoch. */
 typedef struct tb_iter {
     stall_time request, ready, compute_end, iter_end;
+    /* A checkpoint written after this iteration (dftracer), as the tidy
+     * ckpt_start/ckpt_end columns hold it; has_ckpt false: none. */
+    stall_time ckpt_start, ckpt_end;
+    bool has_ckpt;
 } tb_iter;
 
 typedef struct tb_epoch {

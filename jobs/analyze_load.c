@@ -57,8 +57,18 @@ char *stall_an_default_outdir(const char *path)
 
 static int an_load_other(int format, const char *path, stall_tidy_trace **out, stall_err *err)
 {
-    return format == STALL_FORMAT_KINETO ? stall_kineto_load(path, out, err)
-                                         : stall_dftracer_load(path, out, err);
+    int rc = format == STALL_FORMAT_KINETO ? stall_kineto_load(path, out, err)
+                                           : stall_dftracer_load(path, out, err);
+    if (rc == 0 && *out) {
+        /* A dftracer trace's checkpoints by iteration are the model's
+         * (run, validate: docs/model.md 2.5); analyze and timeline keep the
+         * reader's sums per epoch, outside the parts (8.1). */
+        stall_tidy_trace *t = *out;
+        free(t->ckpt_start), free(t->ckpt_end), free(t->ckpt_bytes);
+        t->ckpt_start = t->ckpt_end = NULL;
+        t->ckpt_bytes = NULL;
+    }
+    return rc;
 }
 
 /* The keys of cfg that src's reading leaves out, listed into src->left

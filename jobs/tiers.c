@@ -214,10 +214,13 @@ void wi_tiers_say(FILE *f, const stall_model_params *p, const stall_measured *m,
         if (none)
             fprintf(f,
                     "warning: %s, so nothing in it tells its reads from the rest of its "
-                    "fetches: they are kept whole and every modelled miss comes on top (where "
-                    "its epochs read cold, those reads count twice; [storage] trace_mb_s and "
-                    "trace_latency_ms give the storage its run read from, trace_cache_mb the "
-                    "cache it had, and its read is then found by simulating that run)\n",
+                    "fetches: they are kept whole and every modelled miss comes on top, so a "
+                    "read its run made counts twice (docs/model.md 2.3). fix: give the storage "
+                    "the trace's run read from, [storage] trace_mb_s (MB/s per node; here "
+                    "--set storage.trace_mb_s=...) with trace_latency_ms and trace_cache_mb "
+                    "where it had them: its read is then found by simulating that run and "
+                    "taken out; or ask [storage] bandwidth_mb_s alone (no tier key, no "
+                    "global_mb_s), which takes each fetch to hold its read at that bandwidth\n",
                     m->epochs == 1 ? "the trace has one epoch" : "the trace's epochs read alike");
     }
 }

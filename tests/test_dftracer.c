@@ -10,7 +10,12 @@
 #include <string.h>
 
 #include "stall/analyze.h"
+#include "stall/config.h"
 #include "stall/dftracer.h"
+#include "stall/job.h"
+#include "stall/measured.h"
+#include "stall/report.h"
+#include "stall/scenario.h"
 
 #define SRC STALL_SOURCE_DIR
 #define DLIO23 SRC "/tests/public/dftracer_dlio_unet3d_2023.pfw.gz"
@@ -246,4 +251,54 @@ Test(dftracer, a_byte_order_mark_is_skipped)
     stall_tidy_free(b);
     snprintf(cmd, sizeof cmd, "rm -rf %s", d);
     cr_assert_eq(system(cmd), 0);
+}
+
+/* The public trace's checkpoint (6.176482 s, after the run's last compute,
+ * inside the last DLIOBenchmark._train) is the model's as a tidy trace's
+ * would be (docs/model.md 2.5, 8.1): the reader puts it on the iteration it
+ * follows, the decomposition finds one checkpoint every 5 iterations and
+ * the epoch ending at its end, and run writes it back (before, run said the
+ * trace records none while analyze showed it). */
+Test(dftracer, the_public_checkpoint_is_the_models)
+{
+    stall_tidy_trace *t = load(DLIO23);
+    cr_assert_not_null(t->ckpt_start);
+    size_t last = stall_tidy_at(t, 4, 0, 0);
+    cr_expect_eq(t->ckpt_start[last], INT64_C(1698352188748965) * US);
+    cr_expect_eq(t->ckpt_end[last] - t->ckpt_start[last], 6176482 * US);
+    for (int e = 0; e < 4; e++)
+        cr_expect_eq(t->ckpt_start[stall_tidy_at(t, e, 0, 0)], -1, "epoch %d", e);
+    stall_measured m;
+    stall_err err = {0};
+    cr_assert_eq(stall_measured_from_tidy(t, &m, &err), 0, "%s", err.msg);
+    cr_expect_eq(m.ckpt_n, 1);
+    cr_expect_eq(m.ckpt_every, 5);
+    cr_assert_not_null(m.ckpt_s);
+    cr_expect(near(m.ckpt_s[4], 6.176482));
+    /* the last epoch ends where its checkpoint ends, as _train does */
+    cr_expect(near(m.epoch_s[4], stall_ns_to_s(t->ckpt_end[last] - t->epoch_start[4])), "%f",
+              m.epoch_s[4]);
+    stall_measured_free(&m);
+    stall_tidy_free(t);
+    const char *sets[] = {"scenario.mode=model", "trace.format=dftracer", "trace.path=" DLIO23,
+                          NULL};
+    stall_config cfg;
+    stall_config_defaults(&cfg);
+    for (int k = 0; sets[k]; k++)
+        cr_assert_eq(stall_config_set(&cfg, sets[k], &err), 0, "%s", err.msg);
+    stall_summary sum;
+    memset(&sum, 0, sizeof sum);
+    stall_run_opts o = {.jobs = 1, .no_files = 1, .summary = &sum};
+    int rc = stall_config_check(&cfg, &err);
+    if (rc == 0)
+        rc = stall_scenario_run(&cfg, &o, &err);
+    cr_assert_eq(rc, 0, "%s", err.msg);
+    cr_expect_gt(sum.ckpt_share, 0.05, "%f", sum.ckpt_share);
+    /* an interval asked of it needs no size: the trace gives it */
+    stall_config_defaults(&cfg);
+    for (int k = 0; sets[k]; k++)
+        cr_assert_eq(stall_config_set(&cfg, sets[k], &err), 0, "%s", err.msg);
+    cr_assert_eq(stall_config_set(&cfg, "checkpoint.every_iterations=1", &err), 0, "%s", err.msg);
+    rc = stall_config_check(&cfg, &err);
+    cr_expect_eq(rc, 0, "%s", err.msg);
 }
