@@ -4137,3 +4137,65 @@ Test(cli, a_refusal_of_a_trace_given_alone_is_one_line)
               "%s", out);
     free(out);
 }
+
+/* plan and sweep given a trace in place of an INI printed what was
+ * detected (and "plan simulates ... as the input of mode = model") on
+ * stdout before refusing, so a refusal was two or three lines: the notes
+ * now come just before the terminal's first line, as run's. The plan
+ * refusal of a Kineto or dftracer trace suggested --set trace.workers=N to
+ * both, where only a Kineto trace (which does not record its workers)
+ * needs it, and not once given. */
+Test(cli, plan_and_sweep_refusing_a_trace_given_alone_say_one_line)
+{
+    char cmd[4000];
+    const char *kin = STALL_SOURCE_DIR "/tests/public/hta_trace_diff_test.json.gz";
+    const char *dft = STALL_SOURCE_DIR "/tests/public/dftracer_dlio_unet3d_2023.pfw.gz";
+    const char *perf = GOLD STEM ".csv";
+    const struct {
+        const char *cmd, *trace, *args, *says, *not_says;
+    } c[] = {
+        {"plan", kin, "",
+         "run on this trace (mode = model), e.g. --set loader.workers=8 (and --set "
+         "trace.workers=N where its DataLoader had workers: a Kineto trace",
+         NULL},
+        {"plan", kin, "--set trace.workers=2", "e.g. --set loader.workers=8\n", "trace.workers"},
+        {"plan", dft, "", "run on this trace (mode = model), e.g. --set loader.workers=8\n",
+         "trace.workers"},
+        {"sweep", kin, "--sweep loader.workers=2,4", "sweep takes tidy or dsanalyzer", NULL},
+        {"sweep", dft, "--sweep loader.workers=2,4", "sweep takes tidy or dsanalyzer", NULL},
+        {"plan", perf, "--set storage.bandwidth_mb_s=1000", "[storage] batch_mb (default 0)", NULL},
+        {"sweep", perf, "--sweep loader.workers=2,4 --set cluster.gpus=8",
+         "[fetch] resample: the what-if needs 8 ranks", NULL},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        snprintf(cmd, sizeof cmd, BIN " %s %s %s -o %s/ps%zu > %s/ps.out 2> %s/ps.err", c[i].cmd,
+                 c[i].trace, c[i].args, cdir, i, cdir, cdir);
+        int st = system(cmd);
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2, "%s %s", c[i].cmd, c[i].args);
+        snprintf(cmd, sizeof cmd, "%s/ps.out", cdir);
+        char *out = stall_read_file(cmd, NULL);
+        snprintf(cmd, sizeof cmd, "%s/ps.err", cdir);
+        char *err = stall_read_file(cmd, NULL);
+        cr_assert(out && err);
+        cr_assert_str_empty(out, "%s %s: stdout: %s", c[i].cmd, c[i].args, out);
+        char *nl = strchr(err, '\n');
+        cr_assert(nl && nl[1] == '\0' && strstr(err, c[i].says), "%s %s: %s", c[i].cmd, c[i].args,
+                  err);
+        cr_assert(!c[i].not_says || !strstr(err, c[i].not_says), "%s: %s", c[i].cmd, err);
+        free(out);
+        free(err);
+    }
+    /* A plan that goes on still says both notes, first. */
+    snprintf(cmd, sizeof cmd, BIN " plan %s -o %s/ps_ok > %s/ps.out 2>&1", perf, cdir, cdir);
+    int st = system(cmd);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    snprintf(cmd, sizeof cmd, "%s/ps.out", cdir);
+    char *out = stall_read_file(cmd, NULL);
+    cr_assert(out);
+    cr_assert(strncmp(out, "stallsim: " GOLD STEM ".csv: the notebook's perf CSV",
+                      strlen("stallsim: " GOLD STEM ".csv: the notebook's perf CSV")) == 0 &&
+                  strstr(out, ".csv: plan simulates the replay scenario's trace") &&
+                  strstr(out, "\nstallsim 0.1.0 plan: scenario"),
+              "%s", out);
+    free(out);
+}
