@@ -4199,3 +4199,20 @@ Test(cli, plan_and_sweep_refusing_a_trace_given_alone_say_one_line)
               "%s", out);
     free(out);
 }
+
+/* A bandwidth or tier what-if on a trace without bytes was refused with
+ * "[storage] batch_mb (default 0): must be > 0 when ... is set", not saying
+ * why (the notebook's CSVs record no bytes per batch) nor what to give. */
+Test(cli, a_missing_batch_mb_says_the_trace_has_no_bytes_and_the_key)
+{
+    char cmd[4000];
+    const char *sets[] = {"--set storage.bandwidth_mb_s=1000", "--set storage.cache_mb=1000"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(cmd, sizeof cmd,
+                 BIN " run " GOLD STEM ".csv --set scenario.mode=model %s -o %s/bm%d -q", sets[i],
+                 cdir, i);
+        cli_refused(cmd, "the trace records no bytes per batch (only a tidy trace's bytes column "
+                         "does), so nothing tells the MB a batch reads; fix: --set "
+                         "storage.batch_mb=MB");
+    }
+}
