@@ -4216,3 +4216,31 @@ Test(cli, a_missing_batch_mb_says_the_trace_has_no_bytes_and_the_key)
                          "storage.batch_mb=MB");
     }
 }
+
+/* The trace's own storage on a trace whose fetches are inferred (the DLIO
+ * trace): inference left the epochs' mean fetches at 0, so no read could
+ * be taken out (the bisection's upper end was 0) and 10000 MB/s, a 0.01 s
+ * read of 8.56 s fetches, was refused over that 0.01 s ("its mean fetch is
+ * 8.5735 s, measured 8.5635 s"); a storage slower than the fetches is
+ * still refused, calling the fetch inferred, not measured. */
+Test(cli, the_trace_storage_of_an_inferred_trace_takes_its_read_out)
+{
+    char cmd[4000];
+    const char *dft = STALL_SOURCE_DIR "/tests/public/dftracer_dlio_unet3d_2023.pfw.gz";
+    snprintf(cmd, sizeof cmd,
+             BIN " run %s --set storage.trace_mb_s=10000 --set storage.bandwidth_mb_s=100 --set "
+                 "storage.batch_mb=100 -o %s/ts0 > %s/ts.out 2>&1",
+             dft, cdir, cdir);
+    int st = system(cmd);
+    snprintf(cmd, sizeof cmd, "%s/ts.out", cdir);
+    char *out = stall_read_file(cmd, NULL);
+    cr_assert(out);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", out);
+    cr_assert(strstr(out, "0.0101 s per fetch that misses everything"), "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd,
+             BIN " run %s --set storage.trace_mb_s=10 --set storage.bandwidth_mb_s=100 --set "
+                 "storage.batch_mb=100 -o %s/ts1 -q",
+             dft, cdir);
+    cli_refused(cmd, "its mean fetch is 10.0000 s, inferred 8.5635 s from the loop's waits");
+}
