@@ -4244,3 +4244,24 @@ Test(cli, the_trace_storage_of_an_inferred_trace_takes_its_read_out)
              dft, cdir);
     cli_refused(cmd, "its mean fetch is 10.0000 s, inferred 8.5635 s from the loop's waits");
 }
+
+/* Strong scaling with fewer batches per epoch than GPUs (the DLIO trace's
+ * 1 batch over 8 GPUs): DistributedSampler pads, giving every GPU 1 batch,
+ * 7 of them repeats, but the terminal said "(all full)". */
+Test(cli, strong_scaling_past_the_dataset_says_the_padding)
+{
+    char cmd[4000];
+    snprintf(cmd, sizeof cmd,
+             BIN " run " STALL_SOURCE_DIR "/tests/public/dftracer_dlio_unet3d_2023.pfw.gz --set "
+                 "cluster.gpus=8 --set fetch.resample=bootstrap -o %s/pad > %s/pad.out 2>&1",
+             cdir, cdir);
+    int st = system(cmd);
+    snprintf(cmd, sizeof cmd, "%s/pad.out", cdir);
+    char *out = stall_read_file(cmd, NULL);
+    cr_assert(out);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", out);
+    cr_assert(strstr(out, "give 1 per GPU, 1 batches (all full; 7 of the 8 batches are repeats: "
+                          "DistributedSampler pads the dataset by repeating it)\n"),
+              "%s", out);
+    free(out);
+}
