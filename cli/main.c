@@ -147,25 +147,54 @@ static int cli_sets_once(const char **sets, const bool *is_sweep, int nsets)
     return 0;
 }
 
-/* The terminal of run and validate, which says what was detected of a
- * trace given in place of an INI just before its first line: a refusal
- * (of the configuration, or of the trace's fit to the what-if) is then the
- * one line it names, not the note and then the error. */
+/* The terminal of run, validate, plan and sweep, which says what was
+ * detected of a trace given in place of an INI (and how the command takes
+ * it) just before its first line: a refusal (of the configuration, or of
+ * the trace's fit to the what-if) is then the one line it names, not the
+ * notes and then the error. */
 typedef struct {
-    const char *note;
+    const char *note[2];
     bool said;
 } cli_noted;
 
+static void cli_noted_say(cli_noted *w)
+{
+    for (int i = 0; !w->said && i < 2; i++)
+        if (w->note[i] && w->note[i][0])
+            printf("stallsim: %s\n", w->note[i]);
+    w->said = true;
+    fflush(stdout);
+}
+
 static ssize_t cli_noted_write(void *c, const char *buf, size_t n)
 {
-    cli_noted *w = c;
-    if (!w->said && w->note[0]) {
-        printf("stallsim: %s\n", w->note);
-        w->said = true;
-    }
+    cli_noted_say(c);
     size_t put = fwrite(buf, 1, n, stdout);
     fflush(stdout);
     return put == n ? (ssize_t)n : -1;
+}
+
+/* The terminal (stdout, or NULL with -q) that says w's notes first, if any
+ * (cli_noted_close after). */
+static FILE *cli_noted_open(cli_noted *w, FILE *term)
+{
+    bool any = (w->note[0] && w->note[0][0]) || (w->note[1] && w->note[1][0]);
+    if (!term || !any)
+        return term;
+    fflush(stdout);
+    FILE *f = fopencookie(w, "w", (cookie_io_functions_t){.write = cli_noted_write});
+    if (!f) {
+        cli_noted_say(w);
+        return term;
+    }
+    setvbuf(f, NULL, _IONBF, 0);
+    return f;
+}
+
+static void cli_noted_close(FILE *f)
+{
+    if (f && f != stdout)
+        fclose(f);
 }
 
 static int cli_run(int argc, char **argv, bool validate)
@@ -277,16 +306,8 @@ static int cli_run(int argc, char **argv, bool validate)
         if (rc == 0)
             rc = validate ? stall_validate_check(cfg, &err) : stall_config_check(cfg, &err);
         /* The note, where there is one, before the terminal's first line. */
-        cli_noted nw = {.note = noted ? note : ""};
-        FILE *term = quiet ? NULL : stdout;
-        if (rc == 0 && noted) {
-            fflush(stdout);
-            term = fopencookie(&nw, "w", (cookie_io_functions_t){.write = cli_noted_write});
-            if (term)
-                setvbuf(term, NULL, _IONBF, 0);
-            else
-                printf("stallsim: %s\n", note), fflush(stdout), term = stdout;
-        }
+        cli_noted nw = {.note = {rc == 0 && noted ? note : ""}};
+        FILE *term = cli_noted_open(&nw, quiet ? NULL : stdout);
         stall_run_opts o = {.outdir = outdir, .jobs = jobs, .term = term};
         if (rc == 0) {
             char *dir = validate ? stall_validate_outdir(cfg, &o) : stall_job_outdir(cfg, &o);
@@ -312,8 +333,7 @@ static int cli_run(int argc, char **argv, bool validate)
             }
         }
         free(cfg);
-        if (term && term != stdout)
-            fclose(term);
+        cli_noted_close(term);
         rc = rc ? cli_fail(&err) : 0;
     }
 done:
@@ -562,26 +582,26 @@ static int cli_sweep_plan(int argc, char **argv, bool plan)
         rc = 1;
     if (rc == 0) {
         stall_err err = {0};
-        char detected[3 * STALL_PATH_MAX];
+        char detected[3 * STALL_PATH_MAX] = "";
         rc = cli_load(cfg, ini, sets, is_sweep, nsets, detected, sizeof detected, &err);
         /* Under mpirun every rank runs this; rank 0 alone speaks and draws. */
         bool root = stall_sweep_launch_rank() == 0;
         /* What was detected, once it is known whether the points simulate
          * the measured loader (plan, a sweep of what-if keys) or replay. */
-        if (rc == 0 && detected[0] && !quiet && root) {
+        bool say = rc == 0 && !quiet && root;
+        if (say && detected[0]) {
             bool replays = !plan && !stall_config_wants_model(cfg) && cfg->mode != STALL_MODE_MODEL;
             stall_config_note_for(detected, sizeof detected,
                                   replays ? STALL_NOTE_REPLAY : STALL_NOTE_LOADER, 0);
-            printf("stallsim: %s\n", detected), fflush(stdout);
         }
         /* plan, and a sweep of what-if keys, run a replay scenario's trace
          * as the model's input, and say so. */
-        if (rc == 0 && (plan || stall_config_wants_model(cfg))) {
-            char note[2 * STALL_PATH_MAX];
+        char note[2 * STALL_PATH_MAX] = "";
+        if (rc == 0 && (plan || stall_config_wants_model(cfg)))
             rc = stall_config_as_model(cfg, plan ? "plan" : "sweep", note, sizeof note, &err);
-            if (rc == 0 && note[0] && !quiet && root)
-                printf("stallsim: %s\n", note), fflush(stdout);
-        }
+        /* Both just before the terminal's first line, as run's. */
+        cli_noted nw = {.note = {say ? detected : "", say && rc == 0 ? note : ""}};
+        FILE *term = cli_noted_open(&nw, quiet ? NULL : stdout);
         if (rc == 0) {
             /* The folder before the searches or points run. */
             char *dir = stall_job_outdir_as(cfg, outdir, plan ? "-plan" : "-sweep");
@@ -594,13 +614,13 @@ static int cli_sweep_plan(int argc, char **argv, bool plan)
         /* out here: drawn points into its outdir after the branch */
         stall_sweep_result res;
         if (rc == 0 && plan) {
-            stall_plan_opts po = {.outdir = outdir, .term = quiet ? NULL : stdout};
+            stall_plan_opts po = {.outdir = outdir, .term = term};
             rc = stall_plan_run(cfg, &po, &err);
             plan_dir = stall_job_outdir_as(cfg, outdir, "-plan");
             drawn = plan_dir;
         } else if (rc == 0) {
             so.outdir = outdir;
-            so.term = quiet ? NULL : stdout;
+            so.term = term;
             so.progress = !quiet && isatty(STDERR_FILENO) ? stderr : NULL;
             so.notices = true; /* also with -q: Ctrl-C is answered at once */
             rc = stall_sweep_run(cfg, &so, &res, &err);
@@ -615,10 +635,11 @@ static int cli_sweep_plan(int argc, char **argv, bool plan)
                 drawn = res.outdir;
         }
         if (rc == 0 && plots && root && drawn) {
-            stall_plot_opts po = {.term = quiet ? NULL : stdout};
+            stall_plot_opts po = {.term = term};
             rc = stall_plot(drawn, &po, NULL, &err);
         }
         free(plan_dir);
+        cli_noted_close(term);
         /* Under mpirun rank 0 alone reports and sets the job's exit status:
          * every rank meets the same error (the points are checked on every
          * rank before MPI starts, and a point's failure is shared after),

@@ -329,6 +329,18 @@ int stall_config_as_model(stall_config *cfg, const char *command, char *note, si
 }
 
 /* The storage tier keys (stall_config_tiers): each must change something. */
+/* Why [storage] batch_mb is needed, and how to give it: only a tidy
+ * trace's bytes column records the MB a batch reads. */
+static const char *cfg_no_batch_mb(const stall_config *cfg)
+{
+    return cfg->format == STALL_FORMAT_NONE
+               ? "there is no trace, so nothing tells the MB a batch reads; fix: [storage] "
+                 "batch_mb = MB (or --set storage.batch_mb=MB), the MB one batch reads"
+               : "the trace records no bytes per batch (only a tidy trace's bytes column does), "
+                 "so nothing tells the MB a batch reads; fix: --set storage.batch_mb=MB (or "
+                 "[storage] batch_mb in an INI), the MB one batch reads";
+}
+
 static int cfg_check_tiers(const stall_config *cfg, stall_err *err)
 {
     char a[CFG_AT], b[CFG_AT];
@@ -352,8 +364,8 @@ static int cfg_check_tiers(const stall_config *cfg, stall_err *err)
     }
     if (cfg->batch_mb <= 0 && cfg->format != STALL_FORMAT_TIDY)
         return stall_err_set(err, STALL_ECONFIG,
-                             "%s: must be > 0 for the storage tiers (a tier key is set)",
-                             cfg_at(cfg, "storage", "batch_mb", a, sizeof a));
+                             "%s: must be > 0 for the storage tiers (a tier key is set): %s",
+                             cfg_at(cfg, "storage", "batch_mb", a, sizeof a), cfg_no_batch_mb(cfg));
     /* the storage the trace's run read from (docs/model.md 2.3): its read
      * is found by simulating that run there, and the what-if's may cost
      * nothing (a store as fast as memory) */
@@ -534,9 +546,10 @@ int stall_config_check(const stall_config *cfg, stall_err *err)
                              cfg_at(cfg, cfg->compute_cpu_share != 0.0 ? "compute" : "fetch",
                                     "cpu_share", a, sizeof a));
     if (cfg->bandwidth_mb_s > 0 && cfg->batch_mb <= 0 && cfg->format != STALL_FORMAT_TIDY)
-        return stall_err_set(err, STALL_ECONFIG, "%s: must be > 0 when %s is set",
+        return stall_err_set(err, STALL_ECONFIG, "%s: must be > 0 when %s is set: %s",
                              cfg_at(cfg, "storage", "batch_mb", a, sizeof a),
-                             cfg_at(cfg, "storage", "bandwidth_mb_s", b, sizeof b));
+                             cfg_at(cfg, "storage", "bandwidth_mb_s", b, sizeof b),
+                             cfg_no_batch_mb(cfg));
     int rc = cfg_check_tiers(cfg, err);
     if (rc)
         return rc;

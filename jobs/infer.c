@@ -478,15 +478,23 @@ int wi_infer_measured(const stall_tidy_trace *t, int workers, int prefetch, bool
             m->window_stall_s[e] = f.sim_st[e] / (double)m->batches;
         }
     }
+    /* ... and their means, the whole and each epoch's (the trace's own
+     * were 0: its fetches were hidden), which the trace's storage
+     * ([storage] trace_mb_s, tierfit.c) takes its read out of. */
     double fsum = 0;
-    for (int e = 0; e < m->epochs; e++)
+    for (int e = 0; e < m->epochs; e++) {
+        double esum = 0;
         for (int r = 0; r < m->ranks; r++)
             for (int64_t k = 0; k < m->batches; k++) {
                 size_t i =
                     ((size_t)e * (size_t)m->ranks + (size_t)r) * (size_t)m->batches + (size_t)k;
                 m->fetch[i] = f.fetch[wi_inf_at(&f, e, r, k + f.pre)];
-                fsum += stall_ns_to_s(m->fetch[i]);
+                esum += stall_ns_to_s(m->fetch[i]);
             }
+        fsum += esum;
+        if (m->epoch_fetch_s)
+            m->epoch_fetch_s[e] = esum / ((double)m->ranks * (double)m->batches);
+    }
     m->mean_fetch_s = fsum / (double)cells;
     m->startup = stall_s_to_ns(fit->startup_s);
     m->handover = stall_s_to_ns(fit->handover_s);

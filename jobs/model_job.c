@@ -310,9 +310,11 @@ static int wi_store_fit_run(wi_model_run *j, stall_err *err)
             err, STALL_ECONFIG,
             "%s: the trace's run could not have read at that storage: simulated there with "
             "every read taken out of its fetches and read again, its mean fetch is %.4f s, "
-            "measured %.4f s (a faster store, a lower trace_latency_ms, or the cache its run "
+            "%s %.4f s%s (%sa faster store, a lower trace_latency_ms, or the cache its run "
             "had: trace_cache_mb)",
-            named, j->store.emptied_s, j->store.meas_s);
+            named, j->store.emptied_s, j->m.fetch_fit ? "inferred" : "measured", j->store.meas_s,
+            j->m.fetch_fit ? " from the loop's waits" : "",
+            j->m.fetch_fit ? "docs/model.md 8.2; " : "");
     wi_store_fit_apply(what, &j->m, &j->store, &j->p);
     return 0;
 }

@@ -112,7 +112,7 @@ void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *p, cons
             const wi_whatif what = {.samples = cfg->samples};
             int64_t l = wi_dataset_samples(&what, m), per = (l + p->ranks - 1) / p->ranks,
                     rem = per - (p->batches - 1) * b;
-            char last[96];
+            char last[256];
             if (cfg->drop_last && per % b)
                 snprintf(last, sizeof last, "drop_last: the incomplete batch dropped");
             else if (b > 1 && rem > 0 && rem < b)
@@ -120,6 +120,16 @@ void wi_term(FILE *f, const stall_config *cfg, const stall_model_params *p, cons
                          (long long)rem);
             else
                 snprintf(last, sizeof last, "all full");
+            /* DistributedSampler pads the dataset to G x ceil(L / G) by
+             * repeating its first samples: say how many are repeats (the
+             * DLIO trace's 1 batch over 8 GPUs: 7 of 8). */
+            int64_t pad = per * p->ranks - l;
+            if (pad > 0)
+                snprintf(last + strlen(last), sizeof last - strlen(last),
+                         "; %lld of the %lld %s are repeats: DistributedSampler pads the dataset "
+                         "by repeating it",
+                         (long long)pad, (long long)(per * p->ranks),
+                         b > 1 ? "samples" : "batches");
             /* The trace's own last batch, when partial, counts its samples. */
             char per_batch[64] = " x samples per batch";
             if (b > 1 && m->samples_last > 0 && m->samples_last < b)

@@ -597,12 +597,18 @@ int plan_compute(const stall_config *cfg, stall_plan_result *r, FILE *progress, 
     }
     if (rc == 0 && (cfg->format == STALL_FORMAT_KINETO || cfg->format == STALL_FORMAT_DFTRACER)) {
         stall_config_origin(cfg, "trace", "format", at, sizeof at);
+        /* a Kineto trace does not record its workers (run asks for them
+         * where its DataLoader had some); a dftracer trace does */
+        bool ask =
+            cfg->format == STALL_FORMAT_KINETO && !stall_config_given(cfg, "trace", "workers");
         rc = stall_err_set(err, STALL_ECONFIG,
                            "%s: plan takes tidy or dsanalyzer traces (or none); ask its "
                            "what-ifs one at a time with stallsim run on this trace (mode = "
-                           "model), e.g. --set loader.workers=8 (and --set trace.workers=N, "
-                           "the measured count, for a Kineto trace with workers)",
-                           at);
+                           "model), e.g. --set loader.workers=8%s",
+                           at,
+                           ask ? " (and --set trace.workers=N where its DataLoader had workers: "
+                                 "a Kineto trace does not record how many)"
+                               : "");
     }
     if (rc == 0 && cfg->fetch_align.n > 1 && stall_config_given(cfg, "align", "fetch")) {
         stall_config_origin(cfg, "align", "fetch", at, sizeof at);

@@ -4137,3 +4137,131 @@ Test(cli, a_refusal_of_a_trace_given_alone_is_one_line)
               "%s", out);
     free(out);
 }
+
+/* plan and sweep given a trace in place of an INI printed what was
+ * detected (and "plan simulates ... as the input of mode = model") on
+ * stdout before refusing, so a refusal was two or three lines: the notes
+ * now come just before the terminal's first line, as run's. The plan
+ * refusal of a Kineto or dftracer trace suggested --set trace.workers=N to
+ * both, where only a Kineto trace (which does not record its workers)
+ * needs it, and not once given. */
+Test(cli, plan_and_sweep_refusing_a_trace_given_alone_say_one_line)
+{
+    char cmd[4000];
+    const char *kin = STALL_SOURCE_DIR "/tests/public/hta_trace_diff_test.json.gz";
+    const char *dft = STALL_SOURCE_DIR "/tests/public/dftracer_dlio_unet3d_2023.pfw.gz";
+    const char *perf = GOLD STEM ".csv";
+    const struct {
+        const char *cmd, *trace, *args, *says, *not_says;
+    } c[] = {
+        {"plan", kin, "",
+         "run on this trace (mode = model), e.g. --set loader.workers=8 (and --set "
+         "trace.workers=N where its DataLoader had workers: a Kineto trace",
+         NULL},
+        {"plan", kin, "--set trace.workers=2", "e.g. --set loader.workers=8\n", "trace.workers"},
+        {"plan", dft, "", "run on this trace (mode = model), e.g. --set loader.workers=8\n",
+         "trace.workers"},
+        {"sweep", kin, "--sweep loader.workers=2,4", "sweep takes tidy or dsanalyzer", NULL},
+        {"sweep", dft, "--sweep loader.workers=2,4", "sweep takes tidy or dsanalyzer", NULL},
+        {"plan", perf, "--set storage.bandwidth_mb_s=1000", "[storage] batch_mb (default 0)", NULL},
+        {"sweep", perf, "--sweep loader.workers=2,4 --set cluster.gpus=8",
+         "[fetch] resample: the what-if needs 8 ranks", NULL},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        snprintf(cmd, sizeof cmd, BIN " %s %s %s -o %s/ps%zu > %s/ps.out 2> %s/ps.err", c[i].cmd,
+                 c[i].trace, c[i].args, cdir, i, cdir, cdir);
+        int st = system(cmd);
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2, "%s %s", c[i].cmd, c[i].args);
+        snprintf(cmd, sizeof cmd, "%s/ps.out", cdir);
+        char *out = stall_read_file(cmd, NULL);
+        snprintf(cmd, sizeof cmd, "%s/ps.err", cdir);
+        char *err = stall_read_file(cmd, NULL);
+        cr_assert(out && err);
+        cr_assert_str_empty(out, "%s %s: stdout: %s", c[i].cmd, c[i].args, out);
+        char *nl = strchr(err, '\n');
+        cr_assert(nl && nl[1] == '\0' && strstr(err, c[i].says), "%s %s: %s", c[i].cmd, c[i].args,
+                  err);
+        cr_assert(!c[i].not_says || !strstr(err, c[i].not_says), "%s: %s", c[i].cmd, err);
+        free(out);
+        free(err);
+    }
+    /* A plan that goes on still says both notes, first. */
+    snprintf(cmd, sizeof cmd, BIN " plan %s -o %s/ps_ok > %s/ps.out 2>&1", perf, cdir, cdir);
+    int st = system(cmd);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    snprintf(cmd, sizeof cmd, "%s/ps.out", cdir);
+    char *out = stall_read_file(cmd, NULL);
+    cr_assert(out);
+    cr_assert(strncmp(out, "stallsim: " GOLD STEM ".csv: the notebook's perf CSV",
+                      strlen("stallsim: " GOLD STEM ".csv: the notebook's perf CSV")) == 0 &&
+                  strstr(out, ".csv: plan simulates the replay scenario's trace") &&
+                  strstr(out, "\nstallsim 0.1.0 plan: scenario"),
+              "%s", out);
+    free(out);
+}
+
+/* A bandwidth or tier what-if on a trace without bytes was refused with
+ * "[storage] batch_mb (default 0): must be > 0 when ... is set", not saying
+ * why (the notebook's CSVs record no bytes per batch) nor what to give. */
+Test(cli, a_missing_batch_mb_says_the_trace_has_no_bytes_and_the_key)
+{
+    char cmd[4000];
+    const char *sets[] = {"--set storage.bandwidth_mb_s=1000", "--set storage.cache_mb=1000"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(cmd, sizeof cmd,
+                 BIN " run " GOLD STEM ".csv --set scenario.mode=model %s -o %s/bm%d -q", sets[i],
+                 cdir, i);
+        cli_refused(cmd, "the trace records no bytes per batch (only a tidy trace's bytes column "
+                         "does), so nothing tells the MB a batch reads; fix: --set "
+                         "storage.batch_mb=MB");
+    }
+}
+
+/* The trace's own storage on a trace whose fetches are inferred (the DLIO
+ * trace): inference left the epochs' mean fetches at 0, so no read could
+ * be taken out (the bisection's upper end was 0) and 10000 MB/s, a 0.01 s
+ * read of 8.56 s fetches, was refused over that 0.01 s ("its mean fetch is
+ * 8.5735 s, measured 8.5635 s"); a storage slower than the fetches is
+ * still refused, calling the fetch inferred, not measured. */
+Test(cli, the_trace_storage_of_an_inferred_trace_takes_its_read_out)
+{
+    char cmd[4000];
+    const char *dft = STALL_SOURCE_DIR "/tests/public/dftracer_dlio_unet3d_2023.pfw.gz";
+    snprintf(cmd, sizeof cmd,
+             BIN " run %s --set storage.trace_mb_s=10000 --set storage.bandwidth_mb_s=100 --set "
+                 "storage.batch_mb=100 -o %s/ts0 > %s/ts.out 2>&1",
+             dft, cdir, cdir);
+    int st = system(cmd);
+    snprintf(cmd, sizeof cmd, "%s/ts.out", cdir);
+    char *out = stall_read_file(cmd, NULL);
+    cr_assert(out);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", out);
+    cr_assert(strstr(out, "0.0101 s per fetch that misses everything"), "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd,
+             BIN " run %s --set storage.trace_mb_s=10 --set storage.bandwidth_mb_s=100 --set "
+                 "storage.batch_mb=100 -o %s/ts1 -q",
+             dft, cdir);
+    cli_refused(cmd, "its mean fetch is 10.0000 s, inferred 8.5635 s from the loop's waits");
+}
+
+/* Strong scaling with fewer batches per epoch than GPUs (the DLIO trace's
+ * 1 batch over 8 GPUs): DistributedSampler pads, giving every GPU 1 batch,
+ * 7 of them repeats, but the terminal said "(all full)". */
+Test(cli, strong_scaling_past_the_dataset_says_the_padding)
+{
+    char cmd[4000];
+    snprintf(cmd, sizeof cmd,
+             BIN " run " STALL_SOURCE_DIR "/tests/public/dftracer_dlio_unet3d_2023.pfw.gz --set "
+                 "cluster.gpus=8 --set fetch.resample=bootstrap -o %s/pad > %s/pad.out 2>&1",
+             cdir, cdir);
+    int st = system(cmd);
+    snprintf(cmd, sizeof cmd, "%s/pad.out", cdir);
+    char *out = stall_read_file(cmd, NULL);
+    cr_assert(out);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", out);
+    cr_assert(strstr(out, "give 1 per GPU, 1 batches (all full; 7 of the 8 batches are repeats: "
+                          "DistributedSampler pads the dataset by repeating it)\n"),
+              "%s", out);
+    free(out);
+}
