@@ -3950,7 +3950,7 @@ Test(cli, a_key_given_twice_on_the_command_line_is_refused)
 Test(cli, a_run_past_ulimit_v_is_refused_up_front)
 {
 #if defined(__SANITIZE_ADDRESS__)
-    cr_skip_test("AddressSanitizer does not run under ulimit -v");
+    tmpdir_skip(cdir, "AddressSanitizer does not run under ulimit -v");
 #else
     char cmd[2048];
     snprintf(cmd, sizeof cmd,
@@ -3976,7 +3976,7 @@ Test(cli, a_run_past_ulimit_v_is_refused_up_front)
 Test(cli, a_run_whose_files_cannot_fit_on_the_disk_is_refused)
 {
 #if defined(__SANITIZE_ADDRESS__)
-    cr_skip_test("AddressSanitizer does not run under ulimit -v");
+    tmpdir_skip(cdir, "AddressSanitizer does not run under ulimit -v");
 #else
     struct statvfs sv;
     cr_assert_eq(statvfs(cdir, &sv), 0);
@@ -3984,7 +3984,7 @@ Test(cli, a_run_whose_files_cannot_fit_on_the_disk_is_refused)
     double row = 112.0 + 64 * 18.0; /* an iteration's rows at their smallest */
     double batches = ceil(2.0 * free_b / (3 * row));
     if (batches > 1e9)
-        cr_skip_test("%.0f GB free: more than the batch limit can fill", free_b / 1e9);
+        tmpdir_skip(cdir, "%.0f GB free: more than the batch limit can fill", free_b / 1e9);
     char cmd[2048];
     snprintf(cmd, sizeof cmd,
              "ulimit -f 20000 && ulimit -v 6000000 && " BIN " run " W2

@@ -177,7 +177,7 @@ Test(detect, a_folder_of_unmerged_rank_files_names_the_merge)
 Test(detect, the_merge_named_for_unmerged_rank_files_runs_from_anywhere)
 {
     if (system("command -v python3 >/dev/null 2>&1") != 0)
-        cr_skip_test("no python3");
+        tmpdir_skip(ddir, "no python3");
     stall_trace_detected d;
     stall_err err = {0};
     char sub[600], file[700];

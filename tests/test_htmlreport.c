@@ -115,7 +115,7 @@ Test(htmlreport, no_result_folder_writes_nothing)
 Test(htmlreport, renders_in_headless_chromium)
 {
     if (!rd_have("gnuplot") || !rd_have("chromium"))
-        cr_skip_test("gnuplot or chromium not installed");
+        tmpdir_skip(dir, "gnuplot or chromium not installed");
     rd_run(dir, 2, 1, 30);
     free(report_of(dir));
     char cmd[2400];
@@ -377,7 +377,7 @@ static char *real_report(const char *d)
 Test(htmlreport, run_folder_inlines_every_figure_with_unique_ids)
 {
     if (!rd_have("gnuplot"))
-        cr_skip_test("gnuplot not installed");
+        tmpdir_skip(dir, "gnuplot not installed");
     /* a real run with its analysis: ddp2_w2 (2 ranks, 3 epochs) */
     const char *d = make("figs", "run traces/ddp2_w2/trace.csv --analyze -q");
     char *html = report_of(d);

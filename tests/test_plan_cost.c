@@ -248,7 +248,7 @@ static char *pc_slurp(const char *path)
 Test(plan_cost, progress_on_a_terminal_only)
 {
     if (system("command -v script >/dev/null 2>&1") != 0)
-        cr_skip_test("script(1) not installed");
+        tmpdir_skip(dir, "script(1) not installed");
     const char *args = "plan configs/example-whatif.ini --set plan.max_gpus=4096";
     char cmd[4096];
     snprintf(cmd, sizeof cmd,

@@ -151,7 +151,7 @@ Test(plot, without_gnuplot_says_so_in_one_line)
 Test(plot, renders_png_and_svg_with_gnuplot)
 {
     if (!rd_have("gnuplot"))
-        cr_skip_test("gnuplot not installed");
+        tmpdir_skip(dir, "gnuplot not installed");
     rd_run(dir, 3, 2, 30);
     rd_write(
         dir, "per_rank.csv",
@@ -622,7 +622,7 @@ Test(plot, validate_folder_draws_per_epoch_and_says_what_it_cannot)
 #define NEED_GNUPLOT()                                                                             \
     do {                                                                                           \
         if (!rd_have("gnuplot"))                                                                   \
-            cr_skip_test("gnuplot not installed");                                                 \
+            tmpdir_skip(dir, "gnuplot not installed");                                             \
     } while (0)
 
 Test(plot, real_replay_run_every_figure_and_ranks_csv_drawn)

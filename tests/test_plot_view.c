@@ -658,7 +658,7 @@ Test(plotview, an_analyze_folder_given_with_o_is_titled_by_its_input)
 Test(plotview, the_breakdowns_key_leaves_the_bars_the_figure)
 {
     if (!rd_have("gnuplot"))
-        cr_skip_test("gnuplot not on PATH");
+        tmpdir_skip(dir, "gnuplot not on PATH");
     char *r = sub("bk");
     cr_assert_eq(sh("%s run configs/example-whatif.ini --analyze --plots -o %s -q", BIN, r), 0);
     char *gp = gp_of(r, "breakdown");

@@ -225,7 +225,7 @@ static void variant(const char *out, const char *prefix, int rows, int swap, con
 Test(tidy, capture_check_agrees_with_the_reader)
 {
     if (system("python3 -c 'import csv' >/dev/null 2>&1") != 0)
-        cr_skip_test("python3 not available");
+        tmpdir_skip(tdir, "python3 not available");
     static char dir[] = "/tmp/stall_tidy_agree_XXXXXX";
     tmpdir_make(dir);
     struct {

@@ -52,4 +52,13 @@ static inline void tmpdir_remove(const char *path)
     }
 }
 
+/* Criterion runs no .fini for a test that skips (cr_skip_test), so the
+ * suite's folder stayed in /tmp, one a run of each skipped test: a test
+ * that skips removes it first. */
+#define tmpdir_skip(path, ...)                                                                     \
+    do {                                                                                           \
+        tmpdir_remove(path);                                                                       \
+        cr_skip_test(__VA_ARGS__);                                                                 \
+    } while (0)
+
 #endif

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Tests for stallsim_capture (CPU, a few seconds): /usr/bin/python3 tools/test_stallsim_capture.py"""
 
+import atexit
 import csv
 import decimal
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -11,6 +13,14 @@ import time
 import unittest
 
 import torch
+
+# Every folder the tests make (tempfile.mkdtemp here, and in the processes
+# they start, through TMPDIR) lies in one, removed when the tests end: each
+# run left some 20 folders of traces in /tmp.
+_TOP = tempfile.mkdtemp(prefix="stallsim_capture_test_")
+atexit.register(shutil.rmtree, _TOP, True)
+tempfile.tempdir = _TOP
+os.environ["TMPDIR"] = _TOP
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import stallsim_capture as sc  # noqa: E402
