@@ -8,6 +8,7 @@
  */
 #define _DEFAULT_SOURCE /* realpath */
 #define _GNU_SOURCE     /* fopencookie */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -676,7 +677,26 @@ static int cli_result_cmd(int argc, char **argv, bool report)
     return rc ? cli_fail(&err) : 0;
 }
 
+static int cli_main(int argc, char **argv);
+
+/* What the terminal was told must have reached it: a full disk under
+ * `stallsim run ... > out.txt`, or /dev/full, lost the table while the
+ * command said success. The result files are written (and checked) apart. */
 int main(int argc, char **argv)
+{
+    int rc = cli_main(argc, argv);
+    bool flushed = fflush(stdout) == 0;
+    int e = errno;
+    if (!flushed || ferror(stdout)) {
+        fprintf(stderr, "stallsim: standard output: write error%s%s%s%s\n", flushed ? "" : " (",
+                flushed ? "" : strerror(e), flushed ? "" : ")",
+                rc == 0 ? ": what it printed is incomplete" : "");
+        return rc ? rc : 2;
+    }
+    return rc;
+}
+
+static int cli_main(int argc, char **argv)
 {
     /* Ctrl-C or SIGTERM leaves no temporary files or folders behind. */
     stall_cleanup_on_signals();

@@ -4265,3 +4265,30 @@ Test(cli, strong_scaling_past_the_dataset_says_the_padding)
               "%s", out);
     free(out);
 }
+
+/* What the terminal was told must have reached it: `run ... > out.txt` on a
+ * full disk (here /dev/full) lost the whole table and said success, exit 0.
+ * Now one line on stderr and exit 2; the result folder is still written
+ * whole. -q prints nothing and succeeds. */
+Test(cli, a_terminal_that_cannot_be_written_is_an_error)
+{
+    if (access("/dev/full", W_OK) != 0)
+        tmpdir_skip(cdir, "no /dev/full");
+    char cmd[2048], line[512];
+    for (int i = 0; i < 2; i++) {
+        char args[1024];
+        if (i == 0)
+            snprintf(args, sizeof args, "run %s/traces/w2 -o %s/full", STALL_SOURCE_DIR, cdir);
+        else
+            snprintf(args, sizeof args, "--version");
+        snprintf(cmd, sizeof cmd, "sh -c '%s %s >/dev/full'", BIN, args);
+        cr_assert_eq(sh(cmd, line, sizeof line), 2, "%s: %s", args, line);
+        cr_assert(strstr(line, "stallsim: standard output: write error"), "%s", line);
+    }
+    char sum[700];
+    snprintf(sum, sizeof sum, "%s/full/summary.csv", cdir);
+    cr_assert_eq(access(sum, F_OK), 0, "the result folder was not written");
+    snprintf(cmd, sizeof cmd, "sh -c '%s run %s/traces/w2 -o %s/quiet -q >/dev/full'", BIN,
+             STALL_SOURCE_DIR, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
+}
