@@ -176,6 +176,10 @@ static long df_epoch_of(const tb_span *ep, size_t n, stall_time x)
 
 typedef struct df_stats {
     int64_t comps, waits, epochs, ckpts, samples, dups, outside, gap_rule, wait_rule;
+    /* checkpoints (union spans) before their epoch's first compute: put on the previous
+     * epoch's last iteration, or (the run's first epoch) on none; and ones merged into an
+     * iteration's earlier one */
+    int64_t ck_prev, ck_none, ck_merged;
     double ckpt_s, sample_s;
     int workers;
 } df_stats;
@@ -265,22 +269,44 @@ static void df_rank(df_vec *v, tb_rank *r, df_stats *st)
     stall_time cur_s = 0, cur_e = INT64_MIN;
     for (size_t i = 0; i <= v[DF_CKPT].n; i++) {
         bool flush = i == v[DF_CKPT].n || k[i].ts > cur_e;
-        if (flush && cur_e != INT64_MIN) {
+        if (flush && cur_e != INT64_MIN && r->nep > 0) {
             long e = df_epoch_of(ep, ne, cur_s);
             double d = stall_ns_to_s(cur_e - cur_s);
             tb_epoch *te = &r->ep[e < 0 ? 0 : e];
-            te->checkpoint_s += d;
-            st->ckpt_s += d;
-            /* ... and onto the iteration it follows (the last whose compute
+            /* ... onto the iteration it follows (the last whose compute
              * began before it), as a tidy trace's ckpt_start/ckpt_end, for
-             * run and validate (docs/model.md 2.5); one before the epoch's
-             * first compute follows no iteration of it and stays in the
-             * epoch's sum only. */
+             * run and validate (docs/model.md 2.5, 8.1) */
             tb_iter *at = NULL;
             for (size_t j = 0; j < te->n && te->it[j].ready <= cur_s; j++)
                 at = &te->it[j];
+            if (!at && te->n > 0) {
+                /* Before the epoch's first compute: no iteration of it ran
+                 * yet, so it follows the previous epoch's last one and
+                 * belongs to that epoch (2.5); the epoch and its first
+                 * wait begin at its end, so that it counts once. One
+                 * before the run's first compute follows none: left out
+                 * of run and validate (said). */
+                tb_iter *first = &te->it[0];
+                stall_time upto = cur_e < first->ready ? cur_e : first->ready;
+                if (first->request < upto)
+                    first->request = upto;
+                if (te->start < upto)
+                    te->start = upto;
+                if (e > 0 && r->ep[e - 1].n > 0) {
+                    te = &r->ep[e - 1];
+                    at = &te->it[te->n - 1];
+                    st->ck_prev++;
+                } else
+                    st->ck_none++;
+            }
+            te->checkpoint_s += d;
+            st->ckpt_s += d;
             if (at && at->has_ckpt) {
-                at->ckpt_end = cur_e; /* two after one iteration: one span */
+                /* Two after one iteration: one checkpoint (a row holds
+                 * one), from the first's start to the last's end, as
+                 * Recorder.checkpoint() times everything in it (2.5). */
+                at->ckpt_end = cur_e;
+                st->ck_merged++;
             } else if (at) {
                 at->ckpt_start = cur_s;
                 at->ckpt_end = cur_e;
@@ -444,8 +470,25 @@ int stall_dftracer_load(const char *path, stall_tidy_trace **out, stall_err *err
         if (st.ckpts > 0)
             tb_say(&s,
                    "%lld event%s (%s, ...; cat checkpoint), %.3f s in all (nested ones "
-                   "counted once), by epoch in the analysis\n",
+                   "counted once), by epoch in the analysis",
                    (long long)st.ckpts, st.ckpts == 1 ? "" : "s", names[DF_CKPT], st.ckpt_s);
+        if (st.ck_prev > 0)
+            tb_say(&s,
+                   "; %lld before their epoch's first compute follow the previous epoch's last "
+                   "iteration (its epoch ends, and the next begins, at their end)",
+                   (long long)st.ck_prev);
+        if (st.ck_none > 0)
+            tb_say(&s,
+                   "; %lld before the run's first compute follow no iteration: left out of run "
+                   "and validate (the epoch begins at their end)",
+                   (long long)st.ck_none);
+        if (st.ck_merged > 0)
+            tb_say(&s,
+                   "; %lld after an iteration that already had one: one checkpoint with it, from "
+                   "the first's start to the last's end",
+                   (long long)st.ck_merged);
+        if (st.ckpts > 0)
+            tb_say(&s, "\n");
         else
             tb_say(&s, "none in the trace\n");
         tb_say(&s, "  DLIO's compute is a sleep of the configured time (synthetic)");

@@ -37,6 +37,9 @@ void wi_inputs_ckpt(const stall_config *cfg, wi_whatif *w)
     stall_config_origin(cfg, "checkpoint", "mb_per_rank", w->ckpt_mb_key, sizeof w->ckpt_mb_key);
     stall_config_origin(cfg, "checkpoint", "bandwidth_mb_s", w->ckpt_mb_s_key,
                         sizeof w->ckpt_mb_s_key);
+    stall_config_origin(cfg, "checkpoint", "target", w->ckpt_target_key, sizeof w->ckpt_target_key);
+    stall_config_origin(cfg, "checkpoint", "snapshot_mb_s", w->ckpt_snap_key,
+                        sizeof w->ckpt_snap_key);
     stall_config_origin(cfg, "ranks", "slow", w->slow_key, sizeof w->slow_key);
     w->uneven = (stall_uneven_params){.slow = (int)cfg->slow_ranks,
                                       .by_node = cfg->slow_unit == 1,
@@ -83,6 +86,11 @@ void wi_params_ckpt(const wi_whatif *what, const stall_measured *m, bool whatif,
     p->uneven = what->uneven;
 }
 
+double wi_ckpt_measured_s(const stall_measured *m)
+{
+    return m->ckpt_mb_s > 0 ? m->ranks_per_node * m->ckpt_mb / m->ckpt_mb_s : 0.0;
+}
+
 int wi_ckpt_check(const wi_whatif *what, const stall_measured *m, const stall_model_params *p,
                   stall_err *err)
 {
@@ -101,6 +109,33 @@ int wi_ckpt_check(const wi_whatif *what, const stall_measured *m, const stall_mo
             err, STALL_ECONFIG, "%s: %d slow %s, but the run has %d %s ([cluster] gpus%s)",
             what->slow_key, u->slow, u->by_node ? "nodes" : "ranks", units,
             u->by_node ? "nodes" : "ranks", u->by_node ? " and gpus_per_node" : "");
+    /* The trace's checkpoints record no size (docs/model.md 2.5): their MB
+     * are one unit and their bandwidth the one that gives the measured
+     * write time back, so a key that takes the size (alone, or through the
+     * store's or the snapshot's bandwidth) would scale a placeholder. */
+    if (!what->ckpt_off && m && m->ckpt_n > 0 && m->ckpt_unsized && !what->ckpt_mb_given) {
+        const char *key = NULL, *why = NULL;
+        if (what->ckpt_mb_s_given && !what->ckpt.store)
+            key = what->ckpt_mb_s_key, why = "a bandwidth alone gives no write time";
+        else if (what->ckpt.store)
+            key = what->ckpt_target_key, why = "the store has no size to carry";
+        else if (what->ckpt.async && what->ckpt.snapshot_mb_s > 0)
+            key = what->ckpt_snap_key, why = "the snapshot has no size to copy";
+        if (key)
+            return stall_err_set(err, STALL_ECONFIG,
+                                 "%s: the trace's checkpoints record no size (no ckpt_bytes; DLIO "
+                                 "logs none), only their write time (%.3f s), so %s: give also "
+                                 "[checkpoint] mb_per_rank, or a trace with ckpt_bytes",
+                                 key, wi_ckpt_measured_s(m), why);
+    }
+    if (!what->ckpt_off && m && m->ckpt_n > 0 && m->ckpt_unsized && what->ckpt_mb_given &&
+        !what->ckpt_mb_s_given && !what->ckpt.store)
+        return stall_err_set(err, STALL_ECONFIG,
+                             "%s: the trace's checkpoints record no size (no ckpt_bytes; DLIO "
+                             "logs none), only their write time (%.3f s), so a size has nothing "
+                             "to scale: give also [checkpoint] bandwidth_mb_s, or a trace with "
+                             "ckpt_bytes",
+                             what->ckpt_mb_key, wi_ckpt_measured_s(m));
     /* config/check_ckpt.c cannot refuse this for a tidy trace before it is
      * read: only a trace that records checkpoints gives the size and the
      * bandwidth defaults. Asked for and still off, the keys would do
@@ -216,17 +251,26 @@ void wi_ck_print(FILE *f, const wi_ckstats *s, const stall_model_params *p)
         snprintf(every, sizeof every, "every %lld iterations", (long long)p->ckpt.every);
     else
         snprintf(every, sizeof every, "every %g s", stall_ns_to_s(p->ckpt.every_ns));
-    char to[96];
-    if (p->ckpt.store)
+    char to[160];
+    int per_node = p->gpus_per_node < p->ranks ? p->gpus_per_node : p->ranks;
+    if (s->unsized)
+        snprintf(to, sizeof to,
+                 "size not recorded (no ckpt_bytes): each written in %.3f s, the trace's "
+                 "measured write time",
+                 p->ckpt.mb_s > 0 ? (double)per_node * p->ckpt.mb / p->ckpt.mb_s : 0.0);
+    else if (p->ckpt.store)
         snprintf(to, sizeof to, "to the store, sharing its link with the reads");
     else
         snprintf(to, sizeof to, "at %g MB/s per node", p->ckpt.mb_s);
+    char size[32] = "";
+    if (!s->unsized)
+        snprintf(size, sizeof size, "%g MB per rank ", p->ckpt.mb);
     fprintf(f,
-            "checkpoints (%s, %s, %g MB per rank %s): %.2f per epoch, write "
+            "checkpoints (%s, %s, %s%s): %.2f per epoch, write "
             "%.3f s%s, the loop waited %.3f s per epoch for them (%.2f%% of the epoch; the "
             "epoch grows by at most that, less where the workers prefetch meanwhile; "
             "checkpoints.csv)\n",
-            p->ckpt.async ? "async" : "sync", every, p->ckpt.mb, to, (double)n / s->ne,
+            p->ckpt.async ? "async" : "sync", every, size, to, (double)n / s->ne,
             stall_ns_to_s(write) / s->ne,
             p->ckpt.store && p->ckpt.async ? " (alone on the link)" : "",
             stall_ns_to_s(wait) / s->ne, ep > 0 ? 100.0 * (double)wait / (double)ep : 0.0);
@@ -234,7 +278,6 @@ void wi_ck_print(FILE *f, const wi_ckstats *s, const stall_model_params *p)
      * the node's write it costs more than sync would: said, not refused
      * (a what-if may ask it on purpose). */
     if (p->ckpt.async && !p->ckpt.store && p->ckpt.snapshot_mb_s > 0 && p->ckpt.mb_s > 0) {
-        int per_node = p->gpus_per_node < p->ranks ? p->gpus_per_node : p->ranks;
         double snap = p->ckpt.mb / p->ckpt.snapshot_mb_s,
                sync = p->ckpt.mb * (double)per_node / p->ckpt.mb_s;
         if (snap >= sync)

@@ -23,10 +23,16 @@ void wi_params_ckpt(const wi_whatif *what, const stall_measured *m, bool whatif,
 int wi_ckpt_check(const wi_whatif *what, const stall_measured *m, const stall_model_params *p,
                   stall_err *err);
 
+/* The trace's checkpoints' mean write time (the later ones', s), which its
+ * size and bandwidth give back. */
+double wi_ckpt_measured_s(const stall_measured *m);
+
 /* Per epoch: checkpoints taken, the loop's wait for them, their write time
  * and the epoch time. */
 typedef struct wi_ckstats {
     bool on;
+    bool unsized; /* the size is the trace's one unit (stall_measured ckpt_unsized, no
+                     mb_per_rank given): the terminal says the write time, not a size */
     int ne, epoch0;
     int64_t *n;
     stall_time *wait, *write, *epoch;

@@ -282,6 +282,11 @@ bool wi_tiers_fit_none(const wi_whatif *what, const stall_measured *m, const sta
 /* What the terminal says about them. */
 void wi_tiers_say(FILE *f, const stall_model_params *p, const stall_measured *m,
                   const wi_store_fit *store);
+/* The warning for a trace whose reads nothing tells from its fetches (one
+ * epoch, or epochs that read alike) with its fix, one line without a
+ * newline into buf, for run (wi_tiers_say) and plan alike; where follows
+ * "counts twice" (plan: " in every answer above"). snprintf's return. */
+int wi_tiers_twice_text(char *buf, size_t n, bool one_epoch, const char *where);
 /* The trace's CPU columns into a what-if's parameters (cpudemand.c): cores,
  * shares, waits and the hand-over's and tail's CPU work, each unless the INI
  * gives it. True when the trace's CPU time is used (no deflation then). */

@@ -84,8 +84,9 @@ typedef struct wi_whatif {
     bool ckpt_off;          /* [checkpoint] mode = off: none, not even the trace's */
     char ckpt_any_key[160]; /* where the first [checkpoint] key other than the interval was
                                given ("": none), for wi_ckpt_check */
-    char ckpt_mb_key[160], ckpt_mb_s_key[160]; /* where each came from, for wi_ckpt_check */
-    char slow_key[160];                        /* where [ranks] slow came from, for wi_ckpt_check */
+    char ckpt_mb_key[160], ckpt_mb_s_key[160];     /* where each came from, for wi_ckpt_check */
+    char ckpt_target_key[160], ckpt_snap_key[160]; /* the same for target and snapshot_mb_s */
+    char slow_key[160]; /* where [ranks] slow came from, for wi_ckpt_check */
     stall_uneven_params uneven;
 } wi_whatif;
 

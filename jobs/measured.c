@@ -90,7 +90,8 @@ static void measured_ckpt_finish(stall_measured *m)
             s = later;
         }
     }
-    if (!(mb > 0))
+    m->ckpt_unsized = !(mb > 0);
+    if (m->ckpt_unsized)
         mb = 1.0; /* no ckpt_bytes: one unit, so that the time comes back */
     m->ckpt_mb = mb;
     m->ckpt_mb_s = s > 0 && mb > 0 ? m->ranks_per_node * mb / s : 0;

@@ -565,6 +565,8 @@ static int wi_run_alignment(wi_model_run *j, int i, stall_err *err)
     if (i == 0) {
         wi_ck_init(&j->ck, &pj);
         j->ck.epoch0 = j->have ? j->m.epoch0 : 0;
+        j->ck.unsized =
+            j->have && j->m.ckpt_n > 0 && j->m.ckpt_unsized && !j->in.what.ckpt_mb_given;
         c.ck = &j->ck;
     }
     bool ranks_csv = stall_job_per_rank(cfg, j->p.ranks);

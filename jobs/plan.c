@@ -702,14 +702,8 @@ int plan_compute(const stall_config *cfg, stall_plan_result *r, FILE *progress, 
     if (rc == 0 && stall_config_tiers(chosen))
         rc = plan_tiers(c, chosen, r, err);
     if (rc == 0 && c->reads_twice_epochs > 0)
-        snprintf(r->reads_note, sizeof r->reads_note,
-                 "warning: %s, so nothing in it tells its reads from the rest of its fetches: "
-                 "they are kept whole and every modelled miss comes on top (where its epochs read "
-                 "cold, those reads count twice in every answer above); [storage] trace_mb_s and "
-                 "trace_latency_ms give the storage its run read from, trace_cache_mb the cache "
-                 "it had",
-                 c->reads_twice_epochs == 1 ? "the trace has one epoch"
-                                            : "the trace's epochs read alike");
+        wi_tiers_twice_text(r->reads_note, sizeof r->reads_note, c->reads_twice_epochs == 1,
+                            " in every answer above");
     if (rc == 0) {
         int w = (int)r->workers.value;
         char least[32];

@@ -211,16 +211,24 @@ void wi_tiers_say(FILE *f, const stall_model_params *p, const stall_measured *m,
         bool none = true;
         for (int e = 0; e < m->epochs; e++)
             none = none && s->read_out[e] == 0;
-        if (none)
-            fprintf(f,
+        if (none) {
+            char w[1024];
+            wi_tiers_twice_text(w, sizeof w, m->epochs == 1, "");
+            fprintf(f, "%s\n", w);
+        }
+    }
+}
+
+int wi_tiers_twice_text(char *buf, size_t n, bool one_epoch, const char *where)
+{
+    return snprintf(buf, n,
                     "warning: %s, so nothing in it tells its reads from the rest of its "
                     "fetches: they are kept whole and every modelled miss comes on top, so a "
-                    "read its run made counts twice (docs/model.md 2.3). fix: give the storage "
+                    "read its run made counts twice%s (docs/model.md 2.3). fix: give the storage "
                     "the trace's run read from, [storage] trace_mb_s (MB/s per node; here "
                     "--set storage.trace_mb_s=...) with trace_latency_ms and trace_cache_mb "
                     "where it had them: its read is then found by simulating that run and "
                     "taken out; or ask [storage] bandwidth_mb_s alone (no tier key, no "
-                    "global_mb_s), which takes each fetch to hold its read at that bandwidth\n",
-                    m->epochs == 1 ? "the trace has one epoch" : "the trace's epochs read alike");
-    }
+                    "global_mb_s), which takes each fetch to hold its read at that bandwidth",
+                    one_epoch ? "the trace has one epoch" : "the trace's epochs read alike", where);
 }

@@ -901,3 +901,137 @@ Test(ckpt_real, three_rounds_predicted_before_their_capture)
         stall_measured_free(&m);
     }
 }
+
+/* traces/ckpt_w2_n25 without its ckpt_bytes column (the last one) into
+ * dir/trace.csv: checkpoints whose size the trace does not record. */
+static void sizeless_copy(const char *dir, char *path, size_t n)
+{
+    snprintf(path, n, "%s/trace.csv", dir);
+    FILE *in = fopen("traces/ckpt_w2_n25/trace.csv", "r"), *out = fopen(path, "w");
+    cr_assert(in && out);
+    char line[4096];
+    while (fgets(line, sizeof line, in)) {
+        char *c = strrchr(line, ',');
+        cr_assert_not_null(c);
+        fprintf(out, "%.*s\n", (int)(c - line), line);
+    }
+    fclose(in);
+    fclose(out);
+}
+
+/* Runs path (format fmt) in mode = model with sets; 0 or the error, the
+ * terminal into *text (the caller frees it). */
+static int sized_run(const char *fmt, const char *path, const char *const *sets, stall_err *e,
+                     char **text)
+{
+    stall_config cfg;
+    stall_config_defaults(&cfg);
+    char kv[600];
+    cr_assert_eq(stall_config_set(&cfg, "scenario.mode=model", e), 0);
+    snprintf(kv, sizeof kv, "trace.format=%s", fmt);
+    cr_assert_eq(stall_config_set(&cfg, kv, e), 0, "%s", e->msg);
+    snprintf(kv, sizeof kv, "trace.path=%s", path);
+    cr_assert_eq(stall_config_set(&cfg, kv, e), 0, "%s", e->msg);
+    for (int i = 0; sets[i]; i++)
+        cr_assert_eq(stall_config_set(&cfg, sets[i], e), 0, "%s", e->msg);
+    size_t len = 0;
+    FILE *term = open_memstream(text, &len);
+    stall_summary sum;
+    stall_run_opts o = {.jobs = 1, .no_files = 1, .summary = &sum, .term = term};
+    int rc = stall_config_check(&cfg, e);
+    if (rc == 0)
+        rc = stall_scenario_run(&cfg, &o, e);
+    fclose(term);
+    return rc;
+}
+
+/* Checkpoints whose size the trace does not record (a tidy trace without
+ * ckpt_bytes, the public DLIO trace): their size is one unit and their
+ * bandwidth gives the measured write time back (docs/model.md 2.5). The run
+ * line says the write time and that the size is not recorded (before: "1
+ * MB per rank at 0.161904 MB/s per node", a placeholder printed as a
+ * measurement); a key that takes the size without the other half (a size
+ * without bandwidth_mb_s: before, mb_per_rank = 100 made the DLIO write
+ * 123.5 s; a bandwidth, the store or a snapshot without mb_per_rank) is
+ * refused naming the key and what to give; both halves, or the interval
+ * alone, run. The trace with ckpt_bytes is as before. */
+Test(ckpt_real, checkpoints_without_a_size_take_no_size_from_a_what_if)
+{
+    char dir[] = "/tmp/stall_ckszXXXXXX", tidy[600];
+    cr_assert_not_null(mkdtemp(dir));
+    sizeless_copy(dir, tidy, sizeof tidy);
+    const char *fmt[] = {"tidy", "dftracer"};
+    const char *path[] = {tidy, "tests/public/dftracer_dlio_unet3d_2023.pfw.gz"};
+    const char *store_b[] = {"storage.cache_mb=100", "storage.batch_mb=1"};
+    for (int s = 0; s < 2; s++) {
+        stall_measured m;
+        memset(&m, 0, sizeof m);
+        double meas = 0;
+        if (s == 0) {
+            measured_epoch(tidy, &m);
+            cr_expect(m.ckpt_unsized);
+            meas = m.ckpt_mb_s > 0 ? m.ranks_per_node * m.ckpt_mb / m.ckpt_mb_s : 0;
+            stall_measured_free(&m);
+        } else
+            meas = 6.176482;
+        char want_line[160];
+        snprintf(want_line, sizeof want_line,
+                 "size not recorded (no ckpt_bytes): each written in %.3f s, the trace's "
+                 "measured write time)",
+                 meas);
+        const struct {
+            const char *sets[6];
+            const char *refused; /* NULL: runs */
+            const char *says;
+        } cases[] = {
+            {{"checkpoint.mb_per_rank=100", NULL},
+             "mb_per_rank: the trace's checkpoints record no size",
+             "give also [checkpoint] bandwidth_mb_s, or a trace with ckpt_bytes"},
+            {{"checkpoint.bandwidth_mb_s=100", NULL},
+             "bandwidth_mb_s: the trace's checkpoints record no size",
+             "give also [checkpoint] mb_per_rank, or a trace with ckpt_bytes"},
+            {{"checkpoint.target=store", "storage.bandwidth_mb_s=500", store_b[0],
+              s ? store_b[1] : NULL, NULL},
+             "target: the trace's checkpoints record no size",
+             "give also [checkpoint] mb_per_rank"},
+            {{"checkpoint.mode=async", "checkpoint.snapshot_mb_s=100", NULL},
+             "snapshot_mb_s: the trace's checkpoints record no size",
+             "give also [checkpoint] mb_per_rank"},
+            {{"checkpoint.mode=sync", NULL}, NULL, want_line},
+            {{"checkpoint.every_iterations=2", NULL}, NULL, want_line},
+            {{"checkpoint.mb_per_rank=100", "checkpoint.bandwidth_mb_s=100", NULL},
+             NULL,
+             "100 MB per rank at 100 MB/s per node"},
+            {{"checkpoint.target=store", "checkpoint.mb_per_rank=50", "storage.bandwidth_mb_s=500",
+              store_b[0], s ? store_b[1] : NULL, NULL},
+             NULL,
+             "50 MB per rank to the store"},
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            stall_err e = {0};
+            char *text = NULL;
+            int rc = sized_run(fmt[s], path[s], cases[i].sets, &e, &text);
+            if (cases[i].refused) {
+                cr_expect_neq(rc, 0, "%s case %zu ran: %s", fmt[s], i, text);
+                cr_expect(strstr(e.msg, cases[i].refused) && strstr(e.msg, cases[i].says),
+                          "%s case %zu: %s", fmt[s], i, e.msg);
+            } else {
+                cr_expect_eq(rc, 0, "%s case %zu: %s", fmt[s], i, e.msg);
+                cr_expect(strstr(text, cases[i].says) && !strstr(text, "1 MB per rank"),
+                          "%s case %zu: %s", fmt[s], i, text);
+            }
+            free(text);
+        }
+    }
+    /* with ckpt_bytes: a size alone scales the measured bandwidth, as before */
+    stall_err e = {0};
+    char *text = NULL;
+    cr_expect_eq(sized_run("tidy", "traces/ckpt_w2_n25/trace.csv",
+                           (const char *const[]){"checkpoint.mb_per_rank=100", NULL}, &e, &text),
+                 0, "%s", e.msg);
+    cr_expect(strstr(text, "100 MB per rank at 5"), "%s", text);
+    free(text);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}

@@ -302,3 +302,97 @@ Test(dftracer, the_public_checkpoint_is_the_models)
     rc = stall_config_check(&cfg, &err);
     cr_expect_eq(rc, 0, "%s", err.msg);
 }
+
+/* One event line of a hand-written dftracer file (gen2025's names, as
+ * tests/dftracer/make_fixtures.py writes them); times in ms after T0. */
+static void df_ev(FILE *f, const char *name, const char *cat, double ts_ms, double dur_ms)
+{
+    static int id;
+    fprintf(f,
+            "{\"id\":%d,\"name\":\"%s\",\"cat\":\"%s\",\"pid\":100,\"tid\":100,\"ts\":%lld,"
+            "\"dur\":%lld,\"ph\":\"X\",\"args\":{}}\n",
+            id++, name, cat, 1760000000000000LL + (long long)(ts_ms * 1000),
+            (long long)(dur_ms * 1000));
+}
+
+/* The reader's checkpoint edge cases, by the rule of docs/model.md 2.5 (a
+ * checkpoint belongs to the iteration it follows; one after an epoch's last
+ * iteration to that epoch). 2 epochs x 3 iterations (wait 50 ms, compute
+ * 100 ms); checkpoints: X (20 ms) before the run's first compute, A (200
+ * ms) in epoch 1's block before its first compute, B (50 ms) and C (30 ms)
+ * after epoch 1's first iteration. Before, A was left out (it followed no
+ * iteration of epoch 1) while epoch 1's start still held it (measured, not
+ * modelled), and nothing said so; B and C were merged without a word. Now A
+ * is on epoch 0's last iteration and epoch 1 begins at its end (it counts
+ * once), X is left out and said, epoch 0 begins at its end, and B + C are
+ * one checkpoint from B's start to C's end (Recorder.checkpoint() times all
+ * of one; the 15 ms between them are part of it), said. */
+Test(dftracer, checkpoints_before_an_epochs_first_compute_and_two_after_one_iteration)
+{
+    char dir[] = "/tmp/stall_dfckXXXXXX", path[600];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/trace-0-of-1.pfw", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("[\n", f);
+    df_ev(f, "capture", "checkpoint", 5, 20); /* X */
+    for (int e = 0; e < 2; e++) {
+        double es = e * 1000, t = e ? 1250 : 30;
+        if (e == 1)
+            df_ev(f, "capture", "checkpoint", 1010, 200); /* A */
+        for (int k = 0; k < 3; k++) {
+            df_ev(f, "fetch.iter", "dataloader", t, 50);
+            df_ev(f, "compute", "compute", t + 50, 100);
+            t += 150;
+            if (e == 1 && k == 0) {
+                df_ev(f, "capture", "checkpoint", 1405, 50); /* B */
+                df_ev(f, "capture", "checkpoint", 1470, 30); /* C */
+                t = 1510;
+            }
+        }
+        df_ev(f, "epoch.block", "pipeline", es, t - es);
+    }
+    fputs("]\n", f);
+    fclose(f);
+    stall_tidy_trace *t = load(path);
+    cr_assert_eq(t->epochs, 2);
+    cr_assert_eq(t->batches, 3);
+    cr_assert_not_null(t->ckpt_start);
+    stall_time t0 = INT64_C(1760000000000000) * US, ms = 1000 * US;
+    for (int e = 0; e < 2; e++)
+        for (int k = 0; k < 3; k++) {
+            size_t i = stall_tidy_at(t, e, 0, k);
+            stall_time s = -1, end = -1;
+            if (e == 0 && k == 2)
+                s = t0 + 1010 * ms, end = t0 + 1210 * ms; /* A */
+            if (e == 1 && k == 0)
+                s = t0 + 1405 * ms, end = t0 + 1500 * ms; /* B + C */
+            cr_expect_eq(t->ckpt_start[i], s, "epoch %d iteration %d", e, k);
+            if (s >= 0)
+                cr_expect_eq(t->ckpt_end[i], end, "epoch %d iteration %d", e, k);
+        }
+    cr_expect_eq(t->epoch_start[0], t0 + 25 * ms);
+    cr_expect_eq(t->epoch_start[1], t0 + 1210 * ms);
+    cr_expect(strstr(t->summary, "; 1 before their epoch's first compute follow the previous "
+                                 "epoch's last iteration") &&
+                  strstr(t->summary, "; 1 before the run's first compute follow no iteration: "
+                                     "left out of run and validate") &&
+                  strstr(t->summary, "; 1 after an iteration that already had one: one "
+                                     "checkpoint with it"),
+              "%s", t->summary);
+    stall_measured m;
+    stall_err err = {0};
+    cr_assert_eq(stall_measured_from_tidy(t, &m, &err), 0, "%s", err.msg);
+    cr_expect_eq(m.ckpt_n, 2);
+    cr_expect_eq(m.ckpt_every, 1); /* after iterations 3 and 4 of the run */
+    cr_expect(near(m.ckpt_s[0], 0.2) && near(m.ckpt_s[1], 0.095), "%f %f", m.ckpt_s[0],
+              m.ckpt_s[1]);
+    /* epoch 0 ends at A's end, epoch 1 begins there: A counts once */
+    cr_expect(near(m.epoch_s[0], 1.185), "%f", m.epoch_s[0]);
+    cr_expect(near(m.epoch_s[1], 0.6), "%f", m.epoch_s[1]);
+    stall_measured_free(&m);
+    stall_tidy_free(t);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}

@@ -72,7 +72,10 @@ typedef struct stall_measured {
      * 2.5): their spans come out of the tails above. */
     int64_t ckpt_n;      /* checkpoints in the trace (0: none) */
     int64_t ckpt_every;  /* the interval in iterations (the commonest) */
-    double ckpt_mb;      /* mean bytes per rank / 1e6 */
+    double ckpt_mb;      /* mean bytes per rank / 1e6; 1 (one unit) where ckpt_unsized */
+    bool ckpt_unsized;   /* the checkpoints record no size (a tidy trace without ckpt_bytes, a
+                            DLIO trace): ckpt_mb is one unit and ckpt_mb_s gives the measured
+                            write time back, so neither is a measurement (docs/model.md 2.5) */
     double ckpt_mb_s;    /* the node's bandwidth: ranks_per_node x mean MB / mean write time */
     double ckpt_first_s; /* the run's first checkpoint above the later ones' mean (>= 0; the
                             mean above is the later ones', with 2 or more checkpoints) */

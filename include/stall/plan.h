@@ -150,7 +150,7 @@ typedef struct stall_plan_result {
                                  ("": they do) */
     char bandwidth_note[256]; /* why storage_bandwidth_mb_s is not_modelled: no MB per
                                  batch, and the key that gives it ("": modelled) */
-    char reads_note[512];     /* the trace's cold reads counted twice by the storage tiers
+    char reads_note[1024];    /* the trace's cold reads counted twice by the storage tiers
                                  (docs/model.md 2.3; "": not so) */
     char limit[1024];         /* what limits the scaling */
     int cut_gpus;             /* > 0: the curve stopped after this count, its next run too costly */
