@@ -546,6 +546,14 @@ static void cfg_tag_add(stall_config *cfg, const char *assignment)
     memcpy(chain + n, assignment, len + 1);
     stall_sha256_hex(chain, n + len, cfg->set_sha);
     free(chain);
+    size_t have = strlen(cfg->set_list);
+    if (have + len + 2 <= sizeof cfg->set_list) {
+        for (size_t i = 0; i < len; i++)
+            cfg->set_list[have + i] = (unsigned char)assignment[i] < 0x20 ? '_' : assignment[i];
+        cfg->set_list[have + len] = '\n';
+        cfg->set_list[have + len + 1] = '\0';
+    } else
+        cfg->set_more++;
     for (size_t i = 0; i <= len; i++, cfg->set_len++) {
         char c = i == 0 ? '+' : assignment[i - 1];
         bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||

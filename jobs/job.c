@@ -105,12 +105,15 @@ static int job_fill_manifest(FILE *f, void *arg, stall_err *err)
         fprintf(f, "; input %s\n;   sha256 %s\n", rel, m->in->hex[i]);
         free(rel);
     }
-    if (m->cfg->set_len) {
-        /* the what-if's --set keys, for the figures' titles (plot) */
-        char tag[97];
-        stall_config_set_tag(m->cfg, tag, sizeof tag);
-        fprintf(f, "; set %s\n", tag);
+    /* the what-if's --set keys, whole, for the figures' titles (plot): the
+     * folder's name cuts them (stall_config_set_tag) */
+    for (const char *k = m->cfg->set_list; *k;) {
+        size_t len = strcspn(k, "\n");
+        fprintf(f, "; set %.*s\n", (int)len, k);
+        k += len + (k[len] == '\n');
     }
+    if (m->cfg->set_more)
+        fprintf(f, "; set ... %d more\n", m->cfg->set_more);
     fputc('\n', f);
     stall_config_write(m->cfg, m->outdir, f);
     if (!m->tail)

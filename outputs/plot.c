@@ -168,52 +168,78 @@ double stall_plot_spread_pct(const double *v, size_t n)
 
 /* ---- what the titles name ---- */
 
-/* The value of key in [section] of the INI file at path (its first), with
- * no comment or surrounding blanks; false where there is none. */
-/* The --set keys of a run or plan, from effective.ini's "; set +k=v..."
- * line (jobs/job.c), into out ("" when none), less [plan]'s. */
-static void plot_ini_sets(const char *path, char *out, size_t n)
+/* The --set keys of a run or plan, from effective.ini's "; set k=v" lines
+ * (jobs/job.c), into out as "+k=v\n" each ("" when none), less [plan]'s
+ * (the search's own, not a what-if); *more where some are not named: a
+ * "; set ... N more" line, keys past out's end, or the one "; set +k=v..."
+ * line of an older stallsim, which held the folder's tag, cut after 83
+ * characters to "+" and 12 hex digits of its SHA-256
+ * (stall_config_set_tag): the digits, and the key they cut, say nothing
+ * in a title. */
+static void plot_ini_sets(const char *path, char *out, size_t n, bool *more)
 {
     out[0] = '\0';
+    *more = false;
     FILE *f = fopen(path, "r");
     if (!f)
         return;
-    char line[256];
-    while (fgets(line, sizeof line, f) && line[0] == ';')
-        if (strncmp(line, "; set +", 7) == 0) {
-            line[strcspn(line, "\r\n")] = '\0';
-            /* A tag cut to fit a folder's name ends in its first 83
-             * characters, "+" and 12 hex digits of its SHA-256
-             * (stall_config_set_tag): the digits, and the key they cut,
-             * say nothing in a title; "+..." says that more follow. */
-            char *tail = line + 6;
-            size_t tl = strlen(tail);
-            bool cut = tl == 96 && tail[tl - 13] == '+' &&
-                       strspn(tail + tl - 12, "0123456789abcdef") == 12;
-            if (cut) {
-                tail[tl - 13] = '\0';
-                char *last = strrchr(tail, '+');
-                if (last && last != tail)
-                    *last = '\0';
+    char line[1200];
+    size_t o = 0;
+    while (fgets(line, sizeof line, f) && line[0] == ';') {
+        if (strncmp(line, "; set ", 6) != 0)
+            continue;
+        line[strcspn(line, "\r\n")] = '\0';
+        char *tail = line + 6;
+        if (strncmp(tail, "... ", 4) == 0) {
+            *more = true;
+            continue;
+        }
+        if (*tail != '+') {
+            /* one key, as given: "+k=v" */
+            size_t len = strlen(tail);
+            if (strncmp(tail, "plan.", 5) == 0)
+                continue;
+            if (o + len + 3 > n) {
+                *more = true;
+                continue;
             }
-            /* less plan's own search keys (+plan.max_gpus=4): not a what-if */
-            size_t o = 0;
-            for (char *k = line + 6; *k && o + 1 < n;) {
-                size_t len = 1 + strcspn(k + 1, "+");
-                if (strncmp(k, "+plan.", 6) != 0 && o + len < n) {
+            out[o++] = '+';
+            memcpy(out + o, tail, len);
+            o += len;
+            out[o++] = '\n';
+            out[o] = '\0';
+            continue;
+        }
+        size_t tl = strlen(tail);
+        bool cut =
+            tl == 96 && tail[tl - 13] == '+' && strspn(tail + tl - 12, "0123456789abcdef") == 12;
+        if (cut) {
+            tail[tl - 13] = '\0';
+            char *last = strrchr(tail, '+');
+            if (last && last != tail)
+                *last = '\0';
+            *more = true;
+        }
+        for (char *k = tail; *k;) {
+            size_t len = 1 + strcspn(k + 1, "+");
+            if (strncmp(k, "+plan.", 6) != 0) {
+                if (o + len + 2 > n)
+                    *more = true;
+                else {
                     memcpy(out + o, k, len);
                     o += len;
+                    out[o++] = '\n';
+                    out[o] = '\0';
                 }
-                k += len;
             }
-            out[o] = '\0';
-            if (cut && o + 4 < n)
-                strcpy(out + o, "+...");
-            break;
+            k += len;
         }
+    }
     fclose(f);
 }
 
+/* The value of key in [section] of the INI file at path (its first), with
+ * no comment or surrounding blanks; false where there is none. */
 static bool plot_ini_value(const char *path, const char *section, const char *key, char *out,
                            size_t n)
 {
@@ -297,6 +323,64 @@ static void plot_analyze_input(const char *dir, char *out, size_t n)
     stall_table_free(t);
 }
 
+/* The widest title line a 900-px figure holds, in characters (its plot
+ * area's width at font sans,10; tests/test_plot_view.c checks it). */
+#define PLOT_TITLE_COLS 76
+
+/* Writes the parts (one a line: a name, "+k=v" keys, ", trace <label>")
+ * into src as the end of a title, escaped for a gnuplot string: " - "
+ * and the parts on the title's first line where they make at most 23
+ * characters; else on lines of their own under it, as many parts to a
+ * line as fit in PLOT_TITLE_COLS (a part wider than that alone on its
+ * line), a line that starts with ", trace" starting with "trace". A
+ * part past src's end is "+..." (src holds some 600 characters: 7 lines
+ * of keys). */
+static void plot_title_source(const char *parts, char *src, size_t n)
+{
+    size_t total = 0;
+    for (const char *p = parts; *p; p++)
+        total += *p != '\n';
+    bool own = 3 + total > 26;
+    size_t o = 0, col = 0;
+    src[0] = '\0';
+    if (!own) {
+        snprintf(src, n, " - ");
+        o = 3;
+    }
+    for (const char *p = parts; *p;) {
+        size_t len = strcspn(p, "\n");
+        const char *part = p;
+        p += len + (p[len] == '\n');
+        bool line_start = own && (col == 0 || col + len > PLOT_TITLE_COLS);
+        if (line_start && col && strncmp(part, ", ", 2) == 0) {
+            part += 2;
+            len -= 2;
+        }
+        /* room for this part escaped, a line break and a final "+..." */
+        size_t need = 2 * len + 2 + 2 + 5;
+        if (o + need + 1 > n) {
+            if (o + 7 < n)
+                o += (size_t)snprintf(src + o, n - o, "%s+...",
+                                      col + 4 > PLOT_TITLE_COLS ? "\\n" : "");
+            break;
+        }
+        if (line_start) {
+            src[o++] = '\\';
+            src[o++] = 'n';
+            col = 0;
+        }
+        for (size_t i = 0; i < len; i++) {
+            if ((unsigned char)part[i] < 0x20)
+                continue;
+            if (part[i] == '"' || part[i] == '\\')
+                src[o++] = '\\';
+            src[o++] = part[i];
+            col++;
+        }
+        src[o] = '\0';
+    }
+}
+
 /* c->src: the scenario's name and its trace's, from the folder's
  * effective.ini (a sweep's: its first point's), else the folder's name.
  * A figure copied out of its folder, or one of many runs' side by side,
@@ -305,7 +389,7 @@ static void plot_analyze_input(const char *dir, char *out, size_t n)
  * several, which the figure's axis names. */
 static void plot_source(plot_ctx *c)
 {
-    char name[128] = "", trace[512] = "", label[128] = "", raw[420];
+    char name[128] = "", trace[512] = "", label[128] = "";
     char *ini = stall_path_join(c->dir, "effective.ini");
     bool traces = false;
     if (access(ini, F_OK) != 0) {
@@ -325,9 +409,10 @@ static void plot_source(plot_ctx *c)
     }
     /* A run's or plan's effective.ini names its --set keys (wherever -o
      * put it); a sweep's point's would name the point's too. */
-    char sets[128] = "";
+    char sets[1024] = "";
+    bool more = false;
     if (c->res->kind == STALL_RESULT_RUN || c->res->kind == STALL_RESULT_PLAN)
-        plot_ini_sets(ini, sets, sizeof sets);
+        plot_ini_sets(ini, sets, sizeof sets, &more);
     free(ini);
     if (!*name && c->res->kind == STALL_RESULT_ANALYZE)
         plot_analyze_input(c->dir, name, sizeof name);
@@ -338,52 +423,52 @@ static void plot_source(plot_ctx *c)
      * asked, and the title names them; every what-if of a trace was titled
      * by the trace's name alone, two of them side by side alike. Not
      * validate's (it leaves the what-if keys out). A run's or plan's keys
-     * come from effective.ini's "; set" line (sets) wherever -o put it. */
-    char who[256], base[256];
-    snprintf(who, sizeof who, "%s", name);
+     * come from effective.ini's "; set" lines (sets) wherever -o put it,
+     * each whole: the folder's name cuts them after 96 characters, and
+     * the title of `make figures`' 64-GPU run ended "+run.epochs=2+...",
+     * hiding the loader.workers=2 that overrode the INI's 4. */
+    char base[256];
     size_t nl = strlen(name);
     plot_base(c->dir, strlen(c->dir), base, sizeof base);
-    if (*sets)
-        snprintf(who, sizeof who, "%s%s", name, sets);
-    else if ((c->res->kind == STALL_RESULT_RUN || c->res->kind == STALL_RESULT_SWEEP ||
-              c->res->kind == STALL_RESULT_PLAN) &&
-             strncmp(base, name, nl) == 0) {
+    if (!*sets &&
+        (c->res->kind == STALL_RESULT_RUN || c->res->kind == STALL_RESULT_SWEEP ||
+         c->res->kind == STALL_RESULT_PLAN) &&
+        strncmp(base, name, nl) == 0) {
         const char *tag = base + nl;
         if (strncmp(tag, "-sweep+", 7) == 0 || strncmp(tag, "-plan+", 6) == 0)
             tag = strchr(tag, '+');
-        if (*tag == '+')
-            snprintf(who, sizeof who, "%s%.120s", name, tag);
+        /* the folder's tag, "+k=v" each, one a line as sets has them */
+        size_t o = 0;
+        for (const char *k = *tag == '+' ? tag : ""; *k && o + 2 < sizeof sets; k++) {
+            if (*k == '+' && o)
+                sets[o++] = '\n';
+            sets[o++] = *k;
+        }
+        if (o)
+            sets[o++] = '\n';
+        sets[o] = '\0';
     }
     /* the trace named once where the scenario is named after it (a trace
      * given directly: its folder's name, or its file's stem). validate
      * simulates the trace's measured configuration, not the INI's what-if
      * its [scenario] name names ("w2-whatif" of configs/w2.ini): the
      * title says so, naming the trace (a notebook trace, which has no
-     * trace.path: the scenario). */
-    if (c->res->kind == STALL_RESULT_VALIDATE)
-        snprintf(raw, sizeof raw, " - validate: %s, measured configuration", *label ? label : name);
-    else if (*label && !(strncmp(label, name, nl) == 0 && (!label[nl] || label[nl] == '.')))
-        snprintf(raw, sizeof raw, " - %s, trace %s", who, label);
-    else
-        snprintf(raw, sizeof raw, " - %s", who);
-    /* A long one (what-if keys) on a line of its own, under the title's
-     * first, which it pushed past the figure's edges ("ation over the
-     * epoch ..." of gpu_util - ddp2_w2+loader.workers=8+compute.scale=0.5). */
-    size_t o = 0;
-    const char *s = raw;
-    if (strlen(raw) > 26) {
-        snprintf(c->src, sizeof c->src, "\\n");
-        o = 2;
-        s += 3;
+     * trace.path: the scenario). The parts, one a line: the name, each
+     * "+k=v", ", trace <label>". */
+    char parts[1400];
+    if (c->res->kind == STALL_RESULT_VALIDATE) {
+        snprintf(parts, sizeof parts, "validate: %s, measured configuration\n",
+                 *label ? label : name);
+        *sets = '\0';
+        more = false;
+    } else {
+        snprintf(parts, sizeof parts, "%s\n%s%s", name, sets, more ? "+...\n" : "");
+        if (*label && !(strncmp(label, name, nl) == 0 && (!label[nl] || label[nl] == '.'))) {
+            size_t pl = strlen(parts);
+            snprintf(parts + pl, sizeof parts - pl, ", trace %s\n", label);
+        }
     }
-    for (; *s && o + 2 < sizeof c->src; s++) {
-        if ((unsigned char)*s < 0x20)
-            continue;
-        if (*s == '"' || *s == '\\')
-            c->src[o++] = '\\';
-        c->src[o++] = *s;
-    }
-    c->src[o] = '\0';
+    plot_title_source(parts, c->src, sizeof c->src);
 }
 
 /* ---- writing and rendering ---- */

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "stall/plot.h"
 #include "stall/results.h"
@@ -40,8 +41,17 @@ typedef struct plot_ctx {
      * where the trace's name is another, ", trace <name>" (effective.ini;
      * a sweep's first point's; else the folder's name). Escaped for a
      * gnuplot string literal: printed inside "..." as it is. */
-    char src[256];
+    char src[640];
 } plot_ctx;
+
+/* The lines c->src adds under a title's first (each "\\n" in it). */
+static inline int plot_src_lines(const char *src)
+{
+    int n = 0;
+    for (const char *p = strstr(src, "\\n"); p; p = strstr(p + 2, "\\n"))
+        n++;
+    return n;
+}
 
 void stall_plot_note(plot_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Reads dir/name as a table (stall_table_read). */

@@ -142,7 +142,11 @@ int stall__plot_stall_ranks(plot_ctx *c, const plot_combo *k, stall_err *err)
         if (later > 0 && ymax > 8 * later)
             top = later * PLOT_CUT_ROOM / 1.05;
         snprintf(cap, sizeof cap, "Training stall of each rank over the run's iterations%s", al);
-        stall_plot_begin(c, "stall_ranks", 900, 140 + 120 * ranks, cap);
+        /* a title line past the second (a what-if's many keys) makes the
+         * figure 14 px taller rather than its panels shorter */
+        int lines = plot_src_lines(c->src),
+            h = 140 + 120 * ranks + 14 * (lines > 1 ? lines - 1 : 0);
+        stall_plot_begin(c, "stall_ranks", 900, h, cap);
         fputs("# iteration epoch batch", c->dat);
         for (int r = 0; r < ranks; r++)
             fprintf(c->dat, " stall_r%d_s", r);
@@ -157,10 +161,11 @@ int stall__plot_stall_ranks(plot_ctx *c, const plot_combo *k, stall_err *err)
                 "set multiplot layout %d,1 title \"Training stall per rank%s%s\" "
                 "margins screen 0.1, 0.97, screen %.4f, %.4f spacing 0, 0.012\n"
                 "set xrange [%.9g:%.9g]\nset yrange [0:%.9g]\nunset key\n",
-                ranks, al, c->src, 60.0 / (140 + 120 * ranks),
-                /* 14 px more for a second title line (the input's, a
-                 * what-if's keys: plot_source), which sat on the panel */
-                1 - (strncmp(c->src, "\\n", 2) == 0 ? 54.0 : 40.0) / (140 + 120 * ranks),
+                ranks, al, c->src, 60.0 / h,
+                /* 14 px more for each title line under the first (the
+                 * input's, a what-if's keys: plot_source), which sat on
+                 * the panel */
+                1 - (40.0 + 14.0 * lines) / h,
                 /* A margin left of iteration 0: its stall (the epoch's
                  * start-up, often the tallest) was drawn on the left
                  * border, unseen, while it set the y range. */

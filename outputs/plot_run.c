@@ -235,7 +235,7 @@ static void plot_cdf(plot_ctx *c, plot_combo *k, int nk)
         fputs("\n\n", c->dat);
     }
     fputs("set multiplot layout 1,2 title ", c->gp);
-    char mt[480];
+    char mt[1200];
     if (lines == 1 && nk > 1)
         snprintf(mt, sizeof mt,
                  "Distribution of iteration time and stall: the %d alignments coincide "
@@ -636,7 +636,7 @@ static bool plot_run_epochs(plot_ctx *c, plot_combo *k, int nk, int gpus)
                                     : ", measured with lines dt 2 lc rgb \"#000000\" title "
                                       "\"measured (mean over epochs)\"");
     } else {
-        char one[640];
+        char one[1200];
         snprintf(one, sizeof one, "%s%s%s",
                  dropped || isnan(measured) ? "" : " (labels: against the measured)", c->src, sub);
         fprintf(

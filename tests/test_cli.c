@@ -4292,3 +4292,171 @@ Test(cli, a_terminal_that_cannot_be_written_is_an_error)
              STALL_SOURCE_DIR, cdir);
     cr_assert_eq(sh(cmd, line, sizeof line), 0, "%s", line);
 }
+
+/* docs/commands.md's table "Which input each command takes" (command x
+ * input kind: yes, or no and why) is what the binary does: each cell is run
+ * here on a small input of its kind, a "yes" must exit 0 and a "no" 2. The
+ * table is read from the page, so neither can change without the other;
+ * a row or a column the page adds or drops fails here until this test knows
+ * how to run it. Placeholders: {I} the input, {B} the input for replay and
+ * seed (an INI without a trace and without the keys of mode = model for the
+ * none column), {P} calibrate's two inputs, {S} what mode = model needs of
+ * the input (a Kineto trace's workers), {O} the cell's output, {R} the
+ * folder the cell "run, mode = model" wrote (for plot and report). */
+static const struct {
+    const char *label, *cmd;
+} accepts_rows[] = {
+    /* first: plot and report read its folder */
+    {"`run`, `mode = model`", "run {I} -q -o {O} --set scenario.mode=model {S}"},
+    {"`run`, `mode = replay`", "run {B} -q -o {O} --set scenario.mode=replay"},
+    {"`run`, `mode = seed`", "run {B} -q -o {O} --set scenario.mode=seed"},
+    {"`validate`", "validate {I} -q -o {O} {S}"},
+    {"`analyze`", "analyze {I} -o {O}"},
+    {"`timeline`", "timeline {I} -o {O}.json"},
+    {"`calibrate`", "calibrate --cores 2 {P}"},
+    {"`plan`", "plan {I} -q -o {O} --set scenario.mode=model {S}"},
+    {"`sweep`", "sweep {I} -q -o {O} --set scenario.mode=model --sweep "
+                "loader.prefetch_factor=2,4 {S}"},
+    {"`plot`", "plot {R}"},
+    {"`report`", "report {R}"},
+};
+enum { ACCEPTS_ROWS = sizeof accepts_rows / sizeof *accepts_rows, ACCEPTS_KINDS = 5 };
+
+/* tmpl with each {X} replaced by vars[X - 'A']. */
+static void accepts_expand(const char *tmpl, const char *const vars[26], char *out, size_t n)
+{
+    size_t k = 0;
+    for (const char *p = tmpl; *p && k + 1 < n; p++) {
+        if (p[0] == '{' && p[1] >= 'A' && p[1] <= 'Z' && p[2] == '}') {
+            const char *v = vars[p[1] - 'A'];
+            cr_assert_not_null(v, "%s: {%c} unset", tmpl, p[1]);
+            k += (size_t)snprintf(out + k, n - k, "%s", v);
+            p += 2;
+        } else
+            out[k++] = *p;
+    }
+    cr_assert(k + 1 < n, "%s: too long", tmpl);
+    out[k] = '\0';
+}
+
+static char *accepts_trim(char *s)
+{
+    while (*s == ' ')
+        s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\n'))
+        s[--n] = '\0';
+    return s;
+}
+
+Test(cli, the_accepts_table_of_commands_md_holds, .timeout = 300)
+{
+    static const char *const kinds[ACCEPTS_KINDS] = {"dsanalyzer", "tidy", "kineto", "dftracer",
+                                                     "none"};
+    /* want[row][kind]: 0 or 2, -1 until the page gives it */
+    int want[ACCEPTS_ROWS][ACCEPTS_KINDS];
+    memset(want, -1, sizeof want);
+    FILE *f = fopen(STALL_SOURCE_DIR "/docs/commands.md", "r");
+    cr_assert_not_null(f);
+    char line[2048];
+    bool in_table = false, seen = false;
+    while (fgets(line, sizeof line, f)) {
+        if (!in_table) {
+            if (strcmp(line, "| command | dsanalyzer | tidy | kineto | dftracer | none |\n") == 0)
+                in_table = seen = true;
+            continue;
+        }
+        if (strncmp(line, "|---", 4) == 0)
+            continue;
+        if (line[0] != '|')
+            break;
+        char *cell[ACCEPTS_KINDS + 2];
+        int nc = 0;
+        for (char *p = line + 1, *bar; nc < ACCEPTS_KINDS + 2 && (bar = strchr(p, '|'));
+             p = bar + 1) {
+            *bar = '\0';
+            cell[nc++] = accepts_trim(p);
+        }
+        cr_assert_eq(nc, ACCEPTS_KINDS + 1, "docs/commands.md: a row of %d cells: %s", nc, cell[0]);
+        int r = 0;
+        while (r < ACCEPTS_ROWS && strcmp(accepts_rows[r].label, cell[0]) != 0)
+            r++;
+        cr_assert_lt(r, ACCEPTS_ROWS, "docs/commands.md: row '%s' unknown to this test", cell[0]);
+        cr_assert_eq(want[r][0], -1, "docs/commands.md: row '%s' twice", cell[0]);
+        for (int k = 0; k < ACCEPTS_KINDS; k++) {
+            const char *c = cell[k + 1];
+            cr_assert(strcmp(c, "yes") == 0 || strncmp(c, "yes (", 5) == 0 ||
+                          strncmp(c, "no (", 4) == 0,
+                      "docs/commands.md: row '%s', %s: '%s' is neither yes nor no (why)", cell[0],
+                      kinds[k], c);
+            want[r][k] = c[0] == 'y' ? 0 : 2;
+        }
+    }
+    fclose(f);
+    cr_assert(seen, "docs/commands.md: the accepts table's header not found");
+    for (int r = 0; r < ACCEPTS_ROWS; r++)
+        cr_assert_neq(want[r][0], -1, "docs/commands.md: no row '%s'", accepts_rows[r].label);
+
+    /* The inputs: the notebook's CSVs, traces/w2, a Kineto and a DLIO trace
+     * of the test fixtures, an INI without a trace. calibrate's pairs have
+     * two worker counts (1 and 2): traces/w1 and w2, and the same in the
+     * notebook's format by its converter. */
+    char cmd[3000], none_ini[600], bare_ini[600], ds_pair[1300], none_pair[1300];
+    snprintf(cmd, sizeof cmd,
+             "for w in w1 w2; do /usr/bin/python3 %s/tools/tidy_to_dsanalyzer.py --ini --epoch 1 "
+             "%s/traces/$w %s/ds || exit 1; done",
+             STALL_SOURCE_DIR, STALL_SOURCE_DIR, cdir);
+    cr_assert_eq(sh(cmd, NULL, 0), 0, "%s", cmd);
+    snprintf(ds_pair, sizeof ds_pair, "%s/ds/w1.ini %s/ds/w2.ini", cdir, cdir);
+    snprintf(none_ini, sizeof none_ini, "%s/none.ini", cdir);
+    snprintf(bare_ini, sizeof bare_ini, "%s/bare.ini", cdir);
+    snprintf(none_pair, sizeof none_pair, "%s %s", none_ini, none_ini);
+    FILE *g = fopen(none_ini, "w");
+    cr_assert_not_null(g);
+    fputs("[scenario]\nname = none\n[trace]\nformat = none\n[run]\nbatches = 20\n[fetch]\nmean_s "
+          "= 0.05\n[compute]\nmean_s = 0.02\n",
+          g);
+    fclose(g);
+    g = fopen(bare_ini, "w");
+    cr_assert_not_null(g);
+    fputs("[scenario]\nname = bare\n[trace]\nformat = none\n", g);
+    fclose(g);
+#define SRC STALL_SOURCE_DIR "/"
+    const struct {
+        const char *in, *bare, *pair, *set;
+    } in[ACCEPTS_KINDS] = {
+        {GOLD STEM "_simp_fetchdifftime.csv", GOLD STEM "_simp_fetchdifftime.csv", ds_pair, ""},
+        {SRC "traces/w2", SRC "traces/w2", SRC "traces/w1 " SRC "traces/w2", ""},
+        {SRC "tests/kineto/w2_sched", SRC "tests/kineto/w2_sched",
+         SRC "tests/kineto/w2_sched " SRC "tests/kineto/w0_sched", "--set trace.workers=2"},
+        {SRC "tests/dftracer/gen2024/trace-0-of-1.pfw.gz",
+         SRC "tests/dftracer/gen2024/trace-0-of-1.pfw.gz",
+         SRC "tests/dftracer/gen2024/trace-0-of-1.pfw.gz " SRC "tests/dftracer/gen2025", ""},
+        {none_ini, bare_ini, none_pair, ""},
+    };
+#undef SRC
+    for (int k = 0; k < ACCEPTS_KINDS; k++) {
+        char res[700];
+        snprintf(res, sizeof res, "%s/%s-0", cdir, kinds[k]);
+        for (int r = 0; r < ACCEPTS_ROWS; r++) {
+            char out[700], args[2900], err[600];
+            snprintf(out, sizeof out, "%s/%s-%d", cdir, kinds[k], r);
+            const char *vars[26] = {0};
+            vars['I' - 'A'] = in[k].in;
+            vars['B' - 'A'] = in[k].bare;
+            vars['P' - 'A'] = in[k].pair;
+            vars['S' - 'A'] = in[k].set;
+            vars['O' - 'A'] = out;
+            vars['R' - 'A'] = res;
+            accepts_expand(accepts_rows[r].cmd, vars, args, sizeof args);
+            snprintf(cmd, sizeof cmd, BIN " %s", args);
+            int rc = sh(cmd, err, sizeof err);
+            cr_expect_eq(rc, want[r][k],
+                         "docs/commands.md says %s for %s on %s, the binary exits %d: %s: %s",
+                         want[r][k] ? "no" : "yes", accepts_rows[r].label, kinds[k], rc, cmd, err);
+            if (want[r][k] == 2)
+                cr_expect(strncmp(err, "stallsim: ", 10) == 0, "%s: a refusal without its line: %s",
+                          cmd, err);
+        }
+    }
+}

@@ -189,6 +189,12 @@ typedef struct stall_config {
     char set_tag[97];
     size_t set_len;
     char set_sha[65];
+    /* The same overrides whole, for effective.ini's "; set" lines and the
+     * figures' titles, which the folder's name cuts: "section.key=value\n"
+     * each as given (a control character written '_'), while they fit;
+     * set_more counts those that did not. */
+    char set_list[1024];
+    int set_more;
 } stall_config;
 
 /* Fills cfg with the defaults. */
