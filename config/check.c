@@ -174,6 +174,16 @@ static int cfg_check_applies(const stall_config *cfg, stall_err *err)
              * answers it comes first (with the file's start alignment, which
              * the model refuses, set to none), then leaving the key out. */
             char or_model[160] = "";
+            /* A key of another format while [trace] format is left at its
+             * default (dsanalyzer): say it is the default, and name the
+             * format that reads the key first (a tidy path given without
+             * format = tidy is the likely mistake). */
+            bool fmt_default = !by_mode && !stall_config_given(cfg, "trace", "format");
+            if (fmt_default && (r->formats & CFG_F_TIDY))
+                snprintf(or_model, sizeof or_model,
+                         "%s to read it (kineto, dftracer: as the trace is), or ",
+                         cfg->given[k] == 2 ? "--set trace.format=tidy"
+                                            : "format = tidy in [trace]");
             if (by_mode && cfg_model_only(cfg, key->section, key->key)) {
                 bool starts =
                     stall_config_given(cfg, "align", "start") &&
@@ -199,9 +209,10 @@ static int cfg_check_applies(const stall_config *cfg, stall_err *err)
                 return stall_err_set(err, STALL_ECONFIG,
                                      "%s: has no effect in mode = %s (it is %s%s)%s", where,
                                      cfg_mode_name(cfg->mode), r->why, cause, fix);
-            return stall_err_set(err, STALL_ECONFIG,
-                                 "%s: has no effect with [trace] format = %s (it is %s%s)%s", where,
-                                 cfg_format_name(cfg->format), r->why, cause, fix);
+            return stall_err_set(
+                err, STALL_ECONFIG, "%s: has no effect with [trace] format = %s%s (it is %s%s)%s",
+                where, cfg_format_name(cfg->format),
+                fmt_default ? ", the default (no [trace] format given)" : "", r->why, cause, fix);
         }
     }
     return 0;

@@ -4460,3 +4460,36 @@ Test(cli, the_accepts_table_of_commands_md_holds, .timeout = 300)
         }
     }
 }
+
+/* A tidy trace named by [trace] path in an INI that gives no [trace] format
+ * (so the default, dsanalyzer): the error says the format is the default and
+ * that format = tidy reads the path, not only that the line has no effect;
+ * nothing is written. */
+Test(cli, a_trace_path_without_its_format_names_the_default_and_format_tidy)
+{
+    char p[600], cmd[2000], line[2048];
+    snprintf(p, sizeof p, "%s/nofmt.ini", cdir);
+    FILE *f = fopen(p, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "[scenario]\nname = nofmt\nmode = model\n[trace]\npath = %s/traces/w2/trace.csv\n",
+            STALL_SOURCE_DIR);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, BIN " run %s -o %s/nofmt_out", p, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2);
+    cr_expect(strstr(line, "nofmt.ini:5: [trace] path: has no effect with [trace] format = "
+                           "dsanalyzer, the default (no [trace] format given)") != NULL,
+              "%s", line);
+    cr_expect(strstr(line, "fix: format = tidy in [trace] to read it") != NULL, "%s", line);
+    cr_expect(strstr(line, "or remove line 5 of") != NULL, "%s", line);
+    char out[700];
+    snprintf(out, sizeof out, "%s/nofmt_out", cdir);
+    cr_expect_eq(count_entries(out), 0, "a refused run wrote %s", out);
+    /* With --set the fix is a --set too. */
+    snprintf(cmd, sizeof cmd,
+             BIN " run %s -o %s/nofmt_out --set trace.path=%s/traces/w2/trace.csv --set "
+                 "scenario.mode=model",
+             ini("nofmt2", "replay", ""), cdir, STALL_SOURCE_DIR);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2);
+    cr_expect(strstr(line, "the default (no [trace] format given)") != NULL, "%s", line);
+    cr_expect(strstr(line, "--set trace.format=tidy to read it") != NULL, "%s", line);
+}
