@@ -118,7 +118,13 @@ int cli_help_command(const char *name, FILE *f)
         for (size_t k = 0; k < sizeof cli_opts / sizeof *cli_opts; k++)
             if (cli_opts[k].cmds & cli_cmds[i].bit)
                 fputs(cli_opts[k].text, f);
-        if (cli_cmds[i].bit & (C_RUN | C_VAL | C_AN | C_TL | C_SW | C_PLAN))
+        if (cli_cmds[i].bit & (C_SW | C_PLAN))
+            fputs("\nTRACE: a tidy trace CSV (or a capture folder: its trace.csv) or one of the\n"
+                  "notebook's three CSVs (its companions found beside it); the format is\n"
+                  "detected from the content. An INI sets more. PyTorch profiler and DLIO\n"
+                  "traces are read by run (mode = model), validate, analyze and timeline.\n",
+                  f);
+        else if (cli_cmds[i].bit & (C_RUN | C_VAL | C_AN | C_TL))
             fputs("\nTRACE: a tidy trace CSV (or a capture folder: its trace.csv), one of the\n"
                   "notebook's three CSVs (its companions found beside it), or a PyTorch profiler\n"
                   "(.json[.gz]) or DLIO (.pfw[.gz]) trace or a folder of them; the format is\n"

@@ -4493,3 +4493,27 @@ Test(cli, a_trace_path_without_its_format_names_the_default_and_format_tidy)
     cr_expect(strstr(line, "the default (no [trace] format given)") != NULL, "%s", line);
     cr_expect(strstr(line, "--set trace.format=tidy to read it") != NULL, "%s", line);
 }
+
+/* --help plan and --help sweep name only the traces those commands read:
+ * they refuse PyTorch profiler and DLIO traces, so their TRACE paragraph
+ * does not offer them (run's does). */
+Test(cli, help_of_plan_and_sweep_does_not_offer_profiler_traces)
+{
+    static const char *const cmds[] = {"plan", "sweep", "run", "validate"};
+    for (size_t i = 0; i < 4; i++) {
+        char cmd[1200], path[600];
+        snprintf(path, sizeof path, "%s/h_%s.txt", cdir, cmds[i]);
+        snprintf(cmd, sizeof cmd, BIN " --help %s > %s", cmds[i], path);
+        cr_assert_eq(system(cmd), 0);
+        size_t n = 0;
+        char *text = stall_read_file(path, &n);
+        cr_assert_not_null(text);
+        bool restricted = i < 2;
+        cr_expect_eq(strstr(text, "or a PyTorch profiler") == NULL, restricted, "%s:\n%s", cmds[i],
+                     text);
+        cr_expect_eq(strstr(text, "traces are read by run (mode = model), validate, analyze") !=
+                         NULL,
+                     restricted, "%s:\n%s", cmds[i], text);
+        free(text);
+    }
+}
