@@ -215,6 +215,13 @@ with tempfile.TemporaryDirectory() as tmp:
     check(r.returncode == 2 and "not a capture folder" in r.stderr
           and os.listdir(foreign) == ["notes.txt"],
           f"a folder that is no capture's is refused: {r.returncode} {r.stderr[-200:]!r}")
+    # its refusals after the options are read are one line (argparse's p.error printed the
+    # 17-line usage before them)
+    r = subprocess.run(tiny[:-1] + [out, "--evict", "0.5"], capture_output=True, text=True,
+                       cwd=ROOT)
+    check(r.returncode == 2 and r.stderr.strip().splitlines() == [
+              "train_example.py: error: --evict and --http need --data-dir"],
+          f"a refusal after parsing is one line: {r.returncode} {r.stderr[-300:]!r}")
 
 # Ctrl-C and SIGTERM on tidy_to_dsanalyzer.py and stallsim_capture.py merge while they write:
 # one line on stderr, the end of the signal, no temporary file, the earlier files as they were

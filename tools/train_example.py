@@ -542,18 +542,24 @@ def main():
     p.add_argument("--cache-mb", type=float, default=0.0,
                    help="--http: local disk cache size, MB (it keeps what it admitted; 0 = none)")
     a = p.parse_args()
+
+    def fail(msg):
+        # one line, as argparse's own errors end (p.error printed the 17-line usage first)
+        print(f"{p.prog}: error: {msg}", file=sys.stderr)
+        sys.exit(2)
+
     if (a.evict is not None or a.http) and not a.data_dir:
-        p.error("--evict and --http need --data-dir")
+        fail("--evict and --http need --data-dir")
     if a.http and a.ddp >= 1:
-        p.error("--http reads in one process (no --ddp)")
+        fail("--http reads in one process (no --ddp)")
     if a.device == "cuda" and a.ddp >= 1:
-        p.error("--device cuda trains in one process on one GPU (no --ddp)")
+        fail("--device cuda trains in one process on one GPU (no --ddp)")
     if a.device == "cuda" and not torch.cuda.is_available():
-        p.error("--device cuda: torch sees no CUDA device here")
+        fail("--device cuda: torch sees no CUDA device here")
     if a.evict is not None and not 0.0 <= a.evict <= 1.0:
-        p.error("--evict must be in [0, 1]")
+        fail("--evict must be in [0, 1]")
     if a.slow_factor < 1.0 or (a.slow_rank is not None and not 0 <= a.slow_rank < max(1, a.ddp)):
-        p.error("--slow-factor must be >= 1 and --slow-rank a rank in 0..ddp-1")
+        fail("--slow-factor must be >= 1 and --slow-rank a rank in 0..ddp-1")
     # Written whole or not at all: into a work folder beside --out, renamed into place at the
     # end (an earlier folder of that name is replaced only then); an interrupted or failed
     # capture removes its work folder and leaves --out as it was.
@@ -564,7 +570,7 @@ def main():
     if os.path.lexists(a.final_out) and not (
             os.path.isdir(a.final_out) and (not os.listdir(a.final_out) or os.path.exists(
                 os.path.join(a.final_out, "meta.json")))):
-        p.error(f"--out {a.out}: exists and is not a capture folder (no meta.json): give another")
+        fail(f"--out {a.out}: exists and is not a capture folder (no meta.json): give another")
     a.out = f"{a.final_out}.tmp.{os.getpid()}"
     shutil.rmtree(a.out, ignore_errors=True)
     os.makedirs(a.out)
