@@ -710,8 +710,8 @@ int plan_compute(const stall_config *cfg, stall_plan_result *r, FILE *progress, 
         if (strcmp(r->workers.binding, "not_met") == 0)
             snprintf(r->sentence, sizeof r->sentence,
                      "Data loading binds: no worker count up to %d per GPU brings the stall "
-                     "share to %g; the least, %s, is at %d workers per GPU, on which the plan "
-                     "below builds.",
+                     "share to %g; the least, %s, is at %d workers per GPU, on which the plan's "
+                     "other answers build.",
                      r->max_workers, r->stall_target,
                      plan_miss_text(least, sizeof least, r->stall_at_workers, r->stall_target), w);
         else if (strcmp(r->bandwidth.binding, "binds") == 0)
