@@ -472,6 +472,10 @@ static int cli_trace_cmd(int argc, char **argv, bool timeline)
             if (hi - lo + 1 == t->ranks)
                 printf("stallsim %s: timeline of %s (%d rank%s) in %s (open in ui.perfetto.dev)\n",
                        stall_version(), path, t->ranks, t->ranks == 1 ? "" : "s", out);
+            else if (lo == hi) /* "ranks 1-1" read as a range */
+                printf("stallsim %s: timeline of %s (rank %d of %d) in %s (open in "
+                       "ui.perfetto.dev)\n",
+                       stall_version(), path, lo, t->ranks, out);
             else
                 printf("stallsim %s: timeline of %s (ranks %d-%d of %d) in %s (open in "
                        "ui.perfetto.dev)\n",

@@ -4517,3 +4517,26 @@ Test(cli, help_of_plan_and_sweep_does_not_offer_profiler_traces)
         free(text);
     }
 }
+
+/* timeline --ranks 1 said "(ranks 1-1 of 2)", read as a range; one rank is
+ * named as one. */
+Test(cli, a_timeline_of_one_rank_names_it)
+{
+    char cmd[2048], out[1024] = "";
+    snprintf(cmd, sizeof cmd, "%s timeline %s/traces/ddp2_straggler --ranks 1 -o %s/tl1.json", BIN,
+             STALL_SOURCE_DIR, cdir);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    cr_assert_eq(pclose(p), 0, "%s", out);
+    cr_assert(strstr(out, "(rank 1 of 2)"), "%s", out);
+    snprintf(cmd, sizeof cmd, "%s timeline %s/traces/ddp2_straggler --ranks 0-1 -o %s/tl2.json",
+             BIN, STALL_SOURCE_DIR, cdir);
+    p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    cr_assert_eq(pclose(p), 0, "%s", out);
+    cr_assert(strstr(out, "(2 ranks)"), "%s", out);
+}
