@@ -2290,7 +2290,7 @@ Test(cli, stall_share_and_analysis_shares_say_what_they_are)
     cr_assert(strstr(text, "\nstall_s, stall%: of the slowest GPU in each iteration (max over the "
                            "64 GPUs), not the mean over GPUs\n"),
               "%s", text);
-    cr_assert(strstr(text, "\nshare of all ranks' time (mean over ranks)         simulated\n"),
+    cr_assert(strstr(text, "\nshare of all ranks' time (summed over ranks)       simulated\n"),
               "%s", text);
     free(text);
     /* One GPU: nothing to tell apart. */
