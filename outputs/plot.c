@@ -168,21 +168,70 @@ double stall_plot_spread_pct(const double *v, size_t n)
 
 /* ---- what the titles name ---- */
 
-/* The --set keys of a run or plan, from effective.ini's "; set k=v" lines
- * (jobs/job.c), into out as "+k=v\n" each ("" when none), less [plan]'s
- * (the search's own, not a what-if); *more where some are not named: a
+/* Whether the header of dir's sweep.csv names col: one of the sweep's
+ * axes (they come first, after "point"). */
+static bool plot_sweep_axis(const char *dir, const char *col)
+{
+    char *csv = stall_path_join(dir, "sweep.csv");
+    FILE *f = fopen(csv, "r");
+    free(csv);
+    if (!f)
+        return false;
+    char line[8192];
+    bool has = false;
+    if (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        char *save = NULL;
+        for (char *t = strtok_r(line, ",", &save); t && !has; t = strtok_r(NULL, ",", &save))
+            has = strcmp(t, col) == 0;
+    }
+    fclose(f);
+    return has;
+}
+
+/* Whether the --set key kv ("k=v", len characters) is left out of a title:
+ * [plan]'s (the search's own, not a what-if) and, in the sweep folder
+ * sweep (NULL for another), [sweep]'s and any key sweep.csv has as a
+ * column: the figures' axes, which their axis labels name (a --set
+ * loader.workers=3 that --sweep loader.workers=1,2,4 overrides, or a
+ * given align.fetch list, an axis of a model-mode sweep). */
+static bool plot_set_left_out(const char *kv, size_t len, const char *sweep)
+{
+    if (len >= 5 && strncmp(kv, "plan.", 5) == 0)
+        return true;
+    if (!sweep)
+        return false;
+    if (len >= 6 && strncmp(kv, "sweep.", 6) == 0)
+        return true;
+    char key[128];
+    size_t kl = strcspn(kv, "=");
+    if (kl > len)
+        kl = len;
+    if (kl >= sizeof key)
+        return false;
+    memcpy(key, kv, kl);
+    key[kl] = '\0';
+    return plot_sweep_axis(sweep, key);
+}
+
+/* The --set keys of a run, plan or sweep (its points'), from
+ * effective.ini's "; set k=v" lines (jobs/job.c), into out as "+k=v\n"
+ * each ("" when none), less those plot_set_left_out leaves out (sweep:
+ * the sweep's folder, else NULL); *more where some are not named: a
  * "; set ... N more" line, keys past out's end, or the one "; set +k=v..."
  * line of an older stallsim, which held the folder's tag, cut after 83
  * characters to "+" and 12 hex digits of its SHA-256
  * (stall_config_set_tag): the digits, and the key they cut, say nothing
- * in a title. */
-static void plot_ini_sets(const char *path, char *out, size_t n, bool *more)
+ * in a title. Returns whether the file has a "; set" line (an older
+ * stallsim's without: the folder's name is all that names them). */
+static bool plot_ini_sets(const char *path, const char *sweep, char *out, size_t n, bool *more)
 {
     out[0] = '\0';
     *more = false;
     FILE *f = fopen(path, "r");
     if (!f)
-        return;
+        return false;
+    bool any = false;
     char line[1200];
     size_t o = 0;
     while (fgets(line, sizeof line, f) && line[0] == ';') {
@@ -190,6 +239,7 @@ static void plot_ini_sets(const char *path, char *out, size_t n, bool *more)
             continue;
         line[strcspn(line, "\r\n")] = '\0';
         char *tail = line + 6;
+        any = true;
         if (strncmp(tail, "... ", 4) == 0) {
             *more = true;
             continue;
@@ -197,7 +247,7 @@ static void plot_ini_sets(const char *path, char *out, size_t n, bool *more)
         if (*tail != '+') {
             /* one key, as given: "+k=v" */
             size_t len = strlen(tail);
-            if (strncmp(tail, "plan.", 5) == 0)
+            if (plot_set_left_out(tail, len, sweep))
                 continue;
             if (o + len + 3 > n) {
                 *more = true;
@@ -222,7 +272,7 @@ static void plot_ini_sets(const char *path, char *out, size_t n, bool *more)
         }
         for (char *k = tail; *k;) {
             size_t len = 1 + strcspn(k + 1, "+");
-            if (strncmp(k, "+plan.", 6) != 0) {
+            if (!plot_set_left_out(k + 1, len - 1, sweep)) {
                 if (o + len + 2 > n)
                     *more = true;
                 else {
@@ -236,6 +286,7 @@ static void plot_ini_sets(const char *path, char *out, size_t n, bool *more)
         }
     }
     fclose(f);
+    return any;
 }
 
 /* The value of key in [section] of the INI file at path (its first), with
@@ -280,27 +331,6 @@ static void plot_base(const char *s, size_t len, char *out, size_t n)
     while (b > 0 && s[b - 1] != '/')
         b--;
     snprintf(out, n, "%.*s", (int)(len - b), s + b);
-}
-
-/* Whether the header of dir's sweep.csv names col: one of the sweep's
- * axes (they come first, after "point"). */
-static bool plot_sweep_axis(const char *dir, const char *col)
-{
-    char *csv = stall_path_join(dir, "sweep.csv");
-    FILE *f = fopen(csv, "r");
-    free(csv);
-    if (!f)
-        return false;
-    char line[8192];
-    bool has = false;
-    if (fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\r\n")] = '\0';
-        char *save = NULL;
-        for (char *t = strtok_r(line, ",", &save); t && !has; t = strtok_r(NULL, ",", &save))
-            has = strcmp(t, col) == 0;
-    }
-    fclose(f);
-    return has;
 }
 
 /* An analyze folder's input as its default folder names it
@@ -408,11 +438,13 @@ static void plot_source(plot_ctx *c)
         }
     }
     /* A run's or plan's effective.ini names its --set keys (wherever -o
-     * put it); a sweep's point's would name the point's too. */
+     * put it), and a sweep's first point's the sweep's, less its axes. */
     char sets[1024] = "";
-    bool more = false;
-    if (c->res->kind == STALL_RESULT_RUN || c->res->kind == STALL_RESULT_PLAN)
-        plot_ini_sets(ini, sets, sizeof sets, &more);
+    bool more = false, listed = false;
+    if (c->res->kind == STALL_RESULT_RUN || c->res->kind == STALL_RESULT_PLAN ||
+        c->res->kind == STALL_RESULT_SWEEP)
+        listed = plot_ini_sets(ini, c->res->kind == STALL_RESULT_SWEEP ? c->dir : NULL, sets,
+                               sizeof sets, &more);
     free(ini);
     if (!*name && c->res->kind == STALL_RESULT_ANALYZE)
         plot_analyze_input(c->dir, name, sizeof name);
@@ -422,15 +454,18 @@ static void plot_source(plot_ctx *c)
      * (results/h100_w4+loader.workers=8): the keys are the question it
      * asked, and the title names them; every what-if of a trace was titled
      * by the trace's name alone, two of them side by side alike. Not
-     * validate's (it leaves the what-if keys out). A run's or plan's keys
-     * come from effective.ini's "; set" lines (sets) wherever -o put it,
-     * each whole: the folder's name cuts them after 96 characters, and
-     * the title of `make figures`' 64-GPU run ended "+run.epochs=2+...",
-     * hiding the loader.workers=2 that overrode the INI's 4. */
+     * validate's (it leaves the what-if keys out). A run's, plan's or
+     * sweep's keys come from effective.ini's "; set" lines (sets)
+     * wherever -o put it, each whole: the folder's name cuts them after
+     * 96 characters, and the title of `make figures`' 64-GPU run ended
+     * "+run.epochs=2+...", hiding the loader.workers=2 that overrode the
+     * INI's 4 (a sweep's ended "+fetch.resample+5b83ac6eed37", and with
+     * -o named none). The folder's name only where the file has no
+     * "; set" line (an older stallsim's). */
     char base[256];
     size_t nl = strlen(name);
     plot_base(c->dir, strlen(c->dir), base, sizeof base);
-    if (!*sets &&
+    if (!listed &&
         (c->res->kind == STALL_RESULT_RUN || c->res->kind == STALL_RESULT_SWEEP ||
          c->res->kind == STALL_RESULT_PLAN) &&
         strncmp(base, name, nl) == 0) {

@@ -1953,9 +1953,10 @@ Test(plot, real_sweep_of_doubling_values_has_a_log_axis_and_apart_labels)
     double ylo = 0, yhi = 0;
     cr_assert_eq(sscanf(yr + strlen("set logscale y 10\nset yrange ["), "%lf:%lf", &ylo, &yhi), 2);
     cr_expect(ylo > 0 && ylo < lo && yhi > hi, "y range %g:%g for %g .. %g", ylo, yhi, lo, hi);
-    /* and its title names the input (w2.ini's scenario, its trace) */
-    cr_expect(strstr(gp, "set title \"Throughput and stall share against cluster.gpus\".\" - "
-                         "w2-whatif, trace w2\""),
+    /* and its title names the input (w2.ini's scenario, its --set keys,
+     * its trace; with -o it named no key), not the swept cluster.gpus */
+    cr_expect(strstr(gp, "set title \"Throughput and stall share against cluster.gpus\".\"\\n"
+                         "w2-whatif+fetch.resample=bootstrap+cluster.gpus_per_node=1, trace w2\""),
               "%s", gp);
     free(gp);
     r = res_dir("swlin");

@@ -423,7 +423,7 @@ Test(plotview, whatif_figures_name_the_whatif)
     char *gp = gp_of(r, "epochs");
     char title[1024];
     fig_title(gp, title, sizeof title);
-    cr_expect_null(strstr(title, "loader.workers"), "%s", title);
+    cr_expect_null(strstr(title, "loader.workers="), "%s", title);
     free(gp);
 }
 
@@ -598,6 +598,110 @@ Test(plotview, every_set_key_is_named_in_the_titles)
         cr_expect_leq(widest, 76, "%s: a title line of %d characters: %s", figs[i], widest, title);
         free(gp);
     }
+}
+
+/* The whole title of a figure (fig_title's), its string literals joined:
+ * a sweep's `set title "Throughput ... against loader.workers"."\n..."`. */
+static void fig_title_whole(const char *gp, char *title, size_t n)
+{
+    const char *m = strstr(gp, "multiplot layout"), *t = strstr(gp, "set title \"");
+    const char *at = m && (!t || m < t) ? strstr(m, "title \"") : t;
+    cr_assert_not_null(at, "no title: %s", gp);
+    at = strchr(at, '"');
+    size_t o = 0;
+    while (at && *at == '"') {
+        const char *e = at + 1;
+        while (*e && !(*e == '"' && e[-1] != '\\'))
+            e++;
+        o += (size_t)snprintf(title + o, o < n ? n - o : 0, "%.*s", (int)(e - at - 1), at + 1);
+        at = *e && e[1] == '.' && e[2] == '"' ? e + 2 : NULL;
+    }
+}
+
+/* A sweep's figures named its --set keys by its default folder's name,
+ * cut after 96 characters: `sweep configs/w2.ini --sweep
+ * loader.workers=1,2,4` with six keys was titled
+ * "w2-whatif+cluster.gpus=8+...+run.epochs=2+fetch.resample+5b83ac6eed37",
+ * fetch.resample's value and compute.scale lost to 12 hex digits, and with
+ * -o DIR it named none ("... - w2-whatif, trace w2"). Its titles name the
+ * scenario, every key=value whole and the trace, as a run's do, wherever
+ * -o puts it, on lines of at most 76 characters, and not the swept keys
+ * (the axes say them; a [sweep] line given with --set neither). plan's
+ * scaling figure, titled from its own effective.ini, names them too, less
+ * plan.* (a default folder named by them titled "+plan.max_gpus=8"). */
+Test(plotview, sweep_and_plan_titles_name_every_set_key_but_the_axes)
+{
+    static const char *const keys[] = {"cluster.gpus=4",           "cluster.gpus_per_node=2",
+                                       "run.batches=100",          "run.epochs=2",
+                                       "fetch.resample=bootstrap", "compute.scale=0.5",
+                                       "fetch.scale=0.9",          "cluster.cores=8"};
+    enum { NK = sizeof keys / sizeof *keys };
+    char sets[600] = "";
+    for (int k = 0; k < NK; k++) {
+        size_t n = strlen(sets);
+        snprintf(sets + n, sizeof sets - n, " --set %s", keys[k]);
+    }
+    const char *w2 = STALL_SOURCE_DIR "/configs/w2.ini";
+    cr_assert_eq(
+        sh("cd %s && %s sweep %s --sweep loader.workers=1,2,4%s -q --plots", dir, BIN, w2, sets),
+        0);
+    cr_assert_eq(sh("%s sweep %s --sweep loader.workers=1,2,4%s -o %s -q --plots", BIN, w2, sets,
+                    sub("sw1")),
+                 0);
+    cr_assert_eq(sh("%s sweep %s --sweep loader.workers=1,2 --set "
+                    "sweep.loader.prefetch_factor=2,4%s -o %s -q --plots",
+                    BIN, w2, sets, sub("sw2")),
+                 0);
+    cr_assert_eq(
+        sh("%s plan %s --set plan.max_gpus=8%s -o %s -q --plots", BIN, w2, sets, sub("pl")), 0);
+    /* the default folder's name, cut: "...+fetch.resample+<12 hex digits>" */
+    char r[1200] = "";
+    snprintf(r, sizeof r, "ls -d %s/results/w2-whatif-sweep+*", dir);
+    FILE *p = popen(r, "r");
+    cr_assert_not_null(p);
+    cr_assert_not_null(fgets(r, sizeof r, p), "no default sweep folder");
+    pclose(p);
+    r[strcspn(r, "\n")] = '\0';
+    cr_assert_null(strstr(r, "compute.scale"), "the folder's name is not cut: %s", r);
+    const char *figs[][2] = {
+        {r, "sweep"}, {sub("sw1"), "sweep"}, {sub("sw2"), "sweep"}, {sub("pl"), "scaling"}};
+    for (int i = 0; i < 4; i++) {
+        char *gp = gp_of(figs[i][0], figs[i][1]);
+        char title[2048];
+        fig_title_whole(gp, title, sizeof title);
+        cr_expect(strstr(title, "w2-whatif+") && strstr(title, "trace w2"), "%s: %s", figs[i][0],
+                  title);
+        for (int k = 0; k < NK; k++)
+            cr_expect(strstr(title, keys[k]), "%s: no %s in the title: %s", figs[i][0], keys[k],
+                      title);
+        cr_expect_null(strstr(title, "..."), "%s: %s", figs[i][0], title);
+        cr_expect_null(strstr(title, "loader.workers="), "%s: an axis named: %s", figs[i][0],
+                       title);
+        cr_expect_null(strstr(title, "prefetch_factor="), "%s: an axis named: %s", figs[i][0],
+                       title);
+        cr_expect_null(strstr(title, "plan."), "%s: %s", figs[i][0], title);
+        int len = 0, widest = 0;
+        for (const char *q = title; *q; q++) {
+            if (q[0] == '\\' && q[1] == 'n') {
+                len = 0;
+                q++;
+                continue;
+            }
+            widest = ++len > widest ? len : widest;
+        }
+        cr_expect_leq(widest, 76, "%s: a title line of %d characters: %s", figs[i][0], widest,
+                      title);
+        free(gp);
+    }
+    /* a plan's default folder of plan.* keys alone: its name's
+     * "+plan.max_gpus=8" was the title's, where -o's named none */
+    cr_assert_eq(sh("cd %s && %s plan %s --set plan.max_gpus=8 -q --plots", dir, BIN, w2), 0);
+    snprintf(r, sizeof r, "%s/results/w2-whatif-plan+plan.max_gpus=8", dir);
+    char *gp = gp_of(r, "scaling");
+    char title[2048];
+    fig_title_whole(gp, title, sizeof title);
+    cr_expect(strstr(title, "w2-whatif, trace w2") && !strstr(title, "plan."), "%s", title);
+    free(gp);
 }
 
 /* plan's scaling figure: the dotted line at the chosen GPU count (64, the
