@@ -413,6 +413,8 @@ int stall_dftracer_load(const char *path, stall_tidy_trace **out, stall_err *err
         if (!t)
             rc = stall_err_set(err, STALL_EPARSE, "%s: no epoch where every rank has an iteration",
                                path);
+        else
+            t->ckpt_no_size = "DLIO logs none"; /* its checkpoints' size, when it has some */
     }
     if (rc == 0) {
         char *s = NULL;
