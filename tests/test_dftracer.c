@@ -463,3 +463,64 @@ Test(dftracer, checkpoints_on_cut_iterations_are_said)
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_assert_eq(system(cmd), 0);
 }
+
+/* analyze charges a checkpoint to the epoch of the iteration it follows
+ * (docs/model.md 8.1, 2.5), as run and validate do: one in epoch 1's block
+ * before its first compute follows epoch 0's last iteration and is epoch
+ * 0's in checkpoint.csv, and epoch 1's row holds only its own, after its
+ * first iteration; validate's per-epoch sums agree. model.md 8.1 said
+ * "charged to the epoch that started last before the checkpoint began"
+ * (epoch 1) after the reader had moved it (4b0b996); the doc now says the
+ * code's rule. */
+Test(dftracer, analyze_charges_a_checkpoint_before_an_epochs_first_compute_to_the_previous)
+{
+    char dir[] = "/tmp/stall_dfanXXXXXX", path[600];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/trace-0-of-1.pfw", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("[\n", f);
+    for (int e = 0; e < 2; e++) {
+        double es = e * 1000, t = es + 10;
+        if (e == 1) {
+            df_ev(f, "capture", "checkpoint", 1010, 200); /* before epoch 1's first compute */
+            t = 1220;
+        }
+        for (int k = 0; k < 2; k++) {
+            df_ev(f, "fetch.iter", "dataloader", t, 50);
+            df_ev(f, "compute", "compute", t + 50, 100);
+            t += 150;
+            if (e == 1 && k == 0) {
+                df_ev(f, "capture", "checkpoint", t + 5, 30); /* after epoch 1's first */
+                t += 40;
+            }
+        }
+        df_ev(f, "epoch.block", "pipeline", es, t - es);
+    }
+    fputs("]\n", f);
+    fclose(f);
+    char cmd[1600];
+    snprintf(cmd, sizeof cmd, STALL_BINARY_DIR "/stallsim analyze %s -o %s/o > %s/log", path, dir,
+             dir);
+    cr_assert_eq(system(cmd), 0);
+    char p[700];
+    snprintf(p, sizeof p, "%s/o/checkpoint.csv", dir);
+    f = fopen(p, "r");
+    cr_assert_not_null(f);
+    char buf[400] = "";
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    cr_expect(strstr(buf, "measured,0,0,0.200000000") && strstr(buf, "measured,0,1,0.030000000"),
+              "%s", buf);
+    /* validate's per epoch agrees */
+    stall_tidy_trace *t = load(path);
+    stall_measured m;
+    stall_err err = {0};
+    cr_assert_eq(stall_measured_from_tidy(t, &m, &err), 0, "%s", err.msg);
+    cr_expect(near(m.ckpt_s[0], 0.2) && near(m.ckpt_s[1], 0.03), "%f %f", m.ckpt_s[0], m.ckpt_s[1]);
+    stall_measured_free(&m);
+    stall_tidy_free(t);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}
