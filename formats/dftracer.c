@@ -407,12 +407,15 @@ int stall_dftracer_load(const char *path, stall_tidy_trace **out, stall_err *err
     stall_tidy_trace *t = NULL;
     int64_t dropped = 0;
     int dropped_ep = 0;
+    int64_t dropped_ck[2] = {0, 0};
     if (rc == 0) {
         t = tb_build(ranks, nr, false, true, st.workers > 0 ? st.workers : -1, true, path, &dropped,
-                     &dropped_ep);
+                     &dropped_ep, dropped_ck);
         if (!t)
             rc = stall_err_set(err, STALL_EPARSE, "%s: no epoch where every rank has an iteration",
                                path);
+        else
+            t->ckpt_no_size = "DLIO logs none"; /* its checkpoints' size, when it has some */
     }
     if (rc == 0) {
         char *s = NULL;
@@ -487,6 +490,15 @@ int stall_dftracer_load(const char *path, stall_tidy_trace **out, stall_err *err
                    "; %lld after an iteration that already had one: one checkpoint with it, from "
                    "the first's start to the last's end",
                    (long long)st.ck_merged);
+        if (dropped_ck[0] > 0)
+            tb_say(&s,
+                   "; %lld after iterations cut so every rank has as many: left out of run and "
+                   "validate (no kept iteration precedes them; the analysis's sums by epoch keep "
+                   "them)",
+                   (long long)dropped_ck[0]);
+        if (dropped_ck[1] > 0)
+            tb_say(&s, "; %lld in epochs left out: left out of run, validate and the analysis",
+                   (long long)dropped_ck[1]);
         if (st.ckpts > 0)
             tb_say(&s, "\n");
         else

@@ -444,7 +444,7 @@ int stall_kineto_load(const char *path, stall_tidy_trace **out, stall_err *err)
             pipe += fs[i].n_pipe;
         }
         bool known = multi == 0 && pipe == 0;
-        t = tb_build(ranks, nr, known, false, known ? 0 : -1, false, path, &dropped, NULL);
+        t = tb_build(ranks, nr, known, false, known ? 0 : -1, false, path, &dropped, NULL, NULL);
         if (!t)
             rc = stall_err_set(err, STALL_EPARSE, "%s: no iteration common to every rank", path);
     }

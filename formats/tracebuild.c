@@ -116,7 +116,7 @@ static int tb_cmp_rank(const void *a, const void *b)
 
 stall_tidy_trace *tb_build(tb_rank *ranks, int n, bool fetch_known, bool with_compute_end,
                            int workers, bool with_checkpoints, const char *path,
-                           int64_t *dropped_it, int *dropped_ep)
+                           int64_t *dropped_it, int *dropped_ep, int64_t dropped_ck[2])
 {
     qsort(ranks, (size_t)n, sizeof *ranks, tb_cmp_rank);
     int nep = n > 0 ? ranks[0].nep : 0;
@@ -144,6 +144,21 @@ stall_tidy_trace *tb_build(tb_rank *ranks, int n, bool fetch_known, bool with_co
     }
     if (dropped_ep)
         *dropped_ep = allep - kept;
+    /* Checkpoints on iterations that are cut (docs/model.md 8.1): each
+     * follows its iteration (2.5), and the last kept one ends at the next
+     * request, before them, so none has an iteration to go on (moved to
+     * the last kept one it would lie past that iteration's end and change
+     * the interval): counted, for the reader to say. */
+    if (dropped_ck) {
+        dropped_ck[0] = dropped_ck[1] = 0;
+        for (int r = 0; r < n; r++)
+            for (int e = 0, ei = 0; e < ranks[r].nep; e++) {
+                bool in = ei < kept && keep[ei] == e;
+                ei += in;
+                for (size_t k = in ? batches : 0; k < ranks[r].ep[e].n; k++)
+                    dropped_ck[in ? 0 : 1] += ranks[r].ep[e].it[k].has_ckpt;
+            }
+    }
     if (kept == 0 || n == 0) {
         if (dropped_it)
             *dropped_it = total;

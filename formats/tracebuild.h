@@ -50,13 +50,17 @@ void tb_files_free(char **files, int n);
 /* The trace of ranks[0..n) (sorted here by rank): epochs that some rank
  * lacks or where some rank has no iteration are left out, and every
  * (rank, epoch) is cut to the fewest iterations any has; *dropped_it and
- * *dropped_ep (may be NULL) get the counts left out. fetch_known: the
+ * *dropped_ep (may be NULL) get the counts left out, and dropped_ck (may
+ * be NULL) the checkpoints (has_ckpt) that went with them: [0] after
+ * iterations cut from kept epochs, [1] in epochs left out (run and
+ * validate do not see them; the epochs' checkpoint_s sums keep [0]'s).
+ * fetch_known: the
  * iteration's wait is the whole fetch (fetch start = request, end = ready,
  * in the main process); otherwise fetch times are unknown
  * (t->fetch_unknown). Returns NULL when nothing is left. */
 stall_tidy_trace *tb_build(tb_rank *ranks, int n, bool fetch_known, bool with_compute_end,
                            int workers, bool with_checkpoints, const char *path,
-                           int64_t *dropped_it, int *dropped_ep);
+                           int64_t *dropped_it, int *dropped_ep, int64_t dropped_ck[2]);
 
 /* Appends printf text to a growable string (*s may be NULL). */
 void tb_say(char **s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

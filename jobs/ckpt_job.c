@@ -91,6 +91,11 @@ double wi_ckpt_measured_s(const stall_measured *m)
     return m->ckpt_mb_s > 0 ? m->ranks_per_node * m->ckpt_mb / m->ckpt_mb_s : 0.0;
 }
 
+const char *wi_ckpt_unsized_why(const stall_measured *m)
+{
+    return m && m->ckpt_unsized_why ? m->ckpt_unsized_why : "no ckpt_bytes";
+}
+
 int wi_ckpt_check(const wi_whatif *what, const stall_measured *m, const stall_model_params *p,
                   stall_err *err)
 {
@@ -123,19 +128,18 @@ int wi_ckpt_check(const wi_whatif *what, const stall_measured *m, const stall_mo
             key = what->ckpt_snap_key, why = "the snapshot has no size to copy";
         if (key)
             return stall_err_set(err, STALL_ECONFIG,
-                                 "%s: the trace's checkpoints record no size (no ckpt_bytes; DLIO "
-                                 "logs none), only their write time (%.3f s), so %s: give also "
-                                 "[checkpoint] mb_per_rank, or a trace with ckpt_bytes",
-                                 key, wi_ckpt_measured_s(m), why);
+                                 "%s: the trace's checkpoints record no size (%s), only their "
+                                 "write time (%.3f s), so %s: give also [checkpoint] "
+                                 "mb_per_rank, or a trace with ckpt_bytes",
+                                 key, wi_ckpt_unsized_why(m), wi_ckpt_measured_s(m), why);
     }
     if (!what->ckpt_off && m && m->ckpt_n > 0 && m->ckpt_unsized && what->ckpt_mb_given &&
         !what->ckpt_mb_s_given && !what->ckpt.store)
         return stall_err_set(err, STALL_ECONFIG,
-                             "%s: the trace's checkpoints record no size (no ckpt_bytes; DLIO "
-                             "logs none), only their write time (%.3f s), so a size has nothing "
-                             "to scale: give also [checkpoint] bandwidth_mb_s, or a trace with "
-                             "ckpt_bytes",
-                             what->ckpt_mb_key, wi_ckpt_measured_s(m));
+                             "%s: the trace's checkpoints record no size (%s), only their "
+                             "write time (%.3f s), so a size has nothing to scale: give also "
+                             "[checkpoint] bandwidth_mb_s, or a trace with ckpt_bytes",
+                             what->ckpt_mb_key, wi_ckpt_unsized_why(m), wi_ckpt_measured_s(m));
     /* config/check_ckpt.c cannot refuse this for a tidy trace before it is
      * read: only a trace that records checkpoints gives the size and the
      * bandwidth defaults. Asked for and still off, the keys would do
@@ -255,8 +259,9 @@ void wi_ck_print(FILE *f, const wi_ckstats *s, const stall_model_params *p)
     int per_node = p->gpus_per_node < p->ranks ? p->gpus_per_node : p->ranks;
     if (s->unsized)
         snprintf(to, sizeof to,
-                 "size not recorded (no ckpt_bytes): each written in %.3f s, the trace's "
+                 "size not recorded (%s): each written in %.3f s, the trace's "
                  "measured write time",
+                 s->unsized_why ? s->unsized_why : "no ckpt_bytes",
                  p->ckpt.mb_s > 0 ? (double)per_node * p->ckpt.mb / p->ckpt.mb_s : 0.0);
     else if (p->ckpt.store)
         snprintf(to, sizeof to, "to the store, sharing its link with the reads");

@@ -26,13 +26,17 @@ int wi_ckpt_check(const wi_whatif *what, const stall_measured *m, const stall_mo
 /* The trace's checkpoints' mean write time (the later ones', s), which its
  * size and bandwidth give back. */
 double wi_ckpt_measured_s(const stall_measured *m);
+/* Why its checkpoints record no size, as said: "no ckpt_bytes" (a tidy
+ * trace) or "DLIO logs none". */
+const char *wi_ckpt_unsized_why(const stall_measured *m);
 
 /* Per epoch: checkpoints taken, the loop's wait for them, their write time
  * and the epoch time. */
 typedef struct wi_ckstats {
     bool on;
-    bool unsized; /* the size is the trace's one unit (stall_measured ckpt_unsized, no
-                     mb_per_rank given): the terminal says the write time, not a size */
+    bool unsized;            /* the size is the trace's one unit (stall_measured ckpt_unsized, no
+                                mb_per_rank given): the terminal says the write time, not a size */
+    const char *unsized_why; /* then why (wi_ckpt_unsized_why) */
     int ne, epoch0;
     int64_t *n;
     stall_time *wait, *write, *epoch;

@@ -73,7 +73,7 @@ static stall_time measured_ckpt(const stall_tidy_trace *t, stall_measured *m, in
 
 /* Means over the checkpoints: MB per rank, and the bandwidth per node that
  * gives the mean write time back (W = ranks per node x MB / MB/s). */
-static void measured_ckpt_finish(stall_measured *m)
+static void measured_ckpt_finish(const stall_tidy_trace *t, stall_measured *m)
 {
     if (m->ckpt_n == 0)
         return;
@@ -91,8 +91,10 @@ static void measured_ckpt_finish(stall_measured *m)
         }
     }
     m->ckpt_unsized = !(mb > 0);
-    if (m->ckpt_unsized)
+    if (m->ckpt_unsized) {
         mb = 1.0; /* no ckpt_bytes: one unit, so that the time comes back */
+        m->ckpt_unsized_why = t->ckpt_no_size ? t->ckpt_no_size : "no ckpt_bytes";
+    }
     m->ckpt_mb = mb;
     m->ckpt_mb_s = s > 0 && mb > 0 ? m->ranks_per_node * mb / s : 0;
 }
@@ -281,7 +283,7 @@ int stall_measured_from_tidy_p(const stall_tidy_trace *t, bool persistent, stall
         m->handover_epoch = NULL;
     }
     m->mean_fetch_s = fetch_sum / (double)cells;
-    measured_ckpt_finish(m);
+    measured_ckpt_finish(t, m);
     stall_measured_read_above(m);
     stall_measured_cpu_from(&t->cpu, m);
     free(startups);

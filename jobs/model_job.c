@@ -567,6 +567,7 @@ static int wi_run_alignment(wi_model_run *j, int i, stall_err *err)
         j->ck.epoch0 = j->have ? j->m.epoch0 : 0;
         j->ck.unsized =
             j->have && j->m.ckpt_n > 0 && j->m.ckpt_unsized && !j->in.what.ckpt_mb_given;
+        j->ck.unsized_why = wi_ckpt_unsized_why(&j->m);
         c.ck = &j->ck;
     }
     bool ranks_csv = stall_job_per_rank(cfg, j->p.ranks);

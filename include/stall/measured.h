@@ -70,12 +70,14 @@ typedef struct stall_measured {
     int epoch0;                 /* the trace's label of epoch 0 (the notebook's selected epoch) */
     /* Checkpoints the trace records (tidy ckpt_* columns; docs/model.md
      * 2.5): their spans come out of the tails above. */
-    int64_t ckpt_n;      /* checkpoints in the trace (0: none) */
-    int64_t ckpt_every;  /* the interval in iterations (the commonest) */
-    double ckpt_mb;      /* mean bytes per rank / 1e6; 1 (one unit) where ckpt_unsized */
-    bool ckpt_unsized;   /* the checkpoints record no size (a tidy trace without ckpt_bytes, a
-                            DLIO trace): ckpt_mb is one unit and ckpt_mb_s gives the measured
-                            write time back, so neither is a measurement (docs/model.md 2.5) */
+    int64_t ckpt_n;     /* checkpoints in the trace (0: none) */
+    int64_t ckpt_every; /* the interval in iterations (the commonest) */
+    double ckpt_mb;     /* mean bytes per rank / 1e6; 1 (one unit) where ckpt_unsized */
+    bool ckpt_unsized;  /* the checkpoints record no size (a tidy trace without ckpt_bytes, a
+                           DLIO trace): ckpt_mb is one unit and ckpt_mb_s gives the measured
+                           write time back, so neither is a measurement (docs/model.md 2.5) */
+    const char *ckpt_unsized_why; /* where ckpt_unsized, why, as the terminal says it: "no
+                                     ckpt_bytes" (tidy) or "DLIO logs none" (static) */
     double ckpt_mb_s;    /* the node's bandwidth: ranks_per_node x mean MB / mean write time */
     double ckpt_first_s; /* the run's first checkpoint above the later ones' mean (>= 0; the
                             mean above is the later ones', with 2 or more checkpoints) */

@@ -79,6 +79,10 @@ typedef struct stall_tidy_trace {
      * written after the row's iteration. */
     stall_time *ckpt_start, *ckpt_end;
     double *ckpt_bytes;
+    /* Why the checkpoints have no size where the format logs none (a DLIO
+     * trace: "DLIO logs none"; a static string); NULL: a tidy CSV, whose
+     * ckpt_bytes column may hold it. */
+    const char *ckpt_no_size;
     char *summary; /* what the reader found, a few lines; NULL for a tidy CSV */
 } stall_tidy_trace;
 
