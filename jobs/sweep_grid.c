@@ -282,6 +282,9 @@ int stall__sweep_point_err(const stall_sweep *s, size_t i, const stall_err *inne
     sweep_describe(s, i, desc, sizeof desc);
     /* The inner code stays: bad data in a point's trace is still bad data. */
     int code = inner->code != 0 ? inner->code : STALL_ECONFIG;
+    /* A sweep without axes (its one point) has no values to name. */
+    if (!desc[0])
+        return stall_err_set(err, code, "%s: [sweep] point %zu: %s", s->src, i, m);
     return stall_err_set(err, code, "%s: [sweep] point %zu (%s): %s", s->src, i, desc, m);
 }
 

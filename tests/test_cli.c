@@ -4540,3 +4540,20 @@ Test(cli, a_timeline_of_one_rank_names_it)
     cr_assert_eq(pclose(p), 0, "%s", out);
     cr_assert(strstr(out, "(2 ranks)"), "%s", out);
 }
+
+/* A sweep without axes runs one point, which has no values to name: its
+ * refusal read "[sweep] point 0 (): ...". */
+Test(cli, a_refusal_of_a_sweep_without_axes_names_no_empty_values)
+{
+    char cmd[2048], line[1024];
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/nockb && cut -d, -f1-19 %s/traces/ckpt_w2_n25/trace.csv > "
+             "%s/nockb/trace.csv",
+             cdir, STALL_SOURCE_DIR, cdir);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s sweep %s/nockb --set checkpoint.mb_per_rank=100 -o %s/sw -q", BIN,
+             cdir, cdir);
+    cr_assert_eq(sh(cmd, line, sizeof line), 2, "%s", line);
+    cr_assert(strstr(line, "[sweep] point 0: --set checkpoint.mb_per_rank: "), "%s", line);
+    cr_assert_null(strstr(line, "()"), "%s", line);
+}
