@@ -568,6 +568,14 @@ static int cli_sweep_plan(int argc, char **argv, bool plan)
             quiet = 1;
         } else if (strcmp(a, "--plots") == 0) {
             plots = true;
+        } else if (plan && (strncmp(a, "-j", 2) == 0 || strcmp(a, "--keep") == 0 ||
+                            strncmp(a, "--max-point", 11) == 0)) {
+            /* "unknown option -j" left a sweep user guessing */
+            fprintf(stderr,
+                    "stallsim: %s is an option of sweep, not of plan (try stallsim plan "
+                    "--help)\n",
+                    a);
+            rc = 2;
         } else if (a[0] == '-' && a[1] != '\0') {
             fprintf(stderr, "stallsim: unknown option %s (try stallsim --help)\n", a);
             rc = 2;

@@ -4557,3 +4557,22 @@ Test(cli, a_refusal_of_a_sweep_without_axes_names_no_empty_values)
     cr_assert(strstr(line, "[sweep] point 0: --set checkpoint.mb_per_rank: "), "%s", line);
     cr_assert_null(strstr(line, "()"), "%s", line);
 }
+
+/* plan takes none of sweep's own options: "-j 2" said "unknown option -j",
+ * leaving a sweep user guessing; it names the command that has it. */
+Test(cli, a_sweep_option_given_to_plan_names_sweep)
+{
+    const char *opts[] = {"-j 2", "-j2", "--keep iterations", "--max-points 3",
+                          "--max-point-mb 10"};
+    for (size_t i = 0; i < sizeof opts / sizeof *opts; i++) {
+        char cmd[2048], line[512], want[64];
+        snprintf(cmd, sizeof cmd, "%s plan %s/configs/w2.ini %s -o %s/p%zu", BIN, STALL_SOURCE_DIR,
+                 opts[i], cdir, i);
+        cr_assert_eq(sh(cmd, line, sizeof line), 2, "%s: %s", opts[i], line);
+        snprintf(want, sizeof want, "stallsim: %.*s is an option of sweep, not of plan",
+                 (int)strcspn(opts[i], " "), opts[i]);
+        cr_assert(strstr(line, want), "%s: %s", opts[i], line);
+        snprintf(cmd, sizeof cmd, "%s/p%zu", cdir, i);
+        cr_assert_neq(access(cmd, F_OK), 0, "%s: a result folder was made", opts[i]);
+    }
+}
